@@ -1,0 +1,284 @@
+"""The ``microgui`` command: ``protect`` (batch microaggregation), ``gui`` (the app), ``--version``.
+
+Contract (later issues and outside scripts rely on it; extend, never rename)::
+
+    microgui protect INPUT -o OUTPUT --method METHOD -k K --qi COL[,COL...]
+        [--identifiers COL,...] [--confidential COL,...]
+        [--ordinal COL=V1<V2<...]... [--nominal COL,...]
+        [--param NAME=VALUE]... [--seed N] [--group-column NAME] [--report REPORT.json]
+    microgui protect --list-methods
+    microgui gui [FILE] [--demo] [--screenshot PNG]      (also what plain `microgui` does)
+    microgui --version
+
+A user error prints one line naming the problem to stderr, exits 2 and writes nothing. Qt is
+imported only when the ``gui`` subcommand runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from microgui._version import __version__
+
+__all__ = ["main", "build_parser"]
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error on one line (no usage dump) and exits 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _split(values: Sequence[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or ():
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="microgui", description="Microaggregation for statistical disclosure control."
+    )
+    parser.add_argument("--version", action="version", version=f"microgui {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    p = sub.add_parser(
+        "protect",
+        help="microaggregate a table on its quasi-identifiers and write the protected CSV",
+        description="Microaggregate INPUT on its quasi-identifiers and write the protected table to OUTPUT.",
+    )
+    p.add_argument(
+        "input",
+        nargs="?",
+        metavar="INPUT",
+        help="CSV, TSV, Excel, Parquet, SPSS (.sav) or Stata (.dta) file",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="OUTPUT", help="protected CSV to write (never the input)"
+    )
+    p.add_argument("--method", default=None, help="method name (see --list-methods)")
+    p.add_argument("-k", dest="k", default=None, help="minimum group size k >= 2")
+    p.add_argument(
+        "--qi",
+        action="append",
+        metavar="COL[,COL...]",
+        help="quasi-identifier columns (continuous unless --ordinal/--nominal)",
+    )
+    p.add_argument(
+        "--identifiers",
+        action="append",
+        metavar="COL,...",
+        help="identifier columns (removed from the output)",
+    )
+    p.add_argument(
+        "--confidential",
+        action="append",
+        metavar="COL,...",
+        help="confidential columns (passed through unchanged)",
+    )
+    p.add_argument(
+        "--ordinal",
+        action="append",
+        metavar="COL=V1<V2<...",
+        help="ordinal quasi-identifier with its category order (lowest first); COL alone: numeric order",
+    )
+    p.add_argument(
+        "--nominal", action="append", metavar="COL,...", help="nominal quasi-identifiers"
+    )
+    p.add_argument(
+        "--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)"
+    )
+    p.add_argument(
+        "--seed", default=None, help="random seed (for methods that draw random numbers)"
+    )
+    p.add_argument(
+        "--group-column", metavar="NAME", help="add each record's group id as column NAME"
+    )
+    p.add_argument("--report", metavar="REPORT.json", help="write the run report as JSON")
+    p.add_argument(
+        "--allow-unsafe",
+        metavar="REASON",
+        help="export even if the output fails the k-anonymity check; REASON is recorded in the report",
+    )
+    p.add_argument(
+        "--list-methods", action="store_true", help="list the available methods and exit"
+    )
+
+    g = sub.add_parser(
+        "gui", help="open the app (the default)", description="Open the microgui app."
+    )
+    g.add_argument("file", nargs="?", metavar="FILE", help="table to open")
+    g.add_argument("--demo", action="store_true", help="open the bundled demo data")
+    g.add_argument(
+        "--screenshot",
+        metavar="PNG",
+        help="run the default method, save a PNG of the window and exit",
+    )
+    return parser
+
+
+def _parse_ordinal(values: Sequence[str] | None) -> dict[str, list[str] | None]:
+    out: dict[str, list[str] | None] = {}
+    for value in values or ():
+        col, sep, order = value.partition("=")
+        col = col.strip()
+        if not col:
+            raise _UsageError(f"--ordinal {value!r}: give COL=V1<V2<... (lowest category first)")
+        if not sep:
+            out[col] = None
+            continue
+        cats = [c.strip() for c in order.split("<")]
+        if any(c == "" for c in cats) or len(cats) < 2:
+            raise _UsageError(
+                f"--ordinal {value!r}: give at least two categories, lowest first, separated by '<'"
+            )
+        if len(set(cats)) != len(cats):
+            raise _UsageError(f"--ordinal {value!r}: a category is listed twice")
+        out[col] = cats
+    return out
+
+
+def _parse_params(values: Sequence[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values or ():
+        name, sep, raw = value.partition("=")
+        if not sep or not name.strip():
+            raise _UsageError(f"--param {value!r}: give NAME=VALUE")
+        out[name.strip()] = raw.strip()
+    return out
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """True when a and b name one file (hard links and symlinks included)."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def _list_methods() -> int:
+    from microgui.core.methods import available_methods
+
+    for m in available_methods():
+        kinds = ", ".join(sorted(k.value for k in m.kinds))
+        print(f"{m.name:<20} {m.summary}")
+        print(f"{'':<20} quasi-identifiers: {kinds}; source: {m.citation}")
+        for prm in m.all_params:
+            extra = f" ({'|'.join(prm.choices)})" if prm.choices else ""
+            print(f"{'':<20} --param {prm.name}={prm.default}{extra}: {prm.help}")
+    return 0
+
+
+def _protect(args: argparse.Namespace) -> int:
+    from microgui.core.dataset import Dataset
+    from microgui.core.export import export_run
+    from microgui.core.io import read_table
+    from microgui.core.roles import roles_from_lists
+    from microgui.core.runs import RunSpec, run_protection
+
+    if args.list_methods:
+        return _list_methods()
+    missing = [
+        name
+        for name, val in (
+            ("INPUT", args.input),
+            ("-o OUTPUT", args.output),
+            ("--method", args.method),
+            ("-k", args.k),
+            ("--qi", args.qi),
+        )
+        if not val
+    ]
+    if missing:
+        raise _UsageError(f"protect needs {', '.join(missing)} (see microgui protect --help)")
+    src, out = Path(args.input), Path(args.output)
+    if _same_file(out, src):
+        raise _UsageError(f"output {out.name} is the input file; choose another output path")
+    if args.report and (_same_file(Path(args.report), src) or _same_file(Path(args.report), out)):
+        raise _UsageError(
+            f"--report {Path(args.report).name} would overwrite the input or the output; choose another path"
+        )
+    seed = None
+    if args.seed is not None:
+        try:
+            seed = int(args.seed)
+        except ValueError:
+            raise _UsageError(f"--seed {args.seed!r} is not a whole number") from None
+    ordinal = _parse_ordinal(args.ordinal)
+    params = _parse_params(args.param)
+    loaded = read_table(src)
+    roles = roles_from_lists(
+        [str(c) for c in loaded.frame.columns],
+        qi=_split(args.qi),
+        identifiers=_split(args.identifiers),
+        confidential=_split(args.confidential),
+        ordinal=ordinal,
+        nominal=_split(args.nominal),
+    )
+    dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
+    result = run_protection(dataset, RunSpec.make(args.method, args.k, params, seed))
+    report = export_run(
+        dataset,
+        result,
+        out,
+        args.report,
+        group_column=args.group_column,
+        override=args.allow_unsafe,
+    )
+    print(
+        f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "
+        f"(sizes {report['min_group_size']}-{report['max_group_size']}), IL = {report['information_loss']:.4f} %, "
+        f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _gui(args: argparse.Namespace) -> int:
+    from microgui.qt.app import run_app
+
+    return run_app(file=args.file, demo=bool(args.demo), screenshot=args.screenshot)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``microgui`` console script; returns the exit code."""
+    from microgui.core.errors import MicroguiError
+
+    logging.basicConfig(level=logging.WARNING, format="microgui: %(message)s")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv or (argv[0] not in ("protect", "gui") and not argv[0].startswith("-")):
+        argv = ["gui", *argv]
+    elif argv[0] not in ("protect", "gui", "--version", "-h", "--help") and argv[0].startswith("-"):
+        argv = ["gui", *argv]  # `microgui --demo` opens the app on the demo
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "protect":
+            return _protect(args)
+        return _gui(args)
+    except (MicroguiError, _UsageError) as exc:
+        print(f"microgui: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("microgui: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+"""The core of microgui: plain Python (numpy, pandas, networkx, scipy), never Qt."""
+
+__all__: list[str] = []

@@ -1,0 +1,269 @@
+"""A dataset: a table plus a :class:`RoleMap`, and its numeric view for the methods.
+
+Missing values policy (one rule, everywhere): a quasi-identifier may not contain missing values
+(empty cells, ``NA``, ``NaN``, ``.``-style missing codes read as missing). A run on such a table is
+refused with a message naming the column, the number of missing cells and the first rows, and
+telling the user to fill or drop those records (or to re-tag the column). Microaggregating around a
+hole would either put a silent NaN into the release or invent a value, and both are worse than an
+explicit decision by the statistician. Missing values in columns that are not quasi-identifiers
+pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from microgui.core.errors import InvalidInput, InvalidRoles
+from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+
+__all__ = ["Dataset", "QIMatrix", "suggest_roles", "prepare_qi", "numeric_column", "row_list"]
+
+#: A numeric column with at least this many distinct values is suggested as continuous.
+CONTINUOUS_MIN_DISTINCT = 12
+_ID_NAME_HINTS = ("id", "ident", "name", "ssn", "passport", "email", "phone", "record")
+
+
+def row_list(rows: np.ndarray, limit: int = 5) -> str:
+    """Human row numbers (1-based data rows) for a message: '3, 17, 20 and 4 more'."""
+    shown = ", ".join(str(int(r) + 1) for r in rows[:limit])
+    more = len(rows) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A table and the role/kind of each of its columns. Treated as immutable.
+
+    ``source`` is the file the table was read from (None for a DataFrame given in Python).
+    """
+
+    frame: pd.DataFrame
+    roles: RoleMap
+    source: Path | None = None
+    value_labels: dict[str, dict[object, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        cols = [str(c) for c in self.frame.columns]
+        missing = [c for c in self.roles if c not in cols]
+        if missing:
+            raise InvalidRoles(f"column {missing[0]!r} is tagged but not in the table")
+
+    @classmethod
+    def from_frame(
+        cls, frame: pd.DataFrame, roles: RoleMap | None = None, source: Path | None = None
+    ) -> Dataset:
+        """Wrap a frame; columns without a spec get the suggested one."""
+        suggested = suggest_roles(frame)
+        if roles is not None:
+            merged = {c: (roles[c] if c in roles else suggested[c]) for c in suggested}
+            roles = RoleMap.from_dict(merged)
+        return cls(frame=frame, roles=roles or suggested, source=source)
+
+    def with_roles(self, roles: RoleMap) -> Dataset:
+        return Dataset(self.frame, roles, self.source, self.value_labels)
+
+    def with_spec(self, column: str, spec: ColumnSpec) -> Dataset:
+        return self.with_roles(self.roles.replace(column, spec))
+
+    @property
+    def n_records(self) -> int:
+        return len(self.frame)
+
+    @property
+    def name(self) -> str:
+        return self.source.name if self.source is not None else "table"
+
+
+def numeric_column(frame: pd.DataFrame, column: str, what: str = "continuous") -> np.ndarray:
+    """The column as float64, or an :class:`InvalidInput` naming the first non-numeric rows."""
+    series = frame[column]
+    if pd.api.types.is_bool_dtype(series):
+        return series.to_numpy(dtype=np.float64)
+    if pd.api.types.is_numeric_dtype(series):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    text = series.astype("string").str.strip()
+    values = pd.to_numeric(text, errors="coerce")
+    bad = np.flatnonzero(
+        values.isna().to_numpy() & text.notna().to_numpy() & (text != "").to_numpy()
+    )
+    if len(bad):
+        example = str(series.iloc[bad[0]])
+        raise InvalidInput(
+            f"column {column!r} is tagged {what} but row {bad[0] + 1} holds {example!r}, not a number "
+            f"({len(bad)} such row(s): {row_list(bad)}); fix those cells or tag the column nominal"
+        )
+    return values.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _is_missing(series: pd.Series) -> np.ndarray:
+    miss = series.isna().to_numpy()
+    if series.dtype == object or pd.api.types.is_string_dtype(series):
+        text = series.astype("string").str.strip()
+        miss = miss | text.isin(["", "NA", "N/A", "NaN", "nan", "."]).fillna(True).to_numpy()
+    return np.asarray(miss, dtype=bool)
+
+
+def _value_key(value: object) -> str:
+    """How a cell is matched against an ordinal order: its text, with 3.0 written as 3."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _natural_order(values: object) -> tuple[str, ...]:
+    """Numeric order when every value is a number, else text order."""
+    keys = [str(v) for v in values]  # type: ignore[attr-defined]
+    try:
+        return tuple(sorted(keys, key=float))
+    except ValueError:
+        return tuple(sorted(keys))
+
+
+def suggest_roles(frame: pd.DataFrame) -> RoleMap:
+    """Suggest a role and kind per column.
+
+    A column unique on every row whose name or values look like a key is suggested as an
+    identifier; numbers with many distinct values (>= ``CONTINUOUS_MIN_DISTINCT``) are continuous
+    quasi-identifiers; few-valued numbers are ordinal (in numeric order); text is nominal.
+    Everything else is non-confidential. The user overrides any of it.
+    """
+    specs: dict[str, ColumnSpec] = {}
+    n = len(frame)
+    for col in frame.columns:
+        name = str(col)
+        series = frame[col]
+        nonnull = series.dropna()
+        distinct = int(nonnull.nunique())
+        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+        if not numeric and len(nonnull):
+            converted = pd.to_numeric(nonnull.astype("string").str.strip(), errors="coerce")
+            numeric = bool(converted.notna().all())
+        lname = name.lower()
+        looks_like_key = any(
+            h == lname or lname.endswith(h) or lname.startswith(h) for h in _ID_NAME_HINTS
+        )
+        if n > 1 and distinct == n and (not numeric or looks_like_key):
+            specs[name] = ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL)
+        elif numeric and distinct >= CONTINUOUS_MIN_DISTINCT:
+            specs[name] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+        elif numeric:
+            values = pd.to_numeric(nonnull.astype("string").str.strip(), errors="coerce")
+            order = tuple(_value_key(float(v)) for v in sorted(values.unique()))
+            specs[name] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL, order)
+        elif isinstance(series.dtype, pd.CategoricalDtype) and series.cat.ordered:
+            order = tuple(str(c) for c in series.cat.categories)
+            specs[name] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL, order)
+        else:
+            specs[name] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
+    return RoleMap.from_dict(specs)
+
+
+@dataclass(frozen=True)
+class QIMatrix:
+    """The quasi-identifiers of a dataset in the numeric form the methods work on.
+
+    - ``continuous``: (n, dc) float64, z-scored (mean 0, sample std 1; a constant column stays 0).
+      ``cont_mean``/``cont_std`` undo the scaling.
+    - ``ordinal``: (n, do) int64 category ranks 0..len(order)-1; ``ordinal_sizes`` the |D(V)|.
+    - ``nominal``: (n, dn) int64 category codes; ``nominal_categories`` their labels.
+    """
+
+    continuous_names: tuple[str, ...]
+    continuous: np.ndarray
+    cont_mean: np.ndarray
+    cont_std: np.ndarray
+    ordinal_names: tuple[str, ...]
+    ordinal: np.ndarray
+    ordinal_orders: tuple[tuple[str, ...], ...]
+    nominal_names: tuple[str, ...]
+    nominal: np.ndarray
+    nominal_categories: tuple[tuple[object, ...], ...]
+
+    @property
+    def n(self) -> int:
+        for block in (self.continuous, self.ordinal, self.nominal):
+            if block.shape[1]:
+                return int(block.shape[0])
+        return 0
+
+    @property
+    def ordinal_sizes(self) -> np.ndarray:
+        return np.array([len(o) for o in self.ordinal_orders], dtype=np.int64)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.continuous_names + self.ordinal_names + self.nominal_names
+
+
+def prepare_qi(dataset: Dataset) -> QIMatrix:
+    """Validate the quasi-identifiers and convert them to a :class:`QIMatrix`.
+
+    Raises :class:`InvalidRoles` when there is no quasi-identifier, :class:`InvalidInput` for
+    missing values (see the module's policy), non-numbers in a continuous column, or an ordinal
+    value absent from its declared order.
+    """
+    frame, roles = dataset.frame, dataset.roles
+    qis = roles.quasi_identifiers
+    if not qis:
+        raise InvalidRoles("no column is tagged quasi-identifier; tag at least one (--qi COL,...)")
+    where = f" in {dataset.source.name}" if dataset.source is not None else ""
+    for col in qis:
+        miss = np.flatnonzero(_is_missing(frame[col]))
+        if len(miss):
+            raise InvalidInput(
+                f"quasi-identifier {col!r}{where} has {len(miss)} missing value(s) (row {row_list(miss)}); "
+                "microgui does not microaggregate around holes: fill or remove those records, "
+                "or tag the column as non-confidential"
+            )
+    n = len(frame)
+    cont_names = tuple(roles.qi_of_kind(AttributeKind.CONTINUOUS))
+    cont = np.empty((n, len(cont_names)), dtype=np.float64)
+    for j, col in enumerate(cont_names):
+        cont[:, j] = numeric_column(frame, col)
+    mean = cont.mean(axis=0) if n else np.zeros(len(cont_names))
+    std = cont.std(axis=0, ddof=1) if n > 1 else np.ones(len(cont_names))
+    std = np.where(std > 0, std, 1.0)
+    z = (cont - mean) / std
+
+    ord_names = tuple(roles.qi_of_kind(AttributeKind.ORDINAL))
+    ords = np.empty((n, len(ord_names)), dtype=np.int64)
+    orders: list[tuple[str, ...]] = []
+    for j, col in enumerate(ord_names):
+        order = roles[col].order
+        keys = frame[col].map(_value_key)
+        if order is None:
+            order = _natural_order(keys.unique())
+        rank = {v: i for i, v in enumerate(order)}
+        codes = keys.map(rank)
+        bad = np.flatnonzero(codes.isna().to_numpy())
+        if len(bad):
+            raise InvalidInput(
+                f"ordinal column {col!r} holds {keys.iloc[bad[0]]!r} (row {row_list(bad)}), which is not "
+                f"in its order {' < '.join(order)}; add the category to the order"
+            )
+        ords[:, j] = codes.to_numpy(dtype=np.int64)
+        orders.append(tuple(order))
+
+    nom_names = tuple(roles.qi_of_kind(AttributeKind.NOMINAL))
+    noms = np.empty((n, len(nom_names)), dtype=np.int64)
+    cats: list[tuple[object, ...]] = []
+    for j, col in enumerate(nom_names):
+        codes_arr, uniques = pd.factorize(frame[col], sort=True)
+        noms[:, j] = codes_arr
+        cats.append(tuple(uniques.tolist()))
+    return QIMatrix(
+        continuous_names=cont_names,
+        continuous=z,
+        cont_mean=mean,
+        cont_std=std,
+        ordinal_names=ord_names,
+        ordinal=ords,
+        ordinal_orders=tuple(orders),
+        nominal_names=nom_names,
+        nominal=noms,
+        nominal_categories=tuple(cats),
+    )

@@ -1,0 +1,188 @@
+"""The contract between microgui and its microaggregation methods, and the method registry.
+
+A method is a :class:`Method`: a name (the ``--method`` value), texts for the app, the kinds of
+quasi-identifier it accepts, its parameters (:class:`ParamSpec`, set with ``--param NAME=VALUE``)
+and a function ``run(MethodInput) -> MethodOutput``. The run function only partitions (and, for
+generalization methods, may produce its own quasi-identifier values); the shared aggregation step
+(``microgui.core.aggregate``) replaces each group by its aggregate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microgui.core.dataset import Dataset, QIMatrix
+from microgui.core.errors import InvalidParameter
+from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.roles import AttributeKind
+
+__all__ = [
+    "ParamSpec",
+    "MethodInput",
+    "MethodOutput",
+    "Method",
+    "register",
+    "get_method",
+    "available_methods",
+    "COMMON_PARAMS",
+    "resolve_params",
+]
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One ``--param NAME=VALUE`` of a method: its type, default, range and help text."""
+
+    name: str
+    type: type  # int, float, str or bool
+    default: Any
+    help: str
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def parse(self, raw: object) -> Any:
+        """Convert and check a value (from the command line, JSON or a widget)."""
+        try:
+            if self.type is bool:
+                if isinstance(raw, bool):
+                    value: Any = raw
+                elif str(raw).strip().lower() in ("1", "true", "yes", "on"):
+                    value = True
+                elif str(raw).strip().lower() in ("0", "false", "no", "off"):
+                    value = False
+                else:
+                    raise ValueError(raw)
+            elif self.type is int:
+                value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+            elif self.type is float:
+                value = float(str(raw).strip()) if not isinstance(raw, (int, float)) else float(raw)
+            else:
+                value = str(raw).strip()
+        except ValueError:
+            raise InvalidParameter(
+                f"parameter {self.name}={raw!r} is not a valid {self.type.__name__}"
+            ) from None
+        if self.choices is not None and value not in self.choices:
+            raise InvalidParameter(
+                f"parameter {self.name}={value!r} must be one of {', '.join(self.choices)}"
+            )
+        if self.minimum is not None and value < self.minimum:
+            raise InvalidParameter(f"parameter {self.name}={value} must be >= {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise InvalidParameter(f"parameter {self.name}={value} must be <= {self.maximum}")
+        return value
+
+
+#: Parameters of the shared aggregation step, accepted by every method that aggregates.
+COMMON_PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec(
+        "rescale_variance",
+        bool,
+        False,
+        "Rescale each microaggregated continuous attribute so its variance equals the original's "
+        "(003 §5.2); means stay exact and k-anonymity is kept.",
+    ),
+    ParamSpec(
+        "ordinal_average",
+        str,
+        "median",
+        "Aggregate of ordinal quasi-identifiers: the median or the convex median (003 §5.3).",
+        choices=("median", "convex-median"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class MethodInput:
+    """Everything a method's run function may use. ``params`` are parsed (see :class:`ParamSpec`)."""
+
+    dataset: Dataset
+    qi: QIMatrix
+    k: int
+    params: Mapping[str, Any]
+    rng: np.random.Generator
+    progress: ProgressFn = no_progress
+
+
+@dataclass(frozen=True)
+class MethodOutput:
+    """What a method returns.
+
+    ``labels``: int64 group id per record, 0..g-1, in the table's row order.
+    ``protected_qi``: for methods that make their own quasi-identifier values (generalization),
+    a frame with one column per quasi-identifier; None means "aggregate the groups".
+    ``extra``: JSON-serializable entries added to the run report.
+    """
+
+    labels: np.ndarray
+    protected_qi: pd.DataFrame | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered microaggregation method."""
+
+    name: str
+    title: str
+    summary: str  # one line, with its paper
+    description: str  # one paragraph for the app's method panel
+    citation: str  # paper file and section, e.g. "003_309fe4adb430bc25.txt, Algorithm 5.1"
+    kinds: frozenset[AttributeKind]
+    run: Callable[[MethodInput], MethodOutput]
+    params: tuple[ParamSpec, ...] = ()
+    aggregates: bool = True  # uses the shared aggregation step (and so COMMON_PARAMS)
+
+    @property
+    def all_params(self) -> tuple[ParamSpec, ...]:
+        return self.params + (COMMON_PARAMS if self.aggregates else ())
+
+
+_REGISTRY: dict[str, Method] = {}
+
+
+def register(method: Method) -> Method:
+    """Add a method to the registry (module import time); names are unique."""
+    if method.name in _REGISTRY and _REGISTRY[method.name] is not method:
+        raise ValueError(f"method {method.name!r} registered twice")
+    _REGISTRY[method.name] = method
+    return method
+
+
+def get_method(name: str) -> Method:
+    """The method called ``name``, or :class:`InvalidParameter` listing the known ones."""
+    from microgui.core import methods as _load  # noqa: F401  (registers the built-in methods)
+
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise InvalidParameter(f"unknown method {name!r}; known methods: {known}") from None
+
+
+def available_methods() -> list[Method]:
+    """All registered methods, sorted by name."""
+    from microgui.core import methods as _load  # noqa: F401
+
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def resolve_params(method: Method, raw: Mapping[str, object]) -> dict[str, Any]:
+    """Defaults of ``method`` overridden by ``raw`` (parsed); unknown names are refused."""
+    specs = {p.name: p for p in method.all_params}
+    for name in raw:
+        if name not in specs:
+            known = ", ".join(specs) or "none"
+            raise InvalidParameter(
+                f"method {method.name!r} has no parameter {name!r} (its parameters: {known})"
+            )
+    return {
+        name: (spec.parse(raw[name]) if name in raw else spec.default)
+        for name, spec in specs.items()
+    }

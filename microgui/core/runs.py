@@ -1,0 +1,208 @@
+"""A run: the full specification of a protection (:class:`RunSpec`) and its result (:class:`RunResult`).
+
+``run_protection(dataset, spec, progress)`` validates, partitions with the registered method,
+aggregates, measures and returns a frozen :class:`RunResult`. It is what the command line, the
+Python API and the app's worker all call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microgui._version import __version__
+from microgui.core.aggregate import aggregate, protected_continuous_z
+from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
+from microgui.core.errors import InvalidParameter, InvalidRoles
+from microgui.core.methods.base import Method, MethodInput, get_method, resolve_params
+from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
+from microgui.core.progress import ProgressFn, no_progress, sub_progress
+from microgui.core.roles import RoleMap
+
+__all__ = ["RunSpec", "RunResult", "run_protection", "validate_k"]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Every parameter of a run: what we save, compare and re-run.
+
+    ``params`` holds the raw ``--param`` values by name (parsed against the method when run);
+    ``seed`` seeds the run's ``numpy.random.Generator`` (None: a fresh one, recorded in the report).
+    """
+
+    method: str
+    k: int
+    params: tuple[tuple[str, Any], ...] = ()
+    seed: int | None = None
+
+    @classmethod
+    def make(
+        cls, method: str, k: int, params: Mapping[str, Any] | None = None, seed: int | None = None
+    ) -> RunSpec:
+        return cls(method=method, k=int(k), params=tuple(sorted((params or {}).items())), seed=seed)
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "k": self.k,
+            "parameters": self.param_dict,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The outcome of a run: spec, partition, protected table, report (JSON-ready) and timings."""
+
+    spec: RunSpec
+    roles: RoleMap
+    labels: np.ndarray
+    protected: pd.DataFrame
+    report: Mapping[str, Any]
+    qi: QIMatrix = field(repr=False)
+    seconds: float = 0.0
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.labels.max()) + 1 if len(self.labels) else 0
+
+    @property
+    def information_loss(self) -> float:
+        return float(self.report["information_loss"])
+
+
+def validate_k(k: object, n: int) -> int:
+    """k as an int with 2 <= k <= n, or :class:`InvalidParameter` saying why not."""
+    try:
+        value = int(str(k).strip()) if not isinstance(k, int) else k
+    except ValueError:
+        raise InvalidParameter(f"k={k!r} is not a whole number; give k >= 2") from None
+    if value < 2:
+        raise InvalidParameter(
+            f"k={value} gives no protection; give k >= 2 (k-anonymity needs groups of at least 2)"
+        )
+    if value > n:
+        raise InvalidParameter(
+            f"k={value} is larger than the number of records ({n}); give k <= {n}"
+        )
+    return value
+
+
+def run_protection(
+    dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress
+) -> RunResult:
+    """Protect ``dataset`` as ``spec`` says. Raises :class:`MicroguiError` subclasses for user errors
+    and lets :class:`RunCancelled` from ``progress`` propagate."""
+    started = time.perf_counter()
+    method: Method = get_method(spec.method)
+    params = resolve_params(method, spec.param_dict)
+    k = validate_k(spec.k, dataset.n_records)
+    progress(0.0, "checking the data")
+    qi = prepare_qi(dataset)
+    _check_kinds(method, dataset.roles)
+    seed = spec.seed if spec.seed is not None else int(np.random.SeedSequence().entropy % (2**63))
+    rng = np.random.default_rng(seed)
+    output = method.run(
+        MethodInput(
+            dataset=dataset,
+            qi=qi,
+            k=k,
+            params=params,
+            rng=rng,
+            progress=sub_progress(progress, 0.0, 0.9),
+        )
+    )
+    labels = np.asarray(output.labels, dtype=np.int64)
+    if labels.shape != (dataset.n_records,):
+        raise RuntimeError(
+            f"method {method.name} returned {labels.shape} labels for {dataset.n_records} records"
+        )
+    progress(0.9, "aggregating groups")
+    if output.protected_qi is None:
+        protected = aggregate(dataset, qi, labels, params)
+    else:
+        protected = aggregate(dataset, qi, labels, params)
+        for col in output.protected_qi.columns:
+            protected[col] = output.protected_qi[col].to_numpy()
+    progress(0.95, "measuring")
+    seconds = time.perf_counter() - started
+    report = build_report(
+        dataset, spec, method, params, seed, qi, labels, protected, seconds, output.extra
+    )
+    progress(1.0, "done")
+    return RunResult(
+        spec=spec,
+        roles=dataset.roles,
+        labels=labels,
+        protected=protected,
+        report=report,
+        qi=qi,
+        seconds=seconds,
+    )
+
+
+def _check_kinds(method: Method, roles: RoleMap) -> None:
+    for col in roles.quasi_identifiers:
+        kind = roles[col].kind
+        if kind not in method.kinds:
+            accepted = ", ".join(sorted(k.value for k in method.kinds))
+            hint = " (use mdav-generic for mixed kinds)" if method.name == "mdav" else ""
+            raise InvalidRoles(
+                f"method {method.name!r} works on {accepted} quasi-identifiers, but {col!r} is {kind.value}{hint}"
+            )
+
+
+def build_report(
+    dataset: Dataset,
+    spec: RunSpec,
+    method: Method,
+    params: Mapping[str, Any],
+    seed: int,
+    qi: QIMatrix,
+    labels: np.ndarray,
+    protected: pd.DataFrame,
+    seconds: float,
+    extra: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The run report: aggregates and measures only, never a raw value of any record."""
+    sizes = group_sizes(labels)
+    z_protected = protected_continuous_z(protected, qi)
+    roles = dataset.roles
+    report: dict[str, Any] = {
+        "method": method.name,
+        "k": int(spec.k),
+        "parameters": {k: v for k, v in params.items()},
+        "seed": seed,
+        "n_records": int(dataset.n_records),
+        "n_groups": int(len(sizes)),
+        "min_group_size": int(sizes.min()) if len(sizes) else 0,
+        "max_group_size": int(sizes.max()) if len(sizes) else 0,
+        "group_size_counts": {
+            str(s): int(c) for s, c in zip(*np.unique(sizes, return_counts=True), strict=True)
+        },
+        "sse": sse(qi.continuous, z_protected),
+        "sst": sst(qi.continuous),
+        "information_loss": information_loss(qi.continuous, z_protected),
+        "information_loss_basis": "z-scored continuous quasi-identifiers"
+        if qi.continuous_names
+        else "none (no continuous quasi-identifier)",
+        "k_anonymity": k_anonymity_level(protected, roles.quasi_identifiers),
+        "seconds": round(seconds, 4),
+        "microgui_version": __version__,
+        "input": dataset.name,
+        "quasi_identifiers": {c: roles[c].kind.value for c in roles.quasi_identifiers},
+        "identifiers_removed": roles.identifiers,
+        "confidential": roles.confidential,
+        "citation": method.citation,
+    }
+    report.update(extra)
+    return report
