@@ -24,7 +24,7 @@ from microgui.core.metrics import group_sizes, information_loss, k_anonymity_lev
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import RoleMap
 
-__all__ = ["RunSpec", "RunResult", "run_protection", "validate_k"]
+__all__ = ["RunSpec", "RunResult", "run_protection", "parse_k", "validate_k", "build_report"]
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,10 @@ class RunSpec:
 
     @classmethod
     def make(
-        cls, method: str, k: int, params: Mapping[str, Any] | None = None, seed: int | None = None
+        cls, method: str, k: int | str, params: Mapping[str, Any] | None = None, seed: int | None = None
     ) -> RunSpec:
-        return cls(method=method, k=int(k), params=tuple(sorted((params or {}).items())), seed=seed)
+        """A spec from loose values; ``k`` must be a whole number (its range is checked on the run)."""
+        return cls(method=method, k=parse_k(k), params=tuple(sorted((params or {}).items())), seed=seed)
 
     @property
     def param_dict(self) -> dict[str, Any]:
@@ -80,12 +81,21 @@ class RunResult:
         return float(self.report["information_loss"])
 
 
-def validate_k(k: object, n: int) -> int:
-    """k as an int with 2 <= k <= n, or :class:`InvalidParameter` saying why not."""
+def parse_k(k: object) -> int:
+    """k as an int, or :class:`InvalidParameter` when it is not a whole number."""
+    if isinstance(k, bool):
+        raise InvalidParameter(f"k={k!r} is not a whole number; give k >= 2")
+    if isinstance(k, int):
+        return k
     try:
-        value = int(str(k).strip()) if not isinstance(k, int) else k
+        return int(str(k).strip())
     except ValueError:
         raise InvalidParameter(f"k={k!r} is not a whole number; give k >= 2") from None
+
+
+def validate_k(k: object, n: int) -> int:
+    """k as an int with 2 <= k <= n, or :class:`InvalidParameter` saying why not."""
+    value = parse_k(k)
     if value < 2:
         raise InvalidParameter(
             f"k={value} gives no protection; give k >= 2 (k-anonymity needs groups of at least 2)"

@@ -1,0 +1,776 @@
+"""Reading tables (CSV/TSV/TXT, Excel, Parquet, SPSS, Stata) and writing files atomically.
+
+Readers return a :class:`~microgui.core.dataset.Dataset` with suggested roles. Every failure the
+user can fix (missing file, empty file, ragged rows, duplicate column names, unreadable workbook)
+raises :class:`~microgui.core.errors.InvalidInput` with one sentence naming the file.
+
+CSV files are read **as text**: every cell stays the exact string of the file (no number parsing,
+no ``NA`` detection), so columns that are not quasi-identifiers are written back byte-identical;
+the core converts quasi-identifiers to numbers when a run needs them
+(:func:`~microgui.core.dataset.numeric_column`). The encoding (UTF-8 with or without BOM, UTF-16
+with BOM, else cp1252/Latin-1) and the delimiter (``,`` ``;`` tab ``|``) are detected.
+
+SPSS and Stata value labels are applied, so the table shows the labels; the code -> label mapping
+is kept in ``Dataset.value_labels``. A labelled numeric variable becomes a pandas Categorical whose
+categories follow the numeric code order: ordered (hence suggested ordinal with that order) unless
+SPSS declares the variable nominal. A numeric variable whose labels only mark a few special codes
+among many unlabelled values (``-99 = "refused"`` in an income column) stays numeric.
+
+Writers go through a temporary file in the target folder, ``fsync`` and ``os.replace``, so a crash
+or a full disk never leaves a half-written file under the final name, and they refuse to overwrite
+the input file.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import errno
+import io
+import json
+import os
+import secrets
+import stat
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+
+from microgui.core.dataset import CONTINUOUS_MIN_DISTINCT, Dataset
+from microgui.core.errors import ExportRefused, InvalidInput
+
+__all__ = [
+    "SUPPORTED_EXTENSIONS",
+    "TEXT_EXTENSIONS",
+    "EXCEL_EXTENSIONS",
+    "PARQUET_EXTENSIONS",
+    "SPSS_EXTENSIONS",
+    "STATA_EXTENSIONS",
+    "CsvFormat",
+    "detect_csv_format",
+    "file_dialog_filter",
+    "read_frame",
+    "read_table",
+    "write_csv_atomic",
+    "write_json_atomic",
+    "write_text_atomic",
+]
+
+TEXT_EXTENSIONS: tuple[str, ...] = (".csv", ".tsv", ".txt")
+EXCEL_EXTENSIONS: tuple[str, ...] = (".xlsx", ".xlsm", ".xls")
+PARQUET_EXTENSIONS: tuple[str, ...] = (".parquet",)
+SPSS_EXTENSIONS: tuple[str, ...] = (".sav", ".zsav")
+STATA_EXTENSIONS: tuple[str, ...] = (".dta",)
+#: Every extension :func:`read_table` accepts (lower case; matching ignores case).
+SUPPORTED_EXTENSIONS: tuple[str, ...] = (
+    TEXT_EXTENSIONS + EXCEL_EXTENSIONS + PARQUET_EXTENSIONS + SPSS_EXTENSIONS + STATA_EXTENSIONS
+)
+
+_DELIMITERS: tuple[str, ...] = (",", ";", "\t", "|")
+_DELIMITER_NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
+#: Characters of the file looked at to guess the delimiter (cut back to a line end).
+_SNIFF_CHARS = 64 * 1024
+#: Rows of that sample checked for a consistent field count.
+_SNIFF_ROWS = 200
+#: Signatures of binary formats someone may have renamed to .csv, for a better hint.
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"PK\x03\x04", "an Excel .xlsx workbook (or another zip archive)"),
+    (b"\xd0\xcf\x11\xe0", "an old Excel .xls workbook"),
+    (b"PAR1", "a Parquet file"),
+    (b"$FL2", "an SPSS .sav file"),
+    (b"$FL3", "a compressed SPSS .zsav file"),
+    (b"<stata_dta>", "a Stata .dta file"),
+)
+
+
+def file_dialog_filter() -> str:
+    """The name filter of the app's Open dialog, all readable tables first.
+
+    Returns
+    -------
+    str
+        Qt name filters separated by ``;;``, e.g. ``"Tables (*.csv ...);;...;;All files (*)"``.
+    """
+
+    def patterns(exts: tuple[str, ...]) -> str:
+        return " ".join(f"*{e}" for e in exts)
+
+    groups = [
+        ("Tables", SUPPORTED_EXTENSIONS),
+        ("CSV and text", TEXT_EXTENSIONS),
+        ("Excel", EXCEL_EXTENSIONS),
+        ("Parquet", PARQUET_EXTENSIONS),
+        ("SPSS", SPSS_EXTENSIONS),
+        ("Stata", STATA_EXTENSIONS),
+    ]
+    return ";;".join([f"{label} ({patterns(exts)})" for label, exts in groups] + ["All files (*)"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+def read_table(path: str | os.PathLike[str], *, sheet: str | int | None = None) -> Dataset:
+    """Read a table file into a :class:`Dataset` with suggested roles.
+
+    Parameters
+    ----------
+    path
+        A ``.csv``/``.tsv``/``.txt``, ``.xlsx``/``.xlsm``/``.xls``, ``.parquet``,
+        ``.sav``/``.zsav`` or ``.dta`` file (see :data:`SUPPORTED_EXTENSIONS`).
+    sheet
+        Excel only: the sheet name or 0-based index (default: the first sheet).
+
+    Returns
+    -------
+    Dataset
+        ``source`` is ``Path(path)``; ``value_labels`` holds SPSS/Stata value labels.
+
+    Raises
+    ------
+    InvalidInput
+        The file is missing, empty, malformed or of an unsupported type.
+    """
+    source = Path(path)
+    frame, labels = _read(source, sheet)
+    dataset = Dataset.from_frame(frame, source=source)
+    if labels:
+        dataset = Dataset(dataset.frame, dataset.roles, dataset.source, labels)
+    return dataset
+
+
+def read_frame(path: str | os.PathLike[str], *, sheet: str | int | None = None) -> pd.DataFrame:
+    """Read a table file into a DataFrame (what :func:`read_table` wraps; same errors).
+
+    CSV columns are text (pandas ``str`` dtype); SPSS/Stata labelled columns are Categoricals.
+    """
+    return _read(Path(path), sheet)[0]
+
+
+def _read(path: Path, sheet: str | int | None) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
+    _check_readable(path)
+    ext = path.suffix.lower()
+    if ext in TEXT_EXTENSIONS:
+        return _read_csv(path), {}
+    if ext in EXCEL_EXTENSIONS:
+        return _read_excel(path, sheet), {}
+    if ext in PARQUET_EXTENSIONS:
+        return _read_parquet(path), {}
+    if ext in SPSS_EXTENSIONS or ext in STATA_EXTENSIONS:
+        return _read_stat(path)
+    raise AssertionError(ext)  # _check_readable rejected it
+
+
+def _check_readable(path: Path) -> None:
+    name = path.name or str(path)
+    if not path.exists():
+        folder = (
+            "the current folder"
+            if str(path.parent) in ("", ".")
+            else f"folder {str(path.parent)!r}"
+        )
+        raise InvalidInput(
+            f"file {name!r} was not found in {folder}; check the file name and folder"
+        )
+    if path.is_dir():
+        raise InvalidInput(f"{name!r} is a folder, not a file; choose a table file inside it")
+    ext = path.suffix.lower()
+    if ext not in SUPPORTED_EXTENSIONS:
+        what = f"extension {path.suffix!r}" if path.suffix else "no extension"
+        raise InvalidInput(
+            f"file {name!r} has {what}, which microgui cannot read; supported are "
+            f"{', '.join(SUPPORTED_EXTENSIONS)} (save the table in one of these formats)"
+        )
+    with suppress(OSError):
+        if path.stat().st_size == 0:
+            raise InvalidInput(
+                f"file {name!r} is empty (0 bytes); choose the file that holds the table"
+            )
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except PermissionError as exc:
+        raise InvalidInput(
+            f"file {path.name!r} cannot be opened (permission denied); check its permissions"
+        ) from exc
+    except OSError as exc:
+        raise InvalidInput(f"file {path.name!r} cannot be read ({exc.strerror or exc})") from exc
+
+
+def _check_columns(names: list[str], name: str, where: Callable[[int], str]) -> None:
+    """Refuse blank and duplicate column names; ``where(i)`` names column ``i`` for the message."""
+    for i, col in enumerate(names):
+        if col.strip() == "":
+            hint = (
+                " (is there a delimiter at the end of the header line?)"
+                if i == len(names) - 1 and len(names) > 1
+                else ""
+            )
+            raise InvalidInput(
+                f"{where(i)} of {name!r} has no name{hint}; give every column a name in the header"
+            )
+    seen: dict[str, int] = {}
+    for i, col in enumerate(names):
+        if col in seen:
+            raise InvalidInput(
+                f"{name!r} has two columns named {col!r} ({where(seen[col])} and {where(i)}); "
+                "rename one of them so every column name is unique"
+            )
+        seen[col] = i
+
+
+def _zero_records(name: str, what: str = "") -> InvalidInput:
+    return InvalidInput(
+        f"{what}{name!r} has a header but no records (zero data rows); "
+        "choose the file that holds the data"
+    )
+
+
+# --- CSV ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CsvFormat:
+    """How a delimited text file is encoded: the codec name and the field delimiter."""
+
+    encoding: str
+    delimiter: str
+    #: The file starts with a byte-order mark (stripped when read).
+    bom: bool = False
+
+
+def detect_csv_format(path: str | os.PathLike[str]) -> CsvFormat:
+    """Detect the encoding and delimiter of a CSV/TSV/TXT file (as :func:`read_table` does).
+
+    Raises
+    ------
+    InvalidInput
+        The file is missing, empty, binary or cannot be decoded.
+    """
+    source = Path(path)
+    _check_readable(source)
+    text, fmt = _decode(_read_bytes(source), source.name)
+    delimiter, _ = _detect_delimiter(text, _preferred_delimiter(source))
+    return CsvFormat(fmt.encoding, delimiter, fmt.bom)
+
+
+def _preferred_delimiter(path: Path) -> str:
+    return "\t" if path.suffix.lower() == ".tsv" else ","
+
+
+def _decode(raw: bytes, name: str) -> tuple[str, CsvFormat]:
+    """Decode the bytes: BOM first (UTF-8/16/32), else UTF-8, else cp1252, else Latin-1."""
+    if not raw:
+        raise InvalidInput(
+            f"file {name!r} is empty (0 bytes); choose the file that holds the table"
+        )
+    boms = (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    )
+    for bom, codec in boms:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(codec), CsvFormat(codec, ",", bom=True)
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(
+                    f"file {name!r} starts with a {codec.upper()} byte-order mark but is not valid "
+                    f"{codec.upper()} (byte {exc.start}); save it again as UTF-8"
+                ) from exc
+    if b"\x00" in raw[:_SNIFF_CHARS] or b"\x00" in raw[-_SNIFF_CHARS:]:
+        kind = next((what for magic, what in _MAGIC if raw.startswith(magic)), None)
+        hint = (
+            f"it looks like {kind}; give it its proper extension"
+            if kind
+            else "save the table as CSV text (UTF-8), or as UTF-16 with a byte-order mark"
+        )
+        raise InvalidInput(
+            f"file {name!r} is a binary file (it contains NUL bytes), not a text table; {hint}"
+        )
+    for codec in ("utf-8", "cp1252"):
+        try:
+            return raw.decode(codec), CsvFormat(codec, ",")
+        except UnicodeDecodeError:
+            continue
+    return raw.decode("latin-1"), CsvFormat("latin-1", ",")
+
+
+def _sample_rows(sample: str, delimiter: str, truncated: bool) -> list[list[str]]:
+    rows: list[list[str]] = []
+    try:
+        for row in csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter):
+            if row:
+                rows.append(row)
+            if len(rows) > _SNIFF_ROWS:
+                break
+    except csv.Error:
+        pass  # a quote opened in the sample and closed after it; judge on what was read
+    if truncated and len(rows) > 1:
+        rows.pop()  # the last row may be cut in the middle
+    return rows
+
+
+def _detect_delimiter(text: str, preferred: str) -> tuple[str, int]:
+    """The delimiter of ``text`` and the number of leading lines to skip (an Excel ``sep=`` line).
+
+    csv.Sniffer makes the first guess; it is kept when the sample has the same field count
+    (> 1) on every row. Otherwise the candidate giving a consistent count wins (the most fields,
+    ties to ``preferred`` then ``, ; tab |``): a ``;`` file with decimal commas has a consistent
+    count only for ``;``. With no consistent candidate (a ragged file) the one splitting the
+    header into most fields is used, so the ragged-row error names the right line.
+    """
+    first_line = text.split("\n", 1)[0].rstrip("\r")
+    if len(first_line) == 5 and first_line.lower().startswith("sep="):
+        return first_line[4], 1  # Excel's "sep=;" hint line
+    truncated = len(text) > _SNIFF_CHARS
+    sample = text[:_SNIFF_CHARS]
+    if truncated and "\n" in sample:
+        sample = sample[: sample.rindex("\n") + 1]
+    order = [preferred] + [d for d in _DELIMITERS if d != preferred]
+    header_counts: dict[str, int] = {}
+    consistent: dict[str, int] = {}
+    for delim in order:
+        rows = _sample_rows(sample, delim, truncated)
+        if not rows:
+            continue
+        header_counts[delim] = len(rows[0])
+        if len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows):
+            consistent[delim] = len(rows[0])
+    sniffed: str | None = None
+    with suppress(csv.Error):
+        sniffed = (
+            csv.Sniffer().sniff(sample[: 16 * 1024], delimiters="".join(_DELIMITERS)).delimiter
+        )
+    if sniffed in consistent:
+        return str(sniffed), 0
+    if consistent:
+        return max(order, key=lambda d: (consistent.get(d, 0), -order.index(d))), 0
+    best = max(order, key=lambda d: (header_counts.get(d, 0), -order.index(d)))
+    return (best if header_counts.get(best, 0) > 1 else preferred), 0
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    name = path.name
+    text, _fmt = _decode(_read_bytes(path), name)
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a BOM the codec did not consume (e.g. UTF-16 with a doubled mark)
+    if not text.strip():
+        raise InvalidInput(
+            f"file {name!r} holds only blank lines, no table; choose the file that holds the data"
+        )
+    delimiter, skip = _detect_delimiter(text, _preferred_delimiter(path))
+    stream = io.StringIO(text, newline="")
+    for _ in range(skip):
+        stream.readline()
+    reader = csv.reader(stream, delimiter=delimiter, strict=True)
+    header: list[str] | None = None
+    header_line = 0
+    rows: list[list[str]] = []
+    ragged: list[tuple[int, int]] = []
+    previous = 0
+    try:
+        for row in reader:
+            start = previous + 1 + skip  # first physical line of this record
+            previous = reader.line_num
+            if not row:
+                continue  # blank line
+            if header is None:
+                header, header_line = row, start
+                continue
+            if len(row) != len(header):
+                ragged.append((start, len(row)))
+                continue
+            rows.append(row)
+    except csv.Error as exc:
+        line = reader.line_num + skip
+        raise InvalidInput(
+            f"line {line} of {name!r} cannot be parsed ({exc}); check the quotes on that line "
+            '(a quote inside a quoted value must be doubled: "")'
+        ) from exc
+    assert header is not None  # the text is not blank
+    _check_columns(header, name, lambda i: f"column {i + 1} (line {header_line})")
+    if ragged:
+        line, found = ragged[0]
+        others = f" ({len(ragged) - 1} more such line(s))" if len(ragged) > 1 else ""
+        raise InvalidInput(
+            f"line {line} of {name!r} has {found} field(s) but the header has {len(header)} "
+            f"(fields separated by {_DELIMITER_NAMES[delimiter]}){others}; quote values that contain "
+            "the delimiter, or add the missing fields"
+        )
+    if not rows:
+        raise _zero_records(name, "file ")
+    return pd.DataFrame(rows, columns=pd.Index(header, dtype=object), dtype=str)
+
+
+# --- Excel -------------------------------------------------------------------------------------
+
+
+def _excel_column(i: int) -> str:
+    letters = ""
+    i += 1
+    while i:
+        i, rem = divmod(i - 1, 26)
+        letters = chr(ord("A") + rem) + letters
+    return letters
+
+
+def _cell_text(value: object) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
+    name = path.name
+    engine = "xlrd" if path.suffix.lower() == ".xls" else "openpyxl"
+    if engine == "xlrd":
+        import importlib.util
+
+        if importlib.util.find_spec("xlrd") is None:
+            raise InvalidInput(
+                f"{name!r} is an old Excel .xls workbook and reading it needs the xlrd package, "
+                "which is not installed; save it as .xlsx or CSV, or install xlrd"
+            )
+    try:
+        book = pd.ExcelFile(path, engine=engine)
+    except Exception as exc:  # openpyxl/xlrd/zipfile raise many unrelated types
+        raise InvalidInput(
+            f"{name!r} cannot be read as an Excel workbook ({type(exc).__name__}: {exc}); "
+            "open it in Excel or LibreOffice and save it again as .xlsx"
+        ) from exc
+    with book:
+        sheets = [str(s) for s in book.sheet_names]
+        if sheet is None:
+            sheet = 0
+        if isinstance(sheet, int):
+            if not 0 <= sheet < len(sheets):
+                raise InvalidInput(
+                    f"{name!r} has {len(sheets)} sheet(s), so there is no sheet number {sheet} "
+                    f"(counting from 0); its sheets are {', '.join(map(repr, sheets))}"
+                )
+            sheet_name = sheets[sheet]
+        elif sheet in sheets:
+            sheet_name = sheet
+        else:
+            raise InvalidInput(
+                f"{name!r} has no sheet named {sheet!r}; its sheets are {', '.join(map(repr, sheets))}"
+            )
+        try:
+            raw = pd.read_excel(
+                book,
+                sheet_name=sheet_name,
+                header=None,
+                dtype=object,
+                keep_default_na=False,
+                na_values=[""],
+            )
+        except Exception as exc:
+            raise InvalidInput(
+                f"sheet {sheet_name!r} of {name!r} cannot be read ({type(exc).__name__}: {exc}); "
+                "open it in Excel or LibreOffice and save it again as .xlsx"
+            ) from exc
+    # Formatted but empty rows and columns come back as all-NaN; they are not part of the table.
+    raw = raw.dropna(axis=0, how="all")
+    if raw.empty:
+        raise InvalidInput(
+            f"sheet {sheet_name!r} of {name!r} is empty; choose the sheet that holds the table"
+        )
+    names = [_cell_text(v) for v in raw.iloc[0]]
+    keep = [i for i, n in enumerate(names) if n.strip() or raw.iloc[1:, i].notna().any()]
+    raw = raw.iloc[:, keep]
+    names = [names[i] for i in keep]
+    letters = [_excel_column(int(raw.columns[j])) for j in range(len(keep))]
+    _check_columns(names, name, lambda i: f"column {letters[i]} of sheet {sheet_name!r}")
+    data = raw.iloc[1:].reset_index(drop=True)
+    if data.empty:
+        raise _zero_records(name, f"sheet {sheet_name!r} of ")
+    data.columns = pd.Index(names, dtype=object)
+    return data.infer_objects()
+
+
+# --- Parquet -----------------------------------------------------------------------------------
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    name = path.name
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
+        raise InvalidInput(
+            f"{name!r} cannot be read as a Parquet file ({type(exc).__name__}: {exc}); "
+            "check that it is a complete Parquet file"
+        ) from exc
+    index = frame.index
+    if not (
+        isinstance(index, pd.RangeIndex)
+        and index.name is None
+        and index.start == 0
+        and index.step == 1
+    ):
+        # A frame saved with a meaningful index (df.set_index("id").to_parquet) gets it back as
+        # a column: microgui tags columns, and an index would be invisible.
+        names = [str(c) for c in frame.columns]
+        clash = next((str(n) for n in index.names if n is not None and str(n) in names), None)
+        if clash is not None:
+            raise InvalidInput(
+                f"{name!r} has both an index and a column named {clash!r}; rename one of them"
+            )
+        frame = frame.reset_index()
+    names = [str(c) for c in frame.columns]
+    _check_columns(names, name, lambda i: f"column {i + 1}")
+    frame.columns = pd.Index(names, dtype=object)
+    if frame.empty and len(names):
+        raise _zero_records(name, "file ")
+    if not len(names):
+        raise InvalidInput(f"file {name!r} has no columns; choose the file that holds the table")
+    return frame
+
+
+# --- SPSS / Stata ------------------------------------------------------------------------------
+
+
+def _code_key(code: object) -> object:
+    """A value-label code as stored in ``value_labels``: 3.0 becomes 3, other values unchanged."""
+    if isinstance(code, (float, np.floating)) and float(code).is_integer():
+        return int(code)
+    if isinstance(code, np.integer):
+        return int(code)
+    return code
+
+
+def _code_text(code: object) -> str:
+    return str(_code_key(code))
+
+
+def _apply_value_labels(series: pd.Series, labels: Mapping[Any, str], measure: str) -> pd.Series:
+    """Show labels instead of codes (see the module docstring for the rules)."""
+    mapping = {_code_key(k): str(v) for k, v in labels.items()}
+    if not pd.api.types.is_numeric_dtype(series):
+        # String codes (rare): replace the labelled ones, keep the others; no order to keep.
+        shown = [mapping.get(v, v) if isinstance(v, str) else v for v in series.tolist()]
+        return pd.Series(shown, index=series.index, name=series.name, dtype=series.dtype)
+    observed = {_code_key(v) for v in series.dropna().unique().tolist()}
+    unlabelled = observed - set(mapping)
+    if len(unlabelled) >= CONTINUOUS_MIN_DISTINCT:
+        return series  # a measurement with a few labelled special codes: keep the numbers
+    codes = sorted(set(mapping) | unlabelled, key=lambda c: float(c))  # type: ignore[arg-type]
+    text = {c: mapping.get(c, _code_text(c)) for c in codes}
+    counts: dict[str, int] = {}
+    for label in text.values():
+        counts[label] = counts.get(label, 0) + 1
+    # Two codes with one label (or a label equal to an unlabelled code) would merge categories.
+    text = {c: (t if counts[t] == 1 else f"{t} ({_code_text(c)})") for c, t in text.items()}
+    values = [text[_code_key(v)] if pd.notna(v) else None for v in series.tolist()]
+    categories = [text[c] for c in codes]
+    ordered = measure != "nominal"
+    cat = pd.Categorical(values, categories=categories, ordered=ordered)
+    return pd.Series(cat, index=series.index, name=series.name)
+
+
+def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
+    import pyreadstat
+
+    name = path.name
+    spss = path.suffix.lower() in SPSS_EXTENSIONS
+    what = "an SPSS" if spss else "a Stata"
+    reader = pyreadstat.read_sav if spss else pyreadstat.read_dta
+    # pyreadstat's own apply_value_formats fails on pandas 3 (null categories), so labels are
+    # applied here.
+    try:
+        try:
+            frame, meta = reader(os.fspath(path), apply_value_formats=False)
+        except Exception as exc:
+            if "encoding" not in str(exc).lower() and "convert string" not in str(exc).lower():
+                raise
+            frame, meta = reader(os.fspath(path), apply_value_formats=False, encoding="latin1")
+    except Exception as exc:  # pyreadstat.ReadstatError and friends
+        raise InvalidInput(
+            f"{name!r} cannot be read as {what} file ({exc}); check that the file is complete, "
+            f"or export it again from {'SPSS/PSPP' if spss else 'Stata'}"
+        ) from exc
+    names = [str(c) for c in frame.columns]
+    _check_columns(names, name, lambda i: f"column {i + 1}")
+    if not names:
+        raise InvalidInput(f"file {name!r} has no variables; choose the file that holds the table")
+    if frame.empty:
+        raise _zero_records(name, "file ")
+    frame.columns = pd.Index(names, dtype=object)
+    measures: dict[str, str] = dict(getattr(meta, "variable_measure", None) or {})
+    value_labels: dict[str, dict[object, str]] = {}
+    for col, labels in (meta.variable_value_labels or {}).items():
+        if col not in frame.columns or not labels:
+            continue
+        value_labels[str(col)] = {_code_key(k): str(v) for k, v in labels.items()}
+        frame[col] = _apply_value_labels(frame[col], labels, measures.get(col, "unknown"))
+    for col in frame.columns:
+        # pyreadstat leaves text as object in an empty-ish file; use the default string dtype.
+        if frame[col].dtype == object and all(isinstance(v, str) for v in frame[col].dropna()):
+            frame[col] = frame[col].astype(str)
+    return frame, value_labels
+
+
+# ---------------------------------------------------------------------------------------------
+# Atomic writing
+# ---------------------------------------------------------------------------------------------
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        with suppress(OSError):
+            return os.path.samefile(a, b)
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def _write_error(exc: OSError, target: Path, folder: Path) -> ExportRefused:
+    code = exc.errno
+    if code == errno.ENOSPC or code == getattr(errno, "EDQUOT", -1):
+        return ExportRefused(
+            f"the disk is full: {str(target)!r} could not be written (no space left on device); "
+            "free some space or choose another folder"
+        )
+    if code in (errno.EACCES, errno.EPERM) or isinstance(exc, PermissionError):
+        return ExportRefused(
+            f"cannot write {str(target)!r}: permission denied in folder {str(folder)!r}; "
+            "choose a folder you can write to"
+        )
+    if code == errno.EROFS:
+        return ExportRefused(
+            f"cannot write {str(target)!r}: folder {str(folder)!r} is on a read-only disk; "
+            "choose another folder"
+        )
+    if isinstance(exc, IsADirectoryError):
+        return ExportRefused(f"cannot write {str(target)!r}: it is a folder; choose a file name")
+    return ExportRefused(
+        f"cannot write {str(target)!r} ({exc.strerror or exc}); choose another file name or folder"
+    )
+
+
+def _create_temp(folder: Path, name: str) -> tuple[int, Path]:
+    # Like tempfile.NamedTemporaryFile(dir=folder, delete=False), but created with mode 0o666
+    # minus the umask, so the final file gets the user's usual permissions rather than 0o600.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        candidate = folder / f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(candidate, flags, 0o666), candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
+
+
+def _fsync_folder(folder: Path) -> None:
+    if os.name == "nt":
+        return  # folders cannot be opened for fsync on Windows
+    with suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _atomic_write(
+    path: str | os.PathLike[str],
+    write: Callable[[IO[str]], object],
+    *,
+    protect_from: str | os.PathLike[str] | None,
+    encoding: str = "utf-8",
+) -> None:
+    target = Path(path)
+    folder = target.parent
+    if protect_from is not None and _same_file(target, Path(protect_from)):
+        raise ExportRefused(
+            f"refusing to write {target.name!r}: it is the input file, and the original data must "
+            "stay intact; choose another output name"
+        )
+    if target.is_dir():
+        raise ExportRefused(f"cannot write {str(target)!r}: it is a folder; choose a file name")
+    if not folder.is_dir():
+        raise ExportRefused(
+            f"cannot write {str(target)!r}: folder {str(folder)!r} does not exist; create it or "
+            "choose another folder"
+        )
+    tmp: Path | None = None
+    try:
+        fd, tmp = _create_temp(folder, target.name)
+        with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with suppress(OSError):
+            if target.exists():
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))  # keep the old permissions
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise _write_error(exc, target, folder) from exc
+    finally:
+        if tmp is not None:
+            with suppress(OSError):
+                os.unlink(tmp)
+    _fsync_folder(folder)
+
+
+def write_csv_atomic(
+    frame: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    protect_from: str | os.PathLike[str] | None = None,
+) -> None:
+    """Write ``frame`` as CSV (UTF-8, ``,``, ``\\n`` line ends, no index), atomically.
+
+    Text cells are written as they are (minimal quoting), so text read by :func:`read_table`
+    from a standard-quoted file comes back byte-identical; floats use their round-trip repr.
+
+    Raises
+    ------
+    ExportRefused
+        ``path`` is the same file as ``protect_from``, or the file cannot be written
+        (missing or read-only folder, disk full); nothing is left behind.
+    """
+
+    def write(handle: IO[str]) -> None:
+        frame.to_csv(handle, index=False, lineterminator="\n")
+
+    _atomic_write(path, write, protect_from=protect_from)
+
+
+def write_text_atomic(
+    text: str,
+    path: str | os.PathLike[str],
+    *,
+    protect_from: str | os.PathLike[str] | None = None,
+    encoding: str = "utf-8",
+) -> None:
+    """Write ``text`` to ``path`` atomically (no newline translation); errors as :func:`write_csv_atomic`."""
+    _atomic_write(
+        path, lambda handle: handle.write(text), protect_from=protect_from, encoding=encoding
+    )
+
+
+def write_json_atomic(
+    obj: Any,
+    path: str | os.PathLike[str],
+    *,
+    protect_from: str | os.PathLike[str] | None = None,
+    indent: int = 2,
+) -> None:
+    """Write ``obj`` as UTF-8 JSON (indented, non-ASCII kept, final newline) atomically.
+
+    The object is serialised before any file is touched: a ``TypeError`` for a value JSON cannot
+    hold is a programming error and propagates unchanged.
+    """
+    text = json.dumps(obj, indent=indent, ensure_ascii=False) + "\n"
+    write_text_atomic(text, path, protect_from=protect_from)
