@@ -13,7 +13,12 @@ from microgui.core.errors import InvalidRoles
 def test_protect_dataframe() -> None:
     rng = np.random.default_rng(3)
     df = pd.DataFrame(
-        {"name": [f"n{i}" for i in range(30)], "x": rng.normal(size=30), "y": rng.normal(size=30), "z": rng.integers(0, 5, 30)},
+        {
+            "name": [f"n{i}" for i in range(30)],
+            "x": rng.normal(size=30),
+            "y": rng.normal(size=30),
+            "z": rng.integers(0, 5, 30),
+        },
         index=pd.RangeIndex(100, 130),
     )
     before = df.copy()

@@ -29,7 +29,9 @@ print('core-ok')
 
 
 def test_core_imports_without_qt() -> None:
-    out = subprocess.run([sys.executable, "-c", BLOCKED_IMPORT], capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", BLOCKED_IMPORT], capture_output=True, text=True, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr
     assert "core-ok" in out.stdout
 

@@ -15,8 +15,19 @@ import pytest
 from microgui.cli import main
 
 REPORT_KEYS = {
-    "method", "k", "parameters", "n_records", "n_groups", "min_group_size", "max_group_size",
-    "sse", "sst", "information_loss", "k_anonymity", "seconds", "microgui_version",
+    "method",
+    "k",
+    "parameters",
+    "n_records",
+    "n_groups",
+    "min_group_size",
+    "max_group_size",
+    "sse",
+    "sst",
+    "information_loss",
+    "k_anonymity",
+    "seconds",
+    "microgui_version",
 }
 
 
@@ -31,7 +42,9 @@ def table(tmp_path: Path) -> Path:
             "income": (rng.lognormal(10, 0.7, n)).round(2),
             "edu": rng.choice(["low", "mid", "high"], n),
             "region": rng.choice(["north", "south", "east"], n),
-            "note": [f"0{i}.50, \"x\"" for i in range(n)],  # leading zero, comma, quotes: must survive
+            "note": [
+                f'0{i}.50, "x"' for i in range(n)
+            ],  # leading zero, comma, quotes: must survive
             "health": rng.normal(50, 10, n).round(3),
         }
     )
@@ -52,12 +65,37 @@ def read_columns(path: Path) -> dict[str, list[str]]:
     return {name: [r[i] for r in rows[1:]] for i, name in enumerate(rows[0])}
 
 
-def test_protect_writes_table_and_report(table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_protect_writes_table_and_report(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
     code, _, err = run(
-        ["protect", str(table), "-o", str(out), "--method", "mdav-generic", "-k", "4",
-         "--qi", "age,income", "--qi", "edu,region", "--ordinal", "edu=low<mid<high", "--nominal", "region",
-         "--identifiers", "id", "--confidential", "health", "--group-column", "group", "--report", str(rep)],
+        [
+            "protect",
+            str(table),
+            "-o",
+            str(out),
+            "--method",
+            "mdav-generic",
+            "-k",
+            "4",
+            "--qi",
+            "age,income",
+            "--qi",
+            "edu,region",
+            "--ordinal",
+            "edu=low<mid<high",
+            "--nominal",
+            "region",
+            "--identifiers",
+            "id",
+            "--confidential",
+            "health",
+            "--group-column",
+            "group",
+            "--report",
+            str(rep),
+        ],
         capsys,
     )
     assert code == 0, err
@@ -83,7 +121,9 @@ def test_list_methods(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_version() -> None:
-    out = subprocess.run([sys.executable, "-m", "microgui", "--version"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "microgui", "--version"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and out.stdout.startswith("microgui ")
 
 
@@ -118,24 +158,58 @@ def test_user_errors_exit_2_one_line_nothing_written(
 
 def test_output_equal_to_input_refused(table: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = table.read_bytes()
-    code, _, err = run(["protect", str(table), "-o", str(table), "--method", "mdav", "-k", "3", "--qi", "age"], capsys)
+    code, _, err = run(
+        ["protect", str(table), "-o", str(table), "--method", "mdav", "-k", "3", "--qi", "age"],
+        capsys,
+    )
     assert code == 2 and "is the input file" in err
     assert table.read_bytes() == before
 
 
 def test_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["protect", str(tmp_path / "missing.csv"), "-o", str(tmp_path / "o.csv"), "--method", "mdav", "-k", "3", "--qi", "a"], capsys)
+    code, _, err = run(
+        [
+            "protect",
+            str(tmp_path / "missing.csv"),
+            "-o",
+            str(tmp_path / "o.csv"),
+            "--method",
+            "mdav",
+            "-k",
+            "3",
+            "--qi",
+            "a",
+        ],
+        capsys,
+    )
     assert code == 2 and "missing.csv" in err and len(err.strip().splitlines()) == 1
 
 
 def test_missing_required_option(table: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["protect", str(table), "--method", "mdav", "-k", "3", "--qi", "age"], capsys)
+    code, _, err = run(
+        ["protect", str(table), "--method", "mdav", "-k", "3", "--qi", "age"], capsys
+    )
     assert code == 2 and "-o OUTPUT" in err
 
 
-def test_mdav_refuses_categorical_qis(table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mdav_refuses_categorical_qis(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run(
-        ["protect", str(table), "-o", str(tmp_path / "o.csv"), "--method", "mdav", "-k", "3", "--qi", "age,region", "--nominal", "region"],
+        [
+            "protect",
+            str(table),
+            "-o",
+            str(tmp_path / "o.csv"),
+            "--method",
+            "mdav",
+            "-k",
+            "3",
+            "--qi",
+            "age,region",
+            "--nominal",
+            "region",
+        ],
         capsys,
     )
     assert code == 2 and "mdav-generic" in err

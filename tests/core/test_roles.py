@@ -43,7 +43,11 @@ def test_suggestions_on_text_columns() -> None:
 
 def test_rolemap_json_round_trip() -> None:
     roles = roles_from_lists(
-        list(frame().columns), qi=["age", "level", "city"], identifiers=["record_id"], ordinal={"level": ["1", "2", "3"]}, nominal=["city"]
+        list(frame().columns),
+        qi=["age", "level", "city"],
+        identifiers=["record_id"],
+        ordinal={"level": ["1", "2", "3"]},
+        nominal=["city"],
     )
     assert RoleMap.from_json(roles.to_json()) == roles
     assert roles.quasi_identifiers == ["age", "level", "city"]
@@ -66,7 +70,12 @@ def test_roles_from_lists_errors(kwargs: dict, message: str) -> None:
 
 def test_prepare_qi_kinds() -> None:
     df = frame()
-    roles = roles_from_lists(list(df.columns), qi=["age", "income", "level", "city"], ordinal={"level": None}, nominal=["city"])
+    roles = roles_from_lists(
+        list(df.columns),
+        qi=["age", "income", "level", "city"],
+        ordinal={"level": None},
+        nominal=["city"],
+    )
     qi = prepare_qi(Dataset(df, roles))
     assert qi.continuous.shape == (40, 2)
     np.testing.assert_allclose(qi.continuous.mean(axis=0), 0, atol=1e-12)

@@ -25,5 +25,7 @@ print("survived")
 
 def test_many_none_returning_qt_calls_do_not_abort() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    out = subprocess.run([sys.executable, "-c", LOOP], capture_output=True, text=True, env=env, timeout=240)
+    out = subprocess.run(
+        [sys.executable, "-c", LOOP], capture_output=True, text=True, env=env, timeout=240
+    )
     assert out.returncode == 0 and "survived" in out.stdout, out.stderr[-2000:]

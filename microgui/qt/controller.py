@@ -1,0 +1,423 @@
+"""The app's state and its one source of signals (STYLE.md §5).
+
+:class:`AppController` owns the dataset, its roles, the current run and the private run pool.
+Panels call its methods and listen to its signals; they never talk to each other. Every run has an
+id; signals of a superseded run are dropped, so a late result never paints over newer parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
+
+from microgui.core.dataset import Dataset
+from microgui.core.errors import InvalidRoles
+from microgui.core.export import ExportCheck, check_export, export_run
+from microgui.core.methods.base import Method, available_methods
+from microgui.core.progress import ProgressFn, sub_progress
+from microgui.core.projection import QIProjection, qi_projection
+from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
+from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.qt.workers import Job, RunSignals, RunWorker, make_run_pool
+
+__all__ = ["AppController", "RunOutcome", "protect_job", "category_values", "report_path_for"]
+
+#: k proposed for a freshly opened table (the demo's default too).
+DEFAULT_K = 5
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What the run worker hands back: the core result and the plot's PCA projection."""
+
+    result: RunResult
+    projection: QIProjection | None
+
+
+def protect_job(dataset: Dataset, spec: RunSpec) -> Job:
+    """The worker's job for one run: protect, then project for the scatter plot (both in core)."""
+
+    def job(progress: ProgressFn) -> RunOutcome:
+        result = run_protection(dataset, spec, sub_progress(progress, 0.0, 0.97))
+        progress(0.97, "projecting for the plot")
+        projection = qi_projection(result)
+        progress(1.0, "done")
+        return RunOutcome(result, projection)
+
+    return job
+
+
+def report_path_for(csv_path: Path) -> Path:
+    """The JSON report written beside an exported CSV: ``name.csv`` → ``name.report.json``."""
+    return csv_path.with_name(csv_path.stem + ".report.json")
+
+
+def category_values(series: pd.Series) -> list[str]:
+    """The distinct values of a column as the text an ordinal order uses (3.0 → "3"), numbers in
+    numeric order and text in alphabetical order: the starting point of the order editor."""
+    values = series.dropna().unique()
+    numeric = pd.to_numeric(
+        pd.Series(values, dtype=object).astype("string").str.strip(), errors="coerce"
+    )
+    if len(values) and bool(numeric.notna().all()):
+        out: list[str] = []
+        for v in np.sort(numeric.to_numpy(dtype=np.float64)):
+            out.append(str(int(v)) if float(v).is_integer() else str(float(v)))
+        return list(dict.fromkeys(out))
+    return sorted({str(v) for v in values})
+
+
+class AppController(QObject):
+    """Dataset, roles, runs and results of one window, as signals."""
+
+    dataset_loaded = Signal(object)  # Dataset
+    roles_changed = Signal(object)  # RoleMap
+    run_started = Signal(int, object)  # run id, RunSpec
+    run_progress = Signal(int, float, str)  # run id, fraction, status
+    run_finished = Signal(int, object)  # run id, RunResult
+    run_failed = Signal(int, str, str)  # run id, message, details
+    run_cancelled = Signal(int)  # run id
+    busy_changed = Signal(bool)  # a run is (not) in progress
+    load_started = Signal(object)  # Path being read
+    load_failed = Signal(object, str, str)  # Path, message, details
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.pool: QThreadPool = make_run_pool(self)
+        self.dataset: Dataset | None = None
+        self.result: RunResult | None = None
+        self.projection: QIProjection | None = None
+        #: The dataset exactly as the current result was computed from (roles included).
+        self.result_dataset: Dataset | None = None
+        self._next_id = 1
+        self._current: int | None = None
+        self._workers: dict[int, RunWorker] = {}
+        self._run_datasets: dict[int, Dataset] = {}
+        # Reading a file is a job too (a large Excel sheet takes a while): its own one-thread
+        # pool, so that opening a table never waits behind a run.
+        self.load_pool: QThreadPool = make_run_pool(self)
+        self._next_load_id = 1
+        self._current_load: int | None = None
+        self._loaders: dict[int, tuple[RunWorker, Path]] = {}
+
+    # dataset and roles --------------------------------------------------------------------
+    def load_file(self, path: str | Path) -> Dataset:
+        """Read a table (raises :class:`MicroguiError` with a message for the user)."""
+        from microgui.core.io import read_table
+
+        dataset = read_table(Path(path))
+        self.set_dataset(dataset)
+        return dataset
+
+    def open_file(self, path: str | Path) -> int:
+        """Read a table in the background; ``dataset_loaded`` or ``load_failed`` follows.
+
+        Returns the load's id. A newer ``open_file`` supersedes an older one still reading.
+        """
+        from microgui.core.io import read_table
+
+        path = Path(path)
+        load_id = self._next_load_id
+        self._next_load_id += 1
+        signals = RunSignals()
+        signals.finished.connect(self._on_loaded)
+        signals.failed.connect(self._on_load_failed)
+        signals.cancelled.connect(self._on_load_cancelled)
+        worker = RunWorker(load_id, lambda _progress: read_table(path), signals)
+        self._loaders[load_id] = (worker, path)
+        self._current_load = load_id
+        self.load_started.emit(path)
+        self.load_pool.start(worker)
+        return load_id
+
+    @property
+    def is_loading(self) -> bool:
+        return self._current_load is not None
+
+    @Slot(int, object)
+    def _on_loaded(self, load_id: int, dataset: Any) -> None:
+        self._loaders.pop(load_id, None)
+        if load_id != self._current_load:
+            return
+        self._current_load = None
+        assert isinstance(dataset, Dataset)
+        self.set_dataset(dataset)
+
+    @Slot(int, str, str)
+    def _on_load_failed(self, load_id: int, message: str, details: str) -> None:
+        _worker, path = self._loaders.pop(load_id, (None, Path()))
+        if load_id != self._current_load:
+            return
+        self._current_load = None
+        self.load_failed.emit(path, message, details)
+
+    @Slot(int)
+    def _on_load_cancelled(self, load_id: int) -> None:
+        self._loaders.pop(load_id, None)
+        if load_id == self._current_load:
+            self._current_load = None
+
+    def load_demo(self) -> Dataset:
+        """Open the bundled demo table with its tagged roles."""
+        from microgui.core.demo import load_demo
+
+        dataset = load_demo()
+        self.set_dataset(dataset)
+        return dataset
+
+    def set_dataset(self, dataset: Dataset) -> None:
+        """Replace the table: any run in progress is superseded and the last result dropped."""
+        if self._cancel_current():
+            self.busy_changed.emit(False)
+        self.dataset = dataset
+        self.result = None
+        self.projection = None
+        self.result_dataset = None
+        self.dataset_loaded.emit(dataset)
+        self.roles_changed.emit(dataset.roles)
+
+    @property
+    def roles(self) -> RoleMap | None:
+        return self.dataset.roles if self.dataset is not None else None
+
+    def _replace_roles(self, roles: RoleMap) -> None:
+        if self.dataset is None:
+            raise InvalidRoles("open a table first")
+        self.dataset = self.dataset.with_roles(roles)
+        self.roles_changed.emit(roles)
+
+    def set_roles(self, roles: RoleMap) -> None:
+        """Replace all tags at once (same columns as the table)."""
+        if self.dataset is None:
+            raise InvalidRoles("open a table first")
+        if list(roles) != list(self.dataset.roles):
+            raise InvalidRoles("the roles do not name the columns of the open table")
+        self._replace_roles(roles)
+
+    def set_role(self, column: str, role: AttributeRole) -> None:
+        """Tag a column with a role (its kind and order are kept for when it is a QI again)."""
+        roles = self._require_roles()
+        spec = roles[column].with_role(AttributeRole(role))
+        self._replace_roles(roles.replace(column, spec))
+
+    def set_kind(self, column: str, kind: AttributeKind) -> None:
+        """Set a column's kind; a column made ordinal gets its values in their natural order."""
+        roles = self._require_roles()
+        kind = AttributeKind(kind)
+        spec = roles[column]
+        if kind is spec.kind:
+            return
+        order: list[str] | None = None
+        if kind is AttributeKind.ORDINAL:
+            assert self.dataset is not None
+            order = list(spec.order) if spec.order else category_values(self.dataset.frame[column])
+        self._replace_roles(roles.replace(column, spec.with_kind(kind, order)))
+
+    def set_order(self, column: str, order: Sequence[str]) -> None:
+        """Set the category order (lowest first) of an ordinal column."""
+        roles = self._require_roles()
+        spec = roles[column]
+        if len(set(order)) != len(order):
+            raise InvalidRoles(f"the order of {column!r} lists a category twice")
+        self._replace_roles(
+            roles.replace(column, spec.with_kind(AttributeKind.ORDINAL, list(order)))
+        )
+
+    def _require_roles(self) -> RoleMap:
+        if self.dataset is None:
+            raise InvalidRoles("open a table first")
+        return self.dataset.roles
+
+    @property
+    def result_is_stale(self) -> bool:
+        """True when the roles were changed after the current result was computed."""
+        return (
+            self.result is not None
+            and self.dataset is not None
+            and self.result_dataset is not None
+            and self.dataset.roles != self.result_dataset.roles
+        )
+
+    # methods ------------------------------------------------------------------------------
+    @staticmethod
+    def methods() -> list[Method]:
+        return available_methods()
+
+    def default_spec(self) -> RunSpec:
+        """The run proposed for the current table: MDAV on purely continuous quasi-identifiers,
+        MDAV-generic when ordinal or nominal ones are present (the demo), k = 5."""
+        methods = {m.name: m for m in self.methods()}
+        kinds: set[AttributeKind] = set()
+        n = 0
+        if self.dataset is not None:
+            roles = self.dataset.roles
+            kinds = {roles[c].kind for c in roles.quasi_identifiers}
+            n = self.dataset.n_records
+        name: str | None = next(
+            (
+                m
+                for m in ("mdav", "mdav-generic")
+                if m in methods and kinds and kinds <= methods[m].kinds
+            ),
+            None,
+        )
+        if name is None:
+            fitting = [m.name for m in methods.values() if kinds and kinds <= m.kinds]
+            name = "mdav-generic" if "mdav-generic" in methods else (fitting or sorted(methods))[0]
+        k = DEFAULT_K if n == 0 else max(2, min(DEFAULT_K, n))
+        return RunSpec.make(name, k, seed=0)
+
+    # runs ---------------------------------------------------------------------------------
+    @property
+    def is_running(self) -> bool:
+        return self._current is not None
+
+    @property
+    def current_run_id(self) -> int | None:
+        return self._current
+
+    @property
+    def live_runs(self) -> int:
+        """Runs started whose last signal has not been handled yet (superseded ones included)."""
+        return len(self._workers)
+
+    def start_run(self, spec: RunSpec) -> int:
+        """Start a run of ``spec`` on the current dataset; returns its id.
+
+        A run already in progress is cancelled and superseded: its late signals are ignored.
+        """
+        if self.dataset is None:
+            raise InvalidRoles("open a table before running a method")
+        return self.start_job(protect_job(self.dataset, spec), spec, self.dataset)
+
+    def start_job(self, job: Job, spec: RunSpec, dataset: Dataset) -> int:
+        """Start any job returning a :class:`RunOutcome` (the tests use slow or failing jobs)."""
+        was_running = self.is_running
+        self._cancel_current()
+        run_id = self._next_id
+        self._next_id += 1
+        signals = RunSignals()  # made here, in the GUI thread
+        signals.progress.connect(self._on_progress)
+        signals.finished.connect(self._on_finished)
+        signals.failed.connect(self._on_failed)
+        signals.cancelled.connect(self._on_cancelled)
+        worker = RunWorker(run_id, job, signals)
+        self._workers[run_id] = worker
+        self._run_datasets[run_id] = dataset
+        self._current = run_id
+        self.run_started.emit(run_id, spec)
+        if not was_running:
+            self.busy_changed.emit(True)
+        self.pool.start(worker)
+        return run_id
+
+    def cancel_run(self) -> None:
+        """Ask the current run to stop; ``run_cancelled`` follows when it has."""
+        if self._current is not None:
+            worker = self._workers.get(self._current)
+            if worker is not None:
+                worker.cancel()
+
+    def _cancel_current(self) -> bool:
+        """Supersede the current run: it is cancelled and from now on ignored. True if there was one."""
+        if self._current is None:
+            return False
+        worker = self._workers.get(self._current)
+        if worker is not None:
+            worker.cancel()
+        self._current = None
+        return True
+
+    def _release(self, run_id: int) -> None:
+        self._workers.pop(run_id, None)
+        self._run_datasets.pop(run_id, None)
+
+    def _end_current(self, run_id: int) -> bool:
+        """Release a finished worker; True when it was the current run (whose signal counts)."""
+        self._release(run_id)
+        if run_id != self._current:
+            return False
+        self._current = None
+        return True
+
+    @Slot(int, float, str)
+    def _on_progress(self, run_id: int, fraction: float, status: str) -> None:
+        if run_id == self._current:
+            self.run_progress.emit(run_id, fraction, status)
+
+    @Slot(int, object)
+    def _on_finished(self, run_id: int, outcome: Any) -> None:
+        dataset = self._run_datasets.get(run_id)
+        if not self._end_current(run_id):
+            return
+        assert isinstance(outcome, RunOutcome)
+        self.result_dataset = dataset
+        self.result = outcome.result
+        self.projection = outcome.projection
+        self.busy_changed.emit(False)
+        self.run_finished.emit(run_id, outcome.result)
+
+    @Slot(int, str, str)
+    def _on_failed(self, run_id: int, message: str, details: str) -> None:
+        if not self._end_current(run_id):
+            return
+        self.busy_changed.emit(False)
+        self.run_failed.emit(run_id, message, details)
+
+    @Slot(int)
+    def _on_cancelled(self, run_id: int) -> None:
+        if not self._end_current(run_id):
+            return
+        self.busy_changed.emit(False)
+        self.run_cancelled.emit(run_id)
+
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Cancel every run and wait for the pools (called when the window closes).
+
+        A file being read cannot be interrupted (the readers take no progress function); its
+        result is dropped.
+        """
+        for worker in self._workers.values():
+            worker.cancel()
+        for worker, _path in self._loaders.values():
+            worker.cancel()
+        self.pool.clear()
+        self.load_pool.clear()
+        done = self.pool.waitForDone(timeout_ms) and self.load_pool.waitForDone(timeout_ms)
+        self._current_load = None
+        self._loaders.clear()
+        if self._current is not None:
+            self._current = None
+            self.busy_changed.emit(False)
+        self._workers.clear()
+        self._run_datasets.clear()
+        return bool(done)
+
+    # export -------------------------------------------------------------------------------
+    def check_current_export(self) -> ExportCheck:
+        """The release check of the current result (no file written)."""
+        if self.result is None:
+            raise InvalidRoles("run a method before exporting")
+        return check_export(self.result)
+
+    def export(self, csv_path: str | Path, override: str | None = None) -> dict[str, Any]:
+        """Write the protected CSV and its report beside it; returns the report.
+
+        Raises :class:`ExportRefused` (check failed without ``override``, or a target is the input).
+        """
+        if self.result is None or self.result_dataset is None:
+            raise InvalidRoles("run a method before exporting")
+        csv_path = Path(csv_path)
+        return export_run(
+            self.result_dataset,
+            self.result,
+            csv_path,
+            report_path_for(csv_path),
+            override=override or None,
+        )

@@ -1,0 +1,457 @@
+"""The main window: panels docked around the groups plot, menus, status bar, errors, export.
+
+MainWindow owns the :class:`AppController` (which owns the run pool). User actions become
+controller calls; :class:`MicroguiError` messages become a message box and a status line, never a
+crash. Closing the window cancels the run and waits for the pool.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from microgui._version import __version__
+from microgui.core.errors import MicroguiError
+from microgui.core.runs import RunResult
+from microgui.qt.controller import AppController, report_path_for
+from microgui.qt.panels.data_panel import DataPanel
+from microgui.qt.panels.results_panel import ResultsPanel
+from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
+from microgui.qt.panels.run_panel import RunPanel
+from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
+from microgui.qt.settings import UiSettings
+
+__all__ = ["MainWindow", "ExportOverrideDialog", "PAPERS"]
+
+#: The papers microgui is built from (see the project's papers list).
+PAPERS: tuple[tuple[str, str], ...] = (
+    (
+        "Sun, Wang, Li, Zhang (2012)",
+        "An approximate microaggregation approach for microdata protection. Expert Systems with Applications 39(2)",
+    ),
+    ("Ramya, Selvaraj, Anandh", "Microaggregation for the protection of microdata"),
+    (
+        "Sulekha, Arumugam",
+        "A survey on microaggregation based privacy preserving data mining techniques",
+    ),
+    (
+        "Domingo-Ferrer, Torra (2005)",
+        "Ordinal, continuous and heterogeneous k-anonymity through microaggregation. Data Mining and Knowledge Discovery 11(2)",
+    ),
+    (
+        "Ramana, Valli Kumari",
+        "Achieving k-anonymity using Minimum Spanning Tree based Partitioning",
+    ),
+)
+
+
+class ExportOverrideDialog(QDialog):
+    """Shows why a protected table fails the release check; exporting anyway needs a typed reason."""
+
+    def __init__(
+        self, problems: tuple[str, ...], target: Path, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export refused by the release check")
+        layout = QVBoxLayout(self)
+        items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
+        text = QLabel(
+            f"<p>The protected table for <b>{html.escape(target.name)}</b> does not pass the release check:</p>"
+            f"<ul>{items}</ul><p>Run again with a valid configuration, or export anyway and give the reason. "
+            "The reason and the problems are recorded in the report.</p>"
+        )
+        text.setWordWrap(True)
+        layout.addWidget(text)
+        self.reason_edit = QLineEdit()
+        self.reason_edit.setPlaceholderText("Reason for releasing this table anyway (required)")
+        layout.addWidget(self.reason_edit)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.export_button = self.buttons.addButton(
+            "Export anyway", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.export_button.setEnabled(False)
+        self.reason_edit.textChanged.connect(
+            lambda t: self.export_button.setEnabled(bool(t.strip()))
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self.resize(520, 260)
+
+    def reason(self) -> str:
+        return self.reason_edit.text().strip()
+
+
+class MainWindow(QMainWindow):
+    """The microgui window. ``exported`` carries the CSV path of a finished export."""
+
+    exported = Signal(object)
+    error_shown = Signal(str)
+
+    def __init__(self, settings: UiSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else UiSettings()
+        self.controller = AppController(self)
+        self.setAcceptDrops(True)
+        self.resize(1400, 900)
+
+        self.plot = ClusterScatterPlot()
+        self.data_panel = DataPanel(self.controller)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.plot, "Groups plot")
+        self.tabs.addTab(self.data_panel, "Data")
+        self.setCentralWidget(self.tabs)
+
+        self.run_panel = RunPanel(self.controller)
+        self.roles_panel = RolesPanel(self.controller)
+        self.results_panel = ResultsPanel(self.controller)
+        self.run_dock = self._dock(
+            "Method", "run_dock", self.run_panel, Qt.DockWidgetArea.LeftDockWidgetArea
+        )
+        self.roles_dock = self._dock(
+            "Columns and roles",
+            "roles_dock",
+            self.roles_panel,
+            Qt.DockWidgetArea.LeftDockWidgetArea,
+        )
+        self.results_dock = self._dock(
+            "Results", "results_dock", self.results_panel, Qt.DockWidgetArea.RightDockWidgetArea
+        )
+        self.resizeDocks([self.run_dock, self.results_dock], [410, 300], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.run_dock, self.roles_dock], [380, 470], Qt.Orientation.Vertical)
+
+        self.dataset_label = QLabel("No table open")
+        self.statusBar().addPermanentWidget(self.dataset_label)
+        self.error_box: QMessageBox | None = None
+        self.override_dialog: ExportOverrideDialog | None = None
+        self.about_box: QMessageBox | None = None
+        self.last_error = ""
+        self._pending_open: Path | None = None
+
+        self._make_menus()
+        ctl = self.controller
+        ctl.dataset_loaded.connect(self._on_dataset_loaded)
+        ctl.roles_changed.connect(self._on_roles_changed)
+        ctl.load_failed.connect(self._on_load_failed)
+        ctl.run_started.connect(
+            lambda _i, spec: self.statusBar().showMessage(f"Running {spec.method}, k = {spec.k}…")
+        )
+        ctl.run_finished.connect(self._on_run_finished)
+        ctl.run_failed.connect(self._on_run_failed)
+        ctl.run_cancelled.connect(lambda _i: self.statusBar().showMessage("Run cancelled.", 5000))
+        ctl.busy_changed.connect(lambda _b: self._update_actions())
+        for panel in (self.roles_panel, self.run_panel):
+            panel.error_occurred.connect(lambda message: self.show_error(message))
+        self._update_title()
+        self._update_actions()
+        self._restore_geometry()
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        )
+        self.addDockWidget(area, dock)
+        return dock
+
+    # menus --------------------------------------------------------------------------------
+    def _make_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self.open_action = QAction("&Open…", self)
+        self.open_action.setShortcut(QKeySequence.StandardKey.Open)
+        self.open_action.triggered.connect(self.open_dialog)
+        self.demo_action = QAction("Open &demo", self)
+        self.demo_action.triggered.connect(self.open_demo)
+        self.recent_menu = QMenu("&Recent files", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.export_action = QAction("&Export protected table…", self)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_action.triggered.connect(self.export_dialog)
+        self.quit_action = QAction("&Quit", self)
+        self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        self.quit_action.triggered.connect(self.close)
+        file_menu.addAction(self.open_action)
+        file_menu.addAction(self.demo_action)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        view_menu = self.menuBar().addMenu("&View")
+        for dock in (self.run_dock, self.roles_dock, self.results_dock):
+            view_menu.addAction(dock.toggleViewAction())
+        help_menu = self.menuBar().addMenu("&Help")
+        self.about_action = QAction("&About microgui", self)
+        self.about_action.triggered.connect(self.show_about)
+        help_menu.addAction(self.about_action)
+        self._fill_recent_menu()
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.settings.recent_files()
+        for path in recent:
+            action = self.recent_menu.addAction(Path(path).name)
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.triggered.connect(lambda _checked=False, p=path: self.open_file(p))
+        if not recent:
+            empty = self.recent_menu.addAction("(none)")
+            empty.setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            clear = self.recent_menu.addAction("Clear list")
+            clear.triggered.connect(self.settings.clear_recent_files)
+
+    def _update_actions(self) -> None:
+        self.export_action.setEnabled(
+            self.controller.result is not None and not self.controller.is_running
+        )
+
+    def _update_title(self) -> None:
+        dataset = self.controller.dataset
+        name = dataset.name if dataset is not None else ""
+        self.setWindowTitle(f"{name} — microgui" if name else "microgui")
+        self.setWindowFilePath(
+            str(dataset.source) if dataset is not None and dataset.source else ""
+        )
+
+    # messages -----------------------------------------------------------------------------
+    def show_error(self, message: str, details: str = "", title: str = "microgui") -> QMessageBox:
+        """Tell the user what went wrong (message box, not blocking, and the status line)."""
+        self.last_error = message
+        short = message if len(message) <= 120 else message[:119] + "…"
+        self.statusBar().showMessage(short, 15000)
+        if self.error_box is not None:
+            self.error_box.close()
+        # Core messages start in lower case (they also end up inside sentences on the CLI).
+        text = message[:1].upper() + message[1:]
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self
+        )
+        if details:
+            box.setDetailedText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+        self.error_box = box
+        box.open()
+        self.error_shown.emit(message)
+        return box
+
+    def show_about(self) -> QMessageBox:
+        papers = "".join(f"<li>{html.escape(a)}: <i>{html.escape(t)}</i></li>" for a, t in PAPERS)
+        box = QMessageBox(self)
+        box.setWindowTitle("About microgui")
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setText(
+            f"<h3>microgui {html.escape(__version__)}</h3>"
+            "<p>Microaggregation for statistical disclosure control: protect microdata so that every "
+            "released record is shared by at least k records on its quasi-identifiers.</p>"
+            f"<p>Built from these papers:</p><ul>{papers}</ul>"
+        )
+        box.setStandardButtons(QMessageBox.StandardButton.Ok)
+        self.about_box = box
+        box.open()
+        return box
+
+    # opening ------------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        from microgui.core.io import file_dialog_filter
+
+        path, _filter = QFileDialog.getOpenFileName(
+            self, "Open a table", self.settings.last_directory(), file_dialog_filter()
+        )
+        if path:
+            self.open_file(path)
+
+    def open_file(self, path: str | Path) -> int:
+        """Start reading a table in the background; returns the load id.
+
+        ``controller.dataset_loaded`` follows on success (the file joins the recent files);
+        on failure the reason is shown and the current table stays.
+        """
+        path = Path(path)
+        self._pending_open = path
+        self.statusBar().showMessage(f"Opening {path.name}…")
+        return self.controller.open_file(path)
+
+    def _on_load_failed(self, path: Any, message: str, details: str) -> None:
+        self._pending_open = None
+        self.show_error(message, details, title=f"Cannot open {Path(path).name}")
+
+    def open_demo(self) -> bool:
+        """Open the bundled demo table (about 4,000 synthetic persons)."""
+        try:
+            self.controller.load_demo()
+        except MicroguiError as exc:
+            self.show_error(str(exc), title="Cannot open the demo")
+            return False
+        return True
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        urls = event.mimeData().urls()
+        if len(urls) == 1 and urls[0].isLocalFile():
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            event.acceptProposedAction()
+            path = urls[0].toLocalFile()
+            # Open after the drop returns, so that the drag source is not kept waiting.
+            QTimer.singleShot(0, lambda: self.open_file(path))
+
+    # controller signals -------------------------------------------------------------------
+    def _on_dataset_loaded(self, dataset: Any) -> None:
+        pending, self._pending_open = self._pending_open, None
+        if (
+            pending is not None
+            and dataset.source is not None
+            and pending.resolve() == Path(dataset.source).resolve()
+        ):
+            self.settings.add_recent_file(pending)
+            self.settings.set_last_directory(pending.resolve().parent)
+        self.plot.clear()
+        self._update_title()
+        self._update_actions()
+        frame = dataset.frame
+        self.dataset_label.setText(
+            f"{dataset.name}: {len(frame):,} records × {len(frame.columns)} columns"
+        )
+        self.statusBar().showMessage(
+            f"Opened {dataset.name}. {roles_summary(dataset.roles)}.", 10000
+        )
+
+    def _on_roles_changed(self, roles: Any) -> None:
+        if self.controller.result_is_stale:
+            self.statusBar().showMessage(
+                f"Roles changed ({roles_summary(roles)}); run again to apply them.", 10000
+            )
+
+    def _on_run_finished(self, _run_id: int, result: Any) -> None:
+        assert isinstance(result, RunResult)
+        self.plot.set_run(result, self.controller.projection)
+        self._update_actions()
+        self.statusBar().showMessage(
+            f"{result.spec.method}, k = {result.spec.k}: {result.n_groups:,} groups, "
+            f"IL = {result.information_loss:.2f} %, {result.seconds:.2f} s",
+            0,
+        )
+
+    def _on_run_failed(self, _run_id: int, message: str, details: str) -> None:
+        self._update_actions()
+        self.show_error(message, details, title="The run failed")
+
+    # export -------------------------------------------------------------------------------
+    def default_export_path(self) -> Path:
+        ctl = self.controller
+        dataset = ctl.result_dataset or ctl.dataset
+        stem = (
+            dataset.source.stem if dataset is not None and dataset.source is not None else "table"
+        )
+        k = ctl.result.spec.k if ctl.result is not None else 0
+        folder = self.settings.last_directory() or (
+            str(dataset.source.parent) if dataset and dataset.source else "."
+        )
+        return Path(folder) / f"{stem}_protected_k{k}.csv"
+
+    def export_dialog(self) -> None:
+        if self.controller.result is None:
+            self.show_error("Run a method before exporting.")
+            return
+        path, _filter = QFileDialog.getSaveFileName(
+            self, "Export the protected table", str(self.default_export_path()), "CSV files (*.csv)"
+        )
+        if path:
+            self.export_to(path)
+
+    def export_to(self, path: str | Path) -> bool:
+        """Export the current result to ``path`` (and its report beside it).
+
+        When the release check fails, the problems are shown in :class:`ExportOverrideDialog`;
+        the export then happens only if the user types a reason and confirms. Returns True when
+        the files were written now.
+        """
+        path = Path(path)
+        if path.suffix == "":
+            path = path.with_suffix(".csv")
+        ctl = self.controller
+        try:
+            check = ctl.check_current_export()
+        except MicroguiError as exc:
+            self.show_error(str(exc), title="Cannot export")
+            return False
+        if ctl.result_is_stale:
+            self.statusBar().showMessage(
+                "Exporting the last run (its roles differ from the current tagging).", 10000
+            )
+        if not check.ok:
+            dialog = ExportOverrideDialog(check.problems, path, self)
+            dialog.accepted.connect(lambda: self._write_export(path, dialog.reason()))
+            self.override_dialog = dialog
+            dialog.open()
+            return False
+        return self._write_export(path, None)
+
+    def _write_export(self, path: Path, override: str | None) -> bool:
+        try:
+            report = self.controller.export(path, override=override)
+        except MicroguiError as exc:
+            self.show_error(str(exc), title="Export refused")
+            return False
+        except OSError as exc:
+            self.show_error(
+                f"Cannot write {path.name}: {exc.strerror or exc}", title="Export failed"
+            )
+            return False
+        self.settings.set_last_directory(path.resolve().parent)
+        note = " (override recorded)" if override else ""
+        self.statusBar().showMessage(
+            f"Exported {report.get('n_records', 0):,} records to {path.name} and the report to "
+            f"{report_path_for(path).name}{note}.",
+            15000,
+        )
+        self.exported.emit(path)
+        return True
+
+    # geometry and closing -----------------------------------------------------------------
+    def _restore_geometry(self) -> None:
+        geometry = self.settings.geometry()
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.window_state()
+        if state is not None:
+            self.restoreState(state)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Cancel the run and wait for the pool before the widgets go away."""
+        self.controller.shutdown()
+        if self.settings.persist:
+            self.settings.set_geometry(QByteArray(self.saveGeometry()))
+            self.settings.set_window_state(QByteArray(self.saveState()))
+            self.settings.sync()
+        for box in (self.error_box, self.about_box, self.override_dialog):
+            if box is not None:
+                box.close()
+        super().closeEvent(event)

@@ -1,0 +1,147 @@
+"""A lazy table model over a pandas DataFrame (STYLE.md §5).
+
+``data()`` formats one cell on demand from a cached numpy array of its column; nothing is copied
+into items, so a million rows scroll as smoothly as a hundred. Sorting reorders an index
+permutation, never the frame. ← glue-qt ``DataTableModel``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+from microgui.core.roles import AttributeRole, RoleMap
+
+__all__ = ["DataFrameModel", "format_cell"]
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+def format_cell(value: Any) -> str:
+    """The text of one cell: missing values empty, floats with up to 10 significant digits."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, float | np.floating):
+        if math.isnan(value):
+            return ""
+        return f"{float(value):.10g}"
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    return str(value)
+
+
+class DataFrameModel(QAbstractTableModel):
+    """Read-only view of a frame; header = column name and, below it, the column's role."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._frame: pd.DataFrame = pd.DataFrame()
+        self._roles: RoleMap | None = None
+        self._names: list[str] = []
+        self._cache: dict[int, np.ndarray] = {}
+        self._numeric: list[bool] = []
+        self._order: np.ndarray | None = None  # row permutation when sorted
+
+    # content ------------------------------------------------------------------------------
+    def set_frame(self, frame: pd.DataFrame | None, roles: RoleMap | None = None) -> None:
+        """Show another frame (the frame is not copied)."""
+        self.beginResetModel()
+        self._frame = frame if frame is not None else pd.DataFrame()
+        self._roles = roles
+        self._names = [str(c) for c in self._frame.columns]
+        self._numeric = [
+            pd.api.types.is_numeric_dtype(self._frame.iloc[:, j])
+            and not pd.api.types.is_bool_dtype(self._frame.iloc[:, j])
+            for j in range(len(self._names))
+        ]
+        self._cache = {}
+        self._order = None
+        self.endResetModel()
+
+    def set_roles(self, roles: RoleMap | None) -> None:
+        """Update the role line of the headers."""
+        self._roles = roles
+        if self._names:
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(self._names) - 1)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self._frame
+
+    def column_array(self, column: int) -> np.ndarray:
+        """The column as a numpy array, converted once and cached (a view for numeric dtypes)."""
+        array = self._cache.get(column)
+        if array is None:
+            series = self._frame.iloc[:, column]
+            if self._numeric[column] and series.dtype.kind in "iuf":
+                array = series.to_numpy()
+            else:
+                array = series.to_numpy(dtype=object, na_value=None)
+            self._cache[column] = array
+        return array
+
+    def source_row(self, row: int) -> int:
+        """The frame row shown at view row ``row``."""
+        return int(self._order[row]) if self._order is not None else row
+
+    # Qt model interface -------------------------------------------------------------------
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._frame)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._names)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return format_cell(self.column_array(index.column())[self.source_row(index.row())])
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            if self._numeric[index.column()]:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Vertical:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return str(self.source_row(section) + 1)
+            return None
+        if section >= len(self._names):
+            return None
+        name = self._names[section]
+        spec = self._roles[name] if self._roles is not None and name in self._roles else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            if spec is None:
+                return name
+            label = "QI" if spec.role is AttributeRole.QUASI_IDENTIFIER else spec.role.label
+            if spec.role is AttributeRole.QUASI_IDENTIFIER:
+                label += f" · {spec.kind.value}"
+            return f"{name}\n{label}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if spec is None:
+                return name
+            return f"{name}: {spec.role.value}, {spec.kind.value}"
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort the view by a column (missing values last); the frame itself is untouched."""
+        if not 0 <= column < len(self._names):
+            return
+        self.layoutAboutToBeChanged.emit()
+        series = self._frame.iloc[:, column].reset_index(drop=True)
+        ascending = order == Qt.SortOrder.AscendingOrder
+        try:
+            ordered = series.sort_values(kind="stable", ascending=ascending, na_position="last")
+        except TypeError:  # mixed types in an object column: compare their text
+            ordered = series.astype("string").sort_values(
+                kind="stable", ascending=ascending, na_position="last"
+            )
+        self._order = ordered.index.to_numpy(dtype=np.int64)
+        self.layoutChanged.emit()

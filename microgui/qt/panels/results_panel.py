@@ -1,0 +1,150 @@
+"""The results panel: information loss and disclosure-risk figures of the last run.
+
+Every figure is read from the run's report (computed in core); this panel only formats them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
+
+from microgui.core.runs import RunResult
+from microgui.qt.controller import AppController
+
+__all__ = ["ResultsPanel", "RESULT_FIELDS"]
+
+#: (key, label, tooltip) of the figures shown, in order.
+RESULT_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("run", "Run", "Method, k and seed of the run shown"),
+    (
+        "information_loss",
+        "Information loss (IL)",
+        "IL = 100·SSE/SST on the z-scored continuous quasi-identifiers",
+    ),
+    ("sse", "SSE", "Within-group sum of squares (z-scores)"),
+    ("sst", "SST", "Total sum of squares (z-scores)"),
+    ("n_groups", "Groups", "Number of groups formed"),
+    ("group_sizes", "Group size (min–max)", "Smallest and largest group"),
+    (
+        "k_anonymity",
+        "k-anonymity level",
+        "Fewest records sharing one combination of protected quasi-identifier values",
+    ),
+    ("seconds", "Time", "Wall-clock time of the run"),
+)
+
+
+class ResultsPanel(QWidget):
+    """Figures of the current result and a histogram of its group sizes."""
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._controller = controller
+        self.value_labels: dict[str, QLabel] = {}
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
+        for key, label, tip in RESULT_FIELDS:
+            value = QLabel("—")
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            value.setToolTip(tip)
+            value.setObjectName(f"result_{key}")
+            name = QLabel(label)
+            name.setToolTip(tip)
+            form.addRow(name, value)
+            self.value_labels[key] = value
+        self.note = QLabel("Run a method to see its information loss and group sizes.")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: #666;")
+
+        self.histogram = pg.PlotWidget()
+        self.histogram.setBackground("w")
+        self.histogram.setMinimumHeight(150)
+        self.histogram.setMenuEnabled(False)
+        self.histogram.setMouseEnabled(x=False, y=False)
+        self.histogram.hideButtons()
+        plot = self.histogram.getPlotItem()
+        plot.setTitle("Group sizes", size="9pt")
+        plot.setLabel("bottom", "records per group")
+        plot.setLabel("left", "groups")
+        plot.showGrid(x=False, y=True, alpha=0.25)
+        self._bars: pg.BarGraphItem | None = None
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(form)
+        layout.addWidget(self.note)
+        layout.addWidget(self.histogram, 1)
+        self.histogram.setVisible(False)
+        layout.addStretch(0)
+
+        controller.dataset_loaded.connect(lambda _d: self.clear())
+        controller.run_finished.connect(self._on_run_finished)
+        controller.roles_changed.connect(lambda _r: self._update_note())
+
+    def clear(self) -> None:
+        for label in self.value_labels.values():
+            label.setText("—")
+        if self._bars is not None:
+            self.histogram.removeItem(self._bars)
+            self._bars = None
+        self.histogram.setVisible(False)
+        self.note.setText("Run a method to see its information loss and group sizes.")
+
+    def _on_run_finished(self, _run_id: int, result: Any) -> None:
+        assert isinstance(result, RunResult)
+        self.show_result(result)
+
+    def show_result(self, result: RunResult) -> None:
+        """Fill in the figures of ``result``."""
+        report = result.report
+        seed = report.get("seed")
+        texts = {
+            "run": f"{report['method']}, k = {report['k']}"
+            + (f", seed {seed}" if seed is not None else ""),
+            "information_loss": f"{float(report['information_loss']):.3f} %",
+            "sse": f"{float(report['sse']):,.2f}",
+            "sst": f"{float(report['sst']):,.2f}",
+            "n_groups": f"{int(report['n_groups']):,} (of {int(report['n_records']):,} records)",
+            "group_sizes": f"{report['min_group_size']} – {report['max_group_size']}",
+            "k_anonymity": self._k_text(int(report["k_anonymity"]), int(report["k"])),
+            "seconds": f"{float(report['seconds']):.2f} s",
+        }
+        for key, text in texts.items():
+            self.value_labels[key].setText(text)
+        self._update_note()
+        self._plot_sizes(report.get("group_size_counts", {}))
+
+    @staticmethod
+    def _k_text(level: int, k: int) -> str:
+        if level >= k:
+            return f"<span style='color:#1a7f37'>{level} ✓ (≥ k = {k})</span>"
+        return f"<span style='color:#b00020'>{level} ✗ (below k = {k})</span>"
+
+    def _update_note(self) -> None:
+        result = self._controller.result
+        if result is None:
+            return
+        basis = str(result.report.get("information_loss_basis", ""))
+        text = f"IL basis: {basis}."
+        if self._controller.result_is_stale:
+            text += " <b>Roles changed since this run: run again before exporting.</b>"
+        self.note.setText(text)
+
+    def _plot_sizes(self, counts: Any) -> None:
+        if self._bars is not None:
+            self.histogram.removeItem(self._bars)
+            self._bars = None
+        if not counts:
+            return
+        sizes = np.array([int(s) for s in counts], dtype=np.float64)
+        heights = np.array([int(c) for c in counts.values()], dtype=np.float64)
+        self.histogram.setVisible(True)
+        self._bars = pg.BarGraphItem(x=sizes, height=heights, width=0.8, brush="#4a7fb5", pen=None)
+        self.histogram.addItem(self._bars)
+        self.histogram.getPlotItem().getAxis("bottom").setTicks([[(s, str(int(s))) for s in sizes]])
+        self.histogram.setXRange(sizes.min() - 0.8, sizes.max() + 0.8, padding=0)
+        self.histogram.setYRange(0, heights.max() * 1.1, padding=0)

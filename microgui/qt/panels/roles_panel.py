@@ -1,0 +1,310 @@
+"""The roles panel: role and kind of every column, and the order of ordinal columns.
+
+Role and kind are chosen in combo boxes (a delegate over :class:`RolesModel`); an ordinal
+column's order is edited in :class:`OrderDialog`, a list the user reorders by dragging or with
+the Up/Down buttons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from microgui.core.errors import MicroguiError
+from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
+from microgui.qt.controller import AppController, category_values
+from microgui.qt.models.roles_model import (
+    KIND_CHOICES,
+    KIND_HELP,
+    ROLE_CHOICES,
+    ROLE_HELP,
+    RolesColumn,
+    RolesModel,
+    role_label,
+)
+
+__all__ = ["RolesPanel", "EnumComboDelegate", "OrderDialog", "roles_summary"]
+
+_Index = QModelIndex | QPersistentModelIndex
+
+#: The order editor lists at most this many categories (a column with more is hardly ordinal).
+MAX_ORDER_CATEGORIES = 500
+
+
+class EnumComboDelegate(QStyledItemDelegate):
+    """A combo box of enum members; the choice is committed as soon as it is picked."""
+
+    def __init__(
+        self,
+        choices: Sequence[Enum],
+        labels: dict[Enum, str],
+        tips: dict[Any, str],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._choices = tuple(choices)
+        self._labels = labels
+        self._tips = tips
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: _Index) -> QWidget:
+        combo = QComboBox(parent)
+        for i, member in enumerate(self._choices):
+            combo.addItem(self._labels[member], member)
+            combo.setItemData(i, self._tips.get(member, ""), Qt.ItemDataRole.ToolTipRole)
+        combo.activated.connect(lambda _i, c=combo: self._commit(c))
+        return combo
+
+    def _commit(self, combo: QComboBox) -> None:
+        self.commitData.emit(combo)
+        self.closeEditor.emit(combo, QStyledItemDelegate.EndEditHint.NoHint)
+
+    def setEditorData(self, editor: QWidget, index: _Index) -> None:
+        assert isinstance(editor, QComboBox)
+        value = index.data(Qt.ItemDataRole.EditRole)
+        pos = editor.findData(value)
+        editor.setCurrentIndex(max(pos, 0))
+
+    def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: _Index) -> None:
+        assert isinstance(editor, QComboBox)
+        model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
+
+
+class OrderDialog(QDialog):
+    """Reorder the categories of an ordinal column (lowest first) by drag and drop or buttons."""
+
+    def __init__(
+        self, column: str, categories: Sequence[str], parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Order of {column}")
+        layout = QVBoxLayout(self)
+        note = QLabel(
+            f"Order the categories of <b>{column}</b> from lowest (top) to highest (bottom). Drag them, or use the buttons."
+        )
+        note.setWordWrap(True)
+        layout.addWidget(note)
+        row = QHBoxLayout()
+        self.list_widget = QListWidget()
+        self.list_widget.addItems(list(categories))
+        self.list_widget.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+        self.list_widget.setDefaultDropAction(Qt.DropAction.MoveAction)
+        if self.list_widget.count():
+            self.list_widget.setCurrentRow(0)
+        row.addWidget(self.list_widget, 1)
+        buttons = QVBoxLayout()
+        self.up_button = QPushButton("Up")
+        self.down_button = QPushButton("Down")
+        self.reverse_button = QPushButton("Reverse")
+        self.up_button.clicked.connect(lambda: self.move_current(-1))
+        self.down_button.clicked.connect(lambda: self.move_current(1))
+        self.reverse_button.clicked.connect(self.reverse)
+        for b in (self.up_button, self.down_button, self.reverse_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        row.addLayout(buttons)
+        layout.addLayout(row)
+        box = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        box.accepted.connect(self.accept)
+        box.rejected.connect(self.reject)
+        layout.addWidget(box)
+        self.resize(360, 420)
+
+    def move_current(self, step: int) -> None:
+        """Move the selected category one place up (-1) or down (+1)."""
+        row = self.list_widget.currentRow()
+        target = row + step
+        if row < 0 or not 0 <= target < self.list_widget.count():
+            return
+        item = self.list_widget.takeItem(row)
+        self.list_widget.insertItem(target, item)
+        self.list_widget.setCurrentRow(target)
+
+    def reverse(self) -> None:
+        items = self.order()
+        self.list_widget.clear()
+        self.list_widget.addItems(items[::-1])
+
+    def order(self) -> list[str]:
+        return [self.list_widget.item(i).text() for i in range(self.list_widget.count())]
+
+
+def roles_summary(roles: RoleMap) -> str:
+    """One line: how many columns play each role."""
+    qis = roles.quasi_identifiers
+    kinds = [f"{len(roles.qi_of_kind(k))} {k.value}" for k in KIND_CHOICES if roles.qi_of_kind(k)]
+    parts = [
+        f"{len(qis)} quasi-identifier{'s' if len(qis) != 1 else ''}"
+        + (f" ({', '.join(kinds)})" if kinds else "")
+    ]
+    if roles.identifiers:
+        parts.append(f"{len(roles.identifiers)} identifier(s) removed")
+    if roles.confidential:
+        parts.append(f"{len(roles.confidential)} confidential")
+    return " · ".join(parts)
+
+
+class RolesPanel(QWidget):
+    """Tag each column; ``error_occurred`` reports a refused edit."""
+
+    error_occurred = Signal(str)
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._controller = controller
+        self.model = RolesModel(controller, self)
+        self.model.edit_failed.connect(self.error_occurred)
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(
+            QAbstractItemView.EditTrigger.CurrentChanged
+            | QAbstractItemView.EditTrigger.SelectedClicked
+            | QAbstractItemView.EditTrigger.DoubleClicked
+        )
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(24)
+        self.view.setAlternatingRowColors(True)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(RolesColumn.NAME, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(RolesColumn.ROLE, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(RolesColumn.KIND, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.role_delegate = EnumComboDelegate(
+            ROLE_CHOICES, {r: role_label(r) for r in ROLE_CHOICES}, dict(ROLE_HELP), self
+        )
+        self.kind_delegate = EnumComboDelegate(
+            KIND_CHOICES, {k: k.label for k in KIND_CHOICES}, dict(KIND_HELP), self
+        )
+        self.view.setItemDelegateForColumn(RolesColumn.ROLE, self.role_delegate)
+        self.view.setItemDelegateForColumn(RolesColumn.KIND, self.kind_delegate)
+        self.view.doubleClicked.connect(self._on_double_clicked)
+        self.view.selectionModel().currentRowChanged.connect(lambda *_: self._update_buttons())
+
+        self.summary = QLabel("Open a table to tag its columns.")
+        self.summary.setWordWrap(True)
+        self.order_button = QPushButton("Edit order…")
+        self.order_button.setToolTip("Order the categories of the selected ordinal column")
+        self.order_button.clicked.connect(self.edit_order_of_current)
+        self.reset_button = QPushButton("Suggest roles")
+        self.reset_button.setToolTip(
+            "Replace all tags by microgui's suggestion from the column contents"
+        )
+        self.reset_button.clicked.connect(self.reset_to_suggested)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.summary)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.order_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.reset_button)
+        layout.addLayout(buttons)
+        self.order_dialog: OrderDialog | None = None
+        controller.roles_changed.connect(self._on_roles_changed)
+        controller.busy_changed.connect(lambda _b: self._update_buttons())
+        self._update_buttons()
+
+    def _on_roles_changed(self, roles: object) -> None:
+        assert isinstance(roles, RoleMap)
+        self.summary.setText(roles_summary(roles))
+        self._update_buttons()
+
+    def _current_row(self) -> int:
+        index = self.view.currentIndex()
+        return index.row() if index.isValid() else -1
+
+    def _update_buttons(self) -> None:
+        row = self._current_row()
+        ordinal = False
+        if 0 <= row < self.model.rowCount():
+            spec = self.model.spec(row)
+            ordinal = (
+                spec.role is AttributeRole.QUASI_IDENTIFIER and spec.kind is AttributeKind.ORDINAL
+            )
+        self.order_button.setEnabled(ordinal)
+        self.reset_button.setEnabled(self._controller.dataset is not None)
+
+    def _on_double_clicked(self, index: QModelIndex) -> None:
+        if index.column() == RolesColumn.ORDER:
+            self.edit_order(index.row())
+
+    def edit_order_of_current(self) -> None:
+        row = self._current_row()
+        if row >= 0:
+            self.edit_order(row)
+
+    def edit_order(self, row: int) -> OrderDialog | None:
+        """Open the order editor of the column in ``row`` (window-modal, not blocking)."""
+        dataset = self._controller.dataset
+        if dataset is None:
+            return None
+        name = self.model.column_name(row)
+        spec = self.model.spec(row)
+        if (
+            spec.role is not AttributeRole.QUASI_IDENTIFIER
+            or spec.kind is not AttributeKind.ORDINAL
+        ):
+            self.error_occurred.emit(
+                f"{name!r} is not an ordinal quasi-identifier; set its kind to ordinal first"
+            )
+            return None
+        present = category_values(dataset.frame[name])
+        categories = list(spec.order) if spec.order else present
+        categories += [c for c in present if c not in categories]
+        if len(categories) > MAX_ORDER_CATEGORIES:
+            self.error_occurred.emit(
+                f"{name!r} has {len(categories)} distinct values, too many to order by hand; tag it continuous or nominal"
+            )
+            return None
+        dialog = OrderDialog(name, categories, self)
+        dialog.accepted.connect(lambda: self._apply_order(name, dialog.order()))
+        self.order_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _apply_order(self, column: str, order: list[str]) -> None:
+        try:
+            self._controller.set_order(column, order)
+        except MicroguiError as exc:
+            self.error_occurred.emit(str(exc))
+
+    def reset_to_suggested(self) -> None:
+        from microgui.core.dataset import suggest_roles
+
+        dataset = self._controller.dataset
+        if dataset is None:
+            return
+        try:
+            self._controller.set_roles(suggest_roles(dataset.frame))
+        except MicroguiError as exc:
+            self.error_occurred.emit(str(exc))

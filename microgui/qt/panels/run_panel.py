@@ -1,0 +1,296 @@
+"""The run panel: method, k, the method's parameters, seed; Run, Cancel and the progress bar.
+
+Widgets for the parameters are made from the method's :class:`ParamSpec` list (bool → check box,
+choices → combo box, int/float → spin box, text → line edit), so a new method needs no Qt code.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from microgui.core.errors import MicroguiError
+from microgui.core.methods.base import Method, ParamSpec, resolve_params
+from microgui.core.runs import RunResult, RunSpec
+from microgui.qt.controller import AppController
+
+__all__ = ["RunPanel", "make_param_widget", "param_widget_value", "param_label"]
+
+_INT_LIMIT = 2_147_483_647
+
+
+def param_label(name: str) -> str:
+    """'rescale_variance' → 'Rescale variance'."""
+    text = name.replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+def make_param_widget(spec: ParamSpec) -> QWidget:
+    """The editor widget of one method parameter, set to its default."""
+    widget: QWidget
+    if spec.type is bool:
+        box = QCheckBox(param_label(spec.name))
+        box.setChecked(bool(spec.default))
+        widget = box
+    elif spec.choices is not None:
+        combo = QComboBox()
+        combo.addItems(list(spec.choices))
+        combo.setCurrentText(str(spec.default))
+        widget = combo
+    elif spec.type is int:
+        spin = QSpinBox()
+        spin.setRange(
+            int(spec.minimum) if spec.minimum is not None else -_INT_LIMIT,
+            int(spec.maximum) if spec.maximum is not None else _INT_LIMIT,
+        )
+        spin.setValue(int(spec.default))
+        widget = spin
+    elif spec.type is float:
+        dspin = QDoubleSpinBox()
+        dspin.setDecimals(4)
+        dspin.setRange(
+            float(spec.minimum) if spec.minimum is not None else -1e12,
+            float(spec.maximum) if spec.maximum is not None else 1e12,
+        )
+        dspin.setValue(float(spec.default))
+        widget = dspin
+    else:
+        line = QLineEdit(str(spec.default if spec.default is not None else ""))
+        widget = line
+    widget.setToolTip(spec.help)
+    widget.setObjectName(f"param_{spec.name}")
+    return widget
+
+
+def param_widget_value(widget: QWidget) -> Any:
+    """The value a parameter widget holds (in the parameter's type)."""
+    if isinstance(widget, QCheckBox):
+        return widget.isChecked()
+    if isinstance(widget, QComboBox):
+        return widget.currentText()
+    if isinstance(widget, QSpinBox):
+        return widget.value()
+    if isinstance(widget, QDoubleSpinBox):
+        return widget.value()
+    if isinstance(widget, QLineEdit):
+        return widget.text()
+    raise TypeError(f"not a parameter widget: {widget!r}")
+
+
+def set_param_widget_value(widget: QWidget, value: Any) -> None:
+    if isinstance(widget, QCheckBox):
+        widget.setChecked(bool(value))
+    elif isinstance(widget, QComboBox):
+        widget.setCurrentText(str(value))
+    elif isinstance(widget, QSpinBox):
+        widget.setValue(int(value))
+    elif isinstance(widget, QDoubleSpinBox):
+        widget.setValue(float(value))
+    elif isinstance(widget, QLineEdit):
+        widget.setText(str(value))
+
+
+class RunPanel(QWidget):
+    """Choose and start a run; ``error_occurred`` reports a parameter the core refused."""
+
+    error_occurred = Signal(str)
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._controller = controller
+        self._methods: dict[str, Method] = {}
+        self.param_widgets: dict[str, QWidget] = {}
+
+        self.method_combo = QComboBox()
+        self.method_combo.currentIndexChanged.connect(self._on_method_changed)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.k_spin = QSpinBox()
+        self.k_spin.setRange(2, 2)
+        self.k_spin.setToolTip(
+            "Minimum number of records per group: every released record is shared by at least k records"
+        )
+        self.seed_spin = QSpinBox()
+        self.seed_spin.setRange(-1, _INT_LIMIT)
+        self.seed_spin.setSpecialValueText("random")
+        self.seed_spin.setToolTip(
+            "Seed of the run's random numbers (recorded in the report); 'random' draws one"
+        )
+        self.params_box = QGroupBox("Parameters")
+        self.params_form = QFormLayout(self.params_box)
+        self.params_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+
+        self.run_button = QPushButton("Run")
+        self.run_button.setDefault(True)
+        self.run_button.setToolTip("Microaggregate the quasi-identifiers with these settings")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(controller.cancel_run)
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setRange(0, 1000)
+        self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("%p %")
+        self.status_label = QLabel("Open a table to start.")
+        self.status_label.setWordWrap(True)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Method", self.method_combo)
+        form.addRow(self.summary)
+        form.addRow("k", self.k_spin)
+        form.addRow("Seed", self.seed_spin)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button, 1)
+        buttons.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(form)
+        layout.addWidget(self.params_box)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress_bar)
+        layout.addWidget(self.status_label)
+        layout.addStretch(1)
+
+        self._load_methods()
+        controller.dataset_loaded.connect(self._on_dataset_loaded)
+        controller.run_started.connect(self._on_run_started)
+        controller.run_progress.connect(self._on_run_progress)
+        controller.run_finished.connect(self._on_run_finished)
+        controller.run_failed.connect(self._on_run_failed)
+        controller.run_cancelled.connect(self._on_run_cancelled)
+        controller.busy_changed.connect(self._update_buttons)
+        self._update_buttons()
+
+    # methods and parameters ---------------------------------------------------------------
+    def _load_methods(self) -> None:
+        self.method_combo.blockSignals(True)
+        self.method_combo.clear()
+        for method in self._controller.methods():
+            self._methods[method.name] = method
+            self.method_combo.addItem(f"{method.name} — {method.title}", method.name)
+            self.method_combo.setItemData(
+                self.method_combo.count() - 1, method.summary, Qt.ItemDataRole.ToolTipRole
+            )
+        self.method_combo.blockSignals(False)
+        self._on_method_changed()
+
+    @property
+    def method(self) -> Method | None:
+        return self._methods.get(str(self.method_combo.currentData()))
+
+    def _on_method_changed(self, _index: int = 0) -> None:
+        method = self.method
+        while self.params_form.rowCount():
+            self.params_form.removeRow(0)
+        self.param_widgets = {}
+        if method is None:
+            self.summary.setText("")
+            return
+        kinds = ", ".join(sorted(k.value for k in method.kinds))
+        self.summary.setText(
+            f"{html.escape(method.summary)}<br><span style='color:#666'>Quasi-identifiers: {kinds}. "
+            f"Source: {html.escape(method.citation)}</span>"
+        )
+        self.summary.setToolTip(method.description)
+        for spec in method.all_params:
+            widget = make_param_widget(spec)
+            self.param_widgets[spec.name] = widget
+            if isinstance(widget, QCheckBox):
+                self.params_form.addRow(widget)
+            else:
+                self.params_form.addRow(param_label(spec.name), widget)
+        self.params_box.setVisible(bool(method.all_params))
+
+    def select_method(self, name: str) -> None:
+        pos = self.method_combo.findData(name)
+        if pos < 0:
+            raise MicroguiError(f"unknown method {name!r}")
+        self.method_combo.setCurrentIndex(pos)
+
+    def set_spec(self, spec: RunSpec) -> None:
+        """Show ``spec`` in the widgets (method, k, parameters, seed)."""
+        self.select_method(spec.method)
+        self.k_spin.setValue(spec.k)
+        for name, value in spec.params:
+            if name in self.param_widgets:
+                set_param_widget_value(self.param_widgets[name], value)
+        self.seed_spin.setValue(-1 if spec.seed is None else spec.seed)
+
+    def spec(self) -> RunSpec:
+        """The run the widgets describe."""
+        method = self.method
+        if method is None:
+            raise MicroguiError("no method is available")
+        params = {name: param_widget_value(w) for name, w in self.param_widgets.items()}
+        seed = self.seed_spin.value()
+        return RunSpec.make(method.name, self.k_spin.value(), params, None if seed < 0 else seed)
+
+    # running ------------------------------------------------------------------------------
+    def run(self) -> int | None:
+        """Start a run with the current settings (what the Run button does); returns its id."""
+        try:
+            spec = self.spec()
+            method = self.method
+            assert method is not None
+            resolve_params(method, spec.param_dict)
+            return self._controller.start_run(spec)
+        except MicroguiError as exc:
+            self.status_label.setText(str(exc))
+            self.error_occurred.emit(str(exc))
+            return None
+
+    def _update_buttons(self, _busy: bool = False) -> None:
+        busy = self._controller.is_running
+        has_data = self._controller.dataset is not None
+        self.run_button.setEnabled(has_data and not busy and self.method is not None)
+        self.cancel_button.setEnabled(busy)
+
+    def _on_dataset_loaded(self, dataset: Any) -> None:
+        self.k_spin.setRange(2, max(2, int(dataset.n_records)))
+        self.set_spec(self._controller.default_spec())
+        self.progress_bar.setValue(0)
+        self.status_label.setText(f"{dataset.n_records:,} records. Choose k and press Run.")
+        self._update_buttons()
+
+    def _on_run_started(self, _run_id: int, spec: Any) -> None:
+        self.progress_bar.setValue(0)
+        self.status_label.setText(f"Running {spec.method}, k = {spec.k}…")
+
+    def _on_run_progress(self, _run_id: int, fraction: float, status: str) -> None:
+        self.progress_bar.setValue(round(fraction * 1000))
+        if status and status != "done":
+            self.status_label.setText(f"{status[:1].upper()}{status[1:]}…")
+
+    def _on_run_finished(self, _run_id: int, result: Any) -> None:
+        assert isinstance(result, RunResult)
+        self.progress_bar.setValue(1000)
+        self.status_label.setText(
+            f"Done in {result.seconds:.2f} s: {result.n_groups:,} groups, IL = {result.information_loss:.2f} %."
+        )
+
+    def _on_run_failed(self, _run_id: int, message: str, _details: str) -> None:
+        self.progress_bar.setValue(0)
+        self.status_label.setText(f"Run failed: {message}")
+
+    def _on_run_cancelled(self, _run_id: int) -> None:
+        self.progress_bar.setValue(0)
+        self.status_label.setText("Run cancelled.")

@@ -1,0 +1,69 @@
+"""Fixtures of the Qt tests: offscreen platform, isolated settings, no dangling run threads."""
+
+from __future__ import annotations
+
+import os
+
+# Before any QApplication exists (pytest-qt creates it lazily, in the first test that needs it).
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QSettings, QThreadPool  # noqa: E402
+
+from microgui.qt.main_window import MainWindow  # noqa: E402
+from microgui.qt.settings import UiSettings  # noqa: E402
+from microgui.qt.workers import live_run_pools  # noqa: E402
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Qt warnings fail the Qt tests (STYLE.md §8), except the offscreen platform's notice that it
+    cannot size native windows, which says nothing about microgui."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+            item.add_marker(
+                pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+            )
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every test writes its QSettings under its own temporary folder, never the user's."""
+    folder = tmp_path_factory.mktemp("qsettings")
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    yield folder
+
+
+@pytest.fixture(autouse=True)
+def _no_dangling_run_threads() -> Iterator[None]:
+    """Fail a test that leaves a run pool (or the global pool) with a running thread.
+
+    Autouse, so it is set up before and torn down after ``qtbot``, which closes the test's
+    widgets (and so the windows' pools) first. ← napari ``_dangling_qthread_pool``.
+    """
+    yield
+    busy = [p for p in [*live_run_pools(), QThreadPool.globalInstance()] if p.activeThreadCount()]
+    for pool in busy:
+        pool.waitForDone(30_000)  # do not let the thread outlive the test session
+    if busy:
+        pytest.fail(f"{len(busy)} thread pool(s) still had running threads after the test")
+
+
+@pytest.fixture
+def window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
+    """A shown main window with isolated settings; closed (pool drained) at teardown."""
+    win = MainWindow(UiSettings())
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+@pytest.fixture
+def demo_window(window: MainWindow) -> MainWindow:
+    """The main window with the demo table open."""
+    assert window.open_demo(), window.last_error
+    return window

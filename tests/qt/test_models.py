@@ -1,0 +1,148 @@
+"""The Qt item models: lazy over a million rows; role edits go through the controller."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTableView
+
+from microgui.core.dataset import Dataset
+from microgui.core.roles import AttributeKind, AttributeRole
+from microgui.qt.controller import AppController, category_values
+from microgui.qt.main_window import MainWindow
+from microgui.qt.models.dataframe_model import DataFrameModel, format_cell
+from microgui.qt.models.roles_model import RolesColumn, RolesModel
+
+DISPLAY = Qt.ItemDataRole.DisplayRole
+
+
+def test_dataframe_model_is_lazy_over_a_million_rows(qtbot) -> None:
+    n = 1_000_000
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "income": rng.normal(50_000, 9_000, n),
+            "age": rng.integers(18, 90, n),
+            "region": pd.Series(rng.choice(["north", "south"], n), dtype=object),
+        }
+    )
+    dataset = Dataset.from_frame(frame)
+    model = DataFrameModel()
+    model.set_frame(frame, dataset.roles)
+    assert model.rowCount() == n and model.columnCount() == 3
+    # numeric columns are read in place, not copied
+    assert np.shares_memory(model.column_array(0), frame["income"].to_numpy())
+    last = model.index(n - 1, 0)
+    assert model.data(last, DISPLAY) == f"{frame['income'].iloc[-1]:.10g}"
+    assert model.data(model.index(n - 1, 2), DISPLAY) == frame["region"].iloc[-1]
+    assert model.headerData(1, Qt.Orientation.Horizontal, DISPLAY) == "age\nQI · continuous"
+
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.verticalHeader().setDefaultSectionSize(22)
+    view.setModel(model)
+    view.resize(600, 400)
+    view.show()
+    view.scrollToBottom()
+    view.scrollTo(model.index(n // 2, 0))
+    view.viewport().repaint()
+
+    model.sort(0, Qt.SortOrder.DescendingOrder)
+    assert model.data(model.index(0, 0), DISPLAY) == f"{frame['income'].max():.10g}"
+    assert model.headerData(0, Qt.Orientation.Vertical, DISPLAY) == str(
+        int(frame["income"].idxmax()) + 1
+    )
+
+
+def test_dataframe_model_formats_missing_values_and_sorts_them_last() -> None:
+    frame = pd.DataFrame({"x": [2.5, np.nan, 1.0], "t": ["b", None, "a"]})
+    model = DataFrameModel()
+    model.set_frame(frame)
+    assert model.data(model.index(1, 0), DISPLAY) == ""
+    assert model.data(model.index(1, 1), DISPLAY) == ""
+    model.sort(0)
+    assert [model.data(model.index(r, 0), DISPLAY) for r in range(3)] == ["1", "2.5", ""]
+    assert format_cell(True) == "true" and format_cell(3) == "3"
+
+
+@pytest.fixture
+def controller(qtbot) -> AppController:  # type: ignore[no-untyped-def]
+    ctl = AppController()
+    frame = pd.DataFrame(
+        {
+            "id": [f"r{i}" for i in range(30)],
+            "income": np.linspace(1000, 4000, 30),
+            "size": [1, 2, 3, 10, 20] * 6,
+            "colour": ["red", "blue", "green"] * 10,
+        }
+    )
+    ctl.set_dataset(Dataset.from_frame(frame))
+    return ctl
+
+
+def test_roles_model_edits_go_to_the_controller(controller: AppController, qtbot) -> None:
+    model = RolesModel(controller)
+    assert [model.column_name(r) for r in range(model.rowCount())] == [
+        "id",
+        "income",
+        "size",
+        "colour",
+    ]
+    assert model.index(0, RolesColumn.ROLE).data() == "Identifier"
+    colour = model.index(3, RolesColumn.ROLE)
+    assert not (model.flags(model.index(3, RolesColumn.KIND)) & Qt.ItemFlag.ItemIsEditable)
+
+    with qtbot.waitSignal(controller.roles_changed):
+        assert model.setData(colour, "quasi-identifier")  # text from a delegate also works
+    assert controller.roles is not None
+    assert controller.roles["colour"].role is AttributeRole.QUASI_IDENTIFIER
+    assert model.flags(model.index(3, RolesColumn.KIND)) & Qt.ItemFlag.ItemIsEditable
+
+    # a numeric column made ordinal gets its values in numeric order (10 after 3, not after 1)
+    assert model.setData(model.index(2, RolesColumn.KIND), AttributeKind.ORDINAL)
+    assert controller.roles["size"].order == ("1", "2", "3", "10", "20")
+    assert model.index(2, RolesColumn.ORDER).data() == "1 < 2 < 3 < 10 < 20"
+
+    with qtbot.waitSignal(model.edit_failed) as blocker:
+        assert not model.setData(colour, "secret agent")
+    assert "secret agent" in blocker.args[0]
+
+
+def test_category_values_orders_numbers_numerically() -> None:
+    assert category_values(pd.Series([3.0, 10.0, 1.0, np.nan, 3.0])) == ["1", "3", "10"]
+    assert category_values(pd.Series(["b", "a", "c", "a"])) == ["a", "b", "c"]
+
+
+def test_order_dialog_reorders_an_ordinal_column(demo_window: MainWindow, qtbot) -> None:
+    panel = demo_window.roles_panel
+    ctl = demo_window.controller
+    assert ctl.roles is not None
+    row = next(
+        r for r in range(panel.model.rowCount()) if panel.model.column_name(r) == "education"
+    )
+    before = list(ctl.roles["education"].order or ())
+    panel.view.setCurrentIndex(panel.model.index(row, RolesColumn.NAME))
+    assert panel.order_button.isEnabled()
+    qtbot.mouseClick(panel.order_button, Qt.MouseButton.LeftButton)
+    dialog = panel.order_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.order() == before
+    dialog.list_widget.setCurrentRow(0)
+    qtbot.mouseClick(dialog.down_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(dialog.up_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(dialog.down_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(ctl.roles_changed):
+        dialog.accept()
+    assert list(ctl.roles["education"].order or ()) == [before[1], before[0], *before[2:]]
+    assert panel.model.index(row, RolesColumn.ORDER).data().startswith(f"{before[1]} < {before[0]}")
+
+
+def test_order_dialog_refuses_a_column_that_is_not_ordinal(demo_window: MainWindow, qtbot) -> None:
+    panel = demo_window.roles_panel
+    row = next(r for r in range(panel.model.rowCount()) if panel.model.column_name(r) == "income")
+    with qtbot.waitSignal(panel.error_occurred):
+        assert panel.edit_order(row) is None
+    assert "income" in demo_window.last_error
+    demo_window.error_box.close()  # type: ignore[union-attr]

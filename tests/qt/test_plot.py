@@ -1,0 +1,171 @@
+"""The cluster scatter plot: layers, shared brushes, axis choices, sampling above the threshold."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from qt_helpers import large_continuous_dataset
+
+from microgui.core.methods import base as methods_base
+from microgui.core.methods.base import Method, MethodInput, MethodOutput
+from microgui.core.projection import pca_2d, qi_projection
+from microgui.core.roles import AttributeKind
+from microgui.core.runs import RunResult, RunSpec
+from microgui.qt.main_window import MainWindow
+from microgui.qt.plots.cluster_scatter import (
+    PC1,
+    PC2,
+    ClusterScatterPlot,
+    ScatterOptions,
+    sample_indices,
+)
+from microgui.qt.plots.palette import ClusterPalette
+
+RUN_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture
+def demo_result(demo_window: MainWindow, qtbot) -> RunResult:  # type: ignore[no-untyped-def]
+    ctl = demo_window.controller
+    with qtbot.waitSignal(ctl.run_finished, timeout=RUN_TIMEOUT_MS) as blocker:
+        ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
+    result = blocker.args[1]
+    assert isinstance(result, RunResult)
+    return result
+
+
+def test_plot_shows_groups_with_shared_brushes(
+    demo_window: MainWindow, demo_result: RunResult
+) -> None:
+    plot = demo_window.plot
+    assert plot.axis_choices() == [PC1, PC2, "age", "hours_per_week", "income", "wealth"]
+    assert (plot.options.x_axis, plot.options.y_axis) == (PC1, PC2)
+    brushes = plot.records_item.data["brush"]
+    assert len(brushes) == 4000
+    # K shared QBrush objects, not one per point (the symbol atlas keys on identity)
+    assert len({id(b) for b in brushes}) <= len(plot.cluster_palette)
+    assert {id(b) for b in brushes} <= {id(b) for b in plot.cluster_palette.brushes}
+    assert len(plot.protected_item.data) == demo_result.n_groups
+    assert "4,000 records in 800 groups" in plot.title_text()
+    assert "PC1" in plot.plot_item.getAxis("bottom").labelText
+    assert "z-score" in plot.plot_item.getAxis("bottom").labelText
+    assert plot.sampled is None
+
+
+def test_choosing_axes_shows_original_units(
+    demo_window: MainWindow, demo_result: RunResult
+) -> None:
+    plot = demo_window.plot
+    plot.x_combo.setCurrentIndex(plot.x_combo.findData("age"))
+    plot.y_combo.setCurrentIndex(plot.y_combo.findData("income"))
+    assert (plot.options.x_axis, plot.options.y_axis) == ("age", "income")
+    assert plot.plot_item.getAxis("bottom").labelText == "age (original units)"
+    assert plot.plot_item.getAxis("left").labelText == "income (original units)"
+    frame = demo_window.controller.dataset.frame  # type: ignore[union-attr]
+    np.testing.assert_allclose(plot.records_item.data["x"], frame["age"].to_numpy(dtype=float))
+    # the protected layer is the group means (MDAV-generic: continuous QIs are averaged)
+    xs = np.sort(plot.protected_item.data["x"])
+    firsts = np.unique(demo_result.labels, return_index=True)[1]
+    np.testing.assert_allclose(
+        xs, np.sort(demo_result.protected["age"].to_numpy(dtype=float)[firsts])
+    )
+    plot.protected_check.setChecked(False)
+    assert len(plot.protected_item.data) == 0
+
+
+def test_above_the_threshold_a_seeded_sample_is_drawn(
+    demo_window: MainWindow, demo_result: RunResult, qtbot
+) -> None:
+    plot = ClusterScatterPlot(options=ScatterOptions(max_points=1000))
+    qtbot.addWidget(plot)
+    plot.set_run(demo_result, demo_window.controller.projection)
+    assert plot.sampled == 1000 and len(plot.records_item.data) == 1000
+    assert "Random sample of 1,000 of 4,000 records (seed 0)" in plot.title_text()
+    first = plot.records_item.data["x"].copy()
+    plot.redraw()
+    np.testing.assert_array_equal(plot.records_item.data["x"], first)  # same seed, same sample
+    assert sample_indices(10, 100, 0) is None
+    idx = sample_indices(1000, 10, 3)
+    assert idx is not None and len(np.unique(idx)) == 10 and np.all(np.diff(idx) > 0)
+
+
+def test_palette_maps_labels_to_the_same_objects() -> None:
+    palette = ClusterPalette()
+    brushes = palette.brushes_for(np.array([0, 1, len(palette), 1]))
+    assert brushes[0] is brushes[2] and brushes[1] is brushes[3] and brushes[0] is not brushes[1]
+
+
+def test_pca_2d_finds_the_main_direction() -> None:
+    rng = np.random.default_rng(1)
+    t = rng.normal(size=500)
+    x = np.column_stack([t, 2 * t, rng.normal(scale=0.01, size=500)])
+    pca = pca_2d(x)
+    np.testing.assert_allclose(
+        np.abs(pca.components[0]), np.array([1, 2, 0]) / np.sqrt(5), atol=1e-3
+    )
+    assert (
+        pca.explained_ratio[0] > 0.999
+        and pca.components[0][np.argmax(np.abs(pca.components[0]))] > 0
+    )
+    single = pca_2d(t[:, None])
+    assert single.explained_ratio.tolist() == [1.0, 0.0]
+    assert single.transform(t[:, None]).shape == (500, 2)
+    with pytest.raises(ValueError):
+        pca_2d(np.empty((3, 0)))
+
+
+def test_qi_projection_places_protected_records_on_the_same_axes(demo_result: RunResult) -> None:
+    proj = qi_projection(demo_result)
+    assert proj is not None
+    assert proj.columns == ("age", "hours_per_week", "income", "wealth", "education")
+    assert proj.original.shape == proj.protected.shape == (4000, 2)
+    assert np.isfinite(proj.protected).all()
+    # members of a group share one protected position
+    labels = demo_result.labels
+    members = np.flatnonzero(labels == labels[0])
+    assert np.ptp(proj.protected[members], axis=0).max() < 1e-9
+    # the original scores are centred
+    np.testing.assert_allclose(proj.original.mean(axis=0), 0.0, atol=1e-9)
+
+
+def _blocks_of_k(inp: MethodInput) -> MethodOutput:
+    return MethodOutput(labels=np.arange(inp.dataset.n_records, dtype=np.int64) // inp.k)
+
+
+@pytest.fixture
+def block_method() -> Iterator[str]:
+    """A fake, instant method for this module only: consecutive rows in groups of k."""
+    name = "test-blocks"
+    methods_base.register(
+        Method(
+            name=name,
+            title="Blocks (test)",
+            summary="consecutive rows in groups of k",
+            description="test only",
+            citation="none",
+            kinds=frozenset(AttributeKind),
+            run=_blocks_of_k,
+        )
+    )
+    yield name
+    methods_base._REGISTRY.pop(name, None)
+
+
+def test_200k_records_are_sampled_and_drawn_within_budget(
+    window: MainWindow, block_method: str, qtbot
+) -> None:
+    ctl = window.controller
+    ctl.set_dataset(large_continuous_dataset(n=200_000, d=4))
+    with qtbot.waitSignal(ctl.run_finished, timeout=RUN_TIMEOUT_MS):
+        ctl.start_run(RunSpec.make(block_method, 5))
+    plot = window.plot
+    assert plot.sampled == 100_000 and len(plot.records_item.data) == 100_000
+    assert "Random sample of 100,000 of 200,000 records" in plot.title_text()
+    started = time.perf_counter()
+    plot.set_axes("x0", "x1")
+    window.grab()  # lay out and paint everything once
+    elapsed = time.perf_counter() - started
+    assert elapsed < 5.0, f"redrawing 100k points took {elapsed:.2f} s"
