@@ -158,6 +158,18 @@ def _parse_params(values: Sequence[str] | None) -> dict[str, str]:
     return out
 
 
+def _parse_hierarchies(values: Sequence[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values or ():
+        col, sep, path = value.partition("=")
+        if not sep or not col.strip() or not path.strip():
+            raise _UsageError(f"--hierarchy {value!r}: give COL=FILE")
+        if col.strip() in out:
+            raise _UsageError(f"--hierarchy gives two files for column {col.strip()!r}")
+        out[col.strip()] = path.strip()
+    return out
+
+
 class _UsageError(Exception):
     pass
 
@@ -222,6 +234,7 @@ def _protect(args: argparse.Namespace) -> int:
             raise _UsageError(f"--seed {args.seed!r} is not a whole number") from None
     ordinal = _parse_ordinal(args.ordinal)
     params = _parse_params(args.param)
+    hierarchies = _parse_hierarchies(args.hierarchy)
     loaded = read_table(src)
     roles = roles_from_lists(
         [str(c) for c in loaded.frame.columns],
@@ -232,7 +245,7 @@ def _protect(args: argparse.Namespace) -> int:
         nominal=_split(args.nominal),
     )
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
-    result = run_protection(dataset, RunSpec.make(args.method, args.k, params, seed))
+    result = run_protection(dataset, RunSpec.make(args.method, args.k, params, seed, hierarchies))
     report = export_run(
         dataset,
         result,

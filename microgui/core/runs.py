@@ -32,20 +32,33 @@ class RunSpec:
     """Every parameter of a run: what we save, compare and re-run.
 
     ``params`` holds the raw ``--param`` values by name (parsed against the method when run);
-    ``seed`` seeds the run's ``numpy.random.Generator`` (None: a fresh one, recorded in the report).
+    ``seed`` seeds the run's ``numpy.random.Generator`` (None: a fresh one, recorded in the report);
+    ``hierarchies`` maps a column to the generalization hierarchy file given for it.
     """
 
     method: str
     k: int
     params: tuple[tuple[str, Any], ...] = ()
     seed: int | None = None
+    hierarchies: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def make(
-        cls, method: str, k: int | str, params: Mapping[str, Any] | None = None, seed: int | None = None
+        cls,
+        method: str,
+        k: int | str,
+        params: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        hierarchies: Mapping[str, str] | None = None,
     ) -> RunSpec:
         """A spec from loose values; ``k`` must be a whole number (its range is checked on the run)."""
-        return cls(method=method, k=parse_k(k), params=tuple(sorted((params or {}).items())), seed=seed)
+        return cls(
+            method=method,
+            k=parse_k(k),
+            params=tuple(sorted((params or {}).items())),
+            seed=seed,
+            hierarchies=tuple(sorted((str(c), str(p)) for c, p in (hierarchies or {}).items())),
+        )
 
     @property
     def param_dict(self) -> dict[str, Any]:
@@ -57,6 +70,7 @@ class RunSpec:
             "k": self.k,
             "parameters": self.param_dict,
             "seed": self.seed,
+            "hierarchies": dict(self.hierarchies),
         }
 
 
@@ -71,6 +85,7 @@ class RunResult:
     report: Mapping[str, Any]
     qi: QIMatrix = field(repr=False)
     seconds: float = 0.0
+    artifacts: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def n_groups(self) -> int:
@@ -129,6 +144,7 @@ def run_protection(
             params=params,
             rng=rng,
             progress=sub_progress(progress, 0.0, 0.9),
+            hierarchies=_load_hierarchies(spec, dataset),
         )
     )
     labels = np.asarray(output.labels, dtype=np.int64)
@@ -157,7 +173,22 @@ def run_protection(
         report=report,
         qi=qi,
         seconds=seconds,
+        artifacts=dict(output.artifacts),
     )
+
+
+def _load_hierarchies(spec: RunSpec, dataset: Dataset) -> dict[str, Any]:
+    """Read the hierarchy files named in the spec (``microgui.core.hierarchy``)."""
+    if not spec.hierarchies:
+        return {}
+    from microgui.core.hierarchy import load_hierarchy
+
+    out: dict[str, Any] = {}
+    for column, path in spec.hierarchies:
+        if column not in dataset.frame.columns:
+            raise InvalidRoles(f"--hierarchy names column {column!r}, which is not in the table")
+        out[column] = load_hierarchy(path)
+    return out
 
 
 def _check_kinds(method: Method, roles: RoleMap) -> None:

@@ -108,6 +108,8 @@ class MethodInput:
     params: Mapping[str, Any]
     rng: np.random.Generator
     progress: ProgressFn = no_progress
+    #: generalization hierarchies by column (``--hierarchy COL=FILE``), loaded by the run
+    hierarchies: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -118,11 +120,14 @@ class MethodOutput:
     ``protected_qi``: for methods that make their own quasi-identifier values (generalization),
     a frame with one column per quasi-identifier; None means "aggregate the groups".
     ``extra``: JSON-serializable entries added to the run report.
+    ``artifacts``: anything a view needs that does not belong in the report (arrays of MST edges,
+    a dependency tree object, equivalence classes); kept on the :class:`RunResult`.
     """
 
     labels: np.ndarray
     protected_qi: pd.DataFrame | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    artifacts: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
