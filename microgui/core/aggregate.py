@@ -91,7 +91,10 @@ def rescale_variance(protected: np.ndarray, original: np.ndarray) -> np.ndarray:
     m2 = protected.var(axis=0)
     mu1 = original.mean(axis=0)
     mu2 = original.var(axis=0)
-    scale = np.where(m2 > 0, np.sqrt(np.divide(mu2, m2, out=np.ones_like(m2), where=m2 > 0)), 1.0)
+    # A column of identical values is constant even though its computed variance may be ~1e-34
+    # (its mean rounds); scaling by sqrt(mu2/m2) would then shift it by one standard deviation.
+    varies = (m2 > 0) & (np.ptp(protected, axis=0) > 0) if len(protected) else m2 > 0
+    scale = np.where(varies, np.sqrt(np.divide(mu2, m2, out=np.ones_like(m2), where=varies)), 1.0)
     return (protected - m1) * scale + mu1
 
 

@@ -1,0 +1,292 @@
+"""``python -m microgui.bench``: how long the methods take, as a table.
+
+Each row is a :class:`BenchCase` in :data:`CASES`; a new method adds its rows there. Data are
+synthetic and seeded (:func:`correlated_data`), z-scored as a run would; the time is the partition
+step alone (the numba JIT is warmed up first and its compile or cache-load time printed apart),
+except for rows marked "run", which time the whole ``run_protection`` (validation, partition,
+aggregation, report). IL = 100·SSE/SST on the z-scores (``002_f464918b99c38812.txt`` §III).
+"max gap" is the longest time between two progress calls, i.e. how late a cancel can take
+effect; "vs" is the reference row's time over the fast row's at the same n, d and k.
+
+Options: ``--quick`` (only n <= 10,000), ``--only NAME`` (rows of one method), ``--repeat R``
+(best of R timings; by default 3 for rows under a second, else 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import pandas as pd
+
+from microgui.core.aggregate import group_means
+from microgui.core.dataset import Dataset
+from microgui.core.methods import mdav as mdav_module
+from microgui.core.metrics import information_loss
+from microgui.core.progress import ProgressFn
+from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.runs import RunSpec, run_protection
+
+__all__ = ["BenchData", "BenchCase", "CASES", "correlated_data", "mixed_data", "run_case", "main"]
+
+SEED = 20240501
+QUICK_MAX_N = 10_000
+
+
+@dataclass(frozen=True)
+class BenchData:
+    """Quasi-identifiers in the form the methods take (as ``QIMatrix`` holds them)."""
+
+    continuous: np.ndarray  # (n, dc) z-scores
+    ordinal: np.ndarray  # (n, do) ranks
+    ordinal_sizes: np.ndarray
+    nominal: np.ndarray  # (n, dn) codes
+
+    @property
+    def n(self) -> int:
+        return int(self.continuous.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.continuous.shape[1] + self.ordinal.shape[1] + self.nominal.shape[1])
+
+
+def _zscore(x: np.ndarray) -> np.ndarray:
+    std = x.std(axis=0, ddof=1)
+    z: np.ndarray = (x - x.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    return z
+
+
+def correlated_data(n: int, d: int, seed: int = SEED) -> BenchData:
+    """n records of d correlated continuous attributes, z-scored.
+
+    Multivariate normal with correlation 0.6^|i-j| between columns i and j, drawn with
+    ``numpy.random.default_rng(seed)``; every third column (2, 5, 8, ...) is exponentiated, so
+    it is log-normal and skewed like incomes.
+    """
+    rng = np.random.default_rng(seed)
+    lags = np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
+    x = rng.standard_normal((n, d)) @ np.linalg.cholesky(0.6**lags).T
+    x[:, 2::3] = np.exp(x[:, 2::3])
+    empty = np.empty((n, 0), dtype=np.int64)
+    return BenchData(_zscore(x), empty, np.empty(0, dtype=np.int64), empty)
+
+
+def mixed_data(n: int, d: int, seed: int = SEED) -> BenchData:
+    """:func:`correlated_data` with the last 4 of its d columns made categorical: two ordinal
+    (quintiles, 5 categories) and two nominal (4 categories: sign and parity of the floor)."""
+    base = correlated_data(n, d, seed).continuous
+    cont = base[:, : d - 4]
+    ordinal = np.column_stack(
+        [np.searchsorted(np.quantile(c, [0.2, 0.4, 0.6, 0.8]), c) for c in base[:, d - 4 : d - 2].T]
+    ).astype(np.int64)
+    nominal = np.column_stack(
+        [
+            (c > 0).astype(np.int64) * 2 + np.floor(c * 2).astype(np.int64) % 2
+            for c in base[:, d - 2 :].T
+        ]
+    )
+    return BenchData(_zscore(cont), ordinal, np.array([5, 5], dtype=np.int64), nominal)
+
+
+def _mdav(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
+    return mdav_module.mdav(data.continuous, k, progress=progress)
+
+
+def _mdav_generic(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
+    return mdav_module.mdav_generic(
+        data.continuous, data.ordinal, data.ordinal_sizes, data.nominal, k, progress=progress
+    )
+
+
+def _mdav_reference(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
+    return mdav_module.mdav_reference(data.continuous, k)
+
+
+def _mdav_full_run(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
+    frame = pd.DataFrame(data.continuous, columns=[f"q{j}" for j in range(data.d)])
+    spec = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    roles = RoleMap.from_dict({c: spec for c in frame.columns})
+    return run_protection(
+        Dataset.from_frame(frame, roles), RunSpec.make("mdav", k, seed=0), progress
+    ).labels
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    """One row of the table.
+
+    ``method``: the name shown (and matched by ``--only``); ``partition(data, k, progress)``
+    returns the labels; ``baseline_of``: for a slow reference, the method whose row at the same
+    n, d, k it is compared with.
+    """
+
+    method: str
+    n: int
+    d: int
+    k: int
+    partition: Callable[[BenchData, int, ProgressFn], np.ndarray]
+    data: Callable[[int, int], BenchData] = correlated_data
+    baseline_of: str | None = None
+    note: str = ""
+
+
+CASES: list[BenchCase] = [
+    BenchCase("mdav", 10_000, 10, 5, _mdav),
+    BenchCase("mdav", 50_000, 10, 5, _mdav),
+    BenchCase("mdav", 100_000, 10, 5, _mdav),
+    BenchCase("mdav", 50_000, 10, 5, _mdav_full_run, note="run"),
+    BenchCase("mdav-generic", 10_000, 10, 5, _mdav_generic, data=mixed_data, note="6c+2o+2n"),
+    BenchCase("mdav-reference", 10_000, 10, 5, _mdav_reference, baseline_of="mdav"),
+    BenchCase("mdav-reference", 50_000, 10, 5, _mdav_reference, baseline_of="mdav"),
+]
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    case: BenchCase
+    seconds: float
+    il: float
+    max_gap: float | None
+
+
+def _stamper(stamps: list[float]) -> ProgressFn:
+    def progress(fraction: float, status: str = "", /) -> None:
+        stamps.append(time.perf_counter())
+
+    return progress
+
+
+def run_case(case: BenchCase, repeat: int | None = None) -> BenchRow:
+    """Time ``case`` and measure its information loss.
+
+    Best of ``repeat`` timings; by default (None) best of 3 for a row that takes under a second
+    (short timings vary most with the machine's load), else one.
+    """
+    data = case.data(case.n, case.d)
+    best = float("inf")
+    max_gap: float | None = None
+    labels = np.empty(0, dtype=np.int64)
+    done = 0
+    while done < (repeat or 1) or (repeat is None and done < 3 and best < 1.0):
+        done += 1
+        stamps: list[float] = []
+        progress = _stamper(stamps)
+        started = time.perf_counter()
+        labels = case.partition(data, case.k, progress)
+        elapsed = time.perf_counter() - started
+        best = min(best, elapsed)
+        if len(stamps) > 1:
+            gap = float(np.diff(stamps).max())
+            max_gap = gap if max_gap is None else max(max_gap, gap)
+    z = data.continuous  # IL on the continuous attributes, as the run report measures it
+    g = int(labels.max()) + 1
+    il = information_loss(z, group_means(z, labels, g)[labels]) if z.shape[1] else float("nan")
+    return BenchRow(case, best, il, max_gap)
+
+
+def warm_up_report() -> str:
+    """Compile or load the numba kernels; say which and how long it took."""
+    seconds = mdav_module.warm_up()
+    stats = getattr(mdav_module._mdav_batch, "stats", None)
+    hits = sum(getattr(stats, "cache_hits", {}).values()) if stats is not None else 0
+    how = "loaded from numba's cache" if hits else "compiled (no cache yet)"
+    return f"numba kernel {how} in {seconds:.2f} s (not included below)"
+
+
+def _format(rows: Sequence[BenchRow]) -> str:
+    fast = {
+        (r.case.method, r.case.n, r.case.d, r.case.k): r.seconds for r in rows if not r.case.note
+    }
+    header = ("method", "n", "d", "k", "seconds", "IL %", "max gap ms", "vs", "note")
+    lines = [header]
+    for r in rows:
+        c = r.case
+        ratio = ""
+        if c.baseline_of is not None:
+            other = fast.get((c.baseline_of, c.n, c.d, c.k))
+            if other:
+                ratio = f"{r.seconds / other:.1f}x {c.baseline_of}"
+        gap = f"{r.max_gap * 1e3:.0f}" if r.max_gap is not None else ""
+        lines.append(
+            (
+                c.method,
+                f"{c.n:,}",
+                str(c.d),
+                str(c.k),
+                f"{r.seconds:.3f}",
+                f"{r.il:.4f}",
+                gap,
+                ratio,
+                c.note,
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    right = {1, 2, 3, 4, 5, 6}
+    out = []
+    for i, line in enumerate(lines):
+        cells = [
+            cell.rjust(w) if j in right else cell.ljust(w)
+            for j, (cell, w) in enumerate(zip(line, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m microgui.bench", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help=f"only rows with n <= {QUICK_MAX_N:,}")
+    parser.add_argument(
+        "--only", metavar="NAME", help="only the rows of this method (e.g. mdav-generic)"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        metavar="R",
+        help="best of R timings (default: 3 for rows under 1 s, else 1)",
+    )
+    args = parser.parse_args(argv)
+    cases = [
+        c
+        for c in CASES
+        if (not args.quick or c.n <= QUICK_MAX_N) and (args.only is None or c.method == args.only)
+    ]
+    if not cases:
+        known = ", ".join(sorted({c.method for c in CASES}))
+        print(f"no benchmark rows for {args.only!r}; methods: {known}", file=sys.stderr)
+        return 2
+    print(
+        f"microgui benchmark: Python {platform.python_version()}, numpy {np.__version__}, "
+        f"numba {numba.__version__}, {os.cpu_count()} CPU(s)",
+        flush=True,
+    )
+    print(
+        f"data: correlated_data(n, d, seed={SEED}) (see its docstring); partition time only unless note=run"
+    )
+    print(warm_up_report(), flush=True)
+    rows = []
+    for case in cases:
+        rows.append(run_case(case, args.repeat))
+        print(
+            f"  done: {case.method} n={case.n:,} ({rows[-1].seconds:.2f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(_format(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

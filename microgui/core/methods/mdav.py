@@ -1,0 +1,885 @@
+"""MDAV and MDAV-generic: fixed-size multivariate microaggregation (partition step).
+
+Domingo-Ferrer & Torra, ``003_309fe4adb430bc25.txt`` Algorithm 5.1 (MDAV-generic), with the
+distances and average records of §5.2 (continuous), §5.3 (ordinal) and §5.4 (nominal); the same
+algorithm as MDAV in ``002_f464918b99c38812.txt`` §4.5, whose step 5 has a slip: the second group
+is built around ``s`` (the record farthest from ``r``), not around ``r``.
+
+The partition (Algorithm 5.1, the "3k rule")::
+
+    while |R| >= 3k:
+        x~ = average record of all of R
+        r  = record of R farthest from x~
+        s  = record of R farthest from r
+        G_r = r and its k-1 nearest records in R            (group numbered first)
+        G_s = s and its k-1 nearest records in R minus G_r  (numbered next)
+        R  = R minus G_r minus G_s
+    if 2k <= |R| <= 3k-1:
+        x~, r and G_r as above; the rest of R is one group (k..2k-1 records)
+    else (k <= |R| < 2k): R is one group
+
+Groups are numbered 0, 1, 2, ... in the order they are formed. Every group has between k and
+2k-1 records. Reading of the paper's loose ends:
+
+- ``003`` step 2 says "between 3k-1 and 2k records"; with the loop condition that is exactly
+  2k <= |R| <= 3k-1, and the rest then holds |R| - k, between k and 2k-1 records. |R| < k never
+  happens (the loop leaves at least k records), so ``002`` step 8 ("assign the remaining records
+  to the closest group") never applies.
+- ``s`` is the farthest record from ``r`` among *all* of R, as in ``003`` step 1c (r's future
+  neighbours included). Only when ties put that record into G_r itself (at least 2k+1 records at
+  the same, maximal distance from r, e.g. all records equal) is ``s`` taken as the farthest record
+  outside G_r instead; in every case ``s`` is therefore the farthest record of R minus G_r.
+
+**Tie rule.** Records are compared by the pair (distance, original row number), lexicographically:
+the farthest record is the one with the largest distance and, among equal distances, the smallest
+row number; the k-1 nearest are the k-1 smallest pairs (equal distances: smaller row numbers
+first). The record itself (r or s) is always in its own group. The rule does not depend on how an
+implementation stores or reorders the remaining records. (Checked on the CASC reference sets: the
+opposite preference, largest row first, changes the partition of Tarragona and EIA, which have
+duplicate records, but not their IL to 4 decimals.)
+
+**Distance** (MDAV-generic, ``003`` §5.2-5.4). For records x, y::
+
+    d(x, y)^2 = sum_continuous (z_x - z_y)^2
+              + sum_ordinal   d_ORD(x, y)^2,  d_ORD(a, b) = |rank(a) - rank(b)| / |D(V)|
+              + sum_nominal   [x != y]
+
+with z the z-scores (``003`` §5.2: standardize, Euclidean distance), d_ORD of ``003`` eq. (1)
+(|D(V)| is the number of categories of the attribute's declared order) and the equality distance of
+§5.4. The z-scores of a run use the sample standard deviation; the population one would scale
+every continuous distance by the same factor, which changes neither MDAV's partition nor IL. So an ordinal attribute weighs at most 1 and a nominal one exactly 0 or 1, while a continuous
+attribute has mean squared difference 2 between random records. Average record (``003`` §5.2-5.4):
+the mean for continuous attributes, the median (or the convex median, parameter
+``ordinal_average=convex-median``) for ordinal ones and the mode for nominal ones, with the tie
+rules of :mod:`microgui.core.aggregate` (lower median, smallest most frequent code). With only
+continuous quasi-identifiers MDAV-generic *is* MDAV: the two give the same partition.
+
+**Implementation.** A numba kernel works on a private column-major copy of the quasi-identifiers:
+the remaining records are kept compacted at the front (swap-remove) with their original row
+numbers; the continuous part of the average record is a running sum of the remaining records
+(ordinal/nominal category counts likewise), so it is never recomputed from scratch. Each round
+makes three passes over the remaining records: distances to the average (arg-max gives r);
+distances to r (fused: arg-max gives s, a bounded max-heap gives r's k-1 nearest); distances to s
+(s's k-1 nearest). The kernel runs a bounded amount of work per call and returns to Python, which
+reports progress (and so lets a :class:`RunCancelled` from the callback stop the run). It is
+serial: a ``prange`` distance pass measured no reliable gain on 2 cores (0.9-1.0 s either way at
+50,000 x 10), would compete with the app's GUI thread for the second core, and numba's fallback
+threading layer (workqueue) aborts on concurrent calls from two threads.
+
+Floating point: the running sum starts at the column sums of the data and subtracts each removed
+record, group by group, in ascending row order; distances are summed attribute by attribute in
+column order. :func:`mdav_reference` (plain numpy) does exactly the same arithmetic, so both give
+bit-identical distances and hence the same partition, ties included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+import numpy.typing as npt
+
+from microgui.core.aggregate import convex_median, mode, ordinal_median
+from microgui.core.errors import InvalidParameter
+from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
+from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.roles import AttributeKind
+
+__all__ = [
+    "mdav",
+    "mdav_generic",
+    "mdav_reference",
+    "mdav_generic_reference",
+    "warm_up",
+    "MDAV",
+    "MDAV_GENERIC",
+]
+
+#: Work (attribute-record operations) done per kernel call before returning to Python for
+#: progress and cancellation. Measured: at most 20 ms between returns at 100,000 x 10 (70 ms at
+#: 100,000 x 40), so a cancel takes effect well within 0.2 s.
+_BATCH_WORK = 60_000_000
+
+_PROGRESS_STATUS = "forming groups"
+
+#: Records per block of a distance pass.
+_BLOCK = 1024
+
+
+def _njit(fn: Callable[..., Any]) -> Any:
+    """``numba.njit(cache=True)``, without the on-disk cache where none can be written.
+
+    Numba refuses ``cache=True`` when it finds no cache location for the source file (a frozen
+    application shipped without ``.py`` sources); compiling at first use still works there.
+    """
+    try:
+        return numba.njit(cache=True)(fn)
+    except RuntimeError:
+        return numba.njit(cache=False)(fn)
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernel
+# --------------------------------------------------------------------------------------------
+
+
+@_njit
+def _lower_median(counts: np.ndarray, total: int) -> int:
+    # Smallest category whose cumulative count reaches half the total (aggregate.weighted_lower_median).
+    cum = 0
+    for c in range(counts.shape[0]):
+        cum += counts[c]
+        if 2 * cum >= total:
+            return c
+    last: int = counts.shape[0] - 1
+    return last
+
+
+@_njit
+def _convex_lower_median(counts: np.ndarray, buf: np.ndarray) -> int:
+    # 003 Definition 5.3: f'(c) = min(max_{j<=c} f, max_{j>=c} f), then the lower median over f'.
+    size = counts.shape[0]
+    run = 0
+    for c in range(size - 1, -1, -1):
+        run = max(run, counts[c])
+        buf[c] = run
+    run = 0
+    total = 0
+    for c in range(size):
+        run = max(run, counts[c])
+        buf[c] = min(buf[c], run)
+        total += buf[c]
+    median: int = _lower_median(buf[:size], total)
+    return median
+
+
+@_njit
+def _mode(counts: np.ndarray) -> int:
+    best = 0
+    for c in range(1, counts.shape[0]):
+        if counts[c] > counts[best]:
+            best = c
+    return best
+
+
+@_njit
+def _centroid(
+    total: np.ndarray,
+    m: int,
+    osizes: np.ndarray,
+    ocount: np.ndarray,
+    ncount: np.ndarray,
+    convex: bool,
+    buf: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+) -> None:
+    for j in range(total.shape[0]):
+        pc[j] = total[j] / m
+    for j in range(ocount.shape[0]):
+        size = osizes[j]
+        if convex:
+            po[j] = _convex_lower_median(ocount[j, :size], buf)
+        else:
+            po[j] = _lower_median(ocount[j, :size], m)
+    for j in range(ncount.shape[0]):
+        pn[j] = _mode(ncount[j])
+
+
+@_njit
+def _load_point(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    p: int,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+) -> None:
+    for j in range(cont.shape[0]):
+        pc[j] = cont[j, p]
+    for j in range(ords.shape[0]):
+        po[j] = ords[j, p]
+    for j in range(noms.shape[0]):
+        pn[j] = noms[j, p]
+
+
+@_njit
+def _distances_block(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    osq: np.ndarray,
+    lo: int,
+    hi: int,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    dist: np.ndarray,
+) -> None:
+    # Loops over slices starting at 0: with range(lo, hi) numba keeps its negative-index
+    # wraparound in the loop and LLVM does not vectorize it (5x slower).
+    n = hi - lo
+    out = dist[lo:hi]
+    for i in range(n):
+        out[i] = 0.0
+    for j in range(cont.shape[0]):
+        col = cont[j, lo:hi]
+        c = pc[j]
+        for i in range(n):
+            t = col[i] - c
+            out[i] += t * t
+    for j in range(ords.shape[0]):
+        col_o = ords[j, lo:hi]
+        sq = osq[j]
+        c_o = po[j]
+        for i in range(n):
+            out[i] += sq[abs(col_o[i] - c_o)]
+    for j in range(noms.shape[0]):
+        col_n = noms[j, lo:hi]
+        c_n = pn[j]
+        for i in range(n):
+            if col_n[i] != c_n:
+                out[i] += 1.0
+
+
+@_njit
+def _distances(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    osq: np.ndarray,
+    m: int,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    dist: np.ndarray,
+) -> None:
+    # Squared distances of the first m records to the point (pc, po, pn), summed attribute by
+    # attribute in column order (the order mdav_generic_reference sums in). The column loops run
+    # along contiguous rows of the column-major copy and vectorize across records; blocks of
+    # _BLOCK records keep the partial sums in L1 cache (measured: 1024 is the best of 256..4096).
+    for lo in range(0, m, _BLOCK):
+        _distances_block(cont, ords, noms, osq, lo, min(lo + _BLOCK, m), pc, po, pn, dist)
+
+
+@_njit
+def _farthest(dist: np.ndarray, idx: np.ndarray, m: int) -> int:
+    # Position of the largest (distance, -row) pair: ties go to the smallest original row.
+    best = 0
+    for i in range(1, m):
+        d = dist[i]
+        if d > dist[best] or (d == dist[best] and idx[i] < idx[best]):
+            best = i
+    return best
+
+
+@_njit
+def _heap_sift_down(hd: np.ndarray, hx: np.ndarray, hp: np.ndarray, size: int) -> None:
+    # Max-heap on (distance, row): the root is the worst of the current nearest candidates.
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            return
+        big = left
+        right = left + 1
+        if right < size and (
+            hd[right] > hd[left] or (hd[right] == hd[left] and hx[right] > hx[left])
+        ):
+            big = right
+        if hd[big] > hd[i] or (hd[big] == hd[i] and hx[big] > hx[i]):
+            hd[i], hd[big] = hd[big], hd[i]
+            hx[i], hx[big] = hx[big], hx[i]
+            hp[i], hp[big] = hp[big], hp[i]
+            i = big
+        else:
+            return
+
+
+@_njit
+def _heap_push(
+    hd: np.ndarray, hx: np.ndarray, hp: np.ndarray, size: int, d: float, x: int, p: int
+) -> None:
+    i = size
+    hd[i] = d
+    hx[i] = x
+    hp[i] = p
+    while i > 0:
+        parent = (i - 1) // 2
+        if hd[i] > hd[parent] or (hd[i] == hd[parent] and hx[i] > hx[parent]):
+            hd[i], hd[parent] = hd[parent], hd[i]
+            hx[i], hx[parent] = hx[parent], hx[i]
+            hp[i], hp[parent] = hp[parent], hp[i]
+            i = parent
+        else:
+            return
+
+
+@_njit
+def _nearest_and_farthest(
+    dist: np.ndarray,
+    idx: np.ndarray,
+    m: int,
+    exclude: int,
+    kk: int,
+    hd: np.ndarray,
+    hx: np.ndarray,
+    hp: np.ndarray,
+) -> int:
+    # One scan: the kk smallest (distance, row) pairs other than position `exclude` (positions left
+    # in hp[:kk]) and the position of the largest pair (exclude included: its distance is 0).
+    far = 0
+    size = 0
+    for i in range(m):
+        d = dist[i]
+        x = idx[i]
+        if d > dist[far] or (d == dist[far] and x < idx[far]):
+            far = i
+        if i == exclude:
+            continue
+        if size < kk:
+            _heap_push(hd, hx, hp, size, d, x, i)
+            size += 1
+        elif d < hd[0] or (d == hd[0] and x < hx[0]):
+            hd[0] = d
+            hx[0] = x
+            hp[0] = i
+            _heap_sift_down(hd, hx, hp, size)
+    return far
+
+
+@_njit
+def _take_group(
+    group: np.ndarray,
+    g: int,
+    label: int,
+    m: int,
+    tracked: int,
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    idx: np.ndarray,
+    total: np.ndarray,
+    ocount: np.ndarray,
+    ncount: np.ndarray,
+    labels: np.ndarray,
+    dist: np.ndarray,
+) -> int:
+    # Label the records at positions group[:g], take them out of the running sum (in ascending row
+    # order, as mdav_reference does) and out of the category counts, then swap-remove them.
+    # Returns the new position of the record at position `tracked` (-1 if it was removed).
+    pos = group[:g]
+    rows = np.empty(g, dtype=np.int64)
+    for a in range(g):
+        rows[a] = idx[pos[a]]
+    by_row = np.argsort(rows)
+    for a in range(g):
+        p = pos[by_row[a]]
+        labels[idx[p]] = label
+        for j in range(cont.shape[0]):
+            total[j] -= cont[j, p]
+        for j in range(ords.shape[0]):
+            ocount[j, ords[j, p]] -= 1
+        for j in range(noms.shape[0]):
+            ncount[j, noms[j, p]] -= 1
+    desc = np.sort(pos)[::-1]
+    for a in range(g):
+        p = desc[a]
+        last = m - 1
+        if p == tracked:
+            tracked = -1
+        if p != last:
+            for j in range(cont.shape[0]):
+                cont[j, p] = cont[j, last]
+            for j in range(ords.shape[0]):
+                ords[j, p] = ords[j, last]
+            for j in range(noms.shape[0]):
+                noms[j, p] = noms[j, last]
+            idx[p] = idx[last]
+            dist[p] = dist[last]
+            if tracked == last:
+                tracked = p
+        m -= 1
+    return tracked
+
+
+@_njit
+def _mdav_batch(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    osizes: np.ndarray,
+    osq: np.ndarray,
+    ocount: np.ndarray,
+    ncount: np.ndarray,
+    idx: np.ndarray,
+    total: np.ndarray,
+    labels: np.ndarray,
+    dist: np.ndarray,
+    state: np.ndarray,
+    k: int,
+    convex: bool,
+    budget: int,
+) -> None:
+    """Advance the partition by about ``budget`` attribute-record operations.
+
+    ``state`` = [records remaining m, next group label]; m = 0 when the partition is complete.
+    """
+    m = state[0]
+    label = state[1]
+    dc = cont.shape[0]
+    do = ords.shape[0]
+    dn = noms.shape[0]
+    width = dc + do + dn + 1
+    kk = k - 1
+    pc = np.empty(dc, dtype=np.float64)
+    po = np.empty(do, dtype=np.int64)
+    pn = np.empty(dn, dtype=np.int64)
+    buf = np.empty(max(ocount.shape[1], 1), dtype=np.int64)
+    hd = np.empty(kk, dtype=np.float64)
+    hx = np.empty(kk, dtype=np.int64)
+    hp = np.empty(kk, dtype=np.int64)
+    group = np.empty(k, dtype=np.int64)
+    work = 0
+    while m >= 3 * k and work < budget:
+        work += 3 * m * width
+        # 003 Algorithm 5.1 step 1a-b: r, the record farthest from the average of all of R.
+        _centroid(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        r = _farthest(dist, idx, m)
+        # Steps 1c-d: s farthest from r, and r's k-1 nearest, in one pass.
+        _load_point(cont, ords, noms, r, pc, po, pn)
+        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        s = _nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
+        group[0] = r
+        group[1:] = hp
+        s = _take_group(
+            group, k, label, m, s, cont, ords, noms, idx, total, ocount, ncount, labels, dist
+        )
+        label += 1
+        m -= k
+        if s < 0:
+            # Ties put the farthest record into r's group: the farthest of the rest (dist still
+            # holds the distances to r, swapped along with the records).
+            s = _farthest(dist, idx, m)
+        # s's group among the records left.
+        _load_point(cont, ords, noms, s, pc, po, pn)
+        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        _nearest_and_farthest(dist, idx, m, s, kk, hd, hx, hp)
+        group[0] = s
+        group[1:] = hp
+        _take_group(
+            group, k, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist
+        )
+        label += 1
+        m -= k
+    if m < 3 * k and m > 0:
+        if m >= 2 * k:
+            # Step 2: one group around the record farthest from the average, the rest another.
+            _centroid(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+            _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            r = _farthest(dist, idx, m)
+            _load_point(cont, ords, noms, r, pc, po, pn)
+            _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            _nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
+            group[0] = r
+            group[1:] = hp
+            _take_group(
+                group, k, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist
+            )
+            label += 1
+            m -= k
+        for i in range(m):
+            labels[idx[i]] = label
+        label += 1
+        m = 0
+    state[0] = m
+    state[1] = label
+
+
+# --------------------------------------------------------------------------------------------
+# Python drivers
+# --------------------------------------------------------------------------------------------
+
+
+def _as_2d(values: npt.ArrayLike | None, n: int, dtype: type) -> np.ndarray:
+    if values is None:
+        return np.empty((n, 0), dtype=dtype)
+    arr: np.ndarray = np.asarray(values, dtype=dtype)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise ValueError(f"expected an array of {n} rows, got shape {arr.shape}")
+    return arr
+
+
+def _column_sums(x: np.ndarray) -> np.ndarray:
+    # Where the running sum starts, for the kernel and mdav_reference alike. numpy's rounding of
+    # sum(axis=0) depends on the memory layout, so it is always taken on a C-ordered array.
+    sums: np.ndarray = np.ascontiguousarray(x, dtype=np.float64).sum(axis=0)
+    return sums
+
+
+def _check_k(k: int, n: int) -> int:
+    k = int(k)
+    if k < 2 or k > n:
+        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
+    return k
+
+
+def _ordinal_tables(ordinal: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per ordinal column: d_ORD(a, b)^2 by |rank(a) - rank(b)|, and the category counts."""
+    width = int(sizes.max()) if len(sizes) else 1
+    osq = np.zeros((len(sizes), width), dtype=np.float64)
+    ocount = np.zeros((len(sizes), width), dtype=np.int64)
+    for j, size in enumerate(sizes):
+        size = int(size)
+        col = ordinal[:, j]
+        if len(col) and (col.min() < 0 or col.max() >= size):
+            raise ValueError(f"ordinal column {j} has ranks outside 0..{size - 1}")
+        t = np.arange(size) / size  # 003 eq. (1): categories between a and b over |D(V)|
+        osq[j, :size] = t * t
+        ocount[j, :size] = np.bincount(col, minlength=size)
+    return osq, ocount
+
+
+def _partition(
+    continuous: np.ndarray,
+    ordinal: np.ndarray,
+    ordinal_sizes: np.ndarray,
+    nominal: np.ndarray,
+    k: int,
+    convex: bool,
+    progress: ProgressFn,
+) -> np.ndarray:
+    n = continuous.shape[0]
+    k = _check_k(k, n)
+    # Private column-major copies: the kernel reorders them as records are removed. (copy=True:
+    # for Fortran-ordered input, ascontiguousarray(x.T) would be a view of the caller's data.)
+    cont = np.array(continuous.T, dtype=np.float64, order="C", copy=True)
+    ords = np.array(ordinal.T, dtype=np.int64, order="C", copy=True)
+    noms = np.array(nominal.T, dtype=np.int64, order="C", copy=True)
+    sizes = np.ascontiguousarray(ordinal_sizes, dtype=np.int64)
+    osq, ocount = _ordinal_tables(ordinal, sizes)
+    ncat = int(nominal.max()) + 1 if nominal.size else 1
+    ncount = np.zeros((nominal.shape[1], ncat), dtype=np.int64)
+    for j in range(nominal.shape[1]):
+        if nominal[:, j].min() < 0:
+            raise ValueError(f"nominal column {j} has negative codes")
+        ncount[j] = np.bincount(nominal[:, j], minlength=ncat)
+    total = _column_sums(continuous)
+    idx = np.arange(n, dtype=np.int64)
+    labels = np.full(n, -1, dtype=np.int64)
+    dist = np.empty(n, dtype=np.float64)
+    state = np.array([n, 0], dtype=np.int64)
+    if not _mdav_batch.signatures:
+        # Not compiled in this process yet: numba loads its on-disk cache (under a second) or, on
+        # the very first run, compiles (10-15 s, during which a cancel cannot take effect).
+        # warm_up() does this ahead of time, e.g. in a background thread when the app starts.
+        progress(0.0, "compiling the MDAV kernel (first run only)")
+    progress(0.0, _PROGRESS_STATUS)
+    while state[0] > 0:
+        _mdav_batch(
+            cont,
+            ords,
+            noms,
+            sizes,
+            osq,
+            ocount,
+            ncount,
+            idx,
+            total,
+            labels,
+            dist,
+            state,
+            k,
+            convex,
+            _BATCH_WORK,
+        )
+        left = int(state[0]) / n
+        # Remaining work is proportional to the square of the records left.
+        progress(1.0 - left * left, _PROGRESS_STATUS)
+    return labels
+
+
+def mdav(values: npt.ArrayLike, k: int, *, progress: ProgressFn = no_progress) -> np.ndarray:
+    """MDAV partition of continuous records (``003`` Algorithm 5.1 with §5.2).
+
+    Parameters
+    ----------
+    values
+        (n, d) array, already standardized (the distance is Euclidean on these values).
+    k
+        Minimum group size, 2 <= k <= n.
+    progress
+        Progress function; may raise :class:`~microgui.core.progress.RunCancelled` to stop.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 group label per record (row order), groups numbered 0..g-1 in the order formed;
+        every group has k..2k-1 records. Ties: see the module docstring (smallest row first).
+    """
+    x = _as_2d(values, np.asarray(values).shape[0], np.float64)
+    n = x.shape[0]
+    empty = np.empty((n, 0), dtype=np.int64)
+    return _partition(x, empty, np.empty(0, dtype=np.int64), empty, k, False, progress)
+
+
+def mdav_generic(
+    continuous: npt.ArrayLike | None,
+    ordinal: npt.ArrayLike | None,
+    ordinal_sizes: npt.ArrayLike | None,
+    nominal: npt.ArrayLike | None,
+    k: int,
+    *,
+    ordinal_average: str = "median",
+    progress: ProgressFn = no_progress,
+) -> np.ndarray:
+    """MDAV-generic partition of mixed records (``003`` Algorithm 5.1, §5.2-5.4).
+
+    Parameters
+    ----------
+    continuous
+        (n, dc) z-scores, or None.
+    ordinal
+        (n, do) int category ranks 0..size-1, or None; ``ordinal_sizes`` gives each |D(V)|.
+    nominal
+        (n, dn) int category codes >= 0, or None.
+    k
+        Minimum group size, 2 <= k <= n.
+    ordinal_average
+        ``"median"`` or ``"convex-median"`` (``003`` Definitions 5.2, 5.3) for the average record.
+    progress
+        Progress function; may raise :class:`~microgui.core.progress.RunCancelled` to stop.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 group label per record, as :func:`mdav`; with only continuous columns the very
+        partition :func:`mdav` gives. Distance and tie rule: see the module docstring.
+    """
+    n = next(
+        (np.asarray(a).shape[0] for a in (continuous, ordinal, nominal) if a is not None), None
+    )
+    if n is None:
+        raise ValueError("mdav_generic needs at least one block of attributes")
+    if ordinal_average not in ("median", "convex-median"):
+        raise InvalidParameter(
+            f"ordinal_average={ordinal_average!r} must be median or convex-median"
+        )
+    cont = _as_2d(continuous, n, np.float64)
+    ords = _as_2d(ordinal, n, np.int64)
+    noms = _as_2d(nominal, n, np.int64)
+    sizes = np.asarray(ordinal_sizes if ordinal_sizes is not None else [], dtype=np.int64).reshape(
+        -1
+    )
+    if len(sizes) != ords.shape[1]:
+        raise ValueError("ordinal_sizes needs one size per ordinal column")
+    return _partition(cont, ords, sizes, noms, k, ordinal_average == "convex-median", progress)
+
+
+def warm_up() -> float:
+    """Compile (or load from numba's cache) the kernel; returns the seconds it took.
+
+    The first compilation on a machine takes 10-15 s; numba caches the result on disk (next to
+    this module, or in the user's cache directory), after which loading takes under a second.
+    """
+    import time
+
+    started = time.perf_counter()
+    rng = np.random.default_rng(0)
+    mdav_generic(
+        rng.normal(size=(12, 2)), rng.integers(0, 3, (12, 1)), [3], rng.integers(0, 2, (12, 1)), 2
+    )
+    return time.perf_counter() - started
+
+
+# --------------------------------------------------------------------------------------------
+# plain numpy reference
+# --------------------------------------------------------------------------------------------
+
+
+def mdav_generic_reference(
+    continuous: npt.ArrayLike | None,
+    ordinal: npt.ArrayLike | None,
+    ordinal_sizes: npt.ArrayLike | None,
+    nominal: npt.ArrayLike | None,
+    k: int,
+    *,
+    ordinal_average: str = "median",
+) -> np.ndarray:
+    """Textbook MDAV-generic in plain numpy (``003`` Algorithm 5.1), for tests and benchmarks.
+
+    Straightforward vectorized numpy, one group at a time (removed records are masked, the
+    arrays compacted now and then); same partition, labels and tie rule as :func:`mdav_generic`. The continuous average is a running sum (started at
+    ``x.sum(axis=0)``, each group subtracted record by record in ascending row order) so that it
+    is bit-identical to the kernel's; a freshly computed mean differs in the last bits and could
+    break exact ties between distinct records differently. Ordinal medians and nominal modes are
+    recomputed from the remaining records with :mod:`microgui.core.aggregate`.
+    """
+    n = next(
+        (np.asarray(a).shape[0] for a in (continuous, ordinal, nominal) if a is not None), None
+    )
+    if n is None:
+        raise ValueError("mdav_generic_reference needs at least one block of attributes")
+    k = _check_k(k, n)
+    x = _as_2d(continuous, n, np.float64)
+    o = _as_2d(ordinal, n, np.int64)
+    v = _as_2d(nominal, n, np.int64)
+    sizes = [
+        int(s)
+        for s in np.asarray(
+            ordinal_sizes if ordinal_sizes is not None else [], dtype=np.int64
+        ).reshape(-1)
+    ]
+    average = convex_median if ordinal_average == "convex-median" else ordinal_median
+    ncat = [int(v[:, j].max()) + 1 for j in range(v.shape[1])]
+    labels = np.full(n, -1, dtype=np.int64)
+    next_label = 0
+    total = _column_sums(x)
+    # Column-major copies and their original rows (ascending). Removed records are only masked
+    # out of `alive`; the arrays are compacted when half of them is dead (amortized O(n)).
+    rows = np.arange(n)
+    xt, ot, vt = (np.ascontiguousarray(a.T) for a in (x, o, v))
+    alive = np.ones(n, dtype=bool)
+    m = n
+
+    def distances(pc: np.ndarray, po: np.ndarray, pn: np.ndarray) -> np.ndarray:
+        # Squared distances to a point, summed attribute by attribute in column order (as the
+        # kernel does); entries of removed records are computed but never used.
+        d = np.zeros(len(rows))
+        t = np.empty(len(rows))
+        for j in range(len(xt)):
+            np.subtract(xt[j], pc[j], out=t)
+            np.multiply(t, t, out=t)
+            d += t
+        for j in range(len(ot)):
+            t = np.abs(ot[j] - po[j]) / sizes[j]
+            t *= t
+            d += t
+        for j in range(len(vt)):
+            d += (vt[j] != pn[j]).astype(np.float64)
+        return d
+
+    def record(p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return xt[:, p].copy(), ot[:, p].copy(), vt[:, p].copy()
+
+    def average_record() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        po = np.array([average(ot[j][alive], sizes[j]) for j in range(len(ot))], dtype=np.int64)
+        pn = np.array([mode(vt[j][alive], ncat[j]) for j in range(len(vt))], dtype=np.int64)
+        return total / m, po, pn
+
+    def farthest(d: np.ndarray, among: np.ndarray) -> int:
+        # np.argmax returns the first maximum: with ascending rows, the smallest row among ties.
+        return int(np.argmax(np.where(among, d, -np.inf)))
+
+    def around(d: np.ndarray, centre: int) -> np.ndarray:
+        # centre and the k-1 smallest (distance, row) pairs among the other remaining records:
+        # every record up to the (k-1)-th smallest distance, then a stable sort of those.
+        others = np.flatnonzero(alive)
+        others = others[others != centre]
+        near = others[d[others] <= np.partition(d[others], k - 2)[k - 2]]
+        return np.concatenate([[centre], near[np.argsort(d[near], kind="stable")[: k - 1]]])
+
+    def take(positions: np.ndarray) -> None:
+        nonlocal total, next_label, m, rows, xt, ot, vt, alive
+        for i in np.sort(rows[positions]):
+            total = total - x[i]
+        labels[rows[positions]] = next_label
+        next_label += 1
+        alive[positions] = False
+        m -= len(positions)
+        if 2 * m <= len(rows):
+            rows, xt, ot, vt = rows[alive], xt[:, alive], ot[:, alive], vt[:, alive]
+            alive = np.ones(m, dtype=bool)
+
+    while m >= 3 * k:
+        r = farthest(distances(*average_record()), alive)
+        d_r = distances(*record(r))
+        group_r = around(d_r, r)
+        s = farthest(d_r, alive)
+        if s in group_r:  # only with ties: the farthest record outside r's group
+            outside = alive.copy()
+            outside[group_r] = False
+            s = farthest(d_r, outside)
+        s_point, s_row = record(s), rows[s]
+        take(group_r)
+        s = int(np.searchsorted(rows, s_row))  # its position after a possible compaction
+        take(around(distances(*s_point), s))
+    if m >= 2 * k:
+        r = farthest(distances(*average_record()), alive)
+        take(around(distances(*record(r)), r))
+    take(np.flatnonzero(alive))
+    return labels
+
+
+def mdav_reference(x: npt.ArrayLike, k: int) -> np.ndarray:
+    """Textbook MDAV (``003`` Algorithm 5.1, §5.2) in plain numpy: the baseline of the
+    benchmark and the oracle of the tests. Same partition and tie rule as :func:`mdav`."""
+    return mdav_generic_reference(np.asarray(x, dtype=np.float64), None, None, None, k)
+
+
+# --------------------------------------------------------------------------------------------
+# registered methods
+# --------------------------------------------------------------------------------------------
+
+
+def _run_mdav(inp: MethodInput) -> MethodOutput:
+    return MethodOutput(labels=mdav(inp.qi.continuous, inp.k, progress=inp.progress))
+
+
+def _run_mdav_generic(inp: MethodInput) -> MethodOutput:
+    qi = inp.qi
+    labels = mdav_generic(
+        qi.continuous,
+        qi.ordinal,
+        qi.ordinal_sizes,
+        qi.nominal,
+        inp.k,
+        ordinal_average=str(inp.params.get("ordinal_average", "median")),
+        progress=inp.progress,
+    )
+    return MethodOutput(labels=labels)
+
+
+MDAV = register(
+    Method(
+        name="mdav",
+        title="MDAV",
+        summary="Maximum Distance to Average Vector: fixed-size groups of k to 2k-1 similar records "
+        "(003 Algorithm 5.1, §5.2)",
+        description=(
+            "Repeatedly takes the record farthest from the average of the records left, groups it "
+            "with its k-1 nearest records, then does the same around the record farthest from it, "
+            "until fewer than 3k records remain (Domingo-Ferrer & Torra 2005, Algorithm 5.1). "
+            "Continuous quasi-identifiers only, standardized, Euclidean distance; each group is "
+            "replaced by its mean, which keeps the means of the original data exactly."
+        ),
+        citation="003_309fe4adb430bc25.txt, Algorithm 5.1 and §5.2; 002_f464918b99c38812.txt §4.5",
+        kinds=frozenset({AttributeKind.CONTINUOUS}),
+        run=_run_mdav,
+    )
+)
+
+MDAV_GENERIC = register(
+    Method(
+        name="mdav-generic",
+        title="MDAV-generic",
+        summary="MDAV for continuous, ordinal and nominal quasi-identifiers (003 Algorithm 5.1, §5.2-5.4)",
+        description=(
+            "The MDAV partition with a distance and an average record for every kind of attribute "
+            "(Domingo-Ferrer & Torra 2005, §5.2-5.4): squared z-score differences for continuous "
+            "attributes, the rank distance over the number of categories for ordinal ones, 0/1 "
+            "equality for nominal ones, summed; groups are replaced by the mean, the median (or "
+            "convex median) and the mode. With only continuous attributes it is MDAV."
+        ),
+        citation="003_309fe4adb430bc25.txt, Algorithm 5.1 and §5.2-5.4",
+        kinds=frozenset({AttributeKind.CONTINUOUS, AttributeKind.ORDINAL, AttributeKind.NOMINAL}),
+        run=_run_mdav_generic,
+    )
+)
