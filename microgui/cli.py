@@ -1,4 +1,5 @@
-"""The ``microgui`` command: ``protect`` (batch microaggregation), ``gui`` (the app), ``--version``.
+"""The ``microgui`` command: ``protect`` (batch microaggregation), ``dependency-tree`` (``000`` §3.2),
+``gui`` (the app), ``--version``.
 
 Contract (later issues and outside scripts rely on it; extend, never rename)::
 
@@ -7,6 +8,7 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
         [--ordinal COL=V1<V2<...]... [--nominal COL,...]
         [--param NAME=VALUE]... [--seed N] [--group-column NAME] [--report REPORT.json]
     microgui protect --list-methods
+    microgui dependency-tree INPUT --attributes COL,... [--bins N] [--json OUT]
     microgui gui [FILE] [--demo] [--screenshot PNG]      (also what plain `microgui` does)
     microgui --version
 
@@ -99,6 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)"
     )
     p.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="COL=FILE",
+        help="generalization hierarchy for COL: ';'-separated CSV, one row per value then its "
+        "generalizations up to the root (the ARX format); repeatable",
+    )
+    p.add_argument(
         "--seed", default=None, help="random seed (for methods that draw random numbers)"
     )
     p.add_argument(
@@ -113,6 +122,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--list-methods", action="store_true", help="list the available methods and exit"
     )
+
+    t = sub.add_parser(
+        "dependency-tree",
+        help="print the dependency matrix, best dependency tree and key attributes (AMA, 000 §3.2)",
+        description="Compute the mutual-information dependency matrix of the attributes of INPUT, "
+        "its minimum spanning tree (the best dependency tree) and the key attributes that the "
+        "ama method would microaggregate on (000_d23cf301593eeda4.txt §3.2). Columns whose values "
+        "are all numbers are continuous (cut into N equal-frequency bins); others are categories.",
+    )
+    t.add_argument(
+        "input",
+        metavar="INPUT",
+        help="CSV, TSV, Excel, Parquet, SPSS (.sav) or Stata (.dta) file",
+    )
+    t.add_argument(
+        "--attributes",
+        action="append",
+        metavar="COL,...",
+        help="the attributes (quasi-identifiers), in the order that breaks ties (required)",
+    )
+    t.add_argument(
+        "--bins",
+        default=None,
+        metavar="N",
+        help="equal-frequency bins per continuous attribute, N >= 2 (default 10)",
+    )
+    t.add_argument("--json", metavar="OUT", help="also write the tree as JSON to OUT")
 
     g = sub.add_parser(
         "gui", help="open the app (the default)", description="Open the microgui app."
@@ -263,6 +299,52 @@ def _protect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dependency_tree(args: argparse.Namespace) -> int:
+    from microgui.core.dependency import DEFAULT_BINS, dependency_tree
+    from microgui.core.io import read_table, write_json_atomic
+
+    bins = DEFAULT_BINS
+    if args.bins is not None:
+        try:
+            bins = int(str(args.bins).strip())
+        except ValueError:
+            raise _UsageError(f"--bins {args.bins!r} is not a whole number; give N >= 2") from None
+        if bins < 2:
+            raise _UsageError(f"--bins {bins}: give at least 2 bins")
+    if not args.attributes:
+        raise _UsageError("dependency-tree needs --attributes COL,COL,... (see --help)")
+    attributes = _split(args.attributes)
+    if not attributes:
+        raise _UsageError("--attributes names no column; give COL,COL,...")
+    src = Path(args.input)
+    if args.json and _same_file(Path(args.json), src):
+        raise _UsageError(
+            f"--json {Path(args.json).name} is the input file; choose another output path"
+        )
+    loaded = read_table(src)
+    tree = dependency_tree(loaded.frame, attributes, bins=bins)
+    names = list(tree.attributes)
+    width = max(max(len(a) for a in names), 7)
+    print(
+        f"dependency matrix MI(A,B) = H(A|B) + H(B|A), bits ({len(loaded.frame)} records, {bins} bins):"
+    )
+    print(" " * width + "".join(f"  {a:>{width}}" for a in names))
+    for a, row in zip(names, tree.matrix, strict=True):
+        print(f"{a:<{width}}" + "".join(f"  {v:>{width}.4f}" for v in row))
+    print("best dependency tree (Kruskal, in the order the edges were taken):")
+    if not tree.edges:
+        print("  (no edge)")
+    for a, b, w in tree.edges:
+        print(f"  {a} - {b}  {w:.4f}")
+    print("degrees: " + ", ".join(f"{a} {d}" for a, d in tree.degrees.items()))
+    if tree.constant_attributes:
+        print("constant (left out of the tree): " + ", ".join(tree.constant_attributes))
+    print("key attributes: " + (", ".join(tree.key_attributes) or "none"))
+    if args.json:
+        write_json_atomic(tree.to_json(), args.json, protect_from=src)
+    return 0
+
+
 def _gui(args: argparse.Namespace) -> int:
     from microgui.qt.app import run_app
 
@@ -276,7 +358,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="microgui: %(message)s")
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if not argv or (argv[0] not in ("protect", "gui") and not argv[0].startswith("-")):
+    if not argv or (
+        argv[0] not in ("protect", "gui", "dependency-tree") and not argv[0].startswith("-")
+    ):
         argv = ["gui", *argv]
     elif argv[0] not in ("protect", "gui", "--version", "-h", "--help") and argv[0].startswith("-"):
         argv = ["gui", *argv]  # `microgui --demo` opens the app on the demo
@@ -284,6 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "protect":
             return _protect(args)
+        if args.command == "dependency-tree":
+            return _dependency_tree(args)
         return _gui(args)
     except (MicroguiError, _UsageError) as exc:
         print(f"microgui: error: {exc}", file=sys.stderr)

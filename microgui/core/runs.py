@@ -7,6 +7,7 @@ Python API and the app's worker all call.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -93,7 +94,10 @@ class RunResult:
 
     @property
     def information_loss(self) -> float:
-        return float(self.report["information_loss"])
+        """IL = 100·SSE/SST in percent; NaN when the run generalized its continuous
+        quasi-identifiers (the report then holds null and ``generalization_il``)."""
+        value = self.report["information_loss"]
+        return float("nan") if value is None else float(value)
 
 
 def parse_k(k: object) -> int:
@@ -134,7 +138,7 @@ def run_protection(
     progress(0.0, "checking the data")
     qi = prepare_qi(dataset)
     _check_kinds(method, dataset.roles)
-    seed = spec.seed if spec.seed is not None else int(np.random.SeedSequence().entropy % (2**63))
+    seed = spec.seed if spec.seed is not None else secrets.randbits(63)
     rng = np.random.default_rng(seed)
     output = method.run(
         MethodInput(
@@ -218,6 +222,19 @@ def build_report(
     sizes = group_sizes(labels)
     z_protected = protected_continuous_z(protected, qi)
     roles = dataset.roles
+    # A generalization method publishes its continuous quasi-identifiers as text ("[20-29]"):
+    # SSE, SST and IL are then undefined (null); the method reports its own loss in ``extra``.
+    generalized = (
+        not method.aggregates
+        and bool(qi.continuous_names)
+        and not bool(np.isfinite(z_protected).all())
+    )
+    if generalized:
+        basis = "none (continuous quasi-identifiers generalized to text; see generalization_il)"
+    elif qi.continuous_names:
+        basis = "z-scored continuous quasi-identifiers"
+    else:
+        basis = "none (no continuous quasi-identifier)"
     report: dict[str, Any] = {
         "method": method.name,
         "k": int(spec.k),
@@ -230,12 +247,10 @@ def build_report(
         "group_size_counts": {
             str(s): int(c) for s, c in zip(*np.unique(sizes, return_counts=True), strict=True)
         },
-        "sse": sse(qi.continuous, z_protected),
-        "sst": sst(qi.continuous),
-        "information_loss": information_loss(qi.continuous, z_protected),
-        "information_loss_basis": "z-scored continuous quasi-identifiers"
-        if qi.continuous_names
-        else "none (no continuous quasi-identifier)",
+        "sse": None if generalized else sse(qi.continuous, z_protected),
+        "sst": None if generalized else sst(qi.continuous),
+        "information_loss": None if generalized else information_loss(qi.continuous, z_protected),
+        "information_loss_basis": basis,
         "k_anonymity": k_anonymity_level(protected, roles.quasi_identifiers),
         "seconds": round(seconds, 4),
         "microgui_version": __version__,
