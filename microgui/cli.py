@@ -238,7 +238,7 @@ def _protect(args: argparse.Namespace) -> int:
     from microgui.core.export import export_run
     from microgui.core.io import read_table
     from microgui.core.roles import roles_from_lists
-    from microgui.core.runs import RunSpec, run_protection
+    from microgui.core.runs import RunSpec, information_loss_text, run_protection
 
     if args.list_methods:
         return _list_methods()
@@ -292,7 +292,7 @@ def _protect(args: argparse.Namespace) -> int:
     )
     print(
         f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "
-        f"(sizes {report['min_group_size']}-{report['max_group_size']}), IL = {report['information_loss']:.4f} %, "
+        f"(sizes {report['min_group_size']}-{report['max_group_size']}), {information_loss_text(report)}, "
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )

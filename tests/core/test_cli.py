@@ -213,3 +213,36 @@ def test_mdav_refuses_categorical_qis(
         capsys,
     )
     assert code == 2 and "mdav-generic" in err
+
+
+def test_mstk_generalizes_and_reports_generalization_il(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, rep = tmp_path / "g.csv", tmp_path / "g.json"
+    code, _, err = run(
+        [
+            "protect",
+            str(table),
+            "-o",
+            str(out),
+            "--method",
+            "mstk",
+            "-k",
+            "3",
+            "--qi",
+            "age,region",
+            "--nominal",
+            "region",
+            "--identifiers",
+            "id",
+            "--report",
+            str(rep),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "generalization IL" in err
+    report = json.loads(rep.read_text())
+    assert report["information_loss"] is None and report["generalization_il"] >= 0
+    assert report["k_anonymity"] >= 3
+    assert read_columns(out)["note"] == read_columns(table)["note"]

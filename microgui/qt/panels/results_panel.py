@@ -5,6 +5,7 @@ Every figure is read from the run's report (computed in core); this panel only f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -105,9 +106,9 @@ class ResultsPanel(QWidget):
         texts = {
             "run": f"{report['method']}, k = {report['k']}"
             + (f", seed {seed}" if seed is not None else ""),
-            "information_loss": f"{float(report['information_loss']):.3f} %",
-            "sse": f"{float(report['sse']):,.2f}",
-            "sst": f"{float(report['sst']):,.2f}",
+            "information_loss": _il_text(report),
+            "sse": _number(report.get("sse"), "{:,.2f}"),
+            "sst": _number(report.get("sst"), "{:,.2f}"),
             "n_groups": f"{int(report['n_groups']):,} (of {int(report['n_records']):,} records)",
             "group_sizes": f"{report['min_group_size']} – {report['max_group_size']}",
             "k_anonymity": self._k_text(int(report["k_anonymity"]), int(report["k"])),
@@ -148,3 +149,15 @@ class ResultsPanel(QWidget):
         self.histogram.getPlotItem().getAxis("bottom").setTicks([[(s, str(int(s))) for s in sizes]])
         self.histogram.setXRange(sizes.min() - 0.8, sizes.max() + 0.8, padding=0)
         self.histogram.setYRange(0, heights.max() * 1.1, padding=0)
+
+
+def _number(value: object, fmt: str) -> str:
+    return "—" if value is None else fmt.format(float(value))  # type: ignore[arg-type]
+
+
+def _il_text(report: Mapping[str, Any]) -> str:
+    if report.get("information_loss") is not None:
+        return f"{float(report['information_loss']):.3f} %"
+    if report.get("generalization_il") is not None:
+        return f"{float(report['generalization_il']):.3f} (generalization IL, 004 eqs. 6–9)"
+    return "—"

@@ -284,7 +284,7 @@ class RunPanel(QWidget):
         assert isinstance(result, RunResult)
         self.progress_bar.setValue(1000)
         self.status_label.setText(
-            f"Done in {result.seconds:.2f} s: {result.n_groups:,} groups, IL = {result.information_loss:.2f} %."
+            f"Done in {result.seconds:.2f} s: {result.n_groups:,} groups, {result.information_loss_text}."
         )
 
     def _on_run_failed(self, _run_id: int, message: str, _details: str) -> None:
