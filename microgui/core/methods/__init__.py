@@ -4,9 +4,22 @@ Each method lives in its own module and calls :func:`microgui.core.methods.base.
 """
 
 from microgui.core.methods import ama as _ama  # noqa: F401  (registers ama)
+from microgui.core.methods import cbfs as _cbfs  # noqa: F401
+from microgui.core.methods import dba as _dba  # noqa: F401
+from microgui.core.methods import hybrid as _hybrid  # noqa: F401
+from microgui.core.methods import individual_ranking as _individual_ranking  # noqa: F401
+from microgui.core.methods import md as _md  # noqa: F401
 from microgui.core.methods import mdav as _mdav  # noqa: F401  (registers mdav, mdav-generic)
+from microgui.core.methods import median as _median  # noqa: F401
+from microgui.core.methods import mhm as _mhm  # noqa: F401
 from microgui.core.methods import mst as _mst  # noqa: F401  (registers mst)
 from microgui.core.methods import mstk as _mstk  # noqa: F401  (registers mstk)
+from microgui.core.methods import optimal as _optimal  # noqa: F401
+from microgui.core.methods import psensitive as _psensitive  # noqa: F401
+from microgui.core.methods import tcloseness as _tcloseness  # noqa: F401
+from microgui.core.methods import tfrp as _tfrp  # noqa: F401
+from microgui.core.methods import univariate as _univariate  # noqa: F401
+from microgui.core.methods import vmdav as _vmdav  # noqa: F401
 from microgui.core.methods.base import (
     COMMON_PARAMS,
     Method,

@@ -143,6 +143,13 @@ class Method:
     run: Callable[[MethodInput], MethodOutput]
     params: tuple[ParamSpec, ...] = ()
     aggregates: bool = True  # uses the shared aggregation step (and so COMMON_PARAMS)
+    #: time complexity in words, e.g. "O(n²/k) distance evaluations", shown by the benchmark
+    complexity: str = ""
+    #: record counts at which ``python -m microgui.bench`` times the method (d = 10, k = 5);
+    #: empty for methods whose cost does not allow it (say why in ``complexity``)
+    bench_sizes: tuple[int, ...] = ()
+    #: whether the method needs confidential columns (p-sensitive, t-closeness)
+    needs_confidential: bool = False
 
     @property
     def all_params(self) -> tuple[ParamSpec, ...]:
