@@ -27,8 +27,10 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.aggregate import group_means
-from microgui.core.dataset import Dataset
+from microgui.core.dataset import Dataset, QIMatrix
+from microgui.core.methods import ama as ama_module
 from microgui.core.methods import mdav as mdav_module
+from microgui.core.methods import mst as mst_module
 from microgui.core.metrics import information_loss
 from microgui.core.progress import ProgressFn
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
@@ -110,6 +112,10 @@ def _mdav_reference(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray
     return mdav_module.mdav_reference(data.continuous, k)
 
 
+def _mst(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
+    return mst_module.mst_partition(data.continuous, k, progress=progress)[0]
+
+
 def _mdav_full_run(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
     frame = pd.DataFrame(data.continuous, columns=[f"q{j}" for j in range(data.d)])
     spec = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
@@ -117,6 +123,49 @@ def _mdav_full_run(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
     return run_protection(
         Dataset.from_frame(frame, roles), RunSpec.make("mdav", k, seed=0), progress
     ).labels
+
+
+#: Distinct values of the 9 attributes of 000's CENSUS (000_d23cf301593eeda4.txt §4.1, Table 4).
+_CENSUS_CARDINALITIES = (78, 2, 17, 6, 9, 8, 83, 50, 50)
+
+
+def _census_like_data(n: int, d: int, seed: int = SEED) -> BenchData:
+    """n records of d <= 9 discrete attributes shaped like ``000``'s CENSUS (Table 4: 78, 2, 17, 6,
+    9, 8, 83, 50, 50 values), dependent through one shared normal factor (each column: the factor
+    times 0.6 plus its own noise, cut into equal-width classes), taken as numbers and z-scored, as
+    the paper's AMA and MDAV average them."""
+    rng = np.random.default_rng(seed)
+    factor = rng.standard_normal(n)
+    cols = []
+    for size in _CENSUS_CARDINALITIES[:d]:
+        z = 0.6 * factor + rng.standard_normal(n)
+        cols.append(np.clip(((z + 3.0) / 6.0 * size).astype(np.int64), 0, size - 1))
+    empty = np.empty((n, 0), dtype=np.int64)
+    x = np.column_stack(cols).astype(np.float64)
+    return BenchData(_zscore(x), empty, np.empty(0, dtype=np.int64), empty)
+
+
+def _qi_matrix(data: BenchData) -> QIMatrix:
+    dc, do, dn = data.continuous.shape[1], data.ordinal.shape[1], data.nominal.shape[1]
+    return QIMatrix(
+        continuous_names=tuple(f"c{j}" for j in range(dc)),
+        continuous=data.continuous,
+        cont_mean=np.zeros(dc),
+        cont_std=np.ones(dc),
+        ordinal_names=tuple(f"o{j}" for j in range(do)),
+        ordinal=data.ordinal,
+        ordinal_orders=tuple(tuple(str(v) for v in range(int(s))) for s in data.ordinal_sizes),
+        nominal_names=tuple(f"n{j}" for j in range(dn)),
+        nominal=data.nominal,
+        nominal_categories=tuple(
+            tuple(range(int(data.nominal[:, j].max()) + 1)) for j in range(dn)
+        ),
+    )
+
+
+def _ama(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
+    # The dependency tree (entropies, Kruskal, key attributes) is part of the timed partition.
+    return ama_module.ama_partition(_qi_matrix(data), k, progress=progress)[0]
 
 
 @dataclass(frozen=True)
@@ -146,6 +195,13 @@ CASES: list[BenchCase] = [
     BenchCase("mdav-generic", 10_000, 10, 5, _mdav_generic, data=mixed_data, note="6c+2o+2n"),
     BenchCase("mdav-reference", 10_000, 10, 5, _mdav_reference, baseline_of="mdav"),
     BenchCase("mdav-reference", 50_000, 10, 5, _mdav_reference, baseline_of="mdav"),
+    BenchCase("mst", 10_000, 10, 5, _mst),
+    BenchCase("mst", 50_000, 10, 5, _mst),
+    BenchCase("mst", 100_000, 10, 5, _mst),
+    BenchCase("ama", 10_000, 10, 5, _ama),
+    BenchCase("ama", 50_000, 10, 5, _ama),
+    BenchCase("ama", 10_000, 10, 5, _ama, data=mixed_data, note="6c+2o+2n"),
+    BenchCase("ama", 500_000, 9, 20, _ama, data=_census_like_data, note="000 §4 CENSUS shape"),
 ]
 
 
@@ -194,7 +250,7 @@ def run_case(case: BenchCase, repeat: int | None = None) -> BenchRow:
 
 def warm_up_report() -> str:
     """Compile or load the numba kernels; say which and how long it took."""
-    seconds = mdav_module.warm_up()
+    seconds = mdav_module.warm_up() + mst_module.warm_up()
     stats = getattr(mdav_module._mdav_batch, "stats", None)
     hits = sum(getattr(stats, "cache_hits", {}).values()) if stats is not None else 0
     how = "loaded from numba's cache" if hits else "compiled (no cache yet)"
