@@ -8,8 +8,12 @@ aggregation, report). IL = 100·SSE/SST on the z-scores (``002_f464918b99c38812.
 "max gap" is the longest time between two progress calls, i.e. how late a cancel can take
 effect; "vs" is the reference row's time over the fast row's at the same n, d and k.
 
+Methods registered with ``bench_sizes`` get rows automatically (timed through ``run_protection``,
+note "run"); the table is followed by each method's stated complexity. ``--reference`` adds the IL
+of every continuous method on Census, Tarragona and EIA at k = 3, 4, 5, 10.
+
 Options: ``--quick`` (only n <= 10,000), ``--only NAME`` (rows of one method), ``--repeat R``
-(best of R timings; by default 3 for rows under a second, else 1).
+(best of R timings; by default 3 for rows under a second, else 1), ``--reference``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -28,9 +33,11 @@ import pandas as pd
 
 from microgui.core.aggregate import group_means
 from microgui.core.dataset import Dataset, QIMatrix
+from microgui.core.errors import MicroguiError
 from microgui.core.methods import ama as ama_module
 from microgui.core.methods import mdav as mdav_module
 from microgui.core.methods import mst as mst_module
+from microgui.core.methods.base import available_methods, get_method
 from microgui.core.metrics import information_loss
 from microgui.core.progress import ProgressFn
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
@@ -205,6 +212,39 @@ CASES: list[BenchCase] = [
 ]
 
 
+def _registered(name: str) -> Callable[[BenchData, int, ProgressFn], np.ndarray]:
+    """A partition function that runs the registered method ``name`` through ``run_protection``
+    (so the time includes validation, aggregation and the report: note "run"). Methods that need
+    confidential columns get one: a noisy copy of the first attribute, cut into 20 ordered levels.
+    """
+
+    def partition(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
+        method = get_method(name)
+        frame = pd.DataFrame(data.continuous, columns=[f"q{j}" for j in range(data.d)])
+        spec = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+        specs = {c: spec for c in frame.columns}
+        if method.needs_confidential:
+            rng = np.random.default_rng(SEED + 1)
+            noisy = data.continuous[:, 0] + rng.normal(0, 1, data.n)
+            frame["conf"] = pd.qcut(noisy, 20, labels=False).astype(np.int64)
+            specs["conf"] = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
+        dataset = Dataset(frame, RoleMap.from_dict(specs))
+        return run_protection(dataset, RunSpec.make(name, k, seed=SEED), progress).labels
+
+    return partition
+
+
+def registered_cases() -> list[BenchCase]:
+    """Rows for every registered method that declares ``bench_sizes`` and has no hand-made row."""
+    own = {c.method for c in CASES}
+    return [
+        BenchCase(m.name, n, 10, 5, _registered(m.name), note="run")
+        for m in available_methods()
+        if m.name not in own
+        for n in m.bench_sizes
+    ]
+
+
 @dataclass(frozen=True)
 class BenchRow:
     case: BenchCase
@@ -298,6 +338,82 @@ def _format(rows: Sequence[BenchRow]) -> str:
     return "\n".join(out)
 
 
+REFERENCE_KS = (3, 4, 5, 10)
+
+
+def shared_data_dir() -> Path | None:
+    """The reference data folder: $MICROGUI_SHARED_DATA, or ``../shared/data`` beside a source
+    checkout. None when absent (a user's clone has none)."""
+    env = os.environ.get("MICROGUI_SHARED_DATA")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "data")
+    for path in candidates:
+        if (path / "sdc-reference").is_dir():
+            return path
+    return None
+
+
+def reference_sets(root: Path) -> dict[str, pd.DataFrame]:
+    """Census (all 13 columns), Tarragona (all 13) and EIA (UTILITYID plus the 10 revenue and
+    sales columns), as the literature uses them (``sdc-reference/README.md``)."""
+    ref = root / "sdc-reference"
+    census = pd.read_csv(ref / "CASCrefmicrodata.csv")
+    tarragona = pd.read_csv(ref / "Tarragona.csv")
+    eia = pd.read_csv(ref / "EIA.csv")
+    eia_cols = ["UTILITYID"] + [c for c in eia.columns if c.endswith(("REVENUE", "SALES"))]
+    return {"Census": census, "Tarragona": tarragona, "EIA": eia[eia_cols]}
+
+
+def reference_table(methods: Sequence[str] | None = None) -> str | None:
+    """IL (%) of every continuous method on the reference sets at k = 3, 4, 5, 10."""
+    root = shared_data_dir()
+    if root is None:
+        return None
+    sets = reference_sets(root)
+    names = [
+        m.name
+        for m in available_methods()
+        if AttributeKind.CONTINUOUS in m.kinds
+        and not m.needs_confidential
+        and m.aggregates
+        and (methods is None or m.name in methods)
+    ]
+    header = ["method"] + [f"{s} k={k}" for s in sets for k in REFERENCE_KS]
+    lines = [header]
+    for name in names:
+        row = [name]
+        for frame in sets.values():
+            spec = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+            dataset = Dataset(frame, RoleMap.from_dict({c: spec for c in frame.columns}))
+            for k in REFERENCE_KS:
+                try:
+                    result = run_protection(dataset, RunSpec.make(name, k, seed=SEED))
+                    row.append(f"{result.information_loss:.4f}")
+                except MicroguiError:
+                    row.append("n/a")
+        lines.append(row)
+        print(f"  done: reference IL of {name}", file=sys.stderr, flush=True)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = []
+    for i, line in enumerate(lines):
+        out.append(
+            "  ".join(
+                c.ljust(w) if j == 0 else c.rjust(w)
+                for j, (c, w) in enumerate(zip(line, widths, strict=True))
+            )
+        )
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def complexity_table() -> str:
+    """Each registered method's stated complexity."""
+    methods = available_methods()
+    width = max(len(m.name) for m in methods)
+    return "\n".join(f"{m.name.ljust(width)}  {m.complexity or '(not stated)'}" for m in methods)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m microgui.bench", description=__doc__.split("\n\n")[0]
@@ -313,10 +429,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="R",
         help="best of R timings (default: 3 for rows under 1 s, else 1)",
     )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also print the IL of every method on Census, Tarragona and EIA (k = 3, 4, 5, 10), "
+        "read from ../shared/data or $MICROGUI_SHARED_DATA",
+    )
     args = parser.parse_args(argv)
     cases = [
         c
-        for c in CASES
+        for c in CASES + registered_cases()
         if (not args.quick or c.n <= QUICK_MAX_N) and (args.only is None or c.method == args.only)
     ]
     if not cases:
@@ -341,6 +463,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     print(_format(rows))
+    print()
+    print("stated complexity of each method:")
+    print(complexity_table())
+    if args.reference:
+        only = [args.only] if args.only else None
+        table = reference_table(only)
+        print()
+        if table is None:
+            print("reference IL: ../shared/data not found (set MICROGUI_SHARED_DATA)")
+        else:
+            print("information loss IL % on the reference sets (all columns z-scored):")
+            print(table)
     return 0
 
 

@@ -151,6 +151,8 @@ AMA = register(
             "on all attributes."
         ),
         citation="000_d23cf301593eeda4.txt §3, Algorithms 1–2",
+        complexity="O(n·d²) for the dependency matrix, then MDAV on the key attributes: O(n²/k · d_key)",
+        bench_sizes=(10_000, 50_000),
         kinds=frozenset({AttributeKind.CONTINUOUS, AttributeKind.ORDINAL, AttributeKind.NOMINAL}),
         run=_run_ama,
         params=(

@@ -861,6 +861,8 @@ MDAV = register(
             "replaced by its mean, which keeps the means of the original data exactly."
         ),
         citation="003_309fe4adb430bc25.txt, Algorithm 5.1 and §5.2; 002_f464918b99c38812.txt §4.5",
+        complexity="O(n²/k · d): three passes over the remaining records per pair of groups",
+        bench_sizes=(10_000, 50_000, 100_000),
         kinds=frozenset({AttributeKind.CONTINUOUS}),
         run=_run_mdav,
     )
@@ -879,6 +881,8 @@ MDAV_GENERIC = register(
             "convex median) and the mode. With only continuous attributes it is MDAV."
         ),
         citation="003_309fe4adb430bc25.txt, Algorithm 5.1 and §5.2-5.4",
+        complexity="O(n²/k · d) like mdav, plus O(categories) per centroid update",
+        bench_sizes=(10_000, 50_000),
         kinds=frozenset({AttributeKind.CONTINUOUS, AttributeKind.ORDINAL, AttributeKind.NOMINAL}),
         run=_run_mdav_generic,
     )

@@ -895,6 +895,8 @@ MST = register(
             "their means."
         ),
         citation="002_f464918b99c38812.txt §4.6 (Laszlo & Mukherjee 2005)",
+        complexity="Boruvka MST on a k-d tree: about O(n log² n) for small d (near O(n²) above d ≈ 20); O(n) memory",
+        bench_sizes=(10_000, 50_000, 100_000),
         kinds=frozenset({AttributeKind.CONTINUOUS}),
         run=_run_mst,
     )

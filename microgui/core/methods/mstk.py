@@ -852,6 +852,7 @@ MSTK = register(
             "automatic ones (intervals, digit masking, runs of ordinal categories, or *)."
         ),
         citation="004_0ca91c7afa3e094f.txt §5-6, Algorithm 2",
+        complexity="O(u²·d) for the record MST over u distinct QI tuples (refused above 60,000), O(u) memory",
         kinds=frozenset({AttributeKind.CONTINUOUS, AttributeKind.ORDINAL, AttributeKind.NOMINAL}),
         run=_run_mstk,
         aggregates=False,
