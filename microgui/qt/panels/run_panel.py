@@ -15,12 +15,14 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -155,7 +157,16 @@ class RunPanel(QWidget):
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow("Method", self.method_combo)
-        form.addRow(self.summary)
+        # The explanation can be long: it scrolls inside a bounded area instead of being clipped.
+        self.summary_area = QScrollArea()
+        self.summary_area.setWidget(self.summary)
+        self.summary_area.setWidgetResizable(True)
+        self.summary_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.summary_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.summary_area.setMinimumHeight(120)
+        self.summary_area.setMaximumHeight(170)
+        self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        form.addRow(self.summary_area)
         form.addRow("k", self.k_spin)
         form.addRow("Seed", self.seed_spin)
         buttons = QHBoxLayout()
@@ -206,8 +217,12 @@ class RunPanel(QWidget):
             self.summary.setText("")
             return
         kinds = ", ".join(sorted(k.value for k in method.kinds))
+        # The one-paragraph explanation is shown in full: a statistician choosing a method
+        # should not have to hover to learn what it does and where it comes from.
         self.summary.setText(
-            f"{html.escape(method.summary)}<br><span style='color:#666'>Quasi-identifiers: {kinds}. "
+            f"<b>{html.escape(method.summary)}</b>"
+            f"<p style='margin-top:4px'>{html.escape(method.description)}</p>"
+            f"<span style='color:#666'>Quasi-identifiers: {kinds}. "
             f"Source: {html.escape(method.citation)}</span>"
         )
         self.summary.setToolTip(method.description)
