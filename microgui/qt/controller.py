@@ -16,9 +16,11 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
-from microgui.core.dataset import Dataset
+from microgui.core.dataset import Dataset, prepare_qi
+from microgui.core.dependency import DEFAULT_BINS, DependencyTree, dependency_tree_of_qi
 from microgui.core.errors import InvalidRoles
 from microgui.core.export import ExportCheck, check_export, export_run
+from microgui.core.layout import MstLayout, TreeLayout, dependency_tree_layout, mst_layout
 from microgui.core.methods.base import Method, available_methods
 from microgui.core.progress import ProgressFn, sub_progress
 from microgui.core.projection import QIProjection, qi_projection
@@ -26,7 +28,15 @@ from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.qt.workers import Job, RunSignals, RunWorker, make_run_pool
 
-__all__ = ["AppController", "RunOutcome", "protect_job", "category_values", "report_path_for"]
+__all__ = [
+    "AppController",
+    "RunOutcome",
+    "DependencyTreeOutcome",
+    "protect_job",
+    "dependency_tree_job",
+    "category_values",
+    "report_path_for",
+]
 
 #: k proposed for a freshly opened table (the demo's default too).
 DEFAULT_K = 5
@@ -34,21 +44,54 @@ DEFAULT_K = 5
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """What the run worker hands back: the core result and the plot's PCA projection."""
+    """What the run worker hands back: the core result and what its views draw, all computed in
+    the worker: the PCA projection, the dependency tree's layout (``ama`` runs) and the tree
+    edges to draw (``mst`` and ``mstk`` runs)."""
 
     result: RunResult
     projection: QIProjection | None
+    tree_layout: TreeLayout | None = None
+    mst_layout: MstLayout | None = None
 
 
 def protect_job(dataset: Dataset, spec: RunSpec) -> Job:
-    """The worker's job for one run: protect, then project for the scatter plot (both in core)."""
+    """The worker's job for one run: protect, then lay out the views (all in core)."""
 
     def job(progress: ProgressFn) -> RunOutcome:
         result = run_protection(dataset, spec, sub_progress(progress, 0.0, 0.97))
         progress(0.97, "projecting for the plot")
         projection = qi_projection(result)
+        tree = result.artifacts.get("dependency_tree")
+        layout = dependency_tree_layout(tree) if isinstance(tree, DependencyTree) else None
+        mst = mst_layout(result)
         progress(1.0, "done")
-        return RunOutcome(result, projection)
+        return RunOutcome(result, projection, layout, mst)
+
+    return job
+
+
+@dataclass(frozen=True)
+class DependencyTreeOutcome:
+    """A dependency tree of the current quasi-identifiers and its drawing layout."""
+
+    tree: DependencyTree
+    layout: TreeLayout
+
+
+def dependency_tree_job(dataset: Dataset, bins: int) -> Job:
+    """The worker's job for the dependency tree view: the best dependency tree of the table's
+    quasi-identifiers (``000`` Algorithm 1, as an ``ama`` run computes it) and its layout."""
+
+    def job(progress: ProgressFn) -> DependencyTreeOutcome:
+        progress(0.0, "preparing the quasi-identifiers")
+        qi = prepare_qi(dataset)
+        names = list(dataset.roles.quasi_identifiers)
+        tree = dependency_tree_of_qi(
+            qi, names, bins=bins, progress=sub_progress(progress, 0.05, 0.95)
+        )
+        layout = dependency_tree_layout(tree)
+        progress(1.0, "done")
+        return DependencyTreeOutcome(tree, layout)
 
     return job
 
@@ -86,6 +129,9 @@ class AppController(QObject):
     busy_changed = Signal(bool)  # a run is (not) in progress
     load_started = Signal(object)  # Path being read
     load_failed = Signal(object, str, str)  # Path, message, details
+    selection_changed = Signal(object)  # bool mask over the table's rows, or None (nothing)
+    dependency_tree_computed = Signal(int, object)  # request id, DependencyTreeOutcome
+    dependency_tree_failed = Signal(int, str, str)  # request id, message, details
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -93,8 +139,12 @@ class AppController(QObject):
         self.dataset: Dataset | None = None
         self.result: RunResult | None = None
         self.projection: QIProjection | None = None
+        self.tree_layout: TreeLayout | None = None
+        self.mst_layout: MstLayout | None = None
         #: The dataset exactly as the current result was computed from (roles included).
         self.result_dataset: Dataset | None = None
+        #: Selected records (bool mask over the table's rows), or None.
+        self.selection: np.ndarray | None = None
         self._next_id = 1
         self._current: int | None = None
         self._workers: dict[int, RunWorker] = {}
@@ -105,6 +155,12 @@ class AppController(QObject):
         self._next_load_id = 1
         self._current_load: int | None = None
         self._loaders: dict[int, tuple[RunWorker, Path]] = {}
+        # The dependency tree view's computations: a pool of their own, so that they never wait
+        # behind a run, and ids, so that a superseded tree never paints over a newer one.
+        self.analysis_pool: QThreadPool = make_run_pool(self)
+        self._next_tree_id = 1
+        self._current_tree: int | None = None
+        self._tree_workers: dict[int, RunWorker] = {}
 
     # dataset and roles --------------------------------------------------------------------
     def load_file(self, path: str | Path) -> Dataset:
@@ -175,12 +231,19 @@ class AppController(QObject):
         """Replace the table: any run in progress is superseded and the last result dropped."""
         if self._cancel_current():
             self.busy_changed.emit(False)
+        self._cancel_tree()
         self.dataset = dataset
         self.result = None
         self.projection = None
+        self.tree_layout = None
+        self.mst_layout = None
         self.result_dataset = None
+        had_selection = self.selection is not None
+        self.selection = None
         self.dataset_loaded.emit(dataset)
         self.roles_changed.emit(dataset.roles)
+        if had_selection:
+            self.selection_changed.emit(None)
 
     @property
     def roles(self) -> RoleMap | None:
@@ -360,8 +423,14 @@ class AppController(QObject):
         self.result_dataset = dataset
         self.result = outcome.result
         self.projection = outcome.projection
+        self.tree_layout = outcome.tree_layout
+        self.mst_layout = outcome.mst_layout
+        had_selection = self.selection is not None
+        self.selection = None
         self.busy_changed.emit(False)
         self.run_finished.emit(run_id, outcome.result)
+        if had_selection:
+            self.selection_changed.emit(None)
 
     @Slot(int, str, str)
     def _on_failed(self, run_id: int, message: str, details: str) -> None:
@@ -377,6 +446,92 @@ class AppController(QObject):
         self.busy_changed.emit(False)
         self.run_cancelled.emit(run_id)
 
+    # selection ----------------------------------------------------------------------------
+    def set_selection(self, rows: np.ndarray | Sequence[int] | None) -> None:
+        """Select records: row numbers or a bool mask over the table's rows (None or no row:
+        nothing selected). ``selection_changed`` carries the mask (or None)."""
+        n = self.dataset.n_records if self.dataset is not None else 0
+        mask: np.ndarray | None = None
+        if rows is not None:
+            array = np.asarray(rows)
+            if array.dtype == bool:
+                if array.shape != (n,):
+                    raise ValueError(f"a selection mask needs {n} values, not {array.shape}")
+                mask = array.copy()
+            else:
+                mask = np.zeros(n, dtype=bool)
+                mask[array.astype(np.int64).reshape(-1)] = True
+            if not mask.any():
+                mask = None
+        if mask is None and self.selection is None:
+            return
+        self.selection = mask
+        self.selection_changed.emit(mask)
+
+    def clear_selection(self) -> None:
+        self.set_selection(None)
+
+    @property
+    def selected_rows(self) -> np.ndarray:
+        """Row numbers of the selected records (increasing; empty when nothing is selected)."""
+        if self.selection is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self.selection)
+
+    # dependency tree ----------------------------------------------------------------------
+    def compute_dependency_tree(self, bins: int = DEFAULT_BINS) -> int:
+        """Compute the dependency tree of the current quasi-identifiers in the background.
+
+        Returns the request's id; ``dependency_tree_computed`` or ``dependency_tree_failed``
+        follows with it. A newer request supersedes (cancels and ignores) an older one.
+        """
+        if self.dataset is None:
+            raise InvalidRoles("open a table first")
+        self._cancel_tree()
+        tree_id = self._next_tree_id
+        self._next_tree_id += 1
+        signals = RunSignals()
+        signals.finished.connect(self._on_tree_finished)
+        signals.failed.connect(self._on_tree_failed)
+        signals.cancelled.connect(self._on_tree_cancelled)
+        worker = RunWorker(tree_id, dependency_tree_job(self.dataset, int(bins)), signals)
+        self._tree_workers[tree_id] = worker
+        self._current_tree = tree_id
+        self.analysis_pool.start(worker)
+        return tree_id
+
+    @property
+    def is_computing_tree(self) -> bool:
+        return self._current_tree is not None
+
+    def _cancel_tree(self) -> None:
+        if self._current_tree is not None:
+            worker = self._tree_workers.get(self._current_tree)
+            if worker is not None:
+                worker.cancel()
+            self._current_tree = None
+
+    def _end_tree(self, tree_id: int) -> bool:
+        self._tree_workers.pop(tree_id, None)
+        if tree_id != self._current_tree:
+            return False
+        self._current_tree = None
+        return True
+
+    @Slot(int, object)
+    def _on_tree_finished(self, tree_id: int, outcome: Any) -> None:
+        if self._end_tree(tree_id):
+            self.dependency_tree_computed.emit(tree_id, outcome)
+
+    @Slot(int, str, str)
+    def _on_tree_failed(self, tree_id: int, message: str, details: str) -> None:
+        if self._end_tree(tree_id):
+            self.dependency_tree_failed.emit(tree_id, message, details)
+
+    @Slot(int)
+    def _on_tree_cancelled(self, tree_id: int) -> None:
+        self._end_tree(tree_id)
+
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Cancel every run and wait for the pools (called when the window closes).
 
@@ -387,11 +542,16 @@ class AppController(QObject):
             worker.cancel()
         for worker, _path in self._loaders.values():
             worker.cancel()
-        self.pool.clear()
-        self.load_pool.clear()
-        done = self.pool.waitForDone(timeout_ms) and self.load_pool.waitForDone(timeout_ms)
+        for worker in self._tree_workers.values():
+            worker.cancel()
+        pools = (self.pool, self.load_pool, self.analysis_pool)
+        for pool in pools:
+            pool.clear()
+        done = all([pool.waitForDone(timeout_ms) for pool in pools])
         self._current_load = None
         self._loaders.clear()
+        self._current_tree = None
+        self._tree_workers.clear()
         if self._current is not None:
             self._current = None
             self.busy_changed.emit(False)

@@ -11,7 +11,8 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+import numpy as np
+from PySide6.QtCore import QByteArray, QItemSelection, QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -32,14 +33,18 @@ from microgui._version import __version__
 from microgui.core.errors import MicroguiError
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController, report_path_for
+from microgui.qt.models.dataframe_model import DataFrameModel
+from microgui.qt.panels.classes_panel import ClassesPanel
 from microgui.qt.panels.data_panel import DataPanel
+from microgui.qt.panels.dependency_tree_panel import DependencyTreePanel
 from microgui.qt.panels.results_panel import ResultsPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
 from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
+from microgui.qt.plots.mst_partition import MstPartitionPlot
 from microgui.qt.settings import UiSettings
 
-__all__ = ["MainWindow", "ExportOverrideDialog", "PAPERS"]
+__all__ = ["MainWindow", "ExportOverrideDialog", "PAPERS", "view_rows"]
 
 #: The papers microgui is built from (see the project's papers list).
 PAPERS: tuple[tuple[str, str], ...] = (
@@ -100,6 +105,28 @@ class ExportOverrideDialog(QDialog):
         return self.reason_edit.text().strip()
 
 
+def view_rows(model: DataFrameModel, rows: np.ndarray) -> np.ndarray:
+    """The view rows (increasing) at which a sorted :class:`DataFrameModel` shows frame ``rows``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    # The model keeps its sort as a permutation (view row -> frame row) and has no inverse.
+    order = getattr(model, "_order", None)
+    if order is None:
+        return np.sort(rows)
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.arange(len(order), dtype=np.int64)
+    return np.sort(inverse[rows])
+
+
+def _row_ranges(rows: np.ndarray) -> list[tuple[int, int]]:
+    """Runs of consecutive values of increasing ``rows`` as (first, last) pairs."""
+    if len(rows) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(rows) != 1)
+    starts = np.concatenate([[0], breaks + 1])
+    ends = np.concatenate([breaks, [len(rows) - 1]])
+    return [(int(rows[a]), int(rows[b])) for a, b in zip(starts, ends, strict=True)]
+
+
 class MainWindow(QMainWindow):
     """The microgui window. ``exported`` carries the CSV path of a finished export."""
 
@@ -114,10 +141,20 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
 
         self.plot = ClusterScatterPlot()
+        self.tree_panel = DependencyTreePanel(self.controller)
+        self.mst_plot = MstPartitionPlot()
         self.data_panel = DataPanel(self.controller)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.plot, "Groups plot")
+        self.tabs.addTab(self.tree_panel, "Dependency tree")
+        self.tabs.addTab(self.mst_plot, "MST partition")
         self.tabs.addTab(self.data_panel, "Data")
+        self.tabs.setTabToolTip(
+            1, "The best dependency tree of the quasi-identifiers and its key attributes (ama)"
+        )
+        self.tabs.setTabToolTip(
+            2, "The minimum spanning tree of the records and the edges cut (mst, mstk)"
+        )
         self.setCentralWidget(self.tabs)
 
         self.run_panel = RunPanel(self.controller)
@@ -135,6 +172,15 @@ class MainWindow(QMainWindow):
         self.results_dock = self._dock(
             "Results", "results_dock", self.results_panel, Qt.DockWidgetArea.RightDockWidgetArea
         )
+        self.classes_panel = ClassesPanel(self.controller)
+        self.classes_dock = self._dock(
+            "Generalization classes (mstk)",
+            "classes_dock",
+            self.classes_panel,
+            Qt.DockWidgetArea.BottomDockWidgetArea,
+        )
+        # Shown when an mstk run has classes (or from the View menu).
+        self.classes_dock.hide()
         self.resizeDocks([self.run_dock, self.results_dock], [410, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.run_dock, self.roles_dock], [380, 470], Qt.Orientation.Vertical)
 
@@ -158,6 +204,7 @@ class MainWindow(QMainWindow):
         ctl.run_failed.connect(self._on_run_failed)
         ctl.run_cancelled.connect(lambda _i: self.statusBar().showMessage("Run cancelled.", 5000))
         ctl.busy_changed.connect(lambda _b: self._update_actions())
+        ctl.selection_changed.connect(self._on_selection_changed)
         for panel in (self.roles_panel, self.run_panel):
             panel.error_occurred.connect(lambda message: self.show_error(message))
         self._update_title()
@@ -199,7 +246,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         view_menu = self.menuBar().addMenu("&View")
-        for dock in (self.run_dock, self.roles_dock, self.results_dock):
+        for dock in (self.run_dock, self.roles_dock, self.results_dock, self.classes_dock):
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
         self.about_action = QAction("&About microgui", self)
@@ -333,6 +380,7 @@ class MainWindow(QMainWindow):
             self.settings.add_recent_file(pending)
             self.settings.set_last_directory(pending.resolve().parent)
         self.plot.clear()
+        self.mst_plot.clear()
         self._update_title()
         self._update_actions()
         frame = dataset.frame
@@ -351,13 +399,53 @@ class MainWindow(QMainWindow):
 
     def _on_run_finished(self, _run_id: int, result: Any) -> None:
         assert isinstance(result, RunResult)
-        self.plot.set_run(result, self.controller.projection)
+        ctl = self.controller
+        self.plot.set_run(result, ctl.projection)
+        self.mst_plot.set_run(result, ctl.projection, ctl.mst_layout)
+        if self.classes_panel.classes is not None:
+            self.classes_dock.show()
         self._update_actions()
         self.statusBar().showMessage(
             f"{result.spec.method}, k = {result.spec.k}: {result.n_groups:,} groups, "
-            f"IL = {result.information_loss:.2f} %, {result.seconds:.2f} s",
+            f"{result.information_loss_text}, {result.seconds:.2f} s",
             0,
         )
+
+    def _on_selection_changed(self, mask: Any) -> None:
+        """Show the selected records: selected rows in the data table (scrolled to the first)
+        and ringed in the MST view."""
+        self.mst_plot.set_selection(mask)
+        view = self.data_panel.view
+        model = self.data_panel.model
+        selection_model = view.selectionModel()
+        if mask is None:
+            selection_model.clearSelection()
+            return
+        if model.rowCount() != len(mask):
+            return
+        rows = view_rows(model, np.flatnonzero(mask))
+        selection = QItemSelection()
+        last_column = model.columnCount() - 1
+        for first, last in _row_ranges(rows):
+            selection.select(model.index(first, 0), model.index(last, last_column))
+        selection_model.select(
+            selection,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        selected = np.flatnonzero(mask)
+        shown = ", ".join(f"{r + 1:,}" for r in selected[:8]) + (", …" if len(selected) > 8 else "")
+        self.statusBar().showMessage(
+            f"{len(selected):,} record(s) selected, highlighted in the data table (rows {shown}).",
+            15000,
+        )
+        if len(rows):
+            view.scrollTo(model.index(int(rows[0]), 0), view.ScrollHint.PositionAtTop)
+            selection_model.setCurrentIndex(
+                model.index(int(rows[0]), 0), QItemSelectionModel.SelectionFlag.NoUpdate
+            )
+        if self.tabs.currentWidget() not in (self.data_panel, self.mst_plot):
+            self.tabs.setCurrentWidget(self.data_panel)
 
     def _on_run_failed(self, _run_id: int, message: str, details: str) -> None:
         self._update_actions()

@@ -1,0 +1,429 @@
+"""The partition of a minimum spanning tree (``mst`` and ``mstk`` runs) drawn over the records.
+
+A view (STYLE.md §5, §7): it receives a :class:`RunResult`, the projection and the
+:class:`MstLayout` computed in the worker, and keeps no copy of the data. The records are one
+:class:`ScatterPlotItem` coloured by final group (shared palette brushes). The tree's kept edges
+are one curve per palette colour with ``connect='pairs'`` (an edge takes the colour of the group
+both its ends belong to; kept edges joining two groups, where ``mst`` split a large tree by
+MDAV, are one grey curve); the cut edges are one dashed red curve. Above
+:data:`~microgui.core.layout.DEFAULT_MAX_EDGES` edges the layout holds a seeded subsample (all cut
+edges first, then kept ones) and the title says so; above ``max_points`` records a seeded sample
+of records is drawn, as in the cluster scatter plot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from microgui.core.layout import PC1, PC2, MstLayout, axis_choices, axis_values
+from microgui.core.projection import QIProjection
+from microgui.core.runs import RunResult
+from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, sample_indices
+from microgui.qt.plots.palette import ClusterPalette
+
+__all__ = ["MstPartitionPlot", "MstOptions", "PLACEHOLDER", "CUT_COLOR", "BETWEEN_COLOR"]
+
+PLACEHOLDER = "Run mst or mstk to see the partition of the minimum spanning tree"
+CUT_COLOR = "#d62728"
+BETWEEN_COLOR = "#8a8a8a"
+
+
+@dataclass
+class MstOptions:
+    """What the plot shows; kept apart from the widgets so it can be saved and tested alone."""
+
+    x_axis: str = PC1
+    y_axis: str = PC2
+    point_size: float = 5.0
+    max_points: int = DEFAULT_MAX_POINTS
+    sample_seed: int = 0
+    show_kept: bool = True
+    show_cut: bool = True
+    #: The initial view spans these quantiles of the records (0: everything).
+    view_quantile: float = 0.005
+
+
+class MstPartitionPlot(QWidget):
+    """X/Y choosers and edge toggles over a pyqtgraph plot of a run's spanning tree."""
+
+    def __init__(self, parent: QWidget | None = None, options: MstOptions | None = None) -> None:
+        super().__init__(parent)
+        self.options = options or MstOptions()
+        self.cluster_palette = ClusterPalette()
+        self._result: RunResult | None = None
+        self._projection: QIProjection | None = None
+        self._layout: MstLayout | None = None
+        self._selection: np.ndarray | None = None
+        self.sampled: int | None = None  # records drawn when sampling, else None
+        self.kept_drawn = 0
+        self.cut_drawn = 0
+
+        self.x_combo = QComboBox()
+        self.y_combo = QComboBox()
+        for combo in (self.x_combo, self.y_combo):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            combo.setMinimumContentsLength(14)
+            combo.currentIndexChanged.connect(self._on_axes_changed)
+        self.kept_check = QCheckBox("Kept edges")
+        self.kept_check.setChecked(self.options.show_kept)
+        self.kept_check.setToolTip("Tree edges inside the groups (colour = group)")
+        self.kept_check.toggled.connect(self._on_kept_toggled)
+        self.cut_check = QCheckBox("Cut edges")
+        self.cut_check.setChecked(self.options.show_cut)
+        self.cut_check.setToolTip("Tree edges removed by the partitioning (dashed red)")
+        self.cut_check.toggled.connect(self._on_cut_toggled)
+
+        self.plot_widget = pg.PlotWidget()
+        self.plot_widget.setBackground("w")
+        self.plot_item: pg.PlotItem = self.plot_widget.getPlotItem()
+        self.plot_item.showGrid(x=True, y=True, alpha=0.15)
+        for name in ("left", "bottom"):
+            axis = self.plot_item.getAxis(name)
+            axis.setPen(pg.mkPen("#444444"))
+            axis.setTextPen(pg.mkPen("#222222"))
+        self.records_item = pg.ScatterPlotItem(
+            pxMode=True, useCache=True, hoverable=False, pen=None, symbol="o"
+        )
+        self.records_item.setZValue(0)
+        self.plot_item.addItem(self.records_item)
+        # One curve per palette colour (STYLE.md §7: never one item or one pen per edge).
+        self.group_curves: list[pg.PlotCurveItem] = []
+        for color in self.cluster_palette.colors:
+            pen_color = QColor(color)
+            pen_color.setAlpha(235)
+            pen = QPen(pen_color)
+            pen.setWidthF(1.4)
+            pen.setCosmetic(True)
+            curve = pg.PlotCurveItem(connect="pairs", pen=pen, antialias=False)
+            curve.setZValue(1)
+            self.plot_item.addItem(curve)
+            self.group_curves.append(curve)
+        between_pen = pg.mkPen(BETWEEN_COLOR, width=1.2)
+        self.between_curve = pg.PlotCurveItem(connect="pairs", pen=between_pen, antialias=False)
+        self.between_curve.setZValue(1)
+        self.plot_item.addItem(self.between_curve)
+        cut_color = QColor(CUT_COLOR)
+        cut_color.setAlpha(210)
+        self.cut_pen = pg.mkPen(cut_color, width=1.5, style=Qt.PenStyle.DashLine)
+        self.cut_curve = pg.PlotCurveItem(connect="pairs", pen=self.cut_pen, antialias=False)
+        # Under the records and the kept edges: cut edges are long where the tree jumps between
+        # clusters, and on top they would hide the groups they separate.
+        self.cut_curve.setZValue(-1)
+        self.plot_item.addItem(self.cut_curve)
+        self.selection_item = pg.ScatterPlotItem(
+            pxMode=True,
+            useCache=True,
+            hoverable=False,
+            symbol="o",
+            brush=None,
+            pen=pg.mkPen("#111111", width=1.8),
+        )
+        self.selection_item.setZValue(3)
+        self.plot_item.addItem(self.selection_item)
+
+        self.legend = pg.LegendItem(
+            offset=(-10, 6),
+            labelTextColor="#222222",
+            brush=pg.mkBrush(255, 255, 255, 225),
+            pen=pg.mkPen("#bbbbbb"),
+        )
+        self.legend.setParentItem(self.plot_item.getViewBox())
+        # Legend samples are stand-ins: the layers have one brush per point or one curve per colour.
+        self._legend_record = pg.ScatterPlotItem(
+            symbol="o", size=8, pen=None, brush=self.cluster_palette.brushes[0]
+        )
+        self._legend_kept = pg.PlotDataItem(pen=self.group_curves[0].opts["pen"])
+        self._legend_between = pg.PlotDataItem(pen=between_pen)
+        self._legend_cut = pg.PlotDataItem(pen=self.cut_pen)
+        self._legend_selected = pg.ScatterPlotItem(
+            symbol="o", size=10, brush=None, pen=pg.mkPen("#111111", width=1.8)
+        )
+
+        top = QHBoxLayout()
+        top.addWidget(QLabel("X"))
+        top.addWidget(self.x_combo)
+        top.addSpacing(12)
+        top.addWidget(QLabel("Y"))
+        top.addWidget(self.y_combo)
+        top.addSpacing(12)
+        top.addWidget(self.kept_check)
+        top.addWidget(self.cut_check)
+        top.addStretch(1)
+        # The title is a Qt label, not a plot title: a long plot title would set the plot's
+        # minimum width.
+        self.title_label = QLabel()
+        self.title_label.setWordWrap(True)
+        self.title_label.setTextFormat(Qt.TextFormat.RichText)
+        self.title_label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.title_label.setStyleSheet("background: white; color: #222; padding: 4px 8px;")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addSpacing(4)
+        layout.addWidget(self.title_label)
+        layout.addWidget(self.plot_widget, 1)
+        self.clear()
+
+    # content ------------------------------------------------------------------------------
+    @property
+    def layout_shown(self) -> MstLayout | None:
+        return self._layout
+
+    def clear(self, message: str = PLACEHOLDER) -> None:
+        self._result = None
+        self._projection = None
+        self._layout = None
+        self.sampled = None
+        self.kept_drawn = self.cut_drawn = 0
+        self.records_item.clear()
+        self.selection_item.clear()
+        for curve in (*self.group_curves, self.between_curve, self.cut_curve):
+            curve.setData(x=np.zeros(0), y=np.zeros(0))
+        self.legend.clear()
+        self.legend.setVisible(False)
+        self._set_axis_choices([])
+        self.title_label.setText(f"<span style='color:#444'>{message}</span>")
+        self.plot_item.setLabel("bottom", "")
+        self.plot_item.setLabel("left", "")
+
+    def axis_choices(self) -> list[str]:
+        return [self.x_combo.itemData(i) for i in range(self.x_combo.count())]
+
+    def _set_axis_choices(self, choices: list[str]) -> None:
+        for combo in (self.x_combo, self.y_combo):
+            combo.blockSignals(True)
+            combo.clear()
+            for name in choices:
+                combo.addItem(self._choice_text(name), name)
+            combo.blockSignals(False)
+        self.x_combo.setEnabled(bool(choices))
+        self.y_combo.setEnabled(bool(choices))
+
+    def _choice_text(self, name: str) -> str:
+        if name in (PC1, PC2) and self._projection is not None:
+            ratio = self._projection.explained_ratio[0 if name == PC1 else 1]
+            return f"{name} ({ratio:.0%})"
+        return name
+
+    def set_run(
+        self,
+        result: RunResult | None,
+        projection: QIProjection | None,
+        layout: MstLayout | None,
+    ) -> None:
+        """Show a run's tree; a run without one (or None) shows the placeholder."""
+        if result is None or layout is None:
+            self.clear()
+            return
+        self._result = result
+        self._projection = projection
+        self._layout = layout
+        choices = axis_choices(result.qi, projection)
+        self._set_axis_choices(choices)
+        if not choices:
+            self.clear(
+                "No continuous or ordinal quasi-identifier to place the records on: "
+                "the tree cannot be drawn"
+            )
+            return
+        opts = self.options
+        if opts.x_axis not in choices or opts.y_axis not in choices or opts.x_axis == opts.y_axis:
+            opts.x_axis, opts.y_axis = self._default_axes(result, projection, choices)
+        self._select(self.x_combo, opts.x_axis)
+        self._select(self.y_combo, opts.y_axis)
+        self.redraw()
+
+    @staticmethod
+    def _default_axes(
+        result: RunResult, projection: QIProjection | None, choices: list[str]
+    ) -> tuple[str, str]:
+        cont = list(result.qi.continuous_names)
+        if len(cont) == 2 and not result.qi.ordinal_names:
+            return cont[0], cont[1]
+        if projection is not None:
+            return PC1, PC2
+        return choices[0], choices[1] if len(choices) > 1 else choices[0]
+
+    @staticmethod
+    def _select(combo: QComboBox, name: str) -> None:
+        combo.blockSignals(True)
+        combo.setCurrentIndex(max(combo.findData(name), 0))
+        combo.blockSignals(False)
+
+    def set_axes(self, x_axis: str, y_axis: str) -> None:
+        """Choose the axes (names from :meth:`axis_choices`)."""
+        self.options.x_axis, self.options.y_axis = x_axis, y_axis
+        self._select(self.x_combo, x_axis)
+        self._select(self.y_combo, y_axis)
+        self.redraw()
+
+    def set_selection(self, mask: np.ndarray | None) -> None:
+        """Ring the selected records (a bool mask over the rows, or None)."""
+        self._selection = mask
+        self._draw_selection()
+
+    def _on_axes_changed(self, _index: int) -> None:
+        x, y = self.x_combo.currentData(), self.y_combo.currentData()
+        if x is None or y is None:
+            return
+        self.options.x_axis, self.options.y_axis = str(x), str(y)
+        self.redraw()
+
+    def _on_kept_toggled(self, checked: bool) -> None:
+        self.options.show_kept = checked
+        self.redraw()
+
+    def _on_cut_toggled(self, checked: bool) -> None:
+        self.options.show_cut = checked
+        self.redraw()
+
+    def _coordinates(self) -> tuple[np.ndarray, np.ndarray, str, str]:
+        result = self._result
+        assert result is not None
+        x, x_label = axis_values(result.qi, self._projection, self.options.x_axis)
+        y, y_label = axis_values(result.qi, self._projection, self.options.y_axis)
+        return x, y, x_label, y_label
+
+    def redraw(self) -> None:
+        """Redraw every layer for the current options: one setData per item, one range set."""
+        result, layout = self._result, self._layout
+        if result is None or layout is None:
+            return
+        opts = self.options
+        x, y, x_label, y_label = self._coordinates()
+        labels = result.labels
+        n = len(labels)
+        view = self.plot_item.getViewBox()
+        view.disableAutoRange()
+
+        idx = sample_indices(n, opts.max_points, opts.sample_seed)
+        self.sampled = None if idx is None else len(idx)
+        rx, ry, rl = (x, y, labels) if idx is None else (x[idx], y[idx], labels[idx])
+        self.records_item.setData(
+            x=rx,
+            y=ry,
+            brush=self.cluster_palette.brushes_for(rl),
+            size=opts.point_size,
+            symbol="o",
+            pen=None,
+        )
+
+        shown = layout.sample.indices
+        edges = layout.edges[shown]
+        cut = layout.cut[shown]
+        group = layout.edge_group[shown]
+        k_colors = len(self.group_curves)
+        kept_in_group = ~cut & (group >= 0)
+        self.kept_drawn = 0
+        for c, curve in enumerate(self.group_curves):
+            pick = edges[kept_in_group & (group % k_colors == c)] if opts.show_kept else edges[:0]
+            self._set_segments(curve, pick, x, y)
+            self.kept_drawn += len(pick)
+        between = edges[~cut & (group < 0)] if opts.show_kept else edges[:0]
+        self._set_segments(self.between_curve, between, x, y)
+        self.kept_drawn += len(between)
+        cut_edges = edges[cut] if opts.show_cut else edges[:0]
+        self._set_segments(self.cut_curve, cut_edges, x, y)
+        self.cut_drawn = len(cut_edges)
+        self._draw_selection()
+
+        self.plot_item.setLabel("bottom", x_label, color="#222222")
+        self.plot_item.setLabel("left", y_label, color="#222222")
+        self._set_range(rx, ry)
+        self.title_label.setText(self._title(result, layout))
+        self.legend.clear()
+        self.legend.setVisible(True)
+        self.legend.addItem(self._legend_record, "record (colour = its final group)")
+        if opts.show_kept:
+            self.legend.addItem(self._legend_kept, "kept edge (colour = group)")
+            if len(between):
+                self.legend.addItem(
+                    self._legend_between, "kept edge between groups (tree split by MDAV)"
+                )
+        if opts.show_cut:
+            self.legend.addItem(self._legend_cut, "cut edge")
+        if self._selection is not None:
+            self.legend.addItem(self._legend_selected, "selected record")
+
+    @staticmethod
+    def _set_segments(
+        curve: pg.PlotCurveItem, edges: np.ndarray, x: np.ndarray, y: np.ndarray
+    ) -> None:
+        if len(edges) == 0:
+            curve.setData(x=np.zeros(0), y=np.zeros(0))
+            curve.setVisible(False)
+            return
+        curve.setData(x=x[edges].ravel(), y=y[edges].ravel(), connect="pairs")
+        curve.setVisible(True)
+
+    def _draw_selection(self) -> None:
+        mask = self._selection
+        if self._result is None or mask is None or len(mask) != len(self._result.labels):
+            self.selection_item.clear()
+            return
+        x, y, _xl, _yl = self._coordinates()
+        rows = np.flatnonzero(mask)[: self.options.max_points]
+        self.selection_item.setData(x=x[rows], y=y[rows], size=self.options.point_size + 7)
+
+    def _title(self, result: RunResult, layout: MstLayout) -> str:
+        n = len(result.labels)
+        method = result.spec.method
+        what = "pruned" if layout.source == "mstk" else "cut"
+        title = (
+            f"{n:,} records · minimum spanning tree of {layout.n_edges:,} edges, "
+            f"{layout.n_cut:,} {what} · {result.n_groups:,} groups ({method}, k = {result.spec.k})"
+        )
+        notes: list[str] = []
+        sample = layout.sample
+        if sample.sampled:
+            notes.append(
+                f"showing {len(sample.indices):,} of {sample.n_edges:,} edges (every cut edge, "
+                f"then a random sample of kept ones, seed {sample.seed})"
+            )
+        if self.sampled is not None:
+            notes.append(
+                f"random sample of {self.sampled:,} of {n:,} records (seed {self.options.sample_seed})"
+            )
+        n_qi = len(result.roles.quasi_identifiers)
+        if layout.source == "mstk":
+            notes.append(
+                f"tree of hierarchical distances on all {n_qi} quasi-identifiers, drawn in 2-D: "
+                "long edges join records close in the hierarchies, not in this plane"
+            )
+        else:
+            notes.append(
+                f"tree of Euclidean distances on the {n_qi} standardized quasi-identifiers, "
+                "drawn in 2-D: edges may cross"
+            )
+        return f"<b>{title}</b><br><span style='color:#555'>{' · '.join(notes)}</span>"
+
+    def _set_range(self, x: np.ndarray, y: np.ndarray) -> None:
+        q = min(max(self.options.view_quantile, 0.0), 0.25)
+        x_range, y_range = _span(x, q), _span(y, q)
+        if x_range is not None and y_range is not None:
+            self.plot_item.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0.0)
+
+    def title_text(self) -> str:
+        return self.title_label.text()
+
+
+def _span(values: np.ndarray, q: float) -> tuple[float, float] | None:
+    """The [q, 1-q] quantiles of the finite values (all of them below 100 values), padded 4 %."""
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return None
+    if q > 0 and len(finite) > 100:
+        lo, hi = (float(v) for v in np.quantile(finite, [q, 1.0 - q]))
+    else:
+        lo, hi = float(finite.min()), float(finite.max())
+    if hi <= lo:
+        lo, hi = lo - 1.0, hi + 1.0
+    pad = 0.04 * (hi - lo)
+    return lo - pad, hi + pad

@@ -1,0 +1,311 @@
+"""The views of issue 3, driven as a statistician would: the dependency tree (live and after an
+ama run), the partition of the minimum spanning tree (mst, mstk) and the generalization classes."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import Qt
+from qt_helpers import large_continuous_dataset
+
+from microgui.core.dataset import Dataset
+from microgui.core.dependency import DependencyTree
+from microgui.core.layout import DEFAULT_MAX_EDGES
+from microgui.core.roles import AttributeKind, AttributeRole, roles_from_lists
+from microgui.core.runs import RunResult, RunSpec
+from microgui.qt import controller as controller_module
+from microgui.qt.controller import DependencyTreeOutcome
+from microgui.qt.main_window import MainWindow, view_rows
+from microgui.qt.plots.dependency_tree import KEY_LEGEND
+from microgui.qt.plots.mst_partition import PLACEHOLDER
+
+RUN_TIMEOUT_MS = 60_000
+DEMO_QIS = ("sex", "age", "region", "education", "hours_per_week", "income", "wealth")
+
+
+def _legend_texts(legend: pg.LegendItem) -> list[str]:
+    return [label.text for _sample, label in legend.items]
+
+
+def _run(window: MainWindow, qtbot: Any, spec: RunSpec) -> RunResult:
+    with qtbot.waitSignal(window.controller.run_finished, timeout=RUN_TIMEOUT_MS) as blocker:
+        window.controller.start_run(spec)
+    result = blocker.args[1]
+    assert isinstance(result, RunResult)
+    return result
+
+
+def _show_tree_tab(window: MainWindow, qtbot: Any) -> DependencyTree:
+    panel = window.tree_panel
+    with qtbot.waitSignal(panel.tree_shown, timeout=RUN_TIMEOUT_MS) as blocker:
+        window.tabs.setCurrentWidget(panel)
+    tree = blocker.args[0]
+    assert isinstance(tree, DependencyTree)
+    return tree
+
+
+def _continuous_only(window: MainWindow) -> None:
+    ctl = window.controller
+    assert ctl.dataset is not None
+    for column in ctl.dataset.roles.quasi_identifiers:
+        if ctl.dataset.roles[column].kind is not AttributeKind.CONTINUOUS:
+            ctl.set_role(column, AttributeRole.NON_CONFIDENTIAL)
+
+
+def _table_1() -> Dataset:
+    """``004`` Table 1(a): Age, Sex, Zipcode of seven patients."""
+    frame = pd.DataFrame(
+        {
+            "ID": [f"t{i}" for i in range(1, 8)],
+            "Age": [21, 26, 33, 37, 45, 48, 50],
+            "Sex": list("MMFFMFM"),
+            "Zipcode": ["13051", "13053", "13063", "13068", "14851", "14856", "14865"],
+            "Disease": ["Anaemia", "Flu", "Cancer", "HIV", "Flu", "HIV", "Cancer"],
+        }
+    )
+    roles = roles_from_lists(
+        frame.columns,
+        qi=["Age", "Sex", "Zipcode"],
+        identifiers=["ID"],
+        confidential=["Disease"],
+        nominal=["Sex", "Zipcode"],
+    )
+    return Dataset.from_frame(frame, roles)
+
+
+# --------------------------------------------------------------------------------------------
+# dependency tree
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_tree_before_any_run_is_computed_in_a_worker(
+    demo_window: MainWindow, qtbot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[threading.Thread] = []
+    original = controller_module.dependency_tree_of_qi
+
+    def spy(*args: Any, **kwargs: Any) -> DependencyTree:
+        threads.append(threading.current_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(controller_module, "dependency_tree_of_qi", spy)
+    window = demo_window
+    panel = window.tree_panel
+    assert not panel.is_computing  # hidden tab: nothing computed yet
+    tree = _show_tree_tab(window, qtbot)
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    assert tree.attributes == DEMO_QIS and tree.bins == 10
+    plot = panel.plot
+    assert len(plot.nodes_item.data) == 7
+    assert len(plot.edges_item.xData) == 2 * 6  # one curve, connect='pairs'
+    assert [t.toPlainText() for t in plot.edge_labels] == [f"{w:.3f}" for _, _, w in tree.edges]
+    assert plot.key_attributes() == tree.key_attributes
+    assert KEY_LEGEND in _legend_texts(plot.legend)
+    assert not panel.showing_run and "current quasi-identifiers" in panel.source_label.text()
+    # the heatmap: the matrix, names on both axes
+    np.testing.assert_array_equal(plot.image_item.image, tree.matrix)
+    left_ticks = plot.matrix_plot.getAxis("left")._tickLevels[0]
+    assert [name for _pos, name in left_ticks] == list(DEMO_QIS)
+    assert [name for _pos, name in plot.bottom_axis._tickLevels[0]] == list(DEMO_QIS)
+    assert len(plot.cell_labels) == 49
+
+
+def test_changing_bins_or_roles_recomputes_the_tree(demo_window: MainWindow, qtbot) -> None:
+    window = demo_window
+    ctl = window.controller
+    panel = window.tree_panel
+    first = _show_tree_tab(window, qtbot)
+
+    with qtbot.waitSignal(ctl.dependency_tree_computed, timeout=RUN_TIMEOUT_MS) as blocker:
+        panel.bins_spin.setValue(4)
+    outcome = blocker.args[1]
+    assert isinstance(outcome, DependencyTreeOutcome)
+    assert outcome.tree.bins == 4 and panel.plot.tree is outcome.tree
+    assert not np.allclose(outcome.tree.matrix, first.matrix)  # fewer bins, lower entropies
+    assert "4 equal-frequency bins" in panel.plot.title_text()
+
+    with qtbot.waitSignal(panel.tree_shown, timeout=RUN_TIMEOUT_MS) as shown:
+        ctl.set_role("household_size", AttributeRole.QUASI_IDENTIFIER)
+    tree = shown.args[0]
+    assert "household_size" in tree.attributes and len(panel.plot.nodes_item.data) == 8
+
+    # a role change that does not touch the quasi-identifiers computes nothing
+    ctl.set_role("survey_weight", AttributeRole.CONFIDENTIAL)
+    assert not panel.is_computing
+
+
+def test_a_superseded_tree_is_ignored(demo_window: MainWindow, qtbot) -> None:
+    window = demo_window
+    ctl = window.controller
+    _show_tree_tab(window, qtbot)
+    arrived: list[int] = []
+    ctl.dependency_tree_computed.connect(lambda tree_id, _o: arrived.append(tree_id))
+    with qtbot.waitSignal(window.tree_panel.tree_shown, timeout=RUN_TIMEOUT_MS) as blocker:
+        window.tree_panel.bins_spin.setValue(3)
+        window.tree_panel.bins_spin.setValue(5)  # the user changed their mind at once
+    assert ctl.analysis_pool.waitForDone(RUN_TIMEOUT_MS)
+    qtbot.wait_until(lambda: not ctl.is_computing_tree)
+    assert len(arrived) == 1 and blocker.args[0].bins == 5
+
+
+def test_roles_without_quasi_identifiers_explain_why_there_is_no_tree(
+    demo_window: MainWindow, qtbot
+) -> None:
+    window = demo_window
+    ctl = window.controller
+    _show_tree_tab(window, qtbot)
+    assert ctl.dataset is not None
+    roles = ctl.dataset.roles
+    for column in roles.quasi_identifiers:
+        roles = roles.replace(column, roles[column].with_role(AttributeRole.NON_CONFIDENTIAL))
+    with qtbot.waitSignal(ctl.dependency_tree_failed, timeout=RUN_TIMEOUT_MS) as blocker:
+        ctl.set_roles(roles)
+    assert "quasi-identifier" in blocker.args[1]
+    assert "quasi-identifier" in window.tree_panel.plot.title_text()
+    assert window.tree_panel.plot.tree is None
+
+
+def test_an_ama_run_shows_its_tree_and_key_attributes(demo_window: MainWindow, qtbot) -> None:
+    window = demo_window
+    window.tabs.setCurrentWidget(window.tree_panel)
+    result = _run(window, qtbot, RunSpec.make("ama", 5, {"bins": 6}, seed=0))
+    tree = result.artifacts["dependency_tree"]
+    panel = window.tree_panel
+    plot = panel.plot
+    assert panel.showing_run and "ama" in panel.source_label.text()
+    assert plot.tree is tree and panel.bins == 6
+    assert plot.key_attributes() == tree.key_attributes and tree.key_attributes
+    keys = {tree.attributes.index(a) for a in tree.key_attributes}
+    brushes = plot.nodes_item.data["brush"]
+    assert all((brushes[i] is plot.key_brush) == (i in keys) for i in range(len(brushes)))
+    assert len(plot.edges_item.xData) == 2 * len(tree.edges)
+    assert "key attributes: <b>" + ", ".join(tree.key_attributes) in plot.title_text()
+    # a later, live computation replaces the run's tree
+    with qtbot.waitSignal(panel.tree_shown, timeout=RUN_TIMEOUT_MS):
+        panel.bins_spin.setValue(8)
+    assert not panel.showing_run and plot.tree is not tree
+
+
+# --------------------------------------------------------------------------------------------
+# MST partition
+# --------------------------------------------------------------------------------------------
+
+
+def test_mst_view_draws_kept_and_cut_edges(demo_window: MainWindow, qtbot) -> None:
+    window = demo_window
+    plot = window.mst_plot
+    assert PLACEHOLDER in plot.title_text()
+    _continuous_only(window)
+    window.tabs.setCurrentWidget(plot)
+    result = _run(window, qtbot, RunSpec.make("mst", 5, seed=0))
+    part = result.artifacts["mst"]
+    n_cut = int(part.cut.sum())
+    assert plot.layout_shown is window.controller.mst_layout
+    assert plot.kept_drawn + plot.cut_drawn == 3999 and plot.cut_drawn == n_cut > 0
+    assert len(plot.cut_curve.xData) == 2 * n_cut
+    # one curve per palette colour, one for edges between groups, one for cut edges: never
+    # one item per edge
+    curves = [i for i in plot.plot_item.items if isinstance(i, pg.PlotCurveItem)]
+    assert len(curves) == len(plot.cluster_palette) + 2
+    assert all(c.opts["connect"] == "pairs" for c in curves)
+    drawn_x = np.sort(plot.cut_curve.xData.reshape(-1, 2), axis=1)
+    assert len(drawn_x) == n_cut
+    assert len(plot.records_item.data) == 4000
+    brushes = plot.records_item.data["brush"]
+    assert {id(b) for b in brushes} <= {id(b) for b in plot.cluster_palette.brushes}
+    assert "3,999 edges" in plot.title_text() and f"{n_cut:,} cut" in plot.title_text()
+    assert "cut edge" in _legend_texts(plot.legend)
+    assert "showing" not in plot.title_text()
+    # axes: the same choices as the cluster scatter plot
+    assert plot.axis_choices() == window.plot.axis_choices()
+    plot.set_axes("age", "income")
+    assert plot.plot_item.getAxis("bottom").labelText == "age (original units)"
+    plot.cut_check.setChecked(False)
+    assert plot.cut_drawn == 0 and "cut edge" not in _legend_texts(plot.legend)
+
+    # a run without a tree brings the placeholder back
+    window.controller.set_role("age", AttributeRole.QUASI_IDENTIFIER)
+    _run(window, qtbot, RunSpec.make("mdav", 5, seed=0))
+    assert PLACEHOLDER in plot.title_text() and plot.layout_shown is None
+
+
+def test_mst_view_draws_a_documented_subsample_above_5000_edges(window: MainWindow, qtbot) -> None:
+    ctl = window.controller
+    ctl.set_dataset(large_continuous_dataset(n=12_000, d=3, seed=1))
+    window.tabs.setCurrentWidget(window.mst_plot)
+    result = _run(window, qtbot, RunSpec.make("mst", 5, seed=0))
+    plot = window.mst_plot
+    n_cut = int(result.artifacts["mst"].cut.sum())
+    assert plot.kept_drawn + plot.cut_drawn == DEFAULT_MAX_EDGES
+    assert plot.cut_drawn == min(n_cut, DEFAULT_MAX_EDGES)  # every cut edge first
+    assert f"showing {DEFAULT_MAX_EDGES:,} of 11,999 edges" in plot.title_text()
+
+
+# --------------------------------------------------------------------------------------------
+# generalization classes (mstk)
+# --------------------------------------------------------------------------------------------
+
+
+def test_mstk_classes_table_and_linked_selection(window: MainWindow, qtbot) -> None:
+    ctl = window.controller
+    ctl.set_dataset(_table_1())
+    panel = window.classes_panel
+    assert not window.classes_dock.isVisible()
+    result = _run(window, qtbot, RunSpec.make("mstk", 2, seed=1))
+    assert window.classes_dock.isVisible()
+    model = panel.model
+    assert model.rowCount() == 3
+    assert [c for c in model.frame.columns] == ["class", "size", "Age", "Sex", "Zipcode"]
+    sizes = [model.index(r, 1).data() for r in range(3)]
+    assert sizes == ["2", "2", "3"]
+    assert [int(s) for s in sizes] == np.bincount(result.labels).tolist()
+    assert [model.index(2, c).data() for c in (2, 3, 4)] == result.protected.iloc[4][
+        ["Age", "Sex", "Zipcode"]
+    ].tolist()
+
+    # sort by size, descending, as a click on the header does
+    panel.view.sortByColumn(1, Qt.SortOrder.DescendingOrder)
+    assert model.index(0, 1).data() == "3"
+
+    # selecting the largest class selects its records in the data table
+    with qtbot.waitSignal(ctl.selection_changed) as blocker:
+        panel.view.selectRow(0)
+    mask = blocker.args[0]
+    assert mask.tolist() == [False] * 4 + [True] * 3
+    assert ctl.selected_rows.tolist() == [4, 5, 6]
+    data_view = window.data_panel.view
+    rows = sorted({i.row() for i in data_view.selectionModel().selectedRows()})
+    assert rows == [4, 5, 6]
+    assert data_view.selectionModel().currentIndex().row() == 4  # scrolled to the first one
+    assert window.tabs.currentWidget() is window.data_panel
+    # ringed in the MST view too
+    assert len(window.mst_plot.selection_item.data) == 3
+
+    # with the data table sorted, the same records are selected at their sorted rows
+    window.data_panel.view.sortByColumn(1, Qt.SortOrder.DescendingOrder)  # Age, oldest first
+    with qtbot.waitSignal(ctl.selection_changed):
+        panel.select_class(0)
+    rows = sorted({i.row() for i in data_view.selectionModel().selectedRows()})
+    assert [window.data_panel.model.source_row(r) for r in rows] == [1, 0]
+    assert rows == view_rows(window.data_panel.model, np.array([0, 1])).tolist() == [5, 6]
+
+    # the MST view shows mstk's record tree and its pruned edges
+    plot = window.mst_plot
+    assert plot.layout_shown is not None and plot.layout_shown.source == "mstk"
+    kept = np.asarray(result.artifacts["mst_kept"])
+    assert plot.cut_drawn == int((~kept).sum()) and plot.kept_drawn == int(kept.sum())
+
+    # clearing the class selection clears the records' selection
+    with qtbot.waitSignal(ctl.selection_changed) as cleared:
+        panel.view.clearSelection()
+    assert cleared.args[0] is None
+    assert not data_view.selectionModel().hasSelection()
+
+    # a run of another method empties the table
+    _run(window, qtbot, RunSpec.make("mdav-generic", 2, seed=1))
+    assert panel.classes is None and "mstk" in panel.info.text()
