@@ -407,6 +407,39 @@ def reference_table(methods: Sequence[str] | None = None) -> str | None:
     return "\n".join(out)
 
 
+#: The 12-run sweep of the benchmark (issue 5: "a 12-run sweep on Census <= 60 s").
+SWEEP_METHODS = ("mdav", "mdav-generic", "mst", "vmdav")
+SWEEP_KS = (3, 5, 10)
+
+
+def census_sweep_text() -> str | None:
+    """Time a sweep of :data:`SWEEP_METHODS` × :data:`SWEEP_KS` on Census (13 continuous
+    quasi-identifiers), every run measured, on the default number of worker processes (pool
+    start included). None when the reference data is absent."""
+    from microgui.core.sweep import SweepSpec, default_workers, run_sweep
+
+    root = shared_data_dir()
+    if root is None:
+        return None
+    frame = reference_sets(root)["Census"]
+    spec = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    dataset = Dataset(frame, RoleMap.from_dict({str(c): spec for c in frame.columns}))
+    specs = SweepSpec.make(SWEEP_METHODS, SWEEP_KS, seed=SEED).run_specs()
+    workers = default_workers(len(specs))
+    started = time.perf_counter()
+    points = run_sweep(dataset, specs, workers=workers)
+    elapsed = time.perf_counter() - started
+    failed = [p for p in points if p.error is not None]
+    slowest = max(points, key=lambda p: p.seconds + p.measure_seconds)
+    return (
+        f"sweep: {len(points)} runs ({', '.join(SWEEP_METHODS)} × k = "
+        f"{', '.join(map(str, SWEEP_KS))}) on Census, {len(frame):,} records × {frame.shape[1]}, "
+        f"every run measured, {workers} worker process(es): {elapsed:.2f} s in all "
+        f"(target <= 60 s), slowest run {slowest.spec.method} k={slowest.spec.k} "
+        f"{slowest.seconds + slowest.measure_seconds:.2f} s, {len(failed)} failed"
+    )
+
+
 def complexity_table() -> str:
     """Each registered method's stated complexity."""
     methods = available_methods()
@@ -466,6 +499,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print("stated complexity of each method:")
     print(complexity_table())
+    if args.only is None:
+        sweep = census_sweep_text()
+        if sweep is not None:
+            print()
+            print(sweep)
     if args.reference:
         only = [args.only] if args.only else None
         table = reference_table(only)

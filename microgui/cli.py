@@ -9,6 +9,11 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
         [--param NAME=VALUE]... [--seed N] [--group-column NAME] [--report REPORT.json]
     microgui protect --list-methods
     microgui dependency-tree INPUT --attributes COL,... [--bins N] [--json OUT]
+    microgui evaluate ORIGINAL PROTECTED --qi COL,... [--confidential COL,...]
+        [--identifiers COL,...] [--ordinal COL=V1<V2...]... [--nominal COL,...] [--json OUT]
+    microgui sweep INPUT --qi COL,... [--confidential ...] [--identifiers ...] [--ordinal ...]
+        [--nominal ...] --methods M1,M2,... --k 3,5,10 [--param NAME=VALUE]...
+        [--seed N] [--workers N] [--json OUT]
     microgui gui [FILE] [--demo] [--screenshot PNG]      (also what plain `microgui` does)
     microgui --version
 
@@ -24,9 +29,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from microgui._version import __version__
+
+if TYPE_CHECKING:
+    from microgui.core.roles import RoleMap
 
 __all__ = ["main", "build_parser"]
 
@@ -150,6 +158,52 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--json", metavar="OUT", help="also write the tree as JSON to OUT")
 
+    e = sub.add_parser(
+        "evaluate",
+        help="measure information loss and disclosure risk of a protected table",
+        description="Compare PROTECTED with ORIGINAL (same records, same order) and print every "
+        "utility and disclosure-risk measure that applies; risks are in percent.",
+    )
+    e.add_argument("original", metavar="ORIGINAL", help="the original table")
+    e.add_argument(
+        "protected",
+        metavar="PROTECTED",
+        help="the protected table, row for row (identifier columns may be absent)",
+    )
+    _add_role_options(e)
+    e.add_argument(
+        "--json", metavar="OUT", help="also write the measures as a flat JSON object to OUT"
+    )
+
+    w = sub.add_parser(
+        "sweep",
+        help="run a grid of methods x k x parameters in parallel and measure every run",
+        description="Protect INPUT with every method at every k (and every combination of the "
+        "--param values a method declares), in parallel processes, measure each run as "
+        "`microgui evaluate` does, and print a summary. A run that fails is recorded, not fatal.",
+    )
+    w.add_argument("input", metavar="INPUT", help="the table to protect")
+    _add_role_options(w)
+    w.add_argument(
+        "--methods",
+        action="append",
+        metavar="M1,M2,...",
+        help="methods to run (see microgui protect --list-methods)",
+    )
+    w.add_argument("--k", action="append", metavar="K1,K2,...", help="values of k, e.g. 3,5,10")
+    w.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="method parameter; repeat NAME (or give V1,V2) to try several values; it varies "
+        "only the methods that declare it",
+    )
+    w.add_argument("--seed", default=None, help="random seed of every run")
+    w.add_argument(
+        "--workers", default=None, metavar="N", help="processes to use (default: one per core)"
+    )
+    w.add_argument("--json", metavar="OUT", help="write one JSON object per run to OUT (a list)")
+
     g = sub.add_parser(
         "gui", help="open the app (the default)", description="Open the microgui app."
     )
@@ -161,6 +215,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the default method, save a PNG of the window and exit",
     )
     return parser
+
+
+def _add_role_options(p: argparse.ArgumentParser) -> None:
+    """--qi, --identifiers, --confidential, --ordinal, --nominal as ``protect`` reads them."""
+    p.add_argument(
+        "--qi",
+        action="append",
+        metavar="COL[,COL...]",
+        help="quasi-identifier columns (continuous unless --ordinal/--nominal)",
+    )
+    p.add_argument("--identifiers", action="append", metavar="COL,...", help="identifier columns")
+    p.add_argument(
+        "--confidential", action="append", metavar="COL,...", help="confidential columns"
+    )
+    p.add_argument(
+        "--ordinal",
+        action="append",
+        metavar="COL=V1<V2<...",
+        help="ordinal quasi-identifier with its category order (lowest first); COL alone: numeric order",
+    )
+    p.add_argument(
+        "--nominal", action="append", metavar="COL,...", help="nominal quasi-identifiers"
+    )
 
 
 def _parse_ordinal(values: Sequence[str] | None) -> dict[str, list[str] | None]:
@@ -345,6 +422,229 @@ def _dependency_tree(args: argparse.Namespace) -> int:
     return 0
 
 
+def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
+    """The RoleMap of the role options, built exactly as ``protect`` builds it."""
+    from microgui.core.roles import roles_from_lists
+
+    return roles_from_lists(
+        [str(c) for c in columns],
+        qi=_split(args.qi),
+        identifiers=_split(args.identifiers),
+        confidential=_split(args.confidential),
+        ordinal=_parse_ordinal(args.ordinal),
+        nominal=_split(args.nominal),
+    )
+
+
+def _measure_catalog() -> dict[str, tuple[str, str, str, str]]:
+    """``evaluate.MEASURES`` as (label, unit, direction, group) by key."""
+    from microgui.core.metrics.evaluate import MEASURES
+
+    return {str(k): tuple(v) for k, v in MEASURES.items()}  # type: ignore[misc]
+
+
+def _number_text(value: float | int | None) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool) or isinstance(value, int):
+        return str(int(value))
+    return f"{value:.4f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
+    lines = [list(header), *[list(r) for r in rows]]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = []
+    for i, line in enumerate(lines):
+        cells = [
+            cell.rjust(w) if j in right else cell.ljust(w)
+            for j, (cell, w) in enumerate(zip(line, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from microgui.core.dataset import Dataset
+    from microgui.core.io import read_table, write_json_atomic
+    from microgui.core.sweep import json_number
+
+    if not args.qi:
+        raise _UsageError("evaluate needs --qi COL,... (see microgui evaluate --help)")
+    original, protected = Path(args.original), Path(args.protected)
+    if args.json and any(_same_file(Path(args.json), f) for f in (original, protected)):
+        raise _UsageError(
+            f"--json {Path(args.json).name} is an input file; choose another output path"
+        )
+    _parse_ordinal(args.ordinal)  # malformed options fail before any file is read
+    loaded = read_table(original)
+    roles = _roles_of(args, list(loaded.frame.columns))
+    other = read_table(protected).frame
+    other.columns = [str(c) for c in other.columns]
+    if len(other) != len(loaded.frame):
+        raise _UsageError(
+            f"ORIGINAL {original.name} has {len(loaded.frame)} records but PROTECTED "
+            f"{protected.name} has {len(other)}; they must match row for row"
+        )
+    needed = roles.quasi_identifiers + roles.confidential
+    absent = [c for c in needed if c not in other.columns]
+    if absent:
+        raise _UsageError(
+            f"PROTECTED {protected.name} has no column {absent[0]!r} (a quasi-identifier or "
+            f"confidential column of ORIGINAL {original.name})"
+        )
+    dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
+    from microgui.core.metrics.evaluate import evaluate
+
+    measures = {str(k): json_number(v) for k, v in evaluate(dataset, other).items()}
+    catalog = _measure_catalog()
+    rows = []
+    for key, value in measures.items():
+        if value is None:
+            continue
+        label, unit = (catalog[key][0], catalog[key][1]) if key in catalog else (key, "")
+        rows.append((label, _number_text(value), unit, key))
+    print(
+        f"{protected.name} against {original.name}: {len(other)} records, "
+        f"quasi-identifiers {', '.join(roles.quasi_identifiers)}"
+    )
+    print(_table(("measure", "value", "unit", "key"), rows, {1}))
+    if args.json:
+        write_json_atomic(measures, args.json, protect_from=original)
+    return 0
+
+
+def _parse_list(values: Sequence[str] | None, option: str) -> list[str]:
+    items = _split(values)
+    if not items:
+        raise _UsageError(f"sweep needs {option} (see microgui sweep --help)")
+    return items
+
+
+def _parse_param_grid(values: Sequence[str] | None) -> dict[str, list[str]]:
+    """--param NAME=VALUE, repeatable; NAME=V1,V2 or a repeated NAME gives several values."""
+    grid: dict[str, list[str]] = {}
+    for value in values or ():
+        name, sep, raw = value.partition("=")
+        parts = [p.strip() for p in raw.split(",") if p.strip()]
+        if not sep or not name.strip() or not parts:
+            raise _UsageError(f"--param {value!r}: give NAME=VALUE (or NAME=V1,V2)")
+        bucket = grid.setdefault(name.strip(), [])
+        bucket.extend(p for p in parts if p not in bucket)
+    return grid
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from microgui.core.dataset import Dataset
+    from microgui.core.io import read_table, write_json_atomic
+    from microgui.core.runs import validate_k
+    from microgui.core.sweep import SweepPoint, SweepSpec, run_sweep
+
+    if not args.qi:
+        raise _UsageError("sweep needs --qi COL,... (see microgui sweep --help)")
+    methods = _parse_list(args.methods, "--methods M1,M2,...")
+    ks = _parse_list(args.k, "--k K1,K2,...")
+    grid = _parse_param_grid(args.param)
+    seed = None
+    if args.seed is not None:
+        try:
+            seed = int(args.seed)
+        except ValueError:
+            raise _UsageError(f"--seed {args.seed!r} is not a whole number") from None
+    workers = None
+    if args.workers is not None:
+        try:
+            workers = int(str(args.workers).strip())
+        except ValueError:
+            raise _UsageError(f"--workers {args.workers!r} is not a whole number") from None
+        if workers < 1:
+            raise _UsageError(f"--workers {workers}: give at least 1")
+    src = Path(args.input)
+    if args.json and _same_file(Path(args.json), src):
+        raise _UsageError(
+            f"--json {Path(args.json).name} is the input file; choose another output path"
+        )
+    _parse_ordinal(args.ordinal)
+    spec = SweepSpec.make(methods, ks, grid, seed)
+    specs = spec.run_specs()  # unknown methods, parameters and values fail before reading
+    loaded = read_table(src)
+    roles = _roles_of(args, list(loaded.frame.columns))
+    dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
+    for k in spec.ks:
+        validate_k(k, dataset.n_records)
+    if args.json:
+        folder = Path(args.json).parent
+        if not folder.is_dir():
+            raise _UsageError(f"--json: folder {str(folder)!r} does not exist")
+    total = len(specs)
+
+    def announce(point: SweepPoint) -> None:
+        what = "failed" if point.report is None else "done"
+        print(
+            f"  {what}: {point.spec.method} k={point.spec.k} ({point.seconds:.2f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    print(f"sweep: {total} runs on {src.name}", file=sys.stderr, flush=True)
+    points = run_sweep(dataset, specs, workers=workers, on_result=announce)
+    try:
+        catalog = _measure_catalog()
+    except ImportError:
+        catalog = {}
+    keys = list(dict.fromkeys([*catalog, *(k for p in points for k in p.measures)]))
+    records = []
+    for p in points:
+        record: dict[str, object] = {
+            "method": p.spec.method,
+            "k": p.spec.k,
+            "parameters": dict(p.report["parameters"]) if p.report else p.spec.param_dict,
+            "seed": p.report["seed"] if p.report else p.spec.seed,
+        }
+        record.update({key: p.measures.get(key) for key in keys})
+        record["seconds"] = round(p.seconds, 4)
+        record["measure_seconds"] = round(p.measure_seconds, 4)
+        record["error"] = p.error
+        records.append(record)
+    shown = [
+        k
+        for k in (
+            "information_loss",
+            "il",
+            "record_linkage",
+            "interval_disclosure",
+            "reidentification_risk_max",
+            "k_anonymity",
+        )
+        if k in keys
+    ]
+    rows = []
+    for p, record in zip(points, records, strict=True):
+        params = ",".join(f"{n}={v}" for n, v in p.spec.params)
+        rows.append(
+            (
+                p.spec.method,
+                str(p.spec.k),
+                params,
+                *(_number_text(record[k]) for k in shown),  # type: ignore[arg-type]
+                f"{p.seconds:.2f}",
+                p.error or "",
+            )
+        )
+    header = ("method", "k", "parameters", *shown, "seconds", "error")
+    print(_table(header, rows, {1, *range(3, 4 + len(shown))}))
+    failed = sum(p.error is not None for p in points)
+    if failed:
+        print(
+            f"{failed} of {total} runs failed or were not measured (see 'error')", file=sys.stderr
+        )
+    if args.json:
+        write_json_atomic(records, args.json, protect_from=src)
+    return 0
+
+
 def _gui(args: argparse.Namespace) -> int:
     from microgui.qt.app import run_app
 
@@ -359,7 +659,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv or (
-        argv[0] not in ("protect", "gui", "dependency-tree") and not argv[0].startswith("-")
+        argv[0] not in ("protect", "gui", "dependency-tree", "evaluate", "sweep")
+        and not argv[0].startswith("-")
     ):
         argv = ["gui", *argv]
     elif argv[0] not in ("protect", "gui", "--version", "-h", "--help") and argv[0].startswith("-"):
@@ -370,6 +671,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _protect(args)
         if args.command == "dependency-tree":
             return _dependency_tree(args)
+        if args.command == "evaluate":
+            return _evaluate(args)
+        if args.command == "sweep":
+            return _sweep(args)
         return _gui(args)
     except (MicroguiError, _UsageError) as exc:
         print(f"microgui: error: {exc}", file=sys.stderr)

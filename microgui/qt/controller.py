@@ -7,8 +7,9 @@ id; signals of a superseded run are dropped, so a late result never paints over 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,11 @@ from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
 from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.dependency import DEFAULT_BINS, DependencyTree, dependency_tree_of_qi
-from microgui.core.errors import InvalidRoles
+from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.export import ExportCheck, check_export, export_run
 from microgui.core.layout import MstLayout, TreeLayout, dependency_tree_layout, mst_layout
 from microgui.core.methods.base import Method, available_methods
-from microgui.core.progress import ProgressFn, sub_progress
+from microgui.core.progress import ProgressFn, RunCancelled, sub_progress
 from microgui.core.projection import QIProjection, qi_projection
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
@@ -31,6 +32,13 @@ from microgui.qt.workers import Job, RunSignals, RunWorker, make_run_pool
 __all__ = [
     "AppController",
     "RunOutcome",
+    "HistoryEntry",
+    "Measures",
+    "MeasureInfo",
+    "measures_of",
+    "measure_catalog",
+    "FALLBACK_MEASURES",
+    "MAX_COMPARED",
     "DependencyTreeOutcome",
     "protect_job",
     "dependency_tree_job",
@@ -40,6 +48,65 @@ __all__ = [
 
 #: k proposed for a freshly opened table (the demo's default too).
 DEFAULT_K = 5
+
+#: The most runs the comparison view puts side by side.
+MAX_COMPARED = 4
+
+#: A run's measures: flat keys as ``microgui.core.metrics.evaluate`` returns them.
+Measures = Mapping[str, float | int | None]
+#: (label, unit, direction "lower is better"/"higher is better", group "utility"/"risk").
+MeasureInfo = tuple[str, str, str, str]
+
+#: The measures a run's own report carries, used while ``evaluate`` is not available.
+FALLBACK_MEASURES: dict[str, MeasureInfo] = {
+    "information_loss": ("Information loss (SSE/SST)", "%", "lower is better", "utility"),
+    "generalization_il": ("Generalization IL", "", "lower is better", "utility"),
+    "k_anonymity": ("k-anonymity level", "records", "higher is better", "risk"),
+}
+
+
+def measure_catalog() -> dict[str, MeasureInfo]:
+    """Every known measure: ``evaluate.MEASURES`` when the module is there, else the report's
+    own figures (imported lazily: the measures module may be absent in older installations)."""
+    catalog = dict(FALLBACK_MEASURES)
+    try:
+        from microgui.core.metrics.evaluate import MEASURES
+    except ImportError:
+        return catalog
+    # evaluate's order first (utility, then risk), then the report's own extras.
+    merged: dict[str, MeasureInfo] = {str(k): tuple(v) for k, v in MEASURES.items()}  # type: ignore[misc]
+    merged.update({k: v for k, v in catalog.items() if k not in merged})
+    return merged
+
+
+def measures_of(
+    dataset: Dataset, result: RunResult, progress: ProgressFn | None = None
+) -> tuple[dict[str, float | int | None], str]:
+    """The measures of a finished run and a note ("" when all went well).
+
+    The report's own figures always; everything ``evaluate`` computes on top when it is
+    installed. A failure of ``evaluate`` is noted, not raised: the run itself is sound.
+    Call it in the worker, never in the GUI thread (it can take seconds).
+    """
+    report = result.report
+    measures: dict[str, float | int | None] = {
+        key: report.get(key) for key in FALLBACK_MEASURES if key in report
+    }
+    try:
+        from microgui.core.metrics.evaluate import evaluate
+    except ImportError:
+        return measures, "only the run's own figures (the measures module is not installed)"
+    kwargs: dict[str, Any] = {"labels": result.labels}
+    if progress is not None:
+        kwargs["progress"] = progress
+    try:
+        extra = evaluate(dataset, result.protected, **kwargs)
+    except RunCancelled:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a measure that fails must not lose the run
+        return measures, f"measures not computed: {type(exc).__name__}: {exc}"
+    measures.update({str(k): v for k, v in extra.items()})
+    return measures, ""
 
 
 @dataclass(frozen=True)
@@ -52,22 +119,67 @@ class RunOutcome:
     projection: QIProjection | None
     tree_layout: TreeLayout | None = None
     mst_layout: MstLayout | None = None
+    #: Utility and risk measures (``evaluate``'s flat keys), computed in the worker.
+    measures: Mapping[str, float | int | None] = field(default_factory=dict)
+    #: Why some measures are missing ("" when none is).
+    measures_note: str = ""
 
 
 def protect_job(dataset: Dataset, spec: RunSpec) -> Job:
-    """The worker's job for one run: protect, then lay out the views (all in core)."""
+    """The worker's job for one run: protect, measure, then lay out the views (all in core)."""
 
     def job(progress: ProgressFn) -> RunOutcome:
-        result = run_protection(dataset, spec, sub_progress(progress, 0.0, 0.97))
+        result = run_protection(dataset, spec, sub_progress(progress, 0.0, 0.8))
+        progress(0.8, "measuring utility and risk")
+        measures, note = measures_of(dataset, result, sub_progress(progress, 0.8, 0.97))
         progress(0.97, "projecting for the plot")
         projection = qi_projection(result)
         tree = result.artifacts.get("dependency_tree")
         layout = dependency_tree_layout(tree) if isinstance(tree, DependencyTree) else None
         mst = mst_layout(result)
         progress(1.0, "done")
-        return RunOutcome(result, projection, layout, mst)
+        return RunOutcome(result, projection, layout, mst, measures, note)
 
     return job
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A finished run kept in the history: its outcome, the table it was computed from (for
+    re-running and reports) and when it finished."""
+
+    run_id: int
+    outcome: RunOutcome
+    dataset: Dataset
+    finished_at: datetime
+
+    @property
+    def result(self) -> RunResult:
+        return self.outcome.result
+
+    @property
+    def spec(self) -> RunSpec:
+        return self.outcome.result.spec
+
+    @property
+    def measures(self) -> Mapping[str, float | int | None]:
+        return self.outcome.measures
+
+    @property
+    def seed(self) -> int | None:
+        """The seed the run used (the spec's, or the fresh one its report recorded)."""
+        seed = self.result.report.get("seed", self.spec.seed)
+        return None if seed is None else int(seed)
+
+    @property
+    def reproducible_spec(self) -> RunSpec:
+        """The spec with the seed actually used: re-running it gives the same result."""
+        return replace(self.spec, seed=self.seed)
+
+    @property
+    def name(self) -> str:
+        """'#3 mdav k=5': how the run is called in tables, legends and reports."""
+        return f"#{self.run_id} {self.spec.method} k={self.spec.k}"
 
 
 @dataclass(frozen=True)
@@ -132,6 +244,9 @@ class AppController(QObject):
     selection_changed = Signal(object)  # bool mask over the table's rows, or None (nothing)
     dependency_tree_computed = Signal(int, object)  # request id, DependencyTreeOutcome
     dependency_tree_failed = Signal(int, str, str)  # request id, message, details
+    history_changed = Signal()  # a run was added to or removed from the history
+    run_shown = Signal(int)  # id of the history run now shown in the views (after run_finished)
+    comparison_changed = Signal(object)  # tuple of the run ids compared (empty: none)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -161,6 +276,13 @@ class AppController(QObject):
         self._next_tree_id = 1
         self._current_tree: int | None = None
         self._tree_workers: dict[int, RunWorker] = {}
+        #: Every finished run of this table, oldest first (STYLE.md §3: specs are re-runnable).
+        self.history: list[HistoryEntry] = []
+        #: The history run shown in the views (None before the first run).
+        self.shown_run_id: int | None = None
+        #: The runs of the comparison view (2 to MAX_COMPARED ids, or empty).
+        self.compared: tuple[int, ...] = ()
+        self.measures: Mapping[str, float | int | None] = {}
 
     # dataset and roles --------------------------------------------------------------------
     def load_file(self, path: str | Path) -> Dataset:
@@ -238,9 +360,20 @@ class AppController(QObject):
         self.tree_layout = None
         self.mst_layout = None
         self.result_dataset = None
+        self.measures = {}
+        # Runs of another table cannot be compared with the new one's, nor shown over it.
+        had_history = bool(self.history)
+        self.history = []
+        self.shown_run_id = None
+        had_comparison = bool(self.compared)
+        self.compared = ()
         had_selection = self.selection is not None
         self.selection = None
         self.dataset_loaded.emit(dataset)
+        if had_history:
+            self.history_changed.emit()
+        if had_comparison:
+            self.comparison_changed.emit(())
         self.roles_changed.emit(dataset.roles)
         if had_selection:
             self.selection_changed.emit(None)
@@ -420,17 +553,73 @@ class AppController(QObject):
         if not self._end_current(run_id):
             return
         assert isinstance(outcome, RunOutcome)
-        self.result_dataset = dataset
+        assert dataset is not None
+        self.history.append(HistoryEntry(run_id, outcome, dataset, datetime.now()))
+        self.busy_changed.emit(False)
+        self.history_changed.emit()
+        self._show(run_id)
+
+    def _show(self, run_id: int) -> None:
+        entry = self.entry(run_id)
+        outcome = entry.outcome
+        self.result_dataset = entry.dataset
         self.result = outcome.result
         self.projection = outcome.projection
         self.tree_layout = outcome.tree_layout
         self.mst_layout = outcome.mst_layout
+        self.measures = outcome.measures
+        self.shown_run_id = run_id
         had_selection = self.selection is not None
         self.selection = None
-        self.busy_changed.emit(False)
         self.run_finished.emit(run_id, outcome.result)
+        self.run_shown.emit(run_id)
         if had_selection:
             self.selection_changed.emit(None)
+
+    # history ------------------------------------------------------------------------------
+    def entry(self, run_id: int) -> HistoryEntry:
+        """The history entry of a run (KeyError when it is not, or no longer, in the history)."""
+        for entry in self.history:
+            if entry.run_id == run_id:
+                return entry
+        raise KeyError(f"run #{run_id} is not in the history")
+
+    def show_run(self, run_id: int) -> None:
+        """Show a past run in the views. ``run_finished`` is emitted again for it (the views
+        redraw the current result on it), then ``run_shown``."""
+        if run_id == self.shown_run_id:
+            return
+        self._show(run_id)
+
+    def rerun(self, run_id: int) -> int:
+        """Run a history entry again from its spec, with the seed it used, on the table it was
+        computed from; returns the new run's id (a new history entry follows)."""
+        entry = self.entry(run_id)
+        spec = entry.reproducible_spec
+        return self.start_job(protect_job(entry.dataset, spec), spec, entry.dataset)
+
+    def remove_run(self, run_id: int) -> None:
+        """Drop a run from the history (and from the comparison). The views keep showing it
+        when it was the run shown, until another one is shown."""
+        entry = self.entry(run_id)
+        self.history.remove(entry)
+        if self.shown_run_id == run_id:
+            self.shown_run_id = None
+        self.history_changed.emit()
+        if run_id in self.compared:
+            rest = tuple(i for i in self.compared if i != run_id)
+            self.compared = rest if len(rest) >= 2 else ()
+            self.comparison_changed.emit(self.compared)
+
+    def set_comparison(self, run_ids: Sequence[int]) -> None:
+        """Compare 2 to :data:`MAX_COMPARED` history runs side by side (empty: none)."""
+        ids = tuple(dict.fromkeys(int(i) for i in run_ids))
+        if ids and not 2 <= len(ids) <= MAX_COMPARED:
+            raise InvalidParameter(f"choose 2 to {MAX_COMPARED} runs to compare, not {len(ids)}")
+        for i in ids:
+            self.entry(i)
+        self.compared = ids
+        self.comparison_changed.emit(ids)
 
     @Slot(int, str, str)
     def _on_failed(self, run_id: int, message: str, details: str) -> None:

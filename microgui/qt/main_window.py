@@ -32,16 +32,19 @@ from PySide6.QtWidgets import (
 from microgui._version import __version__
 from microgui.core.errors import MicroguiError
 from microgui.core.runs import RunResult
-from microgui.qt.controller import AppController, report_path_for
+from microgui.qt.controller import AppController, measure_catalog, report_path_for
 from microgui.qt.models.dataframe_model import DataFrameModel
 from microgui.qt.panels.classes_panel import ClassesPanel
+from microgui.qt.panels.compare_panel import ComparePanel
 from microgui.qt.panels.data_panel import DataPanel
 from microgui.qt.panels.dependency_tree_panel import DependencyTreePanel
+from microgui.qt.panels.history_panel import HistoryPanel
 from microgui.qt.panels.results_panel import ResultsPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
 from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 from microgui.qt.plots.mst_partition import MstPartitionPlot
+from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
 from microgui.qt.settings import UiSettings
 
 __all__ = ["MainWindow", "ExportOverrideDialog", "PAPERS", "view_rows"]
@@ -144,11 +147,19 @@ class MainWindow(QMainWindow):
         self.tree_panel = DependencyTreePanel(self.controller)
         self.mst_plot = MstPartitionPlot()
         self.data_panel = DataPanel(self.controller)
+        self.compare_panel = ComparePanel(self.controller)
+        self.ru_chart = RuChartPlot()
         self.tabs = QTabWidget()
         self.tabs.addTab(self.plot, "Groups plot")
         self.tabs.addTab(self.tree_panel, "Dependency tree")
         self.tabs.addTab(self.mst_plot, "MST partition")
         self.tabs.addTab(self.data_panel, "Data")
+        self.tabs.addTab(self.compare_panel, "Compare runs")
+        self.tabs.addTab(self.ru_chart, "Risk–utility map")
+        self.tabs.setTabToolTip(4, "2 to 4 runs from the history side by side, with their measures")
+        self.tabs.setTabToolTip(
+            5, "Every run of the history: disclosure risk against information loss"
+        )
         self.tabs.setTabToolTip(
             1, "The best dependency tree of the quasi-identifiers and its key attributes (ama)"
         )
@@ -172,6 +183,16 @@ class MainWindow(QMainWindow):
         self.results_dock = self._dock(
             "Results", "results_dock", self.results_panel, Qt.DockWidgetArea.RightDockWidgetArea
         )
+        self.history_panel = HistoryPanel(self.controller)
+        # Below the views, between the side docks: the history is a wide table.
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.history_dock = self._dock(
+            "Run history",
+            "history_dock",
+            self.history_panel,
+            Qt.DockWidgetArea.BottomDockWidgetArea,
+        )
         self.classes_panel = ClassesPanel(self.controller)
         self.classes_dock = self._dock(
             "Generalization classes (mstk)",
@@ -183,6 +204,7 @@ class MainWindow(QMainWindow):
         self.classes_dock.hide()
         self.resizeDocks([self.run_dock, self.results_dock], [410, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.run_dock, self.roles_dock], [380, 470], Qt.Orientation.Vertical)
+        self.resizeDocks([self.history_dock], [190], Qt.Orientation.Vertical)
 
         self.dataset_label = QLabel("No table open")
         self.statusBar().addPermanentWidget(self.dataset_label)
@@ -205,7 +227,11 @@ class MainWindow(QMainWindow):
         ctl.run_cancelled.connect(lambda _i: self.statusBar().showMessage("Run cancelled.", 5000))
         ctl.busy_changed.connect(lambda _b: self._update_actions())
         ctl.selection_changed.connect(self._on_selection_changed)
-        for panel in (self.roles_panel, self.run_panel):
+        ctl.history_changed.connect(self._update_ru_chart)
+        ctl.run_shown.connect(self.ru_chart.set_current)
+        ctl.comparison_changed.connect(self._on_comparison_changed)
+        self.ru_chart.run_clicked.connect(ctl.show_run)
+        for panel in (self.roles_panel, self.run_panel, self.history_panel):
             panel.error_occurred.connect(lambda message: self.show_error(message))
         self._update_title()
         self._update_actions()
@@ -243,10 +269,22 @@ class MainWindow(QMainWindow):
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
         file_menu.addAction(self.export_action)
+        self.report_action = QAction("Save &report…", self)
+        self.report_action.setToolTip(
+            "An HTML report of the run shown, or of the comparison when its tab is open"
+        )
+        self.report_action.triggered.connect(self.report_dialog)
+        file_menu.addAction(self.report_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         view_menu = self.menuBar().addMenu("&View")
-        for dock in (self.run_dock, self.roles_dock, self.results_dock, self.classes_dock):
+        for dock in (
+            self.run_dock,
+            self.roles_dock,
+            self.results_dock,
+            self.history_dock,
+            self.classes_dock,
+        ):
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
         self.about_action = QAction("&About microgui", self)
@@ -274,6 +312,7 @@ class MainWindow(QMainWindow):
         self.export_action.setEnabled(
             self.controller.result is not None and not self.controller.is_running
         )
+        self.report_action.setEnabled(bool(self.controller.history))
 
     def _update_title(self) -> None:
         dataset = self.controller.dataset
@@ -444,12 +483,90 @@ class MainWindow(QMainWindow):
             selection_model.setCurrentIndex(
                 model.index(int(rows[0]), 0), QItemSelectionModel.SelectionFlag.NoUpdate
             )
-        if self.tabs.currentWidget() not in (self.data_panel, self.mst_plot):
+        if self.tabs.currentWidget() not in (self.data_panel, self.mst_plot, self.compare_panel):
             self.tabs.setCurrentWidget(self.data_panel)
 
     def _on_run_failed(self, _run_id: int, message: str, details: str) -> None:
         self._update_actions()
         self.show_error(message, details, title="The run failed")
+
+    # history, comparison and reports -----------------------------------------------------
+    def _update_ru_chart(self) -> None:
+        ctl = self.controller
+        points = [RuPoint(e.run_id, e.spec.method, e.spec.k, e.measures) for e in ctl.history]
+        self.ru_chart.set_runs(points, measure_catalog())
+        self.ru_chart.set_current(ctl.shown_run_id)
+        self._update_actions()
+
+    def _on_comparison_changed(self, run_ids: Any) -> None:
+        if run_ids:
+            self.tabs.setCurrentWidget(self.compare_panel)
+
+    def report_dialog(self) -> None:
+        comparison = self._report_is_comparison()
+        stem = "comparison" if comparison else "run"
+        folder = self.settings.last_directory() or "."
+        path, _filter = QFileDialog.getSaveFileName(
+            self, "Save the report", str(Path(folder) / f"{stem}_report.html"), "HTML (*.html)"
+        )
+        if path:
+            self.save_report(path, comparison=comparison)
+
+    def _report_is_comparison(self) -> bool:
+        return bool(self.controller.compared) and self.tabs.currentWidget() is self.compare_panel
+
+    def save_report(self, path: str | Path, *, comparison: bool | None = None) -> bool:
+        """Write the HTML report of the run shown (or of the comparison) to ``path``
+        atomically; True when it was written. ``comparison=None``: the comparison when its tab
+        is open."""
+        from microgui.core.io import write_text_atomic
+        from microgui.core.report_html import build_report_html, report_run
+        from microgui.qt.plots.chart_export import chart_png
+
+        ctl = self.controller
+        if comparison is None:
+            comparison = self._report_is_comparison()
+        path = Path(path)
+        if path.suffix == "":
+            path = path.with_suffix(".html")
+        if comparison:
+            entries = [ctl.entry(i) for i in ctl.compared]
+        elif ctl.shown_run_id is not None:
+            entries = [ctl.entry(ctl.shown_run_id)]
+        else:
+            entries = []
+        if not entries:
+            self.show_error("Run a method (or choose runs to compare) before saving a report.")
+            return False
+        charts: list[tuple[str, bytes]] = []
+        if comparison:
+            names = ", ".join(e.name for e in entries)
+            charts.append(
+                (
+                    f"Records of {names}, coloured by group in each run",
+                    chart_png(self.compare_panel.plot.ci),
+                )
+            )
+        else:
+            charts.append((f"Groups of {entries[0].name}", chart_png(self.plot.plot_item)))
+        if self.ru_chart.drawn_ids:
+            charts.append(
+                (
+                    "Risk–utility map of the runs in the history (dashed: Pareto front)",
+                    chart_png(self.ru_chart.plot_item),
+                )
+            )
+        runs = [report_run(e.name, e.result, e.measures, e.finished_at) for e in entries]
+        text = build_report_html(runs, measure_catalog(), charts=charts)
+        try:
+            source = entries[0].dataset.source
+            write_text_atomic(text, path, protect_from=source)
+        except MicroguiError as exc:
+            self.show_error(str(exc), title="Cannot save the report")
+            return False
+        self.settings.set_last_directory(path.resolve().parent)
+        self.statusBar().showMessage(f"Saved the report to {path.name}.", 10000)
+        return True
 
     # export -------------------------------------------------------------------------------
     def default_export_path(self) -> Path:

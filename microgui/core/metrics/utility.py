@@ -1,0 +1,431 @@
+"""Utility / information-loss measures: pure functions of the original and protected values.
+
+Continuous quasi-identifiers (``003_309fe4adb430bc25.txt`` §6.1, Tables 2 and 3)
+-------------------------------------------------------------------------------
+``X`` is the original (n × p) matrix, ``X'`` the protected one, S_j the sample standard deviation of
+column j of ``X``, V = (v_jl) and V' the sample covariance matrices (ddof 1), R and R' the Pearson
+correlation matrices. Following Domingo-Ferrer & Torra (2001, "A quantitative comparison of
+disclosure control methods for microdata", in *Confidentiality, Disclosure and Data Access*) and
+Domingo-Ferrer, Mateo-Sanz & Torra (2001), in the order ``003`` §6.1 lists them:
+
+- IL1 = 1/(n p) Σ_j Σ_i |x_ij − x'_ij| / |x_ij|        (mean variation of the values)
+- IL2 = 1/p Σ_j |x̄_j − x̄'_j| / |x̄_j|                  (mean variation of the means)
+- IL3 = 1/p Σ_j |v_jj − v'_jj| / |v_jj|                (mean variation of the variances)
+- IL4 = 1/(p(p−1)/2) Σ_{j<l} |v_jl − v'_jl| / |v_jl|   (mean variation of the covariances)
+- IL5 = 1/(p(p−1)/2) Σ_{j<l} |r_jl − r'_jl|            (mean variation of the correlations)
+- IL  = 100 · mean(IL1, …, IL5)
+
+Where the sources differ:
+
+- IL1 divides by the original value itself ("mean variation"). That is very sensitive to values near
+  0, so Yancey, Winkler & Creecy (2002) proposed IL1s = 1/(n p) ΣΣ |x_ij − x'_ij| / (√2 S_j);
+  sdcMicro's ``dUtility(method="IL1")`` computes |x − x'|/S_j · √2 (a multiplication, not the
+  division of Yancey et al.). We report IL1 as above and, separately, IL1s with Yancey's √2 S_j.
+  A cell whose original value is 0 cannot enter a relative change: it is left out of IL1's mean.
+  We checked the choice against ``003`` Table 2: on Census (1080 × 13, all 13 attributes), MDAV
+  with variance rescaling gives IL1 = 0.907, 1.389, 1.535 at k = 3, 6, 9 (published 0.907, 1.389,
+  1.535), IL4 = 0.058, 0.134, 0.161 and IL5 = 0.016, 0.032, 0.039 (the same), IL = 19.63, 31.10,
+  34.71 (19.62, 31.10, 34.70); the S_j form would give IL1 = 0.115 at k = 3, and covariances over
+  j <= l would give IL4 = 0.050. At k = 12 we get IL1 1.585 (published 1.564). The rows for
+  "the first 6 attributes" are not reproduced (IL1 0.285 against 0.131 at k = 3): the paper's
+  6-attribute set is probably not the first 6 columns of the CSV.
+- Domingo-Ferrer, Mateo-Sanz & Torra (2001) number the covariance measure (over j ≤ l, so the
+  variances included) IL3 and the variance measure IL4; ``003`` names variances IL3 and covariances
+  IL4. We follow ``003`` and take the covariances over the pairs j < l, so IL3 and IL4 do not count
+  the variances twice. Correlations likewise over j < l (the diagonal is 1 in both).
+- A denominator that is 0 (a mean, variance or covariance of exactly 0) is dropped from its
+  average; a measure with nothing left to average (IL4, IL5 with p = 1) is NaN and IL averages the
+  measures that are defined.
+
+Probabilistic information loss (Mateo-Sanz, Domingo-Ferrer & Sebé 2005, DMKD 11(2) 181-193; ``003``
+Table 3). For a statistic θ estimated by θ̂ on ``X`` and θ̂' on ``X'``, the standardized discrepancy
+z = (θ̂' − θ̂)/√Var(θ̂) is taken as N(0, 1) and PIL(θ) = 2·P(0 ≤ Z ≤ |z|) = 2Φ(|z|) − 1 ∈ [0, 1]. The
+asymptotic variances used:
+
+- quantiles Q_α, α = 0.05, 0.10, …, 0.95: Var = α(1−α) / (n f(Q_α)²); the density f at Q_α is
+  estimated with a Gaussian kernel, Silverman's bandwidth (our choice: the paper does not fix it);
+- means: Var = S² / n;
+- variances: Var = (m4 − m2²) / n (central moments);
+- covariances: Var = (m22 − m11²) / n, m22 = mean((x−x̄)²(y−ȳ)²), m11 = mean((x−x̄)(y−ȳ));
+- correlations: Var = (1 − r²)² / n.
+
+PIL(Q), PIL(m1⁰), PIL(m2), PIL(m11), PIL(r) average over α and attributes (or pairs j < l), and
+PIL = 100 · mean of the five. A zero variance with a zero discrepancy counts 0, with a non-zero one 1.
+On Census (13 attributes, MDAV with rescaling) PIL(m1⁰) = PIL(m2) = 0 and PIL(m11) = 0.363, 0.548,
+0.598, 0.626 at k = 3, 6, 9, 12, as ``003`` Table 3 (0.363, 0.548, 0.598, 0.628); PIL(r) = 0.581,
+0.693, 0.719, 0.737 (published 0.534, 0.674, 0.705, 0.731) and PIL(Q) = 0.456, 0.544, 0.613, 0.675
+(published 0.498, 0.536, 0.577, 0.618) differ by up to 0.06: the paper does not say how it
+estimated the density f, nor which variance it used for r (Fisher's z, 1/(n−3), changes little).
+
+Categorical quasi-identifiers (``003`` §6.2, Tables 4-7)
+-------------------------------------------------------
+Values are integer codes: ordinal ranks in the declared order, nominal category codes shared by
+original and protected.
+
+- Dist = Σ_records Σ_attributes d(v, v'): nominal d = 0/1 (``003`` §5.4), ordinal
+  d_ORD(a, b) = |rank(a) − rank(b)| / |D(V)| (``003`` eq. 1).
+- CTBIL' = Σ over every contingency table of one and of two quasi-identifiers, Σ over its cells
+  |c − c'| / c (c, c' the cell counts in original and protected); a cell empty in the original
+  divides by 1. ACTBIL' = CTBIL' / (number of cells of all those tables, Π |D(V)| per table).
+  ``003`` says only "all considered tables"; one- and two-way tables is Domingo-Ferrer & Torra's
+  (2001b) CTBIL with t = 2, and the cell counts this implies match the ratios CTBIL'/ACTBIL' of
+  ``003`` Tables 4-7 in magnitude.
+- EBIL = Σ_records Σ_attributes H(V | V' = v'), with P(V = v | V' = v') estimated from the
+  (original, protected) pairs of the attribute and H in bits (Domingo-Ferrer & Torra 2001b,
+  EBILMF; the base of the logarithm is our choice).
+
+Statisticians' checks: :func:`correlation_change` (each pair of columns, original and protected
+correlation side by side) and :func:`regression_change` (OLS coefficients of a model the user picks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtr
+
+__all__ = [
+    "QUANTILE_LEVELS",
+    "il_measures",
+    "il1",
+    "il1s",
+    "il2",
+    "il3",
+    "il4",
+    "il5",
+    "pil_measures",
+    "pil_from_z",
+    "dist_il",
+    "ctbil",
+    "ebil",
+    "correlation_change",
+    "regression_change",
+]
+
+#: The quantile levels of PIL(Q): 5 % to 95 % in steps of 5 % (``003`` Table 3).
+QUANTILE_LEVELS = np.round(np.arange(1, 20) * 0.05, 2)
+
+
+def _as_matrix(values: np.ndarray | pd.DataFrame) -> np.ndarray:
+    x = np.asarray(values, dtype=np.float64)
+    return x.reshape(-1, 1) if x.ndim == 1 else x
+
+
+def _mean_of(num: np.ndarray, den: np.ndarray) -> float:
+    """Mean of |num|/|den| over the entries with a non-zero denominator (NaN when none)."""
+    keep = den != 0
+    if not keep.any():
+        return float("nan")
+    return float(np.mean(np.abs(num[keep]) / np.abs(den[keep])))
+
+
+def _pairs(p: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(p, k=1)
+
+
+def il1(original: np.ndarray, protected: np.ndarray) -> float:
+    """IL1: mean of |x − x'| / |x| over the cells whose original value is not 0."""
+    x, y = _as_matrix(original), _as_matrix(protected)
+    return _mean_of(x - y, x)
+
+
+def il1s(original: np.ndarray, protected: np.ndarray) -> float:
+    """IL1s (Yancey, Winkler & Creecy 2002): mean of |x − x'| / (√2 S_j) over the cells."""
+    x, y = _as_matrix(original), _as_matrix(protected)
+    s = x.std(axis=0, ddof=1) if len(x) > 1 else np.zeros(x.shape[1])
+    den = np.broadcast_to(np.sqrt(2.0) * s, x.shape)
+    return _mean_of(x - y, den)
+
+
+def il2(original: np.ndarray, protected: np.ndarray) -> float:
+    """IL2: mean over attributes of |x̄ − x̄'| / |x̄|."""
+    x, y = _as_matrix(original), _as_matrix(protected)
+    return _mean_of(x.mean(axis=0) - y.mean(axis=0), x.mean(axis=0))
+
+
+def _cov(x: np.ndarray) -> np.ndarray:
+    return np.atleast_2d(np.cov(x, rowvar=False, ddof=1))
+
+
+def _corr(cov: np.ndarray) -> np.ndarray:
+    sd = np.sqrt(np.diag(cov))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.outer(sd, sd)
+    # A constant column has no correlation; 0 keeps the measure finite (documented as a choice).
+    out: np.ndarray = np.where(np.isfinite(r), r, 0.0)
+    return out
+
+
+def il3(original: np.ndarray, protected: np.ndarray) -> float:
+    """IL3: mean over attributes of |v_jj − v'_jj| / |v_jj| (variances)."""
+    vx, vy = _cov(_as_matrix(original)), _cov(_as_matrix(protected))
+    return _mean_of(np.diag(vx) - np.diag(vy), np.diag(vx))
+
+
+def il4(original: np.ndarray, protected: np.ndarray) -> float:
+    """IL4: mean over pairs j < l of |v_jl − v'_jl| / |v_jl| (covariances)."""
+    vx, vy = _cov(_as_matrix(original)), _cov(_as_matrix(protected))
+    i, j = _pairs(vx.shape[0])
+    return _mean_of(vx[i, j] - vy[i, j], vx[i, j])
+
+
+def il5(original: np.ndarray, protected: np.ndarray) -> float:
+    """IL5: mean over pairs j < l of |r_jl − r'_jl| (Pearson correlations)."""
+    rx, ry = _corr(_cov(_as_matrix(original))), _corr(_cov(_as_matrix(protected)))
+    i, j = _pairs(rx.shape[0])
+    if len(i) == 0:
+        return float("nan")
+    return float(np.mean(np.abs(rx[i, j] - ry[i, j])))
+
+
+def il_measures(original: np.ndarray, protected: np.ndarray) -> dict[str, float]:
+    """IL1-IL5, IL1s and IL = 100·mean(IL1..IL5) (NaN-free measures only) as a dict.
+
+    Parameters
+    ----------
+    original, protected
+        (n, p) float arrays of the continuous quasi-identifiers in original units, rows aligned.
+    """
+    x, y = _as_matrix(original), _as_matrix(protected)
+    out = {
+        "il1": il1(x, y),
+        "il2": il2(x, y),
+        "il3": il3(x, y),
+        "il4": il4(x, y),
+        "il5": il5(x, y),
+    }
+    defined = [v for v in out.values() if np.isfinite(v)]
+    out["il"] = 100.0 * float(np.mean(defined)) if defined else float("nan")
+    out["il1s"] = il1s(x, y)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# probabilistic information loss
+# --------------------------------------------------------------------------------------------
+
+
+def pil_from_z(diff: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """2Φ(|z|) − 1 for z = diff/√var; 0 where diff = 0, 1 where var = 0 and diff ≠ 0."""
+    diff = np.asarray(diff, dtype=np.float64)
+    var = np.asarray(var, dtype=np.float64)
+    out = np.zeros(np.broadcast(diff, var).shape)
+    diff, var = np.broadcast_to(diff, out.shape), np.broadcast_to(var, out.shape)
+    moved = np.abs(diff) > 0
+    pos = moved & (var > 0)
+    out[pos] = 2.0 * ndtr(np.abs(diff[pos]) / np.sqrt(var[pos])) - 1.0
+    out[moved & ~(var > 0)] = 1.0
+    return out
+
+
+def _kde_at(x: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Gaussian kernel density of the sample ``x`` at ``points``, Silverman's bandwidth."""
+    n = len(x)
+    sd = x.std(ddof=1) if n > 1 else 0.0
+    iqr = np.subtract(*np.percentile(x, [75, 25]))
+    spread = min(sd, iqr / 1.349) if iqr > 0 else sd
+    if spread <= 0 or n == 0:
+        return np.zeros(len(points))
+    h = 0.9 * spread * n ** (-0.2)
+    dens = np.zeros(len(points))
+    # chunks keep memory at O(chunk · len(points)) for large n
+    for start in range(0, n, 65536):
+        u = (points[None, :] - x[start : start + 65536, None]) / h
+        dens += np.exp(-0.5 * u * u).sum(axis=0)
+    out: np.ndarray = dens / (n * h * np.sqrt(2.0 * np.pi))
+    return out
+
+
+def pil_measures(original: np.ndarray, protected: np.ndarray) -> dict[str, float]:
+    """PIL(Q), PIL(m1⁰), PIL(m2), PIL(m11), PIL(r) in [0, 1] and PIL = 100·their mean.
+
+    Keys: ``pil_quantiles``, ``pil_means``, ``pil_variances``, ``pil_covariances``,
+    ``pil_correlations``, ``pil`` (see the module docstring for the variances used).
+    """
+    x, y = _as_matrix(original), _as_matrix(protected)
+    n, p = x.shape
+    if n < 2 or p == 0:
+        nan = float("nan")
+        return dict.fromkeys(
+            ("pil_quantiles", "pil_means", "pil_variances", "pil_covariances"), nan
+        ) | {"pil_correlations": nan, "pil": nan}
+    alphas = QUANTILE_LEVELS
+    q_parts = []
+    for j in range(p):
+        qx = np.quantile(x[:, j], alphas)
+        qy = np.quantile(y[:, j], alphas)
+        f = _kde_at(x[:, j], qx)
+        with np.errstate(divide="ignore"):
+            var = np.where(f > 0, alphas * (1 - alphas) / (n * f * f), 0.0)
+        q_parts.append(pil_from_z(qy - qx, var))
+    cx = x - x.mean(axis=0)
+    m2 = (cx * cx).mean(axis=0)
+    m4 = (cx**4).mean(axis=0)
+    s2 = x.var(axis=0, ddof=1)
+    pil_means = pil_from_z(y.mean(axis=0) - x.mean(axis=0), s2 / n)
+    pil_vars = pil_from_z(y.var(axis=0, ddof=1) - s2, (m4 - m2 * m2) / n)
+    pi, pj = _pairs(p)
+    if len(pi):
+        vx, vy = _cov(x), _cov(y)
+        m11 = (cx[:, pi] * cx[:, pj]).mean(axis=0)
+        m22 = ((cx[:, pi] * cx[:, pj]) ** 2).mean(axis=0)
+        pil_cov = float(pil_from_z(vy[pi, pj] - vx[pi, pj], (m22 - m11 * m11) / n).mean())
+        rx, ry = _corr(vx), _corr(vy)
+        pil_r = float(pil_from_z(ry[pi, pj] - rx[pi, pj], (1 - rx[pi, pj] ** 2) ** 2 / n).mean())
+    else:
+        pil_cov = pil_r = float("nan")
+    out = {
+        "pil_quantiles": float(np.mean(q_parts)),
+        "pil_means": float(pil_means.mean()),
+        "pil_variances": float(pil_vars.mean()),
+        "pil_covariances": pil_cov,
+        "pil_correlations": pil_r,
+    }
+    defined = [v for v in out.values() if np.isfinite(v)]
+    out["pil"] = 100.0 * float(np.mean(defined))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# categorical
+# --------------------------------------------------------------------------------------------
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    c = np.asarray(values, dtype=np.int64)
+    return c.reshape(-1, 1) if c.ndim == 1 else c
+
+
+def dist_il(
+    original: np.ndarray, protected: np.ndarray, ordinal_sizes: Sequence[int | None]
+) -> float:
+    """Dist: Σ over records and attributes of d(v, v').
+
+    ``ordinal_sizes[j]`` is |D(V_j)| for an ordinal column (codes are ranks; d_ORD of ``003``
+    eq. 1) and None for a nominal one (codes compared by equality).
+    """
+    x, y = _codes(original), _codes(protected)
+    total = 0.0
+    for j, size in enumerate(ordinal_sizes):
+        if size is None:
+            total += float(np.count_nonzero(x[:, j] != y[:, j]))
+        else:
+            total += float(np.abs(x[:, j] - y[:, j]).sum()) / max(int(size), 1)
+    return total
+
+
+def ctbil(
+    original: np.ndarray, protected: np.ndarray, domain_sizes: Sequence[int], max_dim: int = 2
+) -> tuple[float, float]:
+    """(CTBIL', ACTBIL') over the contingency tables of 1..``max_dim`` attributes.
+
+    ``domain_sizes[j]`` is the number of categories of column j (codes are 0..size−1).
+    """
+    x, y = _codes(original), _codes(protected)
+    sizes = [int(s) for s in domain_sizes]
+    total = 0.0
+    cells = 0
+    for dim in range(1, max_dim + 1):
+        for cols in combinations(range(x.shape[1]), dim):
+            n_cells = int(np.prod([sizes[c] for c in cols]))
+            key_x = np.zeros(len(x), dtype=np.int64)
+            key_y = np.zeros(len(y), dtype=np.int64)
+            for c in cols:
+                key_x = key_x * sizes[c] + x[:, c]
+                key_y = key_y * sizes[c] + y[:, c]
+            cx = np.bincount(key_x, minlength=n_cells)
+            cy = np.bincount(key_y, minlength=n_cells)
+            total += float((np.abs(cx - cy) / np.maximum(cx, 1)).sum())
+            cells += n_cells
+    return total, (total / cells if cells else float("nan"))
+
+
+def ebil(original: np.ndarray, protected: np.ndarray) -> float:
+    """EBIL: Σ over records and attributes of H(V | V' = v') in bits."""
+    x, y = _codes(original), _codes(protected)
+    total = 0.0
+    for j in range(x.shape[1]):
+        m = int(max(x[:, j].max(initial=0), y[:, j].max(initial=0))) + 1
+        joint = np.bincount(y[:, j] * m + x[:, j], minlength=m * m).reshape(m, m)
+        given = joint.sum(axis=1)  # records per protected value
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prob = joint / given[:, None]
+            h = -np.where(joint > 0, prob * np.log2(np.where(joint > 0, prob, 1.0)), 0.0).sum(
+                axis=1
+            )
+        # every record with protected value v' carries H(V | V' = v')
+        total += float((h * given).sum())
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+# what statisticians ask first
+# --------------------------------------------------------------------------------------------
+
+
+def correlation_change(
+    original: np.ndarray | pd.DataFrame,
+    protected: np.ndarray | pd.DataFrame,
+    names: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Pearson correlation of every pair of columns, original and protected side by side.
+
+    Returns one row per pair (``column_a``, ``column_b``, ``original``, ``protected``,
+    ``difference`` = protected − original).
+    """
+    if names is None:
+        names = (
+            [str(c) for c in original.columns]
+            if isinstance(original, pd.DataFrame)
+            else [f"x{j + 1}" for j in range(_as_matrix(np.asarray(original)).shape[1])]
+        )
+    rx = _corr(_cov(_as_matrix(np.asarray(original, dtype=np.float64))))
+    ry = _corr(_cov(_as_matrix(np.asarray(protected, dtype=np.float64))))
+    i, j = _pairs(rx.shape[0])
+    return pd.DataFrame(
+        {
+            "column_a": [names[a] for a in i],
+            "column_b": [names[b] for b in j],
+            "original": rx[i, j],
+            "protected": ry[i, j],
+            "difference": ry[i, j] - rx[i, j],
+        }
+    )
+
+
+def _ols(frame: pd.DataFrame, y: str, xs: Sequence[str]) -> np.ndarray:
+    target = pd.to_numeric(frame[y], errors="raise").to_numpy(dtype=np.float64)
+    design = np.column_stack(
+        [np.ones(len(frame))]
+        + [pd.to_numeric(frame[c], errors="raise").to_numpy(dtype=np.float64) for c in xs]
+    )
+    coef, *_ = np.linalg.lstsq(design, target, rcond=None)
+    out: np.ndarray = coef
+    return out
+
+
+def regression_change(
+    original: pd.DataFrame, protected: pd.DataFrame, y: str, xs: Sequence[str]
+) -> pd.DataFrame:
+    """OLS of ``y`` on ``xs`` (with intercept) in both tables, coefficients side by side.
+
+    Returns a frame indexed by ``(intercept)`` and the ``xs`` with columns ``original``,
+    ``protected``, ``difference`` (protected − original) and ``relative_difference``
+    (difference / |original|, NaN for a zero original coefficient). Text cells that hold numbers
+    are converted; other text raises ``ValueError``.
+    """
+    xs = [str(c) for c in xs]
+    if not xs:
+        raise ValueError("name at least one explanatory column")
+    a = _ols(original, y, xs)
+    b = _ols(protected, y, xs)
+    diff = b - a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(a != 0, diff / np.abs(a), np.nan)
+    return pd.DataFrame(
+        {"original": a, "protected": b, "difference": diff, "relative_difference": rel},
+        index=pd.Index(["(intercept)", *xs], name="term"),
+    )

@@ -1,0 +1,286 @@
+"""An HTML report of one run or of a comparison of runs, to attach to a release decision.
+
+Plain Python, no Qt: the app passes in the charts it drew as PNG bytes; they are embedded as data
+URIs, so the report is one self-contained file. The report holds the specification of each run
+(method, k, parameters, seed), aggregate facts (records, groups, group sizes) and the measures —
+never a value of any record: no identifier, quasi-identifier or confidential value appears in it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from microgui._version import __version__
+from microgui.core.runs import RunResult
+
+__all__ = [
+    "ReportRun",
+    "report_run",
+    "best_indices",
+    "format_measure",
+    "build_report_html",
+    "LOWER_IS_BETTER",
+    "HIGHER_IS_BETTER",
+]
+
+LOWER_IS_BETTER = "lower is better"
+HIGHER_IS_BETTER = "higher is better"
+
+#: Aggregate facts of a run's report copied into the HTML (none is a record's value).
+_FACTS: tuple[tuple[str, str], ...] = (
+    ("n_records", "Records"),
+    ("n_groups", "Groups"),
+    ("min_group_size", "Smallest group"),
+    ("max_group_size", "Largest group"),
+    ("seconds", "Run time (s)"),
+)
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """What the report says of one run: its name, spec, finishing time, facts and measures."""
+
+    name: str
+    spec: Mapping[str, Any]
+    finished: str = ""
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    measures: Mapping[str, float | int | None] = field(default_factory=dict)
+    quasi_identifiers: Mapping[str, str] = field(default_factory=dict)
+    input_name: str = ""
+
+
+def report_run(
+    name: str,
+    result: RunResult,
+    measures: Mapping[str, float | int | None],
+    finished: datetime | None = None,
+) -> ReportRun:
+    """A :class:`ReportRun` of a run: the spec (with the seed used), the report's aggregate facts
+    and the measures. Nothing is read from the protected table itself."""
+    report = result.report
+    spec = dict(result.spec.to_json())
+    if report.get("seed") is not None:
+        spec["seed"] = report["seed"]
+    quasi = report.get("quasi_identifiers", {})
+    return ReportRun(
+        name=name,
+        spec=spec,
+        finished=finished.isoformat(timespec="seconds") if finished is not None else "",
+        facts={key: report[key] for key, _label in _FACTS if key in report},
+        measures=dict(measures),
+        quasi_identifiers={str(k): str(v) for k, v in dict(quasi).items()},
+        input_name=str(report.get("input", "")),
+    )
+
+
+def _number(value: object) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def best_indices(values: Sequence[object], direction: str) -> set[int]:
+    """Positions of the best value of a row of measures (ties all count; None and NaN never
+    do). Nothing is best when fewer than two values are known or all of them are equal.
+
+    Values within rounding noise of the best (1e-12 absolute, 1e-9 relative) tie with it, so
+    that 1e-16 does not "beat" 7e-16 where both mean zero (IL2 of MDAV, for instance).
+    """
+    numbers = [(i, v) for i, v in enumerate(_number(x) for x in values) if v is not None]
+    if len(numbers) < 2:
+        return set()
+    if direction == HIGHER_IS_BETTER:
+        target = max(v for _i, v in numbers)
+    elif direction == LOWER_IS_BETTER:
+        target = min(v for _i, v in numbers)
+    else:
+        return set()
+    tol = 1e-12 + 1e-9 * abs(target)
+    tied = {i for i, v in numbers if abs(v - target) <= tol}
+    return set() if len(tied) == len(numbers) else tied
+
+
+def format_measure(value: object, unit: str = "") -> str:
+    """A measure as text: integers as they are, reals with 4 significant digits, None as '—'."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        text = f"{value:,}"
+    else:
+        number = _number(value)
+        if number is None:
+            return "—"
+        text = f"{number:,.0f}" if abs(number) >= 1e4 else f"{number:.4g}"
+    return f"{text} {unit}" if unit else text
+
+
+_STYLE = """
+body { font-family: "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 4px 10px; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f2f2f2; }
+td.best { font-weight: bold; color: #1a7f37; background: #eaf6ec; }
+.note { color: #666; font-size: 0.9em; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _spec_table(runs: Sequence[ReportRun]) -> str:
+    keys = ("method", "k", "parameters", "seed", "hierarchies")
+    head = "".join(f"<th>{_e(r.name)}</th>" for r in runs)
+    rows = []
+    for key in keys:
+        cells = []
+        for run in runs:
+            value = run.spec.get(key)
+            if isinstance(value, Mapping):
+                text = ", ".join(f"{k} = {v}" for k, v in value.items()) or "—"
+            else:
+                text = "—" if value is None else str(value)
+            cells.append(f"<td>{_e(text)}</td>")
+        rows.append(f"<tr><th>{_e(key)}</th>{''.join(cells)}</tr>")
+    rows.append(
+        "<tr><th>finished</th>"
+        + "".join(f"<td>{_e(r.finished or '—')}</td>" for r in runs)
+        + "</tr>"
+    )
+    for key, fact in _FACTS:
+        if any(key in r.facts for r in runs):
+            facts = "".join(
+                f"<td class='num'>{_e(format_measure(r.facts.get(key)))}</td>" for r in runs
+            )
+            rows.append(f"<tr><th>{_e(fact)}</th>{facts}</tr>")
+    return f"<table><tr><th>Specification</th>{head}</tr>{''.join(rows)}</table>"
+
+
+def _measures_table(
+    runs: Sequence[ReportRun], catalog: Mapping[str, Sequence[str]]
+) -> tuple[str, int]:
+    """The measures table (rows = measures, columns = runs, best marked) and its row count."""
+    keys = [k for k in catalog if any(r.measures.get(k) is not None for r in runs)]
+    keys += sorted(
+        {k for r in runs for k, v in r.measures.items() if v is not None and k not in catalog}
+    )
+    head = "".join(f"<th>{_e(r.name)}</th>" for r in runs)
+    rows = []
+    for key in keys:
+        info = tuple(catalog.get(key, (key, "", "", "")))
+        label, unit, direction, group = (list(info) + ["", "", "", ""])[:4]
+        values = [r.measures.get(key) for r in runs]
+        best = best_indices(values, direction) if len(runs) > 1 else set()
+        cells = "".join(
+            f"<td class='num{' best' if i in best else ''}'>{_e(format_measure(v, unit))}</td>"
+            for i, v in enumerate(values)
+        )
+        arrow = (
+            "↓" if direction == LOWER_IS_BETTER else "↑" if direction == HIGHER_IS_BETTER else ""
+        )
+        rows.append(
+            f"<tr><th title='{_e(key)}'>{_e(label)}</th><td>{_e(group)}</td>"
+            f"<td>{_e(direction)} {arrow}</td>{cells}</tr>"
+        )
+    table = (
+        f"<table><tr><th>Measure</th><th>Kind</th><th>Direction</th>{head}</tr>"
+        f"{''.join(rows)}</table>"
+    )
+    return table, len(keys)
+
+
+def build_report_html(
+    runs: Sequence[ReportRun],
+    catalog: Mapping[str, Sequence[str]],
+    *,
+    title: str | None = None,
+    charts: Sequence[tuple[str, bytes]] = (),
+    generated: datetime | None = None,
+) -> str:
+    """The HTML report of one run or a comparison of several.
+
+    Parameters
+    ----------
+    runs
+        The runs, in the order of the columns.
+    catalog
+        Measure key → (label, unit, direction, group), as ``evaluate.MEASURES``; rows follow its
+        order, and the best value of each row is marked when several runs are compared.
+    title
+        The heading; by default it names the run or says how many runs are compared.
+    charts
+        (caption, PNG bytes) of the charts drawn by the app, embedded as data URIs.
+    generated
+        When the report was made (default: now).
+    """
+    if not runs:
+        raise ValueError("a report needs at least one run")
+    when = (generated or datetime.now()).isoformat(timespec="seconds")
+    if title is None:
+        title = (
+            f"Protection run {runs[0].name}"
+            if len(runs) == 1
+            else f"Comparison of {len(runs)} protection runs"
+        )
+    inputs = sorted({r.input_name for r in runs if r.input_name})
+    qis: dict[str, str] = {}
+    for run in runs:
+        qis.update(run.quasi_identifiers)
+    parts = [
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f"<p class='note'>Made by microgui {_e(__version__)} on {_e(when)}"
+        + (f" · input: {_e(', '.join(inputs))}" if inputs else "")
+        + "</p>",
+    ]
+    if qis:
+        listed = ", ".join(f"{name} ({kind})" for name, kind in qis.items())
+        parts.append(f"<p>Quasi-identifiers: {_e(listed)}.</p>")
+    parts.append("<h2>Specification</h2>")
+    parts.append(_spec_table(runs))
+    parts.append(
+        "<p class='note'>Each run is reproducible from its specification: same table, same "
+        "roles, same method, k, parameters and seed.</p>"
+    )
+    table, n_rows = _measures_table(runs, catalog)
+    parts.append("<h2>Measures</h2>")
+    if n_rows:
+        parts.append(table)
+        if len(runs) > 1:
+            parts.append(
+                "<p class='note'>The best value of each row (by its direction) is in bold "
+                "green; risks are in percent unless a unit says otherwise.</p>"
+            )
+    else:
+        parts.append("<p>No measure was computed.</p>")
+    if charts:
+        parts.append("<h2>Charts</h2>")
+        for caption, png in charts:
+            data = base64.b64encode(png).decode("ascii")
+            parts.append(
+                f"<figure><img alt='{_e(caption)}' src='data:image/png;base64,{data}'>"
+                f"<figcaption>{_e(caption)}</figcaption></figure>"
+            )
+    parts.append(
+        "<p class='note'>This report holds specifications, aggregate facts and measures only: "
+        "no value of any record.</p>"
+    )
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

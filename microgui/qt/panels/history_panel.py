@@ -1,0 +1,247 @@
+"""The run history: every finished run with its spec, time and headline measures.
+
+A lazy table model over ``controller.history`` (STYLE.md §5): it copies nothing. Selecting one
+run shows it in the views; "Re-run" runs it again from its spec and seed; "Remove" drops it;
+"Compare" puts 2–4 selected runs side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from microgui.core.errors import MicroguiError
+from microgui.core.report_html import format_measure
+from microgui.qt.controller import MAX_COMPARED, AppController, HistoryEntry, measure_catalog
+
+__all__ = ["HistoryPanel", "HistoryModel", "HEADLINE_MEASURES"]
+
+#: Measures shown as history columns, when a run has them, with their short headers (the
+#: full name is the header's tooltip).
+HEADLINE_MEASURES: dict[str, str] = {
+    "information_loss": "SSE/SST %",
+    "il": "IL",
+    "pil": "PIL %",
+    "record_linkage": "Linkage %",
+    "reidentification_risk_max": "Re-id max %",
+    "k_anonymity": "k-anon.",
+}
+
+_FIXED = ("Run", "Method", "k", "Parameters", "Seed", "Finished")
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class HistoryModel(QAbstractTableModel):
+    """Rows = the controller's history runs (oldest first); reads them on demand."""
+
+    def __init__(self, controller: AppController) -> None:
+        super().__init__()
+        self._controller = controller
+        self.measure_keys: list[str] = []
+        self._catalog = measure_catalog()
+        controller.history_changed.connect(self.refresh)
+
+    def refresh(self) -> None:
+        self.beginResetModel()
+        self._catalog = measure_catalog()
+        history = self._controller.history
+        self.measure_keys = [
+            k for k in HEADLINE_MEASURES if any(e.measures.get(k) is not None for e in history)
+        ]
+        self.endResetModel()
+
+    def entry(self, row: int) -> HistoryEntry:
+        return self._controller.history[row]
+
+    def row_of(self, run_id: int) -> int:
+        return next((i for i, e in enumerate(self._controller.history) if e.run_id == run_id), -1)
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._controller.history)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(_FIXED) + len(self.measure_keys)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:  # noqa: N802
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if section < len(_FIXED):
+            return _FIXED[section] if role == Qt.ItemDataRole.DisplayRole else None
+        key = self.measure_keys[section - len(_FIXED)]
+        label, unit, direction, _group = (list(self._catalog.get(key, (key,))) + ["", "", ""])[:4]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return HEADLINE_MEASURES[key]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{label}" + (f" ({unit})" if unit else "") + f" · {direction} [{key}]"
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        entry = self.entry(index.row())
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            spec = entry.spec
+            if col == 0:
+                return f"#{entry.run_id}"
+            if col == 1:
+                return spec.method
+            if col == 2:
+                return str(spec.k)
+            if col == 3:
+                return ", ".join(f"{k}={v}" for k, v in spec.params) or "—"
+            if col == 4:
+                return "—" if entry.seed is None else str(entry.seed)
+            if col == 5:
+                return entry.finished_at.strftime("%H:%M:%S")
+            key = self.measure_keys[col - len(_FIXED)]
+            return format_measure(entry.measures.get(key))
+        if role == Qt.ItemDataRole.TextAlignmentRole and (col == 2 or col >= len(_FIXED)):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.FontRole and entry.run_id == self._controller.shown_run_id:
+            from PySide6.QtGui import QFont
+
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (
+                f"{entry.name}, finished {entry.finished_at:%Y-%m-%d %H:%M:%S} in "
+                f"{entry.result.seconds:.2f} s"
+                + (f"\n{entry.outcome.measures_note}" if entry.outcome.measures_note else "")
+            )
+        return None
+
+
+class HistoryPanel(QWidget):
+    """The history table and its buttons. ``error_occurred(message)`` for the window."""
+
+    error_occurred = Signal(str)
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._controller = controller
+        self._syncing = False
+        self.model = HistoryModel(controller)
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.verticalHeader().setVisible(False)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.view.setAlternatingRowColors(True)
+        self.view.selectionModel().selectionChanged.connect(self._on_selection)
+
+        self.rerun_button = QPushButton("Re-run")
+        self.rerun_button.setToolTip("Run the selected run again from its spec and seed")
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setToolTip("Drop the selected runs from the history")
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip(f"Put 2 to {MAX_COMPARED} selected runs side by side")
+        self.rerun_button.clicked.connect(self.rerun_selected)
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.compare_button.clicked.connect(self.compare_selected)
+        self.hint = QLabel(
+            "Finished runs are kept here. Select one to show it; Ctrl+click 2–4 to compare."
+        )
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet("color: #666;")
+
+        buttons = QHBoxLayout()
+        for b in (self.rerun_button, self.remove_button, self.compare_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.view, 1)
+        layout.addLayout(buttons)
+        layout.addWidget(self.hint)
+
+        controller.history_changed.connect(self._after_history_changed)
+        controller.run_shown.connect(self._on_run_shown)
+        controller.busy_changed.connect(lambda _b: self._update_buttons())
+        self._update_buttons()
+
+    def selected_ids(self) -> list[int]:
+        rows = sorted({i.row() for i in self.view.selectionModel().selectedRows()})
+        return [self.model.entry(r).run_id for r in rows]
+
+    def select_runs(self, run_ids: list[int]) -> None:
+        """Select these runs in the table (as Ctrl+clicks would)."""
+        from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+        selection = QItemSelection()
+        for run_id in run_ids:
+            row = self.model.row_of(run_id)
+            if row >= 0:
+                selection.select(
+                    self.model.index(row, 0), self.model.index(row, self.model.columnCount() - 1)
+                )
+        self.view.selectionModel().select(
+            selection,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+
+    def _on_selection(self, *_args: object) -> None:
+        self._update_buttons()
+        if self._syncing:
+            return
+        ids = self.selected_ids()
+        if len(ids) == 1 and ids[0] != self._controller.shown_run_id:
+            self._controller.show_run(ids[0])
+
+    def _on_run_shown(self, run_id: int) -> None:
+        self._syncing = True
+        try:
+            if self.selected_ids() != [run_id]:
+                self.select_runs([run_id])
+            row = self.model.row_of(run_id)
+            if row >= 0:
+                self.view.scrollTo(self.model.index(row, 0))
+        finally:
+            self._syncing = False
+        self.view.viewport().update()
+
+    def _after_history_changed(self) -> None:
+        shown = self._controller.shown_run_id
+        if shown is not None:
+            self._on_run_shown(shown)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        ids = self.selected_ids()
+        self.rerun_button.setEnabled(len(ids) == 1)
+        self.remove_button.setEnabled(bool(ids))
+        self.compare_button.setEnabled(2 <= len(ids) <= MAX_COMPARED)
+
+    def rerun_selected(self) -> int | None:
+        ids = self.selected_ids()
+        if len(ids) != 1:
+            return None
+        return self._controller.rerun(ids[0])
+
+    def remove_selected(self) -> None:
+        for run_id in self.selected_ids():
+            self._controller.remove_run(run_id)
+
+    def compare_selected(self) -> None:
+        ids = self.selected_ids()
+        try:
+            self._controller.set_comparison(ids)
+        except MicroguiError as exc:  # the wrong number of runs
+            self.error_occurred.emit(str(exc))

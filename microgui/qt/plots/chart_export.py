@@ -1,0 +1,112 @@
+"""Exporting a chart: PNG and SVG files (pyqtgraph exporters) and PNG bytes for HTML reports.
+
+A chart widget offers :func:`export_button`, a small tool button whose menu saves the chart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyqtgraph as pg
+from pyqtgraph.exporters import ImageExporter, SVGExporter
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton, QWidget
+
+__all__ = ["export_png", "export_svg", "export_chart", "png_bytes", "chart_png", "export_button"]
+
+
+def export_png(item: pg.PlotItem | pg.GraphicsLayout, path: str | Path, width: int = 1600) -> Path:
+    """Write the chart as a PNG ``width`` pixels wide (height in proportion)."""
+    exporter = ImageExporter(item)
+    # The exporter's parameters are floats internally; an int width warns on some versions.
+    exporter.parameters()["width"] = int(width)
+    exporter.export(str(path))
+    return Path(path)
+
+
+def export_svg(item: pg.PlotItem | pg.GraphicsLayout, path: str | Path) -> Path:
+    """Write the chart as SVG (vector: scales in a report or a paper).
+
+    pyqtgraph's SVGExporter first; with Qt versions whose SVG paths end in "Z" it fails while
+    rewriting coordinates (pyqtgraph issue #3485), and Qt's own QSvgGenerator then draws the
+    same scene region.
+    """
+    try:
+        SVGExporter(item).export(str(path))
+    except ValueError:
+        _qt_svg(item, Path(path))
+    return Path(path)
+
+
+def _qt_svg(item: pg.PlotItem | pg.GraphicsLayout, path: Path) -> None:
+    from PySide6.QtCore import QRectF, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    source = item.sceneBoundingRect()
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(QSize(int(source.width()), int(source.height())))
+    generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
+    generator.setTitle("microgui chart")
+    painter = QPainter(generator)
+    try:
+        item.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    finally:
+        painter.end()
+
+
+def export_chart(item: pg.PlotItem | pg.GraphicsLayout, path: str | Path) -> Path:
+    """Write PNG or SVG by the file's suffix (no suffix: PNG)."""
+    path = Path(path)
+    if path.suffix.lower() == ".svg":
+        return export_svg(item, path)
+    if path.suffix.lower() != ".png":
+        path = path.with_suffix(".png")
+    return export_png(item, path)
+
+
+def png_bytes(widget: QWidget) -> bytes:
+    """The widget as it is drawn, as PNG bytes (for the HTML report)."""
+    image: QImage = widget.grab().toImage()
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    buffer.close()
+    return bytes(data.data())
+
+
+def export_button(parent: QWidget, item_of: object, default_name: str) -> QToolButton:
+    """An "Export" tool button whose menu saves the chart ``item_of()`` as PNG or SVG."""
+    button = QToolButton(parent)
+    button.setText("Export ▾")
+    button.setToolTip("Save this chart as a PNG image or an SVG drawing")
+    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    menu = QMenu(button)
+
+    def save(suffix: str, name_filter: str) -> None:
+        path, _f = QFileDialog.getSaveFileName(
+            parent, "Export the chart", default_name + suffix, name_filter
+        )
+        if path:
+            export_chart(item_of(), Path(path) if Path(path).suffix else Path(path + suffix))  # type: ignore[operator]
+
+    menu.addAction("Save as PNG…", lambda: save(".png", "PNG images (*.png)"))
+    menu.addAction("Save as SVG…", lambda: save(".svg", "SVG drawings (*.svg)"))
+    button.setMenu(menu)
+    return button
+
+
+def chart_png(item: pg.PlotItem | pg.GraphicsLayout, width: int = 1200) -> bytes:
+    """The chart drawn by the PNG exporter, as PNG bytes (for the HTML report)."""
+    exporter = ImageExporter(item)
+    exporter.parameters()["width"] = int(width)
+    image = exporter.export(toBytes=True)
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    buffer.close()
+    return bytes(data.data())

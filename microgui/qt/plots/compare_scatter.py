@@ -1,0 +1,277 @@
+"""Side-by-side scatter plots of 2–4 runs with linked axes and linked selection.
+
+A view (STYLE.md §5, §7): one :class:`pyqtgraph.GraphicsLayoutWidget` holds a plot per run; the
+plots share their x and y ranges (``setXLink``/``setYLink``, pyqtgraph ``linkedViews.py``). Each
+plot has one :class:`ScatterPlotItem` per layer: records coloured by their group in that run,
+the group aggregates, the selected records and the other members of their groups — so brushing
+records in one plot shows how every run grouped them. A brush (Shift+drag, or a drag in brush
+mode) emits ``brushed`` with the records inside; the panel sends it to the controller, and the
+selection comes back to every plot through ``selection_changed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyqtgraph as pg
+from pyqtgraph import Point
+from PySide6.QtCore import QRectF, Qt, Signal
+
+from microgui.core.projection import QIProjection
+from microgui.core.runs import RunResult
+from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, PC1, PC2, sample_indices
+from microgui.qt.plots.palette import ClusterPalette
+
+__all__ = ["BrushViewBox", "CompareScatterPlot", "CompareOptions", "CompareRun", "axis_values"]
+
+
+@dataclass
+class CompareOptions:
+    """What the comparison plots show (saved and tested without widgets)."""
+
+    x_axis: str = PC1
+    y_axis: str = PC2
+    point_size: float = 4.0
+    max_points: int = DEFAULT_MAX_POINTS
+    sample_seed: int = 0
+    #: A plain drag brushes records (else Shift+drag does, and a drag pans).
+    brush_mode: bool = True
+
+
+@dataclass(frozen=True)
+class CompareRun:
+    """One run of the comparison: its name, result and projection (all computed in the worker)."""
+
+    name: str
+    result: RunResult
+    projection: QIProjection | None
+
+
+def axis_values(run: CompareRun, name: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Original values, protected values and axis title of an axis choice for one run."""
+    result = run.result
+    if name in (PC1, PC2):
+        proj = run.projection
+        assert proj is not None
+        i = 0 if name == PC1 else 1
+        return (
+            proj.original[:, i],
+            proj.protected[:, i],
+            f"{name} ({proj.explained_ratio[i]:.0%} of var.) · z-scores",
+        )
+    qi = result.qi
+    j = qi.continuous_names.index(name)
+    original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
+    protected = pd.to_numeric(result.protected[name], errors="coerce").to_numpy(dtype=np.float64)
+    return original, protected, f"{name} (original units)"
+
+
+class BrushViewBox(pg.ViewBox):
+    """A ViewBox whose left drag (in brush mode, or with Shift) draws a rectangle and emits
+    ``brushed`` with it in data coordinates, instead of panning."""
+
+    brushed = Signal(object)  # QRectF in data coordinates
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.brush_mode = True
+
+    def mouseDragEvent(self, ev: object, axis: int | None = None) -> None:  # noqa: N802 (Qt override)
+        button = ev.button()  # type: ignore[attr-defined]
+        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)  # type: ignore[attr-defined]
+        if (
+            button != Qt.MouseButton.LeftButton
+            or axis is not None
+            or not (self.brush_mode or shift)
+        ):
+            super().mouseDragEvent(ev, axis)
+            return
+        ev.accept()  # type: ignore[attr-defined]
+        start, end = ev.buttonDownPos(button), ev.pos()  # type: ignore[attr-defined]
+        if ev.isFinish():  # type: ignore[attr-defined]
+            self.rbScaleBox.hide()
+            rect = QRectF(Point(start), Point(end)).normalized()
+            self.brushed.emit(self.childGroup.mapRectFromParent(rect).normalized())
+        else:
+            # pyqtgraph's own rubber band (its zoom box), reused as the brush outline.
+            self.updateScaleBox(start, end)
+
+
+class _RunPlot:
+    """The layers of one run's plot."""
+
+    def __init__(self, plot: pg.PlotItem, view: BrushViewBox, palette: ClusterPalette) -> None:
+        self.plot = plot
+        self.view = view
+        self.x: np.ndarray = np.zeros(0)
+        self.y: np.ndarray = np.zeros(0)
+        self.records = pg.ScatterPlotItem(pxMode=True, useCache=True, hoverable=False, pen=None)
+        self.protected = pg.ScatterPlotItem(
+            pxMode=True, useCache=True, hoverable=False, symbol="x", size=6, pen=None,
+            brush=palette.protected_brush,
+        )  # fmt: skip
+        self.mates = pg.ScatterPlotItem(
+            pxMode=True, useCache=True, hoverable=False, symbol="o", size=7, brush=None,
+            pen=pg.mkPen("#ff8c00", width=1.5),
+        )  # fmt: skip
+        self.selected = pg.ScatterPlotItem(
+            pxMode=True, useCache=True, hoverable=False, symbol="o", size=8,
+            brush=pg.mkBrush(255, 255, 255, 60), pen=pg.mkPen("#000000", width=2),
+        )  # fmt: skip
+        for z, item in enumerate((self.records, self.protected, self.mates, self.selected)):
+            item.setZValue(z)
+            plot.addItem(item)
+
+
+class CompareScatterPlot(pg.GraphicsLayoutWidget):
+    """2–4 linked plots, one per run. ``brushed`` carries the bool mask of the records brushed."""
+
+    brushed = Signal(object)
+
+    def __init__(self, options: CompareOptions | None = None) -> None:
+        super().__init__()
+        self.setBackground("w")
+        self.options = options or CompareOptions()
+        self.palette_ = ClusterPalette()
+        self.runs: list[CompareRun] = []
+        self.plots: list[_RunPlot] = []
+        self.selection: np.ndarray | None = None
+
+    # content ------------------------------------------------------------------------------
+    def axis_choices(self) -> list[str]:
+        """Axes every compared run can show: PC1/PC2 and their common continuous QIs."""
+        if not self.runs:
+            return []
+        choices: list[str] = [PC1, PC2] if all(r.projection is not None for r in self.runs) else []
+        common = [
+            c for c in self.runs[0].result.qi.continuous_names
+            if all(c in r.result.qi.continuous_names for r in self.runs)
+        ]  # fmt: skip
+        return choices + common
+
+    def set_runs(self, runs: Sequence[CompareRun]) -> None:
+        """Show these runs side by side (empty: nothing)."""
+        self.clear()
+        self.plots = []
+        self.runs = list(runs)
+        self.selection = None
+        if not self.runs:
+            self.addLabel("Choose 2 to 4 runs in the history and press Compare.", color="#444444")
+            return
+        choices = self.axis_choices()
+        opts = self.options
+        if choices and (opts.x_axis not in choices or opts.y_axis not in choices):
+            opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
+        first: pg.PlotItem | None = None
+        # Two runs side by side; three or four in a 2 × 2 grid, so each plot keeps its shape.
+        columns = 2
+        for i in range(len(self.runs)):
+            view = BrushViewBox()
+            view.brush_mode = opts.brush_mode
+            view.brushed.connect(lambda rect, n=i: self.brush_rect(rect, n))
+            plot = self.addPlot(row=i // columns, col=i % columns, viewBox=view)
+            plot.showGrid(x=True, y=True, alpha=0.15)
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                axis.setPen(pg.mkPen("#444444"))
+                axis.setTextPen(pg.mkPen("#222222"))
+            if first is None:
+                first = plot
+            else:
+                # Linked ranges (pyqtgraph examples/linkedViews.py): zoom one, all follow.
+                plot.setXLink(first)
+                plot.setYLink(first)
+            self.plots.append(_RunPlot(plot, view, self.palette_))
+        self.redraw()
+
+    def set_brush_mode(self, on: bool) -> None:
+        self.options.brush_mode = on
+        for p in self.plots:
+            p.view.brush_mode = on
+
+    def set_axes(self, x_axis: str, y_axis: str) -> None:
+        self.options.x_axis, self.options.y_axis = x_axis, y_axis
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Draw every layer of every plot for the current options, set the shared range once."""
+        if not self.runs or not self.axis_choices():
+            return
+        opts = self.options
+        xs_all, ys_all = [], []
+        n_rows = (len(self.runs) + 1) // 2
+        for i, (run, p) in enumerate(zip(self.runs, self.plots, strict=True)):
+            x, x_prot, x_title = axis_values(run, opts.x_axis)
+            y, y_prot, y_title = axis_values(run, opts.y_axis)
+            p.x, p.y = x, y  # where the records are drawn: what a brush selects from
+            labels = run.result.labels
+            idx = sample_indices(len(labels), opts.max_points, opts.sample_seed)
+            sx, sy, sl = (x, y, labels) if idx is None else (x[idx], y[idx], labels[idx])
+            p.view.disableAutoRange()
+            p.records.setData(
+                x=sx, y=sy, brush=self.palette_.brushes_for(sl), size=opts.point_size, pen=None
+            )
+            _, first = np.unique(labels, return_index=True)
+            px, py = x_prot[first], y_prot[first]
+            keep = np.isfinite(px) & np.isfinite(py)
+            p.protected.setData(x=px[keep], y=py[keep])
+            # Linked axes read the same: titles on the left column and the bottom row only.
+            bottom_row = i // 2 == n_rows - 1 or i + 2 >= len(self.runs)
+            p.plot.setLabel("bottom", x_title if bottom_row else None, color="#222222")
+            p.plot.setLabel("left", y_title if i % 2 == 0 else None, color="#222222")
+            p.plot.showLabel("bottom", bottom_row)
+            p.plot.showLabel("left", i % 2 == 0)
+            sampled = "" if idx is None else f" · sample of {len(idx):,}"
+            p.plot.setTitle(
+                f"{run.name} · {run.result.n_groups:,} groups{sampled}",
+                color="#222222", size="10pt",
+            )  # fmt: skip
+            xs_all.append(x[np.isfinite(x)])
+            ys_all.append(y[np.isfinite(y)])
+        x_all, y_all = np.concatenate(xs_all), np.concatenate(ys_all)
+        if len(x_all) and len(y_all):
+            self.plots[0].view.setRange(xRange=_span(x_all), yRange=_span(y_all), padding=0.0)
+        self.set_selection(self.selection)
+
+    def set_selection(self, mask: np.ndarray | None) -> None:
+        """Highlight the selected records in every plot, and ring the other members of their
+        groups in each run (None: nothing selected)."""
+        self.selection = None if mask is None else np.asarray(mask, dtype=bool)
+        for run, p in zip(self.runs, self.plots, strict=True):
+            if self.selection is None or len(self.selection) != len(run.result.labels):
+                p.selected.clear()
+                p.mates.clear()
+                continue
+            x, y = p.x, p.y
+            labels = run.result.labels
+            groups = np.unique(labels[self.selection])
+            mates = np.isin(labels, groups) & ~self.selection
+            p.selected.setData(x=x[self.selection], y=y[self.selection])
+            p.mates.setData(x=x[mates], y=y[mates])
+
+    def brush_rect(self, rect: QRectF, plot: int = 0) -> np.ndarray:
+        """The bool mask of the records drawn inside ``rect`` (data coordinates) of plot number
+        ``plot``; emits ``brushed``."""
+        x, y = self.plots[plot].x, self.plots[plot].y
+        r = rect.normalized()
+        mask = (x >= r.left()) & (x <= r.right()) & (y >= r.top()) & (y <= r.bottom())
+        self.brushed.emit(mask)
+        return mask
+
+    @property
+    def plot_items(self) -> list[pg.PlotItem]:
+        return [p.plot for p in self.plots]
+
+
+def _span(values: np.ndarray, q: float = 0.005) -> tuple[float, float]:
+    if len(values) > 100:
+        lo, hi = (float(v) for v in np.quantile(values, [q, 1.0 - q]))
+    else:
+        lo, hi = float(values.min()), float(values.max())
+    if hi <= lo:
+        lo, hi = lo - 1.0, hi + 1.0
+    pad = 0.04 * (hi - lo)
+    return lo - pad, hi + pad

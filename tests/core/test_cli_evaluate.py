@@ -1,0 +1,325 @@
+"""The command-line contract of issue 5: `microgui evaluate` and `microgui sweep`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microgui.cli import main
+
+#: Keys the issue requires of `evaluate --json` (and of every object of `sweep --json`).
+REQUIRED = {
+    "information_loss",
+    "il1",
+    "il2",
+    "il3",
+    "il4",
+    "il5",
+    "il",
+    "pil",
+    "record_linkage",
+    "interval_disclosure",
+    "reidentification_risk_max",
+    "reidentification_risk_mean",
+    "k_anonymity",
+    "l_diversity",
+    "t_closeness",
+}
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(11)
+    n = 80
+    df = pd.DataFrame(
+        {
+            "id": [f"P{i:04d}" for i in range(n)],
+            "age": rng.integers(18, 80, n),
+            "income": rng.lognormal(10, 0.7, n).round(2),
+            "hours": rng.normal(38, 9, n).round(1),
+            "edu": rng.choice(["low", "mid", "high"], n),
+            "health": rng.normal(50, 10, n).round(3),
+        }
+    )
+    path = tmp_path / "people.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+ROLES = ["--qi", "age,income,hours", "--identifiers", "id", "--confidential", "health"]
+
+
+@pytest.fixture
+def protected(table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    out = tmp_path / "protected.csv"
+    code, _, err = run(
+        ["protect", str(table), "-o", str(out), "--method", "mdav", "-k", "4", *ROLES], capsys
+    )
+    assert code == 0, err
+    assert "id" not in pd.read_csv(out).columns  # PROTECTED lacks the identifier column
+    return out
+
+
+# --- evaluate -------------------------------------------------------------------------------------
+def test_evaluate_prints_the_measures_and_writes_flat_json(
+    table: Path, protected: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "measures.json"
+    code, stdout, err = run(
+        ["evaluate", str(table), str(protected), *ROLES, "--json", str(out)], capsys
+    )
+    assert code == 0, err
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    assert REQUIRED <= set(data)
+    assert all(v is None or isinstance(v, int | float) for v in data.values())
+    assert data["k_anonymity"] >= 4
+    assert 0 <= data["record_linkage"] <= 100 / 4 + 1e-9
+    assert data["reidentification_risk_max"] <= 25 + 1e-9
+    lines = stdout.splitlines()
+    header = next(line for line in lines if line.startswith("measure"))
+    assert header.split()[:3] == ["measure", "value", "unit"]
+    assert any("record_linkage" in line for line in lines)
+    # only the measures that apply are printed
+    shown = {line.split()[-1] for line in lines[lines.index(header) + 2 :]}
+    assert shown == {k for k, v in data.items() if v is not None}
+
+
+def test_evaluate_an_unprotected_copy_links_every_record(
+    table: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "m.json"
+    code, _, err = run(["evaluate", str(table), str(table), *ROLES, "--json", str(out)], capsys)
+    assert code == 0, err
+    assert json.loads(out.read_text())["record_linkage"] == pytest.approx(100.0)
+
+
+def _one_line_error(code: int, out: str, err: str) -> str:
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_evaluate_refuses_tables_of_different_lengths(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    short = tmp_path / "short.csv"
+    pd.read_csv(table).iloc[:-3].to_csv(short, index=False)
+    out = tmp_path / "m.json"
+    code, stdout, err = run(
+        ["evaluate", str(table), str(short), *ROLES, "--json", str(out)], capsys
+    )
+    line = _one_line_error(code, stdout, err)
+    assert "people.csv" in line and "short.csv" in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--qi", "age,nope"], "nope"),
+        ([], "--qi"),
+        (["--qi", "age", "--ordinal", "=a<b"], "--ordinal"),
+        (["--qi", "age,income", "--nominal", "edu"], "edu"),
+    ],
+)
+def test_evaluate_user_errors(
+    table: Path,
+    protected: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    fragment: str,
+) -> None:
+    out = tmp_path / "m.json"
+    code, stdout, err = run(
+        ["evaluate", str(table), str(protected), *extra, "--json", str(out)], capsys
+    )
+    assert fragment in _one_line_error(code, stdout, err)
+    assert not out.exists()
+
+
+def test_evaluate_refuses_a_protected_table_without_a_quasi_identifier(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cut = tmp_path / "cut.csv"
+    pd.read_csv(table).drop(columns=["hours"]).to_csv(cut, index=False)
+    code, stdout, err = run(["evaluate", str(table), str(cut), *ROLES], capsys)
+    line = _one_line_error(code, stdout, err)
+    assert "cut.csv" in line and "hours" in line
+
+
+def test_evaluate_json_may_not_overwrite_an_input(
+    table: Path, protected: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = protected.read_bytes()
+    code, stdout, err = run(
+        ["evaluate", str(table), str(protected), *ROLES, "--json", str(protected)], capsys
+    )
+    assert "input" in _one_line_error(code, stdout, err)
+    assert protected.read_bytes() == before
+
+
+# --- sweep ----------------------------------------------------------------------------------------
+def test_sweep_writes_one_object_per_run(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sweep.json"
+    code, stdout, err = run(
+        [
+            "sweep",
+            str(table),
+            *ROLES,
+            "--methods",
+            "mdav,mst",
+            "--k",
+            "3,5",
+            "--param",
+            "rescale_variance=false,true",
+            "--seed",
+            "2",
+            "--workers",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    runs = json.loads(out.read_text(encoding="utf-8"))
+    assert isinstance(runs, list) and len(runs) == 8
+    for obj in runs:
+        assert list(obj)[:3] == ["method", "k", "parameters"]
+        assert REQUIRED | {"seconds", "error"} <= set(obj)
+        assert obj["error"] is None
+        assert obj["k_anonymity"] >= obj["k"]
+        assert obj["seed"] == 2
+        assert isinstance(obj["parameters"], dict)
+    assert {(o["method"], o["k"], o["parameters"]["rescale_variance"]) for o in runs} == {
+        (m, k, r) for m in ("mdav", "mst") for k in (3, 5) for r in (False, True)
+    }
+    header = stdout.splitlines()[0].split()
+    assert header[:3] == ["method", "k", "parameters"] and "record_linkage" in header
+    assert sum(line.startswith(("mdav ", "mst ")) for line in stdout.splitlines()) == 8
+
+
+def test_sweep_records_a_failed_run(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sweep.json"
+    code, stdout, err = run(
+        [
+            "sweep",
+            str(table),
+            *ROLES,
+            "--methods",
+            "optimal,mdav",
+            "--k",
+            "3",
+            "--workers",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    optimal, mdav = json.loads(out.read_text())
+    assert optimal["method"] == "optimal" and "records" in optimal["error"]
+    assert optimal["record_linkage"] is None
+    assert mdav["error"] is None and mdav["record_linkage"] is not None
+    assert "1 of 2 runs failed" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--methods", "mdav,nope", "--k", "3"], "nope"),
+        (["--methods", "mdav", "--k", "1"], "k=1"),
+        (["--methods", "mdav", "--k", "3,x"], "'x'"),
+        (["--methods", "mdav", "--k", "500"], "500"),
+        (["--methods", "mdav", "--k", "3", "--param", "nope=1"], "nope"),
+        (["--methods", "mdav", "--k", "3", "--param", "rescale_variance"], "NAME=VALUE"),
+        (["--methods", "mdav", "--k", "3", "--workers", "0"], "--workers"),
+        (["--methods", "mdav", "--k", "3", "--seed", "x"], "--seed"),
+        (["--k", "3"], "--methods"),
+        (["--methods", "mdav"], "--k"),
+    ],
+)
+def test_sweep_user_errors(
+    table: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    fragment: str,
+) -> None:
+    out = tmp_path / "sweep.json"
+    code, stdout, err = run(["sweep", str(table), *ROLES, *args, "--json", str(out)], capsys)
+    assert fragment in _one_line_error(code, stdout, err)
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv"]
+
+
+def test_sweep_without_qi_and_with_json_on_the_input(
+    table: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, err = run(["sweep", str(table), "--methods", "mdav", "--k", "3"], capsys)
+    assert "--qi" in _one_line_error(code, stdout, err)
+    before = table.read_bytes()
+    code, stdout, err = run(
+        ["sweep", str(table), *ROLES, "--methods", "mdav", "--k", "3", "--json", str(table)],
+        capsys,
+    )
+    assert "input" in _one_line_error(code, stdout, err)
+    assert table.read_bytes() == before
+
+
+def test_sweep_in_parallel_from_the_console(table: Path, tmp_path: Path) -> None:
+    """`python -m microgui sweep --workers 2`: worker processes start from a real entry point."""
+    out = tmp_path / "sweep.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "microgui",
+            "sweep",
+            str(table),
+            *ROLES,
+            "--methods",
+            "mdav,mst",
+            "--k",
+            "3,4",
+            "--workers",
+            "2",
+            "--seed",
+            "0",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(out.read_text())
+    assert [(r["method"], r["k"]) for r in runs] == [
+        ("mdav", 3),
+        ("mdav", 4),
+        ("mst", 3),
+        ("mst", 4),
+    ]
+    assert all(r["error"] is None for r in runs)

@@ -1,0 +1,167 @@
+"""evaluate(): the flat measures dict of issue 5 (contract keys, None rules, speed)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microgui.core.dataset import Dataset
+from microgui.core.metrics.evaluate import HIGHER, LOWER, MEASURES, evaluate, measure_label
+from microgui.core.progress import RunCancelled
+from microgui.core.roles import roles_from_lists
+from microgui.core.runs import RunSpec, run_protection
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+CENSUS = DATA / "sdc-reference" / "CASCrefmicrodata.csv"
+ADULT = DATA / "adult" / "adult_subset.csv"
+
+CONTRACT = (
+    "information_loss il1 il2 il3 il4 il5 il pil record_linkage interval_disclosure "
+    "reidentification_risk_max reidentification_risk_mean k_anonymity l_diversity t_closeness"
+).split()
+CONTINUOUS = "il1 il2 il3 il4 il5 il pil information_loss interval_disclosure".split()
+
+
+def _small() -> Dataset:
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {
+            "id": [f"p{i}" for i in range(60)],
+            "x": rng.normal(50, 10, 60),
+            "y": rng.normal(0, 1, 60) + 3,
+            "sal": rng.choice(["low", "mid", "high"], 60),
+        }
+    )
+    roles = roles_from_lists(frame.columns, qi=["x", "y"], identifiers=["id"], confidential=["sal"])
+    return Dataset.from_frame(frame, roles)
+
+
+def test_contract_keys_and_measures_table() -> None:
+    ds = _small()
+    result = run_protection(ds, RunSpec.make("mdav", 3, seed=1))
+    m = evaluate(ds, result.protected, labels=result.labels)
+    for key in CONTRACT:
+        assert key in m
+    assert set(m) <= set(MEASURES)
+    for label, unit, direction, group in MEASURES.values():
+        assert label and direction in (LOWER, HIGHER) and group in ("utility", "risk")
+        assert isinstance(unit, str)
+    assert measure_label("record_linkage") == "distance-based record linkage (%)"
+    assert m["k_anonymity"] == 3
+    assert m["record_linkage"] is not None and m["record_linkage"] <= 100 / 3 + 1e-9
+    assert m["reidentification_risk_max"] == pytest.approx(100 / 3)
+    assert m["l_diversity"] is not None and m["l_diversity"] >= 1
+    assert m["t_closeness"] is not None and 0 <= m["t_closeness"] <= 1
+    assert m["il2"] == pytest.approx(0.0, abs=1e-12)
+    assert m["n_groups"] == result.n_groups
+    assert m["dist"] is None and m["sample_uniques"] is None  # no categorical QI
+    il, dr = m["il"], 0.5 * m["interval_disclosure"] + 0.5 * m["record_linkage"]  # type: ignore[operator]
+    assert m["score"] == pytest.approx((il + dr) / 2)  # type: ignore[operator]
+
+
+def test_unprotected_copy() -> None:
+    ds = _small()
+    m = evaluate(ds, ds.frame.drop(columns=["id"]))
+    assert m["record_linkage"] == pytest.approx(100.0)
+    assert m["interval_disclosure"] == pytest.approx(100.0)
+    assert m["il"] == pytest.approx(0.0, abs=1e-9)
+    assert m["pil"] == pytest.approx(0.0, abs=1e-9)
+    assert m["reidentification_risk_max"] == pytest.approx(100.0)
+    assert m["n_groups"] is None
+
+
+def test_text_original_and_generalized_protected() -> None:
+    ds = _small()
+    text = ds.frame.astype({"x": str, "y": str})  # a CSV read as text
+    text_ds = Dataset.from_frame(text, ds.roles)
+    protected = run_protection(ds, RunSpec.make("mdav", 4, seed=2)).protected
+    a, b = evaluate(ds, protected), evaluate(text_ds, protected)
+    for key in CONTINUOUS + ["record_linkage"]:
+        assert a[key] == pytest.approx(b[key])
+    generalized = protected.copy()
+    generalized["x"] = np.where(protected["x"] < 50, "[0-50)", "[50-100]")
+    g = evaluate(ds, generalized)
+    for key in CONTINUOUS + ["record_linkage", "pil_quantiles"]:
+        assert g[key] is None
+    assert g["k_anonymity"] >= 1 and g["l_diversity"] is not None
+
+
+def test_no_confidential_no_attribute_disclosure() -> None:
+    ds = _small()
+    roles = roles_from_lists(ds.frame.columns, qi=["x", "y"], identifiers=["id"])
+    ds2 = Dataset.from_frame(ds.frame, roles)
+    m = evaluate(ds2, run_protection(ds2, RunSpec.make("mdav", 3, seed=1)).protected)
+    for key in ("l_diversity", "t_closeness", "p_sensitivity", "entropy_l_diversity"):
+        assert m[key] is None
+
+
+def test_categorical_quasi_identifiers_on_adult() -> None:
+    if not ADULT.exists():
+        pytest.skip("shared Adult data not present")
+    adult = pd.read_csv(ADULT, sep=";")
+    roles = roles_from_lists(
+        adult.columns,
+        qi=["sex", "race", "marital-status", "education"],
+        nominal=["sex", "race", "marital-status", "education"],
+        confidential=["salary-class"],
+    )
+    ds = Dataset.from_frame(adult, roles)
+    result = run_protection(ds, RunSpec.make("mdav-generic", 5, seed=1))
+    m = evaluate(ds, result.protected, labels=result.labels)
+    for key in ("il1", "il", "pil", "interval_disclosure", "information_loss"):
+        assert m[key] is None  # no continuous quasi-identifier
+    assert m["dist"] is not None and m["dist"] > 0
+    assert m["ctbil"] is not None and m["actbil"] is not None and m["ebil"] is not None
+    assert m["sample_uniques"] == 0
+    assert m["k_anonymity"] is not None and m["k_anonymity"] >= 5
+    assert m["record_linkage"] is not None and m["record_linkage"] <= 100 / 5 + 1e-9
+    assert m["l_diversity"] in (1, 2)
+    assert m["score"] is not None
+    copy = evaluate(ds, adult)
+    assert copy["dist"] == 0 and copy["ctbil"] == 0 and copy["ebil"] == 0
+
+
+def test_progress_and_cancel() -> None:
+    ds = _small()
+    seen: list[float] = []
+    evaluate(ds, ds.frame.drop(columns=["id"]), progress=lambda f, s="": seen.append(f))
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+
+    def cancel(fraction: float, status: str = "") -> None:
+        if fraction > 0.3:
+            raise RunCancelled
+
+    with pytest.raises(RunCancelled):
+        evaluate(ds, ds.frame.drop(columns=["id"]), progress=cancel)
+
+
+def test_census_interval_disclosure_falls_with_k() -> None:
+    if not CENSUS.exists():
+        pytest.skip("shared Census data not present")
+    ds = Dataset.from_frame(pd.read_csv(CENSUS))
+    values = []
+    for k in (3, 5, 10):
+        result = run_protection(ds, RunSpec.make("mdav", k, seed=1))
+        m = evaluate(ds, result.protected)
+        assert m["record_linkage"] is not None and m["record_linkage"] <= 100 / k + 1e-9
+        values.append(m["interval_disclosure"])
+    assert values[0] > values[1] > values[2]
+
+
+def test_all_measures_on_50000_records_are_fast() -> None:
+    rng = np.random.default_rng(0)
+    n = 50_000
+    frame = pd.DataFrame(rng.normal(size=(n, 6)) * np.arange(1, 7) + 10, columns=list("abcdef"))
+    frame["conf"] = rng.integers(0, 5, n)
+    roles = roles_from_lists(frame.columns, qi=list("abcdef"), confidential=["conf"])
+    ds = Dataset.from_frame(frame, roles)
+    result = run_protection(ds, RunSpec.make("mdav", 5, seed=1))
+    started = time.perf_counter()
+    m = evaluate(ds, result.protected, labels=result.labels)
+    seconds = time.perf_counter() - started
+    assert seconds < 15.0, f"evaluate took {seconds:.1f} s on 50,000 records"
+    assert m["record_linkage"] is not None and m["record_linkage"] <= 20.0 + 1e-9

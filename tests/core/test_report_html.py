@@ -1,0 +1,96 @@
+"""The HTML report builder: spec, measures with the best marked, charts, and no record values."""
+
+from __future__ import annotations
+
+import base64
+import math
+from datetime import datetime
+
+import pytest
+
+from microgui.core.demo import load_demo
+from microgui.core.report_html import (
+    ReportRun,
+    best_indices,
+    build_report_html,
+    format_measure,
+    report_run,
+)
+from microgui.core.runs import RunSpec, run_protection
+
+CATALOG = {
+    "information_loss": ("IL = 100·SSE/SST", "%", "lower is better", "utility"),
+    "record_linkage": ("record linkage", "%", "lower is better", "risk"),
+    "k_anonymity": ("k-anonymity", "records", "higher is better", "risk"),
+    "t_closeness": ("t-closeness", "", "lower is better", "risk"),
+}
+
+
+def _run(name: str, k: int, il: float, rl: float | None) -> ReportRun:
+    return ReportRun(
+        name=name,
+        spec=RunSpec.make("mdav", k, {"aggregate": "mean"}, seed=7).to_json(),
+        finished="2026-01-02T03:04:05",
+        facts={"n_records": 100, "n_groups": 100 // k},
+        measures={"information_loss": il, "record_linkage": rl, "k_anonymity": k},
+        quasi_identifiers={"age": "continuous"},
+        input_name="people.csv",
+    )
+
+
+def test_best_indices_follow_the_direction() -> None:
+    assert best_indices([3.0, 1.0, 2.0], "lower is better") == {1}
+    assert best_indices([3, 1, 3], "higher is better") == {0, 2}
+    assert best_indices([None, 1.0, math.nan], "lower is better") == set()  # one known value
+    assert best_indices([2.0, 2.0], "lower is better") == set()  # all equal: nothing stands out
+    assert best_indices([1.0, 2.0], "") == set()
+
+
+def test_format_measure() -> None:
+    assert format_measure(None) == "—"
+    assert format_measure(12, "records") == "12 records"
+    assert format_measure(3.14159, "%") == "3.142 %"
+    assert format_measure(float("nan")) == "—"
+
+
+def test_comparison_report_has_spec_measures_best_and_charts() -> None:
+    png = b"\x89PNG\r\n\x1a\nfake"
+    text = build_report_html(
+        [_run("#1 mdav k=3", 3, 2.5, 30.0), _run("#2 mdav k=10", 10, 7.5, 9.0)],
+        CATALOG,
+        charts=[("R-U map", png)],
+        generated=datetime(2026, 1, 2),
+    )
+    assert text.startswith("<!DOCTYPE html>") and "Comparison of 2 protection runs" in text
+    assert "#1 mdav k=3" in text and "#2 mdav k=10" in text
+    assert "aggregate = mean" in text and "<td>7</td>" in text  # parameters, seed
+    # IL: k=3 best; record linkage and k-anonymity: k=10 best
+    assert "<td class='num best'>2.5 %</td>" in text
+    assert "<td class='num'>7.5 %</td>" in text
+    assert "<td class='num best'>9 %</td>" in text
+    assert "<td class='num best'>10 records</td>" in text
+    assert "t-closeness" not in text  # no run has it
+    assert base64.b64encode(png).decode() in text and "R-U map" in text
+    assert "age (continuous)" in text and "people.csv" in text
+
+
+def test_single_run_report_marks_nothing() -> None:
+    text = build_report_html([_run("#1 mdav k=3", 3, 2.5, None)], CATALOG)
+    assert "Protection run #1 mdav k=3" in text and "best" not in text.split("<h2>Measures")[1]
+    with pytest.raises(ValueError):
+        build_report_html([], CATALOG)
+
+
+def test_report_of_a_real_run_holds_no_record_value() -> None:
+    dataset = load_demo()
+    result = run_protection(dataset, RunSpec.make("mdav-generic", 5, seed=0))
+    run = report_run("#1", result, {"information_loss": result.report["information_loss"]})
+    text = build_report_html([run], CATALOG)
+    assert "mdav-generic" in text and "information_loss" in text
+    frame = dataset.frame
+    for column in ("person_id", "region", "education"):
+        for value in frame[column].astype(str).unique():
+            assert value not in text, (column, value)
+    for value in frame["income"].astype(str).head(500):
+        if len(value) >= 5:
+            assert value not in text

@@ -1,0 +1,167 @@
+"""Information-loss measures (issue 5): hand-computed cases and ``003`` Tables 2-3 on Census."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microgui.core.dataset import Dataset
+from microgui.core.metrics.utility import (
+    correlation_change,
+    ctbil,
+    dist_il,
+    ebil,
+    il1,
+    il1s,
+    il2,
+    il3,
+    il4,
+    il5,
+    il_measures,
+    pil_from_z,
+    pil_measures,
+    regression_change,
+)
+from microgui.core.runs import RunSpec, run_protection
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+CENSUS = DATA / "sdc-reference" / "CASCrefmicrodata.csv"
+
+# a = 1..4 protected as 1,1,4,4 (mean kept, variance 5/3 -> 3); b unchanged.
+X = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 4.0], [4.0, 3.0]])
+Y = np.array([[1.0, 2.0], [1.0, 1.0], [4.0, 4.0], [4.0, 3.0]])
+
+
+def test_il_by_hand() -> None:
+    # IL1: cells of a: 0/1, 1/2, 1/3, 0/4; cells of b: all 0 -> (1/2 + 1/3) / 8
+    assert il1(X, Y) == pytest.approx((0.5 + 1 / 3) / 8)
+    # IL1s: mean |x - x'| of a is 1/2, of b 0; S_a = sqrt(5/3)
+    assert il1s(X, Y) == pytest.approx((0.5 / (np.sqrt(2) * np.sqrt(5 / 3))) / 2)
+    assert il2(X, Y) == pytest.approx(0.0)
+    # variances: a 5/3 -> 3 (relative change 0.8), b unchanged
+    assert il3(X, Y) == pytest.approx(0.4)
+    # cov(a, b) = 3/3 = 1 -> cov(a', b) = 6/3 = 2
+    assert il4(X, Y) == pytest.approx(1.0)
+    # r = 1/(5/3) = 0.6 -> r' = 2/sqrt(3 * 5/3)
+    assert il5(X, Y) == pytest.approx(abs(0.6 - 2 / np.sqrt(5)))
+    m = il_measures(X, Y)
+    expected = 100 * np.mean([(0.5 + 1 / 3) / 8, 0.0, 0.4, 1.0, abs(0.6 - 2 / np.sqrt(5))])
+    assert m["il"] == pytest.approx(expected)
+
+
+def test_il_single_column_and_zero_denominators() -> None:
+    x = np.array([[0.0], [2.0], [4.0]])
+    y = np.array([[1.0], [2.0], [3.0]])
+    # the cell with original 0 is left out of IL1: (0/2 + 1/4) / 2
+    assert il1(x, y) == pytest.approx(0.125)
+    m = il_measures(x, y)
+    assert np.isnan(m["il4"]) and np.isnan(m["il5"])
+    assert m["il"] == pytest.approx(100 * np.mean([0.125, 0.0, 0.75]))
+
+
+def test_pil_by_hand() -> None:
+    assert pil_from_z(np.array([1.959963985]), np.array([1.0]))[0] == pytest.approx(0.95)
+    assert pil_from_z(np.array([0.0]), np.array([0.0]))[0] == 0.0
+    assert pil_from_z(np.array([0.5]), np.array([0.0]))[0] == 1.0
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(400, 3))
+    same = pil_measures(x, x)
+    assert same["pil"] == pytest.approx(0.0)
+    # a shift of the first column by c: z = c / sqrt(S²/n) for its mean, others unchanged
+    y = x.copy()
+    y[:, 0] += 0.1
+    z = 0.1 / np.sqrt(x[:, 0].var(ddof=1) / 400)
+    expected = (2 * __import__("scipy").stats.norm.cdf(z) - 1) / 3
+    assert pil_measures(x, y)["pil_means"] == pytest.approx(expected)
+    assert pil_measures(x, y)["pil_variances"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_categorical_by_hand() -> None:
+    # column 0 ordinal with 3 categories, column 1 nominal with 2
+    x = np.array([[0, 0], [1, 1], [2, 0], [2, 1]])
+    y = np.array([[1, 0], [1, 0], [2, 0], [1, 1]])
+    # ordinal |rank diffs| 1+0+0+1 over |D| = 3, one nominal mismatch
+    assert dist_il(x, y, [3, None]) == pytest.approx(2 / 3 + 1)
+    # one-way tables: col 0 counts (1,1,2) -> (0,3,1): 1/1 + 2/1 + 1/2; col 1 (2,2) -> (3,1): 1/2 + 1/2
+    total, per_cell = ctbil(x, y, [3, 2], max_dim=1)
+    assert total == pytest.approx(4.5)
+    assert per_cell == pytest.approx(4.5 / 5)
+    # two-way adds the 3x2 table: orig cells (0,0)=1 (1,1)=1 (2,0)=1 (2,1)=1; prot (1,0)=2 (2,0)=1 (1,1)=1
+    total2, per_cell2 = ctbil(x, y, [3, 2], max_dim=2)
+    assert total2 == pytest.approx(4.5 + (1 + 2 + 0 + 0 + 0 + 1))
+    assert per_cell2 == pytest.approx(total2 / 11)
+    # EBIL: col 0, protected 1 holds originals {0,1,2} (3 records, log2 3 each);
+    # col 1, protected 0 holds {0,1,0} (3 records, H(2/3,1/3) each)
+    h = -(2 / 3 * np.log2(2 / 3) + 1 / 3 * np.log2(1 / 3))
+    assert ebil(x, y) == pytest.approx(3 * np.log2(3) + 3 * h)
+    assert ebil(x, x) == 0.0
+
+
+def test_correlation_and_regression_change() -> None:
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1]})
+    change = correlation_change(frame, Y)
+    assert list(change.columns) == ["column_a", "column_b", "original", "protected", "difference"]
+    assert change.loc[0, "original"] == pytest.approx(0.6)
+    assert change.loc[0, "protected"] == pytest.approx(2 / np.sqrt(5))
+
+    x = np.arange(10.0)
+    original = pd.DataFrame({"y": 1 + 2 * x, "x": x})
+    protected = pd.DataFrame({"y": (1 + 2 * x).astype(str), "x": x * 2})  # text numbers convert
+    table = regression_change(original, protected, "y", ["x"])
+    assert list(table.index) == ["(intercept)", "x"]
+    assert table.loc["x", "original"] == pytest.approx(2.0)
+    assert table.loc["(intercept)", "original"] == pytest.approx(1.0)
+    assert table.loc["x", "protected"] == pytest.approx(1.0)
+    assert table.loc["x", "difference"] == pytest.approx(-1.0)
+    assert table.loc["x", "relative_difference"] == pytest.approx(-0.5)
+
+
+@pytest.fixture(scope="module")
+def census() -> pd.DataFrame:
+    if not CENSUS.exists():
+        pytest.skip("shared Census data not present")
+    return pd.read_csv(CENSUS)
+
+
+@pytest.mark.parametrize(
+    ("k", "table2"),
+    # 003 Table 2, quasi-identifier length 13: IL1, IL4, IL5, IL
+    [
+        (3, (0.907, 0.058, 0.016, 19.62)),
+        (6, (1.389, 0.134, 0.032, 31.10)),
+        (9, (1.535, 0.161, 0.039, 34.70)),
+    ],
+)
+def test_003_table2_census_mdav(census: pd.DataFrame, k: int, table2: tuple[float, ...]) -> None:
+    ds = Dataset.from_frame(census)
+    result = run_protection(ds, RunSpec.make("mdav", k, {"rescale_variance": True}, seed=1))
+    x = census.to_numpy(dtype=np.float64)
+    y = result.protected[list(census.columns)].to_numpy(dtype=np.float64)
+    m = il_measures(x, y)
+    # MDAV keeps the means, the variance rescaling of 003 §5.2 the variances (Table 2: 0, 0)
+    assert m["il2"] == pytest.approx(0.0, abs=1e-12)
+    assert m["il3"] == pytest.approx(0.0, abs=1e-12)
+    assert m["il1"] == pytest.approx(table2[0], abs=0.0006)
+    assert m["il4"] == pytest.approx(table2[1], abs=0.0006)
+    assert m["il5"] == pytest.approx(table2[2], abs=0.0006)
+    assert m["il"] == pytest.approx(table2[3], abs=0.02)
+    p = pil_measures(x, y)
+    assert p["pil_means"] == pytest.approx(0.0, abs=1e-9)
+    assert p["pil_variances"] == pytest.approx(0.0, abs=1e-6)
+    # 003 Table 3, PIL(m11): 0.363, 0.548, 0.598
+    assert p["pil_covariances"] == pytest.approx({3: 0.363, 6: 0.548, 9: 0.598}[k], abs=0.002)
+    for key in ("pil_quantiles", "pil_correlations"):
+        assert 0.0 < p[key] < 1.0
+
+
+def test_mdav_without_rescaling_keeps_means_only(census: pd.DataFrame) -> None:
+    ds = Dataset.from_frame(census)
+    result = run_protection(ds, RunSpec.make("mdav", 5, seed=1))
+    x = census.to_numpy(dtype=np.float64)
+    y = result.protected[list(census.columns)].to_numpy(dtype=np.float64)
+    m = il_measures(x, y)
+    assert m["il2"] == pytest.approx(0.0, abs=1e-12)
+    assert m["il3"] > 0.01  # group means shrink the variances
