@@ -207,6 +207,13 @@ def test_t_closeness_kinds_and_degenerate_groupings() -> None:
     assert t_closeness(frame, ["q"], "grade", {"grade": spec}) == pytest.approx(0.25)
     # The same column read as nominal: ½ (|1 - 1/2| + 1/4 + 1/4).
     assert t_closeness(frame, ["q"], "grade", {"grade": "nominal"}) == pytest.approx(0.5)
+    # The command line tags every confidential column continuous: text is then read as nominal
+    # (not ranked in text order), numbers given as text as numbers.
+    assert t_closeness(frame, ["q"], "grade", {"grade": "continuous"}) == pytest.approx(0.5)
+    as_text = frame.assign(level=frame["level"].astype(str))
+    assert t_closeness(as_text, ["q"], "level", {"level": "continuous"}) == pytest.approx(
+        t_closeness(frame, ["q"], "level", {"level": "continuous"})
+    )
     # No quasi-identifier: one group, the whole table: EMD 0.
     assert t_closeness(frame, [], ["grade", "level"], {"grade": spec, "level": "continuous"}) == (
         pytest.approx(0.0)

@@ -1,3 +1,915 @@
-"""Placeholder: this method module is being written (issue 4). Registers nothing yet."""
+"""p-sensitive k-anonymity through microaggregation (MDAV-based heuristic).
 
-__all__: list[str] = []
+Solanas, Sebé & Domingo-Ferrer, "Micro-aggregation-based heuristics for p-sensitive k-anonymity:
+one step beyond", Proc. PAIS 2008, pp. 61-69, as given in ``002_f464918b99c38812.txt`` §4.11
+(Algorithm 1). A table is *p-sensitive k-anonymous* (Truta & Vinay 2006) when every group of
+records sharing their quasi-identifier values has at least k records and, for every confidential
+attribute, at least p distinct values of it. (``002`` §4.11 cites it as its reference [14]; its
+bibliography lists the paper as [19] - the survey's reference numbers are off there.)
+
+**Algorithm** (``002`` §4.11, Algorithm 1, with the MDAV-based record selection)::
+
+    UR = all records
+    while |UR| >= k and UR holds >= p distinct values of every confidential attribute:
+        x_r = the record of UR farthest from the average record of UR      (MDAV's selection)
+        C   = {x_r}
+        while C has < p distinct values of some confidential attribute:
+            add the record of UR nearest to x_r that contributes to p-sensitivity
+        while |C| < k:
+            add the record of UR nearest to x_r
+        UR = UR minus C; C is the next group
+    every record left in UR joins the group whose average record is nearest to it
+
+A record *contributes* when, for some confidential attribute that C holds fewer than p distinct
+values of, its value is not yet in C. Records only stop contributing as C grows, so the nearest
+contributing record at each step is simply the next contributing one in order of distance to x_r;
+the p-phase is one pass over UR in that order.
+
+Reading of the paper's loose ends:
+
+- **Seed.** ``002`` describes two seed selections, the MDAV-like one (the record farthest from the
+  average of the unassigned records) and random seeds. microgui implements the MDAV-like one, one
+  group per round (not MDAV's pair of groups around r and s): Algorithm 1 forms one cluster per
+  iteration of its loop.
+- **Fix-up.** Lines 17-20 of Algorithm 1 are the only repair step: the records left when fewer
+  than k remain, or when the remaining records no longer hold p distinct values of some
+  attribute, join their closest group ("ClosestGroup": the group whose average record - mean,
+  median or mode as in MDAV-generic - is nearest, computed once after the last group is formed;
+  ties go to the earliest group). Every group formed in the loop is already p-sensitive with at
+  least k records, and adding records keeps it so; no merging is needed.
+- **Group sizes.** Groups have at least k records. They are not bounded by 2k-1: the p-phase adds
+  up to L·(p-1) records (L confidential attributes) before the k-phase, so a group formed in the
+  loop has k..max(k, 1 + L·(p-1)) records, and the fix-up enlarges the groups that receive left-over
+  records. When a confidential value is rare (say p = 2 and 1 % of the records hold the second
+  value of a binary attribute), the loop stops once that value is used up and most records join
+  the existing groups: the paper's heuristic, and the price of p-sensitivity on such data.
+
+**Refusals.** A run is refused, naming the attribute, when some confidential attribute has fewer
+than p distinct values in the whole table (no grouping can be p-sensitive), and when p > k (the
+paper's setting is p <= k; a group of k records could not hold p distinct values). Otherwise the
+first round always succeeds, and the output is p-sensitive k-anonymous.
+
+**Distance and ties** are those of MDAV-generic (:mod:`microgui.core.methods.mdav`, ``003`` §5.2-5.4):
+squared z-score differences, the ordinal rank distance over the number of categories, 0/1
+equality for nominal attributes; the average record is the mean / median (or convex median) /
+mode, kept as running sums. The farthest record is the largest (distance, -row) pair; records are
+taken nearest first by (distance, row). The implementation reuses MDAV's numba distance kernels
+and running sums (two passes over the remaining records per group: to the average, then to x_r);
+the nearest 64 + k records of x_r are selected with a bounded heap, and only when rare values
+exhaust them does the p-phase scan the rest for the nearest contributing record (one pass per
+record it adds). :func:`psensitive_reference` is a plain numpy version with the same arithmetic
+and rules; the tests check that both give the same partition.
+
+**Confidential attributes** (``--confidential``) are compared by value: two records hold the same
+value when their cells are equal (numbers as numbers, text as text). See
+:func:`prepare_confidential` for kinds and missing values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from microgui.core.aggregate import convex_frequencies
+from microgui.core.dataset import Dataset, QIMatrix, _is_missing, numeric_column, row_list
+from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
+from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.mdav import (
+    _centroid,
+    _column_sums,
+    _distances,
+    _farthest,
+    _heap_sift_down,
+    _load_point,
+    _nearest_and_farthest,
+    _njit,
+    _ordinal_tables,
+    _take_group,
+)
+from microgui.core.metrics.privacy import distinct_by_group, nominal_codes, rank_codes
+from microgui.core.progress import ProgressFn, no_progress, sub_progress
+from microgui.core.roles import AttributeKind
+
+__all__ = [
+    "ConfidentialAttribute",
+    "prepare_confidential",
+    "RecordPool",
+    "make_record_pool",
+    "group_centroids",
+    "closest_groups",
+    "qi_arrays",
+    "sorted_nearest",
+    "psensitive",
+    "psensitive_reference",
+    "warm_up",
+    "P_SENSITIVE",
+]
+
+#: Work (attribute-record operations) per kernel call before Python reports progress.
+_BATCH_WORK = 30_000_000
+
+#: Candidates selected per group before the full (distance, row) order is needed.
+_CANDIDATES = 64
+
+
+# --------------------------------------------------------------------------------------------
+# confidential attributes (shared with t-closeness)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfidentialAttribute:
+    """A confidential column as the privacy methods use it.
+
+    ``codes``: int64 per record; ranks 0..m-1 of the distinct values in order when ``ordered``
+    (continuous and ordinal attributes), value codes otherwise (nominal). ``kind`` says how the
+    column was read, for the report.
+    """
+
+    name: str
+    ordered: bool
+    codes: np.ndarray
+    n_values: int
+    kind: str
+
+
+def prepare_confidential(dataset: Dataset, method: str) -> tuple[ConfidentialAttribute, ...]:
+    """Validate and encode the confidential columns of a dataset.
+
+    A column tagged continuous is converted with :func:`microgui.core.dataset.numeric_column`.
+    The command line tags every ``--confidential`` column continuous and has no way to give
+    it another kind, so a continuous-tagged column none of whose values is a number (text such as
+    an occupation) is read as nominal, and the report says so ("nominal (text values)"); a column
+    mixing numbers and text is refused, as for a continuous quasi-identifier. Ordinal columns are
+    ranked by their declared order (or numeric/text order); nominal columns by value.
+
+    Raises
+    ------
+    InvalidRoles
+        When no column is tagged confidential.
+    InvalidInput
+        For missing values in a confidential column (the method needs every record's value, as
+        microaggregation needs every quasi-identifier), a mixed number/text column, or an
+        ordinal value absent from its order.
+    """
+    frame, roles = dataset.frame, dataset.roles
+    names = roles.confidential
+    if not names:
+        raise InvalidRoles(
+            f"method {method!r} protects confidential attributes, but none is tagged: "
+            "tag at least one column confidential (--confidential COL)"
+        )
+    out: list[ConfidentialAttribute] = []
+    for col in names:
+        series = frame[col]
+        miss = np.flatnonzero(_is_missing(series))
+        if len(miss):
+            raise InvalidInput(
+                f"confidential column {col!r} has {len(miss)} missing value(s) (row {row_list(miss)}); "
+                f"{method} needs every record's value: fill or remove those records, or do not tag "
+                "the column confidential"
+            )
+        spec = roles[col]
+        if spec.kind is AttributeKind.NOMINAL:
+            codes, m = nominal_codes(series)
+            out.append(ConfidentialAttribute(col, False, codes, m, "nominal"))
+            continue
+        if spec.kind is AttributeKind.ORDINAL:
+            try:
+                codes, m = rank_codes(series, spec.order)
+            except ValueError as exc:
+                raise InvalidInput(
+                    f"ordinal confidential column {col!r}: {exc}; add the category to the order"
+                ) from None
+            out.append(ConfidentialAttribute(col, True, codes, m, "ordinal"))
+            continue
+        text = series.astype("string").str.strip()
+        parsed = pd.to_numeric(text, errors="coerce")
+        if not pd.api.types.is_numeric_dtype(series) and bool(parsed.isna().all()):
+            codes, m = nominal_codes(text)
+            out.append(ConfidentialAttribute(col, False, codes, m, "nominal (text values)"))
+            continue
+        values = numeric_column(frame, col, what="continuous (confidential)")
+        codes, m = rank_codes(values)
+        out.append(ConfidentialAttribute(col, True, codes, m, "continuous"))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------------
+# the record pool: MDAV-generic's remaining records, shared with t-closeness
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RecordPool:
+    """The remaining records in the layout of MDAV's numba kernel.
+
+    Column-major private copies (``cont`` (dc, n), ``ords`` (do, n), ``noms`` (dn, n)) whose
+    first ``m`` columns are the records not yet grouped; ``idx`` their original rows; ``total``,
+    ``ocount``, ``ncount`` the running sums and category counts of the average record; ``labels``
+    the group of every original row (-1 while unassigned); ``dist`` a work array.
+    """
+
+    cont: np.ndarray
+    ords: np.ndarray
+    noms: np.ndarray
+    sizes: np.ndarray
+    osq: np.ndarray
+    ocount: np.ndarray
+    ncount: np.ndarray
+    total: np.ndarray
+    idx: np.ndarray
+    labels: np.ndarray
+    dist: np.ndarray
+    convex: bool
+
+
+def _blocks(qi: QIMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return (
+        np.asarray(qi.continuous, dtype=np.float64),
+        np.asarray(qi.ordinal, dtype=np.int64),
+        qi.ordinal_sizes,
+        np.asarray(qi.nominal, dtype=np.int64),
+    )
+
+
+def make_record_pool(
+    continuous: np.ndarray,
+    ordinal: np.ndarray,
+    ordinal_sizes: np.ndarray,
+    nominal: np.ndarray,
+    *,
+    convex: bool = False,
+) -> RecordPool:
+    """A :class:`RecordPool` holding every record (z-scores, ordinal ranks, nominal codes)."""
+    n = continuous.shape[0]
+    sizes = np.ascontiguousarray(ordinal_sizes, dtype=np.int64).reshape(-1)
+    osq, ocount = _ordinal_tables(ordinal, sizes)
+    ncat = int(nominal.max()) + 1 if nominal.size else 1
+    ncount = np.zeros((nominal.shape[1], ncat), dtype=np.int64)
+    for j in range(nominal.shape[1]):
+        ncount[j] = np.bincount(nominal[:, j], minlength=ncat)
+    return RecordPool(
+        cont=np.array(continuous.T, dtype=np.float64, order="C", copy=True),
+        ords=np.array(ordinal.T, dtype=np.int64, order="C", copy=True),
+        noms=np.array(nominal.T, dtype=np.int64, order="C", copy=True),
+        sizes=sizes,
+        osq=osq,
+        ocount=ocount,
+        ncount=ncount,
+        total=_column_sums(continuous),
+        idx=np.arange(n, dtype=np.int64),
+        labels=np.full(n, -1, dtype=np.int64),
+        dist=np.empty(n, dtype=np.float64),
+        convex=convex,
+    )
+
+
+@_njit
+def sorted_nearest(
+    dist: np.ndarray,
+    idx: np.ndarray,
+    m: int,
+    exclude: int,
+    kk: int,
+    hd: np.ndarray,
+    hx: np.ndarray,
+    hp: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Positions of the ``kk`` smallest (distance, row) pairs among the first ``m`` records,
+    position ``exclude`` left out, in ascending order, into ``out[:kk]`` (kk <= m - 1)."""
+    if kk <= 0:
+        return
+    _nearest_and_farthest(dist, idx, m, exclude, kk, hd, hx, hp)
+    size = kk
+    while size > 0:
+        out[size - 1] = hp[0]
+        size -= 1
+        hd[0] = hd[size]
+        hx[0] = hx[size]
+        hp[0] = hp[size]
+        _heap_sift_down(hd, hx, hp, size)
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernel
+# --------------------------------------------------------------------------------------------
+
+
+@_njit
+def _add_member(
+    row: int, conf: np.ndarray, mark: np.ndarray, stamp: int, cdist: np.ndarray
+) -> None:
+    for a in range(conf.shape[0]):
+        v = conf[a, row]
+        if mark[a, v] != stamp:
+            mark[a, v] = stamp
+            cdist[a] += 1
+
+
+@_njit
+def _contributes(
+    row: int, conf: np.ndarray, mark: np.ndarray, stamp: int, cdist: np.ndarray, p: int
+) -> bool:
+    for a in range(conf.shape[0]):
+        if cdist[a] < p and mark[a, conf[a, row]] != stamp:
+            return True
+    return False
+
+
+@_njit
+def _sensitive(cdist: np.ndarray, p: int) -> bool:
+    for a in range(cdist.shape[0]):
+        if cdist[a] < p:
+            return False
+    return True
+
+
+@_njit
+def _psensitive_batch(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    osizes: np.ndarray,
+    osq: np.ndarray,
+    ocount: np.ndarray,
+    ncount: np.ndarray,
+    idx: np.ndarray,
+    total: np.ndarray,
+    labels: np.ndarray,
+    dist: np.ndarray,
+    conf: np.ndarray,
+    ucount: np.ndarray,
+    udistinct: np.ndarray,
+    mark: np.ndarray,
+    state: np.ndarray,
+    k: int,
+    p: int,
+    convex: bool,
+    budget: int,
+) -> None:
+    """Form groups (Algorithm 1, lines 2-16) for about ``budget`` operations.
+
+    ``state`` = [records remaining m, next label, finished flag]. ``conf`` (L, n) holds the
+    confidential codes by original row; ``ucount``/``udistinct`` count them among the remaining
+    records; ``mark[a, v] == label + 1`` says value v of attribute a is in the group being formed.
+    """
+    m = state[0]
+    label = state[1]
+    n_attr = conf.shape[0]
+    dc = cont.shape[0]
+    do = ords.shape[0]
+    dn = noms.shape[0]
+    width = dc + do + dn + 1
+    pc = np.empty(dc, dtype=np.float64)
+    po = np.empty(do, dtype=np.int64)
+    pn = np.empty(dn, dtype=np.int64)
+    buf = np.empty(max(ocount.shape[1], 1), dtype=np.int64)
+    cap = _CANDIDATES + k
+    hd = np.empty(cap, dtype=np.float64)
+    hx = np.empty(cap, dtype=np.int64)
+    hp = np.empty(cap, dtype=np.int64)
+    cand = np.empty(cap, dtype=np.int64)
+    taken = np.zeros(cap, dtype=np.bool_)
+    cdist = np.zeros(n_attr, dtype=np.int64)
+    group = np.empty(k + n_attr * p + 1, dtype=np.int64)
+    work = 0
+    while work < budget:
+        feasible = m >= k
+        for a in range(n_attr):
+            if udistinct[a] < p:
+                feasible = False
+        if not feasible:
+            state[2] = 1
+            break
+        work += 2 * m * width
+        # x_r: the record farthest from the average record of UR.
+        _centroid(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        r = _farthest(dist, idx, m)
+        _load_point(cont, ords, noms, r, pc, po, pn)
+        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        # Candidates nearest first: the kk smallest (distance, row) pairs, in order.
+        kk = min(m - 1, cap)
+        sorted_nearest(dist, idx, m, r, kk, hd, hx, hp, cand)
+        stamp = label + 1
+        for a in range(n_attr):
+            cdist[a] = 0
+        taken[:kk] = False
+        g = 1
+        group[0] = r
+        _add_member(idx[r], conf, mark, stamp, cdist)
+        i = 0
+        while not _sensitive(cdist, p) and i < kk:
+            pos = cand[i]
+            if _contributes(idx[pos], conf, mark, stamp, cdist, p):
+                group[g] = pos
+                g += 1
+                taken[i] = True
+                _add_member(idx[pos], conf, mark, stamp, cdist)
+            i += 1
+        if not _sensitive(cdist, p):
+            # The candidates ran out (rare values): the next contributing record lies beyond them.
+            # Records only stop contributing as the group grows, so it is the smallest (distance,
+            # row) pair beyond the last candidate among those that contribute now.
+            last_d = dist[cand[kk - 1]]
+            last_x = idx[cand[kk - 1]]
+            while not _sensitive(cdist, p):
+                work += m * (n_attr + 1)
+                best = -1
+                for pos in range(m):
+                    d = dist[pos]
+                    x = idx[pos]
+                    if pos == r or d < last_d or (d == last_d and x <= last_x):
+                        continue
+                    if best >= 0 and (d > dist[best] or (d == dist[best] and x > idx[best])):
+                        continue
+                    if _contributes(x, conf, mark, stamp, cdist, p):
+                        best = pos
+                group[g] = best
+                g += 1
+                _add_member(idx[best], conf, mark, stamp, cdist)
+        i = 0
+        while g < k:
+            if not taken[i]:
+                group[g] = cand[i]
+                g += 1
+                taken[i] = True
+            i += 1
+        for j in range(g):
+            row = idx[group[j]]
+            for a in range(n_attr):
+                v = conf[a, row]
+                ucount[a, v] -= 1
+                if ucount[a, v] == 0:
+                    udistinct[a] -= 1
+        _take_group(
+            group, g, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist
+        )
+        label += 1
+        m -= g
+    state[0] = m
+    state[1] = label
+
+
+@_njit
+def _closest_groups_kernel(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    osq: np.ndarray,
+    rows: np.ndarray,
+    cc: np.ndarray,
+    co: np.ndarray,
+    cn: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    # cont/ords/noms: (n, d) row-major originals; cc/co/cn: (g, d) group average records.
+    n_groups = cc.shape[0]
+    for a in range(rows.shape[0]):
+        row = rows[a]
+        best = 0
+        best_d = np.inf
+        for g in range(n_groups):
+            d = 0.0
+            for j in range(cont.shape[1]):
+                t = cont[row, j] - cc[g, j]
+                d += t * t
+            for j in range(ords.shape[1]):
+                d += osq[j, abs(ords[row, j] - co[g, j])]
+            for j in range(noms.shape[1]):
+                d += np.float64(noms[row, j] != cn[g, j])
+            if d < best_d:
+                best_d = d
+                best = g
+        out[a] = best
+
+
+def group_centroids(
+    continuous: np.ndarray,
+    ordinal: np.ndarray,
+    ordinal_sizes: np.ndarray,
+    nominal: np.ndarray,
+    labels: np.ndarray,
+    n_groups: int,
+    *,
+    convex: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The average record of every group (MDAV-generic, ``003`` §5.2-5.4): z-score means, lower
+    medians (or convex medians) of ordinal ranks, modes of nominal codes (smallest code on ties)."""
+    lab = np.asarray(labels, dtype=np.int64)
+    counts = np.bincount(lab, minlength=n_groups).astype(np.float64)
+    cc = np.empty((n_groups, continuous.shape[1]), dtype=np.float64)
+    for j in range(continuous.shape[1]):
+        cc[:, j] = np.bincount(lab, weights=continuous[:, j], minlength=n_groups) / counts
+    co = np.empty((n_groups, ordinal.shape[1]), dtype=np.int64)
+    for j in range(ordinal.shape[1]):
+        size = int(ordinal_sizes[j])
+        freq = np.zeros((n_groups, size), dtype=np.int64)
+        np.add.at(freq, (lab, ordinal[:, j]), 1)
+        if convex:
+            freq = np.apply_along_axis(convex_frequencies, 1, freq)
+        cum = np.cumsum(freq, axis=1)
+        co[:, j] = np.argmax(2 * cum >= cum[:, -1:], axis=1)
+    cn = np.empty((n_groups, nominal.shape[1]), dtype=np.int64)
+    for j in range(nominal.shape[1]):
+        freq = np.zeros((n_groups, int(nominal[:, j].max()) + 1), dtype=np.int64)
+        np.add.at(freq, (lab, nominal[:, j]), 1)
+        cn[:, j] = np.argmax(freq, axis=1)
+    return cc, co, cn
+
+
+def closest_groups(
+    continuous: np.ndarray,
+    ordinal: np.ndarray,
+    ordinal_sizes: np.ndarray,
+    nominal: np.ndarray,
+    rows: np.ndarray,
+    centroids: tuple[np.ndarray, np.ndarray, np.ndarray],
+    *,
+    progress: ProgressFn = no_progress,
+) -> np.ndarray:
+    """For each of ``rows``, the group whose average record is nearest (ties: smallest group)."""
+    osq, _ = _ordinal_tables(ordinal, np.asarray(ordinal_sizes, dtype=np.int64))
+    cont = np.ascontiguousarray(continuous, dtype=np.float64)
+    ords = np.ascontiguousarray(ordinal, dtype=np.int64)
+    noms = np.ascontiguousarray(nominal, dtype=np.int64)
+    cc, co, cn = (np.ascontiguousarray(c) for c in centroids)
+    out = np.empty(len(rows), dtype=np.int64)
+    width = max(1, len(cc) * (cont.shape[1] + ords.shape[1] + noms.shape[1] + 1))
+    step = max(1, 20_000_000 // width)
+    for start in range(0, len(rows), step):
+        stop = min(start + step, len(rows))
+        _closest_groups_kernel(cont, ords, noms, osq, rows[start:stop], cc, co, cn, out[start:stop])
+        progress(stop / len(rows), "assigning the remaining records")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# drivers
+# --------------------------------------------------------------------------------------------
+
+
+def _check(k: int, p: int, n: int, conf: np.ndarray, names: list[str] | None) -> None:
+    if k < 2 or k > n:
+        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
+    if p < 1:
+        raise InvalidParameter(f"p={p} must be at least 1")
+    if p > k:
+        raise InvalidParameter(
+            f"p={p} is larger than k={k}: a group of k records cannot be required to hold p "
+            "distinct confidential values; give p <= k (or raise k)"
+        )
+    for a in range(conf.shape[1]):
+        distinct = len(np.unique(conf[:, a]))
+        if distinct < p:
+            name = repr(names[a]) if names is not None else f"#{a}"
+            raise InvalidParameter(
+                f"confidential attribute {name} has only {distinct} distinct value(s) in the whole "
+                f"table, fewer than p={p}, so no group can hold {p}: give p <= {distinct} or do not "
+                f"tag {name} confidential"
+            )
+
+
+def _as_codes(confidential: npt.ArrayLike, n: int) -> np.ndarray:
+    conf = np.asarray(confidential, dtype=np.int64)
+    if conf.ndim == 1:
+        conf = conf[:, None]
+    if conf.ndim != 2 or conf.shape[0] != n or conf.shape[1] == 0:
+        raise ValueError(f"expected confidential codes of shape ({n}, L >= 1), got {conf.shape}")
+    if conf.min() < 0:
+        raise ValueError("confidential codes must be >= 0")
+    # Re-code each attribute to 0..m-1 so the kernel's tables stay small.
+    out = np.empty_like(conf)
+    for a in range(conf.shape[1]):
+        _, out[:, a] = np.unique(conf[:, a], return_inverse=True)
+    return out
+
+
+def psensitive(
+    continuous: npt.ArrayLike | None,
+    ordinal: npt.ArrayLike | None,
+    ordinal_sizes: npt.ArrayLike | None,
+    nominal: npt.ArrayLike | None,
+    confidential: npt.ArrayLike,
+    k: int,
+    p: int,
+    *,
+    ordinal_average: str = "median",
+    names: list[str] | None = None,
+    progress: ProgressFn = no_progress,
+) -> np.ndarray:
+    """p-sensitive k-anonymous partition (``002`` §4.11, Algorithm 1, MDAV-based seeds).
+
+    Parameters
+    ----------
+    continuous, ordinal, ordinal_sizes, nominal
+        The quasi-identifiers as for :func:`microgui.core.methods.mdav.mdav_generic` (z-scores,
+        ordinal ranks with their numbers of categories, nominal codes; None for an absent block).
+    confidential
+        (n, L) int codes of the L confidential attributes (equal codes = equal values).
+    k, p
+        Minimum group size and minimum number of distinct values of each confidential attribute
+        per group, 1 <= p <= k.
+    ordinal_average
+        ``"median"`` or ``"convex-median"`` for the average record.
+    names
+        Names of the confidential attributes, for messages.
+    progress
+        Progress function; may raise :class:`~microgui.core.progress.RunCancelled`.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 group label per record, groups numbered in the order formed; every group has at
+        least k records and at least p distinct values of every confidential attribute.
+    """
+    n = next(
+        (np.asarray(a).shape[0] for a in (continuous, ordinal, nominal) if a is not None), None
+    )
+    if n is None:
+        raise ValueError("psensitive needs at least one block of quasi-identifiers")
+    cont, ords, sizes, noms = qi_arrays(continuous, ordinal, ordinal_sizes, nominal, n)
+    conf = _as_codes(confidential, n)
+    _check(int(k), int(p), n, conf, names)
+    convex = ordinal_average == "convex-median"
+    pool = make_record_pool(cont, ords, sizes, noms, convex=convex)
+    conf_t = np.ascontiguousarray(conf.T)
+    width = int(conf.max()) + 1
+    ucount = np.zeros((conf.shape[1], width), dtype=np.int64)
+    for a in range(conf.shape[1]):
+        ucount[a] = np.bincount(conf[:, a], minlength=width)
+    udistinct = (ucount > 0).sum(axis=1).astype(np.int64)
+    mark = np.zeros((conf.shape[1], width), dtype=np.int64)
+    state = np.array([n, 0, 0], dtype=np.int64)
+    forming = sub_progress(progress, 0.0, 0.9)
+    if not _psensitive_batch.signatures:
+        # Not compiled in this process: numba loads its on-disk cache, or compiles on the very
+        # first run (tens of seconds, during which a cancel cannot take effect); see warm_up().
+        forming(0.0, "compiling the p-sensitive kernel (first run only)")
+    forming(0.0, "forming p-sensitive groups")
+    while state[2] == 0:
+        _psensitive_batch(
+            pool.cont,
+            pool.ords,
+            pool.noms,
+            pool.sizes,
+            pool.osq,
+            pool.ocount,
+            pool.ncount,
+            pool.idx,
+            pool.total,
+            pool.labels,
+            pool.dist,
+            conf_t,
+            ucount,
+            udistinct,
+            mark,
+            state,
+            int(k),
+            int(p),
+            convex,
+            _BATCH_WORK,
+        )
+        left = int(state[0]) / n
+        forming(1.0 - left * left, "forming p-sensitive groups")
+    labels = pool.labels
+    rest = np.sort(pool.idx[: int(state[0])])
+    if len(rest):
+        n_groups = int(state[1])
+        formed = labels >= 0
+        cents = group_centroids(
+            cont[formed], ords[formed], sizes, noms[formed], labels[formed], n_groups, convex=convex
+        )
+        labels[rest] = closest_groups(
+            cont, ords, sizes, noms, rest, cents, progress=sub_progress(progress, 0.9, 1.0)
+        )
+    progress(1.0, "p-sensitive groups formed")
+    return labels
+
+
+def qi_arrays(
+    continuous: npt.ArrayLike | None,
+    ordinal: npt.ArrayLike | None,
+    ordinal_sizes: npt.ArrayLike | None,
+    nominal: npt.ArrayLike | None,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The quasi-identifier blocks as 2-D arrays of n rows ((n, 0) for an absent block) and the
+    ordinal sizes as a 1-D array."""
+
+    def two_d(values: npt.ArrayLike | None, dtype: type) -> np.ndarray:
+        if values is None:
+            return np.empty((n, 0), dtype=dtype)
+        arr: np.ndarray = np.asarray(values, dtype=dtype)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2 or arr.shape[0] != n:
+            raise ValueError(f"expected an array of {n} rows, got shape {arr.shape}")
+        return arr
+
+    ords = two_d(ordinal, np.int64)
+    sizes = np.asarray(ordinal_sizes if ordinal_sizes is not None else [], dtype=np.int64).reshape(
+        -1
+    )
+    if len(sizes) != ords.shape[1]:
+        raise ValueError("ordinal_sizes needs one size per ordinal column")
+    return two_d(continuous, np.float64), ords, sizes, two_d(nominal, np.int64)
+
+
+def psensitive_reference(
+    continuous: npt.ArrayLike | None,
+    ordinal: npt.ArrayLike | None,
+    ordinal_sizes: npt.ArrayLike | None,
+    nominal: npt.ArrayLike | None,
+    confidential: npt.ArrayLike,
+    k: int,
+    p: int,
+    *,
+    ordinal_average: str = "median",
+) -> np.ndarray:
+    """Algorithm 1 of ``002`` §4.11 written out in plain numpy, for tests: same partition and
+    tie rules as :func:`psensitive` (O(n²) with a full sort per group; small tables only)."""
+    from microgui.core.aggregate import convex_median, mode, ordinal_median
+
+    n = next(
+        (np.asarray(a).shape[0] for a in (continuous, ordinal, nominal) if a is not None), None
+    )
+    if n is None:
+        raise ValueError("psensitive_reference needs at least one block of quasi-identifiers")
+    x, o, sizes, v = qi_arrays(continuous, ordinal, ordinal_sizes, nominal, n)
+    conf = _as_codes(confidential, n)
+    _check(int(k), int(p), n, conf, None)
+    average = convex_median if ordinal_average == "convex-median" else ordinal_median
+    ncat = [int(v[:, j].max()) + 1 for j in range(v.shape[1])]
+    total = _column_sums(x)
+    alive = np.ones(n, dtype=bool)
+    labels = np.full(n, -1, dtype=np.int64)
+    label = 0
+
+    def distances(pc: np.ndarray, po: np.ndarray, pn: np.ndarray) -> np.ndarray:
+        d = np.zeros(n)
+        for j in range(x.shape[1]):
+            t = x[:, j] - pc[j]
+            d += t * t
+        for j in range(o.shape[1]):
+            t = np.abs(o[:, j] - po[j]) / sizes[j]
+            d += t * t
+        for j in range(v.shape[1]):
+            d += (v[:, j] != pn[j]).astype(np.float64)
+        return d
+
+    def feasible() -> bool:
+        if alive.sum() < k:
+            return False
+        return all(len(np.unique(conf[alive, a])) >= p for a in range(conf.shape[1]))
+
+    while feasible():
+        m = int(alive.sum())
+        pc = total / m
+        po = np.array([average(o[alive, j], sizes[j]) for j in range(o.shape[1])], dtype=np.int64)
+        pn = np.array([mode(v[alive, j], ncat[j]) for j in range(v.shape[1])], dtype=np.int64)
+        d = distances(pc, po, pn)
+        rows = np.flatnonzero(alive)
+        r = int(rows[np.argmax(d[rows])])  # first maximum: the smallest row among ties
+        d = distances(x[r], o[r], v[r])
+        others = rows[rows != r]
+        order = others[np.lexsort((others, d[others]))]
+        group = [r]
+        values = [{int(conf[r, a])} for a in range(conf.shape[1])]
+        for y in order:
+            if all(len(s) >= p for s in values):
+                break
+            if any(
+                len(values[a]) < p and int(conf[y, a]) not in values[a] for a in range(len(values))
+            ):
+                group.append(int(y))
+                for a in range(len(values)):
+                    values[a].add(int(conf[y, a]))
+        for y in order:
+            if len(group) >= k:
+                break
+            if int(y) not in group:
+                group.append(int(y))
+        members = np.array(sorted(group))
+        for i in members:
+            total = total - x[i]
+        labels[members] = label
+        alive[members] = False
+        label += 1
+    rest = np.flatnonzero(alive)
+    if len(rest):
+        formed = ~alive
+        cents = group_centroids(
+            x[formed], o[formed], sizes, v[formed], labels[formed], label,
+            convex=ordinal_average == "convex-median",
+        )  # fmt: skip
+        cc, co, cn = cents
+        for i in rest:
+            d = np.zeros(label)
+            for j in range(x.shape[1]):
+                t = x[i, j] - cc[:, j]
+                d += t * t
+            for j in range(o.shape[1]):
+                t = np.abs(o[i, j] - co[:, j]) / sizes[j]
+                d += t * t
+            for j in range(v.shape[1]):
+                d += (v[i, j] != cn[:, j]).astype(np.float64)
+            labels[i] = int(np.argmin(d))
+    return labels
+
+
+def warm_up() -> float:
+    """Compile (or load from numba's cache) the kernels; returns the seconds it took."""
+    import time
+
+    started = time.perf_counter()
+    rng = np.random.default_rng(0)
+    psensitive(
+        rng.normal(size=(12, 2)),
+        rng.integers(0, 3, (12, 1)),
+        [3],
+        rng.integers(0, 2, (12, 1)),
+        np.arange(12) % 3,
+        2,
+        2,
+    )
+    return time.perf_counter() - started
+
+
+# --------------------------------------------------------------------------------------------
+# registered method
+# --------------------------------------------------------------------------------------------
+
+
+def _run(inp: MethodInput) -> MethodOutput:
+    attrs = prepare_confidential(inp.dataset, "p-sensitive")
+    names = [a.name for a in attrs]
+    conf = np.column_stack([a.codes for a in attrs])
+    p = int(inp.params["p"])
+    qi = inp.qi
+    cont, ords, sizes, noms = _blocks(qi)
+    labels = psensitive(
+        cont,
+        ords,
+        sizes,
+        noms,
+        conf,
+        inp.k,
+        p,
+        ordinal_average=str(inp.params.get("ordinal_average", "median")),
+        names=names,
+        progress=inp.progress,
+    )
+    achieved = {a.name: int(distinct_by_group(a.codes, labels).min()) for a in attrs}
+    return MethodOutput(
+        labels=labels,
+        extra={
+            "p": p,
+            "p_achieved": achieved,
+            "p_sensitivity": min(achieved.values()),
+            "confidential_kinds": {a.name: a.kind for a in attrs},
+        },
+    )
+
+
+P_SENSITIVE = register(
+    Method(
+        name="p-sensitive",
+        title="p-sensitive k-anonymity",
+        summary="MDAV-based groups of at least k records holding at least p distinct values of "
+        "every confidential attribute (Solanas, Sebé & Domingo-Ferrer 2008; 002 §4.11)",
+        description=(
+            "Microaggregation that also protects the confidential attributes (Solanas, Sebé & "
+            "Domingo-Ferrer 2008, surveyed in 002 §4.11): each group is built around the record "
+            "farthest from the average of the records left, first adding its nearest records that "
+            "bring a new confidential value until the group holds p distinct values of every "
+            "confidential attribute, then its nearest records until it has k. Records left at "
+            "the end join their closest group. Every group then has at least k records and p "
+            "distinct values of each confidential attribute (p-sensitive k-anonymity); groups "
+            "can exceed 2k-1 records. Needs columns tagged confidential."
+        ),
+        citation="002_f464918b99c38812.txt §4.11 (Algorithm 1); Solanas, Sebé & Domingo-Ferrer, "
+        "PAIS 2008",
+        kinds=frozenset({AttributeKind.CONTINUOUS, AttributeKind.ORDINAL, AttributeKind.NOMINAL}),
+        run=_run,
+        params=(
+            ParamSpec(
+                "p",
+                int,
+                2,
+                "Minimum number of distinct values of each confidential attribute in every group "
+                "(1 <= p <= k).",
+                minimum=1,
+            ),
+        ),
+        complexity="O(n²/k) distance evaluations (two passes over the remaining records per "
+        "group, as MDAV), plus O(r·g) for r records left over and g groups",
+        bench_sizes=(10_000, 50_000),
+        needs_confidential=True,
+    )
+)

@@ -53,6 +53,7 @@ __all__ = [
     "KindLike",
     "rank_codes",
     "nominal_codes",
+    "attribute_codes",
     "ordered_tables",
     "emd_ordered",
     "emd_equal",
@@ -402,11 +403,30 @@ def distinct_l_diversity(
     return int(counts[counts > 0].min())
 
 
-def _spec(kind: KindLike) -> tuple[bool, Sequence[str] | None]:
-    """(ordered?, declared order) of a kind-like value."""
+def _spec(kind: KindLike) -> tuple[AttributeKind, Sequence[str] | None]:
+    """(kind, declared order) of a kind-like value."""
     if isinstance(kind, ColumnSpec):
-        return kind.kind is not AttributeKind.NOMINAL, kind.order
-    return AttributeKind(kind) is not AttributeKind.NOMINAL, None
+        return kind.kind, kind.order
+    return AttributeKind(kind), None
+
+
+def attribute_codes(values: pd.Series, kind: KindLike) -> tuple[np.ndarray, int, bool]:
+    """(codes, number of distinct values, ordered?) of a confidential attribute of this kind.
+
+    Ordinal attributes are ranked by their declared order (else numeric, else text order) and
+    nominal ones coded by value. A continuous attribute is ranked by value when every value is a
+    number; one whose values are not all numbers is read as nominal: the command line tags every
+    ``--confidential`` column continuous, text included (as
+    :func:`microgui.core.methods.psensitive.prepare_confidential` reads it too).
+    """
+    attr_kind, order = _spec(kind)
+    if attr_kind is AttributeKind.NOMINAL or (
+        attr_kind is AttributeKind.CONTINUOUS and _as_numbers(values.reset_index(drop=True)) is None
+    ):
+        codes, m = nominal_codes(values)
+        return codes, m, False
+    codes, m = rank_codes(values, order if attr_kind is AttributeKind.ORDINAL else None)
+    return codes, m, True
 
 
 def t_closeness_by_attribute(
@@ -419,7 +439,8 @@ def t_closeness_by_attribute(
 
     ``kinds`` maps each confidential column to its kind: continuous and ordinal attributes use
     the ordered distance (ordinal ranks from a :class:`ColumnSpec`'s order when it has one), nominal
-    ones the equal distance. A :class:`~microgui.core.roles.RoleMap` is a valid ``kinds``.
+    ones the equal distance; a "continuous" column of text is nominal (:func:`attribute_codes`).
+    A :class:`~microgui.core.roles.RoleMap` is a valid ``kinds``.
     """
     labels = _labels(frame, labels_or_qis)
     out: dict[str, float] = {}
@@ -429,11 +450,7 @@ def t_closeness_by_attribute(
             continue
         if col not in kinds:
             raise ValueError(f"no kind given for confidential column {col!r}")
-        ordered, order = _spec(kinds[col])
-        if ordered:
-            codes, m = rank_codes(frame[col], order)
-        else:
-            codes, m = nominal_codes(frame[col])
+        codes, m, ordered = attribute_codes(frame[col], kinds[col])
         out[col] = float(emd_by_group(codes, labels, m, ordered=ordered).max())
     return out
 
