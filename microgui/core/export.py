@@ -61,9 +61,11 @@ def check_export(result: RunResult, frame: pd.DataFrame | None = None) -> Export
         problems.append(f"identifier column(s) {', '.join(map(repr, leaked))} would be exported")
     level = k_anonymity_level(frame, result.roles.quasi_identifiers)
     if level < result.spec.k:
-        problems.append(
-            f"the table is only {level}-anonymous on its quasi-identifiers, below the chosen k = {result.spec.k}"
-        )
+        problem = f"the table is only {level}-anonymous on its quasi-identifiers, below the chosen k = {result.spec.k}"
+        if result.report.get("k_anonymity_guaranteed") is False:
+            # masking methods (individual ranking, hybrid data) never promised k-anonymity
+            problem += f" ({result.report['method']} does not guarantee k-anonymity: {result.report.get('note', '')})"
+        problems.append(problem)
     return ExportCheck(k_anonymity=level, problems=tuple(problems))
 
 
