@@ -303,7 +303,7 @@ def available_kernel_modules() -> list[Any]:
     import importlib
 
     out = []
-    for name in ("dba", "median", "psensitive", "tcloseness", "md", "cbfs", "vmdav", "tfrp", "mhm"):
+    for name in ("dba", "median", "psensitive", "tcloseness", "md", "cbfs", "vmdav", "tfrp", "mhm", "univariate"):
         module = importlib.import_module(f"microgui.core.methods.{name}")
         if hasattr(module, "warm_up"):
             out.append(module)
