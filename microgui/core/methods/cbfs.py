@@ -133,96 +133,16 @@ def distances_pass(cont: np.ndarray, m: int, p: np.ndarray, dist: np.ndarray) ->
         distances_block(cont, lo, min(lo + _BLOCK, m), p, dist)
 
 
+# The selection kernels are MDAV's own (same tie rule: (distance, original row)); md, vmdav and
+# tfrp import them from here under these names.
+from microgui.core.methods.mdav import _farthest as farthest  # noqa: E402
+from microgui.core.methods.mdav import _nearest_and_farthest as nearest  # noqa: E402
+
+
 @njit
 def load_point(cont: np.ndarray, pos: int, p: np.ndarray) -> None:
     for j in range(cont.shape[0]):
         p[j] = cont[j, pos]
-
-
-@njit
-def farthest(dist: np.ndarray, idx: np.ndarray, m: int) -> int:
-    """Position of the largest (distance, -row) pair among the first m."""
-    best = 0
-    for i in range(1, m):
-        d = dist[i]
-        if d > dist[best] or (d == dist[best] and idx[i] < idx[best]):
-            best = i
-    return best
-
-
-@njit
-def _sift_down(hd: np.ndarray, hx: np.ndarray, hp: np.ndarray, size: int) -> None:
-    # Max-heap on (distance, row): the root is the worst of the nearest candidates kept.
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= size:
-            return
-        big = left
-        right = left + 1
-        if right < size and (
-            hd[right] > hd[left] or (hd[right] == hd[left] and hx[right] > hx[left])
-        ):
-            big = right
-        if hd[big] > hd[i] or (hd[big] == hd[i] and hx[big] > hx[i]):
-            hd[i], hd[big] = hd[big], hd[i]
-            hx[i], hx[big] = hx[big], hx[i]
-            hp[i], hp[big] = hp[big], hp[i]
-            i = big
-        else:
-            return
-
-
-@njit
-def _push(
-    hd: np.ndarray, hx: np.ndarray, hp: np.ndarray, size: int, d: float, x: int, p: int
-) -> None:
-    i = size
-    hd[i] = d
-    hx[i] = x
-    hp[i] = p
-    while i > 0:
-        parent = (i - 1) // 2
-        if hd[i] > hd[parent] or (hd[i] == hd[parent] and hx[i] > hx[parent]):
-            hd[i], hd[parent] = hd[parent], hd[i]
-            hx[i], hx[parent] = hx[parent], hx[i]
-            hp[i], hp[parent] = hp[parent], hp[i]
-            i = parent
-        else:
-            return
-
-
-@njit
-def nearest(
-    dist: np.ndarray,
-    idx: np.ndarray,
-    m: int,
-    exclude: int,
-    kk: int,
-    hd: np.ndarray,
-    hx: np.ndarray,
-    hp: np.ndarray,
-) -> int:
-    """Positions of the kk smallest (distance, row) pairs among the first m other than position
-    ``exclude`` (left in hp[:kk]); returns the position of the largest pair (exclude included)."""
-    far = 0
-    size = 0
-    for i in range(m):
-        d = dist[i]
-        x = idx[i]
-        if d > dist[far] or (d == dist[far] and x < idx[far]):
-            far = i
-        if i == exclude:
-            continue
-        if size < kk:
-            _push(hd, hx, hp, size, d, x, i)
-            size += 1
-        elif d < hd[0] or (d == hd[0] and x < hx[0]):
-            hd[0] = d
-            hx[0] = x
-            hp[0] = i
-            _sift_down(hd, hx, hp, size)
-    return far
 
 
 @njit
