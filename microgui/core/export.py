@@ -5,11 +5,20 @@ the quasi-identifiers of at least the run's k. A failure refuses the export with
 (:class:`ExportRefused`) unless the caller passes an explicit ``override`` reason, which is then
 recorded in the report (``export_override``) and logged. Both files go to a temporary file in the
 target folder and are renamed into place; the input file is never written.
+
+CSV injection (formula injection): a spreadsheet opening the CSV runs a cell that starts with
+``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula (OWASP "CSV Injection"). By
+default such text cells are neutralized on export by a leading apostrophe (``=cmd`` is written
+``'=cmd``), which spreadsheets show as text. Plain numbers (``-3.5``, ``+1e3``) are not formulas
+and are left alone, so numeric data never changes; numeric columns are never touched. The count of
+neutralized cells per column goes into the report (``neutralized_cells``). ``keep_formula_cells``
+(command line ``--keep-formula-cells``) writes them raw, for a file that no spreadsheet will open.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,9 +31,57 @@ from microgui.core.io import write_csv_atomic, write_json_atomic
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.runs import RunResult
 
-__all__ = ["ExportCheck", "check_export", "protected_table", "export_run"]
+__all__ = [
+    "ExportCheck",
+    "check_export",
+    "protected_table",
+    "export_run",
+    "neutralize_formulas",
+    "FORMULA_PREFIXES",
+]
 
 log = logging.getLogger(__name__)
+
+#: Leading characters that make a spreadsheet read a cell as a formula (OWASP CSV Injection).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _is_formula(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and value.startswith(FORMULA_PREFIXES)
+        and _PLAIN_NUMBER.fullmatch(value) is None
+    )
+
+
+def neutralize_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``frame`` with every text cell that a spreadsheet would run as a formula prefixed by ``'``.
+
+    Returns the new frame (the input is not modified; untouched columns are shared) and the number
+    of cells changed per column (columns with none are left out). Numeric columns and plain numbers
+    written as text (``-3.5``) are never changed.
+    """
+    counts: dict[str, int] = {}
+    out = frame
+    for position, column in enumerate(frame.columns):
+        series = frame.iloc[:, position]
+        if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            continue
+        values = series.to_numpy(dtype=object)
+        mask = [_is_formula(v) for v in values]
+        hits = sum(mask)
+        if not hits:
+            continue
+        if out is frame:
+            out = frame.copy(deep=False)
+        fixed = values.copy()
+        for i, bad in enumerate(mask):
+            if bad:
+                fixed[i] = "'" + fixed[i]
+        out.isetitem(position, pd.Series(fixed, index=frame.index, dtype=object))
+        counts[str(column)] = counts.get(str(column), 0) + hits
+    return out, counts
 
 
 @dataclass(frozen=True)
@@ -77,8 +134,12 @@ def export_run(
     *,
     group_column: str | None = None,
     override: str | None = None,
+    keep_formula_cells: bool = False,
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
+
+    Text cells a spreadsheet would run as formulas are neutralized unless ``keep_formula_cells``
+    (see the module docstring); the report says how many per column.
 
     Raises :class:`ExportRefused` when the table fails :func:`check_export` and no ``override``
     reason is given, or when a target is the input file.
@@ -104,6 +165,13 @@ def export_run(
         raise ExportRefused(
             f"the report path {Path(report_path).name} is the same as the CSV output; choose another"
         )
+    if keep_formula_cells:
+        report["formula_cells"] = "kept raw (--keep-formula-cells)"
+    else:
+        frame, neutralized = neutralize_formulas(frame)
+        report["neutralized_cells"] = neutralized
+        if neutralized:
+            log.info("neutralized formula-like cells: %s", neutralized)
     write_csv_atomic(frame, csv_path, protect_from=source)
     if report_path is not None:
         write_json_atomic(report, Path(report_path), protect_from=source)
