@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="export even if the output fails the k-anonymity check; REASON is recorded in the report",
     )
     p.add_argument(
+        "--keep-formula-cells",
+        action="store_true",
+        help="write text cells starting with = + - @ tab or CR as they are; by default they get a "
+        "leading ' so that a spreadsheet does not run them as formulas (CSV injection)",
+    )
+    p.add_argument(
         "--list-methods", action="store_true", help="list the available methods and exit"
     )
 
@@ -366,6 +372,7 @@ def _protect(args: argparse.Namespace) -> int:
         args.report,
         group_column=args.group_column,
         override=args.allow_unsafe,
+        keep_formula_cells=args.keep_formula_cells,
     )
     print(
         f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "
