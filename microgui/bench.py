@@ -1,27 +1,41 @@
-"""``python -m microgui.bench``: how long the methods take, as a table.
+"""``python -m microgui.bench``: how long the methods take, as a table, against targets.
 
 Each row is a :class:`BenchCase` in :data:`CASES`; a new method adds its rows there. Data are
-synthetic and seeded (:func:`correlated_data`), z-scored as a run would; the time is the partition
-step alone (the numba JIT is warmed up first and its compile or cache-load time printed apart),
-except for rows marked "run", which time the whole ``run_protection`` (validation, partition,
+synthetic and seeded (:func:`correlated_data`), z-scored as a run would; the time is the timed step
+alone (the numba JIT is warmed up first and its compile or cache-load time printed apart), except
+for rows marked "run", which time the whole ``run_protection`` (validation, partition,
 aggregation, report). IL = 100·SSE/SST on the z-scores (``002_f464918b99c38812.txt`` §III).
-"max gap" is the longest time between two progress calls, i.e. how late a cancel can take
-effect; "vs" is the reference row's time over the fast row's at the same n, d and k.
+"max gap" is the longest time between two progress calls, i.e. how late a cancel can take effect.
+
+**Baseline.** Beside every row on continuous data, "numpy MDAV" is the time of
+:func:`numpy_mdav` (a plain vectorized numpy MDAV, written here) on the very same records, n, d
+and k, and "x" is that time over the row's: how many times faster than plain numpy the row is.
+It is measured for n <= ``--baseline-max`` (default 100,000); above that it is extrapolated by n²
+from the largest measured n at the same d and k and marked "(est.)", never shown as measured.
+"same" says whether an MDAV row's partition equals the baseline's (a check of exactness at scale).
+
+**Targets** (issue 6, this 2-core machine, d = 10, k = 5) are printed beside their rows with
+PASS or MISS; the memory target is measured in a fresh subprocess (:func:`memory_probe`).
 
 Methods registered with ``bench_sizes`` get rows automatically (timed through ``run_protection``,
 note "run"); the table is followed by each method's stated complexity. ``--reference`` adds the IL
 of every continuous method on Census, Tarragona and EIA at k = 3, 4, 5, 10.
 
-Options: ``--quick`` (only n <= 10,000), ``--only NAME`` (rows of one method), ``--repeat R``
-(best of R timings; by default 3 for rows under a second, else 1), ``--reference``.
+Options: ``--quick`` (only n <= 10,000; no memory probe, sweep or measures), ``--only NAME`` (rows
+of one method), ``--repeat R`` (best of R timings; by default 3 for rows under a second, else 1),
+``--baseline-max N``, ``--huge`` (opt-in rows at 1,000,000 records: exact MDAV's memory, minutes),
+``--gui`` (the app's redraw and event-loop measurements, Qt offscreen), ``--reference``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +51,7 @@ from microgui.core.dataset import Dataset, QIMatrix
 from microgui.core.errors import MicroguiError
 from microgui.core.methods import ama as ama_module
 from microgui.core.methods import mdav as mdav_module
+from microgui.core.methods import mhm as mhm_module
 from microgui.core.methods import mst as mst_module
 from microgui.core.methods.base import available_methods, get_method
 from microgui.core.metrics import information_loss
@@ -44,7 +59,19 @@ from microgui.core.progress import ProgressFn
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
 
-__all__ = ["BenchData", "BenchCase", "CASES", "correlated_data", "mixed_data", "run_case", "main"]
+__all__ = [
+    "BenchData",
+    "BenchCase",
+    "BenchRow",
+    "CASES",
+    "correlated_data",
+    "mixed_data",
+    "numpy_mdav",
+    "run_case",
+    "Baselines",
+    "memory_probe",
+    "main",
+]
 
 SEED = 20240501
 QUICK_MAX_N = 10_000
@@ -58,6 +85,8 @@ class BenchData:
     ordinal: np.ndarray  # (n, do) ranks
     ordinal_sizes: np.ndarray
     nominal: np.ndarray  # (n, dn) codes
+    #: a protected release of ``continuous`` (rows aligned), for the disclosure-risk rows
+    protected: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -106,6 +135,72 @@ def mixed_data(n: int, d: int, seed: int = SEED) -> BenchData:
     return BenchData(_zscore(cont), ordinal, np.array([5, 5], dtype=np.int64), nominal)
 
 
+def numpy_mdav(x: np.ndarray, k: int) -> np.ndarray:
+    """MDAV as plain vectorized numpy: the baseline every row is compared with.
+
+    ``003_309fe4adb430bc25.txt`` Algorithm 5.1, written the way a careful numpy user would,
+    without compiled code: records as contiguous columns (each distance pass is d vectorized
+    subtract-square-add sweeps over the remaining records), a running column sum for the
+    average, ``argpartition`` for the k nearest, removed records masked and the arrays compacted
+    whenever half of them is dead. Measured on the benchmark data it is a little faster than
+    :func:`~microgui.core.methods.mdav.mdav_reference` (which spends extra work on the exact
+    tie rule), so the ratios are not flattered by a slow baseline. Ties among the k nearest are
+    broken by ``argpartition`` (arbitrarily), so on data with ties its partition may differ from
+    the exact one; the table's "same" column says whether it did.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n, dim = x.shape
+    labels = np.full(n, -1, dtype=np.int64)
+    cols = np.array(x.T, order="C")  # (d, m)
+    rows = np.arange(n)
+    alive = np.ones(n, dtype=bool)
+    total = x.sum(axis=0)
+    m, label = n, 0
+    dist, tmp = np.empty(n), np.empty(n)
+
+    def sqdist(point: np.ndarray) -> np.ndarray:
+        size = cols.shape[1]
+        d, t = dist[:size], tmp[:size]
+        d[:] = 0.0
+        for j in range(dim):
+            np.subtract(cols[j], point[j], out=t)
+            np.multiply(t, t, out=t)
+            d += t
+        return d
+
+    def farthest(d: np.ndarray) -> int:
+        d[~alive] = -np.inf
+        return int(np.argmax(d))
+
+    def around(d: np.ndarray, p: int) -> np.ndarray:
+        d = np.where(alive, d, np.inf)
+        d[p] = -1.0  # the record itself is always in its group
+        return np.argpartition(d, k - 1)[:k]
+
+    def take(group: np.ndarray) -> None:
+        nonlocal label, m, total
+        labels[rows[group]] = label
+        label += 1
+        alive[group] = False
+        m -= len(group)
+        total = total - cols[:, group].sum(axis=1)
+
+    while m >= 3 * k:
+        r = farthest(sqdist(total / m))
+        d_r = sqdist(cols[:, r].copy())
+        take(around(d_r, r))
+        s = farthest(d_r)  # the farthest from r outside r's group
+        take(around(sqdist(cols[:, s].copy()), s))
+        if 2 * m <= cols.shape[1]:
+            cols, rows = np.ascontiguousarray(cols[:, alive]), rows[alive]
+            alive = np.ones(m, dtype=bool)
+    if m >= 2 * k:
+        r = farthest(sqdist(total / m))
+        take(around(sqdist(cols[:, r].copy()), r))
+    labels[rows[alive]] = label
+    return labels
+
+
 def _mdav(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
     return mdav_module.mdav(data.continuous, k, progress=progress)
 
@@ -116,8 +211,33 @@ def _mdav_generic(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
     )
 
 
-def _mdav_reference(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
-    return mdav_module.mdav_reference(data.continuous, k)
+def _npn_path(data: BenchData, k: int, progress: ProgressFn) -> None:
+    # MHM's path construction (001 §II-A, k-d tree); not a partition, so no IL.
+    mhm_module.npn_path(data.continuous, progress=progress)
+
+
+def _dependency_tree(data: BenchData, k: int, progress: ProgressFn) -> None:
+    from microgui.core.dependency import dependency_tree
+
+    frame = pd.DataFrame(data.continuous, columns=[f"q{j}" for j in range(data.d)])
+    dependency_tree(frame, list(frame.columns), progress=progress)
+
+
+def _linkage_data(n: int, d: int, seed: int = SEED) -> BenchData:
+    """:func:`correlated_data` with its MDAV (k = 5) release as ``protected`` (made untimed)."""
+    data = correlated_data(n, d, seed)
+    labels = mdav_module.mdav(data.continuous, 5)
+    means = group_means(data.continuous, labels, int(labels.max()) + 1)
+    return BenchData(
+        data.continuous, data.ordinal, data.ordinal_sizes, data.nominal, protected=means[labels]
+    )
+
+
+def _record_linkage(data: BenchData, k: int, progress: ProgressFn) -> None:
+    from microgui.core.metrics.risk import record_linkage
+
+    assert data.protected is not None
+    record_linkage(data.continuous, data.protected)
 
 
 def _mst(data: BenchData, k: int, progress: ProgressFn) -> np.ndarray:
@@ -181,36 +301,68 @@ class BenchCase:
     """One row of the table.
 
     ``method``: the name shown (and matched by ``--only``); ``partition(data, k, progress)``
-    returns the labels; ``baseline_of``: for a slow reference, the method whose row at the same
-    n, d, k it is compared with.
+    returns the labels (None for a row that times something other than a partition: no IL);
+    ``target``: the time the row must stay within (seconds), printed with PASS or MISS.
     """
 
     method: str
     n: int
     d: int
     k: int
-    partition: Callable[[BenchData, int, ProgressFn], np.ndarray]
+    partition: Callable[[BenchData, int, ProgressFn], np.ndarray | None]
     data: Callable[[int, int], BenchData] = correlated_data
-    baseline_of: str | None = None
     note: str = ""
+    target: float | None = None
 
 
 CASES: list[BenchCase] = [
     BenchCase("mdav", 10_000, 10, 5, _mdav),
-    BenchCase("mdav", 50_000, 10, 5, _mdav),
-    BenchCase("mdav", 100_000, 10, 5, _mdav),
+    BenchCase("mdav", 50_000, 10, 5, _mdav, target=1.5),
+    BenchCase("mdav", 100_000, 10, 5, _mdav, target=6.0),
     BenchCase("mdav", 50_000, 10, 5, _mdav_full_run, note="run"),
     BenchCase("mdav-generic", 10_000, 10, 5, _mdav_generic, data=mixed_data, note="6c+2o+2n"),
-    BenchCase("mdav-reference", 10_000, 10, 5, _mdav_reference, baseline_of="mdav"),
-    BenchCase("mdav-reference", 50_000, 10, 5, _mdav_reference, baseline_of="mdav"),
+    BenchCase("npn-path", 10_000, 10, 5, _npn_path, note="mhm's path, no IL"),
+    BenchCase("npn-path", 100_000, 10, 5, _npn_path, note="mhm's path, no IL", target=10.0),
     BenchCase("mst", 10_000, 10, 5, _mst),
     BenchCase("mst", 50_000, 10, 5, _mst),
-    BenchCase("mst", 100_000, 10, 5, _mst),
+    BenchCase("mst", 100_000, 10, 5, _mst, target=60.0),
     BenchCase("ama", 10_000, 10, 5, _ama),
     BenchCase("ama", 50_000, 10, 5, _ama),
     BenchCase("ama", 10_000, 10, 5, _ama, data=mixed_data, note="6c+2o+2n"),
     BenchCase("ama", 500_000, 9, 20, _ama, data=_census_like_data, note="000 §4 CENSUS shape"),
+    BenchCase(
+        "dependency-tree",
+        500_000,
+        9,
+        5,
+        _dependency_tree,
+        data=_census_like_data,
+        note="000 §3.2 tree, no IL",
+        target=5.0,
+    ),
+    BenchCase(
+        "record-linkage",
+        10_000,
+        10,
+        5,
+        _record_linkage,
+        data=_linkage_data,
+        note="vs mdav k=5 release",
+    ),
+    BenchCase(
+        "record-linkage",
+        100_000,
+        10,
+        5,
+        _record_linkage,
+        data=_linkage_data,
+        note="vs mdav k=5 release",
+        target=10.0,
+    ),
 ]
+
+#: Rows of registered methods beyond their ``bench_sizes``, with a target (timed as a run).
+TARGET_RUNS: dict[tuple[str, int], float] = {("vmdav", 100_000): 20.0, ("mhm", 100_000): 20.0}
 
 
 #: the IL each "run" row's own report gives (the group-mean IL is wrong for methods that do not
@@ -243,22 +395,30 @@ def _registered(name: str) -> Callable[[BenchData, int, ProgressFn], np.ndarray]
 
 
 def registered_cases() -> list[BenchCase]:
-    """Rows for every registered method that declares ``bench_sizes`` and has no hand-made row."""
+    """Rows for every registered method's ``bench_sizes`` (and its :data:`TARGET_RUNS` rows),
+    unless the method has hand-made rows in :data:`CASES`."""
     own = {c.method for c in CASES}
-    return [
-        BenchCase(m.name, n, 10, 5, _registered(m.name), note="run")
-        for m in available_methods()
-        if m.name not in own
-        for n in m.bench_sizes
-    ]
+    out = []
+    for m in available_methods():
+        if m.name in own:
+            continue
+        extra = sorted(n for name, n in TARGET_RUNS if name == m.name and n not in m.bench_sizes)
+        for n in (*m.bench_sizes, *extra):
+            target = TARGET_RUNS.get((m.name, n))
+            out.append(BenchCase(m.name, n, 10, 5, _registered(m.name), note="run", target=target))
+    return out
 
 
 @dataclass(frozen=True)
 class BenchRow:
     case: BenchCase
     seconds: float
-    il: float
+    il: float | None
     max_gap: float | None
+    #: numpy MDAV on the same records: seconds, and whether it was measured (False: extrapolated)
+    baseline: tuple[float, bool] | None = None
+    #: for MDAV rows: whether the partition equals the baseline's (None: not compared)
+    same: bool | None = None
 
 
 def _stamper(stamps: list[float]) -> ProgressFn:
@@ -268,34 +428,93 @@ def _stamper(stamps: list[float]) -> ProgressFn:
     return progress
 
 
-def run_case(case: BenchCase, repeat: int | None = None) -> BenchRow:
-    """Time ``case`` and measure its information loss.
+def _best_time(
+    fn: Callable[[ProgressFn], Any], repeat: int | None
+) -> tuple[float, Any, float | None]:
+    """Best time of ``fn(progress)`` over ``repeat`` calls (None: 3 if under a second, else 1),
+    its last result, and the longest gap between progress calls."""
+    best = float("inf")
+    max_gap: float | None = None
+    result: Any = None
+    done = 0
+    while done < (repeat or 1) or (repeat is None and done < 3 and best < 1.0):
+        done += 1
+        stamps: list[float] = []
+        started = time.perf_counter()
+        result = fn(_stamper(stamps))
+        best = min(best, time.perf_counter() - started)
+        if len(stamps) > 1:
+            gap = float(np.diff(stamps).max())
+            max_gap = gap if max_gap is None else max(max_gap, gap)
+    return best, result, max_gap
+
+
+class Baselines:
+    """Times of :func:`numpy_mdav` per data set, measured once each, up to ``max_n`` records.
+
+    Above ``max_n`` the time is extrapolated by n² (MDAV does O(n²/k) distance passes) from the
+    largest measured data set with the same d and k, and flagged as not measured.
+    """
+
+    def __init__(self, max_n: int, repeat: int | None = None) -> None:
+        self.max_n = max_n
+        self.repeat = repeat
+        self._measured: dict[tuple[Any, ...], tuple[float, np.ndarray]] = {}
+
+    @staticmethod
+    def _key(x: np.ndarray, k: int) -> tuple[Any, ...]:
+        # The same seeded records reach several rows through different data functions.
+        return (x.shape, k, x[0].tobytes(), x[-1].tobytes(), float(x[:, 0].sum()))
+
+    def measure(self, data: BenchData, k: int) -> tuple[float, bool, np.ndarray | None] | None:
+        """(seconds, measured, labels) of numpy MDAV on ``data``; None if it has categorical
+        attributes (the baseline is continuous MDAV) or nothing to extrapolate from."""
+        x = data.continuous
+        if data.ordinal.shape[1] or data.nominal.shape[1] or not x.shape[1]:
+            return None
+        key = self._key(x, k)
+        if key not in self._measured and data.n <= self.max_n:
+            seconds, labels, _ = _best_time(lambda _p: numpy_mdav(x, k), self.repeat)
+            self._measured[key] = (seconds, labels)
+        if key in self._measured:
+            seconds, labels = self._measured[key]
+            return seconds, True, labels
+        same_shape = [
+            (kk[0][0], t)
+            for kk, (t, _) in self._measured.items()
+            if kk[0][1] == x.shape[1] and kk[1] == k
+        ]
+        if not same_shape:
+            return None
+        n0, t0 = max(same_shape)
+        return t0 * (data.n / n0) ** 2, False, None
+
+
+def run_case(
+    case: BenchCase, repeat: int | None = None, baselines: Baselines | None = None
+) -> BenchRow:
+    """Time ``case``, measure its information loss and, with ``baselines``, numpy MDAV's time on
+    the same records.
 
     Best of ``repeat`` timings; by default (None) best of 3 for a row that takes under a second
     (short timings vary most with the machine's load), else one.
     """
     data = case.data(case.n, case.d)
-    best = float("inf")
-    max_gap: float | None = None
-    labels = np.empty(0, dtype=np.int64)
-    done = 0
-    while done < (repeat or 1) or (repeat is None and done < 3 and best < 1.0):
-        done += 1
-        stamps: list[float] = []
-        progress = _stamper(stamps)
-        started = time.perf_counter()
-        labels = case.partition(data, case.k, progress)
-        elapsed = time.perf_counter() - started
-        best = min(best, elapsed)
-        if len(stamps) > 1:
-            gap = float(np.diff(stamps).max())
-            max_gap = gap if max_gap is None else max(max_gap, gap)
+    best, labels, max_gap = _best_time(lambda p: case.partition(data, case.k, p), repeat)
+    il: float | None = _RUN_IL.pop((id(data), case.method, case.k), None)
     z = data.continuous  # IL on the continuous attributes, as the run report measures it
-    g = int(labels.max()) + 1
-    il = _RUN_IL.pop((id(data), case.method, case.k), None)
-    if il is None:
-        il = information_loss(z, group_means(z, labels, g)[labels]) if z.shape[1] else float("nan")
-    return BenchRow(case, best, il, max_gap)
+    if il is None and labels is not None and z.shape[1]:
+        g = int(labels.max()) + 1
+        il = information_loss(z, group_means(z, labels, g)[labels])
+    baseline: tuple[float, bool] | None = None
+    same: bool | None = None
+    if baselines is not None:
+        measured = baselines.measure(data, case.k)
+        if measured is not None:
+            baseline = (measured[0], measured[1])
+            if case.method == "mdav" and labels is not None and measured[2] is not None:
+                same = bool(np.array_equal(labels, measured[2]))
+    return BenchRow(case, best, il, max_gap, baseline, same)
 
 
 def available_kernel_modules() -> list[Any]:
@@ -303,7 +522,18 @@ def available_kernel_modules() -> list[Any]:
     import importlib
 
     out = []
-    for name in ("dba", "median", "psensitive", "tcloseness", "md", "cbfs", "vmdav", "tfrp", "mhm", "univariate"):
+    for name in (
+        "dba",
+        "median",
+        "psensitive",
+        "tcloseness",
+        "md",
+        "cbfs",
+        "vmdav",
+        "tfrp",
+        "mhm",
+        "univariate",
+    ):
         module = importlib.import_module(f"microgui.core.methods.{name}")
         if hasattr(module, "warm_up"):
             out.append(module)
@@ -321,37 +551,26 @@ def warm_up_report() -> str:
     return f"numba kernel {how} in {seconds:.2f} s (not included below)"
 
 
-def _format(rows: Sequence[BenchRow]) -> str:
-    fast = {
-        (r.case.method, r.case.n, r.case.d, r.case.k): r.seconds for r in rows if not r.case.note
-    }
-    header = ("method", "n", "d", "k", "seconds", "IL %", "max gap ms", "vs", "note")
-    lines = [header]
-    for r in rows:
-        c = r.case
-        ratio = ""
-        if c.baseline_of is not None:
-            other = fast.get((c.baseline_of, c.n, c.d, c.k))
-            if other:
-                ratio = f"{r.seconds / other:.1f}x {c.baseline_of}"
-        gap = f"{r.max_gap * 1e3:.0f}" if r.max_gap is not None else ""
-        lines.append(
-            (
-                c.method,
-                f"{c.n:,}",
-                str(c.d),
-                str(c.k),
-                f"{r.seconds:.3f}",
-                f"{r.il:.4f}",
-                gap,
-                ratio,
-                c.note,
-            )
-        )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    right = {1, 2, 3, 4, 5, 6}
+def _target_cell(row: BenchRow) -> str:
+    target = row.case.target
+    if target is None:
+        return ""
+    return f"<= {target:g} {'PASS' if row.seconds <= target else 'MISS'}"
+
+
+def _baseline_cells(row: BenchRow) -> tuple[str, str]:
+    if row.baseline is None:
+        return "", ""
+    seconds, measured = row.baseline
+    est = "" if measured else " (est.)"
+    return f"{seconds:.3f}{est}", f"{seconds / row.seconds:.1f}x{est}"
+
+
+def _table(header: Sequence[str], lines: Sequence[Sequence[str]], right: set[int]) -> str:
+    every = [tuple(header), *[tuple(line) for line in lines]]
+    widths = [max(len(line[i]) for line in every) for i in range(len(header))]
     out = []
-    for i, line in enumerate(lines):
+    for i, line in enumerate(every):
         cells = [
             cell.rjust(w) if j in right else cell.ljust(w)
             for j, (cell, w) in enumerate(zip(line, widths, strict=True))
@@ -360,6 +579,34 @@ def _format(rows: Sequence[BenchRow]) -> str:
         if i == 0:
             out.append("  ".join("-" * w for w in widths))
     return "\n".join(out)
+
+
+def _format(rows: Sequence[BenchRow]) -> str:
+    header = (
+        "method", "n", "d", "k", "seconds", "target", "IL %", "max gap ms",
+        "numpy MDAV s", "x numpy", "same", "note",
+    )  # fmt: skip
+    lines = []
+    for r in rows:
+        c = r.case
+        base, ratio = _baseline_cells(r)
+        lines.append(
+            (
+                c.method,
+                f"{c.n:,}",
+                str(c.d),
+                str(c.k),
+                f"{r.seconds:.3f}",
+                _target_cell(r),
+                f"{r.il:.4f}" if r.il is not None else "",
+                f"{r.max_gap * 1e3:.0f}" if r.max_gap is not None else "",
+                base,
+                ratio,
+                "" if r.same is None else ("yes" if r.same else "NO"),
+                c.note,
+            )
+        )
+    return _table(header, lines, {1, 2, 3, 4, 6, 7, 8, 9})
 
 
 REFERENCE_KS = (3, 4, 5, 10)
@@ -498,6 +745,144 @@ def measures_text() -> str:
     return "\n".join(lines)
 
 
+#: Input sizes of the memory probe: by default exact MDAV at 200,000 (about 12 s here); 1,000,000
+#: (the issue's target size, about 8 minutes of O(n²) work on 2 cores) only with ``--huge``.
+MEMORY_N = 200_000
+HUGE_N = 1_000_000
+
+
+def _maxrss_mb() -> float:
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes there, KiB on Linux
+
+
+def _current_rss_mb() -> float | None:
+    try:  # Linux: resident pages, second field of /proc/self/statm
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _memory_child(path: str, k: int) -> int:
+    """Body of the probe's subprocess: load the kernel and the data, run MDAV, print JSON."""
+    mdav_module.warm_up()
+    x = np.load(path)
+    before_peak, before_now = _maxrss_mb(), _current_rss_mb()
+    started = time.perf_counter()
+    mdav_module.mdav(x, k)
+    seconds = time.perf_counter() - started
+    print(
+        json.dumps(
+            {
+                "before_peak_mb": before_peak,
+                "before_mb": before_now,
+                "peak_mb": _maxrss_mb(),
+                "seconds": seconds,
+            }
+        )
+    )
+    return 0
+
+
+@dataclass(frozen=True)
+class MemoryResult:
+    """Peak resident memory of exact MDAV in a fresh process (MB = 2**20 bytes)."""
+
+    n: int
+    d: int
+    k: int
+    input_mb: float
+    #: ru_maxrss after the imports, the kernel load and the data load (before MDAV runs)
+    before_peak_mb: float
+    #: resident memory at that moment (None where /proc is absent)
+    before_mb: float | None
+    #: ru_maxrss at the end: the whole process's peak
+    peak_mb: float
+    seconds: float
+
+    @property
+    def limit_mb(self) -> float:
+        """Issue 6's target: 3x the input matrix + 300 MB."""
+        return 3 * self.input_mb + 300
+
+    @property
+    def passed(self) -> bool:
+        return self.peak_mb <= self.limit_mb
+
+    def text(self) -> str:
+        grown = self.peak_mb - self.before_peak_mb
+        now = f", resident {self.before_mb:.0f} MB" if self.before_mb is not None else ""
+        return (
+            f"exact MDAV {self.n:,} x {self.d}, k={self.k}, fresh process: input {self.input_mb:.0f} MB; "
+            f"peak RSS {self.peak_mb:.0f} MB (before MDAV: peak {self.before_peak_mb:.0f} MB{now}; "
+            f"MDAV added {grown:.0f} MB = {grown / self.input_mb:.2f}x the input); "
+            f"target peak <= 3 x input + 300 MB = {self.limit_mb:.0f} MB: "
+            f"{'PASS' if self.passed else 'MISS'}; MDAV took {self.seconds:.1f} s"
+        )
+
+
+def memory_probe(n: int, d: int = 10, k: int = 5) -> MemoryResult:
+    """Peak resident memory of :func:`~microgui.core.methods.mdav.mdav` on ``n`` x ``d`` records,
+    measured in a fresh Python process (``resource.getrusage`` ru_maxrss).
+
+    The records (:func:`correlated_data`) are made here and saved to a temporary ``.npy`` file
+    that the child loads, so the peak of making them (several temporary n x d arrays) does not
+    count; the child reports its peak before and after the run, so both the process's peak and
+    MDAV's own increase are shown.
+    """
+    x = correlated_data(n, d).continuous
+    with tempfile.TemporaryDirectory(prefix="microgui-bench-") as tmp:
+        path = os.path.join(tmp, "records.npy")
+        np.save(path, x)
+        done = subprocess.run(
+            [sys.executable, "-m", "microgui.bench", "--memory-child", path, str(k)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"memory probe failed:\n{done.stderr.strip()}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return MemoryResult(
+        n,
+        d,
+        k,
+        x.nbytes / 2**20,
+        out["before_peak_mb"],
+        out["before_mb"],
+        out["peak_mb"],
+        out["seconds"],
+    )
+
+
+def scale_text() -> str:
+    """Blocked and stratified runs (issue 6 "Scale beyond one block"), when the checkout has
+    them: blocked MDAV's IL against exact MDAV at 100,000, and 1,000,000 x 10 on local cores."""
+    import importlib.util
+
+    if importlib.util.find_spec("microgui.core.scale") is None:
+        return "blocked runs: microgui.core.scale is not in this checkout; no rows"
+    return _scale_rows()
+
+
+def _scale_rows() -> str:
+    return "blocked runs: microgui.core.scale found, but the benchmark has no rows for it yet"
+
+
+def gui_text() -> str:
+    """The app's measurements (scatter redraw at 100,000 points, longest event-loop stall
+    during a run), Qt offscreen, when :mod:`microgui.qt.perf` exists."""
+    import importlib.util
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if importlib.util.find_spec("microgui.qt.perf") is None:
+        return "GUI: microgui.qt.perf is not in this checkout; no GUI rows"
+    return "GUI: microgui.qt.perf found, but the benchmark does not call it yet"
+
+
 def complexity_table() -> str:
     """Each registered method's stated complexity."""
     methods = available_methods()
@@ -509,7 +894,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m microgui.bench", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--quick", action="store_true", help=f"only rows with n <= {QUICK_MAX_N:,}")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"only rows with n <= {QUICK_MAX_N:,}; no memory probe, sweep or measures",
+    )
     parser.add_argument(
         "--only", metavar="NAME", help="only the rows of this method (e.g. mdav-generic)"
     )
@@ -521,48 +910,90 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="best of R timings (default: 3 for rows under 1 s, else 1)",
     )
     parser.add_argument(
+        "--baseline-max",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="measure the numpy MDAV baseline up to N records; above, extrapolate and mark (est.) "
+        "(default 100,000; 0 = no baseline)",
+    )
+    parser.add_argument(
+        "--huge",
+        action="store_true",
+        help=f"also the opt-in rows at {HUGE_N:,} records (exact MDAV's memory: minutes)",
+    )
+    parser.add_argument(
+        "--gui", action="store_true", help="also the app's redraw and event-loop measurements"
+    )
+    parser.add_argument(
         "--reference",
         action="store_true",
         help="also print the IL of every method on Census, Tarragona and EIA (k = 3, 4, 5, 10), "
         "read from ../shared/data or $MICROGUI_SHARED_DATA",
     )
+    parser.add_argument("--memory-child", nargs=2, metavar=("NPY", "K"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.memory_child:
+        return _memory_child(args.memory_child[0], int(args.memory_child[1]))
     cases = [
         c
         for c in CASES + registered_cases()
         if (not args.quick or c.n <= QUICK_MAX_N) and (args.only is None or c.method == args.only)
     ]
     if not cases:
-        known = ", ".join(sorted({c.method for c in CASES}))
+        known = ", ".join(sorted({c.method for c in CASES + registered_cases()}))
         print(f"no benchmark rows for {args.only!r}; methods: {known}", file=sys.stderr)
         return 2
     print(
         f"microgui benchmark: Python {platform.python_version()}, numpy {np.__version__}, "
-        f"numba {numba.__version__}, {os.cpu_count()} CPU(s)",
+        f"numba {numba.__version__}, {os.cpu_count()} CPU(s), {platform.machine()}",
         flush=True,
     )
     print(
-        f"data: correlated_data(n, d, seed={SEED}) (see its docstring); partition time only unless note=run"
+        f"data: correlated_data(n, d, seed={SEED}) (see its docstring) unless noted; "
+        "time of the partition only unless note=run"
     )
     print(warm_up_report(), flush=True)
+    baselines = Baselines(args.baseline_max, args.repeat) if args.baseline_max > 0 else None
     rows = []
     for case in cases:
-        rows.append(run_case(case, args.repeat))
+        rows.append(run_case(case, args.repeat, baselines))
         print(
             f"  done: {case.method} n={case.n:,} ({rows[-1].seconds:.2f} s)",
             file=sys.stderr,
             flush=True,
         )
     print(_format(rows))
+    if baselines is not None:
+        print(
+            "numpy MDAV: numpy_mdav on the same records; x numpy = its time / the row's time; "
+            "(est.) = extrapolated by n² from the largest measured n, not measured; "
+            "same = the MDAV row's partition equals numpy MDAV's"
+        )
+    targets = [r for r in rows if r.case.target is not None]
+    if targets:
+        missed = [r for r in targets if r.seconds > (r.case.target or 0.0)]
+        print(f"targets: {len(targets) - len(missed)} of {len(targets)} met")
     print()
     print("stated complexity of each method:")
     print(complexity_table())
+    if args.only in (None, "mdav") and not args.quick:
+        print()
+        print("memory (issue 6 target: MDAV on 1,000,000 x 10 peaks at <= 3 x input + 300 MB):")
+        for n in (MEMORY_N, HUGE_N) if args.huge else (MEMORY_N,):
+            print("  " + memory_probe(n).text(), flush=True)
+        if not args.huge:
+            print(f"  ({HUGE_N:,} x 10: run with --huge, about 8 minutes of exact MDAV here)")
     if args.only is None and not args.quick:
+        print(scale_text())
         sweep = census_sweep_text()
         if sweep is not None:
             print()
             print(sweep)
         print(measures_text())
+    if args.gui:
+        print()
+        print(gui_text())
     if args.reference:
         only = [args.only] if args.only else None
         table = reference_table(only)

@@ -1,17 +1,23 @@
-"""The benchmark command runs and prints its table (no timing is asserted here)."""
+"""The benchmark command: its table, baseline, targets and memory probe (no timing is asserted)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from microgui import bench
+from microgui.core.methods.mdav import mdav
 
 
 def test_bench_quick_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--quick", "--only", "mdav", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "method" in out and "IL %" in out and "mdav" in out
+    assert "numpy MDAV s" in out and "x numpy" in out
     assert "stated complexity of each method" in out
+    row = next(line for line in out.splitlines() if line.startswith("mdav "))
+    assert "yes" in row.split()  # same partition as the numpy baseline
+    assert "(est.)" not in row  # everything at n <= 10,000 is measured
 
 
 def test_bench_unknown_method_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -20,4 +26,80 @@ def test_bench_unknown_method_is_refused(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_registered_methods_with_bench_sizes_get_rows() -> None:
     names = {c.method for c in bench.CASES + bench.registered_cases()}
-    assert {"mdav", "mst", "ama"} <= names
+    assert {"mdav", "mst", "ama", "npn-path", "dependency-tree", "record-linkage"} <= names
+
+
+def test_every_target_of_issue_6_has_a_row() -> None:
+    targets = {
+        (c.method, c.n, c.d): c.target
+        for c in bench.CASES + bench.registered_cases()
+        if c.target is not None
+    }
+    assert targets == {
+        ("mdav", 50_000, 10): 1.5,
+        ("mdav", 100_000, 10): 6.0,
+        ("npn-path", 100_000, 10): 10.0,
+        ("mst", 100_000, 10): 60.0,
+        ("vmdav", 100_000, 10): 20.0,
+        ("mhm", 100_000, 10): 20.0,
+        ("dependency-tree", 500_000, 9): 5.0,
+        ("record-linkage", 100_000, 10): 10.0,
+    }
+
+
+def _row(
+    seconds: float, target: float | None, baseline: tuple[float, bool] | None
+) -> bench.BenchRow:
+    case = bench.BenchCase("mdav", 1_000, 10, 5, lambda d, k, p: None, target=target)
+    return bench.BenchRow(case, seconds, None, None, baseline, None)
+
+
+def test_targets_print_pass_or_miss_and_estimates_are_marked() -> None:
+    text = bench._format(
+        [_row(1.0, 1.5, (4.0, True)), _row(2.0, 1.5, (30.0, False)), _row(1.0, None, None)]
+    )
+    lines = text.splitlines()[2:]
+    assert "<= 1.5 PASS" in lines[0] and "4.000" in lines[0] and "4.0x" in lines[0]
+    assert "(est.)" not in lines[0]
+    assert "<= 1.5 MISS" in lines[1] and "30.000 (est.)" in lines[1] and "15.0x (est.)" in lines[1]
+    assert "PASS" not in lines[2] and "MISS" not in lines[2] and "x" not in lines[2].split()
+
+
+def test_baseline_is_measured_up_to_its_limit_then_extrapolated() -> None:
+    baselines = bench.Baselines(max_n=2_000, repeat=1)
+    small = bench.correlated_data(2_000, 4)
+    seconds, measured, labels = baselines.measure(small, 3)  # type: ignore[misc]
+    assert measured and labels is not None
+    np.testing.assert_array_equal(labels, mdav(small.continuous, 3))
+    # The same records reached through another data function are not measured twice.
+    again = bench.BenchData(
+        small.continuous.copy(), small.ordinal, small.ordinal_sizes, small.nominal
+    )
+    assert baselines.measure(again, 3) == (seconds, True, labels)
+    big = baselines.measure(bench.correlated_data(6_000, 4), 3)
+    assert big is not None and big[1] is False and big[2] is None
+    assert big[0] == pytest.approx(seconds * 9)
+    # Other d or k: nothing to extrapolate from; categorical data: no continuous baseline.
+    assert baselines.measure(bench.correlated_data(6_000, 5), 3) is None
+    assert baselines.measure(bench.correlated_data(6_000, 4), 4) is None
+    assert baselines.measure(bench.mixed_data(1_000, 10), 3) is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("k", [2, 3, 7])
+def test_numpy_baseline_is_mdav(seed: int, k: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(k, 400))
+    x = rng.normal(size=(n, 3)) * rng.uniform(0.1, 10, 3)
+    labels = bench.numpy_mdav(x, k)
+    sizes = np.bincount(labels)
+    assert sizes.min() >= k and sizes.max() <= 2 * k - 1
+    np.testing.assert_array_equal(labels, mdav(x, k))  # no ties: the exact partition
+
+
+def test_memory_probe_runs_in_a_fresh_process() -> None:
+    result = bench.memory_probe(5_000, d=4, k=3)
+    assert result.input_mb == pytest.approx(5_000 * 4 * 8 / 2**20)
+    assert result.peak_mb >= result.before_peak_mb > 0
+    assert result.limit_mb == pytest.approx(3 * result.input_mb + 300)
+    assert "PASS" in result.text() or "MISS" in result.text()
