@@ -3,11 +3,16 @@
 :class:`AppController` owns the dataset, its roles, the current run and the private run pool.
 Panels call its methods and listen to its signals; they never talk to each other. Every run has an
 id; signals of a superseded run are dropped, so a late result never paints over newer parameters.
+
+A sweep (:func:`microgui.core.sweep.run_sweep`) runs in the same one-thread run pool, as one job:
+each finished point becomes a history entry as it arrives. A sweep point keeps the run report
+and measures, not the protected table; opening it re-runs its spec with the seed it used (same
+seed, same partition) in the worker, and the entry is completed in place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +32,8 @@ from microgui.core.progress import ProgressFn, RunCancelled, sub_progress
 from microgui.core.projection import QIProjection, qi_projection
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
-from microgui.qt.workers import Job, RunSignals, RunWorker, make_run_pool
+from microgui.core.sweep import SweepPoint, run_sweep
+from microgui.qt.workers import Job, RunSignals, RunWorker, SweepSignals, make_run_pool
 
 __all__ = [
     "AppController",
@@ -41,6 +47,7 @@ __all__ = [
     "MAX_COMPARED",
     "DependencyTreeOutcome",
     "protect_job",
+    "sweep_job",
     "dependency_tree_job",
     "category_values",
     "report_path_for",
@@ -143,32 +150,94 @@ def protect_job(dataset: Dataset, spec: RunSpec) -> Job:
     return job
 
 
+def sweep_job(
+    dataset: Dataset,
+    specs: Sequence[RunSpec],
+    workers: int | None,
+    on_point: Callable[[SweepPoint], object],
+) -> Job:
+    """The worker's job for a sweep: ``run_sweep`` with the worker's progress (which raises
+    :class:`RunCancelled` on Cancel; the points finished so far were already handed to
+    ``on_point``, called in the worker thread)."""
+    specs = list(specs)
+
+    def job(progress: ProgressFn) -> list[SweepPoint]:
+        return run_sweep(dataset, specs, workers=workers, progress=progress, on_result=on_point)
+
+    return job
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """A finished run kept in the history: its outcome, the table it was computed from (for
-    re-running and reports) and when it finished."""
+    re-running and reports) and when it finished.
+
+    A point of a sweep has ``point`` set and, until it is opened, no ``outcome``: a sweep keeps
+    each run's report and measures, not its protected table. Opening it re-runs
+    :attr:`reproducible_spec` (same seed, same result) and fills ``outcome`` in.
+    """
 
     run_id: int
-    outcome: RunOutcome
+    outcome: RunOutcome | None
     dataset: Dataset
     finished_at: datetime
+    point: SweepPoint | None = None
+
+    @property
+    def has_table(self) -> bool:
+        """False for a sweep point not opened yet (its report and measures only)."""
+        return self.outcome is not None
+
+    @property
+    def from_sweep(self) -> bool:
+        return self.point is not None
 
     @property
     def result(self) -> RunResult:
+        if self.outcome is None:
+            raise LookupError(
+                f"{self.name} is a sweep point kept as its measures only; open it to re-compute it"
+            )
         return self.outcome.result
 
     @property
+    def report(self) -> Mapping[str, Any]:
+        if self.outcome is not None:
+            return self.outcome.result.report
+        assert self.point is not None and self.point.report is not None
+        return self.point.report
+
+    @property
     def spec(self) -> RunSpec:
-        return self.outcome.result.spec
+        if self.outcome is not None:
+            return self.outcome.result.spec
+        assert self.point is not None
+        return self.point.spec
 
     @property
     def measures(self) -> Mapping[str, float | int | None]:
-        return self.outcome.measures
+        if self.outcome is not None:
+            return self.outcome.measures
+        assert self.point is not None
+        return self.point.measures
+
+    @property
+    def measures_note(self) -> str:
+        """Why some measures are missing ("" when none is)."""
+        if self.outcome is not None:
+            return self.outcome.measures_note
+        return self.point.error or "" if self.point is not None else ""
+
+    @property
+    def seconds(self) -> float:
+        """Wall time of the run itself (as its report says)."""
+        value = self.report.get("seconds")
+        return float(value) if value is not None else 0.0
 
     @property
     def seed(self) -> int | None:
         """The seed the run used (the spec's, or the fresh one its report recorded)."""
-        seed = self.result.report.get("seed", self.spec.seed)
+        seed = self.report.get("seed", self.spec.seed)
         return None if seed is None else int(seed)
 
     @property
@@ -247,6 +316,15 @@ class AppController(QObject):
     history_changed = Signal()  # a run was added to or removed from the history
     run_shown = Signal(int)  # id of the history run now shown in the views (after run_finished)
     comparison_changed = Signal(object)  # tuple of the run ids compared (empty: none)
+    sweep_started = Signal(int, int)  # sweep id, number of runs
+    sweep_progress = Signal(int, float, str)  # sweep id, fraction of runs done, status
+    #: sweep id, the SweepPoint, its history run id (-1: the run failed, not in the history)
+    sweep_point_finished = Signal(int, object, int)
+    sweep_finished = Signal(int, object)  # sweep id, list of every SweepPoint (spec order)
+    sweep_cancelled = Signal(int, object)  # sweep id, list of the SweepPoints finished before
+    sweep_failed = Signal(int, str, str)  # sweep id, message, details
+    #: history run id of a sweep point, what happens to it ("re-computing…", "after the sweep")
+    point_opening = Signal(int, str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -283,6 +361,16 @@ class AppController(QObject):
         #: The runs of the comparison view (2 to MAX_COMPARED ids, or empty).
         self.compared: tuple[int, ...] = ()
         self.measures: Mapping[str, float | int | None] = {}
+        # Sweeps share the run pool (one job at a time) but have ids of their own.
+        self._next_sweep_id = 1
+        self._current_sweep: int | None = None
+        self._sweep_workers: dict[int, RunWorker] = {}
+        self._sweep_datasets: dict[int, Dataset] = {}
+        self._sweep_points: dict[int, list[SweepPoint]] = {}
+        #: Re-runs that open a sweep point: re-run id -> the history entry they complete.
+        self._opening: dict[int, int] = {}
+        #: A sweep point the user opened while a sweep was running: opened when it ends.
+        self._queued_open: int | None = None
 
     # dataset and roles --------------------------------------------------------------------
     def load_file(self, path: str | Path) -> Dataset:
@@ -351,7 +439,11 @@ class AppController(QObject):
 
     def set_dataset(self, dataset: Dataset) -> None:
         """Replace the table: any run in progress is superseded and the last result dropped."""
-        if self._cancel_current():
+        was_running = self.is_running
+        self._cancel_current()
+        self._cancel_sweep()
+        self._queued_open = None
+        if was_running:
             self.busy_changed.emit(False)
         self._cancel_tree()
         self.dataset = dataset
@@ -472,7 +564,12 @@ class AppController(QObject):
     # runs ---------------------------------------------------------------------------------
     @property
     def is_running(self) -> bool:
-        return self._current is not None
+        """A run or a sweep is in progress."""
+        return self._current is not None or self._current_sweep is not None
+
+    @property
+    def is_sweeping(self) -> bool:
+        return self._current_sweep is not None
 
     @property
     def current_run_id(self) -> int | None:
@@ -496,6 +593,8 @@ class AppController(QObject):
         """Start any job returning a :class:`RunOutcome` (the tests use slow or failing jobs)."""
         was_running = self.is_running
         self._cancel_current()
+        # A run supersedes a sweep too (its finished points stay in the history).
+        self._cancel_sweep()
         run_id = self._next_id
         self._next_id += 1
         signals = RunSignals()  # made here, in the GUI thread
@@ -514,11 +613,13 @@ class AppController(QObject):
         return run_id
 
     def cancel_run(self) -> None:
-        """Ask the current run to stop; ``run_cancelled`` follows when it has."""
+        """Ask the current run (or sweep) to stop; ``run_cancelled`` (``sweep_cancelled``)
+        follows when it has."""
         if self._current is not None:
             worker = self._workers.get(self._current)
             if worker is not None:
                 worker.cancel()
+        self.cancel_sweep()
 
     def _cancel_current(self) -> bool:
         """Supersede the current run: it is cancelled and from now on ignored. True if there was one."""
@@ -533,6 +634,7 @@ class AppController(QObject):
     def _release(self, run_id: int) -> None:
         self._workers.pop(run_id, None)
         self._run_datasets.pop(run_id, None)
+        self._opening.pop(run_id, None)
 
     def _end_current(self, run_id: int) -> bool:
         """Release a finished worker; True when it was the current run (whose signal counts)."""
@@ -550,12 +652,20 @@ class AppController(QObject):
     @Slot(int, object)
     def _on_finished(self, run_id: int, outcome: Any) -> None:
         dataset = self._run_datasets.get(run_id)
+        target = self._opening.get(run_id)
         if not self._end_current(run_id):
             return
         assert isinstance(outcome, RunOutcome)
         assert dataset is not None
-        self.history.append(HistoryEntry(run_id, outcome, dataset, datetime.now()))
         self.busy_changed.emit(False)
+        row = next((i for i, e in enumerate(self.history) if e.run_id == target), -1)
+        if row >= 0:
+            # A sweep point opened: the same history entry, now with its table.
+            self.history[row] = replace(self.history[row], outcome=outcome)
+            self.history_changed.emit()
+            self._show(self.history[row].run_id)
+            return
+        self.history.append(HistoryEntry(run_id, outcome, dataset, datetime.now()))
         self.history_changed.emit()
         self._show(run_id)
 
@@ -586,10 +696,168 @@ class AppController(QObject):
 
     def show_run(self, run_id: int) -> None:
         """Show a past run in the views. ``run_finished`` is emitted again for it (the views
-        redraw the current result on it), then ``run_shown``."""
+        redraw the current result on it), then ``run_shown``. A sweep point not opened yet is
+        re-computed first (:meth:`open_point`)."""
         if run_id == self.shown_run_id:
             return
+        if not self.entry(run_id).has_table:
+            self.open_point(run_id)
+            return
         self._show(run_id)
+
+    def open_point(self, run_id: int) -> int | None:
+        """Re-compute a sweep point from its spec and seed in the worker, then show it.
+
+        A sweep keeps each run's report and measures, not its protected table; the same spec
+        with the same seed gives the same partition, so the table is re-computed rather than
+        stored. Returns the re-run's id (None: it waits for the running sweep to end, or is
+        already being re-computed). ``point_opening`` says what happens.
+        """
+        entry = self.entry(run_id)
+        if entry.has_table:
+            self._show(run_id)
+            return None
+        seed = "a fresh seed" if entry.seed is None else f"seed {entry.seed}"
+        if self._current_sweep is not None:
+            self._queued_open = run_id
+            self.point_opening.emit(
+                run_id,
+                f"{entry.name} is a sweep point (measures only): it will be re-computed with "
+                f"{seed} to show it when the sweep ends.",
+            )
+            return None
+        if run_id in self._opening.values() and self.is_running:
+            return None
+        spec = entry.reproducible_spec
+        rerun_id = self.start_job(protect_job(entry.dataset, spec), spec, entry.dataset)
+        self._opening[rerun_id] = run_id
+        self.point_opening.emit(
+            run_id,
+            f"{entry.name} is a sweep point (measures only): re-running it with {seed} to show "
+            "it (same spec and seed, same result)…",
+        )
+        return rerun_id
+
+    # sweeps -------------------------------------------------------------------------------
+    @property
+    def current_sweep_id(self) -> int | None:
+        return self._current_sweep
+
+    def start_sweep(self, specs: Sequence[RunSpec], workers: int | None = None) -> int:
+        """Run every spec on the current table and measure it (``run_sweep``), in the worker.
+
+        Each finished point is added to the history as it arrives (``sweep_point_finished``);
+        then ``sweep_finished``, ``sweep_cancelled`` (the points finished so far stay in the
+        history) or ``sweep_failed``. A run or sweep in progress is superseded. ``workers``: the
+        processes of ``run_sweep`` (None: one per core; 1: in the worker thread itself).
+        """
+        if self.dataset is None:
+            raise InvalidRoles("open a table before running a sweep")
+        specs = list(specs)
+        if not specs:
+            raise InvalidParameter("the sweep has no run; choose at least one method and one k")
+        was_running = self.is_running
+        self._cancel_current()
+        self._cancel_sweep()
+        sweep_id = self._next_sweep_id
+        self._next_sweep_id += 1
+        signals = SweepSignals()  # made here, in the GUI thread
+        signals.progress.connect(self._on_sweep_progress)
+        signals.point.connect(self._on_sweep_point)
+        signals.finished.connect(self._on_sweep_finished)
+        signals.failed.connect(self._on_sweep_failed)
+        signals.cancelled.connect(self._on_sweep_cancelled)
+        job = sweep_job(
+            self.dataset, specs, workers, lambda point: signals.point.emit(sweep_id, point)
+        )
+        worker = RunWorker(sweep_id, job, signals)
+        self._sweep_workers[sweep_id] = worker
+        self._sweep_datasets[sweep_id] = self.dataset
+        self._sweep_points[sweep_id] = []
+        self._current_sweep = sweep_id
+        self.sweep_started.emit(sweep_id, len(specs))
+        if not was_running:
+            self.busy_changed.emit(True)
+        self.pool.start(worker)
+        return sweep_id
+
+    def cancel_sweep(self) -> None:
+        """Ask the sweep to stop; ``sweep_cancelled`` follows with the points kept."""
+        if self._current_sweep is not None:
+            worker = self._sweep_workers.get(self._current_sweep)
+            if worker is not None:
+                worker.cancel()
+
+    def _cancel_sweep(self) -> bool:
+        """Supersede the current sweep: cancelled, and its later signals ignored."""
+        if self._current_sweep is None:
+            return False
+        worker = self._sweep_workers.get(self._current_sweep)
+        if worker is not None:
+            worker.cancel()
+        self._current_sweep = None
+        return True
+
+    def _end_sweep(self, sweep_id: int) -> tuple[bool, list[SweepPoint]]:
+        """Release a finished sweep worker: (was it the current sweep, its points so far)."""
+        self._sweep_workers.pop(sweep_id, None)
+        self._sweep_datasets.pop(sweep_id, None)
+        points = self._sweep_points.pop(sweep_id, [])
+        if sweep_id != self._current_sweep:
+            return False, points
+        self._current_sweep = None
+        return True, points
+
+    def _after_sweep(self) -> None:
+        if not self.is_running:
+            self.busy_changed.emit(False)
+        queued, self._queued_open = self._queued_open, None
+        if queued is not None and any(e.run_id == queued for e in self.history):
+            self.open_point(queued)
+
+    @Slot(int, float, str)
+    def _on_sweep_progress(self, sweep_id: int, fraction: float, status: str) -> None:
+        if sweep_id == self._current_sweep:
+            self.sweep_progress.emit(sweep_id, fraction, status)
+
+    @Slot(int, object)
+    def _on_sweep_point(self, sweep_id: int, point: Any) -> None:
+        if sweep_id != self._current_sweep:
+            return
+        assert isinstance(point, SweepPoint)
+        self._sweep_points[sweep_id].append(point)
+        run_id = -1
+        if point.report is not None:
+            run_id = self._next_id
+            self._next_id += 1
+            dataset = self._sweep_datasets[sweep_id]
+            self.history.append(HistoryEntry(run_id, None, dataset, datetime.now(), point))
+            self.history_changed.emit()
+        self.sweep_point_finished.emit(sweep_id, point, run_id)
+
+    @Slot(int, object)
+    def _on_sweep_finished(self, sweep_id: int, points: Any) -> None:
+        current, _received = self._end_sweep(sweep_id)
+        if not current:
+            return
+        self.sweep_finished.emit(sweep_id, list(points))
+        self._after_sweep()
+
+    @Slot(int)
+    def _on_sweep_cancelled(self, sweep_id: int) -> None:
+        current, received = self._end_sweep(sweep_id)
+        if not current:
+            return
+        self.sweep_cancelled.emit(sweep_id, sorted(received, key=lambda p: p.index))
+        self._after_sweep()
+
+    @Slot(int, str, str)
+    def _on_sweep_failed(self, sweep_id: int, message: str, details: str) -> None:
+        current, _received = self._end_sweep(sweep_id)
+        if not current:
+            return
+        self.sweep_failed.emit(sweep_id, message, details)
+        self._after_sweep()
 
     def rerun(self, run_id: int) -> int:
         """Run a history entry again from its spec, with the seed it used, on the table it was
@@ -616,8 +884,12 @@ class AppController(QObject):
         ids = tuple(dict.fromkeys(int(i) for i in run_ids))
         if ids and not 2 <= len(ids) <= MAX_COMPARED:
             raise InvalidParameter(f"choose 2 to {MAX_COMPARED} runs to compare, not {len(ids)}")
-        for i in ids:
-            self.entry(i)
+        unopened = [self.entry(i).name for i in ids if not self.entry(i).has_table]
+        if unopened:
+            raise InvalidParameter(
+                f"{', '.join(unopened)}: sweep point(s) kept as measures only; select each one "
+                "first to re-compute its table (same seed, same result), then compare"
+            )
         self.compared = ids
         self.comparison_changed.emit(ids)
 
@@ -733,6 +1005,8 @@ class AppController(QObject):
             worker.cancel()
         for worker in self._tree_workers.values():
             worker.cancel()
+        for worker in self._sweep_workers.values():
+            worker.cancel()
         pools = (self.pool, self.load_pool, self.analysis_pool)
         for pool in pools:
             pool.clear()
@@ -741,11 +1015,18 @@ class AppController(QObject):
         self._loaders.clear()
         self._current_tree = None
         self._tree_workers.clear()
-        if self._current is not None:
-            self._current = None
+        was_running = self.is_running
+        self._current = None
+        self._current_sweep = None
+        self._queued_open = None
+        if was_running:
             self.busy_changed.emit(False)
         self._workers.clear()
         self._run_datasets.clear()
+        self._opening.clear()
+        self._sweep_workers.clear()
+        self._sweep_datasets.clear()
+        self._sweep_points.clear()
         return bool(done)
 
     # export -------------------------------------------------------------------------------

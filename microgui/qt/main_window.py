@@ -42,6 +42,7 @@ from microgui.qt.panels.history_panel import HistoryPanel
 from microgui.qt.panels.results_panel import ResultsPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
+from microgui.qt.panels.sweep_dialog import SweepDialog
 from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 from microgui.qt.plots.mst_partition import MstPartitionPlot
 from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
@@ -211,6 +212,7 @@ class MainWindow(QMainWindow):
         self.error_box: QMessageBox | None = None
         self.override_dialog: ExportOverrideDialog | None = None
         self.about_box: QMessageBox | None = None
+        self.sweep_dialog: SweepDialog | None = None
         self.last_error = ""
         self._pending_open: Path | None = None
 
@@ -231,6 +233,24 @@ class MainWindow(QMainWindow):
         ctl.run_shown.connect(self.ru_chart.set_current)
         ctl.comparison_changed.connect(self._on_comparison_changed)
         self.ru_chart.run_clicked.connect(ctl.show_run)
+        self.run_panel.sweep_requested.connect(self.open_sweep_dialog)
+        ctl.sweep_started.connect(self._on_sweep_started)
+        ctl.sweep_finished.connect(
+            lambda _i, points: self.statusBar().showMessage(
+                f"Sweep done: {sum(p.report is not None for p in points)} of {len(points)} "
+                "run(s) in the history and on the risk–utility map.",
+                15000,
+            )
+        )
+        ctl.sweep_cancelled.connect(
+            lambda _i, points: self.statusBar().showMessage(
+                f"Sweep cancelled; {len(points)} finished run(s) kept in the history.", 15000
+            )
+        )
+        ctl.sweep_failed.connect(
+            lambda _i, message, details: self.show_error(message, details, "The sweep failed")
+        )
+        ctl.point_opening.connect(lambda _i, text: self.statusBar().showMessage(text, 15000))
         for panel in (self.roles_panel, self.run_panel, self.history_panel):
             panel.error_occurred.connect(lambda message: self.show_error(message))
         self._update_title()
@@ -277,6 +297,18 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.report_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
+        run_menu = self.menuBar().addMenu("&Run")
+        self.run_action = QAction("&Run", self)
+        self.run_action.setShortcut(QKeySequence("Ctrl+R"))
+        self.run_action.triggered.connect(self.run_panel.run)
+        self.sweep_action = QAction("&Sweep…", self)
+        self.sweep_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
+        self.sweep_action.setToolTip("Run a grid of methods × k × parameters")
+        self.sweep_action.triggered.connect(self.open_sweep_dialog)
+        self.cancel_action = QAction("&Cancel", self)
+        self.cancel_action.triggered.connect(self.controller.cancel_run)
+        for action in (self.run_action, self.sweep_action, self.cancel_action):
+            run_menu.addAction(action)
         view_menu = self.menuBar().addMenu("&View")
         for dock in (
             self.run_dock,
@@ -313,6 +345,10 @@ class MainWindow(QMainWindow):
             self.controller.result is not None and not self.controller.is_running
         )
         self.report_action.setEnabled(bool(self.controller.history))
+        has_data = self.controller.dataset is not None
+        self.run_action.setEnabled(has_data and not self.controller.is_running)
+        self.sweep_action.setEnabled(has_data)
+        self.cancel_action.setEnabled(self.controller.is_running)
 
     def _update_title(self) -> None:
         dataset = self.controller.dataset
@@ -490,6 +526,29 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self.show_error(message, details, title="The run failed")
 
+    # sweeps -------------------------------------------------------------------------------
+    def open_sweep_dialog(self) -> SweepDialog:
+        """Show the sweep dialog (made once, kept: it shows the running sweep's progress)."""
+        if self.sweep_dialog is None:
+            self.sweep_dialog = SweepDialog(self.controller, self)
+        dialog = self.sweep_dialog
+        if not self.controller.is_sweeping:
+            try:
+                dialog.prefill(self.run_panel.spec())
+            except MicroguiError:
+                pass  # no method: nothing to prefill
+        was_visible = dialog.isVisible()
+        dialog.show()
+        if was_visible:
+            dialog.raise_()  # already open behind the window: bring it to the front
+        return dialog
+
+    def _on_sweep_started(self, _sweep_id: int, total: int) -> None:
+        self.statusBar().showMessage(
+            f"Sweep of {total} run(s): each appears on the risk–utility map as it finishes…"
+        )
+        self.tabs.setCurrentWidget(self.ru_chart)
+
     # history, comparison and reports -----------------------------------------------------
     def _update_ru_chart(self) -> None:
         ctl = self.controller
@@ -656,7 +715,7 @@ class MainWindow(QMainWindow):
             self.settings.set_geometry(QByteArray(self.saveGeometry()))
             self.settings.set_window_state(QByteArray(self.saveState()))
             self.settings.sync()
-        for box in (self.error_box, self.about_box, self.override_dialog):
+        for box in (self.error_box, self.about_box, self.override_dialog, self.sweep_dialog):
             if box is not None:
                 box.close()
         super().closeEvent(event)

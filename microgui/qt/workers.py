@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from microgui.core.errors import MicroguiError
 from microgui.core.progress import ProgressFn, RunCancelled
 
-__all__ = ["RunSignals", "RunWorker", "make_run_pool", "live_run_pools", "Job"]
+__all__ = ["RunSignals", "SweepSignals", "RunWorker", "make_run_pool", "live_run_pools", "Job"]
 
 #: A core computation: takes a progress function, returns a value (numpy/pandas/dataclasses).
 Job = Callable[[ProgressFn], Any]
@@ -54,6 +54,13 @@ class RunSignals(QObject):
     finished = Signal(int, object)  # run id, the job's value
     failed = Signal(int, str, str)  # run id, message for the user, details (traceback or "")
     cancelled = Signal(int)  # run id
+
+
+class SweepSignals(RunSignals):
+    """A sweep's signals: those of a run, plus one per finished point (emitted from the worker
+    thread while the sweep goes on, so each point reaches the GUI thread as it arrives)."""
+
+    point = Signal(int, object)  # sweep id, microgui.core.sweep.SweepPoint
 
 
 class RunWorker(QRunnable):

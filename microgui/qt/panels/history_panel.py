@@ -3,6 +3,9 @@
 A lazy table model over ``controller.history`` (STYLE.md §5): it copies nothing. Selecting one
 run shows it in the views; "Re-run" runs it again from its spec and seed; "Remove" drops it;
 "Compare" puts 2–4 selected runs side by side.
+
+Points of a sweep are listed like runs ("#7 sweep"), in italics while they hold only their report
+and measures: selecting one re-runs its spec with the same seed in the worker, then shows it.
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ class HistoryModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             spec = entry.spec
             if col == 0:
-                return f"#{entry.run_id}"
+                return f"#{entry.run_id} sweep" if entry.from_sweep else f"#{entry.run_id}"
             if col == 1:
                 return spec.method
             if col == 2:
@@ -112,18 +115,33 @@ class HistoryModel(QAbstractTableModel):
             return format_measure(entry.measures.get(key))
         if role == Qt.ItemDataRole.TextAlignmentRole and (col == 2 or col >= len(_FIXED)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.FontRole and entry.run_id == self._controller.shown_run_id:
+        shown = entry.run_id == self._controller.shown_run_id
+        if role == Qt.ItemDataRole.FontRole and (shown or not entry.has_table):
             from PySide6.QtGui import QFont
 
             font = QFont()
-            font.setBold(True)
+            font.setBold(shown)
+            # Italic: a sweep point without its table yet (opening it re-runs it).
+            font.setItalic(not entry.has_table)
             return font
+        if role == Qt.ItemDataRole.ForegroundRole and not entry.has_table and not shown:
+            from PySide6.QtGui import QBrush, QColor
+
+            return QBrush(QColor("#555555"))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (
+            text = (
                 f"{entry.name}, finished {entry.finished_at:%Y-%m-%d %H:%M:%S} in "
-                f"{entry.result.seconds:.2f} s"
-                + (f"\n{entry.outcome.measures_note}" if entry.outcome.measures_note else "")
+                f"{entry.seconds:.2f} s"
             )
+            if entry.from_sweep and not entry.has_table:
+                text += (
+                    "\nSweep point: its report and measures only. Select it to re-run its spec "
+                    "with the same seed (same result) and show it."
+                )
+            elif entry.from_sweep:
+                text += "\nSweep point, re-computed from its spec and seed."
+            note = entry.measures_note
+            return text + (f"\n{note}" if note else "")
         return None
 
 
@@ -156,7 +174,9 @@ class HistoryPanel(QWidget):
         self.remove_button.clicked.connect(self.remove_selected)
         self.compare_button.clicked.connect(self.compare_selected)
         self.hint = QLabel(
-            "Finished runs are kept here. Select one to show it; Ctrl+click 2–4 to compare."
+            "Finished runs are kept here. Select one to show it; Ctrl+click 2–4 to compare. "
+            "Sweep points (italic) keep only their measures: selecting one re-runs it with the "
+            "same seed to show it."
         )
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color: #666;")

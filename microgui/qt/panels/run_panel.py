@@ -110,9 +110,11 @@ def set_param_widget_value(widget: QWidget, value: Any) -> None:
 
 
 class RunPanel(QWidget):
-    """Choose and start a run; ``error_occurred`` reports a parameter the core refused."""
+    """Choose and start a run; ``error_occurred`` reports a parameter the core refused;
+    ``sweep_requested`` asks the window for the sweep dialog."""
 
     error_occurred = Signal(str)
+    sweep_requested = Signal()
 
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -147,6 +149,11 @@ class RunPanel(QWidget):
         self.run_button.clicked.connect(self.run)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(controller.cancel_run)
+        self.sweep_button = QPushButton("Sweep…")
+        self.sweep_button.setToolTip(
+            "Run a grid of methods × k × parameters and see every run on the risk–utility map"
+        )
+        self.sweep_button.clicked.connect(self.sweep_requested)
         self.progress_bar = QProgressBar()
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
@@ -171,6 +178,7 @@ class RunPanel(QWidget):
         form.addRow("Seed", self.seed_spin)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button, 1)
+        buttons.addWidget(self.sweep_button)
         buttons.addWidget(self.cancel_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -189,6 +197,17 @@ class RunPanel(QWidget):
         controller.run_failed.connect(self._on_run_failed)
         controller.run_cancelled.connect(self._on_run_cancelled)
         controller.busy_changed.connect(self._update_buttons)
+        controller.sweep_started.connect(self._on_sweep_started)
+        controller.sweep_progress.connect(self._on_run_progress)
+        controller.sweep_finished.connect(
+            lambda _i, points: self._sweep_ended(f"Sweep done: {len(points)} run(s).")
+        )
+        controller.sweep_cancelled.connect(
+            lambda _i, points: self._sweep_ended(
+                f"Sweep cancelled; {len(points)} finished run(s) kept in the history."
+            )
+        )
+        controller.sweep_failed.connect(lambda _i, m, _d: self._sweep_ended(f"Sweep failed: {m}"))
         self._update_buttons()
 
     # methods and parameters ---------------------------------------------------------------
@@ -277,6 +296,7 @@ class RunPanel(QWidget):
         busy = self._controller.is_running
         has_data = self._controller.dataset is not None
         self.run_button.setEnabled(has_data and not busy and self.method is not None)
+        self.sweep_button.setEnabled(has_data)
         self.cancel_button.setEnabled(busy)
 
     def _on_dataset_loaded(self, dataset: Any) -> None:
@@ -305,6 +325,13 @@ class RunPanel(QWidget):
     def _on_run_failed(self, _run_id: int, message: str, _details: str) -> None:
         self.progress_bar.setValue(0)
         self.status_label.setText(f"Run failed: {message}")
+
+    def _on_sweep_started(self, _sweep_id: int, total: int) -> None:
+        self.progress_bar.setValue(0)
+        self.status_label.setText(f"Sweep of {total} run(s)…")
+
+    def _sweep_ended(self, text: str) -> None:
+        self.status_label.setText(text)
 
     def _on_run_cancelled(self, _run_id: int) -> None:
         self.progress_bar.setValue(0)
