@@ -1,0 +1,74 @@
+"""Fixtures for every test: no network (issue 7), the state folder kept out of the user's home.
+
+microgui never opens a network connection. Every test runs with ``socket.connect`` (and so
+``create_connection``) refusing any address outside the loopback range with :class:`NetworkUsed`;
+the attempt is also recorded, so that a library that swallows the error still fails the test.
+Unix sockets (the process pool's forkserver) and loopback (the Dask tests' LocalCluster on
+127.0.0.1) stay allowed. Subprocesses are not covered: the pycanon cross-check builds its own venv
+with pip on purpose, and says so.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+
+class NetworkUsed(OSError):
+    """A test (or the code under it) tried to reach the network."""
+
+
+def _is_loopback(address: object) -> bool:
+    host = address[0] if isinstance(address, tuple) and address else address
+    if not isinstance(host, str):
+        return False
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False  # a host name: resolving it is already network use
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    attempts: list[object] = []
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guard(sock: socket.socket, address: object) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address):
+            attempts.append(address)
+            raise NetworkUsed(f"test tried to open a network connection to {address!r}")
+
+    def connect(sock: socket.socket, address: object) -> None:
+        guard(sock, address)
+        real_connect(sock, address)  # type: ignore[arg-type]
+
+    def connect_ex(sock: socket.socket, address: object) -> int:
+        guard(sock, address)
+        return real_connect_ex(sock, address)  # type: ignore[arg-type]
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
+        if not _is_loopback(host if not isinstance(host, bytes) else host.decode()):
+            attempts.append(host)
+            raise NetworkUsed(f"test tried to resolve the host name {host!r}")
+        return real_getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    real_getaddrinfo = socket.getaddrinfo
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield attempts
+    assert not attempts, f"network use attempted: {attempts!r}"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Autosaves and other state go to a temporary folder, never the user's."""
+    monkeypatch.setenv("MICROGUI_STATE_DIR", str(tmp_path_factory.mktemp("state")))
