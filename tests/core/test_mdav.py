@@ -118,6 +118,95 @@ def test_mdav_generic_on_continuous_reference_set_is_mdav() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# an independent, literal textbook MDAV (issue 6: the fast kernel builds the textbook partition)
+# --------------------------------------------------------------------------------------------
+
+
+def _textbook_mdav(x: np.ndarray, k: int) -> np.ndarray:
+    """``003`` Algorithm 5.1 written literally, sharing no code or bookkeeping with the kernel
+    or with ``mdav_reference``: the average recomputed from the remaining records each round,
+    every choice made by sorting (distance, row) pairs, removed records deleted. Only the
+    documented tie rule is common: farthest = largest distance then smallest row; nearest =
+    smallest (distance, row) pairs; s = the farthest record of R outside r's group."""
+    x = np.asarray(x, dtype=np.float64)
+    labels = np.full(len(x), -1, dtype=np.int64)
+    rest = np.arange(len(x))  # original rows still ungrouped, ascending
+    label = 0
+
+    def dist(point: np.ndarray) -> np.ndarray:
+        d = np.zeros(len(rest))
+        for j in range(x.shape[1]):  # column by column, as the module docstring says
+            d += (x[rest, j] - point[j]) ** 2
+        return d
+
+    def farthest(d: np.ndarray, among: np.ndarray) -> int:
+        return int(among[np.lexsort((rest[among], -d[among]))[0]])
+
+    def group(d: np.ndarray, centre: int) -> np.ndarray:
+        others = np.flatnonzero(np.arange(len(rest)) != centre)
+        nearest = others[np.lexsort((rest[others], d[others]))[: k - 1]]
+        return np.concatenate([[centre], nearest])
+
+    def take(positions: np.ndarray) -> None:
+        nonlocal rest, label
+        labels[rest[positions]] = label
+        label += 1
+        rest = np.delete(rest, positions)
+
+    while len(rest) >= 3 * k:
+        everyone = np.arange(len(rest))
+        r = farthest(dist(x[rest].mean(axis=0)), everyone)
+        d_r = dist(x[rest[r]])
+        g_r = group(d_r, r)
+        s_row = rest[farthest(d_r, np.setdiff1d(everyone, g_r))]
+        take(g_r)
+        s = int(np.flatnonzero(rest == s_row)[0])
+        take(group(dist(x[s_row]), s))
+    if len(rest) >= 2 * k:
+        r = farthest(dist(x[rest].mean(axis=0)), np.arange(len(rest)))
+        take(group(dist(x[rest[r]]), r))
+    labels[rest] = label
+    return labels
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(("name", "k"), sorted(REFERENCE_IL))
+def test_reference_sets_get_the_textbook_partition(name: str, k: int) -> None:
+    # Label for label, on z-scores whose mean is recomputed each round (not the kernel's running
+    # sum): Tarragona and EIA have duplicate records, so the tie rule is exercised too.
+    result = run_protection(_reference_dataset(name), RunSpec.make("mdav", k))
+    np.testing.assert_array_equal(result.labels, _textbook_mdav(result.qi.continuous, k))
+
+
+@HYPO
+@given(
+    st.integers(2, 5),
+    st.integers(1, 4),
+    st.sampled_from([1.0, 4.0]),
+    st.integers(0, 2**32 - 1),
+    st.integers(2, 300),
+)
+def test_kernel_is_the_textbook_partition_with_ties(
+    k: int, dim: int, scale: float, seed: int, n: int
+) -> None:
+    # Few distinct values (integers, or quarters: exact in binary) make ties everywhere, and
+    # exact arithmetic makes the partition independent of how the average is accumulated.
+    x = np.random.default_rng(seed).integers(-2, 3, (max(n, k), dim)) / scale
+    labels = mdav(x, k)
+    np.testing.assert_array_equal(labels, _textbook_mdav(x, k))
+    _sizes_ok(labels, k)
+
+
+def test_textbook_partition_across_many_kernel_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A tiny work budget makes the kernel return to Python and resume after a few groups, many
+    # times over; 3,000 records on a 5 x 5 x 5 grid are full of equidistant records.
+    monkeypatch.setattr(mdav_module, "_BATCH_WORK", 20_000)
+    x = np.random.default_rng(7).integers(-2, 3, (3_000, 3)).astype(np.float64)
+    for k in (2, 5):
+        np.testing.assert_array_equal(mdav(x, k), _textbook_mdav(x, k))
+
+
+# --------------------------------------------------------------------------------------------
 # hand-traced partitions
 # --------------------------------------------------------------------------------------------
 

@@ -36,7 +36,14 @@ row number; the k-1 nearest are the k-1 smallest pairs (equal distances: smaller
 first). The record itself (r or s) is always in its own group. The rule does not depend on how an
 implementation stores or reorders the remaining records. (Checked on the CASC reference sets: the
 opposite preference, largest row first, changes the partition of Tarragona and EIA, which have
-duplicate records, but not their IL to 4 decimals.)
+duplicate records, but not their IL to 4 decimals.) Exact ties between *distinct* records also
+depend on rounding: the average record here is a running sum over m (see "Floating point"). Where
+the arithmetic is exact (integer or dyadic values) that equals the mean recomputed each round, so
+any implementation following this rule gets this partition; with inexact values a freshly
+computed mean can differ in its last bits and settle a near-tie for r the other way. The tests
+compare the kernel label for label with an independent literal implementation (fresh mean,
+sorted (distance, row) pairs) on the three reference sets and on tie-ridden integer data, and
+with :func:`mdav_reference` (same arithmetic) on inexact data with ties.
 
 **Distance** (MDAV-generic, ``003`` §5.2-5.4). For records x, y::
 
@@ -622,7 +629,9 @@ def mdav(values: npt.ArrayLike, k: int, *, progress: ProgressFn = no_progress) -
     -------
     numpy.ndarray
         int64 group label per record (row order), groups numbered 0..g-1 in the order formed;
-        every group has k..2k-1 records. Ties: see the module docstring (smallest row first).
+        every group has k..2k-1 records. Ties: among equal distances the smallest original
+        row is the farthest and comes first among the nearest; ``s`` is the farthest record
+        outside r's group (module docstring, "Tie rule").
     """
     x = _as_2d(values, np.asarray(values).shape[0], np.float64)
     n = x.shape[0]
