@@ -1,0 +1,84 @@
+"""Issue 7: run reports (JSON) hold aggregates and measures, never a record's raw value.
+
+For every registered method that runs on the demo's quasi-identifiers, the JSON report written by
+export_run is searched for identifier values and for the raw values of the quasi-identifiers and
+of the confidential column (numbers of five characters or more, so that k = 5 or a group count
+does not match by chance; every category label except the ordinal order and nominal category
+names, which the report may name as part of the spec). The spec itself (parameters, hierarchy
+descriptions) is the user's configuration and is left out of the search.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from microgui.core.dataset import Dataset
+from microgui.core.demo import load_demo
+from microgui.core.errors import MicroguiError
+from microgui.core.export import export_run
+from microgui.core.methods import available_methods
+from microgui.core.roles import AttributeKind, AttributeRole
+from microgui.core.runs import RunSpec, run_protection
+
+N = 300
+
+
+@pytest.fixture(scope="module")
+def mixed() -> Dataset:
+    demo = load_demo()
+    frame = demo.frame.iloc[:N].reset_index(drop=True)
+    return Dataset.from_frame(frame, roles=demo.roles, source=None)
+
+
+@pytest.fixture(scope="module")
+def continuous(mixed: Dataset) -> Dataset:
+    """The demo with only its continuous quasi-identifiers tagged (for continuous-only methods)."""
+    roles = mixed.roles
+    for column in roles.quasi_identifiers:
+        if roles[column].kind is not AttributeKind.CONTINUOUS:
+            roles = roles.replace(column, roles[column].with_role(AttributeRole.NON_CONFIDENTIAL))
+    return Dataset.from_frame(mixed.frame, roles=roles, source=None)
+
+
+def _raw_tokens(frame: pd.DataFrame, columns: list[str]) -> set[str]:
+    tokens: set[str] = set()
+    for column in columns:
+        for value in frame[column].astype(str):
+            if re.fullmatch(r"-?\d+(\.\d+)?", value):
+                if len(value) >= 5:
+                    tokens.add(value)
+            # category labels are part of the spec (the ordinal order), so they may appear
+    return tokens
+
+
+@pytest.mark.parametrize("method", [m.name for m in available_methods()])
+def test_json_report_holds_no_record_value(
+    mixed: Dataset, continuous: Dataset, method: str, tmp_path: Path
+) -> None:
+    kinds = next(m for m in available_methods() if m.name == method).kinds
+    dataset = mixed if AttributeKind.NOMINAL in kinds else continuous
+    try:
+        result = run_protection(dataset, RunSpec.make(method, 5, seed=3))
+    except MicroguiError as exc:  # a method that refuses the demo's kinds or size
+        pytest.skip(f"{method}: {exc}")
+    report_path = tmp_path / "report.json"
+    export_run(dataset, result, tmp_path / "out.csv", report_path, override="test of the report")
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    # the spec is the user's configuration (e.g. "intervals of width 100000"), not record values
+    for key in ("parameters", "hierarchies"):
+        report.pop(key, None)
+    text = json.dumps(report, ensure_ascii=False)
+    roles = dataset.roles
+    for value in dataset.frame[roles.identifiers[0]].astype(str):
+        assert not re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", text), value
+    leaked = [
+        t
+        for t in _raw_tokens(dataset.frame, roles.quasi_identifiers + roles.confidential)
+        if re.search(rf"(?<![\w.]){re.escape(t)}(?![\w.])", text)
+    ]
+    assert not leaked, f"{method} report holds raw values {leaked[:5]}"
