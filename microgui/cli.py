@@ -11,6 +11,7 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
     microgui dependency-tree INPUT --attributes COL,... [--bins N] [--json OUT]
     microgui evaluate ORIGINAL PROTECTED --qi COL,... [--confidential COL,...]
         [--identifiers COL,...] [--ordinal COL=V1<V2...]... [--nominal COL,...] [--json OUT]
+        [-k K] [--hierarchy COL=FILE]... [--score-weights il=0.5,id=0.5,dbrl=0.25,prl=0.25]
     microgui sweep INPUT --qi COL,... [--confidential ...] [--identifiers ...] [--ordinal ...]
         [--nominal ...] --methods M1,M2,... --k 3,5,10 [--param NAME=VALUE]...
         [--seed N] [--workers N] [--json OUT]
@@ -179,6 +180,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_role_options(e)
     e.add_argument(
         "--json", metavar="OUT", help="also write the measures as a flat JSON object to OUT"
+    )
+    e.add_argument(
+        "-k",
+        default=None,
+        metavar="K",
+        help="the k the release was made for: adds CAVG = n/(classes·k) (004 §7)",
+    )
+    e.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="COL=FILE",
+        help="generalization hierarchy of COL (as for protect): adds the generalization IL of "
+        "004 §7; repeatable",
+    )
+    e.add_argument(
+        "--score-weights",
+        metavar="NAME=W,...",
+        help="weights of the score (003 §3.1): il (IL in the score; DR gets 1-il) and id, dbrl, "
+        "prl (interval disclosure, distance-based and probabilistic linkage in DR, summing to 1); "
+        "default il=0.5,id=0.5,dbrl=0.25,prl=0.25",
     )
 
     w = sub.add_parser(
@@ -486,6 +507,18 @@ def _evaluate(args: argparse.Namespace) -> int:
             f"--json {Path(args.json).name} is an input file; choose another output path"
         )
     _parse_ordinal(args.ordinal)  # malformed options fail before any file is read
+    from microgui.core.metrics.evaluate import parse_score_weights
+
+    weights = parse_score_weights(args.score_weights) if args.score_weights else None
+    k = None
+    if args.k is not None:
+        try:
+            k = int(args.k)
+        except ValueError:
+            raise _UsageError(f"-k {args.k!r} is not a whole number") from None
+        if k < 1:
+            raise _UsageError(f"-k {k} must be at least 1")
+    hierarchy_files = _parse_hierarchies(args.hierarchy)
     loaded = read_table(original)
     roles = _roles_of(args, list(loaded.frame.columns))
     other = read_table(protected).frame
@@ -503,9 +536,15 @@ def _evaluate(args: argparse.Namespace) -> int:
             f"confidential column of ORIGINAL {original.name})"
         )
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
+    from microgui.core.hierarchy import load_hierarchy
     from microgui.core.metrics.evaluate import evaluate
 
-    measures = {str(k): json_number(v) for k, v in evaluate(dataset, other).items()}
+    for col in hierarchy_files:
+        if col not in roles.quasi_identifiers:
+            raise _UsageError(f"--hierarchy names {col!r}, which is not a quasi-identifier (--qi)")
+    hierarchies = {col: load_hierarchy(path) for col, path in hierarchy_files.items()}
+    result = evaluate(dataset, other, score_weights=weights, k=k, hierarchies=hierarchies)
+    measures = {str(key): json_number(v) for key, v in result.items()}
     catalog = _measure_catalog()
     rows = []
     for key, value in measures.items():

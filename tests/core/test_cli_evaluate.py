@@ -174,6 +174,81 @@ def test_evaluate_json_may_not_overwrite_an_input(
     assert protected.read_bytes() == before
 
 
+def test_evaluate_adds_linkage_and_generalization_keys(
+    table: Path, protected: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m.json"
+    code, _, err = run(
+        ["evaluate", str(table), str(protected), *ROLES, "-k", "4", "--json", str(out)], capsys
+    )
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert REQUIRED <= set(data)  # the contract keys stay
+    assert 0 <= data["probabilistic_record_linkage"] <= 100 / 4 + 1e-9
+    assert data["dm"] >= 80 * 4 and data["cavg"] >= 1.0
+    assert data["generalization_il"] is None  # no --hierarchy
+    weighted = tmp_path / "w.json"
+    code, _, err = run(
+        ["evaluate", str(table), str(protected), *ROLES, "--json", str(weighted)]
+        + ["--score-weights", "il=1,id=1,dbrl=0,prl=0"],
+        capsys,
+    )
+    assert code == 0, err
+    w = json.loads(weighted.read_text())
+    assert w["score"] == pytest.approx(w["il"])
+    assert w["cavg"] is None  # no -k
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--score-weights", "id=0.9"], "sum to"),
+        (["--score-weights", "foo=1"], "foo"),
+        (["--score-weights", "il"], "NAME=VALUE"),
+        (["-k", "two"], "-k"),
+        (["--hierarchy", "age"], "--hierarchy"),
+        (["--hierarchy", "health=h.csv"], "health"),
+    ],
+)
+def test_evaluate_option_errors(
+    table: Path,
+    protected: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    fragment: str,
+) -> None:
+    out = tmp_path / "m.json"
+    code, stdout, err = run(
+        ["evaluate", str(table), str(protected), *ROLES, *extra, "--json", str(out)], capsys
+    )
+    assert fragment in _one_line_error(code, stdout, err)
+    assert not out.exists()
+
+
+def test_evaluate_generalized_release_with_a_hierarchy(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hierarchy = tmp_path / "age.csv"
+    hierarchy.write_text(
+        "\n".join(f"{a};[{a // 20 * 20}-{a // 20 * 20 + 19}];*" for a in range(0, 100)),
+        encoding="utf-8",
+    )
+    frame = pd.read_csv(table)
+    released = frame.assign(age=[f"[{a // 20 * 20}-{a // 20 * 20 + 19}]" for a in frame["age"]])
+    path = tmp_path / "released.csv"
+    released.drop(columns=["id"]).to_csv(path, index=False)
+    out = tmp_path / "m.json"
+    argv = ["evaluate", str(table), str(path), "--qi", "age", "--identifiers", "id"]
+    code, _, err = run([*argv, "--hierarchy", f"age={hierarchy}", "--json", str(out)], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    # 004 eq. 6: an interval [a, a+19] holds 20 of the 100 values 0..99: (19 - 0)/99 each
+    assert data["generalization_il"] == pytest.approx(19 / 99)
+    sizes = released["age"].value_counts()
+    assert data["dm"] == int((sizes**2).sum())
+
+
 # --- sweep ----------------------------------------------------------------------------------------
 def test_sweep_writes_one_object_per_run(
     table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -10,7 +10,18 @@ import pandas as pd
 import pytest
 
 from microgui.core.dataset import Dataset
-from microgui.core.metrics.evaluate import HIGHER, LOWER, MEASURES, evaluate, measure_label
+from microgui.core.errors import InvalidInput, InvalidParameter
+from microgui.core.hierarchy import Hierarchy, load_hierarchy
+from microgui.core.io import read_table
+from microgui.core.metrics.evaluate import (
+    HIGHER,
+    LOWER,
+    MEASURES,
+    SCORE_WEIGHTS,
+    evaluate,
+    measure_label,
+    parse_score_weights,
+)
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, run_protection
@@ -59,14 +70,22 @@ def test_contract_keys_and_measures_table() -> None:
     assert m["il2"] == pytest.approx(0.0, abs=1e-12)
     assert m["n_groups"] == result.n_groups
     assert m["dist"] is None and m["sample_uniques"] is None  # no categorical QI
-    il, dr = m["il"], 0.5 * m["interval_disclosure"] + 0.5 * m["record_linkage"]  # type: ignore[operator]
+    il = m["il"]
+    dr = (  # Domingo-Ferrer & Torra's weights ½, ¼, ¼
+        0.5 * m["interval_disclosure"]  # type: ignore[operator]
+        + 0.25 * m["record_linkage"]  # type: ignore[operator]
+        + 0.25 * m["probabilistic_record_linkage"]  # type: ignore[operator]
+    )
     assert m["score"] == pytest.approx((il + dr) / 2)  # type: ignore[operator]
+    prl = m["probabilistic_record_linkage"]
+    assert prl is not None and 0 <= prl <= 100 / 3 + 1e-9
 
 
 def test_unprotected_copy() -> None:
     ds = _small()
     m = evaluate(ds, ds.frame.drop(columns=["id"]))
     assert m["record_linkage"] == pytest.approx(100.0)
+    assert m["probabilistic_record_linkage"] == pytest.approx(100.0)
     assert m["interval_disclosure"] == pytest.approx(100.0)
     assert m["il"] == pytest.approx(0.0, abs=1e-9)
     assert m["pil"] == pytest.approx(0.0, abs=1e-9)
@@ -165,3 +184,95 @@ def test_all_measures_on_50000_records_are_fast() -> None:
     seconds = time.perf_counter() - started
     assert seconds < 15.0, f"evaluate took {seconds:.1f} s on 50,000 records"
     assert m["record_linkage"] is not None and m["record_linkage"] <= 20.0 + 1e-9
+
+
+# --------------------------------------------------------------------------------------------
+# score weights, probabilistic linkage, DM, CAVG and generalization IL (004 §7)
+# --------------------------------------------------------------------------------------------
+
+
+def test_score_weights_are_documented_adjustable_and_validated() -> None:
+    ds = _small()
+    protected = run_protection(ds, RunSpec.make("mdav", 3, seed=1)).protected
+    base = evaluate(ds, protected)
+    assert SCORE_WEIGHTS == {"il": 0.5, "id": 0.5, "dbrl": 0.25, "prl": 0.25}
+    il, idr = base["il"], base["interval_disclosure"]
+    dbrl, prl = base["record_linkage"], base["probabilistic_record_linkage"]
+    assert None not in (il, idr, dbrl, prl)
+    w = {"il": 0.2, "id": 0.2, "dbrl": 0.3, "prl": 0.5}
+    custom = evaluate(ds, protected, score_weights=w)
+    dr = 0.2 * idr + 0.3 * dbrl + 0.5 * prl  # type: ignore[operator]
+    assert custom["score"] == pytest.approx(0.2 * il + 0.8 * dr)  # type: ignore[operator]
+    # w_il is the il weight; an il in score_weights wins
+    assert evaluate(ds, protected, w_il=0.2)["score"] == pytest.approx(
+        evaluate(ds, protected, score_weights={"il": 0.2})["score"]
+    )
+    assert parse_score_weights("il=0.2, id=0.2,dbrl=0.3,PRL=0.5") == w
+    for bad, fragment in (
+        ({"id": 0.6}, "sum to"),
+        ({"xx": 0.1}, "unknown"),
+        ({"il": 1.5}, "between 0 and 1"),
+    ):
+        with pytest.raises(InvalidParameter, match=fragment):
+            evaluate(ds, protected, score_weights=bad)
+    for text in ("il", "il=abc", "il=0.1,il=0.2"):
+        with pytest.raises(InvalidParameter):
+            parse_score_weights(text)
+
+
+def test_dm_cavg_and_generalization_il_by_hand() -> None:
+    frame = pd.DataFrame({"q": ["x", "y", "z", "z", "x"], "s": [1, 2, 3, 4, 5]})
+    roles = roles_from_lists(frame.columns, qi=["q"], nominal=["q"], confidential=["s"])
+    ds = Dataset.from_frame(frame, roles)
+    h = Hierarchy.from_rows([("x", "xy", "*"), ("y", "xy", "*"), ("z", "z", "*")], "q.csv")
+    released = frame.assign(q=["xy", "xy", "*", "*", "*"])
+    m = evaluate(ds, released, k=2, hierarchies={"q": h})
+    assert m["dm"] == 2**2 + 3**2
+    assert m["cavg"] == pytest.approx(5 / (2 * 2))
+    # 004 eq. 7: (L_v - 1)/L with L = 3 values: xy -> 1/3, * -> 2/3; eq. 9: mean over records
+    assert m["generalization_il"] == pytest.approx((2 * (1 / 3) + 3 * (2 / 3)) / 5)
+    # the leaf label "z" is the value z (level 0), not the group z (level 1): IL 0 either way
+    leaves = evaluate(ds, frame, hierarchies={"q": h})
+    assert leaves["generalization_il"] == pytest.approx(0.0)
+    assert leaves["dm"] == 2**2 + 1 + 2**2 and leaves["cavg"] is None  # no k given
+    assert evaluate(ds, released)["generalization_il"] is None  # no hierarchy
+    with pytest.raises(InvalidInput, match=r"column 'q' holds 'w' \(row 2\)"):
+        evaluate(ds, frame.assign(q=["x", "w", "z", "z", "x"]), hierarchies={"q": h})
+    with pytest.raises(InvalidParameter, match="'s'"):
+        evaluate(ds, released, hierarchies={"s": h})
+    with pytest.raises(InvalidParameter, match="k=0"):
+        evaluate(ds, released, k=0)
+
+
+@pytest.mark.shared
+def test_dm_cavg_and_generalization_il_on_the_004_example() -> None:
+    seed = DATA / "seed-examples"
+    if not (seed / "mstk_example.csv").exists():
+        pytest.skip("shared seed examples not present")
+    qis = ["Age", "Sex", "Zipcode"]
+    dataset = read_table(seed / "mstk_example.csv")
+    roles = roles_from_lists(
+        dataset.frame.columns,
+        qi=qis,
+        identifiers=["ID"],
+        confidential=["Disease"],
+        nominal=["Sex", "Zipcode"],
+    )
+    ds = dataset.with_roles(roles)
+    files = {c: str(seed / f"mstk_hierarchy_{c.lower()}.csv") for c in qis}
+    hierarchies = {c: load_hierarchy(path) for c, path in files.items()}
+    for k, dm, classes in ((2, 17, 3), (3, 25, 2)):
+        result = run_protection(ds, RunSpec.make("mstk", k, hierarchies=files, seed=1))
+        m = evaluate(ds, result.protected, k=k, hierarchies=hierarchies)
+        assert m["dm"] == dm == result.report["discernibility"]
+        assert m["cavg"] == pytest.approx(7 / (classes * k)) == result.report["cavg"]
+        assert m["generalization_il"] == pytest.approx(result.report["generalization_il"])
+    # Table 1(b) (k = 2) by hand, as in test_mstk: Age eq. 6, Sex and Zipcode eq. 7
+    age = (2 * 5 / 29 + 2 * 4 / 29 + 3 * 5 / 29) / 7
+    sex = 3 * 0.5 / 7
+    zipcode = (4 * (1 / 7) + 3 * (2 / 7)) / 7
+    table_1b = run_protection(ds, RunSpec.make("mstk", 2, hierarchies=files, seed=1)).protected
+    m = evaluate(ds, table_1b, k=2, hierarchies=hierarchies)
+    assert m["generalization_il"] == pytest.approx(age + sex + zipcode)
+    # generalized continuous values: the continuous measures and the linkages do not apply
+    assert m["record_linkage"] is None and m["probabilistic_record_linkage"] is None

@@ -12,24 +12,47 @@ EBIL), :mod:`microgui.core.metrics.risk` (record linkage, interval disclosure, r
 entropy l-diversity, score), :mod:`microgui.core.metrics.privacy` (p-sensitivity, distinct
 l-diversity, t-closeness). Every risk is in percent.
 
-The score (``003`` §3.1) is w·IL + (1 − w)·DR with w = ½ by default (``w_il``): IL is the
-Domingo-Ferrer & Torra ``il`` when defined, else ``information_loss``, else (categorical
-quasi-identifiers only) ``dist_percent`` = 100·Dist/(records × categorical QIs); DR is
-½·interval disclosure + ½·record linkage (Domingo-Ferrer & Torra 2001b weight ID ½ and the two
-linkages ¼ each; probabilistic linkage is not implemented, so distance-based linkage takes its
-share). Without continuous quasi-identifiers DR is the mean re-identification risk.
+**Score** (``003`` §3.1, Domingo-Ferrer & Torra 2001b): score = w_il·IL + (1 − w_il)·DR, with
+
+- IL the Domingo-Ferrer & Torra ``il`` when defined, else ``information_loss``, else
+  (categorical quasi-identifiers only) ``dist_percent`` = 100·Dist/(records × categorical QIs);
+- DR = w_id·interval disclosure + w_dbrl·distance-based linkage + w_prl·probabilistic linkage,
+  Domingo-Ferrer & Torra's weights ½, ¼, ¼ (:data:`SCORE_WEIGHTS`: ``il`` ½, ``id`` ½, ``dbrl``
+  ¼, ``prl`` ¼). ``id + dbrl + prl`` must be 1. When probabilistic linkage does not apply, the
+  other two weights are rescaled to sum to 1. Without interval disclosure or distance-based
+  linkage (no continuous quasi-identifier) DR is the mean re-identification risk.
+
+Change the weights with ``evaluate(..., score_weights={"il": 0.6})`` (or ``w_il``) or
+``microgui evaluate --score-weights il=0.6,id=0.5,dbrl=0.25,prl=0.25``
+(:func:`parse_score_weights`).
+
+**Probabilistic record linkage** (``probabilistic_record_linkage``): Fellegi–Sunter with m- and
+u-probabilities by EM, candidate pairs blocked to the 10 nearest originals in the standardized
+space of distance-based linkage; continuous attributes compared by rank distance, categorical ones
+by equality: :mod:`microgui.core.metrics.linkage`.
+
+**Generalization measures** (``004`` §7, the functions of :mod:`microgui.core.methods.mstk`):
+``dm`` = Σ |E|² over the equivalence classes of the released quasi-identifiers (always);
+``cavg`` = records / (classes · k) when ``k`` is given; ``generalization_il`` (eqs. 6-9: the mean
+over records of the summed per-attribute IL) over the quasi-identifiers given a hierarchy in
+``hierarchies``, each released value read as a node of its hierarchy (a value, or a
+generalization such as ``[20-30]`` or ``1305*``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 import numpy as np
 import pandas as pd
 
 from microgui.core.dataset import Dataset, QIMatrix, numeric_column, prepare_qi
+from microgui.core.errors import InvalidInput, InvalidParameter
+from microgui.core.hierarchy import Hierarchy, value_key
 from microgui.core.metrics.information_loss import information_loss
 from microgui.core.metrics.kanonymity import k_anonymity_level
+from microgui.core.metrics.linkage import probabilistic_record_linkage
 from microgui.core.metrics.risk import (
     entropy_l_diversity,
     interval_disclosure,
@@ -47,8 +70,18 @@ from microgui.core.metrics.utility import (
     pil_measures,
 )
 from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.roles import AttributeKind, RoleMap
 
-__all__ = ["MEASURES", "LOWER", "HIGHER", "evaluate", "measure_label"]
+__all__ = [
+    "MEASURES",
+    "LOWER",
+    "HIGHER",
+    "SCORE_WEIGHTS",
+    "evaluate",
+    "measure_label",
+    "parse_score_weights",
+    "score_weights_of",
+]
 
 LOWER: Final = "lower is better"
 HIGHER: Final = "higher is better"
@@ -76,6 +109,12 @@ MEASURES: Final[dict[str, tuple[str, str, str, str]]] = {
     "actbil": ("ACTBIL' (per cell)", "", LOWER, "utility"),
     "ebil": ("EBIL (entropy, bits)", "bits", LOWER, "utility"),
     "record_linkage": ("distance-based record linkage", "%", LOWER, "risk"),
+    "probabilistic_record_linkage": (
+        "probabilistic record linkage (Fellegi-Sunter, EM)",
+        "%",
+        LOWER,
+        "risk",
+    ),
     "interval_disclosure": ("interval disclosure (p = 1..10 %)", "%", LOWER, "risk"),
     "reidentification_risk_max": ("re-identification risk, max", "%", LOWER, "risk"),
     "reidentification_risk_mean": ("re-identification risk, mean", "%", LOWER, "risk"),
@@ -86,9 +125,68 @@ MEASURES: Final[dict[str, tuple[str, str, str, str]]] = {
     "p_sensitivity": ("p-sensitivity", "values", HIGHER, "risk"),
     "t_closeness": ("t-closeness (EMD)", "", LOWER, "risk"),
     "score": ("score = (IL + DR)/2", "%", LOWER, "risk"),
+    "dm": ("discernibility DM = Σ|E|²", "", LOWER, "utility"),
+    "cavg": ("CAVG = n/(classes·k)", "", LOWER, "utility"),
+    "generalization_il": ("generalization IL (004 eqs. 6-9)", "", LOWER, "utility"),
     "n_groups": ("groups of the partition", "groups", HIGHER, "utility"),
     "min_group_size": ("smallest group of the partition", "records", HIGHER, "risk"),
 }
+
+
+#: Weights of the score (``003`` §3.1; Domingo-Ferrer & Torra 2001b): ``il`` of IL in the score
+#: (DR gets 1 − il); ``id``, ``dbrl``, ``prl`` of interval disclosure, distance-based and
+#: probabilistic record linkage in DR (summing to 1).
+SCORE_WEIGHTS: Final[Mapping[str, float]] = {"il": 0.5, "id": 0.5, "dbrl": 0.25, "prl": 0.25}
+
+
+def score_weights_of(weights: Mapping[str, float] | None = None) -> dict[str, float]:
+    """:data:`SCORE_WEIGHTS` updated with ``weights``, validated.
+
+    Raises :class:`InvalidParameter` for an unknown name, a weight outside [0, 1], or DR weights
+    (``id``, ``dbrl``, ``prl``) that do not sum to 1.
+    """
+    out = dict(SCORE_WEIGHTS)
+    for name, value in (weights or {}).items():
+        if name not in SCORE_WEIGHTS:
+            raise InvalidParameter(
+                f"score weight {name!r} is unknown; use il (IL in the score), id (interval "
+                "disclosure), dbrl (distance-based linkage), prl (probabilistic linkage)"
+            )
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InvalidParameter(f"score weight {name}={value!r} is not a number") from None
+        if not 0.0 <= number <= 1.0:
+            raise InvalidParameter(f"score weight {name}={value} must lie between 0 and 1")
+        out[name] = number
+    dr = out["id"] + out["dbrl"] + out["prl"]
+    if abs(dr - 1.0) > 1e-9:
+        raise InvalidParameter(
+            f"the disclosure-risk weights id={out['id']:g}, dbrl={out['dbrl']:g}, "
+            f"prl={out['prl']:g} sum to {dr:g}; they must sum to 1 (e.g. id=0.5,dbrl=0.25,prl=0.25)"
+        )
+    return out
+
+
+def parse_score_weights(text: str) -> dict[str, float]:
+    """``"il=0.5,id=0.5,dbrl=0.25,prl=0.25"`` (any subset) -> validated weights."""
+    given: dict[str, float] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, sep, raw = item.partition("=")
+        name = name.strip().lower()
+        if not sep or not name or not raw.strip():
+            raise InvalidParameter(f"score weight {item!r}: give NAME=VALUE, e.g. il=0.5")
+        if name in given:
+            raise InvalidParameter(f"score weight {name!r} is given twice")
+        try:
+            given[name] = float(raw)
+        except ValueError:
+            raise InvalidParameter(
+                f"score weight {item!r}: {raw.strip()!r} is not a number"
+            ) from None
+    return score_weights_of(given)
 
 
 def measure_label(key: str) -> str:
@@ -194,7 +292,10 @@ def evaluate(
     *,
     labels: np.ndarray | None = None,
     progress: ProgressFn = no_progress,
-    w_il: float = 0.5,
+    w_il: float | None = None,
+    score_weights: Mapping[str, float] | None = None,
+    k: int | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> dict[str, float | int | None]:
     """All the measures of :data:`MEASURES` for ``protected`` against ``original``.
 
@@ -211,7 +312,16 @@ def evaluate(
     progress
         Progress callback; may raise ``RunCancelled``.
     w_il
-        Weight of information loss in the score (``003`` §3.1: ½).
+        Weight of information loss in the score (``003`` §3.1: ½); the same as
+        ``score_weights={"il": w_il}`` (an ``il`` in ``score_weights`` wins).
+    score_weights
+        Weights of the score, any of ``il``, ``id``, ``dbrl``, ``prl`` (defaults
+        :data:`SCORE_WEIGHTS`; see the module docstring). Invalid weights raise
+        :class:`InvalidParameter` before anything is computed.
+    k
+        The k the release was made for: fills ``cavg`` (``004`` eq. 11).
+    hierarchies
+        Generalization hierarchies by quasi-identifier: fill ``generalization_il``.
 
     Returns
     -------
@@ -227,6 +337,17 @@ def evaluate(
     missing = [c for c in qis + roles.confidential if c not in protected.columns]
     if missing:
         raise ValueError(f"column {missing[0]!r} is not in the protected table")
+    given = dict(score_weights or {})
+    if w_il is not None:
+        given.setdefault("il", w_il)
+    weights = score_weights_of(given)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1):
+        raise InvalidParameter(f"k={k!r} must be a whole number >= 1")
+    for col in hierarchies or {}:
+        if col not in qis:
+            raise InvalidParameter(
+                f"a hierarchy is given for {col!r}, which is not a quasi-identifier"
+            )
     progress(0.0, "preparing")
     qi = prepare_qi(original)
     out: dict[str, float | int | None] = dict.fromkeys(MEASURES)
@@ -267,6 +388,8 @@ def evaluate(
         cont = prot_cont if prot_cont is not None else np.empty((len(protected), 0))
         ox_l, px_l = _linkage_space(qi, cont, cat)
         out["record_linkage"] = record_linkage(ox_l, px_l)
+        progress(0.7, "probabilistic record linkage")
+        out["probabilistic_record_linkage"] = _prl(original, qi, cont, cat, (ox_l, px_l))
 
     progress(0.8, "re-identification and attribute disclosure")
     out["reidentification_risk_max"], out["reidentification_risk_mean"] = reidentification_risk(
@@ -282,18 +405,15 @@ def evaluate(
         out["t_closeness"] = float(privacy.t_closeness(protected, qis, conf, roles))
         out["entropy_l_diversity"] = entropy_l_diversity(protected, qis, conf)
 
+    _generalization_measures(out, protected, qis, roles, k, hierarchies or {})
+
     il_value = next(
         (out[key] for key in ("il", "information_loss", "dist_percent") if out[key] is not None),
         None,
     )
-    if out["interval_disclosure"] is not None and out["record_linkage"] is not None:
-        dr: float | int | None = 0.5 * float(out["interval_disclosure"]) + 0.5 * float(
-            out["record_linkage"]
-        )
-    else:
-        dr = out["reidentification_risk_mean"]
+    dr = _disclosure_risk(out, weights)
     if il_value is not None and dr is not None:
-        out["score"] = score(float(il_value), float(dr), w_il)
+        out["score"] = score(float(il_value), float(dr), weights["il"])
     if labels is not None:
         sizes_arr = np.bincount(np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1))
         out["n_groups"] = int(len(sizes_arr))
@@ -305,3 +425,118 @@ def evaluate(
 def _finite(values: dict[str, float]) -> dict[str, float | None]:
     """NaN (a measure with nothing to average) becomes None."""
     return {k: (float(v) if np.isfinite(v) else None) for k, v in values.items()}
+
+
+def _disclosure_risk(
+    out: Mapping[str, float | int | None], weights: Mapping[str, float]
+) -> float | None:
+    """DR of the score: weighted interval disclosure and linkages (see the module docstring)."""
+    parts = {
+        "id": out["interval_disclosure"],
+        "dbrl": out["record_linkage"],
+        "prl": out["probabilistic_record_linkage"],
+    }
+    if parts["id"] is None or parts["dbrl"] is None:
+        mean = out["reidentification_risk_mean"]
+        return None if mean is None else float(mean)
+    used = {name: float(v) for name, v in parts.items() if v is not None}
+    total = sum(weights[name] for name in used)
+    if total <= 0:  # all the weight on a measure that does not apply
+        return None
+    return sum(weights[name] * v for name, v in used.items()) / total
+
+
+def _prl(
+    original: Dataset,
+    qi: QIMatrix,
+    prot_cont: np.ndarray,
+    cat: tuple[np.ndarray, np.ndarray, list[int], list[int | None]] | None,
+    space: tuple[np.ndarray, np.ndarray],
+) -> float:
+    """PRL on the quasi-identifiers: continuous by rank, ordinal and nominal codes by equality."""
+    cols = [numeric_column(original.frame, c) for c in qi.continuous_names]
+    x = [np.column_stack(cols)] if cols else []
+    y = [prot_cont] if cols else []
+    categorical = [False] * len(cols)
+    if cat is not None:
+        x.append(cat[0].astype(np.float64))
+        y.append(cat[1].astype(np.float64))
+        categorical += [True] * cat[0].shape[1]
+    return probabilistic_record_linkage(
+        np.hstack(x), np.hstack(y), categorical=categorical, space=space
+    )
+
+
+def _node_ids(h: Hierarchy, values: list[object], column: str) -> np.ndarray:
+    """The node of ``h`` each released value names: a value, or a generalization's label."""
+    index: dict[str, int] = {}
+    for node, label in enumerate(h.node_labels):  # ids go up level by level: lowest first
+        index.setdefault(label, node)
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    mapped = np.empty(len(uniques), dtype=np.int64)
+    for i, v in enumerate(uniques):
+        node = index.get(value_key(v))
+        if node is None:
+            try:  # a value written another way (21.0 for 21)
+                node = int(h.encode([v], column)[0])
+            except InvalidInput:
+                row = int(np.flatnonzero(codes == i)[0]) + 1
+                raise InvalidInput(
+                    f"column {column!r} holds {value_key(v)!r} (row {row}), which is neither a value "
+                    f"nor a generalization in its hierarchy {h.name}; give the hierarchy the release "
+                    "was generalized with"
+                ) from None
+        mapped[i] = node
+    out: np.ndarray = mapped[codes]
+    return out
+
+
+def _generalization_measures(
+    out: dict[str, float | int | None],
+    protected: pd.DataFrame,
+    qis: list[str],
+    roles: RoleMap,
+    k: int | None,
+    hierarchies: Mapping[str, Hierarchy],
+) -> None:
+    """DM, CAVG and the generalization IL of ``004`` §7 on the release's equivalence classes."""
+    if not qis or not len(protected):
+        return
+    from microgui.core.methods.mstk import (  # the run report's own functions (import late)
+        MstkResult,
+        cavg,
+        discernibility,
+        generalization_information_loss,
+    )
+
+    labels = protected.groupby(qis, dropna=False, sort=False).ngroup().to_numpy(dtype=np.int64)
+    out["dm"] = discernibility(labels)
+    if k is not None:
+        out["cavg"] = cavg(labels, int(k))
+    cols = [c for c in qis if c in hierarchies]
+    if not cols:
+        return
+    hs = tuple(hierarchies[c] for c in cols)
+    nodes = np.column_stack(
+        [_node_ids(h, protected[c].tolist(), c) for c, h in zip(cols, hs, strict=True)]
+    )
+    # equivalence classes of the hierarchy columns, as MstkResult holds them
+    _, first, classes = np.unique(nodes, axis=0, return_index=True, return_inverse=True)
+    empty = np.empty(0)
+    result = MstkResult(
+        labels=classes.reshape(-1).astype(np.int64),
+        class_nodes=nodes[first],
+        mst_edges=np.empty((0, 2), dtype=np.int64),
+        mst_weights=empty,
+        mst_kept=empty.astype(bool),
+        inflexion_point=0.0,
+        n_distinct=len(first),
+        n_subtrees=len(first),
+        n_small=0,
+        n_merges=0,
+        hierarchies=hs,
+    )
+    numeric = [roles[c].kind is AttributeKind.CONTINUOUS for c in cols]
+    out["generalization_il"] = float(
+        generalization_information_loss(result, numeric, cols)["generalization_il"]
+    )
