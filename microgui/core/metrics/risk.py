@@ -23,7 +23,7 @@
   group entropy (natural logarithm), minimum over the sensitive attributes.
 - **Score** = w·IL + (1 − w)·DR; ``003`` §3.1 (Domingo-Ferrer & Torra 2001b) uses w = ½.
 
-Probabilistic (Fellegi-Sunter) record linkage is not implemented.
+Probabilistic (Fellegi-Sunter) record linkage: :mod:`microgui.core.metrics.linkage`.
 """
 
 from __future__ import annotations
