@@ -1,4 +1,4 @@
-"""Disclosure-risk measures (issue 5): hand cases, k-anonymous bounds on Census, pycanon."""
+"""Disclosure-risk measures (issue 5): hand cases, k-anonymous bounds on Census."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from microgui.core.dataset import Dataset
-from microgui.core.metrics.kanonymity import k_anonymity_level
 from microgui.core.metrics.risk import (
     entropy_l_diversity,
     interval_disclosure,
@@ -23,7 +22,6 @@ from microgui.core.runs import RunSpec, run_protection
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 CENSUS = DATA / "sdc-reference" / "CASCrefmicrodata.csv"
-ADULT = DATA / "adult" / "adult_subset.csv"
 
 
 def test_record_linkage_by_hand() -> None:
@@ -101,52 +99,4 @@ def test_census_linkage_bounded_and_interval_disclosure_falls(census: pd.DataFra
         previous = disclosure
 
 
-# --------------------------------------------------------------------------------------------
-# agreement with pycanon (an optional test dependency)
-# --------------------------------------------------------------------------------------------
-
-
-def _random_tables() -> list[tuple[pd.DataFrame, list[str], str]]:
-    rng = np.random.default_rng(11)
-    out = []
-    for n, levels in ((60, 3), (200, 4), (500, 2)):
-        frame = pd.DataFrame(
-            {
-                "q1": rng.integers(0, levels, n).astype(str),
-                "q2": rng.integers(0, 2, n).astype(str),
-                "num": rng.integers(0, 6, n),
-                "cat": rng.choice(["a", "b", "c", "d"], n),
-            }
-        )
-        out.append((frame, ["q1", "q2"], "num"))
-        out.append((frame, ["q1", "q2"], "cat"))
-    return out
-
-
-def _cases() -> list[tuple[pd.DataFrame, list[str], str]]:
-    cases = _random_tables()
-    if ADULT.exists():
-        adult = pd.read_csv(ADULT, sep=";")
-        cases.append((adult, ["sex", "race", "workclass"], "salary-class"))
-        cases.append((adult, ["sex", "race"], "marital-status"))
-        cases.append((adult, ["sex", "race", "salary-class"], "age"))
-    return cases
-
-
-def test_agrees_with_pycanon() -> None:
-    anonymity = pytest.importorskip("pycanon.anonymity")
-    from microgui.core.metrics import privacy
-
-    for frame, qis, sa in _cases():
-        kind = "continuous" if pd.api.types.is_numeric_dtype(frame[sa]) else "nominal"
-        assert k_anonymity_level(frame, qis) == anonymity.k_anonymity(frame, qis)
-        assert privacy.distinct_l_diversity(frame, qis, sa) == anonymity.l_diversity(
-            frame, qis, [sa]
-        )
-        ours_t = privacy.t_closeness(frame, qis, sa, {sa: kind})
-        assert ours_t == pytest.approx(anonymity.t_closeness(frame, qis, [sa]), abs=1e-9)
-        ours_e = entropy_l_diversity(frame, qis, sa)
-        assert anonymity.entropy_l_diversity(frame, qis, [sa]) in {
-            math.floor(ours_e - 1e-9),
-            math.floor(ours_e + 1e-9),
-        }
+# agreement with pycanon: tests/core/test_pycanon.py (in a venv of its own)
