@@ -23,7 +23,7 @@ of every continuous method on Census, Tarragona and EIA at k = 3, 4, 5, 10.
 
 Options: ``--quick`` (only n <= 10,000; no memory probe, sweep or measures), ``--only NAME`` (rows
 of one method), ``--repeat R`` (best of R timings; by default 3 for rows under a second, else 1),
-``--baseline-max N``, ``--huge`` (opt-in rows at 1,000,000 records: exact MDAV's memory, minutes),
+``--baseline-max N``, ``--huge`` (exact MDAV on 1,000,000 records run to the end: minutes),
 ``--gui`` (the app's redraw and event-loop measurements, Qt offscreen), ``--reference``.
 """
 
@@ -745,13 +745,25 @@ def measures_text() -> str:
     return "\n".join(lines)
 
 
-#: Input sizes of the memory probe: by default exact MDAV at 200,000 (about 12 s here); 1,000,000
-#: (the issue's target size, about 8 minutes of O(n²) work on 2 cores) only with ``--huge``.
+#: Input sizes of the memory probe: exact MDAV run to the end at 200,000 (about 12 s here), and at
+#: 1,000,000 (the issue's target size) stopped after its first batch, or with ``--huge`` run to
+#: the end (about 8 minutes of O(n²) work on this machine).
 MEMORY_N = 200_000
 HUGE_N = 1_000_000
 
 
 def _maxrss_mb() -> float:
+    """This process's peak resident memory: VmHWM where /proc exists (Linux), else ru_maxrss.
+
+    Linux's ru_maxrss survives exec: a child forked from a large parent starts with the
+    parent's peak, which would hide everything below it; VmHWM belongs to the new address space.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 2**10  # kB
+    except (OSError, ValueError, IndexError):
+        pass
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -766,13 +778,42 @@ def _current_rss_mb() -> float | None:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _memory_child(path: str, k: int) -> int:
-    """Body of the probe's subprocess: load the kernel and the data, run MDAV, print JSON."""
+def _read_npy_in_place(path: str) -> np.ndarray:
+    # np.load reads through a temporary buffer, whose peak (about 1.5x the input, measured) would
+    # hide MDAV's own; reading straight into the final array costs the input and nothing more.
+    with open(path, "rb") as f:
+        version = np.lib.format.read_magic(f)
+        read_header = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
+        shape, fortran, dtype = read_header(f)
+        x = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+        f.readinto(memoryview(x).cast("B"))
+    return x
+
+
+def _memory_child(path: str, k: int, whole: bool) -> int:
+    """Body of the probe's subprocess: load the kernel and the data, run MDAV (to the end, or
+    only its first batch of groups unless ``whole``), print JSON."""
+    from microgui.core.progress import RunCancelled
+
     mdav_module.warm_up()
-    x = np.load(path)
+    x = _read_npy_in_place(path)
     before_peak, before_now = _maxrss_mb(), _current_rss_mb()
+
+    def progress(fraction: float, status: str = "", /) -> None:
+        # The first report after a batch of groups: every array MDAV uses has been allocated
+        # and written (the kernel allocates only O(k + d) per batch after that).
+        if not whole and fraction > 0:
+            raise RunCancelled
+
     started = time.perf_counter()
-    mdav_module.mdav(x, k)
+    try:
+        mdav_module.mdav(x, k, progress=progress)
+    except RunCancelled:
+        pass
     seconds = time.perf_counter() - started
     print(
         json.dumps(
@@ -795,13 +836,15 @@ class MemoryResult:
     d: int
     k: int
     input_mb: float
-    #: ru_maxrss after the imports, the kernel load and the data load (before MDAV runs)
+    #: peak RSS after the imports, the kernel load and the data load (before MDAV runs)
     before_peak_mb: float
     #: resident memory at that moment (None where /proc is absent)
     before_mb: float | None
-    #: ru_maxrss at the end: the whole process's peak
+    #: peak RSS at the end: the whole process's peak
     peak_mb: float
     seconds: float
+    #: False: MDAV was stopped after its first batch of groups (its memory is all allocated then)
+    whole: bool = True
 
     @property
     def limit_mb(self) -> float:
@@ -820,25 +863,36 @@ class MemoryResult:
             f"peak RSS {self.peak_mb:.0f} MB (before MDAV: peak {self.before_peak_mb:.0f} MB{now}; "
             f"MDAV added {grown:.0f} MB = {grown / self.input_mb:.2f}x the input); "
             f"target peak <= 3 x input + 300 MB = {self.limit_mb:.0f} MB: "
-            f"{'PASS' if self.passed else 'MISS'}; MDAV took {self.seconds:.1f} s"
+            f"{'PASS' if self.passed else 'MISS'}; "
+            + (
+                f"MDAV took {self.seconds:.1f} s"
+                if self.whole
+                else f"MDAV stopped after its first batch of groups ({self.seconds:.1f} s): every "
+                "array it uses is allocated and written by then; --huge runs it to the end"
+            )
         )
 
 
-def memory_probe(n: int, d: int = 10, k: int = 5) -> MemoryResult:
+def memory_probe(n: int, d: int = 10, k: int = 5, *, whole: bool = True) -> MemoryResult:
     """Peak resident memory of :func:`~microgui.core.methods.mdav.mdav` on ``n`` x ``d`` records,
-    measured in a fresh Python process (``resource.getrusage`` ru_maxrss).
+    measured in a fresh Python process (VmHWM of ``/proc/self/status``; ``resource.getrusage``
+    ru_maxrss where there is no /proc, see :func:`_maxrss_mb`).
 
     The records (:func:`correlated_data`) are made here and saved to a temporary ``.npy`` file
     that the child loads, so the peak of making them (several temporary n x d arrays) does not
     count; the child reports its peak before and after the run, so both the process's peak and
-    MDAV's own increase are shown.
+    MDAV's own increase are shown. ``whole=False`` stops MDAV (through its progress callback)
+    after the first batch of groups: the peak is reached by then, which makes the million-record
+    probe take seconds instead of minutes.
     """
+    # Compile the kernel here if numba's cache is stale: compiling in the child would set its peak.
+    mdav_module.warm_up()
     x = correlated_data(n, d).continuous
     with tempfile.TemporaryDirectory(prefix="microgui-bench-") as tmp:
         path = os.path.join(tmp, "records.npy")
         np.save(path, x)
         done = subprocess.run(
-            [sys.executable, "-m", "microgui.bench", "--memory-child", path, str(k)],
+            [sys.executable, "-m", "microgui.bench", "--memory-child", path, str(k), str(whole)],
             capture_output=True,
             text=True,
             check=False,
@@ -855,21 +909,52 @@ def memory_probe(n: int, d: int = 10, k: int = 5) -> MemoryResult:
         out["before_mb"],
         out["peak_mb"],
         out["seconds"],
+        whole,
     )
 
 
+#: Blocked MDAV: block sizes tried against exact MDAV at :data:`BLOCKED_N`, and the block size of
+#: the million-record run (issue 6 "Scale beyond one block": IL cost aim <= +3 % relative; a
+#: million records x 10 in <= 60 s with the local engine).
+BLOCKED_N = 100_000
+BLOCK_SIZES = (10_000, 25_000)
+MILLION_BLOCK_SIZE = 25_000
+MILLION_TARGET = 60.0
+
+
 def scale_text() -> str:
-    """Blocked and stratified runs (issue 6 "Scale beyond one block"), when the checkout has
-    them: blocked MDAV's IL against exact MDAV at 100,000, and 1,000,000 x 10 on local cores."""
-    import importlib.util
+    """Blocked runs (issue 6 "Scale beyond one block") through
+    :func:`microgui.core.scale.blocking_cost`, when the checkout has it: blocked MDAV's IL
+    against exact MDAV at :data:`BLOCKED_N` records, and 1,000,000 x 10 in blocks of
+    :data:`MILLION_BLOCK_SIZE` on the local engine against its 60 s target (about 10-15 s here,
+    so it is in the default run)."""
+    try:
+        from microgui.core.scale import blocking_cost
+    except ImportError:
+        return "blocked runs: microgui.core.scale.blocking_cost is not in this checkout; no rows"
+    lines = ["blocked MDAV (k=5, d=10, whole run_protection; IL cost aim <= +3 % relative):"]
+    rows = blocking_cost(correlated_data(BLOCKED_N, 10).continuous, 5, BLOCK_SIZES, seed=SEED)
+    for row in rows:
+        lines.append("  " + _blocked_line(BLOCKED_N, row))
+    (row,) = blocking_cost(
+        correlated_data(HUGE_N, 10).continuous, 5, (MILLION_BLOCK_SIZE,), exact=False, seed=SEED
+    )
+    verdict = "PASS" if row["seconds"] <= MILLION_TARGET else "MISS"
+    lines.append("  " + _blocked_line(HUGE_N, row) + f"; target <= {MILLION_TARGET:g} s: {verdict}")
+    return "\n".join(lines)
 
-    if importlib.util.find_spec("microgui.core.scale") is None:
-        return "blocked runs: microgui.core.scale is not in this checkout; no rows"
-    return _scale_rows()
 
-
-def _scale_rows() -> str:
-    return "blocked runs: microgui.core.scale found, but the benchmark has no rows for it yet"
+def _blocked_line(n: int, row: dict[str, Any]) -> str:
+    if row["block_size"] is None:
+        return f"{n:,} exact: IL {row['information_loss']:.4f} %, {row['seconds']:.2f} s"
+    cost = row["relative_il_increase"]
+    versus = f", IL vs exact {100 * cost:+.2f} % relative" if cost is not None else ""
+    return (
+        f"{n:,} in blocks of <= {row['block_size']:,} ({row['n_blocks']} blocks of "
+        f"{row['block_size_min']:,}-{row['block_size_max']:,}, {row['engine']}, "
+        f"{row['processes']} process(es)): IL {row['information_loss']:.4f} %{versus}, "
+        f"{row['seconds']:.2f} s"
+    )
 
 
 def gui_text() -> str:
@@ -920,7 +1005,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--huge",
         action="store_true",
-        help=f"also the opt-in rows at {HUGE_N:,} records (exact MDAV's memory: minutes)",
+        help=f"run the memory probe's exact MDAV on {HUGE_N:,} records to the end (minutes)",
     )
     parser.add_argument(
         "--gui", action="store_true", help="also the app's redraw and event-loop measurements"
@@ -931,10 +1016,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also print the IL of every method on Census, Tarragona and EIA (k = 3, 4, 5, 10), "
         "read from ../shared/data or $MICROGUI_SHARED_DATA",
     )
-    parser.add_argument("--memory-child", nargs=2, metavar=("NPY", "K"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--memory-child", nargs=3, metavar=("NPY", "K", "WHOLE"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.memory_child:
-        return _memory_child(args.memory_child[0], int(args.memory_child[1]))
+        path, k, whole = args.memory_child
+        return _memory_child(path, int(k), whole == "True")
     cases = [
         c
         for c in CASES + registered_cases()
@@ -980,12 +1068,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only in (None, "mdav") and not args.quick:
         print()
         print("memory (issue 6 target: MDAV on 1,000,000 x 10 peaks at <= 3 x input + 300 MB):")
-        for n in (MEMORY_N, HUGE_N) if args.huge else (MEMORY_N,):
-            print("  " + memory_probe(n).text(), flush=True)
-        if not args.huge:
-            print(f"  ({HUGE_N:,} x 10: run with --huge, about 8 minutes of exact MDAV here)")
+        print("  " + memory_probe(MEMORY_N).text(), flush=True)
+        print("  " + memory_probe(HUGE_N, whole=args.huge).text(), flush=True)
     if args.only is None and not args.quick:
-        print(scale_text())
+        print()
+        print(scale_text(), flush=True)
         sweep = census_sweep_text()
         if sweep is not None:
             print()

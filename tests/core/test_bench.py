@@ -103,3 +103,25 @@ def test_memory_probe_runs_in_a_fresh_process() -> None:
     assert result.peak_mb >= result.before_peak_mb > 0
     assert result.limit_mb == pytest.approx(3 * result.input_mb + 300)
     assert "PASS" in result.text() or "MISS" in result.text()
+    assert "MDAV took" in result.text()
+    partial = bench.memory_probe(5_000, d=4, k=3, whole=False)
+    assert not partial.whole and "stopped after its first batch" in partial.text()
+    assert partial.peak_mb >= partial.before_peak_mb > 0
+
+
+def test_blocked_rows_say_what_was_compared() -> None:
+    exact = {"block_size": None, "information_loss": 6.5, "seconds": 7.0}
+    blocked = {
+        "block_size": 25_000,
+        "n_blocks": 4,
+        "block_size_min": 25_000,
+        "block_size_max": 25_000,
+        "engine": "local",
+        "processes": 2,
+        "information_loss": 6.63,
+        "seconds": 1.5,
+        "relative_il_increase": 0.02,
+    }
+    assert bench._blocked_line(100_000, exact) == "100,000 exact: IL 6.5000 %, 7.00 s"
+    line = bench._blocked_line(100_000, blocked)
+    assert "4 blocks of 25,000-25,000" in line and "IL vs exact +2.00 % relative" in line
