@@ -50,6 +50,11 @@ def protect(
     seed: int | None = None,
     roles: RoleMap | None = None,
     progress: ProgressFn = no_progress,
+    strata: Iterable[str] | str = (),
+    block_size: int | None = None,
+    engine: str = "local",
+    scheduler: str | None = None,
+    workers: int | None = None,
 ) -> ProtectionResult:
     """Microaggregate ``frame`` on its quasi-identifiers.
 
@@ -57,6 +62,12 @@ def protect(
     ``ordinal={col: [lowest, ..., highest]}``, ``nominal``), or as a ready ``roles`` RoleMap.
     The input frame is not modified. Raises :class:`microgui.core.errors.MicroguiError`
     subclasses with a readable message for user errors.
+
+    Scale (:mod:`microgui.core.scale`): ``strata`` (columns) protects each stratum on its own;
+    ``block_size`` splits larger sets of records into spatially coherent blocks of at most that
+    many records (None: the method on the whole table); ``engine="dask"`` with
+    ``scheduler="tcp://HOST:PORT"`` runs blocks and strata on a Dask cluster instead of the
+    local cores (``workers`` processes, None: one per core).
     """
     if roles is None:
         roles = roles_from_lists(
@@ -68,7 +79,18 @@ def protect(
             nominal=nominal,
         )
     dataset = Dataset(frame=frame, roles=roles)
-    result = run_protection(dataset, RunSpec.make(method, k, params, seed), progress)
+    spec = RunSpec.make(
+        method,
+        k,
+        params,
+        seed,
+        strata=strata if isinstance(strata, str) else list(strata),
+        block_size=block_size,
+        engine=engine,
+        scheduler=scheduler,
+        workers=workers,
+    )
+    result = run_protection(dataset, spec, progress)
     partition = pd.Series(np.asarray(result.labels), index=frame.index, name="group")
     return ProtectionResult(
         frame=result.protected, partition=partition, report=result.report, run=result

@@ -7,6 +7,8 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
         [--identifiers COL,...] [--confidential COL,...]
         [--ordinal COL=V1<V2<...]... [--nominal COL,...]
         [--param NAME=VALUE]... [--seed N] [--group-column NAME] [--report REPORT.json]
+        [--strata COL,...] [--block-size N] [--engine local|dask] [--scheduler ADDRESS]
+        [--workers N]
     microgui protect --list-methods
     microgui dependency-tree INPUT --attributes COL,... [--bins N] [--json OUT]
     microgui evaluate ORIGINAL PROTECTED --qi COL,... [--confidential COL,...]
@@ -50,9 +52,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _split(values: Sequence[str] | None) -> list[str]:
+    """COL,COL,... lists; a comma inside a column name is written ``\\,`` (``--qi 'a\\,b'``)."""
     out: list[str] = []
     for value in values or ():
-        out.extend(part.strip() for part in value.split(",") if part.strip())
+        parts = value.replace("\\,", "\x00").split(",")
+        out.extend(p.replace("\x00", ",").strip() for p in parts if p.strip())
     return out
 
 
@@ -133,6 +137,33 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write text cells starting with = + - @ tab or CR as they are; by default they get a "
         "leading ' so that a spreadsheet does not run them as formulas (CSV injection)",
+    )
+    p.add_argument(
+        "--strata",
+        action="append",
+        metavar="COL,...",
+        help="microaggregate each stratum of these columns on its own (each needs >= k records)",
+    )
+    p.add_argument(
+        "--block-size",
+        metavar="N",
+        help="split larger sets of records into spatially coherent blocks of at most N "
+        "records (N >= 2k; e.g. 20000 for a million records) and microaggregate each block",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="where blocks and strata run: this machine's cores (local, default) or a Dask "
+        "cluster (dask, with --scheduler)",
+    )
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://HOST:8786"
+    )
+    p.add_argument(
+        "--workers",
+        metavar="N",
+        help="local processes for blocks and strata (default: one per core)",
     )
     p.add_argument(
         "--list-methods", action="store_true", help="list the available methods and exit"
@@ -385,7 +416,19 @@ def _protect(args: argparse.Namespace) -> int:
         nominal=_split(args.nominal),
     )
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
-    result = run_protection(dataset, RunSpec.make(args.method, args.k, params, seed, hierarchies))
+    spec = RunSpec.make(
+        args.method,
+        args.k,
+        params,
+        seed,
+        hierarchies,
+        strata=_split(args.strata),
+        block_size=args.block_size,
+        engine=args.engine,
+        scheduler=args.scheduler,
+        workers=args.workers,
+    )
+    result = run_protection(dataset, spec)
     report = export_run(
         dataset,
         result,
@@ -401,6 +444,14 @@ def _protect(args: argparse.Namespace) -> int:
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
+    scale = report.get("scale")
+    if scale:
+        print(
+            f"  {scale['n_strata']} strata, {scale['n_blocks']} blocks of "
+            f"{scale['block_sizes']['min']}-{scale['block_sizes']['max']} records, "
+            f"engine {scale['engine']}",
+            file=sys.stderr,
+        )
     return 0
 
 

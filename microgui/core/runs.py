@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from microgui.core.methods.base import Method, MethodInput, get_method, resolve_
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import RoleMap
+from microgui.core.scale import check_scale_options, run_scaled
 
 __all__ = [
     "RunSpec",
@@ -43,6 +44,13 @@ class RunSpec:
     ``params`` holds the raw ``--param`` values by name (parsed against the method when run);
     ``seed`` seeds the run's ``numpy.random.Generator`` (None: a fresh one, recorded in the report);
     ``hierarchies`` maps a column to the generalization hierarchy file given for it.
+
+    Scale (:mod:`microgui.core.scale`): ``strata`` microaggregates each stratum of these columns
+    on its own; ``block_size`` (None: off, the exact method on the whole table) splits larger
+    sets of records into blocks of at most that many records; ``engine`` ("local" or "dask"),
+    ``scheduler`` (the Dask scheduler's address) and ``workers`` (local processes; None: one
+    per core) say where blocks and strata run. Specs saved before these fields existed load
+    with the defaults, which give the runs they gave then.
     """
 
     method: str
@@ -50,6 +58,11 @@ class RunSpec:
     params: tuple[tuple[str, Any], ...] = ()
     seed: int | None = None
     hierarchies: tuple[tuple[str, str], ...] = ()
+    strata: tuple[str, ...] = ()
+    block_size: int | None = None
+    engine: str = "local"
+    scheduler: str | None = None
+    workers: int | None = None
 
     @classmethod
     def make(
@@ -59,14 +72,28 @@ class RunSpec:
         params: Mapping[str, Any] | None = None,
         seed: int | None = None,
         hierarchies: Mapping[str, str] | None = None,
+        *,
+        strata: Sequence[str] | str | None = None,
+        block_size: int | str | None = None,
+        engine: str = "local",
+        scheduler: str | None = None,
+        workers: int | str | None = None,
     ) -> RunSpec:
-        """A spec from loose values; ``k`` must be a whole number (its range is checked on the run)."""
+        """A spec from loose values; ``k`` must be a whole number (its range is checked on the
+        run), and so must ``block_size`` and ``workers``; ``strata`` may be "a,b" or a list."""
+        if isinstance(strata, str):
+            strata = [part.strip() for part in strata.split(",") if part.strip()]
         return cls(
             method=method,
             k=parse_k(k),
             params=tuple(sorted((params or {}).items())),
             seed=seed,
             hierarchies=tuple(sorted((str(c), str(p)) for c, p in (hierarchies or {}).items())),
+            strata=tuple(str(c) for c in (strata or ())),
+            block_size=None if block_size is None else _whole(block_size, "block size"),
+            engine=str(engine),
+            scheduler=None if scheduler is None else str(scheduler),
+            workers=None if workers is None else _whole(workers, "workers"),
         )
 
     @property
@@ -80,7 +107,17 @@ class RunSpec:
             "parameters": self.param_dict,
             "seed": self.seed,
             "hierarchies": dict(self.hierarchies),
+            "strata": list(self.strata),
+            "block_size": self.block_size,
+            "engine": self.engine,
+            "scheduler": self.scheduler,
+            "workers": self.workers,
         }
+
+    @property
+    def scaled(self) -> bool:
+        """Whether the run goes through strata or blocks (:mod:`microgui.core.scale`)."""
+        return bool(self.strata) or self.block_size is not None
 
 
 @dataclass(frozen=True)
@@ -137,16 +174,35 @@ def parse_k(k: object) -> int:
         raise InvalidParameter(f"k={k!r} is not a whole number; give k >= 2") from None
 
 
-def validate_k(k: object, n: int) -> int:
-    """k as an int with 2 <= k <= n, or :class:`InvalidParameter` saying why not."""
+def _whole(value: object, what: str) -> int:
+    """``value`` as an int, or :class:`InvalidParameter` naming ``what``."""
+    if isinstance(value, bool):
+        raise InvalidParameter(f"{what} {value!r} is not a whole number")
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise InvalidParameter(f"{what} {value!r} is not a whole number") from None
+
+
+def validate_k(k: object, n: int, table: str = "") -> int:
+    """k as an int with 2 <= k <= n, or :class:`InvalidParameter` saying why not (``table``:
+    the file name, for the message)."""
     value = parse_k(k)
+    where = f" in {table}" if table else ""
     if value < 2:
         raise InvalidParameter(
             f"k={value} gives no protection; give k >= 2 (k-anonymity needs groups of at least 2)"
         )
+    if n < 2:
+        raise InvalidParameter(
+            f"the table{where} has {n} record(s), and k-anonymity needs groups of at least 2 "
+            "records; choose a table with at least k records"
+        )
     if value > n:
         raise InvalidParameter(
-            f"k={value} is larger than the number of records ({n}); give k <= {n}"
+            f"k={value} is larger than the number of records{where} ({n}); give k <= {n}"
         )
     return value
 
@@ -159,11 +215,22 @@ def run_protection(
     started = time.perf_counter()
     method: Method = get_method(spec.method)
     params = resolve_params(method, spec.param_dict)
-    k = validate_k(spec.k, dataset.n_records)
+    k = validate_k(spec.k, dataset.n_records, dataset.name if dataset.source else "")
+    check_scale_options(
+        dataset,
+        k,
+        strata=spec.strata,
+        block_size=spec.block_size,
+        engine=spec.engine,
+        scheduler=spec.scheduler,
+        workers=spec.workers,
+    )
     progress(0.0, "checking the data")
     qi = prepare_qi(dataset)
     _check_kinds(method, dataset.roles)
     seed = spec.seed if spec.seed is not None else secrets.randbits(63)
+    if spec.scaled:
+        return _run_scaled(dataset, spec, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)
     output = method.run(
         MethodInput(
@@ -203,6 +270,52 @@ def run_protection(
         qi=qi,
         seconds=seconds,
         artifacts=dict(output.artifacts),
+    )
+
+
+def _run_scaled(
+    dataset: Dataset,
+    spec: RunSpec,
+    method: Method,
+    params: Mapping[str, Any],
+    k: int,
+    qi: QIMatrix,
+    seed: int,
+    started: float,
+    progress: ProgressFn,
+) -> RunResult:
+    """``run_protection`` with strata or blocks (:func:`microgui.core.scale.run_scaled`)."""
+    scaled = run_scaled(
+        dataset,
+        qi,
+        method.name,
+        k,
+        params,
+        seed,
+        _load_hierarchies(spec, dataset),
+        strata=spec.strata,
+        block_size=spec.block_size,
+        engine=spec.engine,
+        scheduler=spec.scheduler,
+        workers=spec.workers,
+        progress=sub_progress(progress, 0.0, 0.95),
+    )
+    progress(0.95, "measuring")
+    seconds = time.perf_counter() - started
+    extra = {**scaled.extra, "scale": scaled.summary}
+    report = build_report(
+        dataset, spec, method, params, seed, qi, scaled.labels, scaled.protected, seconds, extra
+    )
+    progress(1.0, "done")
+    return RunResult(
+        spec=spec,
+        roles=dataset.roles,
+        labels=scaled.labels,
+        protected=scaled.protected,
+        report=report,
+        qi=qi,
+        seconds=seconds,
+        artifacts=scaled.artifacts,
     )
 
 
