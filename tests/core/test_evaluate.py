@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -171,7 +170,8 @@ def test_census_interval_disclosure_falls_with_k() -> None:
     assert values[0] > values[1] > values[2]
 
 
-def test_all_measures_on_50000_records_are_fast() -> None:
+def test_all_measures_on_50000_records() -> None:
+    """Every measure runs at 50,000 records (its time is a benchmark row, not asserted here)."""
     rng = np.random.default_rng(0)
     n = 50_000
     frame = pd.DataFrame(rng.normal(size=(n, 6)) * np.arange(1, 7) + 10, columns=list("abcdef"))
@@ -179,10 +179,9 @@ def test_all_measures_on_50000_records_are_fast() -> None:
     roles = roles_from_lists(frame.columns, qi=list("abcdef"), confidential=["conf"])
     ds = Dataset.from_frame(frame, roles)
     result = run_protection(ds, RunSpec.make("mdav", 5, seed=1))
-    started = time.perf_counter()
     m = evaluate(ds, result.protected, labels=result.labels)
-    seconds = time.perf_counter() - started
-    assert seconds < 15.0, f"evaluate took {seconds:.1f} s on 50,000 records"
+    assert m["min_group_size"] is not None and m["min_group_size"] >= 5
+    assert m["probabilistic_record_linkage"] is not None
     assert m["record_linkage"] is not None and m["record_linkage"] <= 20.0 + 1e-9
 
 
