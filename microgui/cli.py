@@ -152,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--engine",
-        choices=("local", "dask"),
         default="local",
+        metavar="local|dask",
         help="where blocks and strata run: this machine's cores (local, default) or a Dask "
         "cluster (dask, with --scheduler)",
     )

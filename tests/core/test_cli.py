@@ -246,3 +246,56 @@ def test_mstk_generalizes_and_reports_generalization_il(
     assert report["information_loss"] is None and report["generalization_il"] >= 0
     assert report["k_anonymity"] >= 3
     assert read_columns(out)["note"] == read_columns(table)["note"]
+
+
+# --- issue 6: strata, blocks, engines ---------------------------------------------------------
+def _protect_argv(table: Path, out: Path, *extra: str) -> list[str]:
+    base = ["protect", str(table), "-o", str(out), "--method", "mdav", "-k", "3"]
+    return [*base, "--qi", "age,income", "--identifiers", "id", *extra]
+
+
+def test_protect_with_strata_and_blocks(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, rep = tmp_path / "s.csv", tmp_path / "s.json"
+    argv = _protect_argv(
+        table, out, "--strata", "region", "--block-size", "8", "--report", str(rep)
+    )
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert "3 strata" in err and "engine in-process" in err
+    report = json.loads(rep.read_text())
+    scale = report["scale"]
+    assert scale["strata"] == ["region"] and scale["n_strata"] == 3
+    assert scale["block_sizes"]["max"] <= 8 and scale["n_blocks"] > 3
+    assert report["k_anonymity"] >= 3
+    original, protected = read_columns(table), read_columns(out)
+    assert protected["note"] == original["note"] and protected["region"] == original["region"]
+    # no group spans two regions
+    frame = pd.read_csv(out)
+    assert (frame.groupby(["age", "income"])["region"].nunique() == 1).all()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--strata", "nope"], "--strata names column 'nope', which is not in the table"),
+        (["--strata", "id"], "strata column 'id' is an identifier"),
+        (["--block-size", "5"], "block size 5 is smaller than 2k = 6"),
+        (["--block-size", "lots"], "block size 'lots' is not a whole number"),
+        (["--engine", "dask", "--block-size", "20"], "needs the address of a Dask scheduler"),
+        (["--scheduler", "tcp://127.0.0.1:8786"], "used only by --engine dask"),
+        (["--workers", "two"], "workers 'two' is not a whole number"),
+        (["--workers", "0"], "workers=0 must be a whole number >= 1"),
+        (["--engine", "spark"], "unknown engine 'spark'; use one of local, dask"),
+    ],
+)
+def test_scale_options_are_checked(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    out = tmp_path / "o.csv"
+    code, _, err = run(_protect_argv(table, out, *extra), capsys)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
