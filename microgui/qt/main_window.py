@@ -612,7 +612,7 @@ class MainWindow(QMainWindow):
             charts.append(
                 (
                     "Risk–utility map of the runs in the history (dashed: Pareto front)",
-                    chart_png(self.ru_chart.plot_item),
+                    chart_png(self.ru_chart.chart_item),
                 )
             )
         runs = [report_run(e.name, e.result, e.measures, e.finished_at) for e in entries]

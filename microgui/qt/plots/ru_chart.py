@@ -4,6 +4,12 @@ A view (STYLE.md §5, §7): it receives the runs' measures and draws them; it co
 One :class:`ScatterPlotItem` per method (the legend's entries, each point carrying its run id),
 a text label "k = …" beside each point, and the Pareto front — the runs no other run beats on
 both axes — as one step :class:`PlotDataItem`. Clicking a point emits ``run_clicked``.
+
+Readable with many runs (a sweep of every method at several k): the legend sits beside the plot,
+never over the points; labels that would overlap one already drawn are hidden (Pareto-front runs
+are labelled first; every point's tooltip names its run), re-laid out on zoom; and when the loss
+axis spans more than two decades (a noise-adding method beside microaggregation) it switches to a
+log scale, which its title says.
 """
 
 from __future__ import annotations
@@ -13,20 +19,30 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.palette import CLUSTER_COLORS
 
-__all__ = ["RuChartPlot", "RuChartOptions", "RuPoint", "pareto_front", "axis_title"]
+__all__ = [
+    "RuChartPlot",
+    "RuChartOptions",
+    "RuPoint",
+    "pareto_front",
+    "axis_title",
+    "use_log_scale",
+    "LOG_DECADES",
+]
 
 LOWER = "lower is better"
 #: One symbol per method (cycled), drawn from large to small so that runs of different methods
 #: at the same place (mdav and mdav-generic on continuous data) stay visible as nested marks.
 SYMBOLS: tuple[str, ...] = ("o", "s", "t", "d", "h", "star", "p", "t1")
 HIGHER = "higher is better"
+#: In "auto" scale, the loss axis turns logarithmic when its positive values span more decades.
+LOG_DECADES = 2.0
 
 
 @dataclass
@@ -35,6 +51,21 @@ class RuChartOptions:
 
     x_measure: str = ""
     y_measure: str = ""
+    #: Scale of the loss axis: "auto" (log when it spans > LOG_DECADES decades), "linear", "log".
+    y_scale: str = "auto"
+
+
+def use_log_scale(values: np.ndarray, scale: str = "auto") -> bool:
+    """Whether the loss axis is logarithmic: "log" always, "linear" never, "auto" when every
+    value is positive and they span more than :data:`LOG_DECADES` decades."""
+    if scale == "log":
+        return True
+    if scale != "auto" or not len(values):
+        return False
+    values = np.asarray(values, dtype=np.float64)
+    if values.min() <= 0:
+        return False
+    return bool(np.log10(values.max() / values.min()) > LOG_DECADES)
 
 
 @dataclass(frozen=True)
@@ -103,6 +134,7 @@ class RuChartPlot(QWidget):
         self._points: list[RuPoint] = []
         self._catalog: dict[str, tuple[str, ...]] = {}
         self._current: int | None = None
+        self._plot_y: dict[int, float] = {}
         #: The method of each scatter item drawn, in legend order.
         self.method_items: dict[str, pg.ScatterPlotItem] = {}
         self.labels: list[pg.TextItem] = []
@@ -114,15 +146,32 @@ class RuChartPlot(QWidget):
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
         for combo in (self.x_combo, self.y_combo):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-            combo.setMinimumContentsLength(18)
+            # Shrinks (eliding) rather than pushing over its neighbours in a narrow window.
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(16)
             combo.currentIndexChanged.connect(self._on_axes_changed)
         self.x_combo.setToolTip("Disclosure-risk measure across")
         self.y_combo.setToolTip("Information-loss (or utility) measure up")
 
-        self.plot_widget = pg.PlotWidget()
+        self.scale_combo = QComboBox()
+        for text, key in (("auto", "auto"), ("linear", "linear"), ("log", "log")):
+            self.scale_combo.addItem(text, key)
+        self.scale_combo.setCurrentIndex(max(self.scale_combo.findData(self.options.y_scale), 0))
+        self.scale_combo.setToolTip(
+            f"Scale of the loss axis; auto: logarithmic when it spans more than "
+            f"{LOG_DECADES:g} decades"
+        )
+        self.scale_combo.currentIndexChanged.connect(self._on_scale_changed)
+        #: Whether the loss axis is drawn on a log scale now.
+        self.log_y = False
+
+        # The plot and, beside it, the legend: with a dozen methods a legend inside the plot
+        # would hide points.
+        self.plot_widget = pg.GraphicsLayoutWidget()
         self.plot_widget.setBackground("w")
-        self.plot_item: pg.PlotItem = self.plot_widget.getPlotItem()
+        self.plot_item: pg.PlotItem = self.plot_widget.addPlot(row=0, col=0)
         self.plot_item.showGrid(x=True, y=True, alpha=0.2)
         for name in ("left", "bottom"):
             axis = self.plot_item.getAxis(name)
@@ -138,24 +187,36 @@ class RuChartPlot(QWidget):
         )
         self.current_item.setZValue(3)
         self.plot_item.addItem(self.current_item)
+        # LegendItem places itself at (0, 0) whenever it resizes, so it cannot be a layout cell
+        # itself: it is anchored in a holder cell whose width follows the legend's.
+        self.legend_holder = pg.GraphicsWidget()
+        self.plot_widget.addItem(self.legend_holder, row=0, col=1)
+        self.plot_widget.ci.layout.setColumnStretchFactor(0, 1)
         self.legend = pg.LegendItem(
-            offset=(-10, 8),
+            offset=(2, 36),
             labelTextColor="#222222",
             brush=pg.mkBrush(255, 255, 255, 225),
             pen=pg.mkPen("#bbbbbb"),
         )
-        self.legend.setParentItem(self.plot_item.getViewBox())
+        self.legend.setParentItem(self.legend_holder)
+        self._label_order: list[int] = []
+        view = self.plot_item.getViewBox()
+        view.sigRangeChanged.connect(lambda *_a: self._place_labels())
+        view.sigResized.connect(lambda *_a: self._place_labels())
         self._legend_front = pg.PlotDataItem(
             pen=pg.mkPen("#555555", width=1.5, style=Qt.PenStyle.DashLine)
         )
 
-        self.export = export_button(self, lambda: self.plot_item, "risk_utility_map")
+        self.export = export_button(self, lambda: self.chart_item, "risk_utility_map")
         top = QHBoxLayout()
         top.addWidget(QLabel("Risk (x)"))
         top.addWidget(self.x_combo)
         top.addSpacing(12)
         top.addWidget(QLabel("Loss (y)"))
         top.addWidget(self.y_combo)
+        top.addSpacing(12)
+        top.addWidget(QLabel("Scale"))
+        top.addWidget(self.scale_combo)
         top.addStretch(1)
         top.addWidget(self.export)
         layout = QVBoxLayout(self)
@@ -163,6 +224,11 @@ class RuChartPlot(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.plot_widget, 1)
         self._draw()
+
+    @property
+    def chart_item(self) -> pg.GraphicsLayout:
+        """The plot and its legend: what exports and reports show."""
+        return self.plot_widget.ci
 
     # content ------------------------------------------------------------------------------
     def set_runs(self, points: Sequence[RuPoint], catalog: Mapping[str, Sequence[str]]) -> None:
@@ -225,6 +291,14 @@ class RuChartPlot(QWidget):
         self.options.x_measure, self.options.y_measure = str(x), str(y)
         self._draw()
 
+    def set_y_scale(self, scale: str) -> None:
+        """ "auto", "linear" or "log" for the loss axis."""
+        self.scale_combo.setCurrentIndex(max(self.scale_combo.findData(scale), 0))
+
+    def _on_scale_changed(self, _index: int) -> None:
+        self.options.y_scale = str(self.scale_combo.currentData() or "auto")
+        self._draw()
+
     def _direction(self, key: str) -> str:
         info = self._catalog.get(key, ())
         return info[2] if len(info) > 2 else LOWER
@@ -236,6 +310,7 @@ class RuChartPlot(QWidget):
             self.plot_item.removeItem(label)
         self.method_items = {}
         self.labels = []
+        self._label_order = []
         self.front_ids = []
         self.drawn_ids = []
         self.front_item.setData([], [])
@@ -243,6 +318,7 @@ class RuChartPlot(QWidget):
         xk, yk = self.options.x_measure, self.options.y_measure
         if not self._points or not xk or not yk:
             self.legend.setVisible(False)
+            self._fit_legend()
             self.plot_item.setLabel("bottom", "")
             self.plot_item.setLabel("left", "")
             self.plot_item.setTitle(
@@ -252,28 +328,41 @@ class RuChartPlot(QWidget):
             )  # fmt: skip
             self._draw_current()
             return
-        drawn = [
+        measured = [
             p for p in self._points if _finite(p.measures.get(xk)) and _finite(p.measures.get(yk))
         ]
+        ys_all = np.array([float(p.measures[yk]) for p in measured])  # type: ignore[arg-type]
+        self.log_y = use_log_scale(ys_all, self.options.y_scale)
+        # On a log scale a loss of 0 (or below) has no place: such runs are left out, and said so.
+        drawn = [p for p in measured if not self.log_y or float(p.measures[yk]) > 0]  # type: ignore[arg-type]
         self.drawn_ids = [p.run_id for p in drawn]
         xs = np.array([float(p.measures[xk]) for p in drawn])  # type: ignore[arg-type]
         ys = np.array([float(p.measures[yk]) for p in drawn])  # type: ignore[arg-type]
+        ys_plot = np.log10(ys) if self.log_y else ys
+        self._plot_y = dict(zip(self.drawn_ids, ys_plot.tolist(), strict=True))
+        self.plot_item.getAxis("left").setLogMode(False, self.log_y)
         methods = sorted({p.method for p in drawn})
         view = self.plot_item.getViewBox()
         view.disableAutoRange()
+        x_info, y_info = self._catalog.get(xk, (xk,)), self._catalog.get(yk, (yk,))
+        tips = {
+            p.run_id: f"#{p.run_id} {p.method}, k = {p.k}\n{x_info[0]}: {xs[i]:.4g}"
+            f"\n{y_info[0]}: {ys[i]:.4g}\n(click to show this run)"
+            for i, p in enumerate(drawn)
+        }
         for m, method in enumerate(methods):
             rows = [i for i, p in enumerate(drawn) if p.method == method]
             color = QColor(CLUSTER_COLORS[m % len(CLUSTER_COLORS)])
             item = pg.ScatterPlotItem(
                 x=xs[rows],
-                y=ys[rows],
+                y=ys_plot[rows],
                 data=np.array([drawn[i].run_id for i in rows], dtype=object),
                 symbol=SYMBOLS[m % len(SYMBOLS)],
                 size=max(20 - 5 * m, 9),
                 brush=pg.mkBrush(color),
                 pen=pg.mkPen("#ffffff", width=1),
                 hoverable=True,
-                tip=None,
+                tip=lambda x, y, data, tips=tips: tips.get(int(data), ""),
             )
             item.setZValue(2 + m / 100)
             item.sigClicked.connect(self._on_clicked)
@@ -282,29 +371,88 @@ class RuChartPlot(QWidget):
             self.legend.addItem(item, method)
         for i, p in enumerate(drawn):
             label = pg.TextItem(f"k={p.k}", color="#333333", anchor=(-0.25, 1.0))
-            label.setPos(float(xs[i]), float(ys[i]))
-            label.setZValue(2)
+            label.setPos(float(xs[i]), float(ys_plot[i]))
+            label.setZValue(4)  # above the marks of other methods: a label is never hidden
             self.plot_item.addItem(label)
             self.labels.append(label)
         front = pareto_front(xs, ys, self._direction(xk), self._direction(yk))
         self.front_ids = [drawn[i].run_id for i in front]
+        # Front runs are labelled first; the others where there is room.
+        on_front = set(int(i) for i in front)
+        self._label_order = [int(i) for i in front] + [
+            i for i in range(len(drawn)) if i not in on_front
+        ]
         if len(front):
-            fx, fy = _step(xs[front], ys[front])
+            fx, fy = _step(xs[front], ys_plot[front])
             self.front_item.setData(fx, fy)
             self.legend.addItem(self._legend_front, f"Pareto front ({len(front)} run(s))")
         self.legend.setVisible(True)
+        self._fit_legend()
         self.plot_item.setLabel(
             "bottom", axis_title(self._catalog.get(xk, ()), xk), color="#222222"
         )
         self.plot_item.setLabel("left", axis_title(self._catalog.get(yk, ()), yk), color="#222222")
-        left_out = len(self._points) - len(drawn)
-        title = f"Risk–utility map of {len(drawn)} run(s) · colour = method · label = k"
-        if left_out:
-            title += f" · {left_out} run(s) without these measures not drawn"
+        # Short lines: the title's width is the plot's minimum width, which must leave room
+        # for the legend beside it.
+        title = f"Risk–utility map of {len(drawn)} run(s)" + (
+            " · loss on a log scale" if self.log_y else ""
+        )
+        title += (
+            "<br><span style='font-size:9pt;color:#555'>colour and mark = method · label = k · "
+            "dashed = Pareto front</span>"
+        )
+        measured_ids = {p.run_id for p in measured}
+        shown_ids = set(self.drawn_ids)
+        for why, left_out in (
+            ("without these measures", [p for p in self._points if p.run_id not in measured_ids]),
+            ("with a loss ≤ 0 (log scale)", [p for p in measured if p.run_id not in shown_ids]),
+        ):
+            if left_out:
+                names = ", ".join(sorted({p.method for p in left_out}))
+                title += (
+                    f"<br><span style='font-size:9pt;color:#555'>{len(left_out)} run(s) {why} "
+                    f"not drawn ({names})</span>"
+                )
         self.plot_item.setTitle(title, color="#222222", size="10pt")
         if len(drawn):
-            view.setRange(xRange=_padded(xs, 0.12), yRange=_padded(ys, 0.1), padding=0.0)
+            view.setRange(xRange=_padded(xs, 0.12), yRange=_padded(ys_plot, 0.1), padding=0.0)
         self._draw_current()
+        self._place_labels()
+
+    def _fit_legend(self) -> None:
+        """Give the legend's column the legend's width (none when it is hidden)."""
+        if not self.legend.isVisible():
+            self.legend_holder.setFixedWidth(0)
+            return
+        # The label items know their final size only once the legend's layout has run.
+        self.legend.layout.activate()
+        self.legend.updateSize()
+        width = max(self.legend.width(), self.legend.layout.preferredWidth())
+        self.legend_holder.setFixedWidth(width + 10)
+
+    def _place_labels(self) -> None:
+        """Show the k labels that do not overlap one shown before (in :attr:`_label_order`),
+        in screen space, so that co-located runs of the same k get one label."""
+        if not self.labels:
+            return
+        view = self.plot_item.getViewBox()
+        bounds = view.sceneBoundingRect()
+        taken: list[QRectF] = []
+        for i in self._label_order:
+            label = self.labels[i]
+            pos = label.pos()
+            anchor = view.mapViewToScene(QPointF(pos.x(), pos.y()))
+            size = label.textItem.boundingRect()
+            rect = QRectF(
+                anchor.x() + 0.25 * size.width(),
+                anchor.y() - size.height(),
+                size.width(),
+                size.height(),
+            ).adjusted(2, 4, -2, -4)  # the text item's margins
+            show = bounds.contains(anchor) and not any(rect.intersects(r) for r in taken)
+            label.setVisible(show)
+            if show:
+                taken.append(rect)
 
     def _draw_current(self) -> None:
         xk, yk = self.options.x_measure, self.options.y_measure
@@ -314,7 +462,11 @@ class RuChartPlot(QWidget):
         ):
             self.current_item.clear()
             return
-        self.current_item.setData(x=[float(point.measures[xk])], y=[float(point.measures[yk])])  # type: ignore[arg-type]
+        if point.run_id not in self._plot_y:
+            self.current_item.clear()
+            return
+        x = float(point.measures[xk])  # type: ignore[arg-type]
+        self.current_item.setData(x=[x], y=[self._plot_y[point.run_id]])
 
     def _on_clicked(self, _item: pg.ScatterPlotItem, points: object, _event: object = None) -> None:
         spots = list(points)  # type: ignore[call-overload]
@@ -322,12 +474,13 @@ class RuChartPlot(QWidget):
             self.run_clicked.emit(int(spots[0].data()))
 
     def point_position(self, run_id: int) -> tuple[float, float]:
-        """Where a run is drawn (data coordinates)."""
+        """Where a run is drawn (view coordinates: log10 of the loss on a log scale)."""
         point = next(p for p in self._points if p.run_id == run_id)
-        return (
-            float(point.measures[self.options.x_measure]),  # type: ignore[arg-type]
-            float(point.measures[self.options.y_measure]),  # type: ignore[arg-type]
-        )
+        return float(point.measures[self.options.x_measure]), self._plot_y[run_id]  # type: ignore[arg-type]
+
+    def visible_labels(self) -> list[str]:
+        """The k labels shown (not hidden for overlapping another)."""
+        return [lbl.textItem.toPlainText() for lbl in self.labels if lbl.isVisible()]
 
     def title_text(self) -> str:
         return str(self.plot_item.titleLabel.text)
