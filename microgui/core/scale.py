@@ -17,18 +17,22 @@ constant within each group anyway; copying it back avoids a last-bit change from
 
 **Automatic blocking.** A stratum (or the whole table) larger than ``block_size`` records is split
 into spatially coherent blocks of at most ``block_size`` records by recursive splits along the
-principal axis (first principal component, estimated on at most :data:`AXIS_SAMPLE` evenly spaced records)
-of the records, in the numeric embedding of the
-methods' distance (:func:`qi_embedding`). A set of n > ``block_size`` records is to become
+principal axis (first principal component, estimated on at most :data:`AXIS_SAMPLE` evenly
+spaced records) of the records, in the numeric embedding of the methods' distance
+(:func:`qi_embedding`). A set of n > ``block_size`` records is to become
 L = ceil(n / block_size) blocks; its split puts about n·floor(L/2)/L records, rounded to a
 multiple of k, on the low side of the axis, the rest on the high side (both sides keep ≥ k
 records because ``block_size`` ≥ 2k). Multiples of k matter for MDAV: a block of m·k records
-becomes m groups of exactly k. Ties on the axis go to the side of the smaller row number
-(stable sort), so blocking is deterministic. Blocks use the stratum's z-scores (not their own:
-a block is a slice of space, re-scaling it would change the metric); each block is microaggregated
-alone and the stratum's groups are aggregated together. This is an approximation of running the
-method on the whole stratum: records near a split cannot be grouped across it. Its cost in
-information loss is measured by :func:`blocking_cost` (the benchmark calls it).
+becomes m groups of exactly k. Ties on the axis go to the side of the smaller row number, so
+blocking is deterministic. Blocks use the stratum's z-scores (not their own: a block is a slice
+of space, re-scaling it would change the metric); each block is microaggregated alone and the
+stratum's groups are aggregated together. This approximates running the method on the whole
+stratum: records near a split cannot be grouped across it. Measured with :func:`blocking_cost`
+on the benchmark's ``correlated_data`` (100,000 × 10, k = 5, MDAV, IL 6.741 % unblocked):
+IL +6.9 % (relative) with blocks of 5,000, +4.7 % with 10,000, +2.9 % with 20,000 and +0.9 % with
+50,000. Blocks of about 20,000 records are the suggested setting for large tables (a million
+records × 10 then take about 15 s on 2 busy cores). There is no automatic block size: without
+``block_size`` a run is the exact method on the whole table (or stratum), as before.
 
 **Engines.** Units run in this process one after the other when there is only one, when
 ``workers == 1``, or (``workers=None``) when the run holds fewer than :data:`IN_PROCESS_BELOW`
@@ -36,7 +40,9 @@ records; otherwise ``engine="local"`` runs them in a process pool on this machin
 pool of :mod:`microgui.core.sweep`: ``forkserver``/``spawn``, never ``fork``, a shared cancel
 event) and ``engine="dask"`` on a Dask distributed cluster (``scheduler="tcp://HOST:PORT"``;
 every worker needs microgui installed; ``pip install "microgui[dask]"`` on the client). Each unit
-is sent with only its own quasi-identifier and confidential columns.
+is sent with only its own quasi-identifier and confidential columns. As for a sweep, a script
+that uses the local pool needs the usual ``if __name__ == "__main__":`` guard (the workers
+start from the caller's ``__main__`` module).
 
 **Progress and cancellation.** Progress is the fraction of records in finished units, reported
 after every finished unit and, while units run elsewhere, every :data:`POLL_SECONDS`. When the

@@ -424,3 +424,23 @@ def test_spec_json_has_the_new_fields_and_old_specs_get_the_defaults() -> None:
         None,
     )
     assert not old.scaled and spec.scaled
+
+
+def test_python_api_takes_the_scale_options() -> None:
+    import microgui
+
+    frame = _dataset(n=400).frame
+    res = microgui.protect(
+        frame,
+        qi=["age", "income"],
+        identifiers=["id"],
+        method="mdav",
+        k=4,
+        seed=0,
+        strata=["region"],
+        block_size=60,
+    )
+    scale = res.report["scale"]
+    assert scale["n_strata"] == 3 and scale["block_sizes"]["max"] <= 60
+    assert res.run.spec.strata == ("region",) and res.run.spec.block_size == 60
+    assert res.report["k_anonymity"] >= 4
