@@ -7,10 +7,23 @@ telling the user to fill or drop those records (or to re-tag the column). Microa
 hole would either put a silent NaN into the release or invent a value, and both are worse than an
 explicit decision by the statistician. Missing values in columns that are not quasi-identifiers
 pass through unchanged.
+
+Where a message points at records, it names them as a user finds them: for a table read from a
+text file (:func:`microgui.core.io.read_table` records where each record starts, see
+:data:`LINES_ATTR`) by the **line of the file** (the header is line 1, so the first record is
+usually line 2), else by the 1-based data row.
+
+Decimal commas: a continuous column whose every value is written like ``72,5`` (digits, one comma,
+digits; no ``.`` anywhere in the column) is read with the comma as the decimal separator, the way a
+``;``-separated file from a French or German spreadsheet writes numbers. When every such value has
+exactly three digits after the comma (``1,234``) the column is ambiguous (a thousands separator
+reads the same) and the run is refused with that explanation instead of guessing.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,11 +33,33 @@ import pandas as pd
 from microgui.core.errors import InvalidInput, InvalidRoles
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
-__all__ = ["Dataset", "QIMatrix", "suggest_roles", "prepare_qi", "numeric_column", "row_list"]
+__all__ = [
+    "Dataset",
+    "QIMatrix",
+    "suggest_roles",
+    "prepare_qi",
+    "numeric_column",
+    "row_list",
+    "rows_text",
+    "file_line",
+    "LINES_ATTR",
+    "SOURCE_ATTR",
+]
 
 #: A numeric column with at least this many distinct values is suggested as continuous.
 CONTINUOUS_MIN_DISTINCT = 12
 _ID_NAME_HINTS = ("id", "ident", "name", "ssn", "passport", "email", "phone", "record")
+
+
+#: ``frame.attrs`` key set by the text readers: ``(first_line, ((row, line), ...))``, where the
+#: record at 0-based ``row`` starts on ``line`` of the file and the following records on the next
+#: lines, until the next pair (blank lines and values spanning lines add pairs). Kept compact
+#: because pandas copies ``attrs`` into every derived frame.
+LINES_ATTR = "microgui_lines"
+#: ``frame.attrs`` key: the base name of the file the frame was read from.
+SOURCE_ATTR = "microgui_source"
+_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+(?:,(\d+))?")
 
 
 def row_list(rows: np.ndarray, limit: int = 5) -> str:
@@ -32,6 +67,73 @@ def row_list(rows: np.ndarray, limit: int = 5) -> str:
     shown = ", ".join(str(int(r) + 1) for r in rows[:limit])
     more = len(rows) - limit
     return shown + (f" and {more} more" if more > 0 else "")
+
+
+def file_line(frame: pd.DataFrame | pd.Series, row: int) -> int | None:
+    """The line of the file where the record at 0-based ``row`` starts, when known."""
+    info = frame.attrs.get(LINES_ATTR)
+    if not info:
+        return None
+    breaks = info[1]
+    i = bisect_right([r for r, _ in breaks], row) - 1
+    start_row, start_line = breaks[i] if i >= 0 else (0, info[0])
+    return int(start_line + row - start_row)
+
+
+def rows_text(frame: pd.DataFrame | pd.Series, rows: np.ndarray, limit: int = 5) -> str:
+    """Where records are, for a message: 'line 3, 5' (lines of the file as an editor shows them)
+    for a table read from a text file, else 'row 2, 4' (1-based data rows). The caller names the
+    file."""
+    rows = np.asarray(rows)
+    if frame.attrs.get(LINES_ATTR):
+        lines = ", ".join(str(file_line(frame, int(r))) for r in rows[:limit])
+        more = len(rows) - limit
+        return f"line {lines}" + (f" and {more} more" if more > 0 else "")
+    return f"row {row_list(rows, limit)}"
+
+
+def _decimal_comma(text: pd.Series) -> tuple[np.ndarray | None, bool]:
+    """(values, ambiguous): the stripped text column read with a decimal comma (see the module
+    docstring), or None; ``ambiguous`` when it would parse but every comma has three digits after
+    it (a thousands separator reads the same)."""
+    present = text.dropna()
+    present = present[present != ""]
+    if not len(present):
+        return None, False
+    decimals: set[int] = set()
+    for value in pd.unique(present.to_numpy(dtype=object)):
+        match = _DECIMAL_COMMA.fullmatch(str(value))
+        if match is None:
+            return None, False
+        if match.group(1) is not None:
+            decimals.add(len(match.group(1)))
+    if not decimals:
+        return None, False
+    if decimals == {3}:
+        return None, True
+    values = pd.to_numeric(text.str.replace(",", ".", regex=False), errors="coerce")
+    return values.to_numpy(dtype=np.float64, na_value=np.nan), False
+
+
+def _all_numbers(values: list[object]) -> list[float] | None:
+    """The values as floats when every one is a number as ``pd.to_numeric`` reads it, else None.
+
+    Plain decimal text is converted in Python (``pd.to_numeric`` per column costs a millisecond,
+    which a 5,000-column table multiplies); the rest (``inf``, ``1_000``...) goes to pandas."""
+    out: list[float] = []
+    odd: list[str] = []
+    for v in values:
+        s = str(v)
+        if _NUMBER.fullmatch(s):
+            out.append(float(s))
+        else:
+            odd.append(s.strip())
+    if odd:
+        converted = pd.to_numeric(pd.Series(odd, dtype=object), errors="coerce")
+        if bool(converted.isna().any()):
+            return None
+        out.extend(float(x) for x in converted.tolist())
+    return out
 
 
 @dataclass(frozen=True)
@@ -91,10 +193,23 @@ def numeric_column(frame: pd.DataFrame, column: str, what: str = "continuous") -
         values.isna().to_numpy() & text.notna().to_numpy() & (text != "").to_numpy()
     )
     if len(bad):
+        comma, ambiguous = _decimal_comma(text)
+        if comma is not None:
+            return comma
         example = str(series.iloc[bad[0]])
+        source = frame.attrs.get(SOURCE_ATTR)
+        where = f" of {source}" if source else ""
+        if ambiguous:
+            raise InvalidInput(
+                f"column {column!r}{where} is tagged {what} but holds {example!r} "
+                f"({rows_text(frame, bad)}): the comma may be a decimal comma or a thousands "
+                "separator; write the numbers with a decimal point (1234 or 1.234) and no "
+                "thousands separator"
+            )
         raise InvalidInput(
-            f"column {column!r} is tagged {what} but row {bad[0] + 1} holds {example!r}, not a number "
-            f"({len(bad)} such row(s): {row_list(bad)}); fix those cells or tag the column nominal"
+            f"column {column!r}{where} is tagged {what} but {rows_text(frame, bad[:1])} holds "
+            f"{example!r}, not a number ({len(bad)} such cell(s): {rows_text(frame, bad)}); fix "
+            "those cells or tag the column nominal"
         )
     return values.to_numpy(dtype=np.float64, na_value=np.nan)
 
@@ -133,15 +248,29 @@ def suggest_roles(frame: pd.DataFrame) -> RoleMap:
     """
     specs: dict[str, ColumnSpec] = {}
     n = len(frame)
-    for col in frame.columns:
+    for position, col in enumerate(frame.columns):
         name = str(col)
-        series = frame[col]
-        nonnull = series.dropna()
-        distinct = int(nonnull.nunique())
+        series = frame.iloc[:, position]
         numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-        if not numeric and len(nonnull):
-            converted = pd.to_numeric(nonnull.astype("string").str.strip(), errors="coerce")
-            numeric = bool(converted.notna().all())
+        numbers: list[float] | None = None
+        if numeric or isinstance(series.dtype, pd.CategoricalDtype):
+            nonnull = series.dropna()
+            distinct = int(nonnull.nunique())
+            uniques: list[object] = nonnull.unique().tolist()
+        else:
+            # Text columns (every column of a CSV) in plain numpy: per-column pandas calls
+            # dominate on very wide tables.
+            raw = series.to_numpy(dtype=object)
+            present = raw[~pd.isna(raw)]
+            uniques = pd.unique(present).tolist()
+            distinct = len(uniques)
+            if len(uniques):
+                numbers = _all_numbers(uniques)
+                if numbers is None and distinct >= CONTINUOUS_MIN_DISTINCT:
+                    comma, _ambiguous = _decimal_comma(pd.Series(uniques, dtype="string"))
+                    if comma is not None:
+                        numbers = comma.tolist()
+                numeric = numbers is not None
         lname = name.lower()
         looks_like_key = any(
             h == lname or lname.endswith(h) or lname.startswith(h) for h in _ID_NAME_HINTS
@@ -151,8 +280,9 @@ def suggest_roles(frame: pd.DataFrame) -> RoleMap:
         elif numeric and distinct >= CONTINUOUS_MIN_DISTINCT:
             specs[name] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
         elif numeric:
-            values = pd.to_numeric(nonnull.astype("string").str.strip(), errors="coerce")
-            order = tuple(_value_key(float(v)) for v in sorted(values.unique()))
+            if numbers is None:
+                numbers = [float(v) for v in uniques]  # type: ignore[arg-type]
+            order = tuple(dict.fromkeys(_value_key(v) for v in sorted(numbers)))
             specs[name] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL, order)
         elif isinstance(series.dtype, pd.CategoricalDtype) and series.cat.ordered:
             order = tuple(str(c) for c in series.cat.categories)
@@ -215,7 +345,8 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
         miss = np.flatnonzero(_is_missing(frame[col]))
         if len(miss):
             raise InvalidInput(
-                f"quasi-identifier {col!r}{where} has {len(miss)} missing value(s) (row {row_list(miss)}); "
+                f"quasi-identifier {col!r}{where} has {len(miss)} missing value(s) "
+                f"({rows_text(frame, miss)}); "
                 "microgui does not microaggregate around holes: fill or remove those records, "
                 "or tag the column as non-confidential"
             )
@@ -242,8 +373,9 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
         bad = np.flatnonzero(codes.isna().to_numpy())
         if len(bad):
             raise InvalidInput(
-                f"ordinal column {col!r} holds {keys.iloc[bad[0]]!r} (row {row_list(bad)}), which is not "
-                f"in its order {' < '.join(order)}; add the category to the order"
+                f"ordinal column {col!r}{where} holds {keys.iloc[bad[0]]!r} ({rows_text(frame, bad)}), "
+                f"which is not in its order {' < '.join(order)}; add the category to the order "
+                "(or fix those cells)"
             )
         ords[:, j] = codes.to_numpy(dtype=np.int64)
         orders.append(tuple(order))

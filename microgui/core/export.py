@@ -17,6 +17,7 @@ neutralized cells per column goes into the report (``neutralized_cells``). ``kee
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import pandas as pd
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused
-from microgui.core.io import write_csv_atomic, write_json_atomic
+from microgui.core.io import csv_writer, write_csv_atomic, write_files_atomic
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.runs import RunResult
 
@@ -172,7 +173,14 @@ def export_run(
         report["neutralized_cells"] = neutralized
         if neutralized:
             log.info("neutralized formula-like cells: %s", neutralized)
-    write_csv_atomic(frame, csv_path, protect_from=source)
-    if report_path is not None:
-        write_json_atomic(report, Path(report_path), protect_from=source)
+    if report_path is None:
+        write_csv_atomic(frame, csv_path, protect_from=source)
+        return report
+    # Both files are written before either is renamed: a full disk never leaves a CSV
+    # without its report.
+    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    write_files_atomic(
+        [(csv_path, csv_writer(frame)), (Path(report_path), lambda handle: handle.write(text))],
+        protect_from=source,
+    )
     return report

@@ -49,6 +49,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from microgui.core.dataset import SOURCE_ATTR, rows_text
 from microgui.core.errors import InvalidInput
 from microgui.core.roles import AttributeKind
 
@@ -333,8 +334,15 @@ class Hierarchy:
         if len(bad):
             n_bad = len({keys[j] for j in codes_u[bad]})
             col = f"column {column!r}" if column else "the column"
+            # A column of a table read from a file knows its file and lines (dataset.LINES_ATTR).
+            attrs = values.attrs if isinstance(values, (pd.Series, pd.DataFrame)) else {}
+            source = attrs.get(SOURCE_ATTR)
+            if source:
+                col += f" of {source}"
+            first = bad[:1]
+            where = rows_text(values, first) if attrs else f"row {bad[0] + 1}"  # type: ignore[arg-type]
             raise InvalidInput(
-                f"{col} holds {keys[codes_u[bad[0]]]!r} (row {bad[0] + 1}), which is not in its "
+                f"{col} holds {keys[codes_u[bad[0]]]!r} ({where}), which is not in its "
                 f"hierarchy {self.name} ({n_bad} value(s) missing in {len(bad)} row(s)); add a row "
                 "'value;generalization;...;root' for each missing value to the hierarchy file, or "
                 "give no hierarchy for this column to use an automatic one"
@@ -393,14 +401,24 @@ def load_hierarchy(path: str | Path) -> Hierarchy:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise InvalidInput(f"hierarchy file {p} not found") from None
+        raise InvalidInput(
+            f"hierarchy file {p.name} was not found in folder {str(p.parent)!r}; check the path "
+            "given for the column's hierarchy"
+        ) from None
     except IsADirectoryError:
-        raise InvalidInput(f"hierarchy file {p} is a folder, not a file") from None
+        raise InvalidInput(
+            f"hierarchy file {p.name} is a folder, not a file; choose the hierarchy file in it"
+        ) from None
     except OSError as exc:
-        raise InvalidInput(f"hierarchy file {p} cannot be read: {exc.strerror or exc}") from None
+        raise InvalidInput(
+            f"hierarchy file {p.name} cannot be read ({exc.strerror or exc}); check its permissions"
+        ) from None
     text = _decode(raw)
     if "\x00" in text:
-        raise InvalidInput(f"hierarchy file {p.name} is not a text file")
+        raise InvalidInput(
+            f"hierarchy file {p.name} is not a text file; save it as text, one row per value: "
+            "value;generalization;...;*"
+        )
     delimiter = ";" if ";" in text else ("\t" if "\t" in text else ",")
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -474,8 +492,13 @@ def _interval_rows(
     levels: list[list[str]] = []
     width = float(base_width)
     span = float(numbers.max() - numbers.min())
+    # The bin at the base width is computed once and coarser bins by integer halving of its
+    # index, so that every interval nests in the one above (a tolerance applied per level put
+    # -6e-05 below 0 at one width and above it at another: two parents).
+    index = np.floor(numbers / width + 1e-9).astype(np.int64)
+    factor = 1
     while True:
-        lo = np.floor(numbers / width + 1e-9) * width
+        lo = np.floor_divide(index, factor) * (float(base_width) * factor)
         if integral:
             labels = [f"[{_number_text(a)}-{_number_text(a + width - 1)}]" for a in lo]
         else:
@@ -484,6 +507,7 @@ def _interval_rows(
         if len(set(labels)) <= 1 or width > 4 * span + 1:
             break
         width *= 2
+        factor *= 2
     return _grouping_levels(keys, levels)
 
 

@@ -16,6 +16,14 @@ categories follow the numeric code order: ordered (hence suggested ordinal with 
 SPSS declares the variable nominal. A numeric variable whose labels only mark a few special codes
 among many unlabelled values (``-99 = "refused"`` in an income column) stays numeric.
 
+Reading a CSV reports progress: ``progress(fraction, status)`` is called about every 8,192
+records (and at the start and end), so the app shows a bar while a million-row file loads and the
+user can cancel (the callback raises :class:`~microgui.core.progress.RunCancelled`, which
+propagates). Other formats report only their start and end. A CSV frame also records, in
+``frame.attrs``, the file's base name and the line on which each record starts
+(:data:`~microgui.core.dataset.LINES_ATTR`), so that later messages name lines as an editor shows
+them.
+
 Writers go through a temporary file in the target folder, ``fsync`` and ``os.replace``, so a crash
 or a full disk never leaves a half-written file under the final name, and they refuse to overwrite
 the input file.
@@ -31,7 +39,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +48,9 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import CONTINUOUS_MIN_DISTINCT, Dataset
+from microgui.core.dataset import CONTINUOUS_MIN_DISTINCT, LINES_ATTR, SOURCE_ATTR, Dataset
 from microgui.core.errors import ExportRefused, InvalidInput
+from microgui.core.progress import ProgressFn, no_progress
 
 __all__ = [
     "SUPPORTED_EXTENSIONS",
@@ -55,7 +64,9 @@ __all__ = [
     "file_dialog_filter",
     "read_frame",
     "read_table",
+    "csv_writer",
     "write_csv_atomic",
+    "write_files_atomic",
     "write_json_atomic",
     "write_text_atomic",
 ]
@@ -76,6 +87,8 @@ _DELIMITER_NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 _SNIFF_CHARS = 64 * 1024
 #: Rows of that sample checked for a consistent field count.
 _SNIFF_ROWS = 200
+#: Records parsed between two progress calls while reading a CSV.
+_PROGRESS_ROWS = 8192
 #: Signatures of binary formats someone may have renamed to .csv, for a better hint.
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"PK\x03\x04", "an Excel .xlsx workbook (or another zip archive)"),
@@ -115,7 +128,12 @@ def file_dialog_filter() -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def read_table(path: str | os.PathLike[str], *, sheet: str | int | None = None) -> Dataset:
+def read_table(
+    path: str | os.PathLike[str],
+    *,
+    sheet: str | int | None = None,
+    progress: ProgressFn = no_progress,
+) -> Dataset:
     """Read a table file into a :class:`Dataset` with suggested roles.
 
     Parameters
@@ -125,6 +143,9 @@ def read_table(path: str | os.PathLike[str], *, sheet: str | int | None = None) 
         ``.sav``/``.zsav`` or ``.dta`` file (see :data:`SUPPORTED_EXTENSIONS`).
     sheet
         Excel only: the sheet name or 0-based index (default: the first sheet).
+    progress
+        Called with the fraction read (about every 8,192 records of a CSV); may raise
+        :class:`~microgui.core.progress.RunCancelled` to stop reading.
 
     Returns
     -------
@@ -137,28 +158,38 @@ def read_table(path: str | os.PathLike[str], *, sheet: str | int | None = None) 
         The file is missing, empty, malformed or of an unsupported type.
     """
     source = Path(path)
-    frame, labels = _read(source, sheet)
+    frame, labels = _read(source, sheet, progress)
+    progress(0.97, f"suggesting roles for {len(frame.columns):,} columns")
     dataset = Dataset.from_frame(frame, source=source)
+    progress(1.0, f"read {source.name}")
     if labels:
         dataset = Dataset(dataset.frame, dataset.roles, dataset.source, labels)
     return dataset
 
 
-def read_frame(path: str | os.PathLike[str], *, sheet: str | int | None = None) -> pd.DataFrame:
+def read_frame(
+    path: str | os.PathLike[str],
+    *,
+    sheet: str | int | None = None,
+    progress: ProgressFn = no_progress,
+) -> pd.DataFrame:
     """Read a table file into a DataFrame (what :func:`read_table` wraps; same errors).
 
     CSV columns are text (pandas ``str`` dtype); SPSS/Stata labelled columns are Categoricals.
     """
-    return _read(Path(path), sheet)[0]
+    return _read(Path(path), sheet, progress)[0]
 
 
-def _read(path: Path, sheet: str | int | None) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
+def _read(
+    path: Path, sheet: str | int | None, progress: ProgressFn = no_progress
+) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
     _check_readable(path)
+    progress(0.0, f"reading {path.name}")
     ext = path.suffix.lower()
     if ext in TEXT_EXTENSIONS:
-        return _read_csv(path), {}
+        return _read_csv(path, progress), {}
     if ext in EXCEL_EXTENSIONS:
-        return _read_excel(path, sheet), {}
+        return _read_excel(path, sheet), {}  # no progress inside openpyxl
     if ext in PARQUET_EXTENSIONS:
         return _read_parquet(path), {}
     if ext in SPSS_EXTENSIONS or ext in STATA_EXTENSIONS:
@@ -359,9 +390,10 @@ def _detect_delimiter(text: str, preferred: str) -> tuple[str, int]:
     return (best if header_counts.get(best, 0) > 1 else preferred), 0
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _read_csv(path: Path, progress: ProgressFn = no_progress) -> pd.DataFrame:
     name = path.name
     text, _fmt = _decode(_read_bytes(path), name)
+    progress(0.05, f"reading {name}")
     if text.startswith("\ufeff"):
         text = text[1:]  # a BOM the codec did not consume (e.g. UTF-16 with a doubled mark)
     if not text.strip():
@@ -377,7 +409,13 @@ def _read_csv(path: Path) -> pd.DataFrame:
     header_line = 0
     rows: list[list[str]] = []
     ragged: list[tuple[int, int]] = []
+    # Where records start: (row, line) each time a record is not on the line after the previous
+    # one (blank lines, values spanning lines); see dataset.LINES_ATTR.
+    breaks: list[tuple[int, int]] = []
+    expected = first_record_line = 0
     previous = 0
+    check_at = _PROGRESS_ROWS
+    size = max(len(text), 1)
     try:
         for row in reader:
             start = previous + 1 + skip  # first physical line of this record
@@ -386,11 +424,20 @@ def _read_csv(path: Path) -> pd.DataFrame:
                 continue  # blank line
             if header is None:
                 header, header_line = row, start
+                expected = first_record_line = previous + 1 + skip
                 continue
             if len(row) != len(header):
                 ragged.append((start, len(row)))
                 continue
+            if start != expected:
+                breaks.append((len(rows), start))
+            expected = previous + 1 + skip
             rows.append(row)
+            if len(rows) >= check_at:
+                check_at += _PROGRESS_ROWS
+                progress(
+                    0.05 + 0.8 * stream.tell() / size, f"reading {name}: {len(rows):,} records"
+                )
     except csv.Error as exc:
         line = reader.line_num + skip
         raise InvalidInput(
@@ -409,7 +456,11 @@ def _read_csv(path: Path) -> pd.DataFrame:
         )
     if not rows:
         raise _zero_records(name, "file ")
-    return pd.DataFrame(rows, columns=pd.Index(header, dtype=object), dtype=str)
+    progress(0.85, f"building the table of {len(rows):,} records")
+    frame = pd.DataFrame(rows, columns=pd.Index(header, dtype=object), dtype=str)
+    frame.attrs[SOURCE_ATTR] = name
+    frame.attrs[LINES_ATTR] = (first_record_line, tuple(breaks))
+    return frame
 
 
 # --- Excel -------------------------------------------------------------------------------------
@@ -681,14 +732,7 @@ def _fsync_folder(folder: Path) -> None:
             os.close(fd)
 
 
-def _atomic_write(
-    path: str | os.PathLike[str],
-    write: Callable[[IO[str]], object],
-    *,
-    protect_from: str | os.PathLike[str] | None,
-    encoding: str = "utf-8",
-) -> None:
-    target = Path(path)
+def _check_target(target: Path, protect_from: str | os.PathLike[str] | None) -> None:
     folder = target.parent
     if protect_from is not None and _same_file(target, Path(protect_from)):
         raise ExportRefused(
@@ -702,6 +746,11 @@ def _atomic_write(
             f"cannot write {str(target)!r}: folder {str(folder)!r} does not exist; create it or "
             "choose another folder"
         )
+
+
+def _write_temp(target: Path, write: Callable[[IO[str]], object], encoding: str) -> Path:
+    """Write a flushed, fsynced temporary file beside ``target``; removed again on failure."""
+    folder = target.parent
     tmp: Path | None = None
     try:
         fd, tmp = _create_temp(folder, target.name)
@@ -712,15 +761,57 @@ def _atomic_write(
         with suppress(OSError):
             if target.exists():
                 os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))  # keep the old permissions
-        os.replace(tmp, target)
-        tmp = None
+        done, tmp = tmp, None
+        return done
     except OSError as exc:
         raise _write_error(exc, target, folder) from exc
     finally:
         if tmp is not None:
             with suppress(OSError):
                 os.unlink(tmp)
-    _fsync_folder(folder)
+
+
+def write_files_atomic(
+    items: Sequence[tuple[str | os.PathLike[str], Callable[[IO[str]], object]]],
+    *,
+    protect_from: str | os.PathLike[str] | None = None,
+    encoding: str = "utf-8",
+) -> None:
+    """Write several files as one step: every temporary file is written before any is renamed.
+
+    A full disk or a refused target while writing any of them leaves none of them changed (an
+    export never leaves a protected CSV without its report). Errors as :func:`write_csv_atomic`.
+    """
+    targets = [Path(path) for path, _ in items]
+    for target in targets:
+        _check_target(target, protect_from)
+    temps: list[Path] = []
+    try:
+        for target, (_path, write) in zip(targets, items, strict=True):
+            temps.append(_write_temp(target, write, encoding))
+        while temps:
+            target = targets[len(targets) - len(temps)]
+            try:
+                os.replace(temps[0], target)
+            except OSError as exc:
+                raise _write_error(exc, target, target.parent) from exc
+            temps.pop(0)
+    finally:
+        for tmp in temps:
+            with suppress(OSError):
+                os.unlink(tmp)
+    for folder in dict.fromkeys(t.parent for t in targets):
+        _fsync_folder(folder)
+
+
+def _atomic_write(
+    path: str | os.PathLike[str],
+    write: Callable[[IO[str]], object],
+    *,
+    protect_from: str | os.PathLike[str] | None,
+    encoding: str = "utf-8",
+) -> None:
+    write_files_atomic([(path, write)], protect_from=protect_from, encoding=encoding)
 
 
 def write_csv_atomic(
@@ -741,10 +832,16 @@ def write_csv_atomic(
         (missing or read-only folder, disk full); nothing is left behind.
     """
 
+    _atomic_write(path, csv_writer(frame), protect_from=protect_from)
+
+
+def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
+    """The function writing ``frame`` as :func:`write_csv_atomic` does (for :func:`write_files_atomic`)."""
+
     def write(handle: IO[str]) -> None:
         frame.to_csv(handle, index=False, lineterminator="\n")
 
-    _atomic_write(path, write, protect_from=protect_from)
+    return write
 
 
 def write_text_atomic(

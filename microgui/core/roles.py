@@ -153,9 +153,16 @@ def roles_from_lists(
     def check(names: Iterable[str], option: str) -> None:
         for name in names:
             if name not in known:
-                shown = ", ".join(cols[:12]) + (", …" if len(cols) > 12 else "")
+                # repr: a name may hold quotes, commas or a line break; the message stays one line
+                shown = ", ".join(map(repr, cols[:12])) + (", …" if len(cols) > 12 else "")
+                hint = (
+                    r"; write a comma inside a column name as \, (--qi 'a\,b')"
+                    if any("," in c for c in cols)
+                    else "; check the spelling (names are case-sensitive)"
+                )
                 raise InvalidRoles(
                     f"{option} names column {name!r}, which is not in the table (columns: {shown})"
+                    + hint
                 )
 
     check(qi_list, "--qi")

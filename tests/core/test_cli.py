@@ -131,7 +131,7 @@ def test_version() -> None:
     ("extra", "message"),
     [
         (["--qi", "age,nope"], "'nope'"),
-        (["--qi", "age,edu"], "'edu' is tagged continuous but row 1"),
+        (["--qi", "age,edu"], "is tagged continuous but line 2 holds"),
         (["--qi", "age", "-k", "1"], "k=1"),
         (["--qi", "age", "-k", "61"], "larger than the number of records"),
         (["--qi", "age", "-k", "abc"], "'abc' is not a whole number"),

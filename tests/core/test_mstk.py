@@ -284,7 +284,9 @@ def test_value_missing_from_a_given_hierarchy(tmp_path: Path) -> None:
     short = tmp_path / "age.csv"
     short.write_text("\n".join((SEED / "mstk_hierarchy_age.csv").read_text().splitlines()[:-1]))
     spec = RunSpec.make("mstk", 2, hierarchies={"Age": str(short)})
-    with pytest.raises(InvalidInput, match=r"column 'Age' holds '50' \(row 7\).*age\.csv"):
+    with pytest.raises(
+        InvalidInput, match=r"column 'Age' of mstk_example.csv holds '50' \(line 8\).*age\.csv"
+    ):
         run_protection(dataset, spec)
     sex = str(SEED / "mstk_hierarchy_sex.csv")
     spare = run_protection(dataset, RunSpec.make("mstk", 2, hierarchies={"Disease": sex}))

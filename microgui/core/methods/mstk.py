@@ -763,7 +763,7 @@ def _hierarchy_for(inp: MethodInput, column: str) -> tuple[Hierarchy, np.ndarray
     if given is not None:
         if not isinstance(given, Hierarchy):
             raise InvalidInput(f"the hierarchy given for {column!r} is not a Hierarchy")
-        return given, given.encode(frame[column].tolist(), column)
+        return given, given.encode(frame[column], column)  # the Series knows its file lines
     if kind is AttributeKind.CONTINUOUS:
         values = numeric_column(frame, column).tolist()
         h = automatic_hierarchy(values, kind, name=f"automatic ({column})")
