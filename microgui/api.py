@@ -51,7 +51,7 @@ def protect(
     roles: RoleMap | None = None,
     progress: ProgressFn = no_progress,
     strata: Iterable[str] | str = (),
-    block_size: int | None = None,
+    block_size: int | str | None = None,
     engine: str = "local",
     scheduler: str | None = None,
     workers: int | None = None,
@@ -65,7 +65,8 @@ def protect(
 
     Scale (:mod:`microgui.core.scale`): ``strata`` (columns) protects each stratum on its own;
     ``block_size`` splits larger sets of records into spatially coherent blocks of at most that
-    many records (None: the method on the whole table); ``engine="dask"`` with
+    many records (None: the method on the whole table; "auto": exact up to 100,000 records,
+    blocks of 50,000 above); ``engine="dask"`` with
     ``scheduler="tcp://HOST:PORT"`` runs blocks and strata on a Dask cluster instead of the
     local cores (``workers`` processes, None: one per core).
     """

@@ -146,9 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--block-size",
-        metavar="N",
+        metavar="N|auto",
         help="split larger sets of records into spatially coherent blocks of at most N "
-        "records (N >= 2k; e.g. 20000 for a million records) and microaggregate each block",
+        "records (N >= 2k; e.g. 20000 for a million records) and microaggregate each block; "
+        "auto: exact up to 100,000 records, blocks of 50,000 above",
     )
     p.add_argument(
         "--engine",

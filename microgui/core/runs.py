@@ -24,7 +24,7 @@ from microgui.core.methods.base import Method, MethodInput, get_method, resolve_
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import RoleMap
-from microgui.core.scale import check_scale_options, run_scaled
+from microgui.core.scale import check_scale_options, resolve_block_size, run_scaled
 
 __all__ = [
     "RunSpec",
@@ -47,8 +47,9 @@ class RunSpec:
 
     Scale (:mod:`microgui.core.scale`): ``strata`` microaggregates each stratum of these columns
     on its own; ``block_size`` (None: off, the exact method on the whole table) splits larger
-    sets of records into blocks of at most that many records; ``engine`` ("local" or "dask"),
-    ``scheduler`` (the Dask scheduler's address) and ``workers`` (local processes; None: one
+    sets of records into blocks of at most that many records ("auto": exact up to 100,000
+    records, blocks of 50,000 above; :func:`microgui.core.scale.resolve_block_size`);
+    ``engine`` ("local" or "dask"), ``scheduler`` (the Dask scheduler's address) and ``workers`` (local processes; None: one
     per core) say where blocks and strata run. Specs saved before these fields existed load
     with the defaults, which give the runs they gave then.
     """
@@ -59,7 +60,7 @@ class RunSpec:
     seed: int | None = None
     hierarchies: tuple[tuple[str, str], ...] = ()
     strata: tuple[str, ...] = ()
-    block_size: int | None = None
+    block_size: int | str | None = None
     engine: str = "local"
     scheduler: str | None = None
     workers: int | None = None
@@ -90,7 +91,13 @@ class RunSpec:
             seed=seed,
             hierarchies=tuple(sorted((str(c), str(p)) for c, p in (hierarchies or {}).items())),
             strata=tuple(str(c) for c in (strata or ())),
-            block_size=None if block_size is None else _whole(block_size, "block size"),
+            block_size=(
+                None
+                if block_size is None
+                else "auto"
+                if str(block_size).strip().lower() == "auto"
+                else _whole(block_size, "block size")
+            ),
             engine=str(engine),
             scheduler=None if scheduler is None else str(scheduler),
             workers=None if workers is None else _whole(workers, "workers"),
@@ -116,8 +123,13 @@ class RunSpec:
 
     @property
     def scaled(self) -> bool:
-        """Whether the run goes through strata or blocks (:mod:`microgui.core.scale`)."""
+        """Whether the run may go through strata or blocks (:mod:`microgui.core.scale`); with
+        ``block_size="auto"`` a small table still runs exact (see :meth:`scaled_for`)."""
         return bool(self.strata) or self.block_size is not None
+
+    def scaled_for(self, n: int) -> bool:
+        """Whether a run of this spec on ``n`` records goes through strata or blocks."""
+        return bool(self.strata) or resolve_block_size(self.block_size, n, self.k) is not None
 
 
 @dataclass(frozen=True)
@@ -229,7 +241,7 @@ def run_protection(
     qi = prepare_qi(dataset)
     _check_kinds(method, dataset.roles)
     seed = spec.seed if spec.seed is not None else secrets.randbits(63)
-    if spec.scaled:
+    if spec.scaled_for(dataset.n_records):
         return _run_scaled(dataset, spec, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)
     output = method.run(
@@ -294,7 +306,7 @@ def _run_scaled(
         seed,
         _load_hierarchies(spec, dataset),
         strata=spec.strata,
-        block_size=spec.block_size,
+        block_size=resolve_block_size(spec.block_size, dataset.n_records, k),
         engine=spec.engine,
         scheduler=spec.scheduler,
         workers=spec.workers,

@@ -444,3 +444,22 @@ def test_python_api_takes_the_scale_options() -> None:
     assert scale["n_strata"] == 3 and scale["block_sizes"]["max"] <= 60
     assert res.run.spec.strata == ("region",) and res.run.spec.block_size == 60
     assert res.report["k_anonymity"] >= 4
+
+
+def test_block_size_auto_is_exact_on_small_tables_and_blocks_large_ones() -> None:
+    from microgui.core.scale import AUTO_BLOCK_SIZE, AUTO_EXACT_MAX, resolve_block_size
+
+    assert resolve_block_size("auto", AUTO_EXACT_MAX, 5) is None
+    assert resolve_block_size("auto", AUTO_EXACT_MAX + 1, 5) == AUTO_BLOCK_SIZE
+    assert resolve_block_size(None, 10**7, 5) is None
+    assert resolve_block_size(1234, 10, 5) == 1234
+    spec = RunSpec.make("mdav", 3, seed=1, block_size="AUTO")
+    assert spec.block_size == "auto" and spec.to_json()["block_size"] == "auto"
+    assert not spec.scaled_for(AUTO_EXACT_MAX) and spec.scaled_for(AUTO_EXACT_MAX + 1)
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    ds = Dataset.from_frame(frame, roles_from_lists(frame.columns, qi=["a", "b", "c"]))
+    auto = run_protection(ds, spec)
+    exact = run_protection(ds, RunSpec.make("mdav", 3, seed=1))
+    np.testing.assert_array_equal(auto.labels, exact.labels)
+    assert "scale" not in auto.report
