@@ -310,6 +310,8 @@ class AppController(QObject):
     busy_changed = Signal(bool)  # a run is (not) in progress
     load_started = Signal(object)  # Path being read
     load_failed = Signal(object, str, str)  # Path, message, details
+    load_progress = Signal(object, float, str)  # Path being read, fraction, status
+    load_cancelled = Signal(object)  # Path whose reading the user cancelled
     selection_changed = Signal(object)  # bool mask over the table's rows, or None (nothing)
     dependency_tree_computed = Signal(int, object)  # request id, DependencyTreeOutcome
     dependency_tree_failed = Signal(int, str, str)  # request id, message, details
@@ -395,7 +397,8 @@ class AppController(QObject):
         signals.finished.connect(self._on_loaded)
         signals.failed.connect(self._on_load_failed)
         signals.cancelled.connect(self._on_load_cancelled)
-        worker = RunWorker(load_id, lambda _progress: read_table(path), signals)
+        signals.progress.connect(self._on_load_progress)
+        worker = RunWorker(load_id, lambda progress: read_table(path, progress=progress), signals)
         self._loaders[load_id] = (worker, path)
         self._current_load = load_id
         self.load_started.emit(path)
@@ -425,9 +428,22 @@ class AppController(QObject):
 
     @Slot(int)
     def _on_load_cancelled(self, load_id: int) -> None:
-        self._loaders.pop(load_id, None)
+        _worker, path = self._loaders.pop(load_id, (None, Path()))
         if load_id == self._current_load:
             self._current_load = None
+            self.load_cancelled.emit(path)
+
+    @Slot(int, float, str)
+    def _on_load_progress(self, load_id: int, fraction: float, status: str) -> None:
+        loader = self._loaders.get(load_id)
+        if load_id == self._current_load and loader is not None:
+            self.load_progress.emit(loader[1], fraction, status)
+
+    def cancel_load(self) -> None:
+        """Ask the file being read to stop; ``load_cancelled`` follows (the table stays)."""
+        loader = self._loaders.get(self._current_load) if self._current_load else None
+        if loader is not None:
+            loader[0].cancel()
 
     def load_demo(self) -> Dataset:
         """Open the bundled demo table with its tagged roles."""
@@ -620,6 +636,7 @@ class AppController(QObject):
             if worker is not None:
                 worker.cancel()
         self.cancel_sweep()
+        self.cancel_load()
 
     def _cancel_current(self) -> bool:
         """Supersede the current run: it is cancelled and from now on ignored. True if there was one."""
@@ -996,7 +1013,7 @@ class AppController(QObject):
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Cancel every run and wait for the pools (called when the window closes).
 
-        A file being read cannot be interrupted (the readers take no progress function); its
+        A file being read stops at its next progress call (CSV: every 8,192 records); its
         result is dropped.
         """
         for worker in self._workers.values():

@@ -221,6 +221,13 @@ class MainWindow(QMainWindow):
         ctl.dataset_loaded.connect(self._on_dataset_loaded)
         ctl.roles_changed.connect(self._on_roles_changed)
         ctl.load_failed.connect(self._on_load_failed)
+        ctl.load_started.connect(lambda _p: self._update_actions())
+        ctl.load_progress.connect(
+            lambda path, fraction, status: self.statusBar().showMessage(
+                f"Opening {Path(path).name}: {fraction:.0%} ({status})…"
+            )
+        )
+        ctl.load_cancelled.connect(self._on_load_cancelled)
         ctl.run_started.connect(
             lambda _i, spec: self.statusBar().showMessage(f"Running {spec.method}, k = {spec.k}…")
         )
@@ -348,7 +355,7 @@ class MainWindow(QMainWindow):
         has_data = self.controller.dataset is not None
         self.run_action.setEnabled(has_data and not self.controller.is_running)
         self.sweep_action.setEnabled(has_data)
-        self.cancel_action.setEnabled(self.controller.is_running)
+        self.cancel_action.setEnabled(self.controller.is_running or self.controller.is_loading)
 
     def _update_title(self) -> None:
         dataset = self.controller.dataset
@@ -418,7 +425,13 @@ class MainWindow(QMainWindow):
 
     def _on_load_failed(self, path: Any, message: str, details: str) -> None:
         self._pending_open = None
+        self._update_actions()
         self.show_error(message, details, title=f"Cannot open {Path(path).name}")
+
+    def _on_load_cancelled(self, path: Any) -> None:
+        self._pending_open = None
+        self._update_actions()
+        self.statusBar().showMessage(f"Opening {Path(path).name} cancelled.", 10000)
 
     def open_demo(self) -> bool:
         """Open the bundled demo table (about 4,000 synthetic persons)."""
