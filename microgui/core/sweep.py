@@ -228,6 +228,7 @@ def _run_point(dataset: Dataset, index: int, spec: RunSpec, progress: ProgressFn
             result.protected,
             labels=result.labels,
             progress=sub_progress(progress, 0.6, 1.0),
+            k=spec.k,  # CAVG is relative to the run's k
         )
         measures.update({str(k): json_number(v) for k, v in extra.items()})
     except RunCancelled:
