@@ -1,8 +1,9 @@
 """Export of a run: the protected CSV and its JSON report, checked before anything is written.
 
-Before writing, the protected table is verified: no identifier column, and a k-anonymity level on
-the quasi-identifiers of at least the run's k. A failure refuses the export with the reason
-(:class:`ExportRefused`) unless the caller passes an explicit ``override`` reason, which is then
+Before writing, the protected table is verified: no identifier column, a k-anonymity level on
+the quasi-identifiers of at least the run's k, and, where the method promised one, the p of
+p-sensitive k-anonymity and the t of t-closeness on the confidential attributes. A failure
+refuses the export with the reason (:class:`ExportRefused`) unless the caller passes an explicit ``override`` reason, which is then
 recorded in the report (``export_override``) and logged. Both files go to a temporary file in the
 target folder and are renamed into place; the input file is never written.
 
@@ -124,7 +125,39 @@ def check_export(result: RunResult, frame: pd.DataFrame | None = None) -> Export
             # masking methods (individual ranking, hybrid data) never promised k-anonymity
             problem += f" ({result.report['method']} does not guarantee k-anonymity: {result.report.get('note', '')})"
         problems.append(problem)
+    problems.extend(_promised_privacy_problems(result, frame))
     return ExportCheck(k_anonymity=level, problems=tuple(problems))
+
+
+def _promised_privacy_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
+    """The p of p-sensitive k-anonymity and the t of t-closeness, where the method promised one,
+    measured on the table as released (groups = identical quasi-identifier values)."""
+    from microgui.core.metrics.privacy import p_sensitivity, t_closeness
+
+    conf = [c for c in result.roles.confidential if c in frame.columns]
+    qis = result.roles.quasi_identifiers
+    params = result.report.get("parameters", {})
+    method = result.report.get("method")
+    if not conf or not qis or len(frame) == 0:
+        return []
+    problems: list[str] = []
+    if method == "p-sensitive" and "p" in params:
+        p = int(params["p"])
+        level = p_sensitivity(frame, qis, conf)
+        if level < p:
+            problems.append(
+                f"the table is only {level}-sensitive on {', '.join(map(repr, conf))}, below the "
+                f"promised p = {p}"
+            )
+    if method == "t-closeness" and "t" in params:
+        t = float(params["t"])
+        reached = t_closeness(frame, qis, conf, result.roles)
+        if reached > t + 1e-9:
+            problems.append(
+                f"a group is {reached:.4f} away (EMD) from the whole table on a confidential "
+                f"attribute, above the promised t = {t}"
+            )
+    return problems
 
 
 def export_run(

@@ -1,4 +1,4 @@
-"""CSV injection (issue 7): formula-like text cells are neutralized on export unless kept raw."""
+"""Export safety (issue 7): CSV injection neutralized unless kept raw; promised p and t verified."""
 
 from __future__ import annotations
 
@@ -102,3 +102,35 @@ def test_cli_neutralizes_by_default_and_keeps_raw_on_request(tmp_path: Path, kee
         assert "'=HYPERLINK" in written[4]
         assert rep["neutralized_cells"] == {"comment": 1}
     assert comments[4] == "-5"  # a plain number is never changed
+
+
+def test_export_check_verifies_promised_p_and_t() -> None:
+    """A p-sensitive or t-close run whose released table breaks its promise is refused."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from microgui.core.dataset import Dataset
+    from microgui.core.export import check_export
+    from microgui.core.roles import roles_from_lists
+    from microgui.core.runs import RunSpec, run_protection
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    frame["conf"] = rng.integers(0, 4, 60)
+    roles = roles_from_lists(frame.columns, qi=["a", "b"], confidential=["conf"])
+    ds = Dataset.from_frame(frame, roles)
+    for spec in (
+        RunSpec.make("p-sensitive", 3, {"p": 2}, seed=1),
+        RunSpec.make("t-closeness", 3, {"t": 0.3}, seed=1),
+    ):
+        result = run_protection(ds, spec)
+        assert check_export(result).ok, check_export(result).problems
+        # the same release with the confidential column made constant within groups breaks it
+        broken = result.protected.copy()
+        broken["conf"] = result.labels % 2 if spec.method == "t-closeness" else 0
+        broken.loc[broken.index[0], "conf"] = 9 if spec.method == "t-closeness" else 0
+        bad = replace(result, protected=broken)
+        problems = check_export(bad).problems
+        word = "sensitive" if spec.method == "p-sensitive" else "EMD"
+        assert any(word in p for p in problems), problems
