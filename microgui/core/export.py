@@ -3,8 +3,9 @@
 Before writing, the protected table is verified: no identifier column, a k-anonymity level on
 the quasi-identifiers of at least the run's k, and, where the method promised one, the p of
 p-sensitive k-anonymity and the t of t-closeness on the confidential attributes. A failure
-refuses the export with the reason (:class:`ExportRefused`) unless the caller passes an explicit ``override`` reason, which is then
-recorded in the report (``export_override``) and logged. Both files go to a temporary file in the
+refuses the export with the reason (:class:`ExportRefused`) unless the caller passes an
+explicit ``override`` reason, which is then recorded in the report (``export_override``) and
+logged. Both files go to a temporary file in the
 target folder and are renamed into place; the input file is never written.
 
 CSV injection (formula injection): a spreadsheet opening the CSV runs a cell that starts with
