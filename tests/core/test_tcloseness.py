@@ -604,3 +604,42 @@ def test_k_first_long_scans_match_reference(seed: int) -> None:
     )  # fmt: skip
     got, _ = tcloseness(x, None, None, None, attrs, 3, 0.05, variant="k-first")
     np.testing.assert_array_equal(got, expected)
+
+
+def test_merge_is_checked_by_numpy_when_the_compiled_emd_is_wrong(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A wrong compiled EMD (seen once from a bad numba cache entry) cannot make a release that is
+    not t-close: merge_until_close checks with the numpy EMD and merges again."""
+    rng = np.random.default_rng(4)
+    n = 60
+    x = rng.normal(size=(n, 2))
+    disease = rng.integers(0, 4, n)
+    codes, m = nominal_codes(disease)
+    tables = tcloseness_module.emd_tables([ConfidentialAttribute("d", False, codes, m, "nominal")])
+    labels = np.repeat(np.arange(n // 3), 3)
+    monkeypatch.setattr(tcloseness_module, "_cluster_emd", lambda *args: 0.0)  # always "close"
+    out, merges = tcloseness_module.merge_until_close(
+        labels, x, np.empty((n, 0), np.int64), np.empty(0, np.int64), np.empty((n, 0), np.int64),
+        tables, 0.1,
+    )  # fmt: skip
+    assert merges > 0
+    assert tcloseness_module._group_emds(tables, out).max() <= 0.1 + TOL
+
+
+def test_numpy_emd_of_rows_equals_the_compiled_one() -> None:
+    rng = np.random.default_rng(9)
+    n = 80
+    nominal = rng.integers(0, 5, n)
+    ordered = rng.integers(0, 7, n)
+    codes, m = nominal_codes(nominal)
+    tables = tcloseness_module.emd_tables(
+        [ConfidentialAttribute("a", False, codes, m, "nominal"), _ordered(ordered)]
+    )
+    buf = np.empty(n, dtype=np.int64)
+    for size in (1, 3, 10, 40, 80):
+        rows = rng.choice(n, size, replace=False).astype(np.int64)
+        compiled = tcloseness_module._cluster_emd(
+            rows, size, tables.conf, tables.ordered, tables.n_values, tables.q, tables.sq, buf
+        )
+        assert tcloseness_module._rows_emd_numpy(tables, rows) == pytest.approx(compiled, abs=1e-12)
