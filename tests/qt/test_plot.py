@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from qt_helpers import large_continuous_dataset
 
@@ -20,8 +21,10 @@ from microgui.qt.plots.cluster_scatter import (
     PC2,
     ClusterScatterPlot,
     ScatterOptions,
+    density_image,
     sample_indices,
 )
+from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
 
 RUN_TIMEOUT_MS = 60_000
@@ -154,7 +157,7 @@ def block_method() -> Iterator[str]:
     methods_base._REGISTRY.pop(name, None)
 
 
-def test_200k_records_are_sampled_and_drawn_within_budget(
+def test_200k_records_switch_to_a_density_image_within_budget(
     window: MainWindow, block_method: str, qtbot
 ) -> None:
     ctl = window.controller
@@ -162,10 +165,74 @@ def test_200k_records_are_sampled_and_drawn_within_budget(
     with qtbot.waitSignal(ctl.run_finished, timeout=RUN_TIMEOUT_MS):
         ctl.start_run(RunSpec.make(block_method, 5))
     plot = window.plot
-    assert plot.sampled == 100_000 and len(plot.records_item.data) == 100_000
-    assert "Random sample of 100,000 of 200,000 records" in plot.title_text()
+    assert plot.density_shown and plot.sampled is None
+    assert len(plot.records_item.data) == 0  # no point of the records is drawn
+    title = plot.title_text()
+    assert "Density of 200,000 records (above the 100,000-record threshold" in title
+    assert "records per bin on a log scale" in title
+    assert plot.color_bar.isVisible() and plot.density_item.isVisible()
+    image = plot.density_item.image
+    bins = plot.options.density_bins
+    assert image.shape == (bins, bins)
+    # the image holds log10(1 + count): its counts and the records outside the view add up
+    counts = np.rint(10**image - 1).sum()
+    assert counts + plot.outside_view == 200_000
     started = time.perf_counter()
     plot.set_axes("x0", "x1")
     window.grab()  # lay out and paint everything once
     elapsed = time.perf_counter() - started
-    assert elapsed < 5.0, f"redrawing 100k points took {elapsed:.2f} s"
+    assert elapsed < 5.0, f"redrawing the density of 200k records took {elapsed:.2f} s"
+    # forced back to points: a seeded sample of max_points, the colour bar gone
+    plot.set_display("points")
+    assert not plot.density_shown and not plot.color_bar.isVisible()
+    assert plot.sampled == 100_000 and len(plot.records_item.data) == 100_000
+    assert "Random sample of 100,000 of 200,000 records" in plot.title_text()
+
+
+def test_density_threshold_is_an_option(
+    demo_window: MainWindow, demo_result: RunResult, qtbot
+) -> None:
+    plot = ClusterScatterPlot(options=ScatterOptions(density_threshold=1000, density_bins=64))
+    qtbot.addWidget(plot)
+    plot.set_run(demo_result, demo_window.controller.projection)
+    assert plot.density_shown
+    assert "above the 1,000-record threshold" in plot.title_text()
+    assert plot.density_item.image.shape == (64, 64)
+    plot.set_display("auto")
+    plot.options.density_threshold = 10_000
+    plot.redraw()
+    assert not plot.density_shown and len(plot.records_item.data) == 4000
+    with pytest.raises(ValueError, match="display"):
+        plot.set_display("heatmap")
+
+
+def test_density_image_counts() -> None:
+    x = np.array([0.1, 0.2, 0.9, 5.0, np.nan])
+    y = np.array([0.1, 0.1, 0.9, 0.5, 0.5])
+    counts, outside = density_image(x, y, (0.0, 1.0), (0.0, 1.0), 2)
+    assert counts.tolist() == [[2.0, 0.0], [0.0, 1.0]] and outside == 1
+
+
+def test_fast_scatter_draws_what_pyqtgraph_draws(qtbot) -> None:
+    palette = ClusterPalette()
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=3000), rng.normal(size=3000)
+    brushes = palette.brushes_for(rng.integers(0, 500, size=3000))
+    images = []
+    for cls in (pg.ScatterPlotItem, FastScatterPlotItem):
+        widget = pg.PlotWidget()
+        qtbot.addWidget(widget)
+        widget.resize(400, 300)
+        item = cls(pxMode=True, useCache=True, hoverable=False, pen=None, symbol="o", size=5)
+        widget.addItem(item)
+        item.setData(x=x, y=y, brush=brushes)
+        widget.setRange(xRange=(-3, 3), yRange=(-3, 3), padding=0)
+        images.append(widget.grab().toImage())
+        if cls is FastScatterPlotItem:
+            assert all(item.data["brush"][i] is brushes[i] for i in range(0, 3000, 101))
+            # moving the points in place draws what a fresh setData draws
+            item.set_points(y, x)
+            moved = widget.grab().toImage()
+            item.setData(x=y, y=x, brush=brushes)
+            assert moved == widget.grab().toImage()
+    assert images[0] == images[1]

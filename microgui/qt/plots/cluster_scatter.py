@@ -1,9 +1,14 @@
 """Scatter plot of a run's groups: original records coloured by group, group aggregates on top.
 
 A view (STYLE.md §5, §7): it receives a :class:`RunResult` and the PCA computed in the worker and
-keeps no copy of the data. One :class:`ScatterPlotItem` per layer, fed whole arrays; per-point
-colour is ``palette[labels]`` with shared brushes; above ``max_points`` records a seeded random
-sample is drawn and the title says so.
+keeps no copy of the data. One scatter item per layer (records, group aggregates), fed whole
+arrays, ``pen=None``; per-point colour is ``palette[labels]`` with the palette's shared brushes,
+drawn by :class:`FastScatterPlotItem` (pyqtgraph's item without its per-point Python loops, so that
+100,000 points redraw within 100 ms). Above ``density_threshold`` records (default 100,000) the
+records are drawn as a density image instead — an :class:`ImageItem` of their 2-D histogram on a
+log colour scale with its colour bar — and the title says so (glue switches at the same size).
+``display`` forces either mode; in "points" mode, above ``max_points`` a seeded random sample is
+drawn and the title says so.
 """
 
 from __future__ import annotations
@@ -13,11 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
+from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from microgui.core.projection import QIProjection
 from microgui.core.runs import RunResult
+from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
+from microgui.qt.plots.titles import set_plot_title
 
 __all__ = [
     "ClusterScatterPlot",
@@ -25,12 +33,19 @@ __all__ = [
     "PC1",
     "PC2",
     "sample_indices",
+    "density_image",
     "DEFAULT_MAX_POINTS",
+    "DEFAULT_DENSITY_THRESHOLD",
+    "DISPLAY_MODES",
 ]
 
 PC1 = "PC1"
 PC2 = "PC2"
 DEFAULT_MAX_POINTS = 100_000
+#: Above this many records the records are drawn as a density image (STYLE.md §7).
+DEFAULT_DENSITY_THRESHOLD = 100_000
+#: "auto": points up to the threshold, a density image above; or always one of the two.
+DISPLAY_MODES = ("auto", "points", "density")
 
 
 @dataclass
@@ -46,6 +61,32 @@ class ScatterOptions:
     #: The initial view spans these quantiles of the records (0: everything). Heavy tails
     #: (incomes, wealth) would otherwise squeeze the bulk of the data into a corner.
     view_quantile: float = 0.005
+    #: Records above which "auto" draws a density image rather than points.
+    density_threshold: int = DEFAULT_DENSITY_THRESHOLD
+    #: Bins of the density image along each axis.
+    density_bins: int = 256
+    #: One of :data:`DISPLAY_MODES`.
+    display: str = "auto"
+
+    def uses_density(self, n: int) -> bool:
+        """Whether ``n`` records are drawn as a density image."""
+        if self.display == "density":
+            return True
+        return self.display == "auto" and n > self.density_threshold
+
+
+def density_image(
+    x: np.ndarray,
+    y: np.ndarray,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+    bins: int,
+) -> tuple[np.ndarray, int]:
+    """Counts of the records in a ``bins`` × ``bins`` grid over the ranges (x along the first
+    axis, as ImageItem expects) and how many finite records fall outside the ranges."""
+    finite = np.isfinite(x) & np.isfinite(y)
+    counts, _xe, _ye = np.histogram2d(x[finite], y[finite], bins=bins, range=[x_range, y_range])
+    return counts, int(np.count_nonzero(finite)) - int(counts.sum())
 
 
 def sample_indices(n: int, max_points: int, seed: int) -> np.ndarray | None:
@@ -69,6 +110,10 @@ class ClusterScatterPlot(QWidget):
         self._projection: QIProjection | None = None
         self.sampled: int | None = None  # number of records drawn when sampling, else None
         self.outside_view = 0  # drawn records outside the initial view
+        #: True while the records are drawn as a density image.
+        self.density_shown = False
+        # What the records layer's brushes were built from (labels array, sample).
+        self._records_key: object = None
 
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
@@ -79,6 +124,17 @@ class ClusterScatterPlot(QWidget):
         self.protected_check = QCheckBox("Show protected values (group aggregates)")
         self.protected_check.setChecked(self.options.show_protected)
         self.protected_check.toggled.connect(self._on_protected_toggled)
+        self.display_combo = QComboBox()
+        for mode in DISPLAY_MODES:
+            self.display_combo.addItem(mode, mode)
+        self.display_combo.setCurrentIndex(
+            max(self.display_combo.findData(self.options.display), 0)
+        )
+        self.display_combo.setToolTip(
+            "How records are drawn: auto = points up to "
+            f"{self.options.density_threshold:,} records, a density image above"
+        )
+        self.display_combo.currentIndexChanged.connect(self._on_display_changed)
 
         self.plot_widget = pg.PlotWidget()
         self.plot_widget.setBackground("w")
@@ -88,11 +144,23 @@ class ClusterScatterPlot(QWidget):
             axis = self.plot_item.getAxis(name)
             axis.setPen(pg.mkPen("#444444"))
             axis.setTextPen(pg.mkPen("#222222"))
-        self.records_item = pg.ScatterPlotItem(
+        self.records_item = FastScatterPlotItem(
             pxMode=True, useCache=True, hoverable=False, pen=None, symbol="o"
         )
         self.records_item.setZValue(0)
-        self.protected_item = pg.ScatterPlotItem(
+        # The density layer: one image of the records' 2-D histogram, zero bins transparent.
+        self.density_item = pg.ImageItem(axisOrder="col-major")
+        self.density_item.setZValue(-1)
+        self.density_item.setVisible(False)
+        # Light to dark blue: a single record stays visible on white, dense bins read dark.
+        # Empty bins (value 0) are transparent: the colour map starts with alpha 0 and is opaque
+        # from just above 0 (one record is log10(2) ≈ 0.3 of a decade). The colour bar sets the
+        # image's colours from this map.
+        self.density_colormap = pg.ColorMap(
+            [0.0, 1e-3, 0.35, 0.7, 1.0],
+            [(198, 219, 239, 0), "#c6dbef", "#6baed6", "#2171b5", "#08306b"],
+        )
+        self.protected_item = FastScatterPlotItem(
             pxMode=True,
             useCache=True,
             hoverable=False,
@@ -103,7 +171,18 @@ class ClusterScatterPlot(QWidget):
         )
         self.protected_item.setZValue(1)
         self.plot_item.addItem(self.records_item)
+        self.plot_item.addItem(self.density_item)
         self.plot_item.addItem(self.protected_item)
+        self.color_bar = pg.ColorBarItem(
+            values=(0.0, 1.0),
+            colorMap=self.density_colormap,
+            interactive=False,
+            width=14,
+            label="records per bin (log scale)",
+        )
+        self.color_bar.axis.setTextPen(pg.mkPen("#222222"))
+        self.color_bar.setImageItem(self.density_item, insert_in=self.plot_item)
+        self.color_bar.setVisible(False)
         self.legend = pg.LegendItem(
             offset=(-10, 6),
             colCount=2,
@@ -128,6 +207,9 @@ class ClusterScatterPlot(QWidget):
         top.addWidget(self.y_combo)
         top.addSpacing(12)
         top.addWidget(self.protected_check)
+        top.addSpacing(12)
+        top.addWidget(QLabel("Draw"))
+        top.addWidget(self.display_combo)
         top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -141,11 +223,13 @@ class ClusterScatterPlot(QWidget):
         self._projection = None
         self.sampled = None
         self.records_item.clear()
+        self._records_key = None
+        self._show_density(None)
         self.protected_item.clear()
         self.legend.clear()
         self.legend.setVisible(False)  # an empty legend still draws its frame
         self._set_axis_choices([])
-        self.plot_item.setTitle(message, color="#444444", size="10pt")
+        set_plot_title(self.plot_item, message, color="#444444", size="10pt")
         self.plot_item.setLabel("bottom", "")
         self.plot_item.setLabel("left", "")
 
@@ -222,6 +306,39 @@ class ClusterScatterPlot(QWidget):
         self.options.show_protected = checked
         self.redraw()
 
+    def _on_display_changed(self, _index: int) -> None:
+        self.options.display = str(self.display_combo.currentData() or "auto")
+        self.redraw()
+
+    def set_display(self, mode: str) -> None:
+        """ "auto", "points" or "density" (see :class:`ScatterOptions`)."""
+        if mode not in DISPLAY_MODES:
+            raise ValueError(f"display must be one of {', '.join(DISPLAY_MODES)}, not {mode!r}")
+        self.display_combo.setCurrentIndex(self.display_combo.findData(mode))
+
+    def _show_density(self, counts: np.ndarray | None, rect: QRectF | None = None) -> None:
+        """Show the density image of ``counts`` over ``rect`` (None: hide it)."""
+        self.density_shown = counts is not None
+        if counts is None:
+            self.density_item.clear()
+            self.density_item.setVisible(False)
+            self.color_bar.setVisible(False)
+            return
+        # log10(1 + n): a bin of 1 record and one of 10,000 both stay visible; 0 stays 0
+        # (the transparent first colour).
+        image = np.log10(1.0 + counts)
+        top = float(image.max()) or 1.0
+        self.density_item.setImage(image, autoLevels=False, levels=(0.0, top))
+        if rect is not None:
+            self.density_item.setRect(rect)
+        self.density_item.setVisible(True)
+        self.color_bar.setLevels((0.0, top))
+        # Ticks in records per bin (1, 2, 5, 10, ...), not in the log values the image holds.
+        peak = int(counts.max())
+        steps = [c * 10**e for e in range(0, 9) for c in (1, 2, 5) if c * 10**e <= max(peak, 1)]
+        self.color_bar.axis.setTicks([[(float(np.log10(1.0 + c)), f"{c:,}") for c in steps]])
+        self.color_bar.setVisible(True)
+
     def _axis_data(self, name: str) -> tuple[np.ndarray, np.ndarray, str]:
         """Original values, protected values (per record) and axis label of one axis choice."""
         result = self._result
@@ -245,7 +362,8 @@ class ClusterScatterPlot(QWidget):
         return original, protected, f"{name} (original units)"
 
     def redraw(self) -> None:
-        """Redraw both layers for the current options: one setData per layer, one range set."""
+        """Redraw both layers for the current options: one setData per layer (or one image),
+        one range set."""
         result = self._result
         if result is None:
             return
@@ -254,70 +372,121 @@ class ClusterScatterPlot(QWidget):
         y, y_prot, y_label = self._axis_data(opts.y_axis)
         labels = result.labels
         n = len(labels)
-        idx = sample_indices(n, opts.max_points, opts.sample_seed)
+        density = opts.uses_density(n)
+        idx = None if density else sample_indices(n, opts.max_points, opts.sample_seed)
         self.sampled = None if idx is None else len(idx)
         if idx is not None:
-            x, y, shown_labels = x[idx], y[idx], labels[idx]
+            x_shown, y_shown, shown_labels = x[idx], y[idx], labels[idx]
         else:
-            shown_labels = labels
+            x_shown, y_shown, shown_labels = x, y, labels
         view = self.plot_item.getViewBox()
         view.disableAutoRange()
-        self.records_item.setData(
-            x=x,
-            y=y,
-            brush=self.cluster_palette.brushes_for(shown_labels),
-            size=opts.point_size,
-            symbol="o",
-            pen=None,
-        )
         # One protected point per group: every member of a group carries the same aggregate.
         _, first = np.unique(labels, return_index=True)
         px, py = x_prot[first], y_prot[first]
         keep = np.isfinite(px) & np.isfinite(py)
         px, py = px[keep], py[keep]
+        ranges = self._ranges(x_shown, y_shown, px, py)
+        if density and ranges is not None:
+            self.records_item.clear()
+            self._records_key = None
+            counts, outside = density_image(x, y, ranges[0], ranges[1], opts.density_bins)
+            (x0, x1), (y0, y1) = ranges
+            self._show_density(counts, QRectF(x0, y0, x1 - x0, y1 - y0))
+        else:
+            self._show_density(None)
+            if self.records_item.opts["size"] != opts.point_size:
+                self.records_item.setSize(opts.point_size)
+            # Changing axes moves the same points: their brushes are kept, not rebuilt.
+            key = (id(labels), None if idx is None else (opts.sample_seed, len(idx)))
+            same = key == self._records_key and len(self.records_item.data) == len(x_shown)
+            brush = None if same else self.cluster_palette.brushes_for(shown_labels)
+            self.records_item.set_points(x_shown, y_shown, brush)
+            self._records_key = key
+            outside = self._outside(x_shown, y_shown, ranges)
         if opts.show_protected:
-            self.protected_item.setData(x=px, y=py)
+            # Over a density image, thousands of crosses would hide it: small red dots instead.
+            symbol, size, brush = (
+                ("o", 2, self.cluster_palette.protected_density_brush)
+                if density
+                else ("x", 7, self.cluster_palette.protected_brush)
+            )
+            if self.protected_item.opts["symbol"] != symbol:
+                self.protected_item.setData(x=[], y=[])  # restyle an empty layer: cheap
+                self.protected_item.setSymbol(symbol)
+                self.protected_item.setSize(size)
+                self.protected_item.setBrush(brush)
+            self.protected_item.set_points(px, py)
             self.protected_item.setVisible(True)
         else:
             self.protected_item.clear()
             self.protected_item.setVisible(False)
+        if ranges is not None:
+            view.setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
 
         self.plot_item.setLabel("bottom", x_label, color="#222222")
         self.plot_item.setLabel("left", y_label, color="#222222")
         groups = result.n_groups
-        if idx is None:
+        method_k = f"{result.spec.method}, k = {result.spec.k}"
+        if density:
+            why = (
+                f"above the {opts.density_threshold:,}-record threshold"
+                if opts.display == "auto"
+                else "density chosen"
+            )
+            title = (
+                f"Density of {n:,} records ({why}: an image, not points) · {groups:,} groups "
+                f"({method_k})<br><span style='font-size:9pt;color:#555'>colour = records per "
+                f"bin on a log scale ({opts.density_bins} × {opts.density_bins} bins); groups "
+                "are not coloured in this view</span>"
+            )
+        elif idx is None:
             title = f"{n:,} records in {groups:,} groups of ≥ {result.spec.k} ({result.spec.method}) · colour = group"
         else:
             title = (
                 f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed}) · "
-                f"{groups:,} groups ({result.spec.method}, k = {result.spec.k}) · colour = group"
+                f"{groups:,} groups ({method_k}) · colour = group"
             )
-        outside = self._set_range(x, y, px, py)
         self.outside_view = outside
         if outside:
             title += (
                 f"<br><span style='font-size:9pt;color:#666'>{outside:,} outlying record(s) lie outside "
                 "this view: right-click › View All to include them</span>"
             )
-        self.plot_item.setTitle(title, color="#222222", size="10pt")
+        set_plot_title(self.plot_item, title, color="#222222", size="10pt")
         self.legend.clear()
         self.legend.setVisible(True)
-        self.legend.addItem(self._legend_record, "original record (colour = its group)")
+        if not density:
+            self.legend.addItem(self._legend_record, "original record (colour = its group)")
         if opts.show_protected:
+            self._legend_protected.setSymbol(self.protected_item.opts["symbol"])
+            self._legend_protected.setBrush(self.protected_item.opts["brush"])
             self.legend.addItem(
                 self._legend_protected,
                 f"protected value = group aggregate ({len(px):,})",
             )
+        self.legend.setVisible(bool(self.legend.items))
 
-    def _set_range(self, x: np.ndarray, y: np.ndarray, px: np.ndarray, py: np.ndarray) -> int:
-        """Set the view once; return how many drawn records fall outside it."""
+    def _ranges(
+        self, x: np.ndarray, y: np.ndarray, px: np.ndarray, py: np.ndarray
+    ) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """The initial view: the records' quantile span on each axis (see ``view_quantile``)."""
         q = min(max(self.options.view_quantile, 0.0), 0.25)
         x_range = _span(x, px, q)
         y_range = _span(y, py, q)
         if x_range is None or y_range is None:
+            return None
+        return x_range, y_range
+
+    @staticmethod
+    def _outside(
+        x: np.ndarray, y: np.ndarray, ranges: tuple[tuple[float, float], tuple[float, float]] | None
+    ) -> int:
+        """How many finite records fall outside the view ranges."""
+        if ranges is None:
             return 0
-        self.plot_item.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0.0)
-        inside = (x >= x_range[0]) & (x <= x_range[1]) & (y >= y_range[0]) & (y <= y_range[1])
+        (x0, x1), (y0, y1) = ranges
+        inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
         return int(np.count_nonzero(~inside & np.isfinite(x) & np.isfinite(y)))
 
     def title_text(self) -> str:

@@ -37,6 +37,8 @@ class ClusterPalette:
         protected = QColor(PROTECTED_COLOR)
         protected.setAlpha(200)
         self.protected_brush = QBrush(protected)
+        # Group aggregates over a density image: red, half transparent (STYLE.md §7).
+        self.protected_density_brush = QBrush(QColor(200, 30, 30, 120))
         self.protected_pen = QPen(QColor("#ffffff"))
         self.protected_pen.setWidthF(0.8)
 

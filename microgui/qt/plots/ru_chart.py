@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.palette import CLUSTER_COLORS
+from microgui.qt.plots.titles import set_plot_title
 
 __all__ = [
     "RuChartPlot",
@@ -413,7 +414,7 @@ class RuChartPlot(QWidget):
                     f"<br><span style='font-size:9pt;color:#555'>{len(left_out)} run(s) {why} "
                     f"not drawn ({names})</span>"
                 )
-        self.plot_item.setTitle(title, color="#222222", size="10pt")
+        set_plot_title(self.plot_item, title, color="#222222", size="10pt")
         if len(drawn):
             view.setRange(xRange=_padded(xs, 0.12), yRange=_padded(ys_plot, 0.1), padding=0.0)
         self._draw_current()

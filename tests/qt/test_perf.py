@@ -1,0 +1,22 @@
+"""The app's responsiveness probes (``microgui.qt.perf``) on tiny inputs: they run and report
+numbers. The targets (100,000 points in 100 ms, no stall over 100 ms) are the benchmark's."""
+
+from __future__ import annotations
+
+from microgui.qt.perf import event_loop_stall, scatter_redraw_times
+
+
+def test_scatter_redraw_times_reports_numbers(qtbot) -> None:
+    out = scatter_redraw_times(n=2000, repeats=2)
+    assert out["n"] == 2000 and out["mode"] == "points"
+    assert out["first_draw_ms"] > 0 and 0 < out["redraw_ms"] <= out["redraw_max_ms"]
+
+
+def test_event_loop_stall_measures_a_short_run(qtbot) -> None:
+    out = event_loop_stall(n_records=3000, d=4, method="mdav", timeout_s=120)
+    assert out["outcome"] == "finished" and out["n_records"] == 3000
+    assert out["ticks"] > 0 and out["timer_ms"] == 10
+    # every tick is at least about one timer interval after the previous one
+    assert out["max_gap_ms"] >= out["p99_gap_ms"] >= out["mean_gap_ms"] >= 5
+    assert out["max_gap_phase"] in ("run", "drawing")
+    assert out["max_gap_ms"] == max(out["max_gap_during_run_ms"], out["max_gap_while_drawing_ms"])
