@@ -106,7 +106,10 @@ class HistoryModel(QAbstractTableModel):
             if col == 2:
                 return str(spec.k)
             if col == 3:
-                return ", ".join(f"{k}={v}" for k, v in spec.params) or "—"
+                parts = [f"{k}={v}" for k, v in spec.params]
+                if spec.strata:
+                    parts.append(f"strata={'+'.join(spec.strata)}")
+                return ", ".join(parts) or "—"
             if col == 4:
                 return "—" if entry.seed is None else str(entry.seed)
             if col == 5:
@@ -162,6 +165,10 @@ class HistoryPanel(QWidget):
         self.view.verticalHeader().setVisible(False)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.view.setAlternatingRowColors(True)
+        # One line per run: long parameter lists scroll sideways instead of squeezing the
+        # measure columns into elided "11.…".
+        self.view.setWordWrap(False)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.view.selectionModel().selectionChanged.connect(self._on_selection)
 
         self.rerun_button = QPushButton("Re-run")
@@ -235,7 +242,13 @@ class HistoryPanel(QWidget):
                 self.view.scrollTo(self.model.index(row, 0))
         finally:
             self._syncing = False
-        self.view.viewport().update()
+        # The shown run is bold: tell the view its rows changed, so that the columns sized to
+        # their contents grow to the bold text instead of cutting it.
+        rows, cols = self.model.rowCount(), self.model.columnCount()
+        if rows and cols:
+            self.model.dataChanged.emit(
+                self.model.index(0, 0), self.model.index(rows - 1, cols - 1)
+            )
 
     def _after_history_changed(self) -> None:
         shown = self._controller.shown_run_id

@@ -1,4 +1,8 @@
-"""The run panel: method, k, the method's parameters, seed; Run, Cancel and the progress bar.
+"""The run panel: method, k, the method's parameters, seed, strata; Run, Cancel, progress bar.
+
+Strata (``RunSpec.strata``, ``001`` §III, sdcMicro's ``strata_variables``): the records of each
+combination of the chosen columns are microaggregated on their own, so k-anonymity holds within
+each stratum and so across them. The chooser lists the table's columns except identifiers.
 
 Widgets for the parameters are made from the method's :class:`ParamSpec` list (bool → check box,
 choices → combo box, int/float → spin box, text → line edit), so a new method needs no Qt code.
@@ -20,16 +24,19 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QProgressBar,
     QPushButton,
     QScrollArea,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from microgui.core.errors import MicroguiError
 from microgui.core.methods.base import Method, ParamSpec, resolve_params
+from microgui.core.roles import AttributeRole
 from microgui.core.runs import RunResult, RunSpec
 from microgui.qt.controller import AppController
 
@@ -139,6 +146,17 @@ class RunPanel(QWidget):
         self.seed_spin.setToolTip(
             "Seed of the run's random numbers (recorded in the report); 'random' draws one"
         )
+        self.strata_button = QToolButton()
+        self.strata_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.strata_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.strata_button.setToolTip(
+            "Columns whose combinations split the records into strata, each microaggregated on "
+            "its own (k-anonymity holds within every stratum); none: the whole table at once"
+        )
+        self.strata_menu = QMenu(self.strata_button)
+        self.strata_button.setMenu(self.strata_menu)
+        self.strata: list[str] = []
+        self._update_strata_text()
         self.params_box = QGroupBox("Parameters")
         self.params_form = QFormLayout(self.params_box)
         self.params_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -176,6 +194,7 @@ class RunPanel(QWidget):
         form.addRow(self.summary_area)
         form.addRow("k", self.k_spin)
         form.addRow("Seed", self.seed_spin)
+        form.addRow("Strata", self.strata_button)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button, 1)
         buttons.addWidget(self.sweep_button)
@@ -191,6 +210,7 @@ class RunPanel(QWidget):
 
         self._load_methods()
         controller.dataset_loaded.connect(self._on_dataset_loaded)
+        controller.roles_changed.connect(lambda _roles: self._fill_strata_menu())
         controller.run_started.connect(self._on_run_started)
         controller.run_progress.connect(self._on_run_progress)
         controller.run_finished.connect(self._on_run_finished)
@@ -268,6 +288,47 @@ class RunPanel(QWidget):
             if name in self.param_widgets:
                 set_param_widget_value(self.param_widgets[name], value)
         self.seed_spin.setValue(-1 if spec.seed is None else spec.seed)
+        self.set_strata(spec.strata)
+
+    # strata -------------------------------------------------------------------------------
+    def set_strata(self, columns: Any) -> None:
+        """Stratify by these columns (in this order; none: no strata)."""
+        self.strata = [str(c) for c in columns]
+        self._fill_strata_menu()
+
+    def _fill_strata_menu(self) -> None:
+        self.strata_menu.clear()
+        dataset = self._controller.dataset
+        if dataset is None:
+            self.strata = []
+            self._update_strata_text()
+            return
+        roles = dataset.roles
+        columns = [str(c) for c in dataset.frame.columns]
+        self.strata = [c for c in self.strata if c in columns]
+        for column in columns:
+            role = roles[column].role if column in roles else AttributeRole.NON_CONFIDENTIAL
+            n_values = int(dataset.frame[column].nunique(dropna=False))
+            action = self.strata_menu.addAction(f"{column}  ({n_values:,} values)")
+            action.setData(column)
+            action.setCheckable(True)
+            action.setChecked(column in self.strata)
+            if role is AttributeRole.IDENTIFIER:
+                action.setEnabled(False)
+                action.setToolTip("an identifier is removed from the output: not a stratum")
+            action.toggled.connect(lambda checked, c=column: self._toggle_stratum(c, bool(checked)))
+        self.strata_menu.setToolTipsVisible(True)
+        self._update_strata_text()
+
+    def _toggle_stratum(self, column: str, checked: bool) -> None:
+        if checked and column not in self.strata:
+            self.strata.append(column)
+        elif not checked and column in self.strata:
+            self.strata.remove(column)
+        self._update_strata_text()
+
+    def _update_strata_text(self) -> None:
+        self.strata_button.setText(", ".join(self.strata) if self.strata else "none (whole table)")
 
     def spec(self) -> RunSpec:
         """The run the widgets describe."""
@@ -276,7 +337,13 @@ class RunPanel(QWidget):
             raise MicroguiError("no method is available")
         params = {name: param_widget_value(w) for name, w in self.param_widgets.items()}
         seed = self.seed_spin.value()
-        return RunSpec.make(method.name, self.k_spin.value(), params, None if seed < 0 else seed)
+        return RunSpec.make(
+            method.name,
+            self.k_spin.value(),
+            params,
+            None if seed < 0 else seed,
+            strata=list(self.strata),
+        )
 
     # running ------------------------------------------------------------------------------
     def run(self) -> int | None:
@@ -301,6 +368,7 @@ class RunPanel(QWidget):
 
     def _on_dataset_loaded(self, dataset: Any) -> None:
         self.k_spin.setRange(2, max(2, int(dataset.n_records)))
+        self.strata = []
         self.set_spec(self._controller.default_spec())
         self.progress_bar.setValue(0)
         self.status_label.setText(f"{dataset.n_records:,} records. Choose k and press Run.")
