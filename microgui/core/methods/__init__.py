@@ -3,6 +3,10 @@
 Each method lives in its own module and calls :func:`microgui.core.methods.base.register` at import.
 """
 
+# First, before any kernel is decorated: numba's cache folder keyed on all kernel sources.
+from microgui.core.methods import jit_cache as _jit_cache  # noqa: F401
+
+# isort: split
 from microgui.core.methods import ama as _ama  # noqa: F401  (registers ama)
 from microgui.core.methods import cbfs as _cbfs  # noqa: F401
 from microgui.core.methods import dba as _dba  # noqa: F401

@@ -52,15 +52,12 @@ nearest-record selection, swap-removal of a group, the placement of the last rec
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.jit_cache import njit
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -94,15 +91,6 @@ _PROGRESS_STATUS = "forming groups"
 
 #: Records per block of a distance pass (partial sums stay in L1 cache).
 _BLOCK = 1024
-
-
-def njit(fn: Callable[..., Any]) -> Any:
-    """``numba.njit(cache=True)``, without the on-disk cache where none can be written
-    (a frozen application shipped without ``.py`` sources compiles at first use instead)."""
-    try:
-        return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(cache=False)(fn)
 
 
 # --------------------------------------------------------------------------------------------

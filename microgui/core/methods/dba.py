@@ -92,15 +92,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.mdav import mdav
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
@@ -138,14 +137,6 @@ _P_DENSITY, _P_PHASE1, _P_PHASE2 = 0.4, 0.55, 0.97
 # --------------------------------------------------------------------------------------------
 # arithmetic shared by the fast version and the reference (bit-identical decisions)
 # --------------------------------------------------------------------------------------------
-
-
-def _njit(fn: Callable[..., Any]) -> Any:
-    """``numba.njit(cache=True)``, without the on-disk cache where none can be written."""
-    try:
-        return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(cache=False)(fn)
 
 
 def _sq_dists(points: np.ndarray, x: np.ndarray) -> np.ndarray:

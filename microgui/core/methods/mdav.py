@@ -81,16 +81,13 @@ bit-identical distances and hence the same partition, ties included.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from microgui.core.aggregate import convex_median, mode, ordinal_median
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -113,18 +110,6 @@ _PROGRESS_STATUS = "forming groups"
 
 #: Records per block of a distance pass.
 _BLOCK = 1024
-
-
-def _njit(fn: Callable[..., Any]) -> Any:
-    """``numba.njit(cache=True)``, without the on-disk cache where none can be written.
-
-    Numba refuses ``cache=True`` when it finds no cache location for the source file (a frozen
-    application shipped without ``.py`` sources); compiling at first use still works there.
-    """
-    try:
-        return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(cache=False)(fn)
 
 
 # --------------------------------------------------------------------------------------------

@@ -50,10 +50,6 @@ gives the same partition, ties included.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numba
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
@@ -61,6 +57,7 @@ import pandas as pd
 from microgui.core.dataset import numeric_column
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -77,14 +74,6 @@ __all__ = [
 _BATCH_WORK = 30_000_000
 
 _STATUS = "forming groups around medians"
-
-
-def _njit(fn: Callable[..., Any]) -> Any:
-    """``numba.njit(cache=True)``, without the on-disk cache where none can be written."""
-    try:
-        return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(cache=False)(fn)
 
 
 # --------------------------------------------------------------------------------------------

@@ -71,15 +71,14 @@ run within a fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.univariate import hansen_mukherjee
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
@@ -109,14 +108,6 @@ _NPN_BATCH = 2_000
 
 _PATH_STATUS = "building the path"
 _HM_STATUS = "shortest path"
-
-
-def _njit(fn: Callable[..., Any]) -> Any:
-    """``numba.njit(cache=True)``, without the on-disk cache where none can be written."""
-    try:
-        return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(cache=False)(fn)
 
 
 # --------------------------------------------------------------------------------------------

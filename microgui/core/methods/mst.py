@@ -78,15 +78,13 @@ progress function stops the run within a fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import numba
 import numpy as np
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.mdav import mdav
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
@@ -114,14 +112,6 @@ _QUERY_WORK = 50_000_000
 _MDAV_REPORT_SIZE = 2_000
 
 _INT_MAX = np.iinfo(np.int64).max
-
-
-def _njit(fn: Callable[..., Any]) -> Any:
-    """``numba.njit(cache=True)``, without the on-disk cache where none can be written (frozen app)."""
-    try:
-        return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(cache=False)(fn)
 
 
 @dataclass(frozen=True, eq=False)

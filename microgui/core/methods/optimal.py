@@ -55,7 +55,6 @@ longest).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numba
@@ -64,6 +63,7 @@ import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -80,14 +80,6 @@ _BATCH_WORK = 2_000_000
 _MEMO_LIMIT = 4_000_000
 
 _STATUS = "searching partitions"
-
-
-def _njit(fn: Callable[..., Any]) -> Any:
-    """``numba.njit(cache=True)``, without the on-disk cache where none can be written."""
-    try:
-        return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(cache=False)(fn)
 
 
 @_njit

@@ -41,15 +41,12 @@ The DP kernel :func:`hansen_mukherjee` works on any ordered sequence of d-dimens
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -60,14 +57,6 @@ __all__ = ["hansen_mukherjee", "optimal_univariate", "warm_up", "OPTIMAL_UNIVARI
 _BATCH_WORK = 20_000_000
 
 _STATUS = "shortest path"
-
-
-def _njit(fn: Callable[..., Any]) -> Any:
-    """``numba.njit(cache=True)``, without the on-disk cache where none can be written."""
-    try:
-        return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(cache=False)(fn)
 
 
 @_njit
