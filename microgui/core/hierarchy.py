@@ -504,7 +504,11 @@ def _interval_rows(
         else:
             labels = [f"[{_number_text(a)}-{_number_text(a + width)})" for a in lo]
         levels.append(labels)
-        if len(set(labels)) <= 1 or width > 4 * span + 1:
+        # Stop at one interval, or once the intervals are wider than the data; doubling further
+        # cannot merge a negative bin with a non-negative one (floor division keeps them -1
+        # and 0), which with a tiny span (1e-195) took ~650 doublings and overflowed int64.
+        spread = int(index.max()) - int(index.min()) + 1
+        if len(set(labels)) <= 1 or width > 4 * span + 1 or factor > 4 * spread:
             break
         width *= 2
         factor *= 2

@@ -15,7 +15,7 @@ from types import TracebackType
 
 from PySide6.QtCore import QEventLoop, QMessageLogContext, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 import microgui
 from microgui.qt.main_window import MainWindow
@@ -103,9 +103,33 @@ def run_app(file: str | None = None, demo: bool = False, screenshot: str | None 
             window.open_file(file)
         elif demo:
             window.open_demo()
+        else:
+            _offer_restore(window)
         return int(app.exec())
     finally:
         sys.excepthook = previous_hook
+
+
+def _offer_restore(window: MainWindow) -> bool:
+    """After a session that did not end cleanly, offer to restore it from the autosave."""
+    from microgui.core.project_file import clear_autosave, read_autosave
+
+    project = read_autosave()
+    if project is None:
+        return False
+    name = Path(project.data_path).name if project.data_path else "a table"
+    answer = QMessageBox.question(
+        window,
+        "Restore the last session?",
+        f"microgui did not close properly last time. Restore that session ({name}, its roles "
+        f"and {len(project.runs)} run(s), re-computed with the same seeds)?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.Yes,
+    )
+    if answer != QMessageBox.StandardButton.Yes:
+        clear_autosave()
+        return False
+    return window.open_project(project)
 
 
 def _screenshot(app: QApplication, file: str | None, demo: bool, out: Path) -> int:

@@ -24,11 +24,12 @@ from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
 from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.dependency import DEFAULT_BINS, DependencyTree, dependency_tree_of_qi
-from microgui.core.errors import InvalidParameter, InvalidRoles
+from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.export import ExportCheck, check_export, export_run
 from microgui.core.layout import MstLayout, TreeLayout, dependency_tree_layout, mst_layout
 from microgui.core.methods.base import Method, available_methods
 from microgui.core.progress import ProgressFn, RunCancelled, sub_progress
+from microgui.core.project_file import Project, load_project, save_project, write_autosave
 from microgui.core.projection import QIProjection, qi_projection
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
@@ -103,7 +104,7 @@ def measures_of(
         from microgui.core.metrics.evaluate import evaluate
     except ImportError:
         return measures, "only the run's own figures (the measures module is not installed)"
-    kwargs: dict[str, Any] = {"labels": result.labels}
+    kwargs: dict[str, Any] = {"labels": result.labels, "k": result.spec.k}
     if progress is not None:
         kwargs["progress"] = progress
     try:
@@ -330,6 +331,7 @@ class AppController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._pending_project: Project | None = None
         self.pool: QThreadPool = make_run_pool(self)
         self.dataset: Dataset | None = None
         self.result: RunResult | None = None
@@ -417,6 +419,9 @@ class AppController(QObject):
         self._current_load = None
         assert isinstance(dataset, Dataset)
         self.set_dataset(dataset)
+        pending, self._pending_project = self._pending_project, None
+        if pending is not None:
+            self._apply_project(pending, dataset)
 
     @Slot(int, str, str)
     def _on_load_failed(self, load_id: int, message: str, details: str) -> None:
@@ -424,6 +429,7 @@ class AppController(QObject):
         if load_id != self._current_load:
             return
         self._current_load = None
+        self._pending_project = None
         self.load_failed.emit(path, message, details)
 
     @Slot(int)
@@ -444,6 +450,74 @@ class AppController(QObject):
         loader = self._loaders.get(self._current_load) if self._current_load else None
         if loader is not None:
             loader[0].cancel()
+
+    # project files (issue 7) ----------------------------------------------------------------
+    def project(self) -> Project | None:
+        """The session as a :class:`~microgui.core.project_file.Project` (no data values), or
+        None without a table. Runs are the history's reproducible specs (seeds kept)."""
+        if self.dataset is None:
+            return None
+        specs = [entry.reproducible_spec for entry in self.history]
+        ids = [entry.run_id for entry in self.history]
+        return Project(
+            data_path=str(self.dataset.source) if self.dataset.source else None,
+            columns=tuple(str(c) for c in self.dataset.frame.columns),
+            roles=self.dataset.roles,
+            runs=tuple(specs),
+            comparison=tuple(ids.index(i) for i in self.compared if i in ids),
+        )
+
+    def save_project(self, path: str | Path) -> None:
+        """Write the project file (atomically); raises :class:`MicroguiError` with a message."""
+        project = self.project()
+        if project is None:
+            raise InvalidRoles("open a table first: a project holds a table's roles and runs")
+        save_project(project, path)
+
+    def open_project(self, path: str | Path | Project, folder: Path | None = None) -> int:
+        """Open a project: read its table in the background, then apply its roles and re-run
+        its runs (same seeds: same results) as a sweep. Returns the load's id.
+
+        Raises :class:`MicroguiError` (a damaged or newer project file, a table that is gone)."""
+        if isinstance(path, Project):
+            project = path
+        else:
+            project = load_project(path)
+            folder = Path(path).parent
+        data = project.resolved_data_path(folder)
+        if data is None:
+            raise InvalidInput("the project names no table (it was saved from the demo data?)")
+        if not data.is_file():
+            raise InvalidInput(
+                f"the project's table {str(data)!r} is not there; move it back, or open the table "
+                "and tag it again"
+            )
+        load_id = self.open_file(data)
+        self._pending_project = project
+        return load_id
+
+    def _apply_project(self, project: Project, dataset: Dataset) -> None:
+        columns = [str(c) for c in dataset.frame.columns]
+        if project.columns and list(project.columns) != columns:
+            missing = [c for c in project.columns if c not in columns]
+            what = f"column {missing[0]!r} is gone" if missing else "its columns changed"
+            self.load_failed.emit(
+                Path(str(dataset.source)),
+                f"the table changed since the project was saved ({what}); roles were not applied",
+                "",
+            )
+            return
+        roles = RoleMap(tuple((c, project.roles.get(c, dataset.roles[c])) for c in columns))
+        self.set_roles(roles)
+        if project.runs:
+            self.start_sweep(list(project.runs), workers=1)
+
+    def autosave(self) -> Path | None:
+        """Save the session for crash recovery (nothing without a table)."""
+        project = self.project()
+        if project is None:
+            return None
+        return write_autosave(project)
 
     def load_demo(self) -> Dataset:
         """Open the bundled demo table with its tagged roles."""

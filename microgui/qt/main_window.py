@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from microgui._version import __version__
 from microgui.core.errors import MicroguiError
+from microgui.core.project_file import Project, clear_autosave
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController, measure_catalog, report_path_for
 from microgui.qt.models.dataframe_model import DataFrameModel
@@ -49,6 +50,10 @@ from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
 from microgui.qt.settings import UiSettings
 
 __all__ = ["MainWindow", "ExportOverrideDialog", "PAPERS", "view_rows"]
+
+#: The autosave is written this long after the last change of roles or history.
+AUTOSAVE_DELAY_MS = 3000
+PROJECT_FILTER = "microgui projects (*.microgui.json *.json);;All files (*)"
 
 #: The papers microgui is built from (see the project's papers list).
 PAPERS: tuple[tuple[str, str], ...] = (
@@ -260,6 +265,14 @@ class MainWindow(QMainWindow):
         ctl.point_opening.connect(lambda _i, text: self.statusBar().showMessage(text, 15000))
         for panel in (self.roles_panel, self.run_panel, self.history_panel):
             panel.error_occurred.connect(lambda message: self.show_error(message))
+        # Autosave for crash recovery: a minute after the last change at the latest, a few
+        # seconds after roles or the history changed; removed on a clean exit (closeEvent).
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.setSingleShot(True)
+        self._autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
+        self._autosave_timer.timeout.connect(self.autosave)
+        for signal in (ctl.roles_changed, ctl.history_changed, ctl.dataset_loaded):
+            signal.connect(lambda *_args: self._autosave_timer.start())
         self._update_title()
         self._update_actions()
         self._restore_geometry()
@@ -291,9 +304,23 @@ class MainWindow(QMainWindow):
         self.quit_action = QAction("&Quit", self)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         self.quit_action.triggered.connect(self.close)
+        self.open_project_action = QAction("Open &project…", self)
+        self.open_project_action.setToolTip(
+            "A saved project: its table, roles and runs (the runs are re-computed, same seeds)"
+        )
+        self.open_project_action.triggered.connect(self.open_project_dialog)
+        self.save_project_action = QAction("&Save project…", self)
+        self.save_project_action.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_project_action.setToolTip(
+            "Roles, kinds and run specifications as JSON (the data stay in their file)"
+        )
+        self.save_project_action.triggered.connect(self.save_project_dialog)
         file_menu.addAction(self.open_action)
         file_menu.addAction(self.demo_action)
         file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self.open_project_action)
+        file_menu.addAction(self.save_project_action)
         file_menu.addSeparator()
         file_menu.addAction(self.export_action)
         self.report_action = QAction("Save &report…", self)
@@ -721,9 +748,62 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
 
+    # projects --------------------------------------------------------------------------------
+    def open_project_dialog(self) -> None:
+        path, _filter = QFileDialog.getOpenFileName(
+            self, "Open a project", self.settings.last_directory(), PROJECT_FILTER
+        )
+        if path:
+            self.open_project(path)
+
+    def open_project(self, path: str | Path | Project) -> bool:
+        """Open a project file (or an autosaved :class:`Project`); False, with the reason
+        shown, when it cannot be read or its table is gone."""
+        try:
+            self.controller.open_project(path)
+        except MicroguiError as exc:
+            name = "the autosave" if isinstance(path, Project) else Path(path).name
+            self.show_error(str(exc), title=f"Cannot open {name}")
+            return False
+        self.statusBar().showMessage("Opening the project's table…")
+        return True
+
+    def save_project_dialog(self) -> None:
+        if self.controller.dataset is None:
+            self.show_error("Open a table first: a project holds a table's roles and runs.")
+            return
+        path, _filter = QFileDialog.getSaveFileName(
+            self, "Save the project", self.settings.last_directory(), PROJECT_FILTER
+        )
+        if path:
+            if not path.endswith(".json"):
+                path += ".microgui.json"
+            self.save_project_to(path)
+
+    def save_project_to(self, path: str | Path) -> bool:
+        try:
+            self.controller.save_project(path)
+        except MicroguiError as exc:
+            self.show_error(str(exc), title="Cannot save the project")
+            return False
+        self.statusBar().showMessage(f"Project saved to {Path(path).name}.", 10000)
+        return True
+
+    def autosave(self) -> None:
+        """Write the crash-recovery autosave (not for throw-away windows)."""
+        if not self.settings.persist:
+            return
+        try:
+            self.controller.autosave()
+        except (MicroguiError, OSError) as exc:  # never let recovery get in the user's way
+            self.statusBar().showMessage(f"Autosave failed: {exc}", 10000)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         """Cancel the run and wait for the pool before the widgets go away."""
+        self._autosave_timer.stop()
         self.controller.shutdown()
+        if self.settings.persist:
+            clear_autosave()  # a clean exit: nothing to recover
         if self.settings.persist:
             self.settings.set_geometry(QByteArray(self.saveGeometry()))
             self.settings.set_window_state(QByteArray(self.saveState()))

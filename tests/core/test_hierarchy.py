@@ -384,3 +384,11 @@ def test_masking_property(codes: list[str]) -> None:
         for label in h.generalizations[code]:
             stem = label.rstrip("*")
             assert code.startswith(stem) and len(label) == 4
+
+
+def test_tiny_span_around_zero_does_not_overflow() -> None:
+    # hypothesis found it: intervals doubled ~650 times (int64 overflow) because a negative and
+    # a non-negative bin never merge under floor division
+    h = build_hierarchy([0.0, -1.3161637181219143e-195], "intervals")
+    _check_tree(h)
+    assert len(h.encode([0.0, -1.3161637181219143e-195])) == 2

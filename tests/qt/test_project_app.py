@@ -1,0 +1,101 @@
+"""Projects in the app (issue 7): save, open (table + roles + runs re-computed with their seeds),
+refusal of damaged or newer files with the window still usable, and the crash-recovery autosave."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from microgui.core.demo import demo_path
+from microgui.core.project_file import autosave_path, load_project, read_autosave
+from microgui.core.roles import AttributeRole
+from microgui.qt.main_window import MainWindow
+
+TIMEOUT_MS = 120_000
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "people.csv"
+    shutil.copy(demo_path(), path)
+    return path
+
+
+def test_save_and_open_a_project(window: MainWindow, qtbot, table: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
+        window.open_file(table)
+    ctl.set_role("age", AttributeRole.QUASI_IDENTIFIER)
+    ctl.set_role("income", AttributeRole.QUASI_IDENTIFIER)
+    ctl.set_role("person_id", AttributeRole.IDENTIFIER)
+    spec = window.run_panel.spec()
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(spec)
+    first = ctl.history[0]
+    project_path = tmp_path / "work.microgui.json"
+    assert window.save_project_to(project_path)
+    saved = load_project(project_path)
+    assert saved.data_path == "people.csv" and saved.runs == (first.reproducible_spec,)
+    text = project_path.read_text(encoding="utf-8")
+    frame = ctl.dataset.frame
+    for column in ("person_id", "income"):  # the project holds no data value
+        assert all(str(v) not in text for v in frame[column].head(50) if len(str(v)) >= 5)
+
+    # a new window opens it: same table, same roles, the run re-computed with its seed
+    other = MainWindow(window.settings)
+    qtbot.addWidget(other)
+    with qtbot.waitSignal(other.controller.sweep_finished, timeout=TIMEOUT_MS):
+        assert other.open_project(project_path)
+    octl = other.controller
+    assert octl.dataset is not None and octl.dataset.roles == ctl.dataset.roles
+    assert len(octl.history) == 1
+    restored = octl.history[0]
+    assert restored.spec == first.reproducible_spec
+    assert restored.report["information_loss"] == pytest.approx(first.report["information_loss"])
+
+
+def test_bad_project_files_are_refused_and_the_window_stays_usable(
+    demo_window: MainWindow, qtbot, tmp_path: Path, table: Path
+) -> None:  # type: ignore[no-untyped-def]
+    ctl = demo_window.controller
+    good = {
+        "schema_version": 1,
+        "data": {"path": str(table), "columns": []},
+        "roles": {},
+        "runs": [],
+        "comparison": [],
+    }
+    cases = {
+        "truncated.json": json.dumps(good)[:40],
+        "future.json": json.dumps({**good, "schema_version": 7, "microgui_version": "9.0"}),
+        "gone.json": json.dumps({**good, "data": {"path": "nowhere.csv", "columns": []}}),
+    }
+    expected = {
+        "truncated.json": "truncated or damaged",
+        "future.json": "update microgui",
+        "gone.json": "is not there",
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        assert not demo_window.open_project(path)
+        assert expected[name] in demo_window.last_error, demo_window.last_error
+        assert ctl.dataset is not None and ctl.dataset.n_records == 4000  # the table stays
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(demo_window.run_panel.spec())
+
+
+def test_autosave_is_written_and_removed_on_a_clean_exit(
+    window: MainWindow, qtbot, table: Path
+) -> None:  # type: ignore[no-untyped-def]
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
+        window.open_file(table)
+    window.autosave()
+    project = read_autosave()
+    assert project is not None and Path(str(project.data_path)).name == "people.csv"
+    window.close()
+    assert not autosave_path().exists()
