@@ -37,6 +37,9 @@ from typing import TYPE_CHECKING, NoReturn
 from microgui._version import __version__
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from microgui.core.dataset import Dataset
     from microgui.core.roles import RoleMap
 
 __all__ = ["main", "build_parser"]
@@ -232,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="weights of the score (003 §3.1): il (IL in the score; DR gets 1-il) and id, dbrl, "
         "prl (interval disclosure, distance-based and probabilistic linkage in DR, summing to 1); "
         "default il=0.5,id=0.5,dbrl=0.25,prl=0.25",
+    )
+    e.add_argument(
+        "--regression",
+        action="append",
+        metavar="Y~X1+X2",
+        help="also fit this linear regression (OLS with intercept) on both tables and print the "
+        "coefficients side by side; repeat for several models",
     )
 
     w = sub.add_parser(
@@ -609,9 +619,99 @@ def _evaluate(args: argparse.Namespace) -> int:
         f"quasi-identifiers {', '.join(roles.quasi_identifiers)}"
     )
     print(_table(("measure", "value", "unit", "key"), rows, {1}))
+    measures.update(_print_correlations_and_regressions(args, dataset, other))
     if args.json:
         write_json_atomic(measures, args.json, protect_from=original)
     return 0
+
+
+def _parse_model(text: str, columns: Sequence[str]) -> tuple[str, list[str]]:
+    if text.count("~") != 1:
+        raise _UsageError(f"--regression {text!r}: write it as Y~X1+X2")
+    left, right = (part.strip() for part in text.split("~"))
+    xs = [x.strip() for x in right.split("+") if x.strip()]
+    if not left or not xs:
+        raise _UsageError(f"--regression {text!r}: write it as Y~X1+X2")
+    for name in (left, *xs):
+        if name not in columns:
+            raise _UsageError(f"--regression {text!r}: there is no column {name!r}")
+    return left, xs
+
+
+def _print_correlations_and_regressions(
+    args: argparse.Namespace, dataset: Dataset, other: pd.DataFrame
+) -> dict[str, float | None]:
+    """Correlations of the continuous quasi-identifiers and the --regression models, original
+    and protected side by side (what statisticians ask first); returns flat JSON keys."""
+    import pandas as pd
+
+    from microgui.core.metrics.utility import correlation_change, regression_change
+    from microgui.core.roles import AttributeKind
+    from microgui.core.sweep import json_number
+
+    out: dict[str, float | None] = {}
+    cont = dataset.roles.qi_of_kind(AttributeKind.CONTINUOUS)
+    if len(cont) >= 2:
+        try:
+            orig = dataset.frame[cont].apply(pd.to_numeric, errors="raise")
+            prot = other[cont].apply(pd.to_numeric, errors="raise")
+        except (ValueError, TypeError):
+            orig = prot = None  # generalized to text: no correlations
+        if orig is not None and prot is not None:
+            table = correlation_change(orig, prot, cont)
+            print("\ncorrelations of the continuous quasi-identifiers")
+            print(
+                _table(
+                    ("pair", "original", "protected", "difference"),
+                    [
+                        (
+                            f"{r.column_a} ~ {r.column_b}",
+                            f"{r.original:.4f}",
+                            f"{r.protected:.4f}",
+                            f"{r.difference:+.4f}",
+                        )
+                        for r in table.itertuples()
+                    ],
+                    {1, 2, 3},
+                )  # fmt: skip
+            )
+    worst: float | None = None
+    for text in args.regression or []:
+        y, xs = _parse_model(text, [str(c) for c in dataset.frame.columns])
+        try:
+            coef = regression_change(dataset.frame, other, y, xs)
+        except (ValueError, TypeError) as exc:
+            raise _UsageError(
+                f"--regression {text!r}: {exc} (the columns must be numeric)"
+            ) from None
+        print(f"\nregression {y} ~ {' + '.join(xs)} (OLS with intercept)")
+        print(
+            _table(
+                ("term", "original", "protected", "difference", "relative"),
+                [
+                    (
+                        str(term),
+                        f"{r.original:.6g}",
+                        f"{r.protected:.6g}",
+                        f"{r.difference:+.6g}",
+                        "" if pd.isna(r.relative_difference) else f"{r.relative_difference:+.2%}",
+                    )
+                    for term, r in coef.iterrows()
+                ],
+                {1, 2, 3, 4},
+            )  # fmt: skip
+        )
+        for term, r in coef.iterrows():
+            out[f"regression {y}~{'+'.join(xs)} {term} original"] = json_number(r.original)
+            out[f"regression {y}~{'+'.join(xs)} {term} protected"] = json_number(r.protected)
+        rel = coef["relative_difference"].abs().max()
+        if pd.notna(rel):
+            worst = float(rel) if worst is None else max(worst, float(rel))
+    if args.regression:
+        out["regression_max_relative_change"] = json_number(
+            None if worst is None else 100.0 * worst
+        )
+    return out
 
 
 def _parse_list(values: Sequence[str] | None, option: str) -> list[str]:

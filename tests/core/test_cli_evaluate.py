@@ -93,8 +93,40 @@ def test_evaluate_prints_the_measures_and_writes_flat_json(
     assert header.split()[:3] == ["measure", "value", "unit"]
     assert any("record_linkage" in line for line in lines)
     # only the measures that apply are printed
-    shown = {line.split()[-1] for line in lines[lines.index(header) + 2 :]}
+    body = lines[lines.index(header) + 2 :]
+    body = body[: body.index("")] if "" in body else body  # the correlations table follows
+    shown = {line.split()[-1] for line in body}
     assert shown == {k for k, v in data.items() if v is not None}
+    assert "correlations of the continuous quasi-identifiers" in stdout
+    assert any(line.startswith("age ~ hours") for line in lines)
+
+
+def test_evaluate_regression_side_by_side(
+    table: Path, protected: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m.json"
+    code, stdout, err = run(
+        ["evaluate", str(table), str(protected), *ROLES, "--regression", "health~age+income",
+         "--json", str(out)],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "regression health ~ age + income (OLS with intercept)" in stdout
+    data = json.loads(out.read_text(encoding="utf-8"))
+    original = pd.read_csv(table)
+    x = np.column_stack([np.ones(len(original)), original["age"], original["income"]])
+    beta = np.linalg.lstsq(x, original["health"].to_numpy(), rcond=None)[0]
+    assert data["regression health~age+income age original"] == pytest.approx(beta[1])
+    prot = pd.read_csv(protected)
+    xp = np.column_stack([np.ones(len(prot)), prot["age"], prot["income"]])
+    beta_p = np.linalg.lstsq(xp, prot["health"].to_numpy(), rcond=None)[0]
+    assert data["regression health~age+income income protected"] == pytest.approx(beta_p[2])
+    assert data["regression_max_relative_change"] >= 0
+    for bad, words in (("health", "write it as Y~X1+X2"), ("health~nope", "no column 'nope'")):
+        code, out_text, err = run(
+            ["evaluate", str(table), str(protected), *ROLES, "--regression", bad], capsys
+        )
+        assert code == 2 and words in err, err
 
 
 def test_evaluate_an_unprotected_copy_links_every_record(
