@@ -100,3 +100,22 @@ def test_census_linkage_bounded_and_interval_disclosure_falls(census: pd.DataFra
 
 
 # agreement with pycanon: tests/core/test_pycanon.py (in a venv of its own)
+
+
+def test_unique_rows_matches_numpy_unique() -> None:
+    from microgui.core.metrics.risk import unique_rows
+
+    rng = np.random.default_rng(8)
+    for n, d in ((0, 3), (1, 2), (50, 1), (400, 3), (300, 0)):
+        a = rng.integers(0, 3, size=(n, d)).astype(float)
+        if n and d:
+            a[0, 0] = -0.0  # equal to 0.0, as numpy compares it
+        got = unique_rows(a)
+        if n == 0 or d == 0:
+            assert len(got[2]) == n
+            continue
+        want = np.unique(a, axis=0, return_index=True, return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        np.testing.assert_array_equal(got[2], want[2].reshape(-1))
+        np.testing.assert_array_equal(got[3], want[3])

@@ -57,6 +57,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
+from microgui.core.metrics.risk import unique_rows
+
 __all__ = [
     "DEFAULT_CANDIDATES",
     "DEFAULT_TOLERANCES",
@@ -366,10 +368,7 @@ def prl_details(
     sx, sy = _as_matrix(space[0]), _as_matrix(space[1])
     c = min(int(candidates), n)
     # a k-anonymous release repeats rows: block and compare each distinct protected row once
-    _, first, inverse, mult = np.unique(
-        y, axis=0, return_index=True, return_inverse=True, return_counts=True
-    )
-    inverse = inverse.reshape(-1)
+    _, first, inverse, mult = unique_rows(y)
     _, cand = cKDTree(sx).query(sy[first], k=c, workers=-1)
     cand = np.asarray(cand, dtype=np.int64).reshape(len(first), c)
     ip = np.repeat(first, c)
