@@ -28,6 +28,7 @@ from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.export import ExportCheck, check_export, export_run
 from microgui.core.layout import MstLayout, TreeLayout, dependency_tree_layout, mst_layout
 from microgui.core.methods.base import Method, available_methods
+from microgui.core.metrics.utility import correlation_change, paired_numeric, regression_change
 from microgui.core.progress import ProgressFn, RunCancelled, sub_progress
 from microgui.core.project_file import Project, load_project, save_project, write_autosave
 from microgui.core.projection import QIProjection, qi_projection
@@ -47,6 +48,10 @@ __all__ = [
     "FALLBACK_MEASURES",
     "MAX_COMPARED",
     "DependencyTreeOutcome",
+    "CorrelationOutcome",
+    "RegressionOutcome",
+    "correlation_job",
+    "regression_job",
     "protect_job",
     "sweep_job",
     "dependency_tree_job",
@@ -278,6 +283,153 @@ def dependency_tree_job(dataset: Dataset, bins: int) -> Job:
     return job
 
 
+@dataclass(frozen=True)
+class CorrelationOutcome:
+    """Correlations of a run, original vs protected, and the columns a regression can use.
+
+    ``table`` is :func:`~microgui.core.metrics.utility.correlation_change` over ``columns`` (the
+    continuous quasi-identifiers and the numeric confidential columns that are numbers in both
+    tables; empty with fewer than two); ``original`` and ``protected`` are the same correlations
+    as matrices (for the heatmaps). ``numeric_columns``: every non-identifier column numeric in
+    the original (regression candidates); ``skipped``: why a column is not compared.
+    """
+
+    run_id: int
+    columns: tuple[str, ...]
+    table: pd.DataFrame
+    original: np.ndarray
+    protected: np.ndarray
+    numeric_columns: tuple[str, ...]
+    skipped: Mapping[str, str]
+    dropped_rows: int
+    n_records: int
+
+
+@dataclass(frozen=True)
+class RegressionOutcome:
+    """An OLS model fitted on the original and on the protected table of a run."""
+
+    run_id: int
+    y: str
+    xs: tuple[str, ...]
+    #: :func:`~microgui.core.metrics.utility.regression_change` (R² in its ``attrs``).
+    table: pd.DataFrame
+    n_records: int
+    dropped_rows: int
+
+    @property
+    def r_squared(self) -> tuple[float, float]:
+        """R² of the fit on the original and on the protected table."""
+        attrs = self.table.attrs
+        return float(attrs["r_squared_original"]), float(attrs["r_squared_protected"])
+
+
+def _association_columns(dataset: Dataset, result: RunResult) -> tuple[list[str], list[str]]:
+    """(columns whose correlations are compared, candidate columns of a regression)."""
+    roles = result.roles
+    continuous = roles.qi_of_kind(AttributeKind.CONTINUOUS)
+    confidential = roles.confidential
+    candidates = [
+        str(c)
+        for c in dataset.frame.columns
+        if str(c) not in roles.identifiers and str(c) in result.protected.columns
+    ]
+    return [*continuous, *(c for c in confidential if c not in continuous)], candidates
+
+
+def correlation_job(dataset: Dataset, result: RunResult, run_id: int) -> Job:
+    """The worker's job of the correlations view: the correlations of the run's continuous
+    quasi-identifiers and numeric confidential columns, original vs protected."""
+
+    def job(progress: ProgressFn) -> CorrelationOutcome:
+        progress(0.0, "correlations")
+        wanted, candidates = _association_columns(dataset, result)
+        numeric = paired_numeric(dataset.frame, result.protected, candidates)
+        # Keep the regression candidates that are numbers in the original, generalized or not:
+        # fitting one that was generalized says why it cannot be fitted.
+        usable = tuple(
+            c
+            for c in candidates
+            if c in numeric.columns or "generalized" in numeric.skipped.get(c, "")
+        )
+        pair = paired_numeric(dataset.frame, result.protected, wanted)
+        names = pair.columns
+        p = len(names)
+        ro, rp = np.eye(p), np.eye(p)
+        if p >= 2 and len(pair.original) >= 2:
+            table = correlation_change(pair.original, pair.protected, names)
+            index = {c: i for i, c in enumerate(names)}
+            for row in table.itertuples():
+                i, j = index[str(row.column_a)], index[str(row.column_b)]
+                ro[i, j] = ro[j, i] = float(row.original)
+                rp[i, j] = rp[j, i] = float(row.protected)
+        else:
+            table = pd.DataFrame(
+                columns=["column_a", "column_b", "original", "protected", "difference"]
+            )
+        progress(1.0, "done")
+        return CorrelationOutcome(
+            run_id,
+            tuple(names),
+            table,
+            ro,
+            rp,
+            usable,
+            {c: why for c, why in pair.skipped.items() if c in wanted},
+            pair.dropped_rows,
+            len(pair.original),
+        )
+
+    return job
+
+
+def regression_job(
+    dataset: Dataset, result: RunResult, run_id: int, y: str, xs: Sequence[str]
+) -> Job:
+    """The worker's job of the regression view: OLS of ``y`` on ``xs`` (with intercept) on the
+    original and on the protected table, on the rows complete in both.
+
+    Raises :class:`InvalidParameter` naming the column when a model cannot be fitted (a
+    generalized release, too few records, collinear explanatory variables).
+    """
+    xs = [str(x) for x in xs]
+
+    def job(progress: ProgressFn) -> RegressionOutcome:
+        progress(0.0, "fitting")
+        if not xs:
+            raise InvalidParameter("tick at least one explanatory variable")
+        if y in xs:
+            raise InvalidParameter(
+                f"{y!r} is the dependent variable: it cannot also be an explanatory one"
+            )
+        pair = paired_numeric(dataset.frame, result.protected, [y, *xs])
+        if pair.skipped:
+            column, why = next(iter(pair.skipped.items()))
+            raise InvalidParameter(
+                f"the regression cannot be fitted: {column!r} is {why}; a linear regression "
+                "needs numbers in both tables (a run that microaggregates, e.g. mdav, keeps them)"
+            )
+        n = len(pair.original)
+        if n <= len(xs) + 1:
+            raise InvalidParameter(
+                f"only {n} record(s) have a value in every column of the model: too few to fit "
+                f"{len(xs) + 1} coefficients"
+            )
+        for side, frame in (("original", pair.original), ("protected", pair.protected)):
+            design = np.column_stack([np.ones(n), frame[xs].to_numpy(dtype=np.float64)])
+            if np.linalg.matrix_rank(design) < design.shape[1]:
+                raise InvalidParameter(
+                    f"the explanatory variables {', '.join(xs)} are collinear (or one is "
+                    f"constant) in the {side} table: the coefficients are not determined; "
+                    "leave one out"
+                )
+        table = regression_change(pair.original, pair.protected, y, xs)
+        progress(1.0, "done")
+        return RegressionOutcome(run_id, y, tuple(xs), table, n, pair.dropped_rows)
+
+    return job
+
+
 def report_path_for(csv_path: Path) -> Path:
     """The JSON report written beside an exported CSV: ``name.csv`` → ``name.report.json``."""
     return csv_path.with_name(csv_path.stem + ".report.json")
@@ -316,6 +468,10 @@ class AppController(QObject):
     selection_changed = Signal(object)  # bool mask over the table's rows, or None (nothing)
     dependency_tree_computed = Signal(int, object)  # request id, DependencyTreeOutcome
     dependency_tree_failed = Signal(int, str, str)  # request id, message, details
+    correlations_computed = Signal(int, object)  # request id, CorrelationOutcome
+    correlations_failed = Signal(int, str, str)  # request id, message, details
+    regression_fitted = Signal(int, object)  # request id, RegressionOutcome
+    regression_failed = Signal(int, str, str)  # request id, message, details
     history_changed = Signal()  # a run was added to or removed from the history
     run_shown = Signal(int)  # id of the history run now shown in the views (after run_finished)
     comparison_changed = Signal(object)  # tuple of the run ids compared (empty: none)
@@ -358,6 +514,11 @@ class AppController(QObject):
         self._next_tree_id = 1
         self._current_tree: int | None = None
         self._tree_workers: dict[int, RunWorker] = {}
+        # Correlations and regressions of the run shown: the analysis pool too, one current
+        # request per kind ("correlations", "regression"); a superseded one is ignored.
+        self._next_analysis_id = 1
+        self._analysis_workers: dict[int, tuple[str, RunWorker]] = {}
+        self._current_analysis: dict[str, int] = {}
         #: Every finished run of this table, oldest first (STYLE.md §3: specs are re-runnable).
         self.history: list[HistoryEntry] = []
         #: The history run shown in the views (None before the first run).
@@ -1084,6 +1245,69 @@ class AppController(QObject):
     def _on_tree_cancelled(self, tree_id: int) -> None:
         self._end_tree(tree_id)
 
+    # correlations and regression (issue 5) ----------------------------------------------
+    def compute_correlations(self) -> int:
+        """Correlations of the run shown, original vs protected, computed in the background.
+
+        Returns the request's id; ``correlations_computed`` or ``correlations_failed`` follows.
+        """
+        if self.result is None or self.result_dataset is None or self.shown_run_id is None:
+            raise InvalidRoles("run a method first: the correlations compare a run with its table")
+        job = correlation_job(self.result_dataset, self.result, self.shown_run_id)
+        return self._start_analysis("correlations", job)
+
+    def fit_regression(self, y: str, xs: Sequence[str]) -> int:
+        """Fit ``y ~ xs`` (OLS with intercept) on the original and protected tables of the run
+        shown, in the background; ``regression_fitted`` or ``regression_failed`` follows."""
+        if self.result is None or self.result_dataset is None or self.shown_run_id is None:
+            raise InvalidRoles("run a method first: the regression compares a run with its table")
+        job = regression_job(self.result_dataset, self.result, self.shown_run_id, y, xs)
+        return self._start_analysis("regression", job)
+
+    def _start_analysis(self, kind: str, job: Job) -> int:
+        previous = self._current_analysis.pop(kind, None)
+        if previous is not None and previous in self._analysis_workers:
+            self._analysis_workers[previous][1].cancel()
+        analysis_id = self._next_analysis_id
+        self._next_analysis_id += 1
+        signals = RunSignals()  # made here, in the GUI thread
+        signals.finished.connect(self._on_analysis_finished)
+        signals.failed.connect(self._on_analysis_failed)
+        signals.cancelled.connect(self._on_analysis_cancelled)
+        worker = RunWorker(analysis_id, job, signals)
+        self._analysis_workers[analysis_id] = (kind, worker)
+        self._current_analysis[kind] = analysis_id
+        self.analysis_pool.start(worker)
+        return analysis_id
+
+    def _end_analysis(self, analysis_id: int) -> str | None:
+        """Release a finished analysis worker; its kind when it is still the current request."""
+        kind, _worker = self._analysis_workers.pop(analysis_id, ("", None))
+        if not kind or self._current_analysis.get(kind) != analysis_id:
+            return None
+        del self._current_analysis[kind]
+        return kind
+
+    @Slot(int, object)
+    def _on_analysis_finished(self, analysis_id: int, outcome: Any) -> None:
+        kind = self._end_analysis(analysis_id)
+        if kind == "correlations":
+            self.correlations_computed.emit(analysis_id, outcome)
+        elif kind == "regression":
+            self.regression_fitted.emit(analysis_id, outcome)
+
+    @Slot(int, str, str)
+    def _on_analysis_failed(self, analysis_id: int, message: str, details: str) -> None:
+        kind = self._end_analysis(analysis_id)
+        if kind == "correlations":
+            self.correlations_failed.emit(analysis_id, message, details)
+        elif kind == "regression":
+            self.regression_failed.emit(analysis_id, message, details)
+
+    @Slot(int)
+    def _on_analysis_cancelled(self, analysis_id: int) -> None:
+        self._end_analysis(analysis_id)
+
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Cancel every run and wait for the pools (called when the window closes).
 
@@ -1098,6 +1322,8 @@ class AppController(QObject):
             worker.cancel()
         for worker in self._sweep_workers.values():
             worker.cancel()
+        for _kind, worker in self._analysis_workers.values():
+            worker.cancel()
         pools = (self.pool, self.load_pool, self.analysis_pool)
         for pool in pools:
             pool.clear()
@@ -1106,6 +1332,8 @@ class AppController(QObject):
         self._loaders.clear()
         self._current_tree = None
         self._tree_workers.clear()
+        self._analysis_workers.clear()
+        self._current_analysis.clear()
         was_running = self.is_running
         self._current = None
         self._current_sweep = None

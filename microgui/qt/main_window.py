@@ -35,6 +35,7 @@ from microgui.core.project_file import Project, clear_autosave
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController, measure_catalog, report_path_for
 from microgui.qt.models.dataframe_model import DataFrameModel
+from microgui.qt.panels.association_panel import AssociationPanel
 from microgui.qt.panels.classes_panel import ClassesPanel
 from microgui.qt.panels.compare_panel import ComparePanel
 from microgui.qt.panels.data_panel import DataPanel
@@ -155,6 +156,7 @@ class MainWindow(QMainWindow):
         self.data_panel = DataPanel(self.controller)
         self.compare_panel = ComparePanel(self.controller)
         self.ru_chart = RuChartPlot()
+        self.association_panel = AssociationPanel(self.controller)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.plot, "Groups plot")
         self.tabs.addTab(self.tree_panel, "Dependency tree")
@@ -162,6 +164,13 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.data_panel, "Data")
         self.tabs.addTab(self.compare_panel, "Compare runs")
         self.tabs.addTab(self.ru_chart, "Risk–utility map")
+        # "&&": a single "&" would be taken as a mnemonic; "OLS" keeps the tabs within 1400 px.
+        self.tabs.addTab(self.association_panel, "Correlations && OLS")
+        self.tabs.setTabToolTip(
+            6,
+            "Correlations and a linear regression (OLS) of your choice, original vs protected, "
+            "for the run shown",
+        )
         self.tabs.setTabToolTip(4, "2 to 4 runs from the history side by side, with their measures")
         self.tabs.setTabToolTip(
             5, "Every run of the history: disclosure risk against information loss"

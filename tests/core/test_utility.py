@@ -21,6 +21,9 @@ from microgui.core.metrics.utility import (
     il4,
     il5,
     il_measures,
+    numeric_values,
+    ols_r_squared,
+    paired_numeric,
     pil_from_z,
     pil_measures,
     regression_change,
@@ -117,6 +120,63 @@ def test_correlation_and_regression_change() -> None:
     assert table.loc["x", "protected"] == pytest.approx(1.0)
     assert table.loc["x", "difference"] == pytest.approx(-1.0)
     assert table.loc["x", "relative_difference"] == pytest.approx(-0.5)
+    # both fits are exact lines: R² = 1
+    assert table.attrs["r_squared_original"] == pytest.approx(1.0)
+    assert table.attrs["r_squared_protected"] == pytest.approx(1.0)
+    assert table.attrs["n_records"] == 10
+
+
+def test_paired_numeric_skips_generalized_and_drops_incomplete_rows() -> None:
+    original = pd.DataFrame(
+        {
+            "age": [20, 31, 45, 52],
+            "income": [1.0, np.nan, 3.0, 4.0],
+            "text_num": [" 1", "2", "3", ""],
+            "region": ["a", "b", "a", "b"],
+        }
+    )
+    protected = pd.DataFrame(
+        {
+            "age": ["[20, 40)", "[20, 40)", "[40, 60)", "[40, 60)"],
+            "income": [1.5, 1.5, 3.5, np.nan],
+            "text_num": ["1", "2", "3", "4"],
+            "region": ["a", "b", "a", "b"],
+        }
+    )
+    pair = paired_numeric(original, protected, ["age", "income", "text_num", "region", "gone"])
+    assert pair.columns == ["income", "text_num"]
+    assert "[20, 40)" in pair.skipped["age"] and "generalized" in pair.skipped["age"]
+    assert pair.skipped["region"] == "not numeric in the original table"
+    assert pair.skipped["gone"] == "not a column of the original table"
+    # row 1 (income missing in the original), row 3 (missing in both sides) are left out
+    assert pair.dropped_rows == 2
+    assert pair.original["income"].tolist() == [1.0, 3.0]
+    assert pair.protected["income"].tolist() == [1.5, 3.5]
+    assert pair.original["text_num"].tolist() == [1.0, 3.0]
+    assert numeric_values(pd.Series(["1", None, "x"])) is None
+    np.testing.assert_array_equal(numeric_values(pd.Series([True, False])), [1.0, 0.0])
+    with pytest.raises(ValueError, match="same records"):
+        paired_numeric(original, protected.iloc[:3], ["income"])
+
+
+def test_r_squared_by_hand_and_against_numpy() -> None:
+    # y = 0, 2, 1, 3 on x = 0..3: slope 0.8, intercept 0.3, fitted 0.3, 1.1, 1.9, 2.7;
+    # SSR = 0.09 + 0.81 + 0.81 + 0.09 = 1.8, SST = 5 -> R² = 0.64 (= r², one regressor).
+    frame = pd.DataFrame({"y": [0.0, 2.0, 1.0, 3.0], "x": [0.0, 1.0, 2.0, 3.0]})
+    assert ols_r_squared(frame, "y", ["x"]) == pytest.approx(0.64)
+    assert ols_r_squared(frame, "y", ["x"]) == pytest.approx(
+        np.corrcoef(frame.x, frame.y)[0, 1] ** 2
+    )
+    # two regressors, checked against numpy's lstsq residuals
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame(rng.normal(size=(50, 3)), columns=["y", "a", "b"])
+    design = np.column_stack([np.ones(50), data.a, data.b])
+    _coef, ssr, *_ = np.linalg.lstsq(design, data.y, rcond=None)
+    expected = 1 - ssr[0] / np.sum((data.y - data.y.mean()) ** 2)
+    assert ols_r_squared(data, "y", ["a", "b"]) == pytest.approx(expected)
+    assert 0.0 <= ols_r_squared(data, "y", ["a", "b"]) <= 1.0
+    # a constant y has nothing to explain
+    assert np.isnan(ols_r_squared(frame.assign(y=1.0), "y", ["x"]))
 
 
 @pytest.fixture(scope="module")

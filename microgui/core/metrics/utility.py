@@ -75,12 +75,14 @@ original and protected.
   EBILMF; the base of the logarithm is our choice).
 
 Statisticians' checks: :func:`correlation_change` (each pair of columns, original and protected
-correlation side by side) and :func:`regression_change` (OLS coefficients of a model the user picks).
+correlation side by side) and :func:`regression_change` (OLS coefficients of a model the user picks,
+with the R² of both fits, :func:`ols_r_squared`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
@@ -103,6 +105,10 @@ __all__ = [
     "ebil",
     "correlation_change",
     "regression_change",
+    "ols_r_squared",
+    "NumericPair",
+    "numeric_values",
+    "paired_numeric",
 ]
 
 #: The quantile levels of PIL(Q): 5 % to 95 % in steps of 5 % (``003`` Table 3).
@@ -425,7 +431,120 @@ def regression_change(
     diff = b - a
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(a != 0, diff / np.abs(a), np.nan)
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {"original": a, "protected": b, "difference": diff, "relative_difference": rel},
         index=pd.Index(["(intercept)", *xs], name="term"),
+    )
+    # Goodness of fit of both models, as attributes so that the columns stay what the CLI reads.
+    table.attrs["r_squared_original"] = ols_r_squared(original, y, xs)
+    table.attrs["r_squared_protected"] = ols_r_squared(protected, y, xs)
+    table.attrs["n_records"] = len(original)
+    return table
+
+
+def ols_r_squared(frame: pd.DataFrame, y: str, xs: Sequence[str]) -> float:
+    """R² = 1 − SSR/SST of the OLS fit of ``y`` on ``xs`` with intercept (SST about the mean of y).
+
+    NaN when ``y`` is constant (SST = 0: there is nothing to explain). :func:`regression_change`
+    stores it for both tables as ``attrs["r_squared_original"]`` and ``attrs["r_squared_protected"]``.
+    """
+    xs = [str(c) for c in xs]
+    coef = _ols(frame, y, xs)
+    target = pd.to_numeric(frame[y], errors="raise").to_numpy(dtype=np.float64)
+    design = np.column_stack(
+        [np.ones(len(frame))]
+        + [pd.to_numeric(frame[c], errors="raise").to_numpy(dtype=np.float64) for c in xs]
+    )
+    residual = target - design @ coef
+    sst = float(np.sum((target - target.mean()) ** 2))
+    if sst == 0.0:
+        return float("nan")
+    return 1.0 - float(np.sum(residual**2)) / sst
+
+
+def numeric_values(series: pd.Series) -> np.ndarray | None:
+    """The column as float64 (missing values NaN), or None when a value that is not missing is
+    not a number: a generalized range such as ``"[20, 30)"``, a category. Text that holds
+    numbers (``" 42 "``) is converted; booleans count as 0/1."""
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    text = series.astype("string").str.strip()
+    values = pd.to_numeric(text, errors="coerce")
+    bad = values.isna() & text.notna() & (text != "").fillna(False)
+    if bool(bad.fillna(False).any()):
+        return None
+    return values.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+@dataclass(frozen=True)
+class NumericPair:
+    """Columns of an original and a protected table as numbers, on the same complete rows.
+
+    ``original`` and ``protected`` hold the usable columns (float64, rows with a missing value in
+    either table left out: listwise deletion, so both sides describe the same records);
+    ``skipped`` says why each other column asked for is not there; ``dropped_rows`` counts the
+    rows left out.
+    """
+
+    original: pd.DataFrame
+    protected: pd.DataFrame
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    dropped_rows: int = 0
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(c) for c in self.original.columns]
+
+
+def paired_numeric(
+    original: pd.DataFrame, protected: pd.DataFrame, columns: Sequence[str]
+) -> NumericPair:
+    """The ``columns`` that are numbers in both tables, on the rows complete in both.
+
+    A column that is text in the original, missing from the protected table, or released as
+    non-numeric values (a generalized range, ``mstk``) is skipped with the reason and an example
+    value. Row i of ``protected`` must be the protected version of row i of ``original``.
+    """
+    if len(original) != len(protected):
+        raise ValueError(
+            f"the original has {len(original):,} rows and the protected table {len(protected):,}; "
+            "they must describe the same records"
+        )
+    skipped: dict[str, str] = {}
+    orig_cols: dict[str, np.ndarray] = {}
+    prot_cols: dict[str, np.ndarray] = {}
+    for name in dict.fromkeys(str(c) for c in columns):
+        if name not in original.columns:
+            skipped[name] = "not a column of the original table"
+            continue
+        if name not in protected.columns:
+            skipped[name] = "not in the protected table"
+            continue
+        a = numeric_values(original[name])
+        if a is None:
+            skipped[name] = "not numeric in the original table"
+            continue
+        b = numeric_values(protected[name])
+        if b is None:
+            text = protected[name].astype("string").str.strip()
+            bad = pd.to_numeric(text, errors="coerce").isna() & (text != "").fillna(False)
+            where = bad.fillna(False).to_numpy(dtype=bool)
+            example = str(text[where].iloc[0]) if where.any() else ""
+            shown = f" (e.g. {example!r})" if example else ""
+            skipped[name] = f"released as generalized values, not numbers{shown}"
+            continue
+        orig_cols[name], prot_cols[name] = a, b
+    n = len(original)
+    keep = np.ones(n, dtype=bool)
+    for name in orig_cols:
+        keep &= np.isfinite(orig_cols[name]) & np.isfinite(prot_cols[name])
+    return NumericPair(
+        pd.DataFrame(
+            {c: v[keep] for c, v in orig_cols.items()}, index=pd.RangeIndex(int(keep.sum()))
+        ),
+        pd.DataFrame(
+            {c: v[keep] for c, v in prot_cols.items()}, index=pd.RangeIndex(int(keep.sum()))
+        ),
+        skipped,
+        int(n - keep.sum()) if orig_cols else 0,
     )
