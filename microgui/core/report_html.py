@@ -211,6 +211,7 @@ def build_report_html(
     title: str | None = None,
     charts: Sequence[tuple[str, bytes]] = (),
     generated: datetime | None = None,
+    correlations: Any = None,
 ) -> str:
     """The HTML report of one run or a comparison of several.
 
@@ -227,6 +228,10 @@ def build_report_html(
         (caption, PNG bytes) of the charts drawn by the app, embedded as data URIs.
     generated
         When the report was made (default: now).
+    correlations
+        Optional correlation change of the (first) run: a frame as
+        :func:`microgui.core.metrics.utility.correlation_change` returns (``column_a``,
+        ``column_b``, ``original``, ``protected``, ``difference``); aggregate statistics only.
     """
     if not runs:
         raise ValueError("a report needs at least one run")
@@ -270,6 +275,20 @@ def build_report_html(
             )
     else:
         parts.append("<p>No measure was computed.</p>")
+    if correlations is not None and len(correlations):
+        parts.append(f"<h2>Correlations, original vs protected ({_e(runs[0].name)})</h2>")
+        rows = "".join(
+            f"<tr><td>{_e(r.column_a)} ~ {_e(r.column_b)}</td>"
+            f"<td class='num'>{float(r.original):.3f}</td>"
+            f"<td class='num'>{float(r.protected):.3f}</td>"
+            f"<td class='num'>{float(r.difference):+.3f}</td></tr>"
+            for r in correlations.itertuples()
+        )
+        parts.append(
+            "<table><tr><th>Pair</th><th>Original r</th><th>Protected r</th>"
+            f"<th>Difference</th></tr>{rows}</table>"
+        )
+        parts.append("<p class='note'>Pearson correlations; difference = protected − original.</p>")
     if charts:
         parts.append("<h2>Charts</h2>")
         for caption, png in charts:

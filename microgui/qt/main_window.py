@@ -665,7 +665,14 @@ class MainWindow(QMainWindow):
                 )
             )
         runs = [report_run(e.name, e.result, e.measures, e.finished_at) for e in entries]
-        text = build_report_html(runs, measure_catalog(), charts=charts)
+        # The correlations tab's table, when it shows this very run (computed in its worker).
+        shown = self.association_panel.correlations
+        correlations = (
+            shown.table
+            if not comparison and shown is not None and shown.run_id == entries[0].run_id
+            else None
+        )
+        text = build_report_html(runs, measure_catalog(), charts=charts, correlations=correlations)
         try:
             source = entries[0].dataset.source
             write_text_atomic(text, path, protect_from=source)

@@ -298,3 +298,19 @@ def test_a_new_table_clears_the_panel(window: MainWindow, qtbot) -> None:
     ctl.set_dataset(_table(n=50, seed=1))
     assert panel.correlation_model.rowCount() == 0 and panel.coefficient_model.rowCount() == 0
     assert panel.y_combo.count() == 0 and "Run a method" in panel.correlation_note.text()
+
+
+def test_the_html_report_carries_the_correlations_shown(
+    window: MainWindow, qtbot, tmp_path
+) -> None:
+    ctl = window.controller
+    ctl.set_dataset(_table(n=60))
+    _run(window, qtbot, RunSpec.make("mdav-generic", 5, seed=0))
+    outcome = _open_tab(window, qtbot)
+    path = tmp_path / "run.html"
+    assert window.save_report(path, comparison=False), window.last_error
+    text = path.read_text(encoding="utf-8")
+    assert "Correlations, original vs protected" in text
+    first = outcome.table.iloc[0]
+    assert f"<td>{first.column_a} ~ {first.column_b}</td>" in text
+    assert f"{first.difference:+.3f}" in text
