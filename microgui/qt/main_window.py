@@ -229,6 +229,8 @@ class MainWindow(QMainWindow):
         self.sweep_dialog: SweepDialog | None = None
         self.last_error = ""
         self._pending_open: Path | None = None
+        self._mst_pending: tuple[Any, Any, Any] | None = None
+        self.tabs.currentChanged.connect(self._on_tab_changed)
 
         self._make_menus()
         ctl = self.controller
@@ -525,7 +527,11 @@ class MainWindow(QMainWindow):
         assert isinstance(result, RunResult)
         ctl = self.controller
         self.plot.set_run(result, ctl.projection)
-        self.mst_plot.set_run(result, ctl.projection, ctl.mst_layout)
+        # A hidden view is drawn when its tab is shown: drawing every view at once held the
+        # event loop for over 100 ms after a large run (issue 6).
+        self._mst_pending = (result, ctl.projection, ctl.mst_layout)
+        if self.tabs.currentWidget() is self.mst_plot:
+            self._draw_pending_mst()
         if self.classes_panel.classes is not None:
             self.classes_dock.show()
         self._update_actions()
@@ -534,6 +540,16 @@ class MainWindow(QMainWindow):
             f"{result.information_loss_text}, {result.seconds:.2f} s",
             0,
         )
+
+    def _draw_pending_mst(self) -> None:
+        pending, self._mst_pending = self._mst_pending, None
+        if pending is not None:
+            self.mst_plot.set_run(*pending)
+            self.mst_plot.set_selection(self.controller.selection)
+
+    def _on_tab_changed(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.mst_plot:
+            self._draw_pending_mst()
 
     def _on_selection_changed(self, mask: Any) -> None:
         """Show the selected records: selected rows in the data table (scrolled to the first)

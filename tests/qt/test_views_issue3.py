@@ -283,8 +283,10 @@ def test_mstk_classes_table_and_linked_selection(window: MainWindow, qtbot) -> N
     assert rows == [4, 5, 6]
     assert data_view.selectionModel().currentIndex().row() == 4  # scrolled to the first one
     assert window.tabs.currentWidget() is window.data_panel
-    # ringed in the MST view too
+    # ringed in the MST view too (drawn when its tab is shown)
+    window.tabs.setCurrentWidget(window.mst_plot)
     assert len(window.mst_plot.selection_item.data) == 3
+    window.tabs.setCurrentWidget(window.data_panel)
 
     # with the data table sorted, the same records are selected at their sorted rows
     window.data_panel.view.sortByColumn(1, Qt.SortOrder.DescendingOrder)  # Age, oldest first
