@@ -95,7 +95,8 @@ def rescale_variance(protected: np.ndarray, original: np.ndarray) -> np.ndarray:
     # (its mean rounds); scaling by sqrt(mu2/m2) would then shift it by one standard deviation.
     varies = (m2 > 0) & (np.ptp(protected, axis=0) > 0) if len(protected) else m2 > 0
     scale = np.where(varies, np.sqrt(np.divide(mu2, m2, out=np.ones_like(m2), where=varies)), 1.0)
-    return (protected - m1) * scale + mu1
+    out: np.ndarray = (protected - m1) * scale + mu1
+    return out
 
 
 def _group_apply(
@@ -160,4 +161,5 @@ def protected_continuous_z(protected: pd.DataFrame, qi: QIMatrix) -> np.ndarray:
             for c in qi.continuous_names
         ]
     )
-    return (values - qi.cont_mean) / qi.cont_std
+    z: np.ndarray = (values - qi.cont_mean) / qi.cont_std
+    return z

@@ -82,7 +82,8 @@ def neutralize_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, in
         for i, bad in enumerate(mask):
             if bad:
                 fixed[i] = "'" + fixed[i]
-        out.isetitem(position, pd.Series(fixed, index=frame.index, dtype=object))
+        # pandas-stubs leave Series out of isetitem's value types; pandas takes one (and aligns it)
+        out.isetitem(position, pd.Series(fixed, index=frame.index, dtype=object))  # type: ignore[arg-type]
         counts[str(column)] = counts.get(str(column), 0) + hits
     return out, counts
 

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -485,7 +485,7 @@ def _cell_text(value: object) -> str:
 
 def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
     name = path.name
-    engine = "xlrd" if path.suffix.lower() == ".xls" else "openpyxl"
+    engine: Literal["xlrd", "openpyxl"] = "xlrd" if path.suffix.lower() == ".xls" else "openpyxl"
     if engine == "xlrd":
         import importlib.util
 

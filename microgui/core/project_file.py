@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final
@@ -198,7 +198,8 @@ def _expect(
 ) -> Any:
     value = data.get(key)
     if not isinstance(value, kind):
-        wanted = {dict: "an object", list: "a list"}.get(kind, kind.__name__)
+        names: dict[type, str] = {dict: "an object", list: "a list"}
+        wanted = names.get(kind, kind.__name__)
         found = "missing" if value is None else f"a {type(value).__name__}"
         raise InvalidInput(
             f"{where}: {key_name or key!r} must be {wanted}, but it is {found}; the file is damaged "
@@ -278,7 +279,7 @@ def _run_spec(item: object, where: str, index: int) -> RunSpec:
 
 
 #: schema version N -> function turning a version-N object into a version-(N+1) one.
-_MIGRATIONS: Final[dict[int, Any]] = {}
+_MIGRATIONS: Final[dict[int, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
 
 
 # -- autosave -------------------------------------------------------------------------------

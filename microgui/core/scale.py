@@ -802,6 +802,8 @@ def run_scaled(
         if col in protected.columns and col in qi_names:
             protected[col] = frame[col]
 
+    dropped: list[str]
+    artifacts: dict[str, Any]
     if len(outputs) == 1:
         extra, dropped, artifacts = dict(outputs[0].extra), [], dict(outputs[0].artifacts)
     else:

@@ -244,7 +244,7 @@ _WORKER_DATASET: Dataset | None = None
 _WORKER_CANCEL: Any = None
 
 
-def _init_worker(dataset: Dataset, cancel: Any) -> None:
+def _init_worker(dataset: Dataset | None, cancel: Any) -> None:
     """Pool initializer: keep the dataset (sent once per worker) and the shared cancel event."""
     global _WORKER_DATASET, _WORKER_CANCEL
     _WORKER_DATASET, _WORKER_CANCEL = dataset, cancel

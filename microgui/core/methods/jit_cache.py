@@ -90,7 +90,8 @@ def configure() -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    numba.config.CACHE_DIR = str(folder)
+    # numba.config creates its settings at run time (from the environment), so no stub knows them
+    numba.config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
     _configured = folder
     now = time.time()
     for old in folder.parent.glob(f"{_PREFIX}*"):

@@ -181,7 +181,7 @@ def _generate(
     max_size = min(2 * k - 1, m)
     if gen[0]:
         depth = gen[1]
-        out = gen[2]
+        out: int = gen[2]
     else:
         depth = 0
         idx[0] = -1

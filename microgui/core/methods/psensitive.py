@@ -77,6 +77,7 @@ from microgui.core.aggregate import convex_frequencies
 from microgui.core.dataset import Dataset, QIMatrix, _is_missing, numeric_column, row_list
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.mdav import (
     _centroid,
     _column_sums,
@@ -85,7 +86,6 @@ from microgui.core.methods.mdav import (
     _heap_sift_down,
     _load_point,
     _nearest_and_farthest,
-    _njit,
     _ordinal_tables,
     _take_group,
 )

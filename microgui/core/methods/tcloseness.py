@@ -92,12 +92,12 @@ import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.mdav import (
     _centroid,
     _distances,
     _farthest,
     _load_point,
-    _njit,
     _ordinal_tables,
     _take_group,
     mdav_generic,

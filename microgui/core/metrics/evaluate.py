@@ -470,8 +470,8 @@ def _prl(
 def _node_ids(h: Hierarchy, values: list[object], column: str) -> np.ndarray:
     """The node of ``h`` each released value names: a value, or a generalization's label."""
     index: dict[str, int] = {}
-    for node, label in enumerate(h.node_labels):  # ids go up level by level: lowest first
-        index.setdefault(label, node)
+    for first, label in enumerate(h.node_labels):  # ids go up level by level: lowest first
+        index.setdefault(label, first)
     codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
     mapped = np.empty(len(uniques), dtype=np.int64)
     for i, v in enumerate(uniques):
