@@ -450,6 +450,19 @@ def category_values(series: pd.Series) -> list[str]:
     return sorted({str(v) for v in values})
 
 
+@dataclass
+class _ComparisonRestore:
+    """A project's comparison being restored: which sweep re-computes its runs, which of them
+    (by index in the project) were compared, and their history ids as they arrive."""
+
+    sweep_id: int
+    wanted: tuple[int, ...]
+    by_index: dict[int, int] = field(default_factory=dict)
+    run_ids: list[int] = field(default_factory=list)
+    to_open: list[int] = field(default_factory=list)
+    waiting: int | None = None
+
+
 class AppController(QObject):
     """Dataset, roles, runs and results of one window, as signals."""
 
@@ -488,6 +501,7 @@ class AppController(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._pending_project: Project | None = None
+        self._restore: _ComparisonRestore | None = None
         self.pool: QThreadPool = make_run_pool(self)
         self.dataset: Dataset | None = None
         self.result: RunResult | None = None
@@ -671,7 +685,27 @@ class AppController(QObject):
         roles = RoleMap(tuple((c, project.roles.get(c, dataset.roles[c])) for c in columns))
         self.set_roles(roles)
         if project.runs:
-            self.start_sweep(list(project.runs), workers=1)
+            sweep_id = self.start_sweep(list(project.runs), workers=1)
+            if len(project.comparison) >= 2:
+                self._restore = _ComparisonRestore(sweep_id, project.comparison)
+
+    def _restore_step(self) -> None:
+        """Re-compute the project's compared runs one by one (sweep points keep no table), then
+        compare them: the comparison view shows what was compared when the project was saved."""
+        restore = self._restore
+        if restore is None:
+            return
+        while restore.to_open:
+            run_id = restore.to_open[0]
+            if any(e.run_id == run_id for e in self.history) and not self.entry(run_id).has_table:
+                restore.waiting = run_id
+                self.open_point(run_id)
+                return
+            restore.to_open.pop(0)
+        self._restore = None
+        ids = [i for i in restore.run_ids if any(e.run_id == i for e in self.history)]
+        if len(ids) >= 2:
+            self.set_comparison(ids)
 
     def autosave(self) -> Path | None:
         """Save the session for crash recovery (nothing without a table)."""
@@ -706,6 +740,7 @@ class AppController(QObject):
         self.measures = {}
         # Runs of another table cannot be compared with the new one's, nor shown over it.
         had_history = bool(self.history)
+        self._restore = None
         self.history = []
         self.shown_run_id = None
         had_comparison = bool(self.compared)
@@ -935,6 +970,9 @@ class AppController(QObject):
         self.selection = None
         self.run_finished.emit(run_id, outcome.result)
         self.run_shown.emit(run_id)
+        if self._restore is not None and self._restore.waiting == run_id:
+            self._restore.waiting = None
+            self._restore_step()
         if had_selection:
             self.selection_changed.emit(None)
 
@@ -1085,6 +1123,8 @@ class AppController(QObject):
             dataset = self._sweep_datasets[sweep_id]
             self.history.append(HistoryEntry(run_id, None, dataset, datetime.now(), point))
             self.history_changed.emit()
+            if self._restore is not None and self._restore.sweep_id == sweep_id:
+                self._restore.by_index[point.index] = run_id
         self.sweep_point_finished.emit(sweep_id, point, run_id)
 
     @Slot(int, object)
@@ -1094,6 +1134,11 @@ class AppController(QObject):
             return
         self.sweep_finished.emit(sweep_id, list(points))
         self._after_sweep()
+        restore = self._restore
+        if restore is not None and restore.sweep_id == sweep_id:
+            restore.run_ids = [restore.by_index[i] for i in restore.wanted if i in restore.by_index]
+            restore.to_open = list(restore.run_ids)
+            self._restore_step()
 
     @Slot(int)
     def _on_sweep_cancelled(self, sweep_id: int) -> None:

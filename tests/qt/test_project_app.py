@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -35,26 +36,35 @@ def test_save_and_open_a_project(window: MainWindow, qtbot, table: Path, tmp_pat
     with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
         ctl.start_run(spec)
     first = ctl.history[0]
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(replace(spec, k=spec.k + 2))
+    second = ctl.history[1]
+    ctl.set_comparison([first.run_id, second.run_id])
     project_path = tmp_path / "work.microgui.json"
     assert window.save_project_to(project_path)
     saved = load_project(project_path)
-    assert saved.data_path == "people.csv" and saved.runs == (first.reproducible_spec,)
+    assert saved.data_path == "people.csv"
+    assert saved.runs == (first.reproducible_spec, second.reproducible_spec)
+    assert saved.comparison == (0, 1)
     text = project_path.read_text(encoding="utf-8")
     frame = ctl.dataset.frame
     for column in ("person_id", "income"):  # the project holds no data value
         assert all(str(v) not in text for v in frame[column].head(50) if len(str(v)) >= 5)
 
-    # a new window opens it: same table, same roles, the run re-computed with its seed
+    # a new window opens it: same table, same roles, the runs re-computed with their seeds, and
+    # the comparison restored (its runs re-computed to have their tables)
     other = MainWindow(window.settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.controller.sweep_finished, timeout=TIMEOUT_MS):
-        assert other.open_project(project_path)
     octl = other.controller
+    with qtbot.waitSignal(octl.comparison_changed, timeout=TIMEOUT_MS):
+        assert other.open_project(project_path)
     assert octl.dataset is not None and octl.dataset.roles == ctl.dataset.roles
-    assert len(octl.history) == 1
+    assert len(octl.history) == 2
     restored = octl.history[0]
     assert restored.spec == first.reproducible_spec
     assert restored.report["information_loss"] == pytest.approx(first.report["information_loss"])
+    assert len(octl.compared) == 2
+    assert all(octl.entry(i).has_table for i in octl.compared)
 
 
 def test_bad_project_files_are_refused_and_the_window_stays_usable(
