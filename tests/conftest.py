@@ -1,4 +1,5 @@
-"""Fixtures for every test: no network (issue 7), the state folder kept out of the user's home.
+"""Fixtures for every test: no network (issue 7), the state folder kept out of the user's home,
+and deterministic hypothesis examples on CI.
 
 microgui never opens a network connection. Every test runs with ``socket.connect`` (and so
 ``create_connection``) refusing any address outside the loopback range with :class:`NetworkUsed`;
@@ -11,10 +12,18 @@ with pip on purpose, and says so.
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+# CI (CI=true) draws the same examples at every run, so that a landing never depends on luck;
+# a developer's runs draw new ones and so keep finding cases (two were found that way).
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 class NetworkUsed(OSError):

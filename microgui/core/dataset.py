@@ -43,6 +43,7 @@ __all__ = [
     "rows_text",
     "file_line",
     "LINES_ATTR",
+    "LINE_WORD_ATTR",
     "SOURCE_ATTR",
 ]
 
@@ -58,6 +59,9 @@ _ID_NAME_HINTS = ("id", "ident", "name", "ssn", "passport", "email", "phone", "r
 LINES_ATTR = "microgui_lines"
 #: ``frame.attrs`` key: the base name of the file the frame was read from.
 SOURCE_ATTR = "microgui_source"
+#: ``frame.attrs`` key: what the numbers of LINES_ATTR count, "line" (text files, the default)
+#: or "row" (a spreadsheet's own row numbers, the header's row included).
+LINE_WORD_ATTR = "microgui_line_word"
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+(?:,(\d+))?")
 
@@ -88,7 +92,8 @@ def rows_text(frame: pd.DataFrame | pd.Series, rows: np.ndarray, limit: int = 5)
     if frame.attrs.get(LINES_ATTR):
         lines = ", ".join(str(file_line(frame, int(r))) for r in rows[:limit])
         more = len(rows) - limit
-        return f"line {lines}" + (f" and {more} more" if more > 0 else "")
+        word = frame.attrs.get(LINE_WORD_ATTR, "line")
+        return f"{word} {lines}" + (f" and {more} more" if more > 0 else "")
     return f"row {row_list(rows, limit)}"
 
 

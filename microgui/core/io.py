@@ -48,7 +48,13 @@ from typing import IO, Any, Literal
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import CONTINUOUS_MIN_DISTINCT, LINES_ATTR, SOURCE_ATTR, Dataset
+from microgui.core.dataset import (
+    CONTINUOUS_MIN_DISTINCT,
+    LINE_WORD_ATTR,
+    LINES_ATTR,
+    SOURCE_ATTR,
+    Dataset,
+)
 from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.progress import ProgressFn, no_progress
 
@@ -544,11 +550,21 @@ def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
     names = [names[i] for i in keep]
     letters = [_excel_column(int(raw.columns[j])) for j in range(len(keep))]
     _check_columns(names, name, lambda i: f"column {letters[i]} of sheet {sheet_name!r}")
-    data = raw.iloc[1:].reset_index(drop=True)
+    data = raw.iloc[1:]
     if data.empty:
         raise _zero_records(name, f"sheet {sheet_name!r} of ")
+    # pandas keeps the sheet's row positions (index = row number - 1, blank rows dropped above):
+    # messages name the rows as the spreadsheet shows them (dataset.LINES_ATTR, LINE_WORD_ATTR).
+    sheet_rows = data.index.to_numpy(dtype=np.int64) + 1
+    jumps = np.flatnonzero(np.diff(sheet_rows) != 1) + 1
+    breaks = tuple((int(i), int(sheet_rows[i])) for i in jumps)
+    data = data.reset_index(drop=True)
     data.columns = pd.Index(names, dtype=object)
-    return data.infer_objects()
+    data = data.infer_objects()
+    data.attrs[SOURCE_ATTR] = f"{name} (sheet {sheet_name})"
+    data.attrs[LINES_ATTR] = (int(sheet_rows[0]), breaks)
+    data.attrs[LINE_WORD_ATTR] = "row"
+    return data
 
 
 # --- Parquet -----------------------------------------------------------------------------------

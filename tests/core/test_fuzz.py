@@ -52,9 +52,11 @@ METHODS = [
     "optimal",
 ]
 
+# No bare carriage return: Python's csv writer (lineterminator "\n") leaves a "\r" unquoted, which
+# makes a file that readers may split there; that is a malformed file, not a table.
 cell_text = st.text(
     alphabet=st.characters(
-        blacklist_categories=("Cs",), blacklist_characters="\x00", max_codepoint=0x2FFF
+        blacklist_categories=("Cs",), blacklist_characters="\x00\r", max_codepoint=0x2FFF
     ),
     max_size=8,
 )
