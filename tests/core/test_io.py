@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from microgui.core import io as mio
-from microgui.core.dataset import prepare_qi
+from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.io import (
     SUPPORTED_EXTENSIONS,
@@ -625,3 +625,21 @@ def test_dialog_filter_lists_every_extension() -> None:
     first = flt.split(";;")[0]
     assert all(f"*{ext}" in first for ext in SUPPORTED_EXTENSIONS)
     assert all(ext == ext.lower() and ext.startswith(".") for ext in SUPPORTED_EXTENSIONS)
+
+
+def test_excel_messages_name_the_sheet_rows(tmp_path: Path) -> None:
+    import openpyxl
+
+    from microgui.core.roles import roles_from_lists
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet["B3"], sheet["C3"] = "age", "income"  # the table starts at row 3, column B
+    for row, (age, income) in zip((4, 5, 7, 8), ((30, 2), (41, "abc"), (52, 6), (63, 9))):
+        sheet[f"B{row}"], sheet[f"C{row}"] = age, income  # row 6 is blank
+    path = tmp_path / "people.xlsx"
+    book.save(path)
+    loaded = read_table(path)
+    data = Dataset(loaded.frame, roles_from_lists(["age", "income"], qi=["age", "income"]), path)
+    with pytest.raises(InvalidInput, match=r"row 5 holds 'abc'"):
+        prepare_qi(data)
