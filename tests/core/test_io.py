@@ -635,7 +635,9 @@ def test_excel_messages_name_the_sheet_rows(tmp_path: Path) -> None:
     book = openpyxl.Workbook()
     sheet = book.active
     sheet["B3"], sheet["C3"] = "age", "income"  # the table starts at row 3, column B
-    for row, (age, income) in zip((4, 5, 7, 8), ((30, 2), (41, "abc"), (52, 6), (63, 9))):
+    for row, (age, income) in zip(
+        (4, 5, 7, 8), ((30, 2), (41, "abc"), (52, 6), (63, 9)), strict=True
+    ):
         sheet[f"B{row}"], sheet[f"C{row}"] = age, income  # row 6 is blank
     path = tmp_path / "people.xlsx"
     book.save(path)
