@@ -149,6 +149,9 @@ class ResultsPanel(QWidget):
         self.histogram.getPlotItem().getAxis("bottom").setTicks([[(s, str(int(s))) for s in sizes]])
         self.histogram.setXRange(sizes.min() - 0.8, sizes.max() + 0.8, padding=0)
         self.histogram.setYRange(0, heights.max() * 1.1, padding=0)
+        # The view's transform now, not while preparing the first paint (which would ask for a
+        # second paint in the same turn of the event loop; issue 6).
+        self.histogram.getPlotItem().getViewBox().prepareForPaint()
 
 
 def _number(value: object, fmt: str) -> str:

@@ -8,7 +8,8 @@ drawn by :class:`FastScatterPlotItem` (pyqtgraph's item without its per-point Py
 records are drawn as a density image instead — an :class:`ImageItem` of their 2-D histogram on a
 log colour scale with its colour bar — and the title says so (glue switches at the same size).
 ``display`` forces either mode; in "points" mode, above ``max_points`` a seeded random sample is
-drawn and the title says so.
+drawn and the title says so. Over a density image, at most ``max_density_aggregates`` group
+aggregates are drawn (a seeded sample, said in the title).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
+from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from microgui.core.projection import QIProjection
@@ -34,6 +36,7 @@ __all__ = [
     "PC2",
     "sample_indices",
     "density_image",
+    "first_of_groups",
     "DEFAULT_MAX_POINTS",
     "DEFAULT_DENSITY_THRESHOLD",
     "DISPLAY_MODES",
@@ -67,6 +70,9 @@ class ScatterOptions:
     density_bins: int = 256
     #: One of :data:`DISPLAY_MODES`.
     display: str = "auto"
+    #: Over a density image, at most this many group aggregates are drawn (a seeded sample,
+    #: said in the title): 70,000 dots would hide the image and hold the GUI thread.
+    max_density_aggregates: int = 10_000
 
     def uses_density(self, n: int) -> bool:
         """Whether ``n`` records are drawn as a density image."""
@@ -83,10 +89,49 @@ def density_image(
     bins: int,
 ) -> tuple[np.ndarray, int]:
     """Counts of the records in a ``bins`` × ``bins`` grid over the ranges (x along the first
-    axis, as ImageItem expects) and how many finite records fall outside the ranges."""
-    finite = np.isfinite(x) & np.isfinite(y)
-    counts, _xe, _ye = np.histogram2d(x[finite], y[finite], bins=bins, range=[x_range, y_range])
-    return counts, int(np.count_nonzero(finite)) - int(counts.sum())
+    axis, as ImageItem expects) and how many finite records fall outside the ranges.
+
+    The same counts as ``np.histogram2d(x, y, bins, range=[x_range, y_range])`` (bins closed on
+    the left, the last one on both sides), computed as ``np.histogram`` does for equal bins:
+    arithmetic bin numbers corrected against the edges, then one ``bincount``. histogram2d
+    binary-searches the edges instead: about 4× slower at 350,000 records (issue 6).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    finite = int(np.count_nonzero(np.isfinite(x) & np.isfinite(y)))
+    (x0, x1), (y0, y1) = x_range, y_range
+    inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)  # False for NaN
+    ix = _bin_numbers(x[inside], x0, x1, bins)
+    iy = _bin_numbers(y[inside], y0, y1, bins)
+    flat = np.bincount(ix * bins + iy, minlength=bins * bins)
+    counts = flat.reshape(bins, bins).astype(np.float64)
+    return counts, finite - len(ix)
+
+
+def _bin_numbers(values: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:
+    """Bin of each value of [lo, hi] among ``bins`` equal bins (edges as ``np.linspace``)."""
+    edges = np.linspace(lo, hi, bins + 1)
+    scale = bins / (hi - lo) if hi > lo else 0.0
+    index = ((values - lo) * scale).astype(np.intp)
+    np.clip(index, 0, bins - 1, out=index)
+    # Rounding can put a value one bin off its edges: move it back (numpy's histogram does too).
+    index[values < edges[index]] -= 1
+    up = (values >= edges[index + 1]) & (index != bins - 1)
+    index[up] += 1
+    return index
+
+
+def first_of_groups(labels: np.ndarray) -> np.ndarray:
+    """Row of the first record of each group, by increasing label: ``np.unique(labels,
+    return_index=True)[1]``, in linear time for non-negative integer labels (a sort of 350,000
+    labels takes about 30 ms of the GUI thread)."""
+    labels = np.asarray(labels)
+    n = len(labels)
+    if not n or labels.dtype.kind not in "iu" or int(labels.min()) < 0:
+        return np.unique(labels, return_index=True)[1]
+    first = np.full(int(labels.max()) + 1, n, dtype=np.intp)
+    np.minimum.at(first, labels, np.arange(n, dtype=np.intp))
+    return first[first < n]
 
 
 def sample_indices(n: int, max_points: int, seed: int) -> np.ndarray | None:
@@ -382,11 +427,19 @@ class ClusterScatterPlot(QWidget):
         view = self.plot_item.getViewBox()
         view.disableAutoRange()
         # One protected point per group: every member of a group carries the same aggregate.
-        _, first = np.unique(labels, return_index=True)
+        first = first_of_groups(labels)
         px, py = x_prot[first], y_prot[first]
         keep = np.isfinite(px) & np.isfinite(py)
         px, py = px[keep], py[keep]
         ranges = self._ranges(x_shown, y_shown, px, py)
+        n_aggregates = len(px)
+        aggregate_idx = (
+            sample_indices(n_aggregates, opts.max_density_aggregates, opts.sample_seed)
+            if density
+            else None
+        )
+        if aggregate_idx is not None:
+            px, py = px[aggregate_idx], py[aggregate_idx]
         if density and ranges is not None:
             self.records_item.clear()
             self._records_key = None
@@ -447,6 +500,12 @@ class ClusterScatterPlot(QWidget):
                 f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed}) · "
                 f"{groups:,} groups ({method_k}) · colour = group"
             )
+        if opts.show_protected and aggregate_idx is not None:
+            title += (
+                f"<br><span style='font-size:9pt;color:#555'>red dots: a random sample of "
+                f"{len(px):,} of the {n_aggregates:,} group aggregates (seed "
+                f"{opts.sample_seed})</span>"
+            )
         self.outside_view = outside
         if outside:
             title += (
@@ -461,11 +520,41 @@ class ClusterScatterPlot(QWidget):
         if opts.show_protected:
             self._legend_protected.setSymbol(self.protected_item.opts["symbol"])
             self._legend_protected.setBrush(self.protected_item.opts["brush"])
+            shown = f"{len(px):,}" if aggregate_idx is None else f"{len(px):,} of {n_aggregates:,}"
             self.legend.addItem(
-                self._legend_protected,
-                f"protected value = group aggregate ({len(px):,})",
+                self._legend_protected, f"protected value = group aggregate ({shown})"
             )
         self.legend.setVisible(bool(self.legend.items))
+        self._settle_layout()
+
+    def _settle_layout(self) -> None:
+        """Lay the plot out for what it now shows, before it is painted.
+
+        Left to themselves, the axes learn how wide their tick labels are while painting, and
+        the layout (labels, title lines, colour bar) settles over several passes: after a large
+        run the plot was painted four times in one turn of the event loop, ~20 ms each, most of
+        it the translucent grid lines (issue 6). The axes measure their labels here instead
+        (``generateDrawSpecs`` on a throw-away picture: text metrics only), so that the first
+        paint has the final layout.
+        """
+        layout = self.plot_item.layout
+        layout.activate()
+        axes = [self.plot_item.getAxis("left"), self.plot_item.getAxis("bottom")]
+        if self.color_bar.isVisible():
+            axes.append(self.color_bar.axis)
+        picture = QPicture()
+        painter = QPainter(picture)
+        try:
+            for axis in axes:
+                if axis.style["tickFont"] is not None:
+                    painter.setFont(axis.style["tickFont"])
+                axis.generateDrawSpecs(painter)
+        finally:
+            painter.end()
+        layout.activate()
+        # The view's transform for its new range and size, which pyqtgraph would otherwise
+        # set while preparing the first paint, moving every item and asking for a second one.
+        self.plot_item.getViewBox().prepareForPaint()
 
     def _ranges(
         self, x: np.ndarray, y: np.ndarray, px: np.ndarray, py: np.ndarray
