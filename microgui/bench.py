@@ -994,6 +994,7 @@ def gui_text() -> str:
         f"  event loop during a {s['run_seconds']:.0f} s MDAV run of {s['n_records']:,} x 10 "
         f"({s['outcome']}): longest stall {s['max_gap_during_run_ms']:.0f} ms during the run "
         f"<= 100 ms {verdict}; {s['max_gap_while_drawing_ms']:.0f} ms while drawing the result "
+        f"({'PASS' if s['max_gap_while_drawing_ms'] <= 100 else 'MISS'}) "
         f"(kernels loaded beforehand in {load_seconds:.2f} s, as after a session's first run)"
     )
     return "\n".join(lines)
