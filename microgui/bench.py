@@ -58,6 +58,7 @@ from microgui.core.metrics import information_loss
 from microgui.core.progress import ProgressFn
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.text_table import text_table
 
 __all__ = [
     "BenchData",
@@ -566,21 +567,6 @@ def _baseline_cells(row: BenchRow) -> tuple[str, str]:
     return f"{seconds:.3f}{est}", f"{seconds / row.seconds:.1f}x{est}"
 
 
-def _table(header: Sequence[str], lines: Sequence[Sequence[str]], right: set[int]) -> str:
-    every = [tuple(header), *[tuple(line) for line in lines]]
-    widths = [max(len(line[i]) for line in every) for i in range(len(header))]
-    out = []
-    for i, line in enumerate(every):
-        cells = [
-            cell.rjust(w) if j in right else cell.ljust(w)
-            for j, (cell, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-        if i == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
-
-
 def _format(rows: Sequence[BenchRow]) -> str:
     header = (
         "method", "n", "d", "k", "seconds", "target", "IL %", "max gap ms",
@@ -606,7 +592,7 @@ def _format(rows: Sequence[BenchRow]) -> str:
                 c.note,
             )
         )
-    return _table(header, lines, {1, 2, 3, 4, 6, 7, 8, 9})
+    return text_table(header, lines, {1, 2, 3, 4, 6, 7, 8, 9})
 
 
 REFERENCE_KS = (3, 4, 5, 10)

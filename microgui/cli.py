@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from microgui._version import __version__
+from microgui.text_table import text_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -541,21 +542,6 @@ def _number_text(value: float | int | None) -> str:
     return f"{value:.4f}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
-    lines = [list(header), *[list(r) for r in rows]]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    out = []
-    for i, line in enumerate(lines):
-        cells = [
-            cell.rjust(w) if j in right else cell.ljust(w)
-            for j, (cell, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-        if i == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
-
-
 def _evaluate(args: argparse.Namespace) -> int:
     from microgui.core.dataset import Dataset
     from microgui.core.io import read_table, write_json_atomic
@@ -618,7 +604,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         f"{protected.name} against {original.name}: {len(other)} records, "
         f"quasi-identifiers {', '.join(roles.quasi_identifiers)}"
     )
-    print(_table(("measure", "value", "unit", "key"), rows, {1}))
+    print(text_table(("measure", "value", "unit", "key"), rows, {1}))
     measures.update(_print_correlations_and_regressions(args, dataset, other))
     if args.json:
         write_json_atomic(measures, args.json, protect_from=original)
@@ -661,7 +647,7 @@ def _print_correlations_and_regressions(
             table = correlation_change(orig, prot, cont)
             print("\ncorrelations of the continuous quasi-identifiers")
             print(
-                _table(
+                text_table(
                     ("pair", "original", "protected", "difference"),
                     [
                         (
@@ -686,7 +672,7 @@ def _print_correlations_and_regressions(
             ) from None
         print(f"\nregression {y} ~ {' + '.join(xs)} (OLS with intercept)")
         print(
-            _table(
+            text_table(
                 ("term", "original", "protected", "difference", "relative"),
                 [
                     (
@@ -832,7 +818,7 @@ def _sweep(args: argparse.Namespace) -> int:
             )
         )
     header = ("method", "k", "parameters", *shown, "seconds", "error")
-    print(_table(header, rows, {1, *range(3, 4 + len(shown))}))
+    print(text_table(header, rows, {1, *range(3, 4 + len(shown))}))
     failed = sum(p.error is not None for p in points)
     if failed:
         print(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from microgui.core.dataset import Dataset
@@ -72,16 +73,18 @@ def neutralize_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, in
         if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
             continue
         values = series.to_numpy(dtype=object)
-        mask = [_is_formula(v) for v in values]
-        hits = sum(mask)
+        # Only cells whose first character is a formula prefix are looked at in Python.
+        first = pd.Series(values, dtype=object).str[:1]
+        candidates = np.flatnonzero(first.isin(FORMULA_PREFIXES).to_numpy())
+        bad = [i for i in candidates if _is_formula(values[i])]
+        hits = len(bad)
         if not hits:
             continue
         if out is frame:
             out = frame.copy(deep=False)
         fixed = values.copy()
-        for i, bad in enumerate(mask):
-            if bad:
-                fixed[i] = "'" + fixed[i]
+        for i in bad:
+            fixed[i] = "'" + fixed[i]
         # pandas-stubs leave Series out of isetitem's value types; pandas takes one (and aligns it)
         out.isetitem(position, pd.Series(fixed, index=frame.index, dtype=object))  # type: ignore[arg-type]
         counts[str(column)] = counts.get(str(column), 0) + hits
@@ -171,18 +174,22 @@ def export_run(
     group_column: str | None = None,
     override: str | None = None,
     keep_formula_cells: bool = False,
+    check: ExportCheck | None = None,
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
 
     Text cells a spreadsheet would run as formulas are neutralized unless ``keep_formula_cells``
     (see the module docstring); the report says how many per column.
+    ``check`` is :func:`check_export` of this result when the caller has already made it (the app
+    shows its problems before asking for an override); it is then not computed again.
 
     Raises :class:`ExportRefused` when the table fails :func:`check_export` and no ``override``
     reason is given, or when a target is the input file.
     """
     csv_path = Path(csv_path)
     frame = protected_table(result, group_column)
-    check = check_export(result, frame)
+    if check is None:  # a group column is no quasi-identifier: the result's check stands
+        check = check_export(result, frame)
     report = dict(result.report)
     report["k_anonymity"] = check.k_anonymity
     report["output"] = csv_path.name

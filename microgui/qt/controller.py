@@ -502,6 +502,8 @@ class AppController(QObject):
         super().__init__(parent)
         self._pending_project: Project | None = None
         self._restore: _ComparisonRestore | None = None
+        #: the release check of a result, kept so that the export does not repeat it
+        self._export_check: tuple[RunResult, ExportCheck] | None = None
         self.pool: QThreadPool = make_run_pool(self)
         self.dataset: Dataset | None = None
         self.result: RunResult | None = None
@@ -1398,7 +1400,9 @@ class AppController(QObject):
         """The release check of the current result (no file written)."""
         if self.result is None:
             raise InvalidRoles("run a method before exporting")
-        return check_export(self.result)
+        if self._export_check is None or self._export_check[0] is not self.result:
+            self._export_check = (self.result, check_export(self.result))
+        return self._export_check[1]
 
     def export(self, csv_path: str | Path, override: str | None = None) -> dict[str, Any]:
         """Write the protected CSV and its report beside it; returns the report.
@@ -1414,4 +1418,5 @@ class AppController(QObject):
             csv_path,
             report_path_for(csv_path),
             override=override or None,
+            check=self.check_current_export(),
         )

@@ -60,6 +60,7 @@ from microgui.core.metrics.risk import (
     reidentification_risk,
     sample_uniques,
     score,
+    unique_rows,
 )
 from microgui.core.metrics.utility import (
     correlation_change,
@@ -521,7 +522,7 @@ def _generalization_measures(
         [_node_ids(h, protected[c].tolist(), c) for c, h in zip(cols, hs, strict=True)]
     )
     # equivalence classes of the hierarchy columns, as MstkResult holds them
-    _, first, classes = np.unique(nodes, axis=0, return_index=True, return_inverse=True)
+    _, first, classes, _counts = unique_rows(nodes)
     empty = np.empty(0)
     result = MstkResult(
         labels=classes.reshape(-1).astype(np.int64),

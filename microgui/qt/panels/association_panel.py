@@ -32,7 +32,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QShowEvent
+from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -53,6 +53,7 @@ from PySide6.QtWidgets import (
 from microgui.core.errors import MicroguiError
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController, CorrelationOutcome, RegressionOutcome
+from microgui.qt.plots.cell_text import cell_font
 
 __all__ = [
     "AssociationPanel",
@@ -373,19 +374,11 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
         if not m or not any(self.cell_labels):
             return
         view = self.plots[0].getViewBox()
-        cell_w, cell_h = view.width() / (m * 1.04), view.height() / (m * 1.04)
-        font = QFont()
-        show = False
-        for size in (10.0, 9.0, 8.0, 7.0):
-            font.setPointSizeF(size)
-            metrics = QFontMetrics(font)
-            if metrics.horizontalAdvance("-0.00") + 4 <= cell_w and metrics.height() <= cell_h:
-                show = True
-                break
+        font = cell_font(view.width(), view.height(), m, "-0.00")
         for labels in self.cell_labels:
             for text in labels:
-                text.setVisible(show)
-                if show:
+                text.setVisible(font is not None)
+                if font is not None:
                     text.setFont(font)
 
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from microgui.core.dependency import DependencyTree
 from microgui.core.layout import TreeLayout
+from microgui.qt.plots.cell_text import cell_font
 
 __all__ = [
     "DependencyTreePlot",
@@ -550,19 +551,10 @@ class DependencyTreePlot(QWidget):
             return
         m = len(self._tree.attributes)
         view = self.matrix_plot.getViewBox()
-        cell_w = view.width() / (m * 1.04)
-        cell_h = view.height() / (m * 1.04)
-        font = QFont()
-        show = False
-        for size in (10.0, 9.0, 8.0, 7.0):
-            font.setPointSizeF(size)
-            metrics = QFontMetrics(font)
-            if metrics.horizontalAdvance("0.00") + 4 <= cell_w and metrics.height() <= cell_h:
-                show = True
-                break
+        font = cell_font(view.width(), view.height(), m, "0.00")
         for text in self.cell_labels:
-            text.setVisible(show)
-            if show:
+            text.setVisible(font is not None)
+            if font is not None:
                 text.setFont(font)
 
     def _set_matrix_ticks(self, names: list[str]) -> None:
