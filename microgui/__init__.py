@@ -4,6 +4,6 @@ The package root imports nothing from Qt; ``microgui.protect`` is the notebook A
 """
 
 from microgui._version import __version__
-from microgui.api import ProtectionResult, protect
+from microgui.api import ProtectionResult, UnsafeReleaseWarning, protect
 
-__all__ = ["__version__", "protect", "ProtectionResult"]
+__all__ = ["__version__", "protect", "ProtectionResult", "UnsafeReleaseWarning"]

@@ -5,47 +5,77 @@
 >>> res = microgui.protect(df, qi=["age", "income"], method="mdav", k=3, seed=1)
 >>> res.report["min_group_size"]
 3
+>>> res.check.ok, res.check.k_anonymity
+(True, 3)
+
+The result carries the release check that an export makes (:func:`microgui.core.export.
+check_export`: no identifier column, k-anonymity on the quasi-identifiers at least k, and the p
+or t a method promised). A table that fails it (individual ranking is not k-anonymous, for
+example) is returned with ``check.ok`` False and an :class:`UnsafeReleaseWarning`; pass
+``unsafe="raise"`` to get :class:`~microgui.core.errors.ExportRefused` instead, or
+``unsafe="allow"`` to accept it silently (the verdict stays in ``check``).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import Dataset
+from microgui.core.dataset import Dataset, check_frame
+from microgui.core.errors import (
+    ExportRefused,
+    InvalidInput,
+    InvalidParameter,
+    InvalidRoles,
+    MicroguiWarning,
+)
+from microgui.core.export import ExportCheck, check_export
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import RoleMap, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec, run_protection
 
-__all__ = ["ProtectionResult", "protect", "list_methods"]
+__all__ = ["ProtectionResult", "UnsafeReleaseWarning", "protect", "list_methods"]
+
+
+class UnsafeReleaseWarning(MicroguiWarning):
+    """:func:`protect` returned a table that fails the release check (see ``result.check``)."""
 
 
 @dataclass(frozen=True)
 class ProtectionResult:
     """``frame``: the protected table (identifiers removed, same row order and index);
     ``partition``: each record's group id as a Series on the input's index;
-    ``report``: the JSON-ready run report; ``run``: the full :class:`RunResult`."""
+    ``report``: the JSON-ready run report; ``run``: the full :class:`RunResult`;
+    ``check``: the release check of ``frame`` (``ok``, ``problems``, ``k_anonymity``), the
+    same verdict an export makes before it writes anything."""
 
     frame: pd.DataFrame
     partition: pd.Series
     report: Mapping[str, Any]
     run: RunResult
+    check: ExportCheck
+
+    @property
+    def safe(self) -> bool:
+        """Whether ``frame`` passes the release check (``check.ok``)."""
+        return self.check.ok
 
 
 def protect(
     frame: pd.DataFrame,
     *,
-    qi: Iterable[str],
+    qi: Iterable[str] | str = (),
     method: str = "mdav",
     k: int = 3,
-    identifiers: Iterable[str] = (),
-    confidential: Iterable[str] = (),
-    ordinal: Mapping[str, Sequence[str] | None] | None = None,
-    nominal: Iterable[str] = (),
+    identifiers: Iterable[str] | str = (),
+    confidential: Iterable[str] | str = (),
+    ordinal: Mapping[str, Sequence[str] | None] | Iterable[str] | str | None = None,
+    nominal: Iterable[str] | str = (),
     params: Mapping[str, Any] | None = None,
     seed: int | None = None,
     roles: RoleMap | None = None,
@@ -55,11 +85,25 @@ def protect(
     engine: str = "local",
     scheduler: str | None = None,
     workers: int | None = None,
+    unsafe: Literal["warn", "raise", "allow"] = "warn",
 ) -> ProtectionResult:
     """Microaggregate ``frame`` on its quasi-identifiers.
 
     Roles are given as on the command line (``qi``, ``identifiers``, ``confidential``,
-    ``ordinal={col: [lowest, ..., highest]}``, ``nominal``), or as a ready ``roles`` RoleMap.
+    ``ordinal={col: [lowest, ..., highest]}`` or a list of columns in their natural order,
+    ``nominal``), or as a ready ``roles`` RoleMap. One string is one column (``qi="age"``).
+    A name matches its column exactly, or else the one column equal to it once spaces at the
+    ends, Unicode form and case are ignored; two such columns are an ambiguity, refused.
+    ``frame`` must be a DataFrame with unique text column names (not a MultiIndex, not the
+    numbers ``pd.read_csv(header=None)`` gives). ``seed`` is a whole number from 0 to 2**64 - 1
+    (None: a fresh one, recorded in the report).
+
+    The result's ``check`` is the release check (:func:`microgui.core.export.check_export`).
+    When it fails (a masking method such as individual-ranking, which does not promise
+    k-anonymity, or a t/p not reached), ``unsafe`` decides: "warn" (default) warns with
+    :class:`UnsafeReleaseWarning` naming the problems, "raise" raises
+    :class:`~microgui.core.errors.ExportRefused`, "allow" returns the result silently.
+
     The input frame is not modified. Raises :class:`microgui.core.errors.MicroguiError`
     subclasses with a readable message for user errors.
 
@@ -70,15 +114,25 @@ def protect(
     ``scheduler="tcp://HOST:PORT"`` runs blocks and strata on a Dask cluster instead of the
     local cores (``workers`` processes, None: one per core).
     """
+    check_frame(frame, "the frame given to microgui.protect")
+    if unsafe not in ("warn", "raise", "allow"):
+        raise InvalidParameter(f"unsafe={unsafe!r}: give 'warn', 'raise' or 'allow'")
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        raise InvalidInput(
+            f"the frame given to microgui.protect is empty ({frame.shape[0]} rows, "
+            f"{frame.shape[1]} columns); give a table with at least k records"
+        )
     if roles is None:
         roles = roles_from_lists(
-            [str(c) for c in frame.columns],
+            list(frame.columns),
             qi=qi,
             identifiers=identifiers,
             confidential=confidential,
             ordinal=ordinal,
             nominal=nominal,
         )
+    elif not isinstance(roles, RoleMap):
+        raise InvalidRoles(f"roles must be a RoleMap, not a {type(roles).__name__}")
     dataset = Dataset(frame=frame, roles=roles)
     spec = RunSpec.make(
         method,
@@ -93,8 +147,23 @@ def protect(
     )
     result = run_protection(dataset, spec, progress)
     partition = pd.Series(np.asarray(result.labels), index=frame.index, name="group")
+    check = check_export(result)
+    if not check.ok:
+        text = f"the protected table fails the release check: {'; '.join(check.problems)}"
+        if unsafe == "raise":
+            raise ExportRefused(text + " (unsafe='raise')")
+        if unsafe == "warn":
+            warnings.warn(
+                text + "; see result.check (unsafe='allow' accepts it, 'raise' refuses it)",
+                UnsafeReleaseWarning,
+                stacklevel=2,
+            )
     return ProtectionResult(
-        frame=result.protected, partition=partition, report=result.report, run=result
+        frame=result.protected,
+        partition=partition,
+        report=result.report,
+        run=result,
+        check=check,
     )
 
 

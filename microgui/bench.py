@@ -801,16 +801,15 @@ def _memory_child(path: str, k: int, whole: bool) -> int:
     except RunCancelled:
         pass
     seconds = time.perf_counter() - started
-    print(
-        json.dumps(
-            {
-                "before_peak_mb": before_peak,
-                "before_mb": before_now,
-                "peak_mb": _maxrss_mb(),
-                "seconds": seconds,
-            }
-        )
-    )
+    from microgui.core.io import json_text
+
+    record = {
+        "before_peak_mb": before_peak,
+        "before_mb": before_now,
+        "peak_mb": _maxrss_mb(),
+        "seconds": seconds,
+    }
+    print(json_text(record, indent=None), end="")
     return 0
 
 

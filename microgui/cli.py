@@ -29,10 +29,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from microgui._version import __version__
 from microgui.text_table import text_table
@@ -56,11 +59,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _split(values: Sequence[str] | None) -> list[str]:
-    """COL,COL,... lists; a comma inside a column name is written ``\\,`` (``--qi 'a\\,b'``)."""
+    """COL,COL,... lists; a comma inside a column name is written ``\\,`` (``--qi 'a\\,b'``).
+
+    Names are kept as typed, spaces included: the core matches a name exactly first, and only
+    when no column has that exact name, after removing spaces at the ends, Unicode NFC and case
+    (:func:`microgui.core.roles.resolve_column`). So ``--qi 'age, income'`` works, and a column
+    named ``' age'`` is selected by quoting it: ``--qi ' age'``.
+    """
     out: list[str] = []
     for value in values or ():
         parts = value.replace("\\,", "\x00").split(",")
-        out.extend(p.replace("\x00", ",").strip() for p in parts if p.strip())
+        out.extend(p.replace("\x00", ",") for p in parts if p.strip())
     return out
 
 
@@ -311,16 +320,22 @@ def _add_role_options(p: argparse.ArgumentParser) -> None:
 
 
 def _parse_ordinal(values: Sequence[str] | None) -> dict[str, list[str] | None]:
+    """--ordinal COL=V1<V2<...: ``\\<`` is a '<' inside a category, ``\\=`` a '=' inside the
+    column name (``--ordinal 'score=\\<10<10-20<20+'``); the column name is matched as in
+    :func:`_split`."""
     out: dict[str, list[str] | None] = {}
     for value in values or ():
-        col, sep, order = value.partition("=")
-        col = col.strip()
-        if not col:
+        col, sep, order = value.replace("\\=", "\x00").partition("=")
+        col = col.replace("\x00", "=")
+        order = order.replace("\x00", "=")
+        if not col.strip():
             raise _UsageError(f"--ordinal {value!r}: give COL=V1<V2<... (lowest category first)")
+        if col in out:
+            raise _UsageError(f"--ordinal gives column {col!r} twice; give one order")
         if not sep:
             out[col] = None
             continue
-        cats = [c.strip() for c in order.split("<")]
+        cats = [c.replace("\x00", "<").strip() for c in order.replace("\\<", "\x00").split("<")]
         if any(c == "" for c in cats) or len(cats) < 2:
             raise _UsageError(
                 f"--ordinal {value!r}: give at least two categories, lowest first, separated by '<'"
@@ -357,6 +372,14 @@ class _UsageError(Exception):
     pass
 
 
+def _check_outputs(outputs: Sequence[str], inputs: Sequence[str | Path]) -> None:
+    """Refuse output paths that are an input (by inode) or may not be replaced; the core's
+    :func:`~microgui.core.io.check_write_targets` gives the one-line reason."""
+    from microgui.core.io import check_write_targets
+
+    check_write_targets(outputs, protect_from=inputs)
+
+
 def _same_file(a: Path, b: Path) -> bool:
     """True when a and b name one file (hard links and symlinks included)."""
     try:
@@ -385,7 +408,7 @@ def _protect(args: argparse.Namespace) -> int:
     from microgui.core.export import export_run
     from microgui.core.io import read_table
     from microgui.core.roles import roles_from_lists
-    from microgui.core.runs import RunSpec, information_loss_text, run_protection
+    from microgui.core.runs import RunSpec, information_loss_text, parse_seed, run_protection
 
     if args.list_methods:
         return _list_methods()
@@ -403,18 +426,18 @@ def _protect(args: argparse.Namespace) -> int:
     if missing:
         raise _UsageError(f"protect needs {', '.join(missing)} (see microgui protect --help)")
     src, out = Path(args.input), Path(args.output)
-    if _same_file(out, src):
-        raise _UsageError(f"output {out.name} is the input file; choose another output path")
-    if args.report and (_same_file(Path(args.report), src) or _same_file(Path(args.report), out)):
+    # Output targets are checked before anything is read or computed: never the input or a
+    # hierarchy file (by inode), never a folder, a special file or a missing folder (issue 12).
+    _check_outputs(
+        [args.output, *([args.report] if args.report else [])],
+        [src, *_parse_hierarchies(args.hierarchy).values()],
+    )
+    if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
         raise _UsageError(
-            f"--report {Path(args.report).name} would overwrite the input or the output; choose another path"
+            f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
+            "the report), e.g. --allow-unsafe 'internal test file, not released'"
         )
-    seed = None
-    if args.seed is not None:
-        try:
-            seed = int(args.seed)
-        except ValueError:
-            raise _UsageError(f"--seed {args.seed!r} is not a whole number") from None
+    seed = parse_seed(args.seed, "--seed")  # before any file is read
     ordinal = _parse_ordinal(args.ordinal)
     params = _parse_params(args.param)
     hierarchies = _parse_hierarchies(args.hierarchy)
@@ -444,7 +467,7 @@ def _protect(args: argparse.Namespace) -> int:
     report = export_run(
         dataset,
         result,
-        out,
+        args.output,  # as typed: a trailing "/" names a folder
         args.report,
         group_column=args.group_column,
         override=args.allow_unsafe,
@@ -485,10 +508,8 @@ def _dependency_tree(args: argparse.Namespace) -> int:
     if not attributes:
         raise _UsageError("--attributes names no column; give COL,COL,...")
     src = Path(args.input)
-    if args.json and _same_file(Path(args.json), src):
-        raise _UsageError(
-            f"--json {Path(args.json).name} is the input file; choose another output path"
-        )
+    if args.json:
+        _check_outputs([args.json], [src])
     loaded = read_table(src)
     tree = dependency_tree(loaded.frame, attributes, bins=bins)
     names = list(tree.attributes)
@@ -550,10 +571,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     if not args.qi:
         raise _UsageError("evaluate needs --qi COL,... (see microgui evaluate --help)")
     original, protected = Path(args.original), Path(args.protected)
-    if args.json and any(_same_file(Path(args.json), f) for f in (original, protected)):
-        raise _UsageError(
-            f"--json {Path(args.json).name} is an input file; choose another output path"
-        )
+    inputs = [original, protected, *_parse_hierarchies(args.hierarchy).values()]
+    if args.json:
+        _check_outputs([args.json], inputs)
     _parse_ordinal(args.ordinal)  # malformed options fail before any file is read
     from microgui.core.metrics.evaluate import parse_score_weights
 
@@ -586,7 +606,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
     from microgui.core.hierarchy import load_hierarchy
     from microgui.core.metrics.evaluate import evaluate
+    from microgui.core.roles import resolve_column
 
+    hierarchy_files = {
+        resolve_column(col, list(loaded.frame.columns), "--hierarchy"): path
+        for col, path in hierarchy_files.items()
+    }
     for col in hierarchy_files:
         if col not in roles.quasi_identifiers:
             raise _UsageError(f"--hierarchy names {col!r}, which is not a quasi-identifier (--qi)")
@@ -607,7 +632,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     print(text_table(("measure", "value", "unit", "key"), rows, {1}))
     measures.update(_print_correlations_and_regressions(args, dataset, other))
     if args.json:
-        write_json_atomic(measures, args.json, protect_from=original)
+        write_json_atomic(measures, args.json, protect_from=inputs)
     return 0
 
 
@@ -631,6 +656,7 @@ def _print_correlations_and_regressions(
     and protected side by side (what statisticians ask first); returns flat JSON keys."""
     import pandas as pd
 
+    from microgui.core.dataset import MAX_ABS_VALUE
     from microgui.core.metrics.utility import correlation_change, regression_change
     from microgui.core.roles import AttributeKind
     from microgui.core.sweep import json_number
@@ -643,6 +669,8 @@ def _print_correlations_and_regressions(
             prot = other[cont].apply(pd.to_numeric, errors="raise")
         except (ValueError, TypeError):
             orig = prot = None  # generalized to text: no correlations
+        if prot is not None and not bool((prot.abs() <= MAX_ABS_VALUE).all().all()):
+            orig = prot = None  # NaN, inf or squares that overflow: no correlations either
         if orig is not None and prot is not None:
             table = correlation_change(orig, prot, cont)
             print("\ncorrelations of the continuous quasi-identifiers")
@@ -701,7 +729,7 @@ def _print_correlations_and_regressions(
 
 
 def _parse_list(values: Sequence[str] | None, option: str) -> list[str]:
-    items = _split(values)
+    items = [item.strip() for item in _split(values)]  # method names and numbers, not columns
     if not items:
         raise _UsageError(f"sweep needs {option} (see microgui sweep --help)")
     return items
@@ -723,7 +751,7 @@ def _parse_param_grid(values: Sequence[str] | None) -> dict[str, list[str]]:
 def _sweep(args: argparse.Namespace) -> int:
     from microgui.core.dataset import Dataset
     from microgui.core.io import read_table, write_json_atomic
-    from microgui.core.runs import validate_k
+    from microgui.core.runs import parse_seed, validate_k
     from microgui.core.sweep import SweepPoint, SweepSpec, run_sweep
 
     if not args.qi:
@@ -731,12 +759,7 @@ def _sweep(args: argparse.Namespace) -> int:
     methods = _parse_list(args.methods, "--methods M1,M2,...")
     ks = _parse_list(args.k, "--k K1,K2,...")
     grid = _parse_param_grid(args.param)
-    seed = None
-    if args.seed is not None:
-        try:
-            seed = int(args.seed)
-        except ValueError:
-            raise _UsageError(f"--seed {args.seed!r} is not a whole number") from None
+    seed = parse_seed(args.seed, "--seed")  # before any file is read
     workers = None
     if args.workers is not None:
         try:
@@ -746,10 +769,8 @@ def _sweep(args: argparse.Namespace) -> int:
         if workers < 1:
             raise _UsageError(f"--workers {workers}: give at least 1")
     src = Path(args.input)
-    if args.json and _same_file(Path(args.json), src):
-        raise _UsageError(
-            f"--json {Path(args.json).name} is the input file; choose another output path"
-        )
+    if args.json:
+        _check_outputs([args.json], [src])
     _parse_ordinal(args.ordinal)
     spec = SweepSpec.make(methods, ks, grid, seed)
     specs = spec.run_specs()  # unknown methods, parameters and values fail before reading
@@ -758,10 +779,8 @@ def _sweep(args: argparse.Namespace) -> int:
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
     for k in spec.ks:
         validate_k(k, dataset.n_records)
-    if args.json:
-        folder = Path(args.json).parent
-        if not folder.is_dir():
-            raise _UsageError(f"--json: folder {str(folder)!r} does not exist")
+    if args.json:  # again after reading: the folder may have gone meanwhile
+        _check_outputs([args.json], [src])
     total = len(specs)
 
     def announce(point: SweepPoint) -> None:
@@ -850,6 +869,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif argv[0] not in ("protect", "gui", "--version", "-h", "--help") and argv[0].startswith("-"):
         argv = ["gui", *argv]  # `microgui --demo` opens the app on the demo
     args = parser.parse_args(argv)
+    previous = _catch_sigterm() if args.command != "gui" else None
     try:
         if args.command == "protect":
             return _protect(args)
@@ -863,9 +883,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MicroguiError, _UsageError) as exc:
         print(f"microgui: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except _Terminated:
+        print("microgui: terminated; no file was written", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("microgui: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+EXIT_TERMINATED = 128 + 15
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C so that ``finally`` blocks run: a
+    temporary file being written is removed, never left behind (issue 12)."""
+
+
+def _catch_sigterm() -> signal.Handlers | Callable[[int, FrameType | None], Any] | int | None:
+    """Make SIGTERM raise :class:`_Terminated`; return the handler to restore (None: not set)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
+        return None
+    pid = os.getpid()
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != pid:  # a forked worker: die as SIGTERM asks
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise _Terminated()
+
+    return signal.signal(signal.SIGTERM, on_sigterm)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,9 @@ __all__ = [
     "LINES_ATTR",
     "LINE_WORD_ATTR",
     "SOURCE_ATTR",
+    "MAX_ABS_VALUE",
+    "check_frame",
+    "column_type",
 ]
 
 #: A numeric column with at least this many distinct values is suggested as continuous.
@@ -62,6 +65,23 @@ SOURCE_ATTR = "microgui_source"
 #: ``frame.attrs`` key: what the numbers of LINES_ATTR count, "line" (text files, the default)
 #: or "row" (a spreadsheet's own row numbers, the header's row included).
 LINE_WORD_ATTR = "microgui_line_word"
+#: The largest magnitude a continuous quasi-identifier may hold. Its square (1e200) and sums of
+#: squares over any realistic number of records stay finite in float64 (which overflows near
+#: 1.8e308): larger values would turn the z-scores, SSE and SST into NaN or infinity.
+MAX_ABS_VALUE = 1e100
+#: What :func:`column_type` calls columns that can be no quasi-identifier of any kind.
+_NOT_QI_TYPES = {"nested": "lists, structs or maps", "binary": "binary values (bytes)"}
+#: ... and those that can be no continuous quasi-identifier (no arithmetic mean, or no order).
+_NOT_CONTINUOUS_TYPES = {
+    "datetime": "dates with times",
+    "date": "dates",
+    "time": "times of day",
+    "timedelta": "durations",
+    "period": "periods",
+    "interval": "intervals",
+    "complex": "complex numbers",
+}
+_NESTED_VALUES = (list, tuple, dict, set, frozenset, np.ndarray)
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+(?:,(\d+))?")
 
@@ -95,6 +115,120 @@ def rows_text(frame: pd.DataFrame | pd.Series, rows: np.ndarray, limit: int = 5)
         word = frame.attrs.get(LINE_WORD_ATTR, "line")
         return f"{word} {lines}" + (f" and {more} more" if more > 0 else "")
     return f"row {row_list(rows, limit)}"
+
+
+def check_frame(frame: object, what: str = "the table") -> pd.DataFrame:
+    """``frame`` when microgui can work on it, else :class:`InvalidInput` saying what to change:
+    a pandas DataFrame whose column names are unique text (not numbers as from
+    ``pd.read_csv(header=None)``, not a MultiIndex)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidInput(
+            f"{what} must be a pandas DataFrame, not a {type(frame).__name__}; wrap it first, "
+            "e.g. pd.DataFrame(values, columns=[...])"
+        )
+    columns = frame.columns
+    if isinstance(columns, pd.MultiIndex):
+        raise InvalidInput(
+            f"{what} has {columns.nlevels}-level (MultiIndex) column names such as "
+            f"{columns[0]!r}; flatten them to text first, e.g. "
+            "df.columns = ['_'.join(map(str, c)) for c in df.columns]"
+        )
+    for position, name in enumerate(columns):
+        if not isinstance(name, str):
+            raise InvalidInput(
+                f"column {position + 1} of {what} is named {name!r} (type {type(name).__name__}); "
+                "column names must be text (a frame read with header=None has numbered "
+                "columns): name them, e.g. df.columns = df.columns.astype(str)"
+            )
+    if not columns.is_unique:
+        dup = columns[columns.duplicated()][0]
+        places = [str(i + 1) for i, c in enumerate(columns) if c == dup]
+        raise InvalidInput(
+            f"{what} has {len(places)} columns named {dup!r} (columns {', '.join(places)}); "
+            "rename them so that every column has its own name"
+        )
+    return frame
+
+
+def column_type(series: pd.Series) -> str:
+    """What a column holds, in one word: "number", "boolean", "text", "category", "decimal",
+    "datetime", "date", "time", "timedelta", "period", "interval", "complex", "binary",
+    "nested" (lists, structs, maps: Parquet's nested types) or "mixed".
+
+    Decides where a column may be a quasi-identifier (see :func:`prepare_qi`); the readers of
+    Excel, Parquet, SPSS and Stata files return such columns as they are.
+    """
+    dtype = series.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa  # type: ignore[import-untyped]
+
+        arrow = dtype.pyarrow_dtype
+        if pa.types.is_nested(arrow):
+            return "nested"
+        if (
+            pa.types.is_binary(arrow)
+            or pa.types.is_large_binary(arrow)
+            or pa.types.is_fixed_size_binary(arrow)
+        ):
+            return "binary"
+        if pa.types.is_duration(arrow):
+            return "timedelta"
+        if pa.types.is_date(arrow):
+            return "date"
+        if pa.types.is_time(arrow):
+            return "time"
+        if pa.types.is_timestamp(arrow):
+            return "datetime"
+        if pa.types.is_decimal(arrow):
+            return "decimal"
+        if pa.types.is_dictionary(arrow):
+            return "category"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "timedelta"
+    if isinstance(dtype, pd.PeriodDtype):
+        return "period"
+    if isinstance(dtype, pd.IntervalDtype):
+        return "interval"
+    if pd.api.types.is_complex_dtype(dtype):
+        return "complex"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "number"
+    if not pd.api.types.is_object_dtype(dtype):
+        return "text"
+    inferred = pd.api.types.infer_dtype(series, skipna=True)
+    simple = {
+        "string": "text",
+        "empty": "text",
+        "bytes": "binary",
+        "decimal": "decimal",
+        "date": "date",
+        "time": "time",
+        "datetime": "datetime",
+        "datetime64": "datetime",
+        "timedelta": "timedelta",
+        "timedelta64": "timedelta",
+        "period": "period",
+        "interval": "interval",
+        "complex": "complex",
+        "boolean": "boolean",
+        "integer": "number",
+        "floating": "number",
+        "mixed-integer-float": "number",
+    }
+    if inferred in simple:
+        return simple[inferred]
+    values = series.to_numpy(dtype=object)
+    if any(isinstance(v, _NESTED_VALUES) for v in values):
+        return "nested"
+    if any(isinstance(v, bytes | bytearray | memoryview) for v in values):
+        return "binary"
+    return "mixed"
 
 
 def _decimal_comma(text: pd.Series) -> tuple[np.ndarray | None, bool]:
@@ -154,7 +288,8 @@ class Dataset:
     value_labels: dict[str, dict[object, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        cols = [str(c) for c in self.frame.columns]
+        check_frame(self.frame)
+        cols = set(self.frame.columns)
         missing = [c for c in self.roles if c not in cols]
         if missing:
             raise InvalidRoles(f"column {missing[0]!r} is tagged but not in the table")
@@ -243,19 +378,46 @@ def _natural_order(values: object) -> tuple[str, ...]:
         return tuple(sorted(keys))
 
 
+def _ordinal_natural_order(series: pd.Series, keys: pd.Series) -> tuple[str, ...]:
+    """The order of an ordinal column given without one: an ordered categorical's categories,
+    time order for dates, times and durations, numeric order for numbers, else text order."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.ordered:
+        present = set(keys.unique())
+        return tuple(dict.fromkeys(k for k in map(_value_key, dtype.categories) if k in present))
+    if column_type(series) in ("datetime", "date", "time", "timedelta", "period", "decimal"):
+        try:
+            ordered = series.drop_duplicates().sort_values(kind="stable")
+        except TypeError:  # mixed time zones or types: no common order
+            pass
+        else:
+            return tuple(dict.fromkeys(ordered.map(_value_key)))
+    return _natural_order(keys.unique())
+
+
 def suggest_roles(frame: pd.DataFrame) -> RoleMap:
     """Suggest a role and kind per column.
 
     A column unique on every row whose name or values look like a key is suggested as an
     identifier; numbers with many distinct values (>= ``CONTINUOUS_MIN_DISTINCT``) are continuous
     quasi-identifiers; few-valued numbers are ordinal (in numeric order); text is nominal.
-    Everything else is non-confidential. The user overrides any of it.
+    Dates, times and durations are suggested non-confidential, of ordinal kind (time order,
+    should the user make them quasi-identifiers); lists, structs, maps and binary values
+    (Parquet) non-confidential: they pass through. Everything else is non-confidential. The
+    user overrides any of it.
     """
     specs: dict[str, ColumnSpec] = {}
     n = len(frame)
     for position, col in enumerate(frame.columns):
         name = str(col)
         series = frame.iloc[:, position]
+        ctype = column_type(series)
+        if ctype in _NOT_QI_TYPES or ctype in ("complex", "interval"):
+            specs[name] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
+            continue
+        if ctype in _NOT_CONTINUOUS_TYPES:
+            specs[name] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.ORDINAL)
+            continue
         numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
         numbers: list[float] | None = None
         if numeric or isinstance(series.dtype, pd.CategoricalDtype):
@@ -347,6 +509,25 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
         raise InvalidRoles("no column is tagged quasi-identifier; tag at least one (--qi COL,...)")
     where = f" in {dataset.source.name}" if dataset.source is not None else ""
     for col in qis:
+        ctype = column_type(frame[col])
+        if ctype in _NOT_QI_TYPES:
+            raise InvalidRoles(
+                f"column {col!r}{where} holds {_NOT_QI_TYPES[ctype]}, which cannot be a "
+                "quasi-identifier; tag it non-confidential (it passes through unchanged) or "
+                "identifier (it is removed)"
+            )
+        kind = roles[col].kind
+        if kind is AttributeKind.CONTINUOUS and ctype in _NOT_CONTINUOUS_TYPES:
+            hint = (
+                "tag it nominal"
+                if ctype in ("complex", "interval")
+                else "tag it ordinal (time order) or nominal, or convert it to a number first "
+                "(e.g. a year or an age)"
+            )
+            raise InvalidRoles(
+                f"quasi-identifier {col!r}{where} holds {_NOT_CONTINUOUS_TYPES[ctype]}, which "
+                f"cannot be microaggregated as continuous; {hint}"
+            )
         miss = np.flatnonzero(_is_missing(frame[col]))
         if len(miss):
             raise InvalidInput(
@@ -360,6 +541,16 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
     cont = np.empty((n, len(cont_names)), dtype=np.float64)
     for j, col in enumerate(cont_names):
         cont[:, j] = numeric_column(frame, col)
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~(np.abs(cont[:, j]) <= MAX_ABS_VALUE))
+        if len(bad):
+            example = str(frame[col].iloc[bad[0]])
+            raise InvalidInput(
+                f"quasi-identifier {col!r}{where} holds {example!r} ({len(bad)} such cell(s): "
+                f"{rows_text(frame, bad)}): microgui needs finite numbers no larger than "
+                f"{MAX_ABS_VALUE:g} in magnitude (larger ones overflow when squared); fix or "
+                "remove those records, or tag the column nominal"
+            )
     mean = cont.mean(axis=0) if n else np.zeros(len(cont_names))
     std = cont.std(axis=0, ddof=1) if n > 1 else np.ones(len(cont_names))
     std = np.where(std > 0, std, 1.0)
@@ -372,9 +563,15 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
         order = roles[col].order
         keys = frame[col].map(_value_key)
         if order is None:
-            order = _natural_order(keys.unique())
+            order = _ordinal_natural_order(frame[col], keys)
         rank = {v: i for i, v in enumerate(order)}
         codes = keys.map(rank)
+        if bool(codes.isna().any()):
+            # ' high' in a cell and 'high' in the order (the command line strips categories)
+            stripped: dict[str, int] = {}
+            for v, i in rank.items():
+                stripped.setdefault(v.strip(), i)
+            codes = codes.fillna(keys.astype(str).str.strip().map(stripped))
         bad = np.flatnonzero(codes.isna().to_numpy())
         if len(bad):
             raise InvalidInput(

@@ -61,6 +61,7 @@ joint frequencies are one ``np.bincount`` of the combined codes a * |B| + b (``n
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,7 +73,13 @@ import pandas as pd
 from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.roles import (
+    AttributeKind,
+    AttributeRole,
+    ColumnSpec,
+    RoleMap,
+    resolve_columns,
+)
 
 __all__ = [
     "DEFAULT_BINS",
@@ -422,20 +429,16 @@ def dependency_tree(
     InvalidInput
         A missing value, or a non-number in a continuous attribute (as for a protection run).
     """
-    if bins < 2:
+    if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins < 2:
         raise InvalidParameter(
-            f"bins={bins} must be at least 2 (equal-frequency bins per continuous attribute)"
+            f"bins={bins!r} must be a whole number, at least 2 (equal-frequency bins per "
+            "continuous attribute)"
         )
     names = [str(a) for a in attributes]
     if not names:
         raise InvalidRoles("no attribute given; name at least one column")
-    cols = [str(c) for c in frame.columns]
-    for name in names:
-        if name not in cols:
-            shown = ", ".join(cols[:12]) + (", …" if len(cols) > 12 else "")
-            raise InvalidRoles(
-                f"attribute {name!r} is not a column of the table (columns: {shown})"
-            )
+    # matched like every user-given column name: exact, else unique after normalisation
+    names = resolve_columns(names, [str(c) for c in frame.columns], "--attributes")
     if len(set(names)) != len(names):
         twice = next(a for a in names if names.count(a) > 1)
         raise InvalidRoles(f"attribute {twice!r} is named twice")

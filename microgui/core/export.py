@@ -12,26 +12,43 @@ CSV injection (formula injection): a spreadsheet opening the CSV runs a cell tha
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula (OWASP "CSV Injection"). By
 default such text cells are neutralized on export by a leading apostrophe (``=cmd`` is written
 ``'=cmd``), which spreadsheets show as text. Plain numbers (``-3.5``, ``+1e3``) are not formulas
-and are left alone, so numeric data never changes; numeric columns are never touched. The count of
-neutralized cells per column goes into the report (``neutralized_cells``). ``keep_formula_cells``
-(command line ``--keep-formula-cells``) writes them raw, for a file that no spreadsheet will open.
+and are left alone, so numeric data never changes; numeric, boolean, date and duration columns
+are never touched (text is looked for in every other dtype a reader returns: object, string,
+categorical, mixed). A line of a multi-line cell is treated like a cell (``x\r=cmd`` is written
+``x\r'=cmd``): a program that splits the record at the line break would see a formula there.
+Column names are neutralized the same way. The count of neutralized cells per column goes into
+the report (``neutralized_cells``), and the count of column names (``neutralized_column_names``).
+``keep_formula_cells`` (command line ``--keep-formula-cells``) writes them raw, for a file that no
+spreadsheet will open.
+
+No file the run read is written: the data file and every hierarchy file of the run
+(:func:`input_paths`), plus whatever the caller adds (``also_protect``: a project file), are
+compared with the targets by inode. A reason given to override the release check must hold
+words; it is recorded on one line.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused
-from microgui.core.io import csv_writer, write_csv_atomic, write_files_atomic
+from microgui.core.io import (
+    _text_cells,
+    check_write_targets,
+    csv_writer,
+    json_text,
+    write_csv_atomic,
+    write_files_atomic,
+)
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.runs import RunResult
 
@@ -41,6 +58,8 @@ __all__ = [
     "protected_table",
     "export_run",
     "neutralize_formulas",
+    "neutralize_column_names",
+    "input_paths",
     "FORMULA_PREFIXES",
 ]
 
@@ -51,12 +70,28 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
+_LINE_START = ("=", "+", "-", "@", "\t")
+_PREFIX_SET = frozenset(FORMULA_PREFIXES)
+_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+
+
+def _neutralized(value: str) -> str | None:
+    """``value`` with a ``'`` before each line a spreadsheet would run; None when none would."""
+    parts = _LINE_BREAK.split(value)  # line, break, line, break, ...
+    changed = False
+    if value.startswith(FORMULA_PREFIXES) and _PLAIN_NUMBER.fullmatch(value) is None:
+        parts[0] = "'" + parts[0]
+        changed = True
+    for i in range(2, len(parts), 2):
+        line = parts[i]
+        if line.startswith(_LINE_START) and _PLAIN_NUMBER.fullmatch(line) is None:
+            parts[i] = "'" + line
+            changed = True
+    return "".join(parts) if changed else None
+
+
 def _is_formula(value: object) -> bool:
-    return (
-        isinstance(value, str)
-        and value.startswith(FORMULA_PREFIXES)
-        and _PLAIN_NUMBER.fullmatch(value) is None
-    )
+    return isinstance(value, str) and _neutralized(value) is not None
 
 
 def neutralize_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
@@ -64,31 +99,69 @@ def neutralize_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, in
 
     Returns the new frame (the input is not modified; untouched columns are shared) and the number
     of cells changed per column (columns with none are left out). Numeric columns and plain numbers
-    written as text (``-3.5``) are never changed.
+    written as text (``-3.5``) are never changed, nor any cell that is not text (dates, decimals,
+    booleans: every dtype passes, a changed column becomes ``object``).
     """
     counts: dict[str, int] = {}
     out = frame
     for position, column in enumerate(frame.columns):
-        series = frame.iloc[:, position]
-        if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        values = _text_cells(frame.iloc[:, position])
+        if values is None:
             continue
-        values = series.to_numpy(dtype=object)
-        # Only cells whose first character is a formula prefix are looked at in Python.
-        first = pd.Series(values, dtype=object).str[:1]
-        candidates = np.flatnonzero(first.isin(FORMULA_PREFIXES).to_numpy())
-        bad = [i for i in candidates if _is_formula(values[i])]
-        hits = len(bad)
-        if not hits:
+        # Only cells starting with a formula prefix or holding a line break are looked at closely.
+        fixed_cells = {
+            i: _neutralized(v)
+            for i, v in enumerate(values)
+            if isinstance(v, str) and (v[:1] in _PREFIX_SET or "\n" in v or "\r" in v)
+        }
+        bad = {i: v for i, v in fixed_cells.items() if v is not None}
+        if not bad:
             continue
         if out is frame:
             out = frame.copy(deep=False)
         fixed = values.copy()
-        for i in bad:
-            fixed[i] = "'" + fixed[i]
+        for i, value in bad.items():
+            fixed[i] = value
         # pandas-stubs leave Series out of isetitem's value types; pandas takes one (and aligns it)
         out.isetitem(position, pd.Series(fixed, index=frame.index, dtype=object))  # type: ignore[arg-type]
-        counts[str(column)] = counts.get(str(column), 0) + hits
+        counts[str(column)] = counts.get(str(column), 0) + len(bad)
     return out, counts
+
+
+def neutralize_column_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``frame`` with each column name a spreadsheet would run as a formula neutralized as a
+    cell is, and how many were; :class:`ExportRefused` when a new name is another column's."""
+    names = list(frame.columns)
+    fixed = [_neutralized(c) if isinstance(c, str) else None for c in names]
+    count = sum(f is not None for f in fixed)
+    if not count:
+        return frame, 0
+    new = [f if f is not None else c for f, c in zip(fixed, names, strict=True)]
+    for old, name in zip(names, new, strict=True):
+        if name != old and name in names:
+            raise ExportRefused(
+                f"column {old!r} would be written as {name!r} (so that a spreadsheet does not run "
+                "it as a formula), but another column has that name; rename one of them"
+            )
+    out = frame.copy(deep=False)
+    out.columns = pd.Index(new, dtype=object)
+    return out, count
+
+
+def input_paths(dataset: Dataset, result: RunResult) -> list[Path]:
+    """The files a run read: the data file first, then each hierarchy file of its spec."""
+    paths = [Path(dataset.source)] if dataset.source is not None else []
+    return paths + [Path(path) for _column, path in result.spec.hierarchies]
+
+
+def _override_reason(override: str) -> str:
+    reason = " ".join(override.split())
+    if not any(ch.isalnum() for ch in reason):
+        raise ExportRefused(
+            f"the reason given to override the release check ({override!r}) holds no words; "
+            "write why this table may be released anyway (it is recorded in the report)"
+        )
+    return reason
 
 
 @dataclass(frozen=True)
@@ -168,61 +241,64 @@ def _promised_privacy_problems(result: RunResult, frame: pd.DataFrame) -> list[s
 def export_run(
     dataset: Dataset,
     result: RunResult,
-    csv_path: str | Path,
-    report_path: str | Path | None = None,
+    csv_path: str | os.PathLike[str],
+    report_path: str | os.PathLike[str] | None = None,
     *,
     group_column: str | None = None,
     override: str | None = None,
     keep_formula_cells: bool = False,
     check: ExportCheck | None = None,
+    also_protect: Iterable[str | os.PathLike[str] | None] = (),
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
 
-    Text cells a spreadsheet would run as formulas are neutralized unless ``keep_formula_cells``
-    (see the module docstring); the report says how many per column.
+    Text cells and column names a spreadsheet would run as formulas are neutralized unless
+    ``keep_formula_cells`` (see the module docstring); the report says how many.
     ``check`` is :func:`check_export` of this result when the caller has already made it (the app
     shows its problems before asking for an override); it is then not computed again.
+    The CSV and the report are one release: both are written, or neither is changed.
 
     Raises :class:`ExportRefused` when the table fails :func:`check_export` and no ``override``
-    reason is given, or when a target is the input file.
+    reason (with words) is given, or when a target is a file the run read (:func:`input_paths`,
+    ``also_protect``) or may not be replaced (:func:`~microgui.core.io.check_write_targets`).
     """
-    csv_path = Path(csv_path)
+    protected = [*input_paths(dataset, result), *(Path(p) for p in also_protect if p is not None)]
+    targets = [csv_path] if report_path is None else [csv_path, report_path]
+    csv_file = check_write_targets(targets, protect_from=protected)[0]
+    reason = None if override is None else _override_reason(override)
     frame = protected_table(result, group_column)
     if check is None:  # a group column is no quasi-identifier: the result's check stands
         check = check_export(result, frame)
     report = dict(result.report)
     report["k_anonymity"] = check.k_anonymity
-    report["output"] = csv_path.name
+    report["output"] = csv_file.name
     if group_column:
         report["group_column"] = group_column
     if not check.ok:
-        if not override:
+        if not reason:
             raise ExportRefused(
-                f"export to {csv_path.name} refused: {'; '.join(check.problems)}. "
+                f"export to {csv_file.name} refused: {'; '.join(check.problems)}. "
                 "Re-run with a valid configuration, or override explicitly (the override is recorded in the report)."
             )
-        log.warning("export override (%s): %s", override, "; ".join(check.problems))
-        report["export_override"] = {"reason": override, "problems": list(check.problems)}
-    source = dataset.source
-    if report_path is not None and Path(report_path).resolve() == csv_path.resolve():
-        raise ExportRefused(
-            f"the report path {Path(report_path).name} is the same as the CSV output; choose another"
-        )
+        log.warning("export override (%s): %s", reason, "; ".join(check.problems))
+        report["export_override"] = {"reason": reason, "problems": list(check.problems)}
     if keep_formula_cells:
         report["formula_cells"] = "kept raw (--keep-formula-cells)"
     else:
         frame, neutralized = neutralize_formulas(frame)
+        frame, renamed = neutralize_column_names(frame)
         report["neutralized_cells"] = neutralized
-        if neutralized:
-            log.info("neutralized formula-like cells: %s", neutralized)
+        report["neutralized_column_names"] = renamed
+        if neutralized or renamed:
+            log.info("neutralized formula-like cells: %s; column names: %d", neutralized, renamed)
     if report_path is None:
-        write_csv_atomic(frame, csv_path, protect_from=source)
+        write_csv_atomic(frame, csv_path, protect_from=protected)
         return report
-    # Both files are written before either is renamed: a full disk never leaves a CSV
-    # without its report.
-    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    # Both files are written before either is renamed, and a failed rename puts the first back:
+    # a full disk never leaves a CSV without its report, nor a new CSV beside an old report.
+    text = json_text(report)  # strict JSON: NaN/inf as null
     write_files_atomic(
-        [(csv_path, csv_writer(frame)), (Path(report_path), lambda handle: handle.write(text))],
-        protect_from=source,
+        [(csv_path, csv_writer(frame)), (report_path, lambda handle: handle.write(text))],
+        protect_from=protected,
     )
     return report

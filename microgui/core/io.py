@@ -36,10 +36,11 @@ import csv
 import errno
 import io
 import json
+import math
 import os
 import secrets
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,10 +71,12 @@ __all__ = [
     "file_dialog_filter",
     "read_frame",
     "read_table",
+    "check_write_targets",
     "csv_writer",
     "write_csv_atomic",
     "write_files_atomic",
     "write_json_atomic",
+    "json_text",
     "write_text_atomic",
 ]
 
@@ -216,6 +219,11 @@ def _check_readable(path: Path) -> None:
         )
     if path.is_dir():
         raise InvalidInput(f"{name!r} is a folder, not a file; choose a table file inside it")
+    if not path.is_file():  # a FIFO, device or socket: reading it would block or never end
+        raise InvalidInput(
+            f"{name!r} is not a regular file (a FIFO, device or socket); save the table to a "
+            "file and choose that file"
+        )
     ext = path.suffix.lower()
     if ext not in SUPPORTED_EXTENSIONS:
         what = f"extension {path.suffix!r}" if path.suffix else "no extension"
@@ -693,43 +701,76 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
 # ---------------------------------------------------------------------------------------------
 
 
+#: Rows per ``to_csv`` call when a table whose text holds a carriage return is written.
+CSV_CHUNK_ROWS = 50_000
+
+#: What ``protect_from`` takes: one path, or a collection of paths (``None`` items are skipped).
+ProtectedPaths = str | os.PathLike[str] | Iterable[str | os.PathLike[str] | None] | None
+
+# Linux pseudo-file systems: a path that resolves into one is never replaced by an output.
+_PSEUDO_ROOTS = ("proc", "sys")
+_TEXT_KINDS = ("string", "mixed", "mixed-integer")
+
+
 def _same_file(a: Path, b: Path) -> bool:
-    if a.exists() and b.exists():
-        with suppress(OSError):
+    with suppress(OSError):  # exists() raises for a name too long
+        if a.exists() and b.exists():
             return os.path.samefile(a, b)
     return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def _protected_paths(protect_from: ProtectedPaths) -> list[Path]:
+    if protect_from is None:
+        return []
+    if isinstance(protect_from, (str, os.PathLike)):
+        return [Path(protect_from)]
+    return [Path(p) for p in protect_from if p is not None]
+
+
+def _shown(text: str) -> str:
+    """A path for a one-line message: repr, shortened in the middle when very long."""
+    return repr(text if len(text) <= 80 else f"{text[:38]}…{text[-38:]}")
 
 
 def _write_error(exc: OSError, target: Path, folder: Path) -> ExportRefused:
     code = exc.errno
     if code == errno.ENOSPC or code == getattr(errno, "EDQUOT", -1):
         return ExportRefused(
-            f"the disk is full: {str(target)!r} could not be written (no space left on device); "
-            "free some space or choose another folder"
+            f"the disk is full: {_shown(str(target))} could not be written (no space left on "
+            "device); free some space or choose another folder"
         )
     if code in (errno.EACCES, errno.EPERM) or isinstance(exc, PermissionError):
         return ExportRefused(
-            f"cannot write {str(target)!r}: permission denied in folder {str(folder)!r}; "
+            f"cannot write {_shown(str(target))}: permission denied in folder {str(folder)!r}; "
             "choose a folder you can write to"
         )
     if code == errno.EROFS:
         return ExportRefused(
-            f"cannot write {str(target)!r}: folder {str(folder)!r} is on a read-only disk; "
+            f"cannot write {_shown(str(target))}: folder {str(folder)!r} is on a read-only disk; "
             "choose another folder"
         )
+    if code == errno.ENAMETOOLONG:
+        return ExportRefused(
+            f"cannot write {_shown(str(target))}: the file name is too long; choose a shorter name"
+        )
     if isinstance(exc, IsADirectoryError):
-        return ExportRefused(f"cannot write {str(target)!r}: it is a folder; choose a file name")
+        return ExportRefused(
+            f"cannot write {_shown(str(target))}: it is a folder; choose a file name"
+        )
     return ExportRefused(
-        f"cannot write {str(target)!r} ({exc.strerror or exc}); choose another file name or folder"
+        f"cannot write {_shown(str(target))} ({exc.strerror or exc}); choose another file name "
+        "or folder"
     )
 
 
 def _create_temp(folder: Path, name: str) -> tuple[int, Path]:
     # Like tempfile.NamedTemporaryFile(dir=folder, delete=False), but created with mode 0o666
     # minus the umask, so the final file gets the user's usual permissions rather than 0o600.
+    # The name is short whatever the target's: a valid 250-character name must not fail
+    # because of its temporary file (issue 12).
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        candidate = folder / f".{name}.{secrets.token_hex(4)}.tmp"
+        candidate = folder / f".{name[:16]}~{secrets.token_hex(4)}.tmp"
         try:
             return os.open(candidate, flags, 0o666), candidate
         except FileExistsError:
@@ -748,20 +789,102 @@ def _fsync_folder(folder: Path) -> None:
             os.close(fd)
 
 
-def _check_target(target: Path, protect_from: str | os.PathLike[str] | None) -> None:
-    folder = target.parent
-    if protect_from is not None and _same_file(target, Path(protect_from)):
+def _name_max(folder: Path) -> int:
+    with suppress(OSError, ValueError, AttributeError):
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    return 255
+
+
+def _special_kind(mode: int) -> str:
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "a special file"
+
+
+def _check_target(raw: str | os.PathLike[str], protected: Sequence[Path]) -> Path:
+    """``raw`` as a Path once it is safe to replace; :class:`ExportRefused` otherwise."""
+    text = os.fspath(raw)
+    target = Path(text)
+    if not text.strip():
+        raise ExportRefused("no output file name was given; choose a file name")
+    seps = tuple(s for s in (os.sep, os.altsep) if s)
+    if text.endswith(seps) or target.name in ("", ".", ".."):
         raise ExportRefused(
-            f"refusing to write {target.name!r}: it is the input file, and the original data must "
-            "stay intact; choose another output name"
+            f"cannot write {_shown(text)}: it names a folder (it ends with {text[-1]!r}); choose "
+            "a file name, not a folder"
         )
-    if target.is_dir():
-        raise ExportRefused(f"cannot write {str(target)!r}: it is a folder; choose a file name")
-    if not folder.is_dir():
+    for index, path in enumerate(protected):
+        if _same_file(target, path):
+            what = "the input file" if index == 0 else f"an input file of this run ({path.name!r})"
+            raise ExportRefused(
+                f"refusing to write {target.name!r}: it is {what}, and the original data must "
+                "stay intact; choose another output name"
+            )
+    folder = target.parent
+    size, limit = len(os.fsencode(target.name)), _name_max(folder if folder.is_dir() else Path("."))
+    if size > limit:
         raise ExportRefused(
-            f"cannot write {str(target)!r}: folder {str(folder)!r} does not exist; create it or "
+            f"cannot write {_shown(text)}: the file name is too long ({size} bytes, at most "
+            f"{limit}); choose a shorter name"
+        )
+    if not folder.is_dir():
+        if folder.exists():
+            raise ExportRefused(
+                f"cannot write {_shown(text)}: {str(folder)!r} is a file, not a folder; choose "
+                "another folder"
+            )
+        raise ExportRefused(
+            f"cannot write {_shown(text)}: folder {str(folder)!r} does not exist; create it or "
             "choose another folder"
         )
+    try:
+        mode: int | None = os.stat(target).st_mode  # follows a symlink to what it names
+    except OSError:
+        mode = None  # nothing there, or a dangling symlink: a new file
+    if mode is not None and stat.S_ISDIR(mode):
+        raise ExportRefused(f"cannot write {_shown(text)}: it is a folder; choose a file name")
+    real = Path(os.path.realpath(target))
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = _special_kind(mode)
+    elif len(real.parts) > 1 and real.parts[0] == os.sep and real.parts[1] in _PSEUDO_ROOTS:
+        kind = f"a system file in /{real.parts[1]}"
+    else:
+        return target
+    raise ExportRefused(
+        f"cannot write {_shown(text)}: it is not a regular file ({kind}); choose a file name "
+        "in one of your folders"
+    )
+
+
+def check_write_targets(
+    paths: Sequence[str | os.PathLike[str]], *, protect_from: ProtectedPaths = None
+) -> list[Path]:
+    """Check output paths before anything is computed or written; return them as Paths.
+
+    Refused with :class:`ExportRefused` (one line, naming the path and what to do): a path that
+    is the same file as one of ``protect_from`` (compared by inode: symlinks, hard links and
+    other spellings included), a folder or a name ending in ``/``, a missing folder, a name
+    longer than the file system allows, a non-regular file (device, FIFO, socket, or a symlink
+    to one, or a file in ``/proc`` or ``/sys``), and two targets naming the same file. An
+    existing regular file, or a symlink to one, is fine: the symlink itself is replaced by the
+    new file, and the file it pointed to is left untouched.
+    """
+    protected = _protected_paths(protect_from)
+    targets = [_check_target(path, protected) for path in paths]
+    for i, first in enumerate(targets):
+        for second in targets[i + 1 :]:
+            if _same_file(first, second):
+                raise ExportRefused(
+                    f"{str(first)!r} and {str(second)!r} are the same file; give each output its "
+                    "own name"
+                )
+    return targets
 
 
 def _write_temp(target: Path, write: Callable[[IO[str]], object], encoding: str) -> Path:
@@ -782,40 +905,72 @@ def _write_temp(target: Path, write: Callable[[IO[str]], object], encoding: str)
     except OSError as exc:
         raise _write_error(exc, target, folder) from exc
     finally:
-        if tmp is not None:
+        if tmp is not None:  # also on KeyboardInterrupt and the CLI's SIGTERM exception
             with suppress(OSError):
                 os.unlink(tmp)
+
+
+def _backup(target: Path) -> tuple[bool, Path | None]:
+    """(whether ``target`` exists, a hard link keeping its old content, if one can be made)."""
+    if not os.path.lexists(target):
+        return False, None
+    for _ in range(100):
+        backup = target.parent / f".{target.name[:16]}~{secrets.token_hex(4)}.bak.tmp"
+        try:
+            os.link(target, backup, follow_symlinks=False)
+            return True, backup
+        except FileExistsError:
+            continue
+        except (OSError, NotImplementedError):
+            break  # no hard links here: the file is replaced without a way back
+    return True, None
 
 
 def write_files_atomic(
     items: Sequence[tuple[str | os.PathLike[str], Callable[[IO[str]], object]]],
     *,
-    protect_from: str | os.PathLike[str] | None = None,
+    protect_from: ProtectedPaths = None,
     encoding: str = "utf-8",
 ) -> None:
-    """Write several files as one step: every temporary file is written before any is renamed.
+    """Write several files as one release: all of them, or none of them changed.
 
-    A full disk or a refused target while writing any of them leaves none of them changed (an
-    export never leaves a protected CSV without its report). Errors as :func:`write_csv_atomic`.
+    Every target is checked first (:func:`check_write_targets`), every temporary file is
+    written before any is renamed, and when a rename fails after others succeeded, those are
+    put back (the old files from hard links kept until the end, new ones removed). So a full
+    disk, a refused target or a failed rename never leaves a protected CSV without its report,
+    nor an old CSV replaced beside a failed report. Errors as :func:`write_csv_atomic`.
     """
-    targets = [Path(path) for path, _ in items]
-    for target in targets:
-        _check_target(target, protect_from)
+    targets = check_write_targets([path for path, _ in items], protect_from=protect_from)
     temps: list[Path] = []
+    renamed: list[tuple[Path, bool, Path | None]] = []  # (target, existed, backup)
+    backups: list[Path] = []
+    committed = False
     try:
         for target, (_path, write) in zip(targets, items, strict=True):
             temps.append(_write_temp(target, write, encoding))
-        while temps:
-            target = targets[len(targets) - len(temps)]
+        for target, tmp in zip(targets, list(temps), strict=True):
+            existed, backup = _backup(target) if len(targets) > 1 else (True, None)
+            if backup is not None:
+                backups.append(backup)
             try:
-                os.replace(temps[0], target)
+                os.replace(tmp, target)
             except OSError as exc:
                 raise _write_error(exc, target, target.parent) from exc
-            temps.pop(0)
+            temps.remove(tmp)
+            renamed.append((target, existed, backup))
+        committed = True
     finally:
-        for tmp in temps:
+        if not committed:
+            for target, existed, backup in reversed(renamed):
+                with suppress(OSError):
+                    if backup is not None:
+                        os.replace(backup, target)
+                        backups.remove(backup)
+                    elif not existed:
+                        os.unlink(target)
+        for leftover in [*temps, *backups]:
             with suppress(OSError):
-                os.unlink(tmp)
+                os.unlink(leftover)
     for folder in dict.fromkeys(t.parent for t in targets):
         _fsync_folder(folder)
 
@@ -824,7 +979,7 @@ def _atomic_write(
     path: str | os.PathLike[str],
     write: Callable[[IO[str]], object],
     *,
-    protect_from: str | os.PathLike[str] | None,
+    protect_from: ProtectedPaths,
     encoding: str = "utf-8",
 ) -> None:
     write_files_atomic([(path, write)], protect_from=protect_from, encoding=encoding)
@@ -834,37 +989,135 @@ def write_csv_atomic(
     frame: pd.DataFrame,
     path: str | os.PathLike[str],
     *,
-    protect_from: str | os.PathLike[str] | None = None,
+    protect_from: ProtectedPaths = None,
 ) -> None:
     """Write ``frame`` as CSV (UTF-8, ``,``, ``\\n`` line ends, no index), atomically.
 
     Text cells are written as they are (minimal quoting), so text read by :func:`read_table`
     from a standard-quoted file comes back byte-identical; floats use their round-trip repr.
+    A cell or column name holding a carriage return is quoted too (pandas and the ``csv``
+    module leave a lone CR unquoted when lines end in ``\\n``, and every reader then splits the
+    record there), so the file reads back to exactly ``frame``.
 
     Raises
     ------
     ExportRefused
-        ``path`` is the same file as ``protect_from``, or the file cannot be written
-        (missing or read-only folder, disk full); nothing is left behind.
+        ``path`` is the same file as one of ``protect_from`` (a path or a collection of paths),
+        or not a file that may be replaced (see :func:`check_write_targets`), or a text cell or
+        column name holds a NUL character, or the file cannot be written (missing or read-only
+        folder, disk full); nothing is left behind.
     """
 
     _atomic_write(path, csv_writer(frame), protect_from=protect_from)
 
 
 def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
-    """The function writing ``frame`` as :func:`write_csv_atomic` does (for :func:`write_files_atomic`)."""
+    """The function writing ``frame`` as :func:`write_csv_atomic` does (for :func:`write_files_atomic`).
 
-    def write(handle: IO[str]) -> None:
-        frame.to_csv(handle, index=False, lineterminator="\n")
+    The text is checked here, before any file is opened: a NUL character is refused
+    (:class:`ExportRefused` naming the column and record), since most readers, microgui's
+    included, take a file holding one for binary.
+    """
+    texts = {i: t for i, t in enumerate(_text_columns(frame)) if t is not None}
+    names = [c for c in frame.columns if isinstance(c, str)]
+    _refuse_nul(frame, texts, names)
+    with_cr = {i: t for i, t in texts.items() if _holds(t, "\r")}
+    if not with_cr and not any("\r" in c for c in names):
 
-    return write
+        def write(handle: IO[str]) -> None:
+            frame.to_csv(handle, index=False, lineterminator="\n")
+
+        return write
+    # The csv writer quotes a field holding "\n" but not one holding only "\r": each CR is
+    # written as a marker character + "\n" (which gets the field quoted) and the marker pair is
+    # turned back into the CR in the text written. The marker occurs nowhere in the table.
+    marker = next(
+        ch
+        for ch in map(chr, range(0xE000, 0xF900))
+        if not any(ch in c for c in names) and not any(_holds(t, ch) for t in texts.values())
+    )
+    marked = frame.copy(deep=False)
+    for position, values in with_cr.items():
+        cells = np.array(
+            [v.replace("\r", marker + "\n") if isinstance(v, str) else v for v in values],
+            dtype=object,
+        )
+        # pandas-stubs leave Series out of isetitem's value types; pandas takes one
+        marked.isetitem(position, pd.Series(cells, index=frame.index, dtype=object))  # type: ignore[arg-type]
+    marked.columns = pd.Index(
+        [c.replace("\r", marker + "\n") if isinstance(c, str) else c for c in frame.columns],
+        dtype=object,
+    )
+
+    def write_marked(handle: IO[str]) -> None:
+        for start in range(0, max(len(marked), 1), CSV_CHUNK_ROWS):
+            buffer = io.StringIO()
+            marked.iloc[start : start + CSV_CHUNK_ROWS].to_csv(
+                buffer, index=False, header=start == 0, lineterminator="\n"
+            )
+            handle.write(buffer.getvalue().replace(marker + "\n", "\r"))
+
+    return write_marked
+
+
+def _text_columns(frame: pd.DataFrame) -> list[np.ndarray[Any, np.dtype[np.object_]] | None]:
+    """Per column (by position): its cells as an object array if some may be text, else None."""
+    return [_text_cells(frame.iloc[:, i]) for i in range(frame.shape[1])]
+
+
+def _text_cells(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | None:
+    """The cells of ``series`` as an object array when some may be text (object, string,
+    categorical, mixed); None for numbers, booleans, dates, durations, periods, intervals."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        if pd.api.types.infer_dtype(dtype.categories, skipna=True) not in _TEXT_KINDS:
+            return None
+    elif (
+        pd.api.types.is_numeric_dtype(dtype)
+        or pd.api.types.is_bool_dtype(dtype)
+        or pd.api.types.is_datetime64_any_dtype(dtype)
+        or pd.api.types.is_timedelta64_dtype(dtype)
+        or isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype))
+    ):
+        return None
+    values: np.ndarray[Any, np.dtype[np.object_]] = series.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=True) not in _TEXT_KINDS:
+        return None
+    return values
+
+
+def _holds(values: np.ndarray[Any, np.dtype[np.object_]], text: str) -> bool:
+    """Whether a text cell of ``values`` holds ``text``."""
+    return any(text in v for v in values if isinstance(v, str))
+
+
+def _refuse_nul(
+    frame: pd.DataFrame,
+    texts: Mapping[int, np.ndarray[Any, np.dtype[np.object_]]],
+    names: Sequence[str],
+) -> None:
+    for name in names:
+        if "\x00" in name:
+            position = list(frame.columns).index(name) + 1
+            raise ExportRefused(
+                f"the column name {name!r} (column {position}) holds a NUL character, which "
+                "makes the CSV unreadable as text; rename the column"
+            )
+    for position, values in texts.items():
+        if _holds(values, "\x00"):
+            row = next(i for i, v in enumerate(values) if isinstance(v, str) and "\x00" in v)
+            raise ExportRefused(
+                f"column {str(frame.columns[position])!r} holds a NUL character in record "
+                f"{row + 1} (line {row + 2} of the CSV), which makes the CSV unreadable "
+                "as text; remove NUL characters from that column"
+            )
 
 
 def write_text_atomic(
     text: str,
     path: str | os.PathLike[str],
     *,
-    protect_from: str | os.PathLike[str] | None = None,
+    protect_from: ProtectedPaths = None,
     encoding: str = "utf-8",
 ) -> None:
     """Write ``text`` to ``path`` atomically (no newline translation); errors as :func:`write_csv_atomic`."""
@@ -873,17 +1126,36 @@ def write_text_atomic(
     )
 
 
+def _json_finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float (numpy's too) replaced by None."""
+    if isinstance(obj, float | np.floating):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {key: _json_finite(value) for key, value in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_finite(value) for value in obj]
+    return obj
+
+
+def json_text(obj: Any, *, indent: int | None = 2) -> str:
+    """``obj`` as strict JSON text (UTF-8 kept, final newline): NaN and infinities become null,
+    never the ``NaN``/``Infinity`` tokens that other JSON readers refuse (``allow_nan=False``
+    makes any that slip through a programming error, not a broken file)."""
+    return json.dumps(_json_finite(obj), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def write_json_atomic(
     obj: Any,
     path: str | os.PathLike[str],
     *,
-    protect_from: str | os.PathLike[str] | None = None,
+    protect_from: ProtectedPaths = None,
     indent: int = 2,
 ) -> None:
     """Write ``obj`` as UTF-8 JSON (indented, non-ASCII kept, final newline) atomically.
 
     The object is serialised before any file is touched: a ``TypeError`` for a value JSON cannot
-    hold is a programming error and propagates unchanged.
+    hold is a programming error and propagates unchanged. NaN and infinities are written as null
+    (:func:`json_text`): the file is strict JSON.
     """
-    text = json.dumps(obj, indent=indent, ensure_ascii=False) + "\n"
+    text = json_text(obj, indent=indent)
     write_text_atomic(text, path, protect_from=protect_from)

@@ -22,18 +22,24 @@ autosave found at start-up means the last session ended abnormally and can be re
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import stat
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
+
 from microgui._version import __version__
-from microgui.core.errors import InvalidInput
+from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.io import write_json_atomic
+from microgui.core.methods.base import get_method, resolve_params
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-from microgui.core.runs import RunSpec
+from microgui.core.runs import MAX_SEED, RunSpec
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -77,7 +83,7 @@ class Project:
             "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "data": {"path": _relative(self.data_path, folder), "columns": list(self.columns)},
             "roles": self.roles.to_json(),
-            "runs": [spec.to_json() for spec in self.runs],
+            "runs": [_run_json(spec) for spec in self.runs],
             "comparison": list(self.comparison),
             "notes": self.notes,
             "extra": dict(self.extra),
@@ -89,6 +95,15 @@ class Project:
             return None
         path = Path(self.data_path)
         return path if path.is_absolute() or folder is None else folder / path
+
+
+def _run_json(spec: RunSpec) -> dict[str, Any]:
+    """A run as a project keeps it: without engine, scheduler and workers, which are the user's
+    choice each time and never travel with a file (issue 12)."""
+    data = spec.to_json()
+    for key, _default in _PLACEMENT_DEFAULTS:
+        data.pop(key, None)
+    return data
 
 
 def _relative(path: str | None, folder: Path | None) -> str | None:
@@ -106,20 +121,80 @@ def save_project(project: Project, path: str | os.PathLike[str]) -> None:
     write_json_atomic(
         project.to_json(target.parent),
         target,
-        protect_from=project.resolved_data_path(target.parent),
+        # never the table nor a hierarchy file of a run (issue 12)
+        protect_from=[
+            project.resolved_data_path(target.parent),
+            *(path for spec in project.runs for _column, path in spec.hierarchies),
+        ],
     )
 
 
+#: Bounds on what a project file may hold: checked before anything is built, so a hostile or
+#: damaged file is refused in one line instead of exhausting memory, the stack or the user's time.
+MAX_PROJECT_BYTES: Final = 64 * 1024 * 1024
+MAX_PROJECT_DEPTH: Final = 32
+MAX_PROJECT_RUNS: Final = 5_000
+MAX_NUMBER_DIGITS: Final = 40
+MAX_K: Final = 1_000_000_000
+MAX_BLOCK_SIZE: Final = 1_000_000_000
+
+_TOP_KEYS: Final = frozenset(
+    {"schema_version", "microgui_version", "saved", "data", "roles", "runs", "comparison", "notes",
+     "extra", "autosave"}
+)  # fmt: skip
+_DATA_KEYS: Final = frozenset({"path", "columns"})
+_ROLE_KEYS: Final = frozenset({"role", "kind", "order"})
+_RUN_KEYS: Final = frozenset(
+    {"method", "k", "parameters", "seed", "hierarchies", "strata", "block_size", "engine",
+     "scheduler", "workers"}
+)  # fmt: skip
+#: Where runs are computed is the user's choice, never a file's: earlier versions wrote these
+#: defaults into every run, and only these are accepted (and ignored).
+_PLACEMENT_DEFAULTS: Final = (("engine", "local"), ("scheduler", None), ("workers", None))
+
+
+class _Refused(Exception):
+    """A JSON value the loader refuses while decoding (its message completes a sentence)."""
+
+
 def load_project(path: str | os.PathLike[str]) -> Project:
-    """Read and validate a project file; :class:`InvalidInput` names what is wrong and where."""
+    """Read and validate a project file; :class:`InvalidInput` names what is wrong and where.
+
+    Bounded (issue 12): only a regular file of at most :data:`MAX_PROJECT_BYTES` is read (a FIFO
+    or a device is refused without blocking), nesting deeper than :data:`MAX_PROJECT_DEPTH`,
+    numbers of more than :data:`MAX_NUMBER_DIGITS` digits, NaN/Infinity, a key given twice and
+    more than :data:`MAX_PROJECT_RUNS` runs are refused before any object is built from them.
+    """
     source = Path(path)
-    name = source.name
+    name = source.name or str(source)
     try:
-        raw = source.read_bytes()
+        info = source.stat()
     except OSError as exc:
         raise InvalidInput(
             f"cannot read project file {name!r}: {exc.strerror or exc}; check the path and permissions"
-        ) from exc
+        ) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InvalidInput(f"{name!r} is a folder, not a project file; choose a .json project file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInput(
+            f"{name!r} is not a regular file (a FIFO, device or socket); choose a saved project file"
+        )
+    if info.st_size > MAX_PROJECT_BYTES:
+        raise InvalidInput(
+            f"{name!r} is {info.st_size:,} bytes, larger than a project file can be "
+            f"({MAX_PROJECT_BYTES:,}); it is not a microgui project file"
+        )
+    try:
+        with source.open("rb") as fh:
+            raw = fh.read(MAX_PROJECT_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot read project file {name!r}: {exc.strerror or exc}; check the path and permissions"
+        ) from None
+    if len(raw) > MAX_PROJECT_BYTES:  # grew while being read
+        raise InvalidInput(
+            f"{name!r} is larger than a project file can be ({MAX_PROJECT_BYTES:,} bytes)"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -129,18 +204,100 @@ def load_project(path: str | os.PathLike[str]) -> Project:
         ) from None
     if not text.strip():
         raise InvalidInput(f"project file {name!r} is empty; it was never saved completely")
+    return project_from_json(decode_project_text(text, name), name)
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON ``text`` (strings skipped)."""
+    bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+    opens = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
+    step = np.isin(opens, (ord("["), ord("{"))).astype(np.int32) - np.isin(
+        opens, (ord("]"), ord("}"))
+    ).astype(np.int32)
+    return int(step.cumsum().max(initial=0))
+
+
+def _number(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        digits = sum(ch.isdigit() for ch in text)
+        if digits > MAX_NUMBER_DIGITS:
+            raise _Refused(
+                f"holds a number with too many digits ({digits}); no field of a project needs "
+                f"more than {MAX_NUMBER_DIGITS}"
+            )
+        value = kind(text)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _Refused(f"holds a number too large for a project field ({text[:20]})")
+        return value
+
+    return parse
+
+
+def _constant(text: str) -> Any:
+    raise _Refused(f"holds {text}, which is not a JSON number")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Refused(f"gives the key {key!r} twice in one object")
+        out[key] = value
+    return out
+
+
+def decode_project_text(text: str, name: str = "project") -> object:
+    """JSON ``text`` decoded under the bounds of :func:`load_project` (depth, digits, no NaN,
+    no repeated key); :class:`InvalidInput` names ``name`` and the problem."""
+    where = f"project file {name!r}"
+    if len(text) > MAX_PROJECT_BYTES:
+        raise InvalidInput(
+            f"{where} is larger than a project file can be ({MAX_PROJECT_BYTES:,} bytes)"
+        )
+    depth = _nesting_depth(text)
+    if depth > MAX_PROJECT_DEPTH:
+        raise InvalidInput(
+            f"{where} is nested deeper than {MAX_PROJECT_DEPTH} levels ({depth}); it is not a "
+            "microgui project file"
+        )
     try:
-        data = json.loads(text)
+        return json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_int=_number(int),
+            parse_float=_number(float),
+            parse_constant=_constant,
+        )
+    except _Refused as exc:
+        raise InvalidInput(f"{where} {exc}; it is damaged or not a microgui project file") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(
-            f"project file {name!r} is not valid JSON at line {exc.lineno}, column {exc.colno} "
+            f"{where} is not valid JSON at line {exc.lineno}, column {exc.colno} "
             f"({exc.msg}): it is truncated or damaged; restore it from a backup or the autosave"
         ) from None
-    return project_from_json(data, name)
+    except (RecursionError, ValueError) as exc:  # bounded above; kept as a last guard
+        raise InvalidInput(
+            f"{where} cannot be decoded ({type(exc).__name__}); it is damaged"
+        ) from None
+
+
+def _unknown(data: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+    extra = [key for key in data if key not in allowed]
+    if extra:
+        shown = ", ".join(repr(key[:60]) for key in extra[:3])
+        raise InvalidInput(
+            f"{where} has an unknown field {shown}; microgui {__version__} writes only "
+            f"{', '.join(sorted(allowed))}: the file is damaged or was edited by hand"
+        )
 
 
 def project_from_json(data: object, name: str = "project") -> Project:
-    """Validate and migrate a decoded project object; ``name`` is used in messages."""
+    """Validate and migrate a decoded project object; ``name`` is used in messages.
+
+    Every field is checked for its type, range and known values; unknown fields are refused by
+    name; a run may not choose where it is computed (engine, scheduler, workers): those come from
+    the user only (issue 12).
+    """
     where = f"project file {name!r}"
     if not isinstance(data, dict):
         raise InvalidInput(
@@ -149,47 +306,67 @@ def project_from_json(data: object, name: str = "project") -> Project:
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise InvalidInput(
-            f"{where} has no valid 'schema_version' (found {version!r}); it is not a microgui "
-            "project file"
+            f"{where} has no valid 'schema_version' (found {_shown(version)}); it is not a "
+            "microgui project file"
         )
     if version > SCHEMA_VERSION:
         written = data.get("microgui_version", "a newer version")
         raise InvalidInput(
-            f"{where} was written by microgui {written} (schema {version}); this microgui "
+            f"{where} was written by microgui {str(written)[:40]} (schema {version}); this microgui "
             f"({__version__}) reads schema {SCHEMA_VERSION} and older: update microgui to open it"
         )
     for old in range(version, SCHEMA_VERSION):
         data = _MIGRATIONS[old](data)
+    _unknown(data, _TOP_KEYS, where)
+    for key in ("microgui_version", "saved", "notes"):
+        if key in data and not isinstance(data[key], str):
+            raise InvalidInput(f"{where}: {key!r} must be a string, not {type(data[key]).__name__}")
+    if "autosave" in data and not isinstance(data["autosave"], bool):
+        raise InvalidInput(f"{where}: 'autosave' must be true or false")
+    if "extra" in data and not isinstance(data["extra"], dict):
+        raise InvalidInput(
+            f"{where}: 'extra' must be an object, not {type(data['extra']).__name__}"
+        )
 
     data_block = _expect(data, "data", dict, where)
+    _unknown(data_block, _DATA_KEYS, f"{where}: 'data'")
     data_path = data_block.get("path")
-    if data_path is not None and not isinstance(data_path, str):
-        raise InvalidInput(f"{where}: 'data.path' must be a string or null, not {data_path!r}")
+    if data_path is not None and (not isinstance(data_path, str) or "\x00" in data_path):
+        raise InvalidInput(f"{where}: 'data.path' must be a file path or null")
     columns = _expect(data_block, "columns", list, where, key_name="data.columns")
     if not all(isinstance(c, str) for c in columns):
         raise InvalidInput(f"{where}: 'data.columns' must list column names as strings")
-    roles = _roles(_expect(data, "roles", dict, where), where, columns)
-    runs = tuple(
-        _run_spec(item, where, i) for i, item in enumerate(_expect(data, "runs", list, where))
-    )
-    comparison_raw = _expect(data, "comparison", list, where)
+    column_set = set(columns)
+    if len(column_set) != len(columns):
+        seen: set[str] = set()
+        twice = next(c for c in columns if c in seen or seen.add(c))  # type: ignore[func-returns-value]
+        raise InvalidInput(f"{where}: 'data.columns' names {twice[:80]!r} twice")
+    roles = _roles(_expect(data, "roles", dict, where), where, column_set)
+    runs_raw = _expect(data, "runs", list, where)
+    if len(runs_raw) > MAX_PROJECT_RUNS:
+        raise InvalidInput(
+            f"{where} holds {len(runs_raw):,} runs; a project keeps at most {MAX_PROJECT_RUNS:,} "
+            "(re-run a sweep instead of keeping every point)"
+        )
+    runs = tuple(_run_spec(item, where, i, column_set, roles) for i, item in enumerate(runs_raw))
     comparison: list[int] = []
-    for value in comparison_raw:
+    for value in _expect(data, "comparison", list, where):
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(runs):
             raise InvalidInput(
-                f"{where}: 'comparison' names run {value!r}, but the file holds runs 0..{len(runs) - 1}"
+                f"{where}: 'comparison' names run {_shown(value)}, but the file holds runs "
+                f"0..{len(runs) - 1}"
             )
+        if value in comparison:
+            raise InvalidInput(f"{where}: 'comparison' names run {value} twice")
         comparison.append(value)
-    notes = data.get("notes", "")
-    extra = data.get("extra", {})
     return Project(
         data_path=data_path,
         columns=tuple(columns),
         roles=roles,
         runs=runs,
         comparison=tuple(comparison),
-        notes=notes if isinstance(notes, str) else "",
-        extra=extra if isinstance(extra, dict) else {},
+        notes=data.get("notes", ""),
+        extra=data.get("extra", {}),
     )
 
 
@@ -208,74 +385,144 @@ def _expect(
     return value
 
 
-def _roles(data: Mapping[str, Any], where: str, columns: Sequence[str]) -> RoleMap:
+def _roles(data: Mapping[str, Any], where: str, columns: set[str]) -> RoleMap:
     roles_ok = {r.value for r in AttributeRole}
     kinds_ok = {k.value for k in AttributeKind}
     specs: list[tuple[str, ColumnSpec]] = []
     for column, spec in data.items():
+        shown = repr(column[:80])
         if columns and column not in columns:
-            raise InvalidInput(f"{where}: roles name column {column!r}, which 'data.columns' lacks")
+            raise InvalidInput(f"{where}: roles name column {shown}, which 'data.columns' lacks")
         if not isinstance(spec, dict):
-            raise InvalidInput(f"{where}: the role of column {column!r} must be an object")
+            raise InvalidInput(f"{where}: the role of column {shown} must be an object")
+        _unknown(spec, _ROLE_KEYS, f"{where}: the role of column {shown}")
         role, kind = spec.get("role"), spec.get("kind")
-        if role not in roles_ok:
+        if not isinstance(role, str) or role not in roles_ok:
             raise InvalidInput(
-                f"{where}: column {column!r} has role {role!r}; use one of {', '.join(sorted(roles_ok))}"
+                f"{where}: column {shown} has role {_shown(role)}; use one of "
+                f"{', '.join(sorted(roles_ok))}"
             )
-        if kind not in kinds_ok:
+        if not isinstance(kind, str) or kind not in kinds_ok:
             raise InvalidInput(
-                f"{where}: column {column!r} has kind {kind!r}; use one of {', '.join(sorted(kinds_ok))}"
+                f"{where}: column {shown} has kind {_shown(kind)}; use one of "
+                f"{', '.join(sorted(kinds_ok))}"
             )
         order = spec.get("order")
         if order is not None and (
             not isinstance(order, list) or not all(isinstance(v, str) for v in order)
         ):
-            raise InvalidInput(f"{where}: the order of column {column!r} must be a list of strings")
+            raise InvalidInput(f"{where}: the order of column {shown} must be a list of strings")
         if order is not None and len(set(order)) != len(order):
-            raise InvalidInput(f"{where}: the order of column {column!r} repeats a category")
+            raise InvalidInput(f"{where}: the order of column {shown} repeats a category")
         specs.append((str(column), ColumnSpec.from_json(spec)))
     return RoleMap(tuple(specs))
 
 
-def _run_spec(item: object, where: str, index: int) -> RunSpec:
+def _shown(value: object) -> str:
+    """``repr(value)`` cut to 40 characters (a message stays one short line)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _whole_in(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _run_spec(item: object, where: str, index: int, columns: set[str], roles: RoleMap) -> RunSpec:
     here = f"{where}: run {index}"
     if not isinstance(item, dict):
         raise InvalidInput(f"{here} must be an object")
-    method = item.get("method")
-    if not isinstance(method, str) or not method:
+    method_name = item.get("method")
+    if not isinstance(method_name, str) or not method_name:
         raise InvalidInput(f"{here} has no method name")
+    try:
+        method = get_method(method_name)
+    except InvalidParameter as exc:
+        raise InvalidInput(f"{here}: {exc}") from None
+    here = f"{here} ({method_name})"
+    _unknown(item, _RUN_KEYS, here)
+    for key, default in _PLACEMENT_DEFAULTS:
+        if key in item and not (item[key] == default and type(item[key]) is type(default)):
+            raise InvalidInput(
+                f"{here}: {key!r} = {_shown(item[key])} is refused: a project file never "
+                "chooses where runs are computed or sends data anywhere (engine, scheduler, "
+                "workers); choose them on the command line; remove the field"
+            )
     k = item.get("k")
     if not isinstance(k, int) or isinstance(k, bool):
-        raise InvalidInput(f"{here} ({method}) has k = {k!r}; k must be a whole number")
+        raise InvalidInput(f"{here} has k = {_shown(k)}; k must be a whole number")
+    if k < 2:
+        raise InvalidInput(f"{here} has k = {k}; k >= 2 is needed for any protection")
+    if k > MAX_K:
+        raise InvalidInput(f"{here} has k too large ({k}); k <= {MAX_K:,}")
     params = item.get("parameters", {})
     if not isinstance(params, dict):
-        raise InvalidInput(f"{here} ({method}): 'parameters' must be an object")
+        raise InvalidInput(f"{here}: 'parameters' must be an object")
+    try:
+        resolve_params(method, params)
+    except InvalidParameter as exc:
+        raise InvalidInput(f"{here}: {exc}") from None
     seed = item.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise InvalidInput(f"{here} ({method}): seed {seed!r} must be a whole number or null")
+    if seed is not None and not _whole_in(seed, 0, MAX_SEED):
+        raise InvalidInput(
+            f"{here}: seed {_shown(seed)} must be null or a whole number between 0 and {MAX_SEED}"
+            if not isinstance(seed, int) or isinstance(seed, bool)
+            else f"{here}: seed {seed} must be a whole number between 0 and {MAX_SEED}"
+        )
     hierarchies = item.get("hierarchies", {})
     if not isinstance(hierarchies, dict) or not all(
         isinstance(v, str) for v in hierarchies.values()
     ):
-        raise InvalidInput(f"{here} ({method}): 'hierarchies' must map columns to file paths")
-    spec = RunSpec.make(method, k, params, seed, hierarchies)
-    # Fields added to RunSpec later (strata, blocking, engine...) are read when present: a field
-    # holding a tuple is given one (JSON has lists only).
-    known = {"method", "k", "params", "seed", "hierarchies"}
-    updates: dict[str, Any] = {}
-    for f in fields(RunSpec):
-        if f.name in known or f.name not in item:
-            continue
-        value = item[f.name]
-        updates[f.name] = tuple(value) if isinstance(value, list) else value
-    if updates:
-        from dataclasses import replace
-
-        try:
-            spec = replace(spec, **updates)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInput(f"{here} ({method}): {exc}") from None
-    return spec
+        raise InvalidInput(f"{here}: 'hierarchies' must map columns to file paths")
+    for column, file in hierarchies.items():
+        if columns and column not in columns:
+            raise InvalidInput(
+                f"{here}: the hierarchy for {column[:80]!r} names not a column of the table"
+            )
+        if not file.strip() or "\x00" in file:
+            raise InvalidInput(
+                f"{here}: the hierarchy for {column[:80]!r} has an empty path or no file name "
+                "(or a NUL character); attach the hierarchy file again"
+            )
+    strata = item.get("strata", [])
+    if not isinstance(strata, list):
+        raise InvalidInput(f"{here}: 'strata' must be a list of column names")
+    if not all(isinstance(c, str) for c in strata):
+        raise InvalidInput(f"{here}: 'strata' must be a list of column names")
+    for column in strata:
+        if columns and column not in columns:
+            raise InvalidInput(
+                f"{here}: strata column {column[:80]!r} is not a column of the table"
+            )
+        if column in roles and roles[column].role is AttributeRole.IDENTIFIER:
+            raise InvalidInput(
+                f"{here}: strata column {column[:80]!r} is an identifier (removed from the output)"
+            )
+    if len(set(strata)) != len(strata):
+        raise InvalidInput(f"{here}: 'strata' names a column twice")
+    block_size = item.get("block_size")
+    if block_size is not None and block_size != "auto":
+        if not isinstance(block_size, int) or isinstance(block_size, bool):
+            raise InvalidInput(
+                f'{here}: block_size {_shown(block_size)} must be null, "auto" or a whole number'
+            )
+        if block_size < 2 * k:
+            raise InvalidInput(
+                f"{here}: block_size {block_size} is too small; a block needs >= 2k = {2 * k} records"
+            )
+        if block_size > MAX_BLOCK_SIZE:
+            raise InvalidInput(
+                f"{here}: block_size {block_size} is too large; give <= {MAX_BLOCK_SIZE:,}"
+            )
+    return RunSpec(
+        method=method_name,
+        k=k,
+        params=tuple(sorted(params.items())),
+        seed=seed,
+        hierarchies=tuple(sorted(hierarchies.items())),
+        strata=tuple(strata),
+        block_size=block_size,
+    )
 
 
 #: schema version N -> function turning a version-N object into a version-(N+1) one.
@@ -308,16 +555,32 @@ def write_autosave(project: Project) -> Path:
 
 
 def read_autosave() -> Project | None:
-    """The autosaved project, or None when there is none (or it cannot be read: it is then
-    removed, since a damaged autosave can only get in the way)."""
+    """The autosaved project, or None when there is none.
+
+    An autosave that cannot be read (damaged, hostile, from a newer version) is never fatal and
+    never read twice: it is renamed to ``<name>.bad`` beside it (replacing an older one) and
+    :class:`InvalidInput` says so, for the app to tell the user; the next start is clean.
+    """
     path = autosave_path()
-    if not path.is_file():
+    try:
+        if not path.exists() and not path.is_symlink():
+            return None
+    except OSError:
         return None
     try:
         return load_project(path)
-    except InvalidInput:
-        clear_autosave()
-        return None
+    except InvalidInput as exc:
+        bad = path.with_name(path.name + ".bad")
+        try:
+            os.replace(path, bad)
+            kept = f"it was set aside as {str(bad)!r}"
+        except OSError as move:
+            clear_autosave()
+            kept = f"it could not be set aside as {str(bad)!r} ({move.strerror}) and was removed"
+        raise InvalidInput(
+            f"the autosave of the last session could not be read ({exc}); {kept}; microgui "
+            "starts without it"
+        ) from None
 
 
 def clear_autosave() -> None:

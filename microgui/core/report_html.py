@@ -1,14 +1,16 @@
 """An HTML report of one run or of a comparison of runs, to attach to a release decision.
 
-Plain Python, no Qt: the app passes in the charts it drew as PNG bytes; they are embedded as data
-URIs, so the report is one self-contained file. The report holds the specification of each run
-(method, k, parameters, seed), aggregate facts (records, groups, group sizes) and the measures —
-never a value of any record: no identifier, quasi-identifier or confidential value appears in it.
+Plain Python, no Qt. The report holds the specification of each run (method, k, parameters,
+seed), aggregate facts (records, groups, group sizes), the measures and charts — never an
+original value of any record: no identifier, no original quasi-identifier value and no
+confidential value appears in it. Its charts are :class:`~microgui.core.report_charts.ReportChart`
+objects built from released or aggregated values only (issue 12: the app's plots, which draw the
+original records, are never grabbed), embedded as inline SVG so the report is one self-contained
+file whose every number can be searched; a raster image is refused.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import math
 from collections.abc import Mapping, Sequence
@@ -17,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from microgui._version import __version__
+from microgui.core.report_charts import ReportChart, chart_svg
 from microgui.core.runs import RunResult
 
 __all__ = [
@@ -135,7 +138,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f2f2f2; }
 td.best { font-weight: bold; color: #1a7f37; background: #eaf6ec; }
 .note { color: #666; font-size: 0.9em; }
-img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+svg { max-width: 100%; height: auto; border: 1px solid #ddd; margin: 0.5em 0; }
 """
 
 
@@ -209,7 +212,7 @@ def build_report_html(
     catalog: Mapping[str, Sequence[str]],
     *,
     title: str | None = None,
-    charts: Sequence[tuple[str, bytes]] = (),
+    charts: Sequence[ReportChart] = (),
     generated: datetime | None = None,
     correlations: Any = None,
 ) -> str:
@@ -225,7 +228,8 @@ def build_report_html(
     title
         The heading; by default it names the run or says how many runs are compared.
     charts
-        (caption, PNG bytes) of the charts drawn by the app, embedded as data URIs.
+        The charts (:mod:`microgui.core.report_charts`: released values, group sizes, measures),
+        embedded as inline SVG; anything else (a PNG of a plot) raises ``TypeError``.
     generated
         When the report was made (default: now).
     correlations
@@ -235,6 +239,12 @@ def build_report_html(
     """
     if not runs:
         raise ValueError("a report needs at least one run")
+    for chart in charts:
+        if not isinstance(chart, ReportChart):
+            raise TypeError(
+                "report charts must be ReportChart objects built from released or aggregated "
+                f"values, not {type(chart).__name__} (a picture of a plot may show original records)"
+            )
     when = (generated or datetime.now()).isoformat(timespec="seconds")
     if title is None:
         title = (
@@ -291,15 +301,31 @@ def build_report_html(
         parts.append("<p class='note'>Pearson correlations; difference = protected − original.</p>")
     if charts:
         parts.append("<h2>Charts</h2>")
-        for caption, png in charts:
-            data = base64.b64encode(png).decode("ascii")
+        for chart in charts:
+            shows = f" Shows {chart.shows}." if chart.shows else ""
             parts.append(
-                f"<figure><img alt='{_e(caption)}' src='data:image/png;base64,{data}'>"
-                f"<figcaption>{_e(caption)}</figcaption></figure>"
+                f"<figure>{chart_svg(chart)}"
+                f"<figcaption>{_e(chart.caption)}.{_e(shows)}</figcaption></figure>"
             )
-    parts.append(
-        "<p class='note'>This report holds specifications, aggregate facts and measures only: "
-        "no value of any record.</p>"
-    )
+    parts.append(f"<p class='note'>{_e(_footer(charts))}</p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _footer(charts: Sequence[ReportChart]) -> str:
+    """What the report holds, precisely (its charts' data sources named)."""
+    text = "This report holds specifications, aggregate facts (counts and group sizes)"
+    if charts:
+        shown = list(dict.fromkeys(c.shows for c in charts if c.shows))
+        text += (
+            ", measures and charts drawn only from released or aggregated values: "
+            + "; ".join(shown)
+            + ". "
+        )
+    else:
+        text += " and measures. "
+    return text + (
+        "It holds no original value of any record: no identifier, no original "
+        "quasi-identifier value and no confidential value (correlations, when shown, are of whole "
+        "columns)."
+    )

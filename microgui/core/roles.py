@@ -9,13 +9,24 @@ nominal (equality distance, mode).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from microgui.core.errors import InvalidRoles
 
-__all__ = ["AttributeRole", "AttributeKind", "ColumnSpec", "RoleMap", "roles_from_lists"]
+__all__ = [
+    "AttributeRole",
+    "AttributeKind",
+    "ColumnSpec",
+    "RoleMap",
+    "roles_from_lists",
+    "normalize_name",
+    "resolve_column",
+    "resolve_columns",
+    "name_list",
+]
 
 
 class AttributeRole(StrEnum):
@@ -124,14 +135,106 @@ class RoleMap(Mapping[str, ColumnSpec]):
         return cls(tuple((str(k), ColumnSpec.from_json(v)) for k, v in data.items()))
 
 
+def normalize_name(name: str) -> str:
+    """How a column name given by the user is compared when it matches no column exactly:
+    white space at both ends removed, Unicode NFC, case folded (``' Âge'`` and ``'âge'`` agree).
+    """
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name.strip()).casefold())
+
+
+def _shown_columns(cols: Sequence[str]) -> str:
+    # repr: a name may hold quotes, commas or a line break; the message stays one line
+    return ", ".join(map(repr, cols[:12])) + (", …" if len(cols) > 12 else "")
+
+
+class _ColumnIndex:
+    """The columns of a table, for :func:`resolve_column` (built once per list of names)."""
+
+    def __init__(self, columns: Iterable[str]) -> None:
+        self.columns = [str(c) for c in columns]
+        self.exact = set(self.columns)
+        self.by_key: dict[str, list[str]] = {}
+        for col in self.columns:
+            self.by_key.setdefault(normalize_name(col), []).append(col)
+
+    def resolve(self, name: object, option: str) -> str:
+        if not isinstance(name, str):
+            raise InvalidRoles(
+                f"{option} names column {name!r} (type {type(name).__name__}); column names are "
+                "text: give the name as a string"
+            )
+        if name in self.exact:  # an exact match always wins
+            return name
+        hits = self.by_key.get(normalize_name(name), [])
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise InvalidRoles(
+                f"{option} names column {name!r}, which matches no column exactly but "
+                f"{len(hits)} columns when spaces at the ends, Unicode form and case are "
+                f"ignored ({', '.join(map(repr, hits))}); give the exact name of the one you mean "
+                "(on the command line in quotes, e.g. --qi ' age')"
+            )
+        hint = (
+            r"; write a comma inside a column name as \, (--qi 'a\,b')"
+            if any("," in c for c in self.columns)
+            else "; check the spelling"
+        )
+        raise InvalidRoles(
+            f"{option} names column {name!r}, which is not in the table (columns: "
+            f"{_shown_columns(self.columns)})" + hint
+        )
+
+
+def resolve_column(name: object, columns: Iterable[str], option: str = "column") -> str:
+    """The column of ``columns`` that the user's ``name`` means.
+
+    An exact match always wins. Otherwise ``name`` must match exactly one column after
+    :func:`normalize_name` (spaces at the ends, Unicode NFC, case); two or more such columns
+    (``'ssn'`` and ``'ssn '``, ``'SSN'`` and ``'ssn'``, NFC and NFD spellings) are an ambiguity,
+    refused with every candidate shown. Raises :class:`InvalidRoles` naming ``option``.
+    """
+    return _ColumnIndex(columns).resolve(name, option)
+
+
+def resolve_columns(names: Iterable[object], columns: Iterable[str], option: str) -> list[str]:
+    """:func:`resolve_column` for each of ``names`` (order and repeats kept)."""
+    index = _ColumnIndex(columns)
+    return [index.resolve(name, option) for name in names]
+
+
+def name_list(value: object, option: str) -> list[object]:
+    """Column names given as one string (one column, never its letters), or an iterable of
+    them, as a list; None is no column. Raises :class:`InvalidRoles` for anything else."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        raise InvalidRoles(
+            f"{option} must be a column name or a list of column names, not a "
+            f"{type(value).__name__}"
+        )
+    return list(value)
+
+
+def _ordinal_map(value: object) -> dict[object, object]:
+    """``ordinal`` as the API takes it: {col: order or None}, one name, or a list of names."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return dict(value)
+    return {name: None for name in name_list(value, "ordinal")}
+
+
 def roles_from_lists(
     columns: Iterable[str],
     *,
-    qi: Iterable[str],
-    identifiers: Iterable[str] = (),
-    confidential: Iterable[str] = (),
-    ordinal: Mapping[str, Iterable[str] | None] | None = None,
-    nominal: Iterable[str] = (),
+    qi: Iterable[str] | str,
+    identifiers: Iterable[str] | str = (),
+    confidential: Iterable[str] | str = (),
+    ordinal: Mapping[str, Iterable[str] | None] | Iterable[str] | str | None = None,
+    nominal: Iterable[str] | str = (),
 ) -> RoleMap:
     """Build a :class:`RoleMap` the way the command line and the Python API describe roles.
 
@@ -139,45 +242,40 @@ def roles_from_lists(
     maps to its category order, lowest first (None: numeric order of its values, else text
     order); columns named nowhere are non-confidential and pass through. Every name must be a
     column of the table and may have one role only.
+
+    Names are matched by :func:`resolve_column` (exact first, else unique after removing
+    spaces at the ends, Unicode NFC and case folding); one string names one column
+    (``qi="age"``), never its letters.
     """
-    cols = [str(c) for c in columns]
-    known = set(cols)
-    ordinal = dict(ordinal or {})
-    qi_list, id_list, conf_list, nom_list = (
-        list(qi),
-        list(identifiers),
-        list(confidential),
-        list(nominal),
-    )
+    index = _ColumnIndex(columns)
+    cols = index.columns
 
-    def check(names: Iterable[str], option: str) -> None:
-        for name in names:
-            if name not in known:
-                # repr: a name may hold quotes, commas or a line break; the message stays one line
-                shown = ", ".join(map(repr, cols[:12])) + (", …" if len(cols) > 12 else "")
-                hint = (
-                    r"; write a comma inside a column name as \, (--qi 'a\,b')"
-                    if any("," in c for c in cols)
-                    else "; check the spelling (names are case-sensitive)"
-                )
-                raise InvalidRoles(
-                    f"{option} names column {name!r}, which is not in the table (columns: {shown})"
-                    + hint
-                )
+    def resolved(value: object, option: str) -> list[str]:
+        return list(dict.fromkeys(index.resolve(n, option) for n in name_list(value, option)))
 
-    check(qi_list, "--qi")
-    check(id_list, "--identifiers")
-    check(conf_list, "--confidential")
-    check(ordinal, "--ordinal")
-    check(nom_list, "--nominal")
+    qi_list = resolved(qi, "--qi")
+    id_list = resolved(identifiers, "--identifiers")
+    conf_list = resolved(confidential, "--confidential")
+    ord_map: dict[str, list[str] | None] = {}
+    for name, order in _ordinal_map(ordinal).items():
+        col = index.resolve(name, "--ordinal")
+        if col in ord_map:
+            raise InvalidRoles(f"--ordinal gives column {col!r} twice; give one order")
+        if order is not None and (isinstance(order, str) or not isinstance(order, Iterable)):
+            raise InvalidRoles(
+                f"--ordinal {col!r}: give its categories as a list, lowest first, or None for "
+                "the natural order of its values"
+            )
+        ord_map[col] = None if order is None else [str(v) for v in order]
+    nom_list = resolved(nominal, "--nominal")
     if not qi_list:
         raise InvalidRoles("no quasi-identifier given; name at least one column with --qi")
-    for name in list(ordinal) + nom_list:
+    for name in list(ord_map) + nom_list:
         if name not in qi_list:
             raise InvalidRoles(
                 f"{name!r} is given a kind (--ordinal/--nominal) but is not a quasi-identifier; add it to --qi"
             )
-    both = set(ordinal) & set(nom_list)
+    both = set(ord_map) & set(nom_list)
     if both:
         raise InvalidRoles(
             f"column {sorted(both)[0]!r} is given as both ordinal and nominal; choose one"
@@ -194,22 +292,23 @@ def roles_from_lists(
                     f"column {name!r} is named by both {seen[name]} and {option}; give it one role"
                 )
             seen[name] = option
+    nom_set, qi_set, id_set, conf_set = set(nom_list), set(qi_list), set(id_list), set(conf_list)
     specs: dict[str, ColumnSpec] = {}
     for col in cols:
-        if col in ordinal:
-            order = ordinal[col]
+        if col in ord_map:
+            order = ord_map[col]
             specs[col] = ColumnSpec(
                 AttributeRole.QUASI_IDENTIFIER,
                 AttributeKind.ORDINAL,
                 tuple(str(v) for v in order) if order is not None else None,
             )
-        elif col in nom_list:
+        elif col in nom_set:
             specs[col] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
-        elif col in qi_list:
+        elif col in qi_set:
             specs[col] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
-        elif col in id_list:
+        elif col in id_set:
             specs[col] = ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL)
-        elif col in conf_list:
+        elif col in conf_set:
             specs[col] = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
         else:
             specs[col] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)

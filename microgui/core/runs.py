@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -23,14 +23,21 @@ from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods.base import Method, MethodInput, get_method, resolve_params
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.roles import RoleMap
-from microgui.core.scale import check_scale_options, resolve_block_size, run_scaled
+from microgui.core.roles import RoleMap, resolve_column, resolve_columns
+from microgui.core.scale import (
+    check_scale_options,
+    one_piece_message,
+    resolve_block_size,
+    run_scaled,
+)
 
 __all__ = [
     "RunSpec",
     "RunResult",
     "run_protection",
     "parse_k",
+    "parse_seed",
+    "MAX_SEED",
     "validate_k",
     "build_report",
     "information_loss_text",
@@ -71,7 +78,7 @@ class RunSpec:
         method: str,
         k: int | str,
         params: Mapping[str, Any] | None = None,
-        seed: int | None = None,
+        seed: int | str | None = None,
         hierarchies: Mapping[str, str] | None = None,
         *,
         strata: Sequence[str] | str | None = None,
@@ -88,7 +95,7 @@ class RunSpec:
             method=method,
             k=parse_k(k),
             params=tuple(sorted((params or {}).items())),
-            seed=seed,
+            seed=parse_seed(seed),
             hierarchies=tuple(sorted((str(c), str(p)) for c, p in (hierarchies or {}).items())),
             strata=tuple(str(c) for c in (strata or ())),
             block_size=(
@@ -186,6 +193,38 @@ def parse_k(k: object) -> int:
         raise InvalidParameter(f"k={k!r} is not a whole number; give k >= 2") from None
 
 
+#: The largest seed: numpy seeds are non-negative whole numbers, and 64 bits keep a seed exact
+#: in the reports and project files other tools read (the seed drawn when none is given has 63).
+MAX_SEED = 2**64 - 1
+
+
+def parse_seed(seed: object, option: str = "seed") -> int | None:
+    """A seed as an int in 0..:data:`MAX_SEED` (None stays None: a fresh seed per run), or
+    :class:`InvalidParameter` saying what to give. Text is read as a whole number (the command
+    line); floats and booleans are refused, not truncated."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer | str):
+        raise InvalidParameter(
+            f"{option} {seed!r} is not a whole number; give a seed from 0 to {MAX_SEED}"
+        )
+    try:
+        value = int(seed.strip()) if isinstance(seed, str) else int(seed)
+    except ValueError:
+        text = str(seed)
+        shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
+        raise InvalidParameter(
+            f"{option} {shown} is not a whole number; give a seed from 0 to {MAX_SEED}"
+        ) from None
+    if not 0 <= value <= MAX_SEED:
+        shown = str(value) if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+        raise InvalidParameter(
+            f"{option} {shown} is out of range; give a seed from 0 to {MAX_SEED} "
+            "(numpy seeds are non-negative)"
+        )
+    return value
+
+
 def _whole(value: object, what: str) -> int:
     """``value`` as an int, or :class:`InvalidParameter` naming ``what``."""
     if isinstance(value, bool):
@@ -228,6 +267,10 @@ def run_protection(
     method: Method = get_method(spec.method)
     params = resolve_params(method, spec.param_dict)
     k = validate_k(spec.k, dataset.n_records, dataset.name if dataset.source else "")
+    if spec.strata:  # names as the user typed them: matched like every column name
+        strata = tuple(resolve_columns(spec.strata, dataset.frame.columns, "--strata"))
+        if strata != spec.strata:
+            spec = replace(spec, strata=strata)
     check_scale_options(
         dataset,
         k,
@@ -237,10 +280,13 @@ def run_protection(
         scheduler=spec.scheduler,
         workers=spec.workers,
     )
+    if spec.engine == "dask" and not spec.scaled_for(dataset.n_records):
+        raise InvalidParameter(one_piece_message())
     progress(0.0, "checking the data")
     qi = prepare_qi(dataset)
     _check_kinds(method, dataset.roles)
-    seed = spec.seed if spec.seed is not None else secrets.randbits(63)
+    seed = parse_seed(spec.seed)  # a spec may come from a project file, not RunSpec.make
+    seed = seed if seed is not None else secrets.randbits(63)
     if spec.scaled_for(dataset.n_records):
         return _run_scaled(dataset, spec, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)
@@ -338,9 +384,8 @@ def _load_hierarchies(spec: RunSpec, dataset: Dataset) -> dict[str, Any]:
     from microgui.core.hierarchy import load_hierarchy
 
     out: dict[str, Any] = {}
-    for column, path in spec.hierarchies:
-        if column not in dataset.frame.columns:
-            raise InvalidRoles(f"--hierarchy names column {column!r}, which is not in the table")
+    for name, path in spec.hierarchies:
+        column = resolve_column(name, dataset.frame.columns, "--hierarchy")
         out[column] = load_hierarchy(path)
     return out
 

@@ -70,6 +70,9 @@ Views' artifacts (an MST, a dependency tree) are kept only for single-unit runs.
 from __future__ import annotations
 
 import math
+import re
+import socket
+import struct
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -184,7 +187,9 @@ def check_scale_options(
         raise InvalidParameter(
             "engine 'dask' needs the address of a Dask scheduler (--scheduler tcp://HOST:8786)"
         )
-    if engine != "dask" and scheduler:
+    if engine == "dask":
+        check_scheduler_address(scheduler)
+    if engine != "dask" and scheduler is not None:
         raise InvalidParameter(
             f"a scheduler ({scheduler}) is used only by --engine dask; add --engine dask or drop it"
         )
@@ -196,6 +201,35 @@ def check_scale_options(
                 "--workers sets the local engine's processes; with --engine dask the cluster's "
                 "workers run the blocks: drop --workers"
             )
+
+
+_ADDRESS = re.compile(
+    r"tcp://(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+    r":(?P<port>[0-9]{1,5})"
+)
+
+
+def check_scheduler_address(address: object) -> tuple[str, int]:
+    """``(host, port)`` of a Dask scheduler address ``tcp://HOST:PORT``, or
+    :class:`InvalidParameter` before anything is connected to.
+
+    Only plain ``tcp://`` is accepted (microgui offers no TLS credentials, so ``tls://`` could
+    not work); no user part, path, white space or control character; port 1..65535. The host is
+    a name, an IPv4 address or an IPv6 address in brackets.
+    """
+    hint = "give it as tcp://HOST:PORT, e.g. tcp://scheduler.example.org:8786"
+    if not isinstance(address, str) or not address.strip():
+        raise InvalidParameter(f"the Dask scheduler address is empty; {hint}")
+    shown = repr(address) if len(address) <= 80 else repr(address[:77] + "...")
+    match = _ADDRESS.fullmatch(address)
+    if match is None:
+        raise InvalidParameter(
+            f"scheduler address {shown} is not of the form tcp://HOST:PORT; {hint}"
+        )
+    port = int(match["port"])
+    if not 1 <= port <= 65535:
+        raise InvalidParameter(f"scheduler address {shown} has port {port}, not 1..65535; {hint}")
+    return match["host"].strip("[]"), port
 
 
 # --------------------------------------------------------------------------------------------
@@ -440,6 +474,15 @@ def _default_workers(n_units: int) -> int:
     return default_workers(n_units)
 
 
+def one_piece_message() -> str:
+    """Why a Dask run that is one piece is refused (nothing would reach the scheduler)."""
+    return (
+        "this run is one piece (no strata, and no --block-size smaller than the table), so "
+        "nothing would be sent to the scheduler: give --block-size or --strata to split it, or "
+        "drop --engine dask to run it here"
+    )
+
+
 def _execute(
     units: list[_Unit],
     engine: str,
@@ -450,7 +493,9 @@ def _execute(
     """Run every unit; returns the outputs in unit order, the engine's description and the
     number of processes used (1: this process)."""
     total = sum(u.size for u in units)
-    if len(units) > 1 and engine == "dask":
+    if engine == "dask":
+        if len(units) == 1:
+            raise InvalidParameter(one_piece_message())
         assert scheduler is not None
         return _execute_dask(units, scheduler, progress), f"dask ({scheduler})", 0
     n_workers = _default_workers(len(units)) if workers is None else int(workers)
@@ -559,15 +604,86 @@ def _dask_task(unit: _Unit, cancel_event: str) -> _UnitOutput:
     return _run_unit(unit, check)
 
 
+#: The largest first message a Dask scheduler sends (its handshake is a few hundred bytes).
+_HANDSHAKE_MAX_BYTES = 65_536
+
+
+def _unreachable(scheduler: str, why: str) -> InvalidParameter:
+    return InvalidParameter(
+        f"cannot reach the Dask scheduler at {scheduler!r} ({why}); check the address "
+        "(tcp://HOST:PORT) and that the scheduler is running"
+    )
+
+
+def probe_dask_scheduler(scheduler: str, timeout: float | None = None) -> None:
+    """Check that a Dask scheduler answers at ``scheduler`` before any data is sent there.
+
+    A Dask comm greets every new connection with a small handshake message (8-byte total
+    length, 8-byte frame count, frame lengths, msgpack frames naming ``pickle-protocol``:
+    ``distributed/comm/core.py`` ``handshake_info`` and ``comm/tcp.py`` ``read``). This probe
+    connects a plain socket, reads that greeting with a bounded size and time, and closes: a
+    refused port, a host that does not answer, an HTTP server or any other service gives one
+    :class:`InvalidParameter` line within ``timeout`` seconds, instead of a Dask client that
+    allocates whatever length a stranger announces (``MemoryError: 3.07 EiB``) or fails in
+    ``__del__``. Nothing is sent.
+    """
+    host, port = check_scheduler_address(scheduler)
+    limit = DASK_CONNECT_SECONDS if timeout is None else timeout
+    deadline = time.monotonic() + limit
+    try:
+        conn = socket.create_connection((host, port), timeout=limit)
+    except ConnectionRefusedError:
+        raise _unreachable(scheduler, "connection refused: nothing listens on that port") from None
+    except TimeoutError:
+        raise _unreachable(scheduler, f"no answer within {limit:g} s") from None
+    except OSError as exc:
+        raise _unreachable(scheduler, " ".join(str(exc.strerror or exc).split())) from None
+
+    def read(n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            conn.settimeout(left)
+            chunk = conn.recv(n - len(data))
+            if not chunk:
+                raise ConnectionResetError
+            data += chunk
+        return data
+
+    not_dask = (
+        f"the service at {scheduler!r} is not a Dask scheduler (it did not greet as one); "
+        "check the address and port (Dask's default port is 8786)"
+    )
+    with conn:
+        try:
+            (total,) = struct.unpack("<Q", read(8))
+            if not 16 <= total <= _HANDSHAKE_MAX_BYTES:
+                raise InvalidParameter(not_dask)
+            body = read(total)
+        except TimeoutError:
+            raise InvalidParameter(
+                f"the service at {scheduler!r} did not greet as a Dask scheduler within "
+                f"{limit:g} s; check the address and port (Dask's default port is 8786)"
+            ) from None
+        except OSError:
+            raise InvalidParameter(not_dask) from None
+    (n_frames,) = struct.unpack_from("<Q", body)
+    if not 1 <= n_frames <= 64 or 8 * (1 + n_frames) > total:
+        raise InvalidParameter(not_dask)
+    lengths = struct.unpack_from(f"<{n_frames}Q", body, 8)
+    if 8 * (1 + n_frames) + sum(lengths) != total or b"pickle-protocol" not in body:
+        raise InvalidParameter(not_dask)
+
+
 def _execute_dask(units: list[_Unit], scheduler: str, progress: ProgressFn) -> list[_UnitOutput]:
     distributed = _import_distributed()
+    probe_dask_scheduler(scheduler)
     try:
         client = distributed.Client(scheduler, timeout=DASK_CONNECT_SECONDS, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InvalidParameter(
-            f"cannot reach the Dask scheduler at {scheduler!r} ({' '.join(str(exc).split())}); "
-            "check the address (tcp://HOST:PORT) and that the scheduler is running"
-        ) from None
+    except Exception as exc:  # noqa: BLE001 - whatever the client raises, the user gets one line
+        raise _unreachable(scheduler, " ".join(str(exc).split())[:200]) from None
     total = sum(u.size for u in units)
     token = uuid.uuid4().hex
     event = distributed.Event(f"microgui-cancel-{token}", client=client)

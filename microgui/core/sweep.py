@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import numbers
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -44,7 +45,7 @@ from typing import Any
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
-from microgui.core.runs import RunSpec, parse_k
+from microgui.core.runs import RunSpec, parse_k, parse_seed
 
 __all__ = [
     "SweepSpec",
@@ -86,15 +87,16 @@ class SweepSpec:
         methods: Sequence[str],
         ks: Sequence[int | str],
         params_grid: Mapping[str, Sequence[Any]] | None = None,
-        seed: int | None = None,
+        seed: int | str | None = None,
     ) -> SweepSpec:
-        """A spec from loose values (k parsed as whole numbers, duplicates dropped, order kept)."""
+        """A spec from loose values (k parsed as whole numbers, duplicates dropped, order kept;
+        the seed checked by :func:`~microgui.core.runs.parse_seed` before any run starts)."""
         grid = tuple((str(n), tuple(dict.fromkeys(v))) for n, v in (params_grid or {}).items())
         return cls(
             methods=tuple(dict.fromkeys(methods)),
             ks=tuple(dict.fromkeys(parse_k(k) for k in ks)),
             params_grid=grid,
-            seed=seed,
+            seed=parse_seed(seed),
         )
 
     def run_specs(self) -> list[RunSpec]:
@@ -299,7 +301,11 @@ def run_sweep(
     """
     specs = list(specs)
     total = len(specs)
-    n_workers = default_workers(total) if workers is None else max(1, int(workers))
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1
+    ):
+        raise InvalidParameter(f"workers={workers!r}: give a whole number >= 1 (or None)")
+    n_workers = default_workers(total) if workers is None else int(workers)
     if total == 0:
         progress(1.0, "0/0 runs")
         return []

@@ -18,6 +18,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 import microgui
+from microgui.core.errors import MicroguiError
 from microgui.qt.main_window import MainWindow
 from microgui.qt.settings import UiSettings
 
@@ -114,7 +115,11 @@ def _offer_restore(window: MainWindow) -> bool:
     """After a session that did not end cleanly, offer to restore it from the autosave."""
     from microgui.core.project_file import clear_autosave, read_autosave
 
-    project = read_autosave()
+    try:
+        project = read_autosave()
+    except MicroguiError as exc:  # damaged: set aside by read_autosave, never fatal
+        window.show_error(str(exc), title="The last session's autosave was set aside")
+        return False
     if project is None:
         return False
     name = Path(project.data_path).name if project.data_path else "a table"

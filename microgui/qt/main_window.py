@@ -8,6 +8,7 @@ crash. Closing the window cancels the run and waits for the pool.
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from microgui._version import __version__
 from microgui.core.errors import MicroguiError
-from microgui.core.project_file import Project, clear_autosave
+from microgui.core.project_file import Project, clear_autosave, load_project
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController, measure_catalog, report_path_for
 from microgui.qt.models.dataframe_model import DataFrameModel
@@ -54,6 +55,8 @@ __all__ = ["MainWindow", "ExportOverrideDialog", "PAPERS", "view_rows"]
 
 #: The autosave is written this long after the last change of roles or history.
 AUTOSAVE_DELAY_MS = 3000
+#: Opening a project with more runs than this asks before re-computing them (issue 12).
+RUNS_WITHOUT_ASKING = 200
 PROJECT_FILTER = "microgui projects (*.microgui.json *.json);;All files (*)"
 
 #: The papers microgui is built from (see the project's papers list).
@@ -104,7 +107,8 @@ class ExportOverrideDialog(QDialog):
         )
         self.export_button.setEnabled(False)
         self.reason_edit.textChanged.connect(
-            lambda t: self.export_button.setEnabled(bool(t.strip()))
+            # a reason has words, as the core asks (issue 12: "  " or "..." is no reason)
+            lambda t: self.export_button.setEnabled(any(ch.isalnum() for ch in t))
         )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -645,7 +649,6 @@ class MainWindow(QMainWindow):
         is open."""
         from microgui.core.io import write_text_atomic
         from microgui.core.report_html import build_report_html, report_run
-        from microgui.qt.plots.chart_export import chart_png
 
         ctl = self.controller
         if comparison is None:
@@ -662,24 +665,7 @@ class MainWindow(QMainWindow):
         if not entries:
             self.show_error("Run a method (or choose runs to compare) before saving a report.")
             return False
-        charts: list[tuple[str, bytes]] = []
-        if comparison:
-            names = ", ".join(e.name for e in entries)
-            charts.append(
-                (
-                    f"Records of {names}, coloured by group in each run",
-                    chart_png(self.compare_panel.plot.ci),
-                )
-            )
-        else:
-            charts.append((f"Groups of {entries[0].name}", chart_png(self.plot.plot_item)))
-        if self.ru_chart.drawn_ids:
-            charts.append(
-                (
-                    "Risk–utility map of the runs in the history (dashed: Pareto front)",
-                    chart_png(self.ru_chart.chart_item),
-                )
-            )
+        charts = self._report_charts(entries, comparison=comparison)
         runs = [report_run(e.name, e.result, e.measures, e.finished_at) for e in entries]
         # The correlations tab's table, when it shows this very run (computed in its worker).
         shown = self.association_panel.correlations
@@ -690,14 +676,49 @@ class MainWindow(QMainWindow):
         )
         text = build_report_html(runs, measure_catalog(), charts=charts, correlations=correlations)
         try:
-            source = entries[0].dataset.source
-            write_text_atomic(text, path, protect_from=source)
+            # never a file the runs read: the data file, each run's hierarchy files (issue 12)
+            read = [e.dataset.source for e in entries]
+            read += [Path(p) for e in entries for _column, p in e.spec.hierarchies]
+            write_text_atomic(text, path, protect_from=read)
         except MicroguiError as exc:
             self.show_error(str(exc), title="Cannot save the report")
             return False
         self.settings.set_last_directory(path.resolve().parent)
         self.statusBar().showMessage(f"Saved the report to {path.name}.", 10000)
         return True
+
+    def _report_charts(self, entries: list[Any], *, comparison: bool) -> list[Any]:
+        """The report's charts, built in core from released or aggregated values only: each
+        run's released group values (on the screen's axes when they are columns), the group
+        sizes and the risk–utility map of the measures. Never a picture of the screen's plots,
+        which draw the original records (issue 12)."""
+        from microgui.core.report_charts import (
+            group_sizes_chart,
+            released_values_chart,
+            ru_map_chart,
+        )
+        from microgui.qt.plots.ru_chart import axis_title
+
+        options = self.compare_panel.plot.options if comparison else self.plot.options
+        axes = (options.x_axis, options.y_axis)
+        charts = [released_values_chart(e.result, e.name, axes=axes) for e in entries]
+        charts.append(group_sizes_chart([(e.name, e.result) for e in entries]))
+        drawn = set(self.ru_chart.drawn_ids)
+        xk, yk = self.ru_chart.options.x_measure, self.ru_chart.options.y_measure
+        if drawn and xk and yk:
+            catalog = measure_catalog()
+            charts.append(
+                ru_map_chart(
+                    [
+                        (e.name, e.measures.get(xk), e.measures.get(yk))
+                        for e in self.controller.history
+                        if e.run_id in drawn
+                    ],
+                    axis_title(catalog.get(xk, ()), xk),
+                    axis_title(catalog.get(yk, ()), yk),
+                )
+            )
+        return [c for c in charts if c is not None]
 
     # export -------------------------------------------------------------------------------
     def default_export_path(self) -> Path:
@@ -791,14 +812,31 @@ class MainWindow(QMainWindow):
     def open_project(self, path: str | Path | Project) -> bool:
         """Open a project file (or an autosaved :class:`Project`); False, with the reason
         shown, when it cannot be read or its table is gone."""
+        name = "the autosave" if isinstance(path, Project) else Path(path).name
         try:
-            self.controller.open_project(path)
+            project = path if isinstance(path, Project) else load_project(path)
+            folder = None if isinstance(path, Project) else Path(path).parent
+            if len(project.runs) > RUNS_WITHOUT_ASKING and not self._confirm_rerun(project):
+                project = replace(project, runs=(), comparison=())
+            self.controller.open_project(project, folder)
         except MicroguiError as exc:
-            name = "the autosave" if isinstance(path, Project) else Path(path).name
             self.show_error(str(exc), title=f"Cannot open {name}")
             return False
         self.statusBar().showMessage("Opening the project's table…")
         return True
+
+    def _confirm_rerun(self, project: Project) -> bool:
+        """Ask before re-computing a project's many runs (a file may hold thousands)."""
+        answer = QMessageBox.question(
+            self,
+            "Re-compute the project's runs?",
+            f"This project holds {len(project.runs):,} runs. Opening it re-computes each of them "
+            "(same seeds, same results), which may take long. Re-compute them all now? "
+            "(No: open the table with the project's roles only.)",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     def save_project_dialog(self) -> None:
         if self.controller.dataset is None:

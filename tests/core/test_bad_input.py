@@ -218,9 +218,9 @@ CASES: list[tuple[str, str, list[str], int, list[str]]] = [
     (
         "unknown column",
         PEOPLE,
-        ["--qi", "age,Income"],
+        ["--qi", "age,Incom"],  # 'Income' now names 'income' (unique once case-folded)
         2,
-        ["'Income'", "not in the table", "case-sensitive"],
+        ["'Incom'", "not in the table", "check the spelling"],
     ),
 ]
 

@@ -328,7 +328,7 @@ def test_kinds_and_bins() -> None:
 
 def test_user_errors() -> None:
     f = _frame(a=[1, 2, 3], b=["x", None, "y"], c=["1", "two", "3"])
-    with pytest.raises(InvalidRoles, match="'zz' is not a column"):
+    with pytest.raises(InvalidRoles, match="'zz', which is not in the table"):
         dependency_tree(f, ["a", "zz"])
     with pytest.raises(InvalidRoles):
         dependency_tree(f, [])
@@ -427,7 +427,7 @@ def test_cli_bins_and_repeated_attributes(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--attributes", "x,nosuch"], "'nosuch' is not a column"),
+        (["--attributes", "x,nosuch"], "'nosuch', which is not in the table"),
         (["--attributes", "x", "--bins", "1"], "at least 2 bins"),
         (["--attributes", "x", "--bins", "two"], "not a whole number"),
         ([], "--attributes"),

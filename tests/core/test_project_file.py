@@ -35,7 +35,7 @@ def _project(data_path: str | None = None) -> Project:
             ),
         )
     )
-    runs = (RunSpec.make("mdav", 3, seed=1), RunSpec.make("mdav-generic", 5, {"a": 1}, seed=2))
+    runs = (RunSpec.make("mdav", 3, seed=1), RunSpec.make("mdav-generic", 5, {"rescale_variance": True}, seed=2))
     return Project(data_path, ("id", "age", "edu"), roles, runs, (0, 1), "a note")
 
 
@@ -141,7 +141,9 @@ def test_autosave_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     clear_autosave()
     assert read_autosave() is None
     clear_autosave()  # twice is fine
-    # a damaged autosave is dropped, not shown as an error at every start
+    # a damaged autosave is set aside once (said), not shown as an error at every start
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('{"schema_version": 1, "da', encoding="utf-8")
+    with pytest.raises(InvalidInput, match="set aside"):
+        read_autosave()
     assert read_autosave() is None and not path.exists()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import math
 from datetime import datetime
 
 import pytest
 
 from microgui.core.demo import load_demo
+from microgui.core.report_charts import ru_map_chart
 from microgui.core.report_html import (
     ReportRun,
     best_indices,
@@ -54,11 +54,12 @@ def test_format_measure() -> None:
 
 
 def test_comparison_report_has_spec_measures_best_and_charts() -> None:
-    png = b"\x89PNG\r\n\x1a\nfake"
+    chart = ru_map_chart([("#1 mdav k=3", 30.0, 2.5), ("#2 mdav k=10", 9.0, 7.5)], "RL", "IL")
+    assert chart is not None
     text = build_report_html(
         [_run("#1 mdav k=3", 3, 2.5, 30.0), _run("#2 mdav k=10", 10, 7.5, 9.0)],
         CATALOG,
-        charts=[("R-U map", png)],
+        charts=[chart],
         generated=datetime(2026, 1, 2),
     )
     assert text.startswith("<!DOCTYPE html>") and "Comparison of 2 protection runs" in text
@@ -70,7 +71,10 @@ def test_comparison_report_has_spec_measures_best_and_charts() -> None:
     assert "<td class='num best'>9 %</td>" in text
     assert "<td class='num best'>10 records</td>" in text
     assert "t-closeness" not in text  # no run has it
-    assert base64.b64encode(png).decode() in text and "R-U map" in text
+    assert "<svg" in text and "Risk–utility map of 2 run(s)" in text  # inline SVG
+    assert "the runs&#x27; measures" in text  # the footer names what the charts show
+    with pytest.raises(TypeError, match="ReportChart"):  # a picture of a plot is refused
+        build_report_html([_run("#1", 3, 2.5, 30.0)], CATALOG, charts=[("R-U map", b"\x89PNG")])  # type: ignore[list-item]
     assert "age (continuous)" in text and "people.csv" in text
 
 

@@ -109,3 +109,96 @@ def test_autosave_is_written_and_removed_on_a_clean_exit(
     assert project is not None and Path(str(project.data_path)).name == "people.csv"
     window.close()
     assert not autosave_path().exists()
+
+
+# --- issue 12, findings 1 and 11 through the app ----------------------------------------------
+def _hostile_project(table: Path, tmp_path: Path, port: int) -> Path:
+    run = {"method": "mdav", "k": 3, "strata": ["sex"], "engine": "dask",
+           "scheduler": f"tcp://127.0.0.1:{port}"}  # fmt: skip
+    data = {
+        "schema_version": 1,
+        "data": {"path": str(table), "columns": []},
+        "roles": {},
+        "runs": [run],
+        "comparison": [],
+    }
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_project_choosing_a_scheduler_is_refused_and_opens_no_socket(
+    demo_window: MainWindow, qtbot, tmp_path: Path, table: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Not even loopback: opening a project file never connects anywhere."""
+    import socket
+
+    attempts: list[object] = []
+
+    def refuse(_sock: object, address: object) -> None:
+        attempts.append(address)
+        raise OSError("no socket may be connected while a project is opened")
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = _hostile_project(table, tmp_path, port)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    assert not demo_window.open_project(path)
+    assert "'engine'" in demo_window.last_error and "never" in demo_window.last_error
+    qtbot.wait(200)  # anything started in the background would have connected by now
+    assert attempts == []
+    assert demo_window.controller.dataset is not None  # the demo table stays, usable
+
+
+def test_many_runs_are_recomputed_only_when_the_user_says_so(
+    window: MainWindow, qtbot, tmp_path: Path, table: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QMessageBox
+
+    import microgui.qt.main_window as main_window
+
+    asked: list[str] = []
+
+    def answer_no(_parent: object, _title: str, text: str, *_a: object) -> object:
+        asked.append(text)
+        return QMessageBox.StandardButton.No
+
+    monkeypatch.setattr(QMessageBox, "question", answer_no)
+    runs = [
+        {"method": "mdav", "k": 3, "seed": i} for i in range(main_window.RUNS_WITHOUT_ASKING + 1)
+    ]
+    data = {
+        "schema_version": 1,
+        "data": {"path": str(table), "columns": []},
+        "roles": {"age": {"role": "quasi-identifier", "kind": "continuous"}},
+        "runs": runs,
+        "comparison": [0, 1],
+    }
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
+        assert window.open_project(path)
+    assert len(asked) == 1 and f"{len(runs):,} runs" in asked[0]
+    qtbot.wait(100)
+    assert ctl.history == [] or len(ctl.history) == 0  # no sweep was started
+    assert (
+        ctl.dataset is not None and ctl.dataset.roles["age"].role is AttributeRole.QUASI_IDENTIFIER
+    )
+
+
+def test_a_bad_autosave_is_said_once_and_the_app_starts(
+    window: MainWindow, qtbot, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from microgui.qt.app import _offer_restore
+
+    path = autosave_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"schema_version": 1, "extra": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert _offer_restore(window) is False
+    assert "set aside" in window.last_error and "nested deeper" in window.last_error
+    assert not path.exists() and path.with_name(path.name + ".bad").exists()
+    assert _offer_restore(window) is False  # the next start: nothing to say
+    assert window.open_demo()

@@ -9,6 +9,7 @@ generalization methods, may produce its own quasi-identifier values); the shared
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,10 +59,14 @@ class ParamSpec:
                     value = False
                 else:
                     raise ValueError(raw)
+            elif isinstance(raw, bool):  # True is no number of records, nor a gamma
+                raise ValueError(raw)
             elif self.type is int:
                 value = int(str(raw).strip()) if not isinstance(raw, int) else raw
             elif self.type is float:
                 value = float(str(raw).strip()) if not isinstance(raw, (int, float)) else float(raw)
+                if not math.isfinite(value):  # nan passes every range check; inf most
+                    raise ValueError(raw)
             else:
                 value = str(raw).strip()
         except ValueError:

@@ -172,7 +172,14 @@ def laplace_scales(
     m = x.shape[1]
     ranges = x.max(axis=0) - x.min(axis=0) if x.shape[0] else np.zeros(m)
     per_attribute = epsilon / m if scope == "release" else float(epsilon)
-    return ranges / (k * per_attribute), ranges, float(per_attribute)
+    with np.errstate(over="ignore"):
+        scales = ranges / (k * per_attribute)
+    if not np.isfinite(scales).all():
+        raise InvalidParameter(
+            f"epsilon={epsilon} is so small that the Laplace noise has no finite scale; "
+            "give a larger epsilon (e.g. 0.01 or more)"
+        )
+    return scales, ranges, float(per_attribute)
 
 
 def dp_noise(groups: npt.ArrayLike, scales: npt.ArrayLike, rng: np.random.Generator) -> np.ndarray:

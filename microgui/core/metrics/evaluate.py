@@ -47,7 +47,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import Dataset, QIMatrix, numeric_column, prepare_qi
+from microgui.core.dataset import MAX_ABS_VALUE, Dataset, QIMatrix, numeric_column, prepare_qi
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.hierarchy import Hierarchy, value_key
 from microgui.core.metrics.information_loss import information_loss
@@ -214,7 +214,7 @@ def _protected_continuous(protected: pd.DataFrame, qi: QIMatrix) -> np.ndarray |
             values = pd.to_numeric(series.astype("string").str.strip(), errors="coerce").to_numpy(
                 dtype=np.float64, na_value=np.nan
             )
-        if not np.isfinite(values).all():
+        if not (np.abs(values) <= MAX_ABS_VALUE).all():  # NaN, inf, or squares that overflow
             return None
         cols.append(values)
     return np.column_stack(cols) if cols else np.empty((len(protected), 0))

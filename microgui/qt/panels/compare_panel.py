@@ -150,7 +150,10 @@ class ComparePanel(QWidget):
         self.brush_check.toggled.connect(self.plot.set_brush_mode)
         self.clear_button = QPushButton("Clear selection")
         self.clear_button.clicked.connect(controller.clear_selection)
-        self.export = export_button(self, lambda: self.plot.ci, "comparison")
+        # The plots draw the original records: the export says so (issue 12).
+        self.export = export_button(
+            self, lambda: self.plot.ci, "comparison_original_records", shows_originals=True
+        )
         self.info = QLabel()
         self.info.setStyleSheet("color: #555;")
         self.info.setWordWrap(True)

@@ -1,6 +1,10 @@
-"""Exporting a chart: PNG and SVG files (pyqtgraph exporters) and PNG bytes for HTML reports.
+"""Exporting a chart: PNG and SVG files (pyqtgraph exporters) and PNG bytes of what is drawn.
 
 A chart widget offers :func:`export_button`, a small tool button whose menu saves the chart.
+A saved chart is what the screen shows; a chart that draws the original records (the comparison
+plot) says so in its menu, tooltip and file dialog, since such a file must not be released
+(issue 12). The HTML report never uses these: its charts are built from released values
+(:mod:`microgui.core.report_charts`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,15 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton, QWidget
 
-__all__ = ["export_png", "export_svg", "export_chart", "png_bytes", "chart_png", "export_button"]
+__all__ = [
+    "export_png",
+    "export_svg",
+    "export_chart",
+    "png_bytes",
+    "chart_png",
+    "export_button",
+    "ORIGINALS_WARNING",
+]
 
 
 def export_png(item: pg.PlotItem | pg.GraphicsLayout, path: str | Path, width: int = 1600) -> Path:
@@ -68,7 +80,7 @@ def export_chart(item: pg.PlotItem | pg.GraphicsLayout, path: str | Path) -> Pat
 
 
 def png_bytes(widget: QWidget) -> bytes:
-    """The widget as it is drawn, as PNG bytes (for the HTML report)."""
+    """The widget as it is drawn, as PNG bytes (never for the HTML report: issue 12)."""
     image: QImage = widget.grab().toImage()
     data = QByteArray()
     buffer = QBuffer(data)
@@ -78,29 +90,45 @@ def png_bytes(widget: QWidget) -> bytes:
     return bytes(data.data())
 
 
-def export_button(parent: QWidget, item_of: object, default_name: str) -> QToolButton:
-    """An "Export" tool button whose menu saves the chart ``item_of()`` as PNG or SVG."""
+#: Said wherever a chart that draws the original records can be saved.
+ORIGINALS_WARNING = (
+    "It shows the original records: keep the file for your own use, do not release it "
+    "(the HTML report shows released values only)."
+)
+
+
+def export_button(
+    parent: QWidget, item_of: object, default_name: str, *, shows_originals: bool = False
+) -> QToolButton:
+    """An "Export" tool button whose menu saves the chart ``item_of()`` as PNG or SVG.
+
+    ``shows_originals``: the chart draws the original records; the menu entries, the tooltip
+    and the file dialog say so (:data:`ORIGINALS_WARNING`)."""
     button = QToolButton(parent)
     button.setText("Export ▾")
-    button.setToolTip("Save this chart as a PNG image or an SVG drawing")
+    tip = "Save this chart as a PNG image or an SVG drawing"
+    button.setToolTip(f"{tip}. {ORIGINALS_WARNING}" if shows_originals else tip)
     button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
     menu = QMenu(button)
+    title = "Export the chart (original records: not for release)" if shows_originals else ""
 
     def save(suffix: str, name_filter: str) -> None:
         path, _f = QFileDialog.getSaveFileName(
-            parent, "Export the chart", default_name + suffix, name_filter
+            parent, title or "Export the chart", default_name + suffix, name_filter
         )
         if path:
             export_chart(item_of(), Path(path) if Path(path).suffix else Path(path + suffix))  # type: ignore[operator]
 
-    menu.addAction("Save as PNG…", lambda: save(".png", "PNG images (*.png)"))
-    menu.addAction("Save as SVG…", lambda: save(".svg", "SVG drawings (*.svg)"))
+    which = " (original records, not for release)" if shows_originals else ""
+    menu.addAction(f"Save as PNG{which}…", lambda: save(".png", "PNG images (*.png)"))
+    menu.addAction(f"Save as SVG{which}…", lambda: save(".svg", "SVG drawings (*.svg)"))
     button.setMenu(menu)
     return button
 
 
 def chart_png(item: pg.PlotItem | pg.GraphicsLayout, width: int = 1200) -> bytes:
-    """The chart drawn by the PNG exporter, as PNG bytes (for the HTML report)."""
+    """The chart drawn by the PNG exporter, as PNG bytes (never for the HTML report, whose
+    charts are built from released values: issue 12)."""
     exporter = ImageExporter(item)
     exporter.parameters()["width"] = int(width)
     image = exporter.export(toBytes=True)
