@@ -94,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output", metavar="OUTPUT", help="protected CSV to write (never the input)"
     )
+    p.add_argument(
+        "--sheet",
+        metavar="NAME",
+        help="Excel only: the sheet to read, by name or by position from 1 (default: the first)",
+    )
     p.add_argument("--method", default=None, help="method name (see --list-methods)")
     p.add_argument("-k", dest="k", default=None, help="minimum group size k >= 2")
     p.add_argument(
@@ -208,6 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="equal-frequency bins per continuous attribute, N >= 2 (default 10)",
     )
+    t.add_argument(
+        "--sheet",
+        metavar="NAME",
+        help="Excel only: the sheet to read, by name or by position from 1 (default: the first)",
+    )
     t.add_argument("--json", metavar="OUT", help="also write the tree as JSON to OUT")
 
     e = sub.add_parser(
@@ -223,6 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the protected table, row for row (identifier columns may be absent)",
     )
     _add_role_options(e)
+    e.add_argument(
+        "--sheet",
+        metavar="NAME",
+        help="Excel only: the sheet to read, by name or by position from 1 (default: the first)",
+    )
     e.add_argument(
         "--json", metavar="OUT", help="also write the measures as a flat JSON object to OUT"
     )
@@ -264,6 +279,11 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("input", metavar="INPUT", help="the table to protect")
     _add_role_options(w)
     w.add_argument(
+        "--sheet",
+        metavar="NAME",
+        help="Excel only: the sheet to read, by name or by position from 1 (default: the first)",
+    )
+    w.add_argument(
         "--methods",
         action="append",
         metavar="M1,M2,...",
@@ -294,6 +314,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the default method, save a PNG of the window and exit",
     )
     return parser
+
+
+def _read_input(path: Path, args: argparse.Namespace) -> Any:
+    """``read_table`` with ``--sheet``; says on stderr which sheet of a workbook with several
+    sheets was read when none was chosen (only the first is read)."""
+    from microgui.core.io import SHEETS_ATTR, read_table
+
+    sheet = getattr(args, "sheet", None)
+    loaded = read_table(path, sheet=sheet)
+    read, sheets = loaded.frame.attrs.get(SHEETS_ATTR, ("", ()))
+    if sheet is None and len(sheets) > 1:
+        print(
+            f"note: {path.name} has {len(sheets)} sheets; read the first, {read!r} "
+            "(choose another with --sheet NAME)",
+            file=sys.stderr,
+        )
+    return loaded
 
 
 def _add_role_options(p: argparse.ArgumentParser) -> None:
@@ -406,7 +443,6 @@ def _list_methods() -> int:
 def _protect(args: argparse.Namespace) -> int:
     from microgui.core.dataset import Dataset
     from microgui.core.export import export_run
-    from microgui.core.io import read_table
     from microgui.core.roles import roles_from_lists
     from microgui.core.runs import RunSpec, information_loss_text, parse_seed, run_protection
 
@@ -441,7 +477,7 @@ def _protect(args: argparse.Namespace) -> int:
     ordinal = _parse_ordinal(args.ordinal)
     params = _parse_params(args.param)
     hierarchies = _parse_hierarchies(args.hierarchy)
-    loaded = read_table(src)
+    loaded = _read_input(src, args)
     roles = roles_from_lists(
         [str(c) for c in loaded.frame.columns],
         qi=_split(args.qi),
@@ -492,7 +528,7 @@ def _protect(args: argparse.Namespace) -> int:
 
 def _dependency_tree(args: argparse.Namespace) -> int:
     from microgui.core.dependency import DEFAULT_BINS, dependency_tree
-    from microgui.core.io import read_table, write_json_atomic
+    from microgui.core.io import write_json_atomic
 
     bins = DEFAULT_BINS
     if args.bins is not None:
@@ -510,7 +546,7 @@ def _dependency_tree(args: argparse.Namespace) -> int:
     src = Path(args.input)
     if args.json:
         _check_outputs([args.json], [src])
-    loaded = read_table(src)
+    loaded = _read_input(src, args)
     tree = dependency_tree(loaded.frame, attributes, bins=bins)
     names = list(tree.attributes)
     width = max(max(len(a) for a in names), 7)
@@ -565,7 +601,7 @@ def _number_text(value: float | int | None) -> str:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from microgui.core.dataset import Dataset
-    from microgui.core.io import read_table, write_json_atomic
+    from microgui.core.io import write_json_atomic
     from microgui.core.sweep import json_number
 
     if not args.qi:
@@ -587,9 +623,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         if k < 1:
             raise _UsageError(f"-k {k} must be at least 1")
     hierarchy_files = _parse_hierarchies(args.hierarchy)
-    loaded = read_table(original)
+    loaded = _read_input(original, args)
     roles = _roles_of(args, list(loaded.frame.columns))
-    other = read_table(protected).frame
+    other = _read_input(protected, args).frame
     other.columns = [str(c) for c in other.columns]
     if len(other) != len(loaded.frame):
         raise _UsageError(
@@ -750,7 +786,7 @@ def _parse_param_grid(values: Sequence[str] | None) -> dict[str, list[str]]:
 
 def _sweep(args: argparse.Namespace) -> int:
     from microgui.core.dataset import Dataset
-    from microgui.core.io import read_table, write_json_atomic
+    from microgui.core.io import write_json_atomic
     from microgui.core.runs import parse_seed, validate_k
     from microgui.core.sweep import SweepPoint, SweepSpec, run_sweep
 
@@ -774,7 +810,7 @@ def _sweep(args: argparse.Namespace) -> int:
     _parse_ordinal(args.ordinal)
     spec = SweepSpec.make(methods, ks, grid, seed)
     specs = spec.run_specs()  # unknown methods, parameters and values fail before reading
-    loaded = read_table(src)
+    loaded = _read_input(src, args)
     roles = _roles_of(args, list(loaded.frame.columns))
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
     for k in spec.ks:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -391,6 +392,10 @@ def _decode(raw: bytes) -> str:
         return raw.decode("cp1252", errors="replace")
 
 
+#: The largest hierarchy file read (a hierarchy lists each value once: millions of values fit).
+MAX_HIERARCHY_BYTES = 256 * 1024 * 1024
+
+
 def load_hierarchy(path: str | Path) -> Hierarchy:
     """Read a hierarchy file in the ARX format (see the module docstring).
 
@@ -399,7 +404,24 @@ def load_hierarchy(path: str | Path) -> Hierarchy:
     """
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        info = p.stat()
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_HIERARCHY_BYTES:
+            raise InvalidInput(
+                f"hierarchy file {p.name} is {info.st_size:,} bytes, more than a hierarchy can be "
+                f"({MAX_HIERARCHY_BYTES:,}); choose the hierarchy file of this column"
+            )
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+            raise InvalidInput(
+                f"hierarchy file {p.name} is not a regular file (a FIFO, device or socket); save "
+                "the hierarchy to a file and choose that file"
+            )
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_HIERARCHY_BYTES + 1)
+        if len(raw) > MAX_HIERARCHY_BYTES:
+            raise InvalidInput(
+                f"hierarchy file {p.name} is larger than a hierarchy can be "
+                f"({MAX_HIERARCHY_BYTES:,} bytes); choose the hierarchy file of this column"
+            )
     except FileNotFoundError:
         raise InvalidInput(
             f"hierarchy file {p.name} was not found in folder {str(p.parent)!r}; check the path "

@@ -38,6 +38,7 @@ import io
 import json
 import math
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -91,6 +92,9 @@ SUPPORTED_EXTENSIONS: tuple[str, ...] = (
 )
 
 _DELIMITERS: tuple[str, ...] = (",", ";", "\t", "|")
+#: frame.attrs key of a workbook's read sheet and all its sheets: ``(name, (names...))``.
+SHEETS_ATTR = "microgui.sheets"
+
 _DELIMITER_NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 #: Characters of the file looked at to guess the delimiter (cut back to a line end).
 _SNIFF_CHARS = 64 * 1024
@@ -189,12 +193,94 @@ def read_frame(
     return _read(Path(path), sheet, progress)[0]
 
 
+#: About how many bytes of memory reading takes per byte of file, by reader (measured on the
+#: bad-input corpus and Census-like tables; CSV is read as Python text first). Used to refuse a
+#: file that cannot fit before reading it (issue 12), not as a promise.
+_MEMORY_PER_BYTE = {"csv": 16, "excel": 6, "parquet": 10, "stat": 6}
+#: The most sheet data (unpacked XML) read from one workbook: more is a zip bomb or a sheet
+#: better saved as CSV/Parquet (openpyxl would take many minutes and gigabytes).
+MAX_WORKBOOK_XML_BYTES = 512 * 1024 * 1024
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the system can give this process now (Linux ``MemAvailable``), or None
+    where that cannot be known (then no file is refused for its size)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1e6:,.0f} MB" if n >= 1e6 else f"{n:,} bytes"
+
+
+def _check_memory(name: str, needed: int, what: str) -> None:
+    free = available_memory()
+    if free is not None and needed > free:
+        raise InvalidInput(
+            f"{name!r} is too large to read here: {what} needs about {_megabytes(needed)} of "
+            f"memory and {_megabytes(free)} is available; close other programs, read a subset, "
+            "or save the table as Parquet (read with far less memory)"
+        )
+
+
+def _reader_kind(ext: str) -> str:
+    if ext in TEXT_EXTENSIONS:
+        return "csv"
+    if ext in EXCEL_EXTENSIONS:
+        return "excel"
+    return "parquet" if ext in PARQUET_EXTENSIONS else "stat"
+
+
 def _read(
     path: Path, sheet: str | int | None, progress: ProgressFn = no_progress
 ) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
     _check_readable(path)
     progress(0.0, f"reading {path.name}")
     ext = path.suffix.lower()
+    kind = _reader_kind(ext)
+    size = path.stat().st_size
+    if kind == "excel" and ext != ".xls":
+        size = _check_workbook(path)  # unpacked size; refuses a zip bomb before any parsing
+    _check_memory(path.name, size * _MEMORY_PER_BYTE[kind], f"reading its {_megabytes(size)}")
+    try:
+        return _read_kind(path, ext, sheet, progress)
+    except MemoryError:
+        raise InvalidInput(
+            f"{path.name!r} is too large to read here: memory ran out while reading its "
+            f"{_megabytes(size)}; close other programs, read a subset, or save the table as "
+            "Parquet"
+        ) from None
+
+
+def _check_workbook(path: Path) -> int:
+    """The unpacked size of an .xlsx/.xlsm workbook's parts, refusing more than
+    :data:`MAX_WORKBOOK_XML_BYTES` (a zip bomb: a few MB that unpack to gigabytes of XML)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            total = sum(max(info.file_size, 0) for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return path.stat().st_size  # not a zip: the Excel reader says what is wrong
+    if total > MAX_WORKBOOK_XML_BYTES:
+        raise InvalidInput(
+            f"{path.name!r} unpacks to {_megabytes(total)} of sheet data, more than microgui "
+            f"reads from a workbook ({_megabytes(MAX_WORKBOOK_XML_BYTES)}): it is damaged or "
+            "built to exhaust memory, or a sheet too large for Excel reading; save the sheet "
+            "as CSV or Parquet and open that"
+        )
+    return total
+
+
+def _read_kind(
+    path: Path, ext: str, sheet: str | int | None, progress: ProgressFn
+) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
     if ext in TEXT_EXTENSIONS:
         return _read_csv(path, progress), {}
     if ext in EXCEL_EXTENSIONS:
@@ -498,6 +584,23 @@ def _cell_text(value: object) -> str:
 
 
 def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
+    """One sheet of a workbook (the first unless ``sheet`` names one: its name, its 0-based
+    index, or its position from 1 as text). When the workbook has several sheets and none was
+    chosen, every refusal says which sheet was read and how to choose another."""
+    seen: list[str] = []
+    try:
+        return _read_sheet(path, sheet, seen)
+    except InvalidInput as exc:
+        if sheet is None and len(seen) > 1:
+            others = ", ".join(map(repr, seen[1:4])) + (", ..." if len(seen) > 4 else "")
+            raise InvalidInput(
+                f"{exc} (read the first of {len(seen)} sheets, {seen[0]!r}; the others: {others}: "
+                "choose one with --sheet NAME)"
+            ) from None
+        raise
+
+
+def _read_sheet(path: Path, sheet: str | int | None, seen: list[str]) -> pd.DataFrame:
     name = path.name
     engine: Literal["xlrd", "openpyxl"] = "xlrd" if path.suffix.lower() == ".xls" else "openpyxl"
     if engine == "xlrd":
@@ -517,6 +620,7 @@ def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
         ) from exc
     with book:
         sheets = [str(s) for s in book.sheet_names]
+        seen.extend(sheets)
         if sheet is None:
             sheet = 0
         if isinstance(sheet, int):
@@ -528,6 +632,8 @@ def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
             sheet_name = sheets[sheet]
         elif sheet in sheets:
             sheet_name = sheet
+        elif sheet.strip().isdigit() and 1 <= int(sheet) <= len(sheets):
+            sheet_name = sheets[int(sheet) - 1]  # a position, counting from 1 (--sheet 2)
         else:
             raise InvalidInput(
                 f"{name!r} has no sheet named {sheet!r}; its sheets are {', '.join(map(repr, sheets))}"
@@ -546,6 +652,16 @@ def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
                 f"sheet {sheet_name!r} of {name!r} cannot be read ({type(exc).__name__}: {exc}); "
                 "open it in Excel or LibreOffice and save it again as .xlsx"
             ) from exc
+    if engine == "openpyxl":
+        uncached = _uncached_formulas(path, sheet_name)
+        if uncached is not None:
+            count, first = uncached
+            raise InvalidInput(
+                f"sheet {sheet_name!r} of {name!r} has {count:,} formula cell(s) with no saved "
+                f"value (first: cell {first}); microgui reads the values a spreadsheet saved, and "
+                "these were never computed (the file was written by a program): open it in "
+                "Excel or LibreOffice, save it, and open it again"
+            )
     # Formatted but empty rows and columns come back as all-NaN; they are not part of the table.
     raw = raw.dropna(axis=0, how="all")
     if raw.empty:
@@ -572,7 +688,77 @@ def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
     data.attrs[SOURCE_ATTR] = f"{name} (sheet {sheet_name})"
     data.attrs[LINES_ATTR] = (int(sheet_rows[0]), breaks)
     data.attrs[LINE_WORD_ATTR] = "row"
+    data.attrs[SHEETS_ATTR] = (sheet_name, tuple(sheets))
     return data
+
+
+_SHEET_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_FORMULA_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?f[\s>/]")
+
+
+def _sheet_part(archive: Any, sheet_name: str) -> str | None:
+    """The zip member holding sheet ``sheet_name`` (workbook.xml and its relationships)."""
+    from xml.etree import ElementTree
+
+    book = ElementTree.fromstring(archive.read("xl/workbook.xml"))
+    rid = next(
+        (
+            sh.get(f"{{{_REL_NS}}}id")
+            for sh in book.iter(f"{{{_SHEET_NS}}}sheet")
+            if sh.get("name") == sheet_name
+        ),
+        None,
+    )
+    rels = ElementTree.fromstring(archive.read("xl/_rels/workbook.xml.rels"))
+    target = next((r.get("Target") for r in rels if r.get("Id") == rid), None)
+    if not target:
+        return None
+    return target.lstrip("/") if target.startswith("/") else f"xl/{target}"
+
+
+def _uncached_formulas(path: Path, sheet_name: str) -> tuple[int, str] | None:
+    """``(count, first cell)`` of the sheet's formula cells that have no saved value, or None.
+
+    Such cells (files written by openpyxl or other programs, never opened in a spreadsheet) come
+    back as missing from every reader, which would make a quasi-identifier "missing" or empty a
+    pass-through column in silence (issue 12). The sheet's XML is scanned as a stream; a sheet
+    without any formula costs one pass of byte search.
+    """
+    import zipfile
+    from xml.etree import ElementTree
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            part = _sheet_part(archive, sheet_name)
+            if part is None or part not in archive.namelist():
+                return None
+            with archive.open(part) as fh:
+                tail = b""
+                found = False
+                while chunk := fh.read(1 << 20):
+                    if _FORMULA_TAG.search(tail + chunk):
+                        found = True
+                        break
+                    tail = chunk[-64:]
+            if not found:
+                return None
+            count, first = 0, ""
+            cell_tag, f_tag, v_tag = (f"{{{_SHEET_NS}}}{t}" for t in ("c", "f", "v"))
+            with archive.open(part) as fh:
+                for _event, elem in ElementTree.iterparse(fh, events=("end",)):
+                    if elem.tag != cell_tag:
+                        continue
+                    formula = elem.find(f_tag)
+                    if formula is not None:
+                        value = elem.find(v_tag)
+                        if value is None or not (value.text or "").strip():
+                            count += 1
+                            first = first or str(elem.get("r", "?"))
+                    elem.clear()
+    except (zipfile.BadZipFile, KeyError, OSError, ElementTree.ParseError):
+        return None  # pandas read the sheet: whatever this scan cannot parse, it did
+    return (count, first) if count else None
 
 
 # --- Parquet -----------------------------------------------------------------------------------
@@ -581,10 +767,25 @@ def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
 def _read_parquet(path: Path) -> pd.DataFrame:
     name = path.name
     try:
+        import pyarrow.parquet as pq
+
+        names = [str(n) for n in pq.read_schema(path).names]
+    except Exception:  # noqa: BLE001 - read_parquet below says what is wrong
+        names = []
+    seen: set[str] = set()
+    twice = next((n for n in names if n in seen or seen.add(n)), None)  # type: ignore[func-returns-value]
+    if twice is not None:
+        raise InvalidInput(
+            f"{name!r} has two columns named {twice!r}; give them distinct names where the file "
+            "is written (microgui tags columns by name)"
+        )
+    try:
         frame = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
+        detail = " ".join(str(exc).split())
+        detail = detail if len(detail) <= 200 else detail[:197] + "..."
         raise InvalidInput(
-            f"{name!r} cannot be read as a Parquet file ({type(exc).__name__}: {exc}); "
+            f"{name!r} cannot be read as a Parquet file ({type(exc).__name__}: {detail}); "
             "check that it is a complete Parquet file"
         ) from exc
     index = frame.index

@@ -20,7 +20,13 @@ from microgui._version import __version__
 from microgui.core.aggregate import aggregate, protected_continuous_z
 from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import InvalidParameter, InvalidRoles
-from microgui.core.methods.base import Method, MethodInput, get_method, resolve_params
+from microgui.core.methods.base import (
+    Method,
+    MethodInput,
+    available_methods,
+    get_method,
+    resolve_params,
+)
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import RoleMap, resolve_column, resolve_columns
@@ -280,6 +286,7 @@ def run_protection(
         scheduler=spec.scheduler,
         workers=spec.workers,
     )
+    _check_hierarchies(spec, method, dataset)
     if spec.engine == "dask" and not spec.scaled_for(dataset.n_records):
         raise InvalidParameter(one_piece_message())
     progress(0.0, "checking the data")
@@ -388,6 +395,27 @@ def _load_hierarchies(spec: RunSpec, dataset: Dataset) -> dict[str, Any]:
         column = resolve_column(name, dataset.frame.columns, "--hierarchy")
         out[column] = load_hierarchy(path)
     return out
+
+
+def _check_hierarchies(spec: RunSpec, method: Method, dataset: Dataset) -> None:
+    """Hierarchies that would be ignored are refused, not dropped in silence (issue 12): the
+    method must generalize and each column must be a quasi-identifier."""
+    if not spec.hierarchies:
+        return
+    if not method.uses_hierarchies:
+        users = ", ".join(m.name for m in available_methods() if m.uses_hierarchies)
+        raise InvalidParameter(
+            f"method {method.name} does not generalize, so the hierarchy given for "
+            f"{spec.hierarchies[0][0]!r} would be ignored; drop --hierarchy, or choose a method "
+            f"that uses hierarchies ({users})"
+        )
+    for name, _path in spec.hierarchies:
+        column = resolve_column(name, dataset.frame.columns, "--hierarchy")
+        if column not in dataset.roles.quasi_identifiers:
+            raise InvalidRoles(
+                f"--hierarchy names {column!r}, which is not a quasi-identifier, so its hierarchy "
+                "would be ignored; tag the column a quasi-identifier or drop its hierarchy"
+            )
 
 
 def _check_kinds(method: Method, roles: RoleMap) -> None:

@@ -155,6 +155,9 @@ class Method:
     bench_sizes: tuple[int, ...] = ()
     #: whether the method needs confidential columns (p-sensitive, t-closeness)
     needs_confidential: bool = False
+    #: whether the method reads generalization hierarchies (``--hierarchy``); given to any
+    #: other method they would be ignored, so a run refuses them (issue 12)
+    uses_hierarchies: bool = False
 
     @property
     def all_params(self) -> tuple[ParamSpec, ...]:

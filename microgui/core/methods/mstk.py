@@ -85,6 +85,7 @@ from microgui.core.roles import AttributeKind
 __all__ = [
     "MAX_DISTINCT",
     "MAX_FANOUT",
+    "MAX_SMALL_CLASSES",
     "ghd",
     "generalization_effort",
     "hierarchical_distance",
@@ -107,6 +108,11 @@ MAX_DISTINCT = 60_000
 #: with the cube of their number (measured, issue 12: 5,000 categories 10 s, 20,000 categories
 #: 8.5 minutes); such a column is refused before any long work.
 MAX_FANOUT = 5_000
+#: Largest number of classes smaller than k left to merge after pruning (lines 24-27). With
+#: nearly equal distances (a nominal column of thousands of categories) merging grows with about
+#: the 2.6th power of their number: measured on 2 cores, 1,504 classes 2.2 s, 2,290 6.0 s, 3,023
+#: 11.6 s, about 5,000 26 s; above this the run is refused before merging (issue 12).
+MAX_SMALL_CLASSES = 5_000
 # attributes with at most this many distinct values (or nodes) get a precomputed pair table
 # (at most 4096² small integers: 32 MB)
 _TABLE_MAX = 4096
@@ -521,6 +527,15 @@ def _merge_small(
     72 s (issue 12). Returns ``into`` (for each class the class it ended in) and the number of
     merges.
     """
+    n_small = int(np.count_nonzero(small))
+    if n_small > MAX_SMALL_CLASSES:
+        raise InvalidInput(
+            f"mstk: after pruning the tree, {n_small:,} classes have fewer than k={k} records, "
+            f"more than {MAX_SMALL_CLASSES:,}; merging them takes time growing with about the "
+            "cube of that number (hours here). Give hierarchies that group the values of the "
+            "columns with many categories (--hierarchy COL=FILE), recode them, or use "
+            "mdav-generic"
+        )
     n = len(classes.sizes)
     into = np.arange(n, dtype=np.int64)
     alive = small.copy()
@@ -885,6 +900,7 @@ def _run_mstk(inp: MethodInput) -> MethodOutput:
 MSTK = register(
     Method(
         name="mstk",
+        uses_hierarchies=True,
         title="MSTK (MST k-anonymity)",
         summary="k-anonymity by pruning a minimum spanning tree of hierarchical distances, with "
         "generalization (004 §5-6, Algorithm 2)",
