@@ -319,9 +319,13 @@ def build_parser() -> argparse.ArgumentParser:
 def _read_input(path: Path, args: argparse.Namespace) -> Any:
     """``read_table`` with ``--sheet``; says on stderr which sheet of a workbook with several
     sheets was read when none was chosen (only the first is read)."""
-    from microgui.core.io import SHEETS_ATTR, read_table
+    from microgui.core.io import EXCEL_EXTENSIONS, SHEETS_ATTR, read_table
 
     sheet = getattr(args, "sheet", None)
+    if sheet is not None and path.suffix.lower() not in EXCEL_EXTENSIONS:
+        raise _UsageError(
+            f"--sheet is for Excel workbooks, and {path.name!r} is not one; drop --sheet"
+        )
     loaded = read_table(path, sheet=sheet)
     read, sheets = loaded.frame.attrs.get(SHEETS_ATTR, ("", ()))
     if sheet is None and len(sheets) > 1:

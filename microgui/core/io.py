@@ -653,15 +653,11 @@ def _read_sheet(path: Path, sheet: str | int | None, seen: list[str]) -> pd.Data
                 "open it in Excel or LibreOffice and save it again as .xlsx"
             ) from exc
     if engine == "openpyxl":
-        uncached = _uncached_formulas(path, sheet_name)
-        if uncached is not None:
-            count, first = uncached
-            raise InvalidInput(
-                f"sheet {sheet_name!r} of {name!r} has {count:,} formula cell(s) with no saved "
-                f"value (first: cell {first}); microgui reads the values a spreadsheet saved, and "
-                "these were never computed (the file was written by a program): open it in "
-                "Excel or LibreOffice, save it, and open it again"
-            )
+        # Formula cells with no saved value come back missing from openpyxl: keep their formula
+        # as text instead (never a silently emptied cell; issue 12).
+        for (row, col), formula in _uncached_formulas(path, sheet_name).items():
+            if row in raw.index and col in raw.columns:
+                raw.loc[row, col] = formula
     # Formatted but empty rows and columns come back as all-NaN; they are not part of the table.
     raw = raw.dropna(axis=0, how="all")
     if raw.empty:
@@ -717,33 +713,45 @@ def _sheet_part(archive: Any, sheet_name: str) -> str | None:
     return target.lstrip("/") if target.startswith("/") else f"xl/{target}"
 
 
-def _uncached_formulas(path: Path, sheet_name: str) -> tuple[int, str] | None:
-    """``(count, first cell)`` of the sheet's formula cells that have no saved value, or None.
+def _cell_position(ref: str) -> tuple[int, int] | None:
+    """``"C12"`` -> (11, 2): 0-based sheet row and column."""
+    match = re.fullmatch(r"([A-Z]{1,3})([0-9]{1,7})", ref)
+    if match is None:
+        return None
+    col = 0
+    for ch in match[1]:
+        col = col * 26 + ord(ch) - ord("A") + 1
+    return int(match[2]) - 1, col - 1
 
-    Such cells (files written by openpyxl or other programs, never opened in a spreadsheet) come
-    back as missing from every reader, which would make a quasi-identifier "missing" or empty a
-    pass-through column in silence (issue 12). The sheet's XML is scanned as a stream; a sheet
-    without any formula costs one pass of byte search.
+
+def _uncached_formulas(path: Path, sheet_name: str) -> dict[tuple[int, int], str]:
+    """The sheet's formula cells that have no saved value: (0-based row, column) -> ``"=..."``.
+
+    Such cells (files written by pandas, openpyxl or other programs, never opened in a
+    spreadsheet) come back as missing from every reader, which made a quasi-identifier
+    "missing" or emptied a pass-through column in silence (issue 12); the caller puts the
+    formula text there instead. The sheet's XML is scanned as a stream; a sheet without any
+    formula costs one pass of byte search.
     """
     import zipfile
     from xml.etree import ElementTree
 
+    found: dict[tuple[int, int], str] = {}
     try:
         with zipfile.ZipFile(path) as archive:
             part = _sheet_part(archive, sheet_name)
             if part is None or part not in archive.namelist():
-                return None
+                return found
             with archive.open(part) as fh:
                 tail = b""
-                found = False
+                any_formula = False
                 while chunk := fh.read(1 << 20):
                     if _FORMULA_TAG.search(tail + chunk):
-                        found = True
+                        any_formula = True
                         break
                     tail = chunk[-64:]
-            if not found:
-                return None
-            count, first = 0, ""
+            if not any_formula:
+                return found
             cell_tag, f_tag, v_tag = (f"{{{_SHEET_NS}}}{t}" for t in ("c", "f", "v"))
             with archive.open(part) as fh:
                 for _event, elem in ElementTree.iterparse(fh, events=("end",)):
@@ -752,13 +760,13 @@ def _uncached_formulas(path: Path, sheet_name: str) -> tuple[int, str] | None:
                     formula = elem.find(f_tag)
                     if formula is not None:
                         value = elem.find(v_tag)
-                        if value is None or not (value.text or "").strip():
-                            count += 1
-                            first = first or str(elem.get("r", "?"))
+                        where = _cell_position(str(elem.get("r", "")))
+                        if where is not None and (value is None or not (value.text or "").strip()):
+                            found[where] = "=" + (formula.text or "")
                     elem.clear()
     except (zipfile.BadZipFile, KeyError, OSError, ElementTree.ParseError):
-        return None  # pandas read the sheet: whatever this scan cannot parse, it did
-    return (count, first) if count else None
+        return {}  # pandas read the sheet: whatever this scan cannot parse, it did
+    return found
 
 
 # --- Parquet -----------------------------------------------------------------------------------
@@ -767,7 +775,7 @@ def _uncached_formulas(path: Path, sheet_name: str) -> tuple[int, str] | None:
 def _read_parquet(path: Path) -> pd.DataFrame:
     name = path.name
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
         names = [str(n) for n in pq.read_schema(path).names]
     except Exception:  # noqa: BLE001 - read_parquet below says what is wrong

@@ -93,9 +93,7 @@ def test_the_defaults_written_by_earlier_versions_still_load(tmp_path: Path) -> 
     for run in data["runs"]:
         run.update(engine="local", scheduler=None, workers=None, strata=[], block_size=None)
     project = load_project(_write(tmp_path, data))
-    assert all(
-        (s.engine, s.scheduler, s.workers) == ("local", None, None) for s in project.runs
-    )
+    assert all((s.engine, s.scheduler, s.workers) == ("local", None, None) for s in project.runs)
 
 
 def test_saving_writes_no_engine_scheduler_or_workers(tmp_path: Path) -> None:
@@ -260,7 +258,9 @@ BROKEN: list[tuple[str, Callable[[], str], str]] = [
 
 
 @pytest.mark.parametrize(("case", "make", "message"), BROKEN, ids=[c for c, _, _ in BROKEN])
-def test_broken_files_give_one_line(tmp_path: Path, case: str, make: Callable[[], str], message: str) -> None:
+def test_broken_files_give_one_line(
+    tmp_path: Path, case: str, make: Callable[[], str], message: str
+) -> None:
     path = _write(tmp_path, make())
     with pytest.raises(InvalidInput, match=message) as info:
         load_project(path)

@@ -61,10 +61,12 @@ def _categories(n_categories: int, n: int) -> Dataset:
 def test_mstk_on_thousands_of_categories_is_refused_early(n_categories: int, n: int) -> None:
     """Was: 72 s at 5,000 categories and nothing in 600 s at 50,000."""
     started = time.monotonic()
-    with pytest.raises(InvalidInput, match=r"mstk: .*more than .*(hierarch|mdav-generic)") as info:
+    with pytest.raises(
+        InvalidInput, match=r"mstk: .*(not converging|more than).*mdav-generic"
+    ) as info:
         run_protection(_categories(n_categories, n), RunSpec.make("mstk", 5, seed=1))
     assert "\n" not in str(info.value)
-    assert time.monotonic() - started < 30  # refused before the long work (seconds, not minutes)
+    assert time.monotonic() - started < 120  # refused in seconds, not hours (was: > 5 minutes)
 
 
 def test_mstk_below_the_bound_still_runs_and_is_k_anonymous() -> None:
@@ -73,8 +75,9 @@ def test_mstk_below_the_bound_still_runs_and_is_k_anonymous() -> None:
     assert len(result.protected) == 3_000
 
 
-def test_the_bound_is_below_what_takes_minutes() -> None:
-    assert mstk_module.MAX_SMALL_CLASSES <= 5_000
+def test_the_merge_budget_leaves_room_for_real_data() -> None:
+    """Adult (8 attributes) needs about 1.2 times the first pass; the tied case far more."""
+    assert 2 <= mstk_module.MERGE_EVALUATIONS_FACTOR <= 10
 
 
 # --- finding 15: memory -------------------------------------------------------------------------
@@ -235,9 +238,12 @@ def test_a_reader_error_on_the_first_of_several_sheets_names_the_others(tmp_path
         read_table(book)
 
 
-def test_formula_cells_without_saved_values_are_refused_by_cell(tmp_path: Path) -> None:
+def test_formula_cells_without_saved_values_keep_their_formula(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Was: such cells became "missing" (a QI refused for the wrong reason) and a pass-through
-    formula column was written empty."""
+    formula column was written empty. Now the formula is kept as text: passed through (and
+    neutralized on export), and refused by name as a continuous quasi-identifier."""
     from openpyxl import Workbook
 
     book = Workbook()
@@ -248,10 +254,15 @@ def test_formula_cells_without_saved_values_are_refused_by_cell(tmp_path: Path) 
         sheet.append([20 + i, 1000 * i, f"=A{i}+B{i}"])  # openpyxl saves no computed value
     path = tmp_path / "formulas.xlsx"
     book.save(path)
-    with pytest.raises(
-        InvalidInput, match=r"10 formula cell\(s\) with no saved value \(first: cell C2\)"
-    ):
-        read_table(path)
+    frame = read_table(path).frame
+    assert frame["total"].tolist() == [f"=A{i}+B{i}" for i in range(2, 12)]
+    out = tmp_path / "out.csv"
+    base = ["protect", str(path), "--method", "mdav", "-k", "3", "-o", str(out)]
+    assert main([*base, "--qi", "age,income"]) == 0, capsys.readouterr().err
+    assert pd.read_csv(out)["total"].tolist() == [f"'=A{i}+B{i}" for i in range(2, 12)]
+    out.unlink()
+    assert main([*base, "--qi", "age,total"]) == 2
+    assert "'total'" in capsys.readouterr().err and not out.exists()
 
 
 def test_a_workbook_without_formulas_reads_as_before(tmp_path: Path) -> None:
@@ -275,3 +286,14 @@ def test_parquet_with_duplicate_names_is_one_line(tmp_path: Path) -> None:
 
 def test_no_temporary_file_is_left(tmp_path: Path) -> None:
     assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+
+
+def test_sheet_for_a_file_that_is_not_a_workbook_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = _people(tmp_path / "t.csv")
+    out = tmp_path / "out.csv"
+    code = main(["protect", str(src), "--qi", "age,income", "--method", "mdav", "-k", "3",
+                 "--sheet", "2", "-o", str(out)])  # fmt: skip
+    line = _one_line(capsys.readouterr().err)
+    assert code == 2 and "--sheet is for Excel workbooks" in line and not out.exists()

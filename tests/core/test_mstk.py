@@ -289,8 +289,9 @@ def test_value_missing_from_a_given_hierarchy(tmp_path: Path) -> None:
     ):
         run_protection(dataset, spec)
     sex = str(SEED / "mstk_hierarchy_sex.csv")
-    spare = run_protection(dataset, RunSpec.make("mstk", 2, hierarchies={"Disease": sex}))
-    assert spare.report["hierarchies_unused"] == ["Disease"]
+    # a hierarchy for a column that is not a quasi-identifier would be ignored: refused (issue 12)
+    with pytest.raises(InvalidRoles, match="'Disease', which is not a quasi-identifier"):
+        run_protection(dataset, RunSpec.make("mstk", 2, hierarchies={"Disease": sex}))
     with pytest.raises(InvalidRoles, match="not in the table"):
         run_protection(dataset, RunSpec.make("mstk", 2, hierarchies={"Nope": str(short)}))
 

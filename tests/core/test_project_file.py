@@ -35,7 +35,10 @@ def _project(data_path: str | None = None) -> Project:
             ),
         )
     )
-    runs = (RunSpec.make("mdav", 3, seed=1), RunSpec.make("mdav-generic", 5, {"rescale_variance": True}, seed=2))
+    runs = (
+        RunSpec.make("mdav", 3, seed=1),
+        RunSpec.make("mdav-generic", 5, {"rescale_variance": True}, seed=2),
+    )
     return Project(data_path, ("id", "age", "edu"), roles, runs, (0, 1), "a note")
 
 

@@ -85,7 +85,7 @@ from microgui.core.roles import AttributeKind
 __all__ = [
     "MAX_DISTINCT",
     "MAX_FANOUT",
-    "MAX_SMALL_CLASSES",
+    "MERGE_EVALUATIONS_FACTOR",
     "ghd",
     "generalization_effort",
     "hierarchical_distance",
@@ -108,11 +108,16 @@ MAX_DISTINCT = 60_000
 #: with the cube of their number (measured, issue 12: 5,000 categories 10 s, 20,000 categories
 #: 8.5 minutes); such a column is refused before any long work.
 MAX_FANOUT = 5_000
-#: Largest number of classes smaller than k left to merge after pruning (lines 24-27). With
-#: nearly equal distances (a nominal column of thousands of categories) merging grows with about
-#: the 2.6th power of their number: measured on 2 cores, 1,504 classes 2.2 s, 2,290 6.0 s, 3,023
-#: 11.6 s, about 5,000 26 s; above this the run is refused before merging (issue 12).
-MAX_SMALL_CLASSES = 5_000
+#: Merging small classes (lines 24-27) searches a class's nearest pooled class once at start and
+#: again only when a merge invalidated it. With varied distances that costs about the first pass
+#: again (full UCI Adult, 8 attributes: 10,535 classes, 26,277 searches, about 1.3e8 distance
+#: evaluations, 5.8 s); when nearly all distances tie (a nominal column of thousands of
+#: categories under one node) it grows with about the cube of the number of classes (2,500
+#: categories: 110 searches per class, 26 s; 5,000: over 5 minutes). A run is stopped with the
+#: reason once the merging has made more than max(FREE, FACTOR·n²) evaluations beyond the first
+#: pass: about 15 s here at the most (issue 12).
+MERGE_EVALUATIONS_FACTOR = 3
+MERGE_EVALUATIONS_FREE = 300_000_000
 # attributes with at most this many distinct values (or nodes) get a precomputed pair table
 # (at most 4096² small integers: 32 MB)
 _TABLE_MAX = 4096
@@ -528,14 +533,9 @@ def _merge_small(
     merges.
     """
     n_small = int(np.count_nonzero(small))
-    if n_small > MAX_SMALL_CLASSES:
-        raise InvalidInput(
-            f"mstk: after pruning the tree, {n_small:,} classes have fewer than k={k} records, "
-            f"more than {MAX_SMALL_CLASSES:,}; merging them takes time growing with about the "
-            "cube of that number (hours here). Give hierarchies that group the values of the "
-            "columns with many categories (--hierarchy COL=FILE), recode them, or use "
-            "mdav-generic"
-        )
+    # distance evaluations allowed: the first pass (n_small²) plus the merges' share
+    budget = n_small * n_small + max(MERGE_EVALUATIONS_FREE, MERGE_EVALUATIONS_FACTOR * n_small**2)
+    searches = [0]
     n = len(classes.sizes)
     into = np.arange(n, dtype=np.int64)
     alive = small.copy()
@@ -546,6 +546,15 @@ def _merge_small(
     throttle = Throttle(progress, "merging classes smaller than k")
 
     def nearest(x: int, cand: np.ndarray) -> None:
+        searches[0] += len(cand)
+        if searches[0] > budget:
+            raise InvalidInput(
+                f"mstk: merging the {n_small:,} classes smaller than k={k} is not converging: "
+                "many of them are at equal distances (a column with many categories under one "
+                "node of its hierarchy), and merging would take very long. Give hierarchies "
+                "that group the values of such columns (--hierarchy COL=FILE), recode them, or "
+                "use mdav-generic"
+            )
         cand = cand[cand != x]
         exact[x] = True
         if len(cand) == 0:
