@@ -42,10 +42,10 @@ import pandas as pd
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused
 from microgui.core.io import (
-    _text_cells,
     check_write_targets,
     csv_writer,
     json_text,
+    text_cells,
     write_csv_atomic,
     write_files_atomic,
 )
@@ -105,7 +105,7 @@ def neutralize_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, in
     counts: dict[str, int] = {}
     out = frame
     for position, column in enumerate(frame.columns):
-        values = _text_cells(frame.iloc[:, position])
+        values = text_cells(frame.iloc[:, position])
         if values is None:
             continue
         # Only cells starting with a formula prefix or holding a line break are looked at closely.

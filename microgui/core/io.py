@@ -62,6 +62,7 @@ from microgui.core.progress import ProgressFn, no_progress
 
 __all__ = [
     "SUPPORTED_EXTENSIONS",
+    "text_cells",
     "TEXT_EXTENSIONS",
     "EXCEL_EXTENSIONS",
     "PARQUET_EXTENSIONS",
@@ -652,9 +653,10 @@ def _read_sheet(path: Path, sheet: str | int | None, seen: list[str]) -> pd.Data
                 f"sheet {sheet_name!r} of {name!r} cannot be read ({type(exc).__name__}: {exc}); "
                 "open it in Excel or LibreOffice and save it again as .xlsx"
             ) from exc
-    if engine == "openpyxl":
+    if engine == "openpyxl" and raw.isna().to_numpy().any():
         # Formula cells with no saved value come back missing from openpyxl: keep their formula
-        # as text instead (never a silently emptied cell; issue 12).
+        # as text instead (never a silently emptied cell; issue 12). A sheet with no missing
+        # cell has none, and its XML is not read a second time.
         for (row, col), formula in _uncached_formulas(path, sheet_name).items():
             if row in raw.index and col in raw.columns:
                 raw.loc[row, col] = formula
@@ -780,13 +782,8 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         names = [str(n) for n in pq.read_schema(path).names]
     except Exception:  # noqa: BLE001 - read_parquet below says what is wrong
         names = []
-    seen: set[str] = set()
-    twice = next((n for n in names if n in seen or seen.add(n)), None)  # type: ignore[func-returns-value]
-    if twice is not None:
-        raise InvalidInput(
-            f"{name!r} has two columns named {twice!r}; give them distinct names where the file "
-            "is written (microgui tags columns by name)"
-        )
+    # before pandas, which refuses duplicate names in a many-line error
+    _check_columns(names, name, lambda i: f"column {i + 1}")
     try:
         frame = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
@@ -1271,10 +1268,10 @@ def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
 
 def _text_columns(frame: pd.DataFrame) -> list[np.ndarray[Any, np.dtype[np.object_]] | None]:
     """Per column (by position): its cells as an object array if some may be text, else None."""
-    return [_text_cells(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    return [text_cells(frame.iloc[:, i]) for i in range(frame.shape[1])]
 
 
-def _text_cells(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | None:
+def text_cells(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | None:
     """The cells of ``series`` as an object array when some may be text (object, string,
     categorical, mixed); None for numbers, booleans, dates, durations, periods, intervals."""
     dtype = series.dtype

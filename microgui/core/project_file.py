@@ -27,6 +27,7 @@ import os
 import re
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,8 +339,7 @@ def project_from_json(data: object, name: str = "project") -> Project:
         raise InvalidInput(f"{where}: 'data.columns' must list column names as strings")
     column_set = set(columns)
     if len(column_set) != len(columns):
-        seen: set[str] = set()
-        twice = next(c for c in columns if c in seen or seen.add(c))  # type: ignore[func-returns-value]
+        twice = next(c for c, n in Counter(columns).items() if n > 1)
         raise InvalidInput(f"{where}: 'data.columns' names {twice[:80]!r} twice")
     roles = _roles(_expect(data, "roles", dict, where), where, column_set)
     runs_raw = _expect(data, "runs", list, where)

@@ -258,7 +258,9 @@ def _nice_step(span: float, target: int = 5) -> float:
     return 10.0 * power
 
 
-def _range(values: np.ndarray, pad: float = 0.06) -> tuple[float, float]:
+def padded_range(values: np.ndarray, pad: float = 0.06) -> tuple[float, float]:
+    """The range of ``values`` widened by ``pad`` of its span on each side (a constant: ±10 %, or
+    ±1 around 0); shared by the report charts and the app's R-U map."""
     lo, hi = float(values.min()), float(values.max())
     if hi <= lo:
         half = abs(lo) * 0.1 or 1.0
@@ -329,8 +331,8 @@ def chart_svg(chart: ReportChart, width: int = 640, height: int = 380) -> str:
         x0, x1 = (-0.5, len(slots) - 0.5) if slotted else (slots[0] - 0.5, slots[-1] + 0.5)
         y0, y1 = 0.0, max(float(all_y.max()), 1.0) * 1.08
     else:
-        x0, x1 = _range(all_x, 0.12 if any(s.labels for s in chart.series) else 0.06)
-        y0, y1 = _range(all_y)
+        x0, x1 = padded_range(all_x, 0.12 if any(s.labels for s in chart.series) else 0.06)
+        y0, y1 = padded_range(all_y)
 
     def px(v: float) -> float:
         return left + (v - x0) / (x1 - x0) * pw

@@ -30,7 +30,7 @@ from microgui.core.layout import MstLayout, TreeLayout, dependency_tree_layout, 
 from microgui.core.methods.base import Method, available_methods
 from microgui.core.metrics.utility import correlation_change, paired_numeric, regression_change
 from microgui.core.progress import ProgressFn, RunCancelled, sub_progress
-from microgui.core.project_file import Project, load_project, save_project, write_autosave
+from microgui.core.project_file import Project, save_project, write_autosave
 from microgui.core.projection import QIProjection, qi_projection
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
@@ -651,16 +651,11 @@ class AppController(QObject):
             raise InvalidRoles("open a table first: a project holds a table's roles and runs")
         save_project(project, path)
 
-    def open_project(self, path: str | Path | Project, folder: Path | None = None) -> int:
-        """Open a project: read its table in the background, then apply its roles and re-run
-        its runs (same seeds: same results) as a sweep. Returns the load's id.
-
-        Raises :class:`MicroguiError` (a damaged or newer project file, a table that is gone)."""
-        if isinstance(path, Project):
-            project = path
-        else:
-            project = load_project(path)
-            folder = Path(path).parent
+    def open_project(self, project: Project, folder: Path | None = None) -> int:
+        """Open a read project (:func:`~microgui.core.project_file.load_project`; ``folder``:
+        the project file's, for a relative data path): read its table in the background, then
+        apply its roles and re-run its runs (same seeds: same results) as a sweep. Returns the
+        load's id. Raises :class:`MicroguiError` when the table is gone."""
         data = project.resolved_data_path(folder)
         if data is None:
             raise InvalidInput("the project names no table (it was saved from the demo data?)")

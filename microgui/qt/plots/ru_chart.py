@@ -23,6 +23,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from microgui.core.report_charts import padded_range
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.palette import CLUSTER_COLORS
 from microgui.qt.plots.titles import set_plot_title
@@ -416,7 +417,9 @@ class RuChartPlot(QWidget):
                 )
         set_plot_title(self.plot_item, title, color="#222222", size="10pt")
         if len(drawn):
-            view.setRange(xRange=_padded(xs, 0.12), yRange=_padded(ys_plot, 0.1), padding=0.0)
+            view.setRange(
+                xRange=padded_range(xs, 0.12), yRange=padded_range(ys_plot, 0.1), padding=0.0
+            )
         self._draw_current()
         self._place_labels()
 
@@ -494,12 +497,3 @@ def _finite(value: object) -> bool:
         return bool(np.isfinite(float(value)))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return False
-
-
-def _padded(values: np.ndarray, fraction: float) -> tuple[float, float]:
-    lo, hi = float(values.min()), float(values.max())
-    if hi <= lo:
-        span = abs(lo) * 0.1 or 1.0
-        return lo - span, hi + span
-    pad = fraction * (hi - lo)
-    return lo - pad, hi + pad
