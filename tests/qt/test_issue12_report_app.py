@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from extreme_record import EXTREME, EXTREME_ROW, TOKENS
 from PySide6.QtCore import Qt
 
 from microgui.core.dataset import Dataset
@@ -26,28 +27,6 @@ from microgui.core.runs import RunResult, RunSpec
 from microgui.qt.main_window import MainWindow
 
 RUN_TIMEOUT_MS = 120_000
-EXTREME_ROW = 7
-
-#: The extreme record's original values: the QIs, then the confidential value.
-EXTREME = {"age": 117.25, "income": 987654.321, "hours": 83.125, "health": 55443.2211}
-#: Every rendering of those values a report could carry (exact, rounded, grouped, scientific).
-TOKENS = (
-    "987654.321",
-    "987654.32",
-    "987654.3",
-    "987654",
-    "987,654",
-    "9.877e+05",
-    "9.8765e+05",
-    "9.87654e+05",
-    "117.25",
-    "83.125",
-    "83.12",
-    "55443.2211",
-    "55443.22",
-    "55443",
-    "55,443",
-)
 
 
 def extreme_table(n: int = 40, seed: int = 12) -> Dataset:
