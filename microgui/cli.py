@@ -5,18 +5,19 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
 
     microgui protect INPUT -o OUTPUT --method METHOD -k K --qi COL[,COL...]
         [--identifiers COL,...] [--confidential COL,...]
-        [--ordinal COL=V1<V2<...]... [--nominal COL,...]
-        [--param NAME=VALUE]... [--seed N] [--group-column NAME] [--report REPORT.json]
+        [--ordinal COL=V1<V2<...]... [--nominal COL,...] [--missing-as-category COL,...]
+        [--param NAME=VALUE]... [--round source|N] [--seed N] [--group-column NAME] [--report REPORT.json]
         [--strata COL,...] [--block-size N] [--engine local|dask] [--scheduler ADDRESS]
         [--workers N]
     microgui protect --list-methods
     microgui dependency-tree INPUT --attributes COL,... [--bins N] [--json OUT]
+    microgui suggest-roles INPUT [--sheet NAME] [--json OUT]
     microgui evaluate ORIGINAL PROTECTED --qi COL,... [--confidential COL,...]
         [--identifiers COL,...] [--ordinal COL=V1<V2...]... [--nominal COL,...] [--json OUT]
         [-k K] [--hierarchy COL=FILE]... [--score-weights il=0.5,id=0.5,dbrl=0.25,prl=0.25]
     microgui sweep INPUT --qi COL,... [--confidential ...] [--identifiers ...] [--ordinal ...]
         [--nominal ...] --methods M1,M2,... --k 3,5,10 [--param NAME=VALUE]...
-        [--seed N] [--workers N] [--json OUT]
+        [--hierarchy COL=FILE]... [--seed N] [--workers N] [--json OUT]
     microgui gui [FILE] [--demo] [--screenshot PNG]      (also what plain `microgui` does)
     microgui --version
 
@@ -129,8 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--nominal", action="append", metavar="COL,...", help="nominal quasi-identifiers"
     )
     p.add_argument(
+        "--missing-as-category",
+        action="append",
+        metavar="COL,...",
+        help=_MISSING_HELP,
+    )
+    p.add_argument(
         "--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)"
     )
+    p.add_argument("--round", metavar="source|N", help=_ROUND_HELP)
     p.add_argument(
         "--hierarchy",
         action="append",
@@ -220,6 +228,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--json", metavar="OUT", help="also write the tree as JSON to OUT")
 
+    r = sub.add_parser(
+        "suggest-roles",
+        help="suggest a role and kind for every column, with the reason",
+        description="Print microgui's conservative suggestion of a role (identifier, "
+        "quasi-identifier, confidential, non-confidential) and kind (continuous, ordinal, "
+        "nominal) for every column of INPUT, with a one-line reason, and the protect options "
+        "that tag the columns so. Text and few-valued columns are quasi-identifier candidates; "
+        "names, keys and near-unique text are identifiers; constant columns pass through. "
+        "Review every line before a release.",
+    )
+    r.add_argument(
+        "input",
+        metavar="INPUT",
+        help="CSV, TSV, Excel, Parquet, SPSS (.sav) or Stata (.dta) file",
+    )
+    r.add_argument(
+        "--sheet",
+        metavar="NAME",
+        help="Excel only: the sheet to read, by name or by position from 1 (default: the first)",
+    )
+    r.add_argument(
+        "--json",
+        metavar="OUT",
+        help='also write {"columns": [{"name", "role", "kind", "order", "reason"}, ...]} to OUT',
+    )
+
     e = sub.add_parser(
         "evaluate",
         help="measure information loss and disclosure risk of a protected table",
@@ -297,6 +331,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="method parameter; repeat NAME (or give V1,V2) to try several values; it varies "
         "only the methods that declare it",
     )
+    w.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="COL=FILE",
+        help="generalization hierarchy of COL (as for protect), given to the runs of the methods "
+        "that use hierarchies (mstk); the other methods run without it; repeatable",
+    )
+    w.add_argument("--round", metavar="source|N", help=_ROUND_HELP)
     w.add_argument("--seed", default=None, help="random seed of every run")
     w.add_argument(
         "--workers", default=None, metavar="N", help="processes to use (default: one per core)"
@@ -337,6 +379,19 @@ def _read_input(path: Path, args: argparse.Namespace) -> Any:
     return loaded
 
 
+_ROUND_HELP = (
+    "round the aggregated continuous values to each column's own decimals in the input "
+    "(source: integers stay integers) or to N decimals (0-10); the report gives the IL before "
+    "rounding. Without it values are only cleaned of float noise (1565.4, not "
+    "1565.4000000000008). The same as --param round=..."
+)
+_MISSING_HELP = (
+    "nominal or ordinal quasi-identifiers whose missing cells form a category of their own "
+    "(released as empty cells; last in an ordinal order) instead of refusing the run; "
+    "recorded in the report"
+)
+
+
 def _add_role_options(p: argparse.ArgumentParser) -> None:
     """--qi, --identifiers, --confidential, --ordinal, --nominal as ``protect`` reads them."""
     p.add_argument(
@@ -357,6 +412,12 @@ def _add_role_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--nominal", action="append", metavar="COL,...", help="nominal quasi-identifiers"
+    )
+    p.add_argument(
+        "--missing-as-category",
+        action="append",
+        metavar="COL,...",
+        help=_MISSING_HELP,
     )
 
 
@@ -480,6 +541,10 @@ def _protect(args: argparse.Namespace) -> int:
     seed = parse_seed(args.seed, "--seed")  # before any file is read
     ordinal = _parse_ordinal(args.ordinal)
     params = _parse_params(args.param)
+    if args.round is not None:
+        if "round" in params:
+            raise _UsageError("give the rounding once: --round or --param round=, not both")
+        params["round"] = args.round.strip()
     hierarchies = _parse_hierarchies(args.hierarchy)
     loaded = _read_input(src, args)
     roles = roles_from_lists(
@@ -489,6 +554,7 @@ def _protect(args: argparse.Namespace) -> int:
         confidential=_split(args.confidential),
         ordinal=ordinal,
         nominal=_split(args.nominal),
+        missing_as_category=_split(args.missing_as_category),
     )
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
     spec = RunSpec.make(
@@ -519,6 +585,13 @@ def _protect(args: argparse.Namespace) -> int:
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
+    if {"ordinal", "nominal"} & set(report["quasi_identifiers"].values()):
+        how = report["parameters"].get("categorical_aggregate")
+        print(
+            f"  invented categorical combinations: {report['invented_combinations']} of "
+            f"{report['n_groups']} groups" + (f" (categorical_aggregate={how})" if how else ""),
+            file=sys.stderr,
+        )
     scale = report.get("scale")
     if scale:
         print(
@@ -574,6 +647,65 @@ def _dependency_tree(args: argparse.Namespace) -> int:
     return 0
 
 
+def _suggest_roles(args: argparse.Namespace) -> int:
+    """``microgui suggest-roles``: the table of :func:`microgui.core.dataset.explain_roles`."""
+    from microgui.core.dataset import explain_roles
+    from microgui.core.io import write_json_atomic
+
+    src = Path(args.input)
+    if args.json:
+        _check_outputs([args.json], [src])
+    loaded = _read_input(src, args)
+    suggestions = explain_roles(loaded.frame)
+    rows = [[s.name, s.spec.role.value, s.spec.kind.value, s.reason] for s in suggestions]
+    print(text_table(["column", "role", "kind", "reason"], rows, set()))
+    print(_suggested_options(suggestions))
+    if args.json:
+        write_json_atomic(
+            {"columns": [s.to_json() for s in suggestions]}, args.json, protect_from=src
+        )
+    return 0
+
+
+def _suggested_options(suggestions: Sequence[Any]) -> str:
+    """The ``protect`` role options that tag the columns as suggested (shell-quoted)."""
+    import shlex
+
+    from microgui.core.roles import AttributeKind, AttributeRole
+
+    def names(cols: list[str]) -> str:
+        return shlex.quote(",".join(c.replace(",", "\\,") for c in cols))
+
+    by_role: dict[AttributeRole, list[str]] = {}
+    for s in suggestions:
+        by_role.setdefault(s.spec.role, []).append(s.name)
+    parts: list[str] = []
+    qi = by_role.get(AttributeRole.QUASI_IDENTIFIER, [])
+    if qi:
+        parts.append(f"--qi {names(qi)}")
+    nominal = [
+        s.name
+        for s in suggestions
+        if s.spec.role is AttributeRole.QUASI_IDENTIFIER and s.spec.kind is AttributeKind.NOMINAL
+    ]
+    if nominal:
+        parts.append(f"--nominal {names(nominal)}")
+    for s in suggestions:
+        if s.spec.role is AttributeRole.QUASI_IDENTIFIER and s.spec.kind is AttributeKind.ORDINAL:
+            col = s.name.replace("=", "\\=")
+            order = "<".join(c.replace("<", "\\<") for c in s.spec.order or ())
+            parts.append(f"--ordinal {shlex.quote(col + ('=' + order if order else ''))}")
+    for role, option in (
+        (AttributeRole.IDENTIFIER, "--identifiers"),
+        (AttributeRole.CONFIDENTIAL, "--confidential"),
+    ):
+        if by_role.get(role):
+            parts.append(f"{option} {names(by_role[role])}")
+    if not parts:
+        return "no column is suggested as a quasi-identifier"
+    return "as protect options: " + " ".join(parts)
+
+
 def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
     """The RoleMap of the role options, built exactly as ``protect`` builds it."""
     from microgui.core.roles import roles_from_lists
@@ -585,6 +717,7 @@ def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
         confidential=_split(args.confidential),
         ordinal=_parse_ordinal(args.ordinal),
         nominal=_split(args.nominal),
+        missing_as_category=_split(args.missing_as_category),
     )
 
 
@@ -601,6 +734,34 @@ def _number_text(value: float | int | None) -> str:
     if isinstance(value, bool) or isinstance(value, int):
         return str(int(value))
     return f"{value:.4f}"
+
+
+def _print_by_attribute(by_attribute: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Print ``information_loss_by_attribute`` as a table; return it JSON-ready."""
+    from microgui.core.sweep import json_number
+
+    print("\ninformation loss by quasi-identifier (SSE/SST % in the distance of IL, all QIs)")
+    rows = []
+    out: dict[str, dict[str, Any]] = {}
+    for col, values in by_attribute.items():
+        out[str(col)] = {
+            k: v if isinstance(v, str | bool) or v is None else json_number(v)
+            for k, v in values.items()
+        }
+        rows.append(
+            (
+                str(col),
+                str(values.get("kind", ""))
+                + (" (generalized)" if values.get("generalized") else ""),
+                *(
+                    _number_text(json_number(values.get(k)))
+                    for k in ("information_loss", "changed_percent", "dist", "ctbil", "ebil")
+                ),
+            )
+        )
+    header = ("column", "kind", "SSE/SST %", "changed %", "Dist", "CTBIL'", "EBIL")
+    print(text_table(header, rows, set(range(2, 7))))
+    return out
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -657,7 +818,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             raise _UsageError(f"--hierarchy names {col!r}, which is not a quasi-identifier (--qi)")
     hierarchies = {col: load_hierarchy(path) for col, path in hierarchy_files.items()}
     result = evaluate(dataset, other, score_weights=weights, k=k, hierarchies=hierarchies)
-    measures = {str(key): json_number(v) for key, v in result.items()}
+    by_attribute = result.pop("information_loss_by_attribute", None)
+    measures: dict[str, Any] = {str(key): json_number(v) for key, v in result.items()}
     catalog = _measure_catalog()
     rows = []
     for key, value in measures.items():
@@ -670,6 +832,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         f"quasi-identifiers {', '.join(roles.quasi_identifiers)}"
     )
     print(text_table(("measure", "value", "unit", "key"), rows, {1}))
+    if isinstance(by_attribute, dict):
+        measures["information_loss_by_attribute"] = _print_by_attribute(by_attribute)
     measures.update(_print_correlations_and_regressions(args, dataset, other))
     if args.json:
         write_json_atomic(measures, args.json, protect_from=inputs)
@@ -789,6 +953,8 @@ def _parse_param_grid(values: Sequence[str] | None) -> dict[str, list[str]]:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from microgui.core.dataset import Dataset
     from microgui.core.io import write_json_atomic
     from microgui.core.runs import parse_seed, validate_k
@@ -799,6 +965,10 @@ def _sweep(args: argparse.Namespace) -> int:
     methods = _parse_list(args.methods, "--methods M1,M2,...")
     ks = _parse_list(args.k, "--k K1,K2,...")
     grid = _parse_param_grid(args.param)
+    if args.round is not None:
+        if "round" in grid:
+            raise _UsageError("give the rounding once: --round or --param round=, not both")
+        grid["round"] = [args.round.strip()]
     seed = parse_seed(args.seed, "--seed")  # before any file is read
     workers = None
     if args.workers is not None:
@@ -809,18 +979,24 @@ def _sweep(args: argparse.Namespace) -> int:
         if workers < 1:
             raise _UsageError(f"--workers {workers}: give at least 1")
     src = Path(args.input)
-    if args.json:
-        _check_outputs([args.json], [src])
+    # absolute: the runs read them in worker processes, whatever their folder
+    hierarchy_files = {c: os.path.abspath(p) for c, p in _parse_hierarchies(args.hierarchy).items()}
+    if args.json:  # never the input nor a hierarchy file (by inode), as for protect
+        _check_outputs([args.json], [src, *hierarchy_files.values()])
     _parse_ordinal(args.ordinal)
-    spec = SweepSpec.make(methods, ks, grid, seed)
+    spec = SweepSpec.make(methods, ks, grid, seed, hierarchy_files)
     specs = spec.run_specs()  # unknown methods, parameters and values fail before reading
     loaded = _read_input(src, args)
     roles = _roles_of(args, list(loaded.frame.columns))
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
     for k in spec.ks:
         validate_k(k, dataset.n_records)
+    if hierarchy_files:  # bad files and values missing from them: one message, not one per run
+        checked = _checked_hierarchies(dataset, hierarchy_files)
+        spec = replace(spec, hierarchies=tuple(sorted(checked.items())))
+        specs = spec.run_specs()
     if args.json:  # again after reading: the folder may have gone meanwhile
-        _check_outputs([args.json], [src])
+        _check_outputs([args.json], [src, *hierarchy_files.values()])
     total = len(specs)
 
     def announce(point: SweepPoint) -> None:
@@ -845,8 +1021,11 @@ def _sweep(args: argparse.Namespace) -> int:
             "k": p.spec.k,
             "parameters": dict(p.report["parameters"]) if p.report else p.spec.param_dict,
             "seed": p.report["seed"] if p.report else p.spec.seed,
+            "hierarchies": dict(p.spec.hierarchies),
         }
         record.update({key: p.measures.get(key) for key in keys})
+        if p.report and p.report.get("information_loss_by_attribute") is not None:
+            record["information_loss_by_attribute"] = p.report["information_loss_by_attribute"]
         record["seconds"] = round(p.seconds, 4)
         record["measure_seconds"] = round(p.measure_seconds, 4)
         record["error"] = p.error
@@ -854,6 +1033,7 @@ def _sweep(args: argparse.Namespace) -> int:
     shown = [
         k
         for k in (
+            "information_loss_all_qi",
             "information_loss",
             "il",
             "record_linkage",
@@ -884,8 +1064,27 @@ def _sweep(args: argparse.Namespace) -> int:
             f"{failed} of {total} runs failed or were not measured (see 'error')", file=sys.stderr
         )
     if args.json:
-        write_json_atomic(records, args.json, protect_from=src)
+        write_json_atomic(records, args.json, protect_from=[src, *hierarchy_files.values()])
     return 0
+
+
+def _checked_hierarchies(dataset: Dataset, files: dict[str, str]) -> dict[str, str]:
+    """``--hierarchy`` files by resolved column, checked as a run of ``protect`` checks them:
+    each names a quasi-identifier, reads as a hierarchy and holds every value of its column."""
+    from microgui.core.hierarchy import load_hierarchy
+    from microgui.core.roles import resolve_column
+
+    out: dict[str, str] = {}
+    for name, path in files.items():
+        column = resolve_column(name, list(dataset.frame.columns), "--hierarchy")
+        if column not in dataset.roles.quasi_identifiers:
+            raise _UsageError(
+                f"--hierarchy names {column!r}, which is not a quasi-identifier (--qi), so its "
+                "hierarchy would be ignored; tag the column a quasi-identifier or drop its hierarchy"
+            )
+        load_hierarchy(path).encode(dataset.frame[column], column)
+        out[column] = path
+    return out
 
 
 def _gui(args: argparse.Namespace) -> int:
@@ -902,7 +1101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv or (
-        argv[0] not in ("protect", "gui", "dependency-tree", "evaluate", "sweep")
+        argv[0] not in ("protect", "gui", "dependency-tree", "evaluate", "sweep", "suggest-roles")
         and not argv[0].startswith("-")
     ):
         argv = ["gui", *argv]
@@ -915,6 +1114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _protect(args)
         if args.command == "dependency-tree":
             return _dependency_tree(args)
+        if args.command == "suggest-roles":
+            return _suggest_roles(args)
         if args.command == "evaluate":
             return _evaluate(args)
         if args.command == "sweep":

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,8 @@ __all__ = [
     "Dataset",
     "QIMatrix",
     "suggest_roles",
+    "explain_roles",
+    "RoleSuggestion",
     "prepare_qi",
     "numeric_column",
     "row_list",
@@ -46,13 +49,14 @@ __all__ = [
     "LINE_WORD_ATTR",
     "SOURCE_ATTR",
     "MAX_ABS_VALUE",
+    "MISSING_CATEGORY",
+    "is_missing",
     "check_frame",
     "column_type",
 ]
 
 #: A numeric column with at least this many distinct values is suggested as continuous.
 CONTINUOUS_MIN_DISTINCT = 12
-_ID_NAME_HINTS = ("id", "ident", "name", "ssn", "passport", "email", "phone", "record")
 
 
 #: ``frame.attrs`` key set by the text readers: ``(first_line, ((row, line), ...))``, where the
@@ -69,6 +73,9 @@ LINE_WORD_ATTR = "microgui_line_word"
 #: squares over any realistic number of records stay finite in float64 (which overflows near
 #: 1.8e308): larger values would turn the z-scores, SSE and SST into NaN or infinity.
 MAX_ABS_VALUE = 1e100
+#: The category that the missing cells of a quasi-identifier tagged ``missing_as_category``
+#: form (:class:`~microgui.core.roles.ColumnSpec`): released as an empty cell.
+MISSING_CATEGORY = ""
 #: What :func:`column_type` calls columns that can be no quasi-identifier of any kind.
 _NOT_QI_TYPES = {"nested": "lists, structs or maps", "binary": "binary values (bytes)"}
 #: ... and those that can be no continuous quasi-identifier (no arithmetic mean, or no order).
@@ -280,12 +287,15 @@ class Dataset:
     """A table and the role/kind of each of its columns. Treated as immutable.
 
     ``source`` is the file the table was read from (None for a DataFrame given in Python).
+    ``role_reasons`` says, for the columns whose roles were suggested (:func:`explain_roles`),
+    why; the app shows it beside each column.
     """
 
     frame: pd.DataFrame
     roles: RoleMap
     source: Path | None = None
     value_labels: dict[str, dict[object, str]] = field(default_factory=dict)
+    role_reasons: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_frame(self.frame)
@@ -298,15 +308,17 @@ class Dataset:
     def from_frame(
         cls, frame: pd.DataFrame, roles: RoleMap | None = None, source: Path | None = None
     ) -> Dataset:
-        """Wrap a frame; columns without a spec get the suggested one."""
-        suggested = suggest_roles(frame)
+        """Wrap a frame; columns without a spec get the suggested one (and its reason)."""
+        explained = explain_roles(frame)
+        suggested = RoleMap.from_dict({s.name: s.spec for s in explained})
+        reasons = {s.name: s.reason for s in explained if roles is None or s.name not in roles}
         if roles is not None:
             merged = {c: (roles[c] if c in roles else suggested[c]) for c in suggested}
             roles = RoleMap.from_dict(merged)
-        return cls(frame=frame, roles=roles or suggested, source=source)
+        return cls(frame=frame, roles=roles or suggested, source=source, role_reasons=reasons)
 
     def with_roles(self, roles: RoleMap) -> Dataset:
-        return Dataset(self.frame, roles, self.source, self.value_labels)
+        return Dataset(self.frame, roles, self.source, self.value_labels, self.role_reasons)
 
     def with_spec(self, column: str, spec: ColumnSpec) -> Dataset:
         return self.with_roles(self.roles.replace(column, spec))
@@ -354,6 +366,12 @@ def numeric_column(frame: pd.DataFrame, column: str, what: str = "continuous") -
     return values.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def is_missing(series: pd.Series) -> np.ndarray:
+    """Which cells of ``series`` are missing: NA/NaN/None, or text that is empty or one of
+    ``NA``, ``N/A``, ``NaN``, ``nan``, ``.`` after removing spaces (the module's policy)."""
+    return _is_missing(series)
+
+
 def _is_missing(series: pd.Series) -> np.ndarray:
     miss = series.isna().to_numpy()
     if series.dtype == object or pd.api.types.is_string_dtype(series):
@@ -395,68 +413,250 @@ def _ordinal_natural_order(series: pd.Series, keys: pd.Series) -> tuple[str, ...
     return _natural_order(keys.unique())
 
 
-def suggest_roles(frame: pd.DataFrame) -> RoleMap:
-    """Suggest a role and kind per column.
+@dataclass(frozen=True)
+class RoleSuggestion:
+    """What :func:`explain_roles` suggests for one column: a spec, the one-line reason shown
+    beside it (roles panel, ``microgui suggest-roles``) and the number of missing cells."""
 
-    A column unique on every row whose name or values look like a key is suggested as an
-    identifier; numbers with many distinct values (>= ``CONTINUOUS_MIN_DISTINCT``) are continuous
-    quasi-identifiers; few-valued numbers are ordinal (in numeric order); text is nominal.
-    Dates, times and durations are suggested non-confidential, of ordinal kind (time order,
-    should the user make them quasi-identifiers); lists, structs, maps and binary values
-    (Parquet) non-confidential: they pass through. Everything else is non-confidential. The
-    user overrides any of it.
+    name: str
+    spec: ColumnSpec
+    reason: str
+    missing: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        """``{"name", "role", "kind", "order", "reason"}`` with the CLI's words (contract of
+        ``microgui suggest-roles --json``; ``missing`` is an extension)."""
+        return {
+            "name": self.name,
+            "role": self.spec.role.value,
+            "kind": self.spec.kind.value,
+            "order": list(self.spec.order) if self.spec.order is not None else None,
+            "reason": self.reason,
+            "missing": self.missing,
+        }
+
+
+#: Words of a column name that say it identifies a person or a unit (matched as whole words of
+#: the name: ``record_id``, ``RecordId``, ``e-mail``; see :func:`_identifying_name`).
+_ID_WORDS = frozenset(
+    {
+        "id", "ids", "ident", "identifier", "uuid", "guid", "key", "name", "names", "firstname",
+        "lastname", "surname", "fullname", "username", "email", "mail", "phone", "telephone",
+        "tel", "mobile", "fax", "address", "street", "ssn", "nino", "passport", "record",
+    }
+)  # fmt: skip
+#: Endings of a one-word name that make it an identifier (``UTILITYID``, ``UTILNAME``).
+_ID_ENDINGS = ("id", "name", "email", "phone", "address", "ssn")
+#: Common words that end like an identifier name but are none.
+_NOT_ID_WORDS = frozenset(
+    {
+        "valid", "invalid", "paid", "unpaid", "prepaid", "fluid", "rapid", "liquid", "humid",
+        "acid", "hybrid", "covid", "grid", "squid", "android", "avoid", "void", "solid",
+        "lipid", "rigid", "vivid", "timid", "candid", "placid", "lucid", "morbid", "arid",
+        "acrid", "florid", "bid", "did", "kid", "lid", "mid", "rid", "rename", "overpaid",
+    }
+)  # fmt: skip
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+#: A text column with at least this share of distinct values among its present cells (and at
+#: least ``_ID_MIN_RECORDS`` of them) is suggested as an identifier: a grouping variable repeats
+#: its categories, names, keys and free text do not.
+ID_DISTINCT_SHARE = 0.5
+_ID_MIN_RECORDS = 20
+#: A categorical quasi-identifier with more categories than this gets a hint in its reason.
+MANY_CATEGORIES = 100
+
+
+def _identifying_name(name: str) -> str | None:
+    """Why ``name`` marks an identifier ("has the word 'id'", "ends in 'name'"), or None."""
+    words = [w.lower() for w in _WORD.findall(name)]
+    for word in words:
+        if word in _ID_WORDS:
+            return f"has the word {word!r}"
+    compact = re.sub(r"[^a-z]", "", name.lower())
+    if compact in _NOT_ID_WORDS or (len(words) == 1 and words[0] in _NOT_ID_WORDS):
+        return None
+    for ending in _ID_ENDINGS:
+        if compact.endswith(ending) and len(compact) >= len(ending) + 2:
+            return f"ends in {ending!r}"
+    return None
+
+
+def _consecutive_integers(numbers: list[float]) -> bool:
+    """The values are whole numbers forming one run m, m+1, ..., m+len-1 (a row number)."""
+    if len(numbers) < 3 or not all(float(v).is_integer() for v in numbers):
+        return False
+    low, high = min(numbers), max(numbers)
+    return high - low == len(numbers) - 1
+
+
+def _missing_note(missing: int, kind: AttributeKind, role: AttributeRole) -> str:
+    if not missing:
+        return ""
+    if role is not AttributeRole.QUASI_IDENTIFIER:
+        return f"; {missing} missing cell(s) pass through"
+    if kind is AttributeKind.CONTINUOUS:
+        return (
+            f"; {missing} missing cell(s): a run refuses them until they are filled or their "
+            "records removed"
+        )
+    return (
+        f"; {missing} missing cell(s): a run refuses them unless missing is treated as its "
+        "own category"
+    )
+
+
+def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
+    """Suggest a role and kind for every column, each with a one-line reason.
+
+    The rules are conservative: a column that could single out a record is never left to pass
+    through unnoticed. In order, for the cells that are not missing (empty, ``NA``, ``NaN``,
+    ``.``; missing cells never change a suggestion, they are counted in the reason and a run
+    refuses them for a quasi-identifier, see the module docstring):
+
+    1. Lists, structs, maps and binary values (Parquet), complex numbers and intervals are
+       **non-confidential**: they cannot be quasi-identifiers and pass through.
+    2. A column with no value, or one value only, is **non-confidential**: it carries no
+       information about any record.
+    3. A column whose name has a word like id, name, email, phone, address, ssn, passport or
+       record (``record_id``, ``UTILITYID``, ``UTILNAME``) is an **identifier** (removed).
+    4. A text column whose values are distinct on every record, or on at least
+       :data:`ID_DISTINCT_SHARE` of them (with at least 20 records), is an **identifier**:
+       grouping variables repeat their categories; names, keys and free text do not. A column
+       of consecutive whole numbers distinct on every record (a row number) is one too.
+    5. Numbers with at least ``CONTINUOUS_MIN_DISTINCT`` distinct values are **continuous
+       quasi-identifiers**; fewer distinct numbers are **ordinal quasi-identifiers** in numeric
+       order.
+    6. Dates, times and durations are **ordinal quasi-identifiers** in time order (a birth date
+       identifies; re-tag an interview date non-confidential).
+    7. An ordered categorical (Parquet, SPSS/Stata labels) is an **ordinal quasi-identifier** in
+       its categories' order; every other text, category or yes/no column is a **nominal
+       quasi-identifier**. Nothing is suggested confidential: that is the statistician's call,
+       and a quasi-identifier too many costs utility, never privacy.
     """
-    specs: dict[str, ColumnSpec] = {}
-    n = len(frame)
+    out: list[RoleSuggestion] = []
     for position, col in enumerate(frame.columns):
         name = str(col)
         series = frame.iloc[:, position]
         ctype = column_type(series)
         if ctype in _NOT_QI_TYPES or ctype in ("complex", "interval"):
-            specs[name] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
+            what = {**_NOT_QI_TYPES, **_NOT_CONTINUOUS_TYPES}[ctype]
+            out.append(
+                RoleSuggestion(
+                    name,
+                    ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL),
+                    f"holds {what}, which cannot be a quasi-identifier: passes through",
+                )
+            )
             continue
-        if ctype in _NOT_CONTINUOUS_TYPES:
-            specs[name] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.ORDINAL)
-            continue
-        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+        missing_mask = _is_missing(series)
+        missing = int(missing_mask.sum())
+        present = series[~missing_mask] if missing else series
+        n_present = len(present)
+        numeric = (
+            pd.api.types.is_numeric_dtype(series)
+            and not pd.api.types.is_bool_dtype(series)
+            and ctype == "number"
+        )
         numbers: list[float] | None = None
-        if numeric or isinstance(series.dtype, pd.CategoricalDtype):
-            nonnull = series.dropna()
-            distinct = int(nonnull.nunique())
-            uniques: list[object] = nonnull.unique().tolist()
-        else:
+        if ctype in ("text", "mixed", "number") and not numeric:
             # Text columns (every column of a CSV) in plain numpy: per-column pandas calls
             # dominate on very wide tables.
-            raw = series.to_numpy(dtype=object)
-            present = raw[~pd.isna(raw)]
-            uniques = pd.unique(present).tolist()
-            distinct = len(uniques)
-            if len(uniques):
+            raw = present.to_numpy(dtype=object)
+            uniques: list[object] = pd.unique(raw).tolist()
+            if uniques:
                 numbers = _all_numbers(uniques)
-                if numbers is None and distinct >= CONTINUOUS_MIN_DISTINCT:
+                if numbers is None and len(uniques) >= CONTINUOUS_MIN_DISTINCT:
                     comma, _ambiguous = _decimal_comma(pd.Series(uniques, dtype="string"))
                     if comma is not None:
                         numbers = comma.tolist()
-                numeric = numbers is not None
-        lname = name.lower()
-        looks_like_key = any(
-            h == lname or lname.endswith(h) or lname.startswith(h) for h in _ID_NAME_HINTS
-        )
-        if n > 1 and distinct == n and (not numeric or looks_like_key):
-            specs[name] = ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL)
-        elif numeric and distinct >= CONTINUOUS_MIN_DISTINCT:
-            specs[name] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
-        elif numeric:
-            if numbers is None:
-                numbers = [float(v) for v in uniques]  # type: ignore[arg-type]
-            order = tuple(dict.fromkeys(_value_key(v) for v in sorted(numbers)))
-            specs[name] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL, order)
-        elif isinstance(series.dtype, pd.CategoricalDtype) and series.cat.ordered:
-            order = tuple(str(c) for c in series.cat.categories)
-            specs[name] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL, order)
+            numeric = numbers is not None
         else:
-            specs[name] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
-    return RoleMap.from_dict(specs)
+            try:
+                uniques = pd.unique(present.to_numpy(dtype=object)).tolist()
+            except TypeError:  # unhashable: treated as nested above, kept safe here
+                uniques = list(present)
+            if numeric:
+                numbers = [float(v) for v in uniques]  # type: ignore[arg-type]
+        distinct = len(uniques)
+        spec, reason = _suggest_one(name, series, ctype, numbers, distinct, n_present)
+        reason += _missing_note(missing, spec.kind, spec.role)
+        out.append(RoleSuggestion(name, spec, reason, missing))
+    return tuple(out)
+
+
+def _suggest_one(
+    name: str,
+    series: pd.Series,
+    ctype: str,
+    numbers: list[float] | None,
+    distinct: int,
+    n_present: int,
+) -> tuple[ColumnSpec, str]:
+    """Rules 2-7 of :func:`explain_roles` for one column."""
+    role_qi, role_nc = AttributeRole.QUASI_IDENTIFIER, AttributeRole.NON_CONFIDENTIAL
+    if distinct == 0:
+        return ColumnSpec(role_nc, AttributeKind.NOMINAL), "no value at all: passes through"
+    if distinct == 1:
+        return (
+            ColumnSpec(role_nc, AttributeKind.NOMINAL),
+            "the same value on every record: carries no information, passes through",
+        )
+    word = _identifying_name(name)
+    if word is not None:
+        return (
+            ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
+            f"the name {word}: an identifier, removed from the release",
+        )
+    all_distinct = n_present > 1 and distinct == n_present
+    if numbers is None and ctype not in _NOT_CONTINUOUS_TYPES and ctype != "boolean":
+        if all_distinct or (
+            n_present >= _ID_MIN_RECORDS and distinct >= ID_DISTINCT_SHARE * n_present
+        ):
+            share = f"{distinct:,} distinct values in {n_present:,} records"
+            return (
+                ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
+                f"text with {share}: names, keys or free text identify; removed from the release",
+            )
+    if numbers is not None:
+        if all_distinct and _consecutive_integers(numbers):
+            return (
+                ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
+                "consecutive whole numbers, one per record: a row number or key, removed",
+            )
+        if distinct >= CONTINUOUS_MIN_DISTINCT:
+            return (
+                ColumnSpec(role_qi, AttributeKind.CONTINUOUS),
+                f"numbers with {distinct:,} distinct values: a continuous quasi-identifier",
+            )
+        order = tuple(dict.fromkeys(_value_key(v) for v in sorted(numbers)))
+        return (
+            ColumnSpec(role_qi, AttributeKind.ORDINAL, order),
+            f"numbers with {distinct} distinct values: an ordinal quasi-identifier in numeric "
+            "order",
+        )
+    if ctype in _NOT_CONTINUOUS_TYPES:
+        what = _NOT_CONTINUOUS_TYPES[ctype]
+        return (
+            ColumnSpec(role_qi, AttributeKind.ORDINAL),
+            f"{what} can single out a person (a birth date does): an ordinal quasi-identifier in "
+            "time order; tag it non-confidential if it is e.g. an interview date",
+        )
+    if isinstance(series.dtype, pd.CategoricalDtype) and series.cat.ordered:
+        order = tuple(_value_key(c) for c in series.cat.categories)
+        return (
+            ColumnSpec(role_qi, AttributeKind.ORDINAL, order),
+            f"ordered categories ({distinct} present): an ordinal quasi-identifier in their order",
+        )
+    what = "yes/no values" if ctype == "boolean" else f"{distinct:,} categories"
+    reason = f"{what}: a nominal quasi-identifier (combined, categories single people out)"
+    if distinct > MANY_CATEGORIES:
+        reason += "; many categories: consider a hierarchy or recoding"
+    return ColumnSpec(role_qi, AttributeKind.NOMINAL), reason
+
+
+def suggest_roles(frame: pd.DataFrame) -> RoleMap:
+    """The roles of :func:`explain_roles` (without the reasons). The user overrides any of it."""
+    return RoleMap.from_dict({s.name: s.spec for s in explain_roles(frame)})
 
 
 @dataclass(frozen=True)
@@ -529,12 +729,19 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
                 f"cannot be microaggregated as continuous; {hint}"
             )
         miss = np.flatnonzero(_is_missing(frame[col]))
-        if len(miss):
+        if len(miss) and not roles[col].missing_is_category:
+            categorical = kind is not AttributeKind.CONTINUOUS
+            choice = (
+                ", or treat missing as its own category (--missing-as-category "
+                f"{col}, or the roles panel's 'Missing cells are a category')"
+                if categorical
+                else ""
+            )
             raise InvalidInput(
                 f"quasi-identifier {col!r}{where} has {len(miss)} missing value(s) "
                 f"({rows_text(frame, miss)}); "
-                "microgui does not microaggregate around holes: fill or remove those records, "
-                "or tag the column as non-confidential"
+                "microgui does not microaggregate around holes: fill or remove those records"
+                f"{choice}, or tag the column as non-confidential"
             )
     n = len(frame)
     cont_names = tuple(roles.qi_of_kind(AttributeKind.CONTINUOUS))
@@ -562,7 +769,14 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
     for j, col in enumerate(ord_names):
         order = roles[col].order
         keys = frame[col].map(_value_key)
-        if order is None:
+        missing = _is_missing(frame[col]) if roles[col].missing_is_category else None
+        if missing is not None and missing.any():
+            keys = keys.where(~missing, MISSING_CATEGORY)
+            present = frame[col][~missing]
+            if order is None:
+                order = _ordinal_natural_order(present, keys[~missing])
+            order = tuple(v for v in order if v != MISSING_CATEGORY) + (MISSING_CATEGORY,)
+        elif order is None:
             order = _ordinal_natural_order(frame[col], keys)
         rank = {v: i for i, v in enumerate(order)}
         codes = keys.map(rank)
@@ -586,6 +800,16 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
     noms = np.empty((n, len(nom_names)), dtype=np.int64)
     cats: list[tuple[object, ...]] = []
     for j, col in enumerate(nom_names):
+        missing = _is_missing(frame[col]) if roles[col].missing_is_category else None
+        if missing is not None and missing.any():
+            # the present values in their sorted order, then the missing cells' own category
+            codes_arr = np.full(n, -1, dtype=np.int64)
+            present_codes, uniques = pd.factorize(frame[col][~missing], sort=True)
+            codes_arr[~missing] = present_codes
+            codes_arr[missing] = len(uniques)
+            noms[:, j] = codes_arr
+            cats.append((*uniques.tolist(), MISSING_CATEGORY))
+            continue
         codes_arr, uniques = pd.factorize(frame[col], sort=True)
         noms[:, j] = codes_arr
         cats.append(tuple(uniques.tolist()))

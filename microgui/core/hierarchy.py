@@ -56,7 +56,9 @@ from microgui.core.roles import AttributeKind
 
 __all__ = [
     "Hierarchy",
+    "HierarchyCoverage",
     "HierarchyKind",
+    "hierarchy_coverage",
     "load_hierarchy",
     "build_hierarchy",
     "automatic_hierarchy",
@@ -324,12 +326,7 @@ class Hierarchy:
         series = pd.Series(list(values), dtype=object)
         codes_u, uniques = pd.factorize(series, use_na_sentinel=False)
         keys = [value_key(u) for u in uniques]
-        leaf = self._leaf_index
-        mapped = np.array([leaf.get(k, -1) for k in keys], dtype=np.int64)
-        for i in np.flatnonzero(mapped < 0):
-            num = _numeric_key(keys[i])
-            if num is not None and num in self._numeric_leaf_index:
-                mapped[i] = self._numeric_leaf_index[num]
+        mapped = self._leaf_ids(keys)
         out: np.ndarray = np.asarray(mapped[codes_u], dtype=np.int64)
         bad = np.flatnonzero(out < 0)
         if len(bad):
@@ -349,6 +346,17 @@ class Hierarchy:
                 "give no hierarchy for this column to use an automatic one"
             )
         return out
+
+    def _leaf_ids(self, keys: Sequence[str]) -> np.ndarray:
+        """Leaf id of each :func:`value_key` text (-1: not in the hierarchy), matched as
+        :meth:`encode` says: by text, else as a number."""
+        leaf = self._leaf_index
+        mapped = np.array([leaf.get(k, -1) for k in keys], dtype=np.int64)
+        for i in np.flatnonzero(mapped < 0):
+            num = _numeric_key(keys[int(i)])
+            if num is not None and num in self._numeric_leaf_index:
+                mapped[i] = self._numeric_leaf_index[num]
+        return mapped
 
     def lca(self, a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
         """Lowest common generalization (node id) of nodes ``a`` and ``b``, element-wise."""
@@ -375,6 +383,100 @@ class Hierarchy:
     def to_rows(self) -> list[str]:
         """The hierarchy in the file format, one ``;``-joined row per value."""
         return [";".join(p) for p in self.paths]
+
+
+# ---- how a column meets a hierarchy ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HierarchyCoverage:
+    """How the values of a column meet a hierarchy: what the app shows when one is attached.
+
+    ``missing`` are the column's distinct values that are not values (level 0) of the
+    hierarchy, matched as :meth:`Hierarchy.encode` matches them (text, else number), most
+    frequent first, and ``missing_rows`` the number of rows holding each; ``where`` says where
+    the first of them are (``'line 4, 9'`` of the file, or ``'row 3'``). A run refuses a column
+    with such values, as ``microgui protect --hierarchy`` does (:meth:`Hierarchy.encode`), so
+    the user adds them to the hierarchy file. ``blank_rows`` counts missing cells, which are not
+    matched (the run reports them as for any quasi-identifier); ``n_values`` the distinct
+    non-missing values; ``unused`` the hierarchy's values absent from the column (harmless:
+    ARX's age hierarchy lists 1..100).
+    """
+
+    column: str
+    hierarchy: str
+    n_rows: int
+    n_values: int
+    missing: tuple[str, ...] = ()
+    missing_rows: tuple[int, ...] = ()
+    where: str = ""
+    blank_rows: int = 0
+    unused: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Every non-missing value of the column is in the hierarchy."""
+        return not self.missing
+
+    def summary(self, limit: int = 5) -> str:
+        """One line for the user: complete, or which values are missing and what to do."""
+        col = repr(self.column) if self.column else "the column"
+        if self.complete:
+            text = f"all {self.n_values:,} values of {col} are in hierarchy {self.hierarchy}" + (
+                f" ({self.unused:,} hierarchy value(s) do not occur)" if self.unused else ""
+            )
+        else:
+            shown = ", ".join(
+                f"{v!r} ({n:,} row{'s' if n != 1 else ''})"
+                for v, n in zip(self.missing[:limit], self.missing_rows[:limit], strict=False)
+            )
+            more = len(self.missing) - limit
+            text = (
+                f"{len(self.missing):,} of {self.n_values:,} values of {col} are not in "
+                f"hierarchy {self.hierarchy} ({sum(self.missing_rows):,} rows: {self.where}): "
+                f"{shown}"
+                + (f" and {more:,} more" if more > 0 else "")
+                + "; a run refuses them: add a row 'value;generalization;...;root' for each to "
+                "the hierarchy file and attach it again, or remove the hierarchy to use an "
+                "automatic one"
+            )
+        if self.blank_rows:
+            text += f"; {self.blank_rows:,} row(s) have no value"
+        return text
+
+
+def hierarchy_coverage(
+    hierarchy: Hierarchy, values: pd.Series | Sequence[object], column: str = ""
+) -> HierarchyCoverage:
+    """Which values of a column are missing from ``hierarchy`` (see :class:`HierarchyCoverage`).
+
+    One pass over the distinct values (``pd.factorize``): milliseconds for the 30,162 records
+    of Adult.
+    """
+    series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    blank = series.isna().to_numpy()
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    keys = [value_key(u) for u in uniques]
+    ids = hierarchy._leaf_ids(keys)
+    counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
+    absent = np.flatnonzero(ids < 0)
+    absent = absent[np.argsort(-counts[absent], kind="stable")]
+    where = ""
+    if len(absent):
+        rows = np.flatnonzero(np.isin(codes, absent))
+        where = rows_text(series, rows, limit=3)
+    used = set(int(i) for i in ids[ids >= 0])
+    return HierarchyCoverage(
+        column=column or str(series.name or ""),
+        hierarchy=hierarchy.name,
+        n_rows=len(series),
+        n_values=len(uniques),
+        missing=tuple(keys[i] for i in absent),
+        missing_rows=tuple(int(counts[i]) for i in absent),
+        where=where,
+        blank_rows=int(blank.sum()),
+        unused=len(hierarchy) - len(used),
+    )
 
 
 # ---- reading --------------------------------------------------------------------------------

@@ -177,7 +177,9 @@ def read_table(
     dataset = Dataset.from_frame(frame, source=source)
     progress(1.0, f"read {source.name}")
     if labels:
-        dataset = Dataset(dataset.frame, dataset.roles, dataset.source, labels)
+        dataset = Dataset(
+            dataset.frame, dataset.roles, dataset.source, labels, dataset.role_reasons
+        )
     return dataset
 
 

@@ -307,12 +307,7 @@ def axis_values(qi: QIMatrix, projection: QIProjection | None, name: str) -> tup
         if projection is None:
             raise KeyError(name)
         i = 0 if name == PC1 else 1
-        ratio = projection.explained_ratio[i]
-        label = (
-            f"{name} ({ratio:.0%} of variance) · PCA of {len(projection.columns)} standardized "
-            "QIs (z-score units)"
-        )
-        return projection.original[:, i], label
+        return projection.original[:, i], projection.axis_label(i)
     j = qi.continuous_names.index(name)
     values: np.ndarray = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
     return values, f"{name} (original units)"

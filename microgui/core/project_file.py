@@ -1,14 +1,19 @@
 """Project files: what a user tagged and ran, saved as validated JSON (issue 7).
 
 A project file holds the *work*, never the data: the path of the table, its column names (to
-notice when the table changed), the roles and kinds of its columns, the hierarchy files, the run
-specifications of the run history (every one re-runnable: seeds are kept) and the runs being
-compared. It is JSON with a ``schema_version``; it is never a pickle, so opening a project file
-from someone else runs no code. :func:`load_project` validates every field and raises
+notice when the table changed), the roles and kinds of its columns, the hierarchy files attached
+to columns in the app (issue 13), the run specifications of the run history (every one
+re-runnable: seeds are kept) and the runs being compared. It is JSON with a ``schema_version``;
+it is never a pickle, so opening a project file from someone else runs no code. :func:`load_project` validates every field and raises
 :class:`~microgui.core.errors.InvalidInput` naming the file, the key and what to do: a damaged or
 truncated file, a file written by a newer microgui, an unknown role or kind, a run spec without a
 method. Older schema versions are migrated on load (``_MIGRATIONS``); one file per past version
 lives in ``tests/core/data`` and must keep loading.
+
+Paths (the table, the attached hierarchy files, the hierarchy files of the runs) are stored
+relative to the project file's folder when they lie below it, so a folder holding them all can
+be moved; :meth:`Project.resolved_data_path`, :meth:`Project.resolved_hierarchies` and
+:meth:`Project.resolved_runs` make them absolute again.
 
 Writes are atomic (temporary file in the same folder, flushed, renamed), like every export.
 
@@ -29,7 +34,7 @@ import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -54,8 +59,8 @@ __all__ = [
     "clear_autosave",
 ]
 
-#: The schema this version writes and the newest it reads.
-SCHEMA_VERSION: Final = 1
+#: The schema this version writes and the newest it reads (2: attached ``hierarchies``).
+SCHEMA_VERSION: Final = 2
 AUTOSAVE_NAME: Final = "autosave.microgui.json"
 
 
@@ -66,6 +71,8 @@ class Project:
     ``data_path`` is stored relative to the project file's folder when it lies below it, so a
     folder holding both can be moved; ``columns`` are the table's column names when saved.
     ``runs`` are the history's specs in order; ``comparison`` indexes into ``runs``.
+    ``hierarchies`` are the hierarchy files attached to columns in the app (column, path), stored
+    like ``data_path``; the runs' own hierarchy files are stored the same way.
     """
 
     data_path: str | None
@@ -75,6 +82,7 @@ class Project:
     comparison: tuple[int, ...] = ()
     notes: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    hierarchies: tuple[tuple[str, str], ...] = ()
 
     def to_json(self, folder: Path | None = None) -> dict[str, Any]:
         """The JSON object written to a project file saved in ``folder``."""
@@ -84,7 +92,8 @@ class Project:
             "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "data": {"path": _relative(self.data_path, folder), "columns": list(self.columns)},
             "roles": self.roles.to_json(),
-            "runs": [_run_json(spec) for spec in self.runs],
+            "hierarchies": {c: _relative(p, folder) for c, p in self.hierarchies},
+            "runs": [_run_json(spec, folder) for spec in self.runs],
             "comparison": list(self.comparison),
             "notes": self.notes,
             "extra": dict(self.extra),
@@ -94,16 +103,35 @@ class Project:
         """The table's path, made absolute against the project file's folder."""
         if self.data_path is None:
             return None
-        path = Path(self.data_path)
-        return path if path.is_absolute() or folder is None else folder / path
+        return _resolved(self.data_path, folder)
+
+    def resolved_hierarchies(self, folder: Path | None) -> dict[str, Path]:
+        """The attached hierarchy files by column, made absolute like the table's path."""
+        return {column: _resolved(path, folder) for column, path in self.hierarchies}
+
+    def resolved_runs(self, folder: Path | None) -> tuple[RunSpec, ...]:
+        """The runs with their hierarchy files made absolute like the table's path."""
+        return tuple(
+            replace(s, hierarchies=tuple((c, str(_resolved(p, folder))) for c, p in s.hierarchies))
+            if s.hierarchies
+            else s
+            for s in self.runs
+        )
 
 
-def _run_json(spec: RunSpec) -> dict[str, Any]:
+def _resolved(path: str, folder: Path | None) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() or folder is None else folder / p
+
+
+def _run_json(spec: RunSpec, folder: Path | None = None) -> dict[str, Any]:
     """A run as a project keeps it: without engine, scheduler and workers, which are the user's
-    choice each time and never travel with a file (issue 12)."""
+    choice each time and never travel with a file (issue 12); hierarchy files relative to the
+    project's folder when below it."""
     data = spec.to_json()
     for key, _default in _PLACEMENT_DEFAULTS:
         data.pop(key, None)
+    data["hierarchies"] = {c: _relative(p, folder) for c, p in spec.hierarchies}
     return data
 
 
@@ -126,6 +154,7 @@ def save_project(project: Project, path: str | os.PathLike[str]) -> None:
         protect_from=[
             project.resolved_data_path(target.parent),
             *(path for spec in project.runs for _column, path in spec.hierarchies),
+            *(path for _column, path in project.hierarchies),
         ],
     )
 
@@ -141,10 +170,10 @@ MAX_BLOCK_SIZE: Final = 1_000_000_000
 
 _TOP_KEYS: Final = frozenset(
     {"schema_version", "microgui_version", "saved", "data", "roles", "runs", "comparison", "notes",
-     "extra", "autosave"}
+     "extra", "autosave", "hierarchies"}
 )  # fmt: skip
 _DATA_KEYS: Final = frozenset({"path", "columns"})
-_ROLE_KEYS: Final = frozenset({"role", "kind", "order"})
+_ROLE_KEYS: Final = frozenset({"role", "kind", "order", "missing_as_category"})
 _RUN_KEYS: Final = frozenset(
     {"method", "k", "parameters", "seed", "hierarchies", "strata", "block_size", "engine",
      "scheduler", "workers"}
@@ -342,6 +371,7 @@ def project_from_json(data: object, name: str = "project") -> Project:
         twice = next(c for c, n in Counter(columns).items() if n > 1)
         raise InvalidInput(f"{where}: 'data.columns' names {twice[:80]!r} twice")
     roles = _roles(_expect(data, "roles", dict, where), where, column_set)
+    attached = _hierarchy_paths(data.get("hierarchies", {}), where, column_set)
     runs_raw = _expect(data, "runs", list, where)
     if len(runs_raw) > MAX_PROJECT_RUNS:
         raise InvalidInput(
@@ -367,7 +397,25 @@ def project_from_json(data: object, name: str = "project") -> Project:
         comparison=tuple(comparison),
         notes=data.get("notes", ""),
         extra=data.get("extra", {}),
+        hierarchies=tuple(sorted(attached.items())),
     )
+
+
+def _hierarchy_paths(value: object, where: str, columns: set[str]) -> dict[str, str]:
+    """A ``{column: hierarchy file}`` object (the attached hierarchies, or a run's), checked."""
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise InvalidInput(f"{where}: 'hierarchies' must map columns to file paths")
+    for column, file in value.items():
+        if columns and column not in columns:
+            raise InvalidInput(
+                f"{where}: the hierarchy for {column[:80]!r} names not a column of the table"
+            )
+        if not file.strip() or "\x00" in file:
+            raise InvalidInput(
+                f"{where}: the hierarchy for {column[:80]!r} has an empty path or no file name "
+                "(or a NUL character); attach the hierarchy file again"
+            )
+    return dict(value)
 
 
 def _expect(
@@ -414,6 +462,10 @@ def _roles(data: Mapping[str, Any], where: str, columns: set[str]) -> RoleMap:
             raise InvalidInput(f"{where}: the order of column {shown} must be a list of strings")
         if order is not None and len(set(order)) != len(order):
             raise InvalidInput(f"{where}: the order of column {shown} repeats a category")
+        if not isinstance(spec.get("missing_as_category", False), bool):
+            raise InvalidInput(
+                f"{where}: 'missing_as_category' of column {shown} must be true or false"
+            )
         specs.append((str(column), ColumnSpec.from_json(spec)))
     return RoleMap(tuple(specs))
 
@@ -469,21 +521,7 @@ def _run_spec(item: object, where: str, index: int, columns: set[str], roles: Ro
             if not isinstance(seed, int) or isinstance(seed, bool)
             else f"{here}: seed {seed} must be a whole number between 0 and {MAX_SEED}"
         )
-    hierarchies = item.get("hierarchies", {})
-    if not isinstance(hierarchies, dict) or not all(
-        isinstance(v, str) for v in hierarchies.values()
-    ):
-        raise InvalidInput(f"{here}: 'hierarchies' must map columns to file paths")
-    for column, file in hierarchies.items():
-        if columns and column not in columns:
-            raise InvalidInput(
-                f"{here}: the hierarchy for {column[:80]!r} names not a column of the table"
-            )
-        if not file.strip() or "\x00" in file:
-            raise InvalidInput(
-                f"{here}: the hierarchy for {column[:80]!r} has an empty path or no file name "
-                "(or a NUL character); attach the hierarchy file again"
-            )
+    hierarchies = _hierarchy_paths(item.get("hierarchies", {}), here, columns)
     strata = item.get("strata", [])
     if not isinstance(strata, list):
         raise InvalidInput(f"{here}: 'strata' must be a list of column names")
@@ -525,8 +563,13 @@ def _run_spec(item: object, where: str, index: int, columns: set[str], roles: Ro
     )
 
 
+def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 -> 2: no column had a hierarchy attached (2 adds ``hierarchies``)."""
+    return {**data, "schema_version": 2, "hierarchies": data.get("hierarchies", {})}
+
+
 #: schema version N -> function turning a version-N object into a version-(N+1) one.
-_MIGRATIONS: Final[dict[int, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+_MIGRATIONS: Final[dict[int, Callable[[dict[str, Any]], dict[str, Any]]]] = {1: _from_v1}
 
 
 # -- autosave -------------------------------------------------------------------------------

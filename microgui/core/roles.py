@@ -52,11 +52,18 @@ class AttributeKind(StrEnum):
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """Role and kind of one column; ``order`` lists an ordinal column's categories, lowest first."""
+    """Role and kind of one column; ``order`` lists an ordinal column's categories, lowest first.
+
+    ``missing_as_category``: the missing cells of a nominal or ordinal quasi-identifier form a
+    category of their own (released as an empty cell; last in an ordinal order) instead of
+    refusing the run (:func:`microgui.core.dataset.prepare_qi`). An explicit, recorded choice;
+    it has no effect on a continuous column, whose missing cells are always refused.
+    """
 
     role: AttributeRole = AttributeRole.NON_CONFIDENTIAL
     kind: AttributeKind = AttributeKind.CONTINUOUS
     order: tuple[str, ...] | None = None
+    missing_as_category: bool = False
 
     def with_role(self, role: AttributeRole) -> ColumnSpec:
         return replace(self, role=role)
@@ -64,10 +71,20 @@ class ColumnSpec:
     def with_kind(self, kind: AttributeKind, order: Iterable[str] | None = None) -> ColumnSpec:
         return replace(self, kind=kind, order=tuple(order) if order is not None else None)
 
+    def with_missing_as_category(self, flag: bool) -> ColumnSpec:
+        return replace(self, missing_as_category=bool(flag))
+
+    @property
+    def missing_is_category(self) -> bool:
+        """Missing cells are a category in a run: set, and the column is categorical."""
+        return self.missing_as_category and self.kind is not AttributeKind.CONTINUOUS
+
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"role": self.role.value, "kind": self.kind.value}
         if self.order is not None:
             out["order"] = list(self.order)
+        if self.missing_as_category:
+            out["missing_as_category"] = True
         return out
 
     @classmethod
@@ -77,6 +94,7 @@ class ColumnSpec:
             role=AttributeRole(str(data.get("role", AttributeRole.NON_CONFIDENTIAL.value))),
             kind=AttributeKind(str(data.get("kind", AttributeKind.CONTINUOUS.value))),
             order=tuple(str(v) for v in order) if isinstance(order, list) else None,
+            missing_as_category=data.get("missing_as_category") is True,
         )
 
 
@@ -235,6 +253,7 @@ def roles_from_lists(
     confidential: Iterable[str] | str = (),
     ordinal: Mapping[str, Iterable[str] | None] | Iterable[str] | str | None = None,
     nominal: Iterable[str] | str = (),
+    missing_as_category: Iterable[str] | str = (),
 ) -> RoleMap:
     """Build a :class:`RoleMap` the way the command line and the Python API describe roles.
 
@@ -268,12 +287,21 @@ def roles_from_lists(
             )
         ord_map[col] = None if order is None else [str(v) for v in order]
     nom_list = resolved(nominal, "--nominal")
+    missing_list = resolved(missing_as_category, "--missing-as-category")
     if not qi_list:
         raise InvalidRoles("no quasi-identifier given; name at least one column with --qi")
     for name in list(ord_map) + nom_list:
         if name not in qi_list:
             raise InvalidRoles(
                 f"{name!r} is given a kind (--ordinal/--nominal) but is not a quasi-identifier; add it to --qi"
+            )
+    for name in missing_list:
+        if name not in ord_map and name not in nom_list:
+            raise InvalidRoles(
+                f"--missing-as-category names {name!r}, which is not a nominal or ordinal "
+                "quasi-identifier; missing cells of a continuous quasi-identifier cannot be a "
+                "category (fill them or remove those records), so give the column with "
+                "--nominal or --ordinal, or drop it from --missing-as-category"
             )
     both = set(ord_map) & set(nom_list)
     if both:
@@ -312,4 +340,6 @@ def roles_from_lists(
             specs[col] = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
         else:
             specs[col] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
+        if col in missing_list:
+            specs[col] = specs[col].with_missing_as_category(True)
     return RoleMap.from_dict(specs)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from microgui._version import __version__
 from microgui.core.aggregate import aggregate, protected_continuous_z
-from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
+from microgui.core.dataset import Dataset, QIMatrix, is_missing, prepare_qi
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods.base import (
     Method,
@@ -28,6 +28,9 @@ from microgui.core.methods.base import (
     resolve_params,
 )
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
+from microgui.core.metrics.combinations import invented_combinations
+from microgui.core.metrics.mixed_loss import mixed_information_loss
+from microgui.core.numbers import release_numbers, rounding_report
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import RoleMap, resolve_column, resolve_columns
 from microgui.core.scale import (
@@ -170,21 +173,35 @@ class RunResult:
         return float("nan") if value is None else float(value)
 
     @property
+    def information_loss_all_qi(self) -> float:
+        """The headline IL = 100·SSE/SST over every quasi-identifier in MDAV-generic's distance
+        (:mod:`microgui.core.metrics.mixed_loss`), in percent; NaN when undefined."""
+        value = self.report.get("information_loss_all_qi")
+        return float("nan") if value is None else float(value)
+
+    @property
     def information_loss_text(self) -> str:
         """The run's information loss in words, for status lines."""
         return information_loss_text(self.report)
 
 
 def information_loss_text(report: Mapping[str, Any]) -> str:
-    """'IL = 4.75 %' for microaggregation; the generalization IL (``004`` eqs. 6–9) when the
-    continuous quasi-identifiers were generalized and SSE-based IL does not apply."""
+    """'IL (all QIs) = 11.16 %, SSE/SST (continuous QIs) = 7.98 %': the headline information
+    loss over every quasi-identifier (``information_loss_all_qi``) and, by its own name, the
+    continuous-only SSE/SST (``information_loss``) when there is a continuous quasi-identifier,
+    or the generalization IL (``004`` eqs. 6–9) when those were generalized to text."""
+    parts = []
+    headline = report.get("information_loss_all_qi")
+    if headline is not None:
+        parts.append(f"IL (all QIs) = {float(headline):.2f} %")
     value = report.get("information_loss")
-    if value is not None:
-        return f"IL = {float(value):.2f} %"
     gen = report.get("generalization_il")
-    if gen is not None:
-        return f"generalization IL = {float(gen):.3f}"
-    return "IL not applicable"
+    kinds = report.get("quasi_identifiers") or {"": "continuous"}  # older reports: no kinds
+    if value is not None and "continuous" in kinds.values():
+        parts.append(f"SSE/SST (continuous QIs) = {float(value):.2f} %")
+    elif value is None and gen is not None:
+        parts.append(f"generalization IL = {float(gen):.3f}")
+    return ", ".join(parts) if parts else "IL not applicable"
 
 
 def parse_k(k: object) -> int:
@@ -320,11 +337,13 @@ def run_protection(
         protected = aggregate(dataset, qi, labels, params)
         for col in output.protected_qi.columns:
             protected[col] = output.protected_qi[col].to_numpy()
+    protected, rounding = _release_numbers(protected, dataset, qi, params)
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
     report = build_report(
-        dataset, spec, method, params, seed, qi, labels, protected, seconds, output.extra
-    )
+        dataset, spec, method, params, seed, qi, labels, protected, seconds,
+        {**output.extra, **rounding},
+    )  # fmt: skip
     progress(1.0, "done")
     return RunResult(
         spec=spec,
@@ -365,23 +384,42 @@ def _run_scaled(
         workers=spec.workers,
         progress=sub_progress(progress, 0.0, 0.95),
     )
+    protected, rounding = _release_numbers(scaled.protected, dataset, qi, params)
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
-    extra = {**scaled.extra, "scale": scaled.summary}
+    extra = {**scaled.extra, "scale": scaled.summary, **rounding}
     report = build_report(
-        dataset, spec, method, params, seed, qi, scaled.labels, scaled.protected, seconds, extra
+        dataset, spec, method, params, seed, qi, scaled.labels, protected, seconds, extra
     )
     progress(1.0, "done")
     return RunResult(
         spec=spec,
         roles=dataset.roles,
         labels=scaled.labels,
-        protected=scaled.protected,
+        protected=protected,
         report=report,
         qi=qi,
         seconds=seconds,
         artifacts=scaled.artifacts,
     )
+
+
+def _release_numbers(
+    protected: pd.DataFrame, dataset: Dataset, qi: QIMatrix, params: Mapping[str, Any]
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The release with clean numbers (and rounded by the ``round`` parameter), and the
+    report's ``rounding`` entry when it rounded (:mod:`microgui.core.numbers`)."""
+    mode = str(params.get("round", "none"))
+    cleaned, used = release_numbers(protected, dataset.frame, qi.continuous_names, mode)
+    if mode == "none":
+        return cleaned, {}
+    before_z = protected_continuous_z(protected, qi)
+    before = (
+        information_loss(qi.continuous, before_z)
+        if qi.continuous_names and bool(np.isfinite(before_z).all())
+        else None
+    )
+    return cleaned, {"rounding": rounding_report(used, mode, before)}
 
 
 def _load_hierarchies(spec: RunSpec, dataset: Dataset) -> dict[str, Any]:
@@ -458,6 +496,9 @@ def build_report(
         basis = "z-scored continuous quasi-identifiers"
     else:
         basis = "none (no continuous quasi-identifier)"
+    # every quasi-identifier in the partition's distance (issue 13); generalized columns through
+    # the representative of their released values, so mstk runs get a comparable figure too
+    mixed = mixed_information_loss(qi, protected, protected_z=z_protected)
     report: dict[str, Any] = {
         "method": method.name,
         "k": int(spec.k),
@@ -474,11 +515,22 @@ def build_report(
         "sst": None if generalized else sst(qi.continuous),
         "information_loss": None if generalized else information_loss(qi.continuous, z_protected),
         "information_loss_basis": basis,
+        "information_loss_all_qi": mixed.information_loss,
+        "information_loss_all_qi_basis": mixed.basis,
+        "information_loss_by_attribute": mixed.by_attribute,
         "k_anonymity": k_anonymity_level(protected, roles.quasi_identifiers),
+        # groups releasing a categorical combination none of their records has (issue 13)
+        "invented_combinations": invented_combinations(protected, qi, labels),
         "seconds": round(seconds, 4),
         "microgui_version": __version__,
         "input": dataset.name,
         "quasi_identifiers": {c: roles[c].kind.value for c in roles.quasi_identifiers},
+        # the columns whose missing cells were treated as a category, with how many cells
+        "missing_as_category": {
+            c: int(is_missing(dataset.frame[c]).sum())
+            for c in roles.quasi_identifiers
+            if roles[c].missing_is_category
+        },
         "identifiers_removed": roles.identifiers,
         "confidential": roles.confidential,
         "citation": method.citation,

@@ -74,12 +74,16 @@ class SweepSpec:
     product only over the parameters it declares (``rescale_variance`` varies the aggregating
     methods, ``max_records`` only ``optimal``); a name declared by none of ``methods`` is refused.
     Every run gets ``seed`` (None: each run draws a fresh one, recorded in its report).
+    ``hierarchies`` (column -> hierarchy file, ``--hierarchy COL=FILE``) go to the runs of the
+    methods that use hierarchies (``mstk``) only; the other methods of the sweep run without
+    them. A sweep none of whose methods uses hierarchies refuses them (they would be ignored).
     """
 
     methods: tuple[str, ...]
     ks: tuple[int, ...]
     params_grid: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     seed: int | None = None
+    hierarchies: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def make(
@@ -88,6 +92,7 @@ class SweepSpec:
         ks: Sequence[int | str],
         params_grid: Mapping[str, Sequence[Any]] | None = None,
         seed: int | str | None = None,
+        hierarchies: Mapping[str, str] | None = None,
     ) -> SweepSpec:
         """A spec from loose values (k parsed as whole numbers, duplicates dropped, order kept;
         the seed checked by :func:`~microgui.core.runs.parse_seed` before any run starts)."""
@@ -97,6 +102,7 @@ class SweepSpec:
             ks=tuple(dict.fromkeys(parse_k(k) for k in ks)),
             params_grid=grid,
             seed=parse_seed(seed),
+            hierarchies=tuple(sorted((str(c), str(p)) for c, p in (hierarchies or {}).items())),
         )
 
     def run_specs(self) -> list[RunSpec]:
@@ -112,6 +118,15 @@ class SweepSpec:
         if not self.ks:
             raise InvalidParameter("the sweep names no k; give at least one")
         methods = [get_method(name) for name in self.methods]
+        if self.hierarchies and not any(m.uses_hierarchies for m in methods):
+            from microgui.core.methods.base import available_methods
+
+            users = ", ".join(m.name for m in available_methods() if m.uses_hierarchies)
+            raise InvalidParameter(
+                f"no method of the sweep ({', '.join(self.methods)}) generalizes, so the "
+                f"hierarchy given for {self.hierarchies[0][0]!r} would be ignored; drop "
+                f"--hierarchy, or add a method that uses hierarchies ({users})"
+            )
         grid = dict(self.params_grid)
         for name, values in grid.items():
             if not values:
@@ -130,8 +145,11 @@ class SweepSpec:
             ]
             for params in combos:
                 resolve_params(method, params)  # a bad value fails now, not in run 37
+            files = dict(self.hierarchies) if method.uses_hierarchies else None
             for k in self.ks:
-                specs.extend(RunSpec.make(method.name, k, params, self.seed) for params in combos)
+                specs.extend(
+                    RunSpec.make(method.name, k, params, self.seed, files) for params in combos
+                )
         return specs
 
 
@@ -177,7 +195,12 @@ def default_workers(n_runs: int) -> int:
 
 
 #: The report entries that are measures themselves (kept even when ``evaluate`` is absent).
-_REPORT_MEASURES = ("information_loss", "generalization_il", "k_anonymity")
+_REPORT_MEASURES = (
+    "information_loss_all_qi",
+    "information_loss",
+    "generalization_il",
+    "k_anonymity",
+)
 
 
 def json_number(value: Any) -> float | int | None:
@@ -232,7 +255,15 @@ def _run_point(dataset: Dataset, index: int, spec: RunSpec, progress: ProgressFn
             progress=sub_progress(progress, 0.6, 1.0),
             k=spec.k,  # CAVG is relative to the run's k
         )
-        measures.update({str(k): json_number(v) for k, v in extra.items()})
+        # evaluate has no generalization IL without hierarchies: the run's own figure stays;
+        # numbers only (information_loss_by_attribute, a breakdown, stays in the run report)
+        measures.update(
+            {
+                str(k): json_number(v)
+                for k, v in extra.items()
+                if (v is not None or k not in measures) and not isinstance(v, dict)
+            }
+        )
     except RunCancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - the run is sound; say what is missing

@@ -31,10 +31,11 @@ from microgui.core.methods.base import Method, available_methods
 from microgui.core.metrics.utility import correlation_change, paired_numeric, regression_change
 from microgui.core.progress import ProgressFn, RunCancelled, sub_progress
 from microgui.core.project_file import Project, save_project, write_autosave
-from microgui.core.projection import QIProjection, qi_projection
+from microgui.core.projection import QIProjection, all_category_transitions, qi_projection
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.core.sweep import SweepPoint, run_sweep
+from microgui.qt.hierarchies import HierarchyAttachments
 from microgui.qt.workers import Job, RunSignals, RunWorker, SweepSignals, make_run_pool
 
 __all__ = [
@@ -72,7 +73,13 @@ MeasureInfo = tuple[str, str, str, str]
 
 #: The measures a run's own report carries, used while ``evaluate`` is not available.
 FALLBACK_MEASURES: dict[str, MeasureInfo] = {
-    "information_loss": ("Information loss (SSE/SST)", "%", "lower is better", "utility"),
+    "information_loss_all_qi": (
+        "IL, all QIs = 100·SSE/SST (003 §5.2-5.4 distance)",
+        "%",
+        "lower is better",
+        "utility",
+    ),
+    "information_loss": ("SSE/SST, continuous QIs (z-scores)", "%", "lower is better", "utility"),
     "generalization_il": ("Generalization IL", "", "lower is better", "utility"),
     "k_anonymity": ("k-anonymity level", "records", "higher is better", "risk"),
 }
@@ -118,7 +125,15 @@ def measures_of(
         raise
     except Exception as exc:  # noqa: BLE001 - a measure that fails must not lose the run
         return measures, f"measures not computed: {type(exc).__name__}: {exc}"
-    measures.update({str(k): v for k, v in extra.items()})
+    # numbers only: the per-attribute breakdown stays in the run report
+    # evaluate has no generalization IL without hierarchies: the run's own figure stays
+    measures.update(
+        {
+            str(k): v
+            for k, v in extra.items()
+            if not isinstance(v, Mapping) and (v is not None or k not in measures)
+        }
+    )
     return measures, ""
 
 
@@ -136,6 +151,9 @@ class RunOutcome:
     measures: Mapping[str, float | int | None] = field(default_factory=dict)
     #: Why some measures are missing ("" when none is).
     measures_note: str = ""
+    #: Per ordinal or nominal quasi-identifier, the counts of records by original and released
+    #: category (``core.projection.category_transitions``), for the transitions view.
+    transitions: Mapping[str, pd.DataFrame] = field(default_factory=dict)
 
 
 def protect_job(dataset: Dataset, spec: RunSpec) -> Job:
@@ -150,8 +168,9 @@ def protect_job(dataset: Dataset, spec: RunSpec) -> Job:
         tree = result.artifacts.get("dependency_tree")
         layout = dependency_tree_layout(tree) if isinstance(tree, DependencyTree) else None
         mst = mst_layout(result)
+        transitions = all_category_transitions(result)
         progress(1.0, "done")
-        return RunOutcome(result, projection, layout, mst, measures, note)
+        return RunOutcome(result, projection, layout, mst, measures, note, transitions)
 
     return job
 
@@ -468,6 +487,9 @@ class AppController(QObject):
 
     dataset_loaded = Signal(object)  # Dataset
     roles_changed = Signal(object)  # RoleMap
+    #: the roles were (not) reviewed: suggested roles are "not yet reviewed" until the user
+    #: confirms them or runs (issue 13)
+    roles_review_changed = Signal(bool)
     run_started = Signal(int, object)  # run id, RunSpec
     run_progress = Signal(int, float, str)  # run id, fraction, status
     run_finished = Signal(int, object)  # run id, RunResult
@@ -527,6 +549,8 @@ class AppController(QObject):
         # The dependency tree view's computations: a pool of their own, so that they never wait
         # behind a run, and ids, so that a superseded tree never paints over a newer one.
         self.analysis_pool: QThreadPool = make_run_pool(self)
+        #: Hierarchy files attached to columns (issue 13), read in the analysis pool.
+        self.hierarchies = HierarchyAttachments(self.analysis_pool, self)
         self._next_tree_id = 1
         self._current_tree: int | None = None
         self._tree_workers: dict[int, RunWorker] = {}
@@ -539,6 +563,8 @@ class AppController(QObject):
         self.history: list[HistoryEntry] = []
         #: The history run shown in the views (None before the first run).
         self.shown_run_id: int | None = None
+        #: False while the roles are microgui's suggestion, not yet confirmed by the user.
+        self.roles_reviewed = True
         #: The runs of the comparison view (2 to MAX_COMPARED ids, or empty).
         self.compared: tuple[int, ...] = ()
         self.measures: Mapping[str, float | int | None] = {}
@@ -642,6 +668,7 @@ class AppController(QObject):
             roles=self.dataset.roles,
             runs=tuple(specs),
             comparison=tuple(ids.index(i) for i in self.compared if i in ids),
+            hierarchies=tuple(sorted(self.hierarchies.paths().items())),
         )
 
     def save_project(self, path: str | Path) -> None:
@@ -665,7 +692,13 @@ class AppController(QObject):
                 "and tag it again"
             )
         load_id = self.open_file(data)
-        self._pending_project = project
+        # hierarchy files (attached, and the runs') relative to the project file, as the table
+        attached = project.resolved_hierarchies(folder)
+        self._pending_project = replace(
+            project,
+            runs=project.resolved_runs(folder),
+            hierarchies=tuple((c, str(p)) for c, p in attached.items()),
+        )
         return load_id
 
     def _apply_project(self, project: Project, dataset: Dataset) -> None:
@@ -681,6 +714,9 @@ class AppController(QObject):
             return
         roles = RoleMap(tuple((c, project.roles.get(c, dataset.roles[c])) for c in columns))
         self.set_roles(roles)
+        # read in the background; a file that is gone is said by ``hierarchies.failed``
+        self.hierarchies.attach_all(dataset, dict(project.hierarchies))
+        self.confirm_roles()  # the project's roles are the user's, saved
         if project.runs:
             sweep_id = self.start_sweep(list(project.runs), workers=1)
             if len(project.comparison) >= 2:
@@ -728,6 +764,7 @@ class AppController(QObject):
         if was_running:
             self.busy_changed.emit(False)
         self._cancel_tree()
+        self.hierarchies.clear()  # they were attached to the columns of the previous table
         self.dataset = dataset
         self.result = None
         self.projection = None
@@ -750,8 +787,43 @@ class AppController(QObject):
         if had_comparison:
             self.comparison_changed.emit(())
         self.roles_changed.emit(dataset.roles)
+        self._set_reviewed(not dataset.role_reasons)
         if had_selection:
             self.selection_changed.emit(None)
+
+    @property
+    def role_reasons(self) -> Mapping[str, str]:
+        """Why each suggested column got its role (empty for roles the user gave)."""
+        return self.dataset.role_reasons if self.dataset is not None else {}
+
+    def confirm_roles(self) -> None:
+        """The user has reviewed the roles (also implied by a run)."""
+        self._set_reviewed(True)
+
+    def _set_reviewed(self, reviewed: bool) -> None:
+        if reviewed != self.roles_reviewed:
+            self.roles_reviewed = reviewed
+            self.roles_review_changed.emit(reviewed)
+
+    def suggest_roles(self) -> None:
+        """Replace every tag by microgui's suggestion (:func:`explain_roles`), with reasons;
+        the roles are then not yet reviewed."""
+        from microgui.core.dataset import explain_roles
+
+        if self.dataset is None:
+            raise InvalidRoles("open a table first")
+        explained = explain_roles(self.dataset.frame)
+        roles = RoleMap.from_dict({s.name: s.spec for s in explained})
+        self.set_roles(roles)
+        assert self.dataset is not None
+        self.dataset = replace(self.dataset, role_reasons={s.name: s.reason for s in explained})
+        self.roles_changed.emit(self.dataset.roles)
+        self._set_reviewed(False)
+
+    def set_missing_as_category(self, column: str, flag: bool) -> None:
+        """Treat the missing cells of a nominal/ordinal quasi-identifier as a category."""
+        roles = self._require_roles()
+        self._replace_roles(roles.replace(column, roles[column].with_missing_as_category(flag)))
 
     @property
     def roles(self) -> RoleMap | None:
@@ -870,7 +942,9 @@ class AppController(QObject):
         """
         if self.dataset is None:
             raise InvalidRoles("open a table before running a method")
-        return self.start_job(protect_job(self.dataset, spec), spec, self.dataset)
+        run_id = self.start_job(protect_job(self.dataset, spec), spec, self.dataset)
+        self.confirm_roles()  # running on the roles is accepting them
+        return run_id
 
     def start_job(self, job: Job, spec: RunSpec, dataset: Dataset) -> int:
         """Start any job returning a :class:`RunOutcome` (the tests use slow or failing jobs)."""
@@ -1366,6 +1440,7 @@ class AppController(QObject):
             worker.cancel()
         for _kind, worker in self._analysis_workers.values():
             worker.cancel()
+        self.hierarchies.cancel_all()
         pools = (self.pool, self.load_pool, self.analysis_pool)
         for pool in pools:
             pool.clear()

@@ -46,6 +46,7 @@ from microgui.qt.panels.results_panel import ResultsPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
 from microgui.qt.panels.sweep_dialog import SweepDialog
+from microgui.qt.panels.transition_panel import TransitionPanel
 from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 from microgui.qt.plots.mst_partition import MstPartitionPlot
 from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
@@ -170,6 +171,13 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.ru_chart, "Risk–utility map")
         # "&&": a single "&" would be taken as a mnemonic; "OLS" keeps the tabs within 1400 px.
         self.tabs.addTab(self.association_panel, "Correlations && OLS")
+        self.transition_panel = TransitionPanel(self.controller)
+        self.tabs.addTab(self.transition_panel, "Category changes")
+        self.tabs.setTabToolTip(
+            self.tabs.indexOf(self.transition_panel),
+            "For each ordinal or nominal quasi-identifier: records by original and released "
+            "category (a transition heatmap with counts)",
+        )
         self.tabs.setTabToolTip(
             6,
             "Correlations and a linear regression (OLS) of your choice, original vs protected, "
@@ -286,7 +294,12 @@ class MainWindow(QMainWindow):
         self._autosave_timer.setSingleShot(True)
         self._autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
         self._autosave_timer.timeout.connect(self.autosave)
-        for signal in (ctl.roles_changed, ctl.history_changed, ctl.dataset_loaded):
+        for signal in (
+            ctl.roles_changed,
+            ctl.history_changed,
+            ctl.dataset_loaded,
+            ctl.hierarchies.changed,  # attached hierarchy files are kept too (issue 13)
+        ):
             signal.connect(lambda *_args: self._autosave_timer.start())
         self._update_title()
         self._update_actions()

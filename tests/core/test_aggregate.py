@@ -108,9 +108,14 @@ def small() -> Dataset:
 
 def test_aggregate_replaces_each_group_by_its_average(small: Dataset) -> None:
     labels = np.array([0, 0, 0, 1, 1])
-    out = aggregate(
-        small, prepare_qi(small), labels, {"rescale_variance": False, "ordinal_average": "median"}
-    )
+    # 003 §5.3-5.4 aggregate each attribute on its own; group 1 then publishes (low, green),
+    # which neither of its records has (joint: tests/core/test_joint_aggregate.py)
+    params = {
+        "rescale_variance": False,
+        "ordinal_average": "median",
+        "categorical_aggregate": "independent",
+    }
+    out = aggregate(small, prepare_qi(small), labels, params)
     assert list(out.columns) == ["x", "grade", "colour", "note"]  # identifier removed, order kept
     assert list(out.index) == [50, 40, 30, 20, 10]
     np.testing.assert_allclose(out["x"].to_numpy(dtype=float), [2, 2, 2, 15, 15], rtol=1e-12)
@@ -127,7 +132,11 @@ def test_aggregate_convex_median_and_rescaling(small: Dataset) -> None:
         small,
         prepare_qi(small),
         labels,
-        {"rescale_variance": True, "ordinal_average": "convex-median"},
+        {
+            "rescale_variance": True,
+            "ordinal_average": "convex-median",
+            "categorical_aggregate": "independent",  # 003 §5.3 per attribute
+        },
     )
     # {high, low}: f = 1,0,1 becomes f' = 1,1,1, whose lower median is mid.
     assert list(out["grade"]) == ["mid", "mid", "mid", "mid", "mid"]

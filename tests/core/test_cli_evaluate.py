@@ -15,6 +15,7 @@ from microgui.cli import main
 
 #: Keys the issue requires of `evaluate --json` (and of every object of `sweep --json`).
 REQUIRED = {
+    "information_loss_all_qi",
     "information_loss",
     "il1",
     "il2",
@@ -84,6 +85,11 @@ def test_evaluate_prints_the_measures_and_writes_flat_json(
     data = json.loads(out.read_text(encoding="utf-8"))
     assert isinstance(data, dict)
     assert REQUIRED <= set(data)
+    # flat numbers, and one breakdown (issue 13): column -> its information-loss measures
+    by_attribute = data.pop("information_loss_by_attribute")
+    assert set(by_attribute) == {"age", "income", "hours"}
+    assert all(m["information_loss"] >= 0 for m in by_attribute.values())
+    assert "information loss by quasi-identifier" in stdout
     assert all(v is None or isinstance(v, int | float) for v in data.values())
     assert data["k_anonymity"] >= 4
     assert 0 <= data["record_linkage"] <= 100 / 4 + 1e-9

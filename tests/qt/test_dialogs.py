@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, Q
 from microgui import __version__
 from microgui.core.demo import demo_path
 from microgui.core.methods import base as methods_base
-from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec
+from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, get_method
 from microgui.core.roles import AttributeKind
 from microgui.core.runs import RunSpec
 from microgui.qt.main_window import PAPERS, MainWindow
@@ -134,11 +134,21 @@ def test_run_panel_shows_the_method_summary_and_parameters(demo_window: MainWind
     panel = demo_window.run_panel
     panel.select_method("mdav-generic")
     assert "003" in panel.summary.text()
-    assert set(panel.param_widgets) == {"rescale_variance", "ordinal_average"}
+    # every parameter the method declares, and these in particular (round: issue 13, item 6)
+    declared = {spec.name for spec in get_method("mdav-generic").all_params}
+    assert set(panel.param_widgets) == declared
+    assert {"rescale_variance", "ordinal_average", "categorical_aggregate"} <= declared
     combo = panel.param_widgets["ordinal_average"]
     assert isinstance(combo, QComboBox)
     combo.setCurrentText("convex-median")
+    # issue 13: the combination rule is a choice, joint by default
+    joint = panel.param_widgets["categorical_aggregate"]
+    assert isinstance(joint, QComboBox)
+    assert [joint.itemText(i) for i in range(joint.count())] == ["joint", "independent"]
+    assert joint.currentText() == "joint"
+    joint.setCurrentText("independent")
     panel.seed_spin.setValue(-1)
     spec = panel.spec()
     assert spec.param_dict["ordinal_average"] == "convex-median" and spec.seed is None
+    assert spec.param_dict["categorical_aggregate"] == "independent"
     assert panel.seed_spin.text() == "random"

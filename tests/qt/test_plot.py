@@ -44,7 +44,18 @@ def test_plot_shows_groups_with_shared_brushes(
     demo_window: MainWindow, demo_result: RunResult
 ) -> None:
     plot = demo_window.plot
-    assert plot.axis_choices() == [PC1, PC2, "age", "hours_per_week", "income", "wealth"]
+    # every quasi-identifier, in the table's column order (issue 13: nominal ones too)
+    assert plot.axis_choices() == [
+        PC1,
+        PC2,
+        "sex",
+        "age",
+        "region",
+        "education",
+        "hours_per_week",
+        "income",
+        "wealth",
+    ]
     assert (plot.options.x_axis, plot.options.y_axis) == (PC1, PC2)
     brushes = plot.records_item.data["brush"]
     assert len(brushes) == 4000
@@ -54,7 +65,7 @@ def test_plot_shows_groups_with_shared_brushes(
     assert len(plot.protected_item.data) == demo_result.n_groups
     assert "4,000 records in 800 groups" in plot.title_text()
     assert "PC1" in plot.plot_item.getAxis("bottom").labelText
-    assert "z-score" in plot.plot_item.getAxis("bottom").labelText
+    assert "mixed-distance embedding" in plot.plot_item.getAxis("bottom").labelText
     assert plot.sampled is None
 
 
@@ -123,7 +134,17 @@ def test_pca_2d_finds_the_main_direction() -> None:
 def test_qi_projection_places_protected_records_on_the_same_axes(demo_result: RunResult) -> None:
     proj = qi_projection(demo_result)
     assert proj is not None
-    assert proj.columns == ("age", "hours_per_week", "income", "wealth", "education")
+    # the mixed-distance embedding of every quasi-identifier (issue 13)
+    assert proj.columns == (
+        "age",
+        "hours_per_week",
+        "income",
+        "wealth",
+        "education",
+        "sex",
+        "region",
+    )
+    assert proj.mixed
     assert proj.original.shape == proj.protected.shape == (4000, 2)
     assert np.isfinite(proj.protected).all()
     # members of a group share one protected position

@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from microgui.core.aggregate import CATEGORICAL_AGGREGATES, DEFAULT_CATEGORICAL_AGGREGATE
 from microgui.core.dataset import Dataset, QIMatrix
 from microgui.core.errors import InvalidParameter
+from microgui.core.numbers import ROUND_CHOICES
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -99,6 +101,26 @@ COMMON_PARAMS: tuple[ParamSpec, ...] = (
         "median",
         "Aggregate of ordinal quasi-identifiers: the median or the convex median (003 §5.3).",
         choices=("median", "convex-median"),
+    ),
+    ParamSpec(
+        "categorical_aggregate",
+        str,
+        DEFAULT_CATEGORICAL_AGGREGATE,
+        "How a group's categorical quasi-identifiers are released: joint = a combination of "
+        "categories that one of the group's records has (the per-attribute median/mode when a "
+        "record has it, else the group's categorical medoid); independent = each attribute's "
+        "median/mode on its own (003 §5.3-5.4), which can publish a combination no record of "
+        "the group has (counted as invented_combinations in the report).",
+        choices=CATEGORICAL_AGGREGATES,
+    ),
+    ParamSpec(
+        "round",
+        str,
+        "none",
+        "Round the aggregated continuous values: none (clean decimals only, no float noise), "
+        "source = to each column's own decimals in the input (integers stay integers), or a "
+        "number of decimals 0-10. The report gives the IL before rounding.",
+        choices=ROUND_CHOICES,
     ),
 )
 

@@ -920,8 +920,10 @@ MSTK = register(
             "cuts subtrees larger than 2k-1 again, and merges subtrees smaller than k with their "
             "closest ones (Ramana & Valli Kumari). Each class is published with the lowest common "
             "generalization of its values in each attribute's hierarchy ([20-30], 1305*, Person). "
-            "Give hierarchies with --hierarchy COL=FILE (ARX format); other quasi-identifiers get "
-            "automatic ones (intervals, digit masking, runs of ordinal categories, or *)."
+            "Hierarchy files (ARX format) are attached to quasi-identifiers in the roles panel "
+            "(Attach hierarchy…), or given with --hierarchy COL=FILE on the command line; other "
+            "quasi-identifiers get automatic ones (intervals, digit masking, runs of ordinal "
+            "categories, or *)."
         ),
         citation="004_0ca91c7afa3e094f.txt §5-6, Algorithm 2",
         complexity="O(u²·d) for the record MST over u distinct QI tuples (refused above 60,000), O(u) memory",

@@ -7,6 +7,15 @@ continuous quasi-identifiers published as text, e.g. generalized to "[20-30]") �
 measures are None; no categorical quasi-identifier → Dist, CTBIL', ACTBIL', EBIL and sample
 uniques are None; no confidential column → l-diversity, p-sensitivity, t-closeness are None.
 
+**Information loss names** (issue 13: one name per number). ``information_loss_all_qi`` ("IL",
+the headline) is 100·SSE/SST over every quasi-identifier in MDAV-generic's distance (``003``
+§5.2-5.4), generalized columns included: :mod:`microgui.core.metrics.mixed_loss`; it equals
+``information_loss`` ("SSE/SST, continuous QIs", on the z-scores) when every quasi-identifier is
+continuous. ``il`` ("IL1-5") is Domingo-Ferrer & Torra's 100·mean(IL1..IL5) (``003`` Table 2).
+``information_loss_by_attribute`` (:data:`BREAKDOWNS`, not a number) gives each
+quasi-identifier's own SSE/SST and, for categorical ones, the share of changed values, Dist,
+CTBIL' (its one-way table) and EBIL.
+
 Definitions and sources: :mod:`microgui.core.metrics.utility` (IL1-IL5, PIL, Dist, CTBIL',
 EBIL), :mod:`microgui.core.metrics.risk` (record linkage, interval disclosure, re-identification,
 entropy l-diversity, score), :mod:`microgui.core.metrics.privacy` (p-sensitivity, distinct
@@ -31,6 +40,11 @@ u-probabilities by EM, candidate pairs blocked to the 10 nearest originals in th
 space of distance-based linkage; continuous attributes compared by rank distance, categorical ones
 by equality: :mod:`microgui.core.metrics.linkage`.
 
+**Invented combinations** (``invented_combinations``, issue 13): the groups whose released
+combination of categorical quasi-identifiers none of their original records has
+(:mod:`microgui.core.metrics.combinations`); groups are the run's partition when ``labels`` is
+given, else the classes of identical released quasi-identifiers.
+
 **Generalization measures** (``004`` §7, the functions of :mod:`microgui.core.methods.mstk`):
 ``dm`` = Σ |E|² over the equivalence classes of the released quasi-identifiers (always);
 ``cavg`` = records / (classes · k) when ``k`` is given; ``generalization_il`` (eqs. 6-9: the mean
@@ -41,18 +55,28 @@ generalization such as ``[20-30]`` or ``1305*``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import MAX_ABS_VALUE, Dataset, QIMatrix, numeric_column, prepare_qi
+from microgui.core.dataset import (
+    MAX_ABS_VALUE,
+    MISSING_CATEGORY,
+    Dataset,
+    QIMatrix,
+    is_missing,
+    numeric_column,
+    prepare_qi,
+)
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.hierarchy import Hierarchy, value_key
+from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.information_loss import information_loss
 from microgui.core.metrics.kanonymity import k_anonymity_level
 from microgui.core.metrics.linkage import probabilistic_record_linkage
+from microgui.core.metrics.mixed_loss import AttributeLoss, mixed_information_loss
 from microgui.core.metrics.risk import (
     entropy_l_diversity,
     interval_disclosure,
@@ -75,6 +99,8 @@ from microgui.core.roles import AttributeKind, RoleMap
 
 __all__ = [
     "MEASURES",
+    "BREAKDOWNS",
+    "Measures",
     "LOWER",
     "HIGHER",
     "SCORE_WEIGHTS",
@@ -89,14 +115,22 @@ HIGHER: Final = "higher is better"
 
 #: key -> (label, unit, direction, group) for the app's tables and charts.
 MEASURES: Final[dict[str, tuple[str, str, str, str]]] = {
-    "information_loss": ("IL = 100·SSE/SST", "%", LOWER, "utility"),
+    # One name per number (issue 13): "IL" alone is the headline over every quasi-identifier;
+    # the continuous-only SSE/SST and Domingo-Ferrer & Torra's IL1-5 mean keep their own names.
+    "information_loss_all_qi": (
+        "IL, all QIs = 100·SSE/SST (003 §5.2-5.4 distance)",
+        "%",
+        LOWER,
+        "utility",
+    ),
+    "information_loss": ("SSE/SST, continuous QIs = 100·SSE/SST (z-scores)", "%", LOWER, "utility"),
     "il1": ("IL1 (values)", "", LOWER, "utility"),
     "il1s": ("IL1s (values, scaled by √2·S)", "", LOWER, "utility"),
     "il2": ("IL2 (means)", "", LOWER, "utility"),
     "il3": ("IL3 (variances)", "", LOWER, "utility"),
     "il4": ("IL4 (covariances)", "", LOWER, "utility"),
     "il5": ("IL5 (correlations)", "", LOWER, "utility"),
-    "il": ("IL = 100·mean(IL1..IL5)", "", LOWER, "utility"),
+    "il": ("IL1-5 = 100·mean(IL1..IL5) (003 Table 2)", "", LOWER, "utility"),
     "pil_quantiles": ("PIL(Q) quantiles", "", LOWER, "utility"),
     "pil_means": ("PIL(m1) means", "", LOWER, "utility"),
     "pil_variances": ("PIL(m2) variances", "", LOWER, "utility"),
@@ -125,14 +159,23 @@ MEASURES: Final[dict[str, tuple[str, str, str, str]]] = {
     "entropy_l_diversity": ("entropy l-diversity", "", HIGHER, "risk"),
     "p_sensitivity": ("p-sensitivity", "values", HIGHER, "risk"),
     "t_closeness": ("t-closeness (EMD)", "", LOWER, "risk"),
-    "score": ("score = (IL + DR)/2", "%", LOWER, "risk"),
+    "score": ("score = (IL1-5 + DR)/2 (003 §3.1)", "%", LOWER, "risk"),
     "dm": ("discernibility DM = Σ|E|²", "", LOWER, "utility"),
     "cavg": ("CAVG = n/(classes·k)", "", LOWER, "utility"),
     "generalization_il": ("generalization IL (004 eqs. 6-9)", "", LOWER, "utility"),
+    "invented_combinations": ("invented categorical combinations", "groups", LOWER, "utility"),
     "n_groups": ("groups of the partition", "groups", HIGHER, "utility"),
     "min_group_size": ("smallest group of the partition", "records", HIGHER, "risk"),
 }
 
+
+#: Keys of :func:`evaluate` whose value is not one number but a breakdown (not in MEASURES):
+#: ``information_loss_by_attribute`` maps each quasi-identifier to a dict of its measures
+#: (:func:`microgui.core.metrics.mixed_loss.information_loss_by_attribute`).
+BREAKDOWNS: Final = ("information_loss_by_attribute",)
+
+#: What :func:`evaluate` returns: the numbers of MEASURES (None: does not apply) and BREAKDOWNS.
+Measures = dict[str, float | int | None | dict[str, AttributeLoss]]
 
 #: Weights of the score (``003`` §3.1; Domingo-Ferrer & Torra 2001b): ``il`` of IL in the score
 #: (DR gets 1 − il); ``id``, ``dbrl``, ``prl`` of interval disclosure, distance-based and
@@ -220,6 +263,17 @@ def _protected_continuous(protected: pd.DataFrame, qi: QIMatrix) -> np.ndarray |
     return np.column_stack(cols) if cols else np.empty((len(protected), 0))
 
 
+def _released_values(series: pd.Series, categories: Sequence[object]) -> list[object]:
+    """The released cells as a list; where the original's missing cells form a category
+    (``missing_as_category``), a missing released cell (empty, NA, read back as NaN) is that
+    category."""
+    values = series.tolist()
+    if MISSING_CATEGORY in categories:
+        for i in np.flatnonzero(is_missing(series)):
+            values[i] = MISSING_CATEGORY
+    return values
+
+
 def _protected_categorical(
     protected: pd.DataFrame, qi: QIMatrix
 ) -> tuple[np.ndarray, np.ndarray, list[int], list[int | None]] | None:
@@ -234,7 +288,9 @@ def _protected_categorical(
         order = qi.ordinal_orders[j]
         rank = {v: i for i, v in enumerate(order)}
         codes = np.fromiter(
-            (rank.get(_value_key(v), -1) for v in protected[col].tolist()), np.int64, n
+            (rank.get(_value_key(v), -1) for v in _released_values(protected[col], order)),
+            np.int64,
+            n,
         )
         if (codes < 0).any():
             return None
@@ -245,7 +301,7 @@ def _protected_categorical(
     for j, col in enumerate(qi.nominal_names):
         cats = list(qi.nominal_categories[j])
         index = {c: i for i, c in enumerate(cats)}
-        values = protected[col].tolist()
+        values = _released_values(protected[col], cats)
         extra: dict[object, int] = {}
         codes_list = []
         for v in values:
@@ -297,8 +353,9 @@ def evaluate(
     score_weights: Mapping[str, float] | None = None,
     k: int | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
-) -> dict[str, float | int | None]:
-    """All the measures of :data:`MEASURES` for ``protected`` against ``original``.
+) -> Measures:
+    """All the measures of :data:`MEASURES` for ``protected`` against ``original``, and the
+    breakdown of :data:`BREAKDOWNS`.
 
     Parameters
     ----------
@@ -357,12 +414,14 @@ def evaluate(
     cat = _protected_categorical(protected, qi)
 
     progress(0.1, "information loss")
-    if prot_cont is not None:
+    prot_z = None if prot_cont is None else (prot_cont - qi.cont_mean) / qi.cont_std
+    # every quasi-identifier (issue 13): equal to information_loss when all are continuous
+    mixed = mixed_information_loss(qi, protected, protected_z=prot_z)
+    out["information_loss_all_qi"] = mixed.information_loss
+    if prot_cont is not None and prot_z is not None:
         # the original values themselves (undoing the z-scores would add rounding noise)
         x = np.column_stack([numeric_column(original.frame, c) for c in qi.continuous_names])
-        out["information_loss"] = information_loss(
-            qi.continuous, (prot_cont - qi.cont_mean) / qi.cont_std
-        )
+        out["information_loss"] = information_loss(qi.continuous, prot_z)
         out.update(_finite(il_measures(x, prot_cont)))
         progress(0.25, "probabilistic information loss")
         out.update(_finite(pil_measures(x, prot_cont)))
@@ -381,6 +440,9 @@ def evaluate(
         out["ebil"] = ebil(ox, px)
         keys = list(qi.ordinal_names + qi.nominal_names)
         out["sample_uniques"] = sample_uniques(protected, keys)
+    if qi.ordinal_names or qi.nominal_names:
+        # per run group when the partition is given, else per released class (issue 13)
+        out["invented_combinations"] = invented_combinations(protected, qi, labels)
 
     progress(0.6, "record linkage")
     if (prot_cont is not None or not qi.continuous_names) and (
@@ -420,7 +482,9 @@ def evaluate(
         out["n_groups"] = int(len(sizes_arr))
         out["min_group_size"] = int(sizes_arr.min()) if len(sizes_arr) else 0
     progress(1.0, "done")
-    return out
+    result: Measures = dict(out)
+    result["information_loss_by_attribute"] = mixed.by_attribute
+    return result
 
 
 def _finite(values: dict[str, float]) -> dict[str, float | None]:

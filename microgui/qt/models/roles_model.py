@@ -33,7 +33,8 @@ class RolesColumn(IntEnum):
     NAME = 0
     ROLE = 1
     KIND = 2
-    ORDER = 3
+    HIERARCHY = 3
+    ORDER = 4
 
 
 HEADERS = {
@@ -41,6 +42,7 @@ HEADERS = {
     RolesColumn.ROLE: "Role",
     RolesColumn.KIND: "Kind",
     RolesColumn.ORDER: "Order",
+    RolesColumn.HIERARCHY: "Hierarchy",
 }
 
 HEADER_TIPS = {
@@ -48,6 +50,8 @@ HEADER_TIPS = {
     RolesColumn.ROLE: "What the column is for disclosure control (click to change)",
     RolesColumn.KIND: "How a quasi-identifier is compared and averaged (click to change)",
     RolesColumn.ORDER: "Categories of an ordinal column, lowest first (double-click to edit)",
+    RolesColumn.HIERARCHY: "Generalization hierarchy file attached to a quasi-identifier, used "
+    "by mstk (right-click a column to attach one; double-click to see its levels)",
 }
 
 ROLE_CHOICES: tuple[AttributeRole, ...] = (
@@ -101,6 +105,7 @@ class RolesModel(QAbstractTableModel):
         self._roles = RoleMap()
         controller.dataset_loaded.connect(self._on_dataset_loaded)
         controller.roles_changed.connect(self._on_roles_changed)
+        controller.hierarchies.changed.connect(self._on_hierarchies_changed)
         if controller.dataset is not None:
             self._on_dataset_loaded(controller.dataset)
 
@@ -124,6 +129,11 @@ class RolesModel(QAbstractTableModel):
     def _on_dataset_loaded(self, dataset: object) -> None:
         roles = getattr(dataset, "roles", None)
         self._reset(roles if isinstance(roles, RoleMap) else RoleMap())
+
+    def _on_hierarchies_changed(self) -> None:
+        if self._names:
+            col = RolesColumn.HIERARCHY
+            self.dataChanged.emit(self.index(0, col), self.index(len(self._names) - 1, col))
 
     def _on_roles_changed(self, roles: object) -> None:
         if not isinstance(roles, RoleMap):
@@ -179,7 +189,11 @@ class RolesModel(QAbstractTableModel):
             if column is RolesColumn.ROLE:
                 return role_label(spec.role)
             if column is RolesColumn.KIND:
+                if is_qi and spec.missing_is_category:
+                    return f"{spec.kind.label}, missing = category"
                 return spec.kind.label if is_qi else "—"
+            if column is RolesColumn.HIERARCHY:
+                return self._hierarchy_text(index.row())
             if spec.kind is AttributeKind.ORDINAL and is_qi:
                 return " < ".join(spec.order) if spec.order else "(sorted values)"
             return ""
@@ -190,19 +204,52 @@ class RolesModel(QAbstractTableModel):
                 return spec.kind
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
+            reason = self._controller.role_reasons.get(self._names[index.row()])
+            why = f"Suggested because: {reason}" if reason else ""
+            if column is RolesColumn.NAME:
+                return why or None
             if column is RolesColumn.ROLE:
-                return ROLE_HELP[spec.role]
+                return "\n".join(t for t in (ROLE_HELP[spec.role], why) if t)
             if column is RolesColumn.KIND:
                 return KIND_HELP[spec.kind] if is_qi else "Only quasi-identifiers have a kind."
             if column is RolesColumn.ORDER and spec.kind is AttributeKind.ORDINAL and is_qi:
                 order = " < ".join(spec.order) if spec.order else "the sorted values"
                 return f"{order}\n(double-click to edit the order)"
+            if column is RolesColumn.HIERARCHY:
+                return self._hierarchy_tip(index.row(), is_qi)
             return None
+        if role == Qt.ItemDataRole.ForegroundRole and column is RolesColumn.HIERARCHY:
+            attached = self._controller.hierarchies.get(self._names[index.row()])
+            if attached is not None and is_qi and not attached.complete:
+                return QBrush(QColor("#b00020"))  # values missing: a run refuses them
         if role == Qt.ItemDataRole.ForegroundRole and column is RolesColumn.ROLE:
             return QBrush(QColor(_ROLE_COLORS[spec.role]))
         if role == Qt.ItemDataRole.ForegroundRole and column is not RolesColumn.NAME and not is_qi:
             return QBrush(QColor("#888888"))
         return None
+
+    def _hierarchy_text(self, row: int) -> str:
+        attached = self._controller.hierarchies.get(self._names[row])
+        if attached is None:
+            return ""
+        if self.spec(row).role is not AttributeRole.QUASI_IDENTIFIER:
+            return f"not used · {attached.path.name}"
+        return attached.short_text()
+
+    def _hierarchy_tip(self, row: int, is_qi: bool) -> str | None:
+        attached = self._controller.hierarchies.get(self._names[row])
+        if attached is None:
+            return (
+                "No hierarchy file: mstk builds an automatic one (right-click → Attach hierarchy…)"
+                if is_qi
+                else None
+            )
+        used = (
+            "Used by mstk runs (double-click to see its levels)."
+            if is_qi
+            else "Not used: the column is not a quasi-identifier."
+        )
+        return f"{attached.path}\n{attached.coverage.summary()}.\n{used}"
 
     def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         """A user edit: the role or kind goes to the controller (refusals emit ``edit_failed``)."""

@@ -33,8 +33,10 @@ __all__ = ["HistoryPanel", "HistoryModel", "HEADLINE_MEASURES"]
 #: Measures shown as history columns, when a run has them, with their short headers (the
 #: full name is the header's tooltip).
 HEADLINE_MEASURES: dict[str, str] = {
-    "information_loss": "SSE/SST %",
-    "il": "IL",
+    # one name per number (issue 13): "IL" is the headline over every quasi-identifier
+    "information_loss_all_qi": "IL %",
+    "information_loss": "SSE/SST cont. %",
+    "il": "IL1-5",
     "pil": "PIL %",
     "record_linkage": "Linkage %",
     "reidentification_risk_max": "Re-id max %",

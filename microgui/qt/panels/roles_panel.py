@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -48,6 +49,7 @@ from microgui.qt.models.roles_model import (
     RolesModel,
     role_label,
 )
+from microgui.qt.panels.hierarchy_panel import HierarchyControls
 
 __all__ = ["RolesPanel", "EnumComboDelegate", "OrderDialog", "roles_summary"]
 
@@ -211,6 +213,26 @@ class RolesPanel(QWidget):
 
         self.summary = QLabel("Open a table to tag its columns.")
         self.summary.setWordWrap(True)
+        # Suggested roles are "not yet reviewed" until confirmed or run on (issue 13).
+        self.review_note = QLabel(
+            "<b>Suggested roles, not yet reviewed.</b> Hover a column for the reason of its "
+            "role, change what is wrong, then confirm."
+        )
+        self.review_note.setWordWrap(True)
+        self.review_note.setStyleSheet(
+            "QLabel { background: #fff4d6; border: 1px solid #d9a400; padding: 4px; }"
+        )
+        self.confirm_button = QPushButton("Confirm roles")
+        self.confirm_button.setToolTip("Mark the roles as reviewed (a run does so too)")
+        self.confirm_button.clicked.connect(controller.confirm_roles)
+        self.missing_box = QCheckBox("Missing cells are a category")
+        self.missing_box.setToolTip(
+            "For the selected nominal or ordinal quasi-identifier: its missing cells form a "
+            "category of their own (released as empty cells; last in an ordinal order) "
+            "instead of refusing the run. Recorded in the report. Continuous columns must be "
+            "filled instead."
+        )
+        self.missing_box.toggled.connect(self._on_missing_toggled)
         self.order_button = QPushButton("Edit order…")
         self.order_button.setToolTip("Order the categories of the selected ordinal column")
         self.order_button.clicked.connect(self.edit_order_of_current)
@@ -222,17 +244,44 @@ class RolesPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        review = QHBoxLayout()
+        review.addWidget(self.review_note, 1)
+        review.addWidget(self.confirm_button)
+        layout.addLayout(review)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.summary)
         buttons = QHBoxLayout()
         buttons.addWidget(self.order_button)
+        # hierarchy files of quasi-identifiers (issue 13): button menu and context menu
+        self.hierarchy = HierarchyControls(controller, self.view, self)
+        self.hierarchy.error_occurred.connect(self.error_occurred)
+        buttons.addWidget(self.hierarchy.button)
+        buttons.addWidget(self.missing_box)
         buttons.addStretch(1)
         buttons.addWidget(self.reset_button)
         layout.addLayout(buttons)
         self.order_dialog: OrderDialog | None = None
         controller.roles_changed.connect(self._on_roles_changed)
         controller.busy_changed.connect(lambda _b: self._update_buttons())
+        controller.roles_review_changed.connect(self._on_review_changed)
+        self._on_review_changed(controller.roles_reviewed)
         self._update_buttons()
+
+    def _on_review_changed(self, reviewed: bool) -> None:
+        pending = not reviewed and self._controller.dataset is not None
+        self.review_note.setVisible(pending)
+        self.confirm_button.setVisible(pending)
+
+    def _on_missing_toggled(self, checked: bool) -> None:
+        row = self._current_row()
+        if row < 0 or row >= self.model.rowCount():
+            return
+        if self.model.spec(row).missing_as_category == checked:
+            return
+        try:
+            self._controller.set_missing_as_category(self.model.column_name(row), checked)
+        except MicroguiError as exc:
+            self.error_occurred.emit(str(exc))
 
     def _on_roles_changed(self, roles: object) -> None:
         assert isinstance(roles, RoleMap)
@@ -252,6 +301,19 @@ class RolesPanel(QWidget):
                 spec.role is AttributeRole.QUASI_IDENTIFIER and spec.kind is AttributeKind.ORDINAL
             )
         self.order_button.setEnabled(ordinal)
+        categorical = False
+        flag = False
+        if 0 <= row < self.model.rowCount():
+            spec = self.model.spec(row)
+            categorical = (
+                spec.role is AttributeRole.QUASI_IDENTIFIER
+                and spec.kind is not AttributeKind.CONTINUOUS
+            )
+            flag = spec.missing_as_category and categorical
+        self.missing_box.setEnabled(categorical)
+        self.missing_box.blockSignals(True)
+        self.missing_box.setChecked(flag)
+        self.missing_box.blockSignals(False)
         self.reset_button.setEnabled(self._controller.dataset is not None)
 
     def _on_double_clicked(self, index: QModelIndex) -> None:
@@ -299,12 +361,9 @@ class RolesPanel(QWidget):
             self.error_occurred.emit(str(exc))
 
     def reset_to_suggested(self) -> None:
-        from microgui.core.dataset import suggest_roles
-
-        dataset = self._controller.dataset
-        if dataset is None:
+        if self._controller.dataset is None:
             return
         try:
-            self._controller.set_roles(suggest_roles(dataset.frame))
+            self._controller.suggest_roles()
         except MicroguiError as exc:
             self.error_occurred.emit(str(exc))

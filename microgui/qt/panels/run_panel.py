@@ -135,6 +135,13 @@ class RunPanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # which hierarchy files attached in the roles panel a run of this method uses (issue 13)
+        self.hierarchy_note = QLabel()
+        self.hierarchy_note.setWordWrap(True)
+        self.hierarchy_note.setTextFormat(Qt.TextFormat.RichText)
+        self.hierarchy_note.setStyleSheet(
+            "QLabel { background: #eef3fa; border: 1px solid #c5d5ea; padding: 3px; }"
+        )
         self.k_spin = QSpinBox()
         self.k_spin.setRange(2, 2)
         self.k_spin.setToolTip(
@@ -184,7 +191,16 @@ class RunPanel(QWidget):
         form.addRow("Method", self.method_combo)
         # The explanation can be long: it scrolls inside a bounded area instead of being clipped.
         self.summary_area = QScrollArea()
-        self.summary_area.setWidget(self.summary)
+        # the hierarchy note first, then the method's explanation, scrolling together (a
+        # wrapped label of its own in the form overlapped the explanation when the dock was
+        # made short)
+        explained = QWidget()
+        column = QVBoxLayout(explained)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(4)
+        column.addWidget(self.hierarchy_note)
+        column.addWidget(self.summary, 1)
+        self.summary_area.setWidget(explained)
         self.summary_area.setWidgetResizable(True)
         self.summary_area.setFrameShape(QFrame.Shape.NoFrame)
         self.summary_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -211,6 +227,8 @@ class RunPanel(QWidget):
         self._load_methods()
         controller.dataset_loaded.connect(self._on_dataset_loaded)
         controller.roles_changed.connect(lambda _roles: self._fill_strata_menu())
+        controller.roles_changed.connect(lambda _roles: self._update_hierarchy_note())
+        controller.hierarchies.changed.connect(self._update_hierarchy_note)
         controller.run_started.connect(self._on_run_started)
         controller.run_progress.connect(self._on_run_progress)
         controller.run_finished.connect(self._on_run_finished)
@@ -273,6 +291,40 @@ class RunPanel(QWidget):
             else:
                 self.params_form.addRow(param_label(spec.name), widget)
         self.params_box.setVisible(bool(method.all_params))
+        self._update_hierarchy_note()
+
+    def _update_hierarchy_note(self) -> None:
+        """Say which attached hierarchy files a run of the chosen method uses: mstk uses those
+        of the quasi-identifiers; the other methods do not generalize and get none."""
+        method = self.method
+        attached = self._controller.hierarchies.items()
+        used = self._controller.hierarchies.files_for(method, self._controller.roles)
+        text = ""
+        if method is not None and method.uses_hierarchies:
+            if used:
+                names = ", ".join(
+                    f"{html.escape(c)} ({html.escape(attached[c].path.name)})" for c in used
+                )
+                text = f"Uses the hierarchies attached in the roles panel: {names}."
+                bad = [c for c in used if not attached[c].complete]
+                if bad:
+                    text += (
+                        f" <span style='color:#b00020'>⚠ {html.escape(', '.join(bad))}: values "
+                        "missing from the hierarchy; the run refuses them.</span>"
+                    )
+            else:
+                text = (
+                    "No hierarchy attached: automatic ones are built (roles panel: right-click "
+                    "a quasi-identifier → Attach hierarchy…)."
+                )
+        elif attached:
+            users = ", ".join(m.name for m in self._methods.values() if m.uses_hierarchies)
+            text = (
+                f"Hierarchies attached in the roles panel ({html.escape(', '.join(attached))}) "
+                f"are used by {users} only; this method does not generalize."
+            )
+        self.hierarchy_note.setText(text)
+        self.hierarchy_note.setVisible(bool(text))
 
     def select_method(self, name: str) -> None:
         pos = self.method_combo.findData(name)
@@ -342,6 +394,8 @@ class RunPanel(QWidget):
             self.k_spin.value(),
             params,
             None if seed < 0 else seed,
+            # attached hierarchy files, for the methods that use them only (issue 13)
+            self._controller.hierarchies.files_for(method, self._controller.roles),
             strata=list(self.strata),
         )
 

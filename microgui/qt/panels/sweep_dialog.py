@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from microgui.core.errors import InvalidParameter, MicroguiError
-from microgui.core.methods.base import Method
+from microgui.core.methods.base import Method, get_method
 from microgui.core.roles import RoleMap
 from microgui.core.runs import RunSpec, validate_k
 from microgui.core.sweep import SweepPoint, SweepSpec, default_workers
@@ -300,8 +300,18 @@ class SweepDialog(QDialog):
             for k in ks:
                 validate_k(k, dataset.n_records)
         seed = self.seed_spin.value()
+        # the hierarchy files attached in the roles panel go to the methods that use them
+        # (mstk); a sweep without such a method gets none instead of being refused (issue 13)
+        users = [m for m in map(get_method, methods) if m.uses_hierarchies]
+        files = self._controller.hierarchies.files_for(
+            users[0] if users else None, self._controller.roles
+        )
         spec = SweepSpec.make(
-            methods, ks, parse_param_grid(self.params_edit.text()), None if seed < 0 else seed
+            methods,
+            ks,
+            parse_param_grid(self.params_edit.text()),
+            None if seed < 0 else seed,
+            files,
         )
         return spec.run_specs()
 

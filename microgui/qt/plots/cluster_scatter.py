@@ -10,20 +10,36 @@ log colour scale with its colour bar — and the title says so (glue switches at
 ``display`` forces either mode; in "points" mode, above ``max_points`` a seeded random sample is
 drawn and the title says so. Over a density image, at most ``max_density_aggregates`` group
 aggregates are drawn (a seeded sample, said in the title).
+
+Axes: PC1/PC2 of the run's projection (:func:`microgui.core.projection.qi_projection`, the PCA of
+the mixed-distance embedding, computed in the worker) or any quasi-identifier. A continuous one
+is drawn in its original units; an ordinal or nominal one as category slots
+(:func:`microgui.core.projection.category_axis`: ordinal in its order, nominal by decreasing
+frequency) labelled with the categories, each record jittered uniformly within ±0.35 of its
+slot (seeded by the options' ``sample_seed`` and the column), each group aggregate likewise,
+within the slot of its released category. Tick labels that do not fit are thinned out
+(every m-th) and elided, never overprinted; the axis title says so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QPainter, QPicture
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPicture
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from microgui.core.projection import QIProjection
+from microgui.core.projection import (
+    JITTER,
+    CategoryAxis,
+    QIProjection,
+    category_axis,
+    category_jitter,
+)
 from microgui.core.runs import RunResult
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
@@ -31,6 +47,7 @@ from microgui.qt.plots.titles import set_plot_title
 
 __all__ = [
     "ClusterScatterPlot",
+    "CategoryAxisItem",
     "ScatterOptions",
     "PC1",
     "PC2",
@@ -142,6 +159,77 @@ def sample_indices(n: int, max_points: int, seed: int) -> np.ndarray | None:
     return np.sort(rng.choice(n, size=max_points, replace=False))
 
 
+class CategoryAxisItem(pg.AxisItem):
+    """An axis that shows category labels at the integer slots 0..K-1 when given categories,
+    and pyqtgraph's numeric ticks otherwise.
+
+    pyqtgraph draws every tick label it is given, overlapping or not; this axis gives only as
+    many as fit (every ``label_step``-th slot: labels one text line apart on a vertical axis,
+    one widest label apart on a horizontal one). Labels longer than ``max_label_px`` are
+    elided; on a horizontal axis down to ``min_label_px`` to fit one slot, before thinning.
+    """
+
+    def __init__(
+        self, orientation: str, max_label_px: int = 150, min_label_px: int = 64, **kwargs: object
+    ) -> None:
+        super().__init__(orientation, **kwargs)  # type: ignore[arg-type]
+        self.categories: tuple[str, ...] | None = None
+        self.max_label_px = max_label_px
+        self.min_label_px = min_label_px
+        self._elide_px = max_label_px
+        #: Every how many slots a label was drawn at the last layout (1: all of them).
+        self.label_step = 1
+
+    def set_categories(self, labels: tuple[str, ...] | None) -> None:
+        self.categories = labels
+        self.label_step = 1
+        self.picture = None
+        self.update()
+
+    def _metrics(self) -> QFontMetrics:
+        font = self.style.get("tickFont")
+        return QFontMetrics(font if isinstance(font, QFont) else QFont())
+
+    def _shown_labels(self, width: int | None = None) -> list[str]:
+        metrics = self._metrics()
+        width = self._elide_px if width is None else width
+        return [
+            metrics.elidedText(t, Qt.TextElideMode.ElideRight, width) for t in self.categories or ()
+        ]
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # noqa: N802, N803
+        if self.categories is None:
+            return super().tickValues(minVal, maxVal, size)  # type: ignore[no-any-return]
+        count = len(self.categories)
+        lo, hi = max(0, int(np.ceil(minVal))), min(count - 1, int(np.floor(maxVal)))
+        if hi < lo or maxVal <= minVal:
+            return []
+        per_slot = size / (maxVal - minVal)
+        metrics = self._metrics()
+        gap = 10
+        if self.orientation in ("left", "right"):
+            self._elide_px = self.max_label_px
+            need = metrics.height() + 2
+        else:
+            fit = int(per_slot) - gap
+            self._elide_px = min(self.max_label_px, max(self.min_label_px, fit))
+            widths = [metrics.horizontalAdvance(t) for t in self._shown_labels()]
+            need = max(widths, default=0) + gap
+        step = max(1, int(np.ceil(need / max(per_slot, 1e-9))))
+        self.label_step = step
+        return [(float(step), [float(v) for v in range(lo, hi + 1, step)])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        if self.categories is None:
+            return super().tickStrings(values, scale, spacing)  # type: ignore[no-any-return]
+        shown = self._shown_labels()
+        out = []
+        for v in values:
+            i = int(round(v))
+            out.append(shown[i] if 0 <= i < len(shown) and abs(v - i) < 1e-9 else "")
+        return out
+
+
 class ClusterScatterPlot(QWidget):
     """X/Y choosers over a pyqtgraph plot of one run."""
 
@@ -163,10 +251,18 @@ class ClusterScatterPlot(QWidget):
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
         for combo in (self.x_combo, self.y_combo):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-            combo.setMinimumContentsLength(14)
+            # A fixed width: long column names ("marital-status (nominal)") must not widen the
+            # window beyond a 1366-pixel screen; the open list shows them in full.
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(9)
+            combo.view().setMinimumWidth(220)
             combo.currentIndexChanged.connect(self._on_axes_changed)
-        self.protected_check = QCheckBox("Show protected values (group aggregates)")
+        self.protected_check = QCheckBox("Show protected values")
+        self.protected_check.setToolTip(
+            "Draw each group's released values (its aggregate) as a cross over its records"
+        )
         self.protected_check.setChecked(self.options.show_protected)
         self.protected_check.toggled.connect(self._on_protected_toggled)
         self.display_combo = QComboBox()
@@ -181,7 +277,11 @@ class ClusterScatterPlot(QWidget):
         )
         self.display_combo.currentIndexChanged.connect(self._on_display_changed)
 
-        self.plot_widget = pg.PlotWidget()
+        self.bottom_axis = CategoryAxisItem("bottom", max_label_px=120)
+        self.left_axis = CategoryAxisItem("left", max_label_px=170)
+        self.plot_widget = pg.PlotWidget(
+            axisItems={"bottom": self.bottom_axis, "left": self.left_axis}
+        )
         self.plot_widget.setBackground("w")
         self.plot_item: pg.PlotItem = self.plot_widget.getPlotItem()
         self.plot_item.showGrid(x=True, y=True, alpha=0.15)
@@ -215,6 +315,7 @@ class ClusterScatterPlot(QWidget):
             pen=None,
         )
         self.protected_item.setZValue(1)
+        self.plot_item.getViewBox().sigResized.connect(self._on_view_resized)
         self.plot_item.addItem(self.records_item)
         self.plot_item.addItem(self.density_item)
         self.plot_item.addItem(self.protected_item)
@@ -228,14 +329,11 @@ class ClusterScatterPlot(QWidget):
         self.color_bar.axis.setTextPen(pg.mkPen("#222222"))
         self.color_bar.setImageItem(self.density_item, insert_in=self.plot_item)
         self.color_bar.setVisible(False)
-        self.legend = pg.LegendItem(
-            offset=(-10, 6),
-            colCount=2,
-            labelTextColor="#222222",
-            brush=pg.mkBrush(255, 255, 255, 220),
-            pen=pg.mkPen("#bbbbbb"),
-        )
-        self.legend.setParentItem(self.plot_item.getViewBox())
+        # One legend with its entries side by side, one with them one above the other
+        # (pyqtgraph's setColumnCount misplaces the entries of a filled legend).
+        self._legends = {columns: self._new_legend(columns) for columns in (2, 1)}
+        self._legend_key: object = None
+        self.legend = self._legends[2]
         # Legend samples are stand-ins: the records layer has one brush per point.
         self._legend_record = pg.ScatterPlotItem(
             symbol="o", size=8, pen=None, brush=self.cluster_palette.brushes[0]
@@ -247,12 +345,12 @@ class ClusterScatterPlot(QWidget):
         top = QHBoxLayout()
         top.addWidget(QLabel("X"))
         top.addWidget(self.x_combo)
-        top.addSpacing(12)
+        top.addSpacing(8)
         top.addWidget(QLabel("Y"))
         top.addWidget(self.y_combo)
-        top.addSpacing(12)
+        top.addSpacing(8)
         top.addWidget(self.protected_check)
-        top.addSpacing(12)
+        top.addSpacing(8)
         top.addWidget(QLabel("Draw"))
         top.addWidget(self.display_combo)
         top.addStretch(1)
@@ -271,10 +369,15 @@ class ClusterScatterPlot(QWidget):
         self._records_key = None
         self._show_density(None)
         self.protected_item.clear()
-        self.legend.clear()
-        self.legend.setVisible(False)  # an empty legend still draws its frame
+        for legend in self._legends.values():
+            legend.clear()
+            legend.setVisible(False)  # an empty legend still draws its frame
+        self._legend_key = None
         self._set_axis_choices([])
         set_plot_title(self.plot_item, message, color="#444444", size="10pt")
+        for axis in (self.bottom_axis, self.left_axis):
+            axis.set_categories(None)
+            axis.setToolTip("")
         self.plot_item.setLabel("bottom", "")
         self.plot_item.setLabel("left", "")
 
@@ -295,6 +398,11 @@ class ClusterScatterPlot(QWidget):
         if name in (PC1, PC2) and self._projection is not None:
             ratio = self._projection.explained_ratio[0 if name == PC1 else 1]
             return f"{name} ({ratio:.0%})"
+        qi = self._result.qi if self._result is not None else None
+        if qi is not None and name in qi.ordinal_names:
+            return f"{name} (ordinal)"
+        if qi is not None and name in qi.nominal_names:
+            return f"{name} (nominal)"
         return name
 
     def set_run(self, result: RunResult | None, projection: QIProjection | None) -> None:
@@ -304,10 +412,14 @@ class ClusterScatterPlot(QWidget):
             return
         self._result = result
         self._projection = projection
-        choices = ([PC1, PC2] if projection is not None else []) + list(result.qi.continuous_names)
+        qi_names = set(result.qi.names)
+        # Every quasi-identifier, in the table's column order.
+        qis = [c for c in result.roles.quasi_identifiers if c in qi_names]
+        qis += [c for c in result.qi.names if c not in qis]
+        choices = ([PC1, PC2] if projection is not None else []) + qis
         self._set_axis_choices(choices)
         if not choices:
-            self.clear("No continuous or ordinal quasi-identifier to plot")
+            self.clear("No quasi-identifier to plot")
             return
         opts = self.options
         if opts.x_axis not in choices or opts.y_axis not in choices or opts.x_axis == opts.y_axis:
@@ -332,6 +444,7 @@ class ClusterScatterPlot(QWidget):
         combo.blockSignals(True)
         combo.setCurrentIndex(max(combo.findData(name), 0))
         combo.blockSignals(False)
+        combo.setToolTip(combo.currentText())  # the box is narrower than long names
 
     def set_axes(self, x_axis: str, y_axis: str) -> None:
         """Choose the axes (names from :meth:`axis_choices`)."""
@@ -345,6 +458,8 @@ class ClusterScatterPlot(QWidget):
         if x is None or y is None:
             return
         self.options.x_axis, self.options.y_axis = str(x), str(y)
+        for combo in (self.x_combo, self.y_combo):
+            combo.setToolTip(combo.currentText())
         self.redraw()
 
     def _on_protected_toggled(self, checked: bool) -> None:
@@ -384,27 +499,46 @@ class ClusterScatterPlot(QWidget):
         self.color_bar.axis.setTicks([[(float(np.log10(1.0 + c)), f"{c:,}") for c in steps]])
         self.color_bar.setVisible(True)
 
-    def _axis_data(self, name: str) -> tuple[np.ndarray, np.ndarray, str]:
-        """Original values, protected values (per record) and axis label of one axis choice."""
+    def _axis_data(self, name: str) -> tuple[np.ndarray, np.ndarray, str, str, CategoryAxis | None]:
+        """Original values, protected values (per record), axis label, its tooltip and, for an
+        ordinal or nominal quasi-identifier, its category axis."""
         result = self._result
         assert result is not None
         if name in (PC1, PC2):
             assert self._projection is not None
             i = 0 if name == PC1 else 1
             proj = self._projection
-            ratio = proj.explained_ratio[i]
             return (
                 proj.original[:, i],
                 proj.protected[:, i],
-                f"{name} ({ratio:.0%} of variance) · PCA of {len(proj.columns)} standardized QIs (z-score units)",
+                proj.axis_label(i),
+                proj.explanation(),
+                None,
             )
         qi = result.qi
-        j = qi.continuous_names.index(name)
-        original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
-        protected = pd.to_numeric(result.protected[name], errors="coerce").to_numpy(
-            dtype=np.float64
+        if name in qi.continuous_names:
+            j = qi.continuous_names.index(name)
+            original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
+            protected = pd.to_numeric(result.protected[name], errors="coerce").to_numpy(
+                dtype=np.float64
+            )
+            return original, protected, f"{name} (original units)", "", None
+        axis = category_axis(qi, name)
+        seed = self.options.sample_seed
+        labels = result.labels
+        n_groups = int(labels.max()) + 1 if len(labels) else 0
+        original = axis.original + category_jitter(len(labels), seed, name)
+        # One offset per group: its members carry the same aggregate, drawn once.
+        group_jitter = category_jitter(n_groups, seed, name + "\x00released")
+        protected = axis.slots_of(result.protected[name]) + group_jitter[labels]
+        label = f"{name} ({axis.kind}, {len(axis.labels)} categories)"
+        tip = (
+            f"{name}: {axis.kind} quasi-identifier, categories {axis.order_rule}, one slot each "
+            f"(bottom/left first). Records and group aggregates are spread at random "
+            f"(seed {seed}) within ±{JITTER} of their category's slot so that they do not hide "
+            "each other; the position within a slot means nothing."
         )
-        return original, protected, f"{name} (original units)"
+        return original, protected, label, tip, axis
 
     def redraw(self) -> None:
         """Redraw both layers for the current options: one setData per layer (or one image),
@@ -413,8 +547,8 @@ class ClusterScatterPlot(QWidget):
         if result is None:
             return
         opts = self.options
-        x, x_prot, x_label = self._axis_data(opts.x_axis)
-        y, y_prot, y_label = self._axis_data(opts.y_axis)
+        x, x_prot, x_label, x_tip, x_cats = self._axis_data(opts.x_axis)
+        y, y_prot, y_label, y_tip, y_cats = self._axis_data(opts.y_axis)
         labels = result.labels
         n = len(labels)
         density = opts.uses_density(n)
@@ -431,7 +565,14 @@ class ClusterScatterPlot(QWidget):
         px, py = x_prot[first], y_prot[first]
         keep = np.isfinite(px) & np.isfinite(py)
         px, py = px[keep], py[keep]
+        unplaced = int(np.count_nonzero(~keep))
         ranges = self._ranges(x_shown, y_shown, px, py)
+        if ranges is not None:
+            # A category axis shows every slot, whatever the quantiles of the jittered records.
+            ranges = (
+                _slot_span(x_cats) if x_cats is not None else ranges[0],
+                _slot_span(y_cats) if y_cats is not None else ranges[1],
+            )
         n_aggregates = len(px)
         aggregate_idx = (
             sample_indices(n_aggregates, opts.max_density_aggregates, opts.sample_seed)
@@ -474,9 +615,11 @@ class ClusterScatterPlot(QWidget):
         else:
             self.protected_item.clear()
             self.protected_item.setVisible(False)
-        if ranges is not None:
-            view.setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
 
+        self.bottom_axis.set_categories(x_cats.labels if x_cats is not None else None)
+        self.left_axis.set_categories(y_cats.labels if y_cats is not None else None)
+        self.bottom_axis.setToolTip(x_tip)
+        self.left_axis.setToolTip(y_tip)
         self.plot_item.setLabel("bottom", x_label, color="#222222")
         self.plot_item.setLabel("left", y_label, color="#222222")
         groups = result.n_groups
@@ -506,6 +649,25 @@ class ClusterScatterPlot(QWidget):
                 f"{len(px):,} of the {n_aggregates:,} group aggregates (seed "
                 f"{opts.sample_seed})</span>"
             )
+        proj = self._projection
+        if proj is not None and proj.mixed and {opts.x_axis, opts.y_axis} & {PC1, PC2}:
+            title += (
+                "<br><span style='font-size:9pt;color:#555'>mixed-distance PCA: parallel "
+                "bands are combinations of categories</span>"
+            )
+        if x_cats is not None or y_cats is not None:
+            title += (
+                f"<br><span style='font-size:9pt;color:#555'>"
+                f"categorical ax{'e' if x_cats is not None and y_cats is not None else 'i'}s: "
+                "points spread at "
+                f"random within ±{JITTER} of their category (seed {opts.sample_seed})</span>"
+            )
+        if opts.show_protected and unplaced:
+            title += (
+                f"<br><span style='font-size:9pt;color:#666'>{unplaced:,} group aggregate(s) not "
+                "drawn: their released value is no category or number of the original "
+                "(generalized)</span>"
+            )
         self.outside_view = outside
         if outside:
             title += (
@@ -513,21 +675,104 @@ class ClusterScatterPlot(QWidget):
                 "this view: right-click › View All to include them</span>"
             )
         set_plot_title(self.plot_item, title, color="#222222", size="10pt")
-        self.legend.clear()
-        self.legend.setVisible(True)
+        entries: list[tuple[pg.ScatterPlotItem, str]] = []
         if not density:
-            self.legend.addItem(self._legend_record, "original record (colour = its group)")
+            entries.append((self._legend_record, "original record (colour = its group)"))
         if opts.show_protected:
             self._legend_protected.setSymbol(self.protected_item.opts["symbol"])
             self._legend_protected.setBrush(self.protected_item.opts["brush"])
             shown = f"{len(px):,}" if aggregate_idx is None else f"{len(px):,} of {n_aggregates:,}"
-            self.legend.addItem(
-                self._legend_protected, f"protected value = group aggregate ({shown})"
-            )
-        self.legend.setVisible(bool(self.legend.items))
+            entries.append((self._legend_protected, f"protected value = group aggregate ({shown})"))
+        if ranges is not None:
+            # The axes' labels for this range set the view's width, which the legend needs.
+            self.plot_item.getViewBox().setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
+            self._layout_axes()
+        self._fill_legend(entries)
+        if ranges is not None:
+            self._set_range(ranges)
         self._settle_layout()
 
+    def _new_legend(self, columns: int) -> pg.LegendItem:
+        legend = pg.LegendItem(
+            offset=(-10, 6),
+            colCount=columns,
+            labelTextColor="#222222",
+            brush=pg.mkBrush(255, 255, 255, 220),
+            pen=pg.mkPen("#bbbbbb"),
+        )
+        legend.setParentItem(self.plot_item.getViewBox())
+        return legend
+
+    def _fill_legend(self, entries: list[tuple[pg.ScatterPlotItem, str]]) -> None:
+        """Show the legend entries side by side when the view is wide enough for them, else one
+        above the other (a legend wider than the view was cut off at its left)."""
+        self.plot_item.layout.activate()
+        room = self.plot_item.getViewBox().width() - 20
+        key = (tuple(text for _, text in entries), room, self._legend_protected.opts["symbol"])
+        if key == self._legend_key:
+            return  # the same entries in the same room: nothing to rebuild
+        self._legend_key = key
+        for legend in self._legends.values():
+            legend.clear()
+            legend.setVisible(False)
+        for columns in (2, 1):
+            self.legend = self._legends[columns]
+            for sample, text in entries:
+                self.legend.addItem(sample, text)
+            if columns == 1 or self.legend.boundingRect().width() <= room:
+                break
+            self.legend.clear()
+        self.legend.setVisible(bool(entries))
+
+    def _set_range(self, ranges: tuple[tuple[float, float], tuple[float, float]]) -> None:
+        """Show ``ranges``, with room at the top for the legend so that it covers no record
+        (on a category axis it hid the top categories)."""
+        view = self.plot_item.getViewBox()
+        (x0, x1), (y0, y1) = ranges
+        if self.legend.isVisible():
+            self.plot_item.layout.activate()
+            height = view.height()
+            needed = self.legend.boundingRect().height() + 10
+            if height > 3 * needed:
+                # the legend's share of the view, taken from above the data
+                y1 += (y1 - y0) * needed / (height - needed)
+        view.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0.0)
+
     def _settle_layout(self) -> None:
+        """Lay the plot out (see :meth:`_layout_axes`), then say on a category axis whose
+        labels had to be thinned out which ones are shown."""
+        self._layout_axes()
+        if self._note_label_steps():
+            self._layout_axes()
+
+    def _note_label_steps(self) -> bool:
+        """Append "every m-th labelled" to the title of a category axis that cannot label
+        every slot at its current length (or remove it); True when a title changed."""
+        changed = False
+        view = self.plot_item.getViewBox()
+        for axis, name, vertical in (
+            (self.bottom_axis, "bottom", False),
+            (self.left_axis, "left", True),
+        ):
+            text = axis.labelText
+            base = text.split(_STEP_NOTE)[0]
+            want = base
+            if axis.categories is not None:
+                lo, hi = view.viewRange()[1 if vertical else 0]
+                length = axis.geometry().height() if vertical else axis.geometry().width()
+                axis.tickValues(lo, hi, length)
+                if axis.label_step > 1:
+                    want = f"{base}{_STEP_NOTE}{_ordinal(axis.label_step)} category labelled"
+            if want != text:
+                self.plot_item.setLabel(name, want, color="#222222")
+                changed = True
+        return changed
+
+    def _on_view_resized(self) -> None:
+        if self.bottom_axis.categories is not None or self.left_axis.categories is not None:
+            self._note_label_steps()
+
+    def _layout_axes(self) -> None:
         """Lay the plot out for what it now shows, before it is painted.
 
         Left to themselves, the axes learn how wide their tick labels are while painting, and
@@ -580,6 +825,18 @@ class ClusterScatterPlot(QWidget):
 
     def title_text(self) -> str:
         return str(self.plot_item.titleLabel.text)
+
+
+_STEP_NOTE = " · every "
+
+
+def _ordinal(n: int) -> str:
+    return {2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def _slot_span(axis: CategoryAxis) -> tuple[float, float]:
+    """The range of a category axis: every slot with its jitter band, and a margin."""
+    return -0.6, len(axis.labels) - 0.4
 
 
 def _span(values: np.ndarray, protected: np.ndarray, q: float) -> tuple[float, float] | None:

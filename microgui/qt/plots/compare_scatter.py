@@ -60,7 +60,8 @@ def axis_values(run: CompareRun, name: str) -> tuple[np.ndarray, np.ndarray, str
         return (
             proj.original[:, i],
             proj.protected[:, i],
-            f"{name} ({proj.explained_ratio[i]:.0%} of var.) · z-scores",
+            f"{name} ({proj.explained_ratio[i]:.0%} of var.) · "
+            + ("mixed-distance embedding" if proj.mixed else "z-scores"),
         )
     qi = result.qi
     j = qi.continuous_names.index(name)

@@ -133,6 +133,10 @@ class RuChartPlot(QWidget):
     ) -> None:
         super().__init__(parent)
         self.options = options or RuChartOptions()
+        #: Axes the user chose ("x_measure", "y_measure"); the others follow the runs: the
+        #: preferred measure that most runs have, so that generalization runs (mstk: no record
+        #: linkage, no SSE/SST) are placed too (issue 13).
+        self._chosen = {a for a in ("x_measure", "y_measure") if getattr(self.options, a)}
         self._points: list[RuPoint] = []
         self._catalog: dict[str, tuple[str, ...]] = {}
         self._current: int | None = None
@@ -155,7 +159,10 @@ class RuChartPlot(QWidget):
             combo.setMinimumContentsLength(16)
             combo.currentIndexChanged.connect(self._on_axes_changed)
         self.x_combo.setToolTip("Disclosure-risk measure across")
-        self.y_combo.setToolTip("Information-loss (or utility) measure up")
+        self.y_combo.setToolTip(
+            "Information-loss (or utility) measure up; by default IL, all QIs: 100·SSE/SST over "
+            "every quasi-identifier in MDAV-generic's distance, generalized (mstk) runs included"
+        )
 
         self.scale_combo = QComboBox()
         for text, key in (("auto", "auto"), ("linear", "linear"), ("log", "log")):
@@ -255,15 +262,23 @@ class RuChartPlot(QWidget):
                 keys.append(key)
         return keys
 
+    def _default(self, keys: list[str], preferred: Sequence[str]) -> str:
+        """The preferred measure the most runs have (earlier in ``preferred`` on a tie)."""
+        candidates = [k for k in preferred if k in keys]
+        if not candidates:
+            return keys[0] if keys else ""
+        count = {k: sum(_finite(p.measures.get(k)) for p in self._points) for k in candidates}
+        return max(candidates, key=lambda k: (count[k], -candidates.index(k)))
+
     def _fill_combos(self) -> None:
         for combo, group, attr, preferred in (
             (self.x_combo, "risk", "x_measure", ("record_linkage", "reidentification_risk_max", "interval_disclosure", "k_anonymity")),
-            (self.y_combo, "utility", "y_measure", ("il", "information_loss", "pil")),
+            (self.y_combo, "utility", "y_measure", ("information_loss_all_qi", "il", "information_loss", "pil")),
         ):  # fmt: skip
             keys = self._available(group)
             current = getattr(self.options, attr)
-            if current not in keys:
-                current = next((k for k in preferred if k in keys), keys[0] if keys else "")
+            if current not in keys or attr not in self._chosen:
+                current = self._default(keys, preferred)
                 setattr(self.options, attr, current)
             combo.blockSignals(True)
             combo.clear()
@@ -280,6 +295,7 @@ class RuChartPlot(QWidget):
     def set_measures(self, x_measure: str, y_measure: str) -> None:
         """Choose the measures on the axes (keys of the catalog)."""
         self.options.x_measure, self.options.y_measure = x_measure, y_measure
+        self._chosen = {"x_measure", "y_measure"}
         for combo, key in ((self.x_combo, x_measure), (self.y_combo, y_measure)):
             combo.blockSignals(True)
             combo.setCurrentIndex(max(combo.findData(key), 0))
@@ -290,7 +306,10 @@ class RuChartPlot(QWidget):
         x, y = self.x_combo.currentData(), self.y_combo.currentData()
         if x is None or y is None:
             return
-        self.options.x_measure, self.options.y_measure = str(x), str(y)
+        for attr, key in (("x_measure", str(x)), ("y_measure", str(y))):
+            if getattr(self.options, attr) != key:  # the axis the user changed
+                self._chosen.add(attr)
+                setattr(self.options, attr, key)
         self._draw()
 
     def set_y_scale(self, scale: str) -> None:

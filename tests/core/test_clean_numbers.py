@@ -1,0 +1,173 @@
+"""Issue 13, item 6: no binary float noise in releases, and rounding to the source's decimals."""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import microgui
+from microgui.cli import main
+from microgui.core.errors import MicroguiError
+from microgui.core.numbers import (
+    clean_decimals,
+    round_decimals,
+    significant,
+    source_decimals,
+)
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def shared(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{'/'.join(parts)} is not available (../shared is absent)")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("value", "clean"),
+    [
+        (1565.4000000000008, "1565.4"),
+        (349.3999999999993, "349.4"),
+        (0.1 + 0.2, "0.3"),
+        (29393.000000000004, "29393.0"),
+        (-17172.199999999975, "-17172.2"),
+        (2.5e-11 + 1e-27, "2.5e-11"),
+        (7.0, "7.0"),
+        (0.0, "0.0"),
+    ],
+)
+def test_clean_decimals_prints_the_short_decimal(value: float, clean: str) -> None:
+    assert repr(float(clean_decimals(np.array([value]))[0])) == clean
+
+
+def test_clean_decimals_keeps_real_digits_and_specials() -> None:
+    x = np.array([4147.571428571428, 1 / 3, np.nan, np.inf, -np.inf])
+    out = clean_decimals(x)
+    assert np.allclose(out[:2], x[:2], rtol=1e-12, atol=0)
+    assert repr(float(out[0])) == "4147.57142857"  # 12 significant digits suffice
+    assert np.isnan(out[2]) and out[3] == np.inf and out[4] == -np.inf
+
+
+def test_significant_digits_on_both_sides_of_the_point() -> None:
+    x = np.array([123456.789, 0.000123456, 987654321.0])
+    assert list(significant(x, 3)) == [123000.0, 0.000123, 988000000.0]
+
+
+def test_round_decimals_gives_clean_values() -> None:
+    assert list(round_decimals(np.array([2.675, 1.005, 39.4, 40.6]), 0)) == [3.0, 1.0, 39.0, 41.0]
+    assert repr(float(round_decimals(np.array([1565.4000000000008]), 1)[0])) == "1565.4"
+
+
+@pytest.mark.parametrize(
+    ("series", "decimals"),
+    [
+        (pd.Series(["1.25", "3", " 4.5 ", None], dtype=object), 2),
+        (pd.Series(["72,5", "80,25"], dtype=object), 2),  # decimal comma
+        (pd.Series(["39", "50"], dtype=object), 0),
+        (pd.Series([1, 2, 3]), 0),
+        (pd.Series([0.1, 2.25, np.nan]), 2),
+        (pd.Series([1e-30]), 10),  # capped
+    ],
+)
+def test_source_decimals(series: pd.Series, decimals: int) -> None:
+    assert source_decimals(series) == decimals
+
+
+def _significant_digits(text: str) -> int:
+    mantissa = text.lower().split("e")[0].lstrip("-").replace(".", "").lstrip("0")
+    return len(mantissa.rstrip("0")) or 1
+
+
+def assert_no_float_noise(released: pd.Series, source: pd.Series, labels: np.ndarray) -> None:
+    """Each released mean, as text, is the exact group mean of the source values when that has
+    a short decimal form, else within 1e-12 of it (numbers.RELATIVE_PRECISION; near zero, of
+    the column's largest magnitude), with at most 13 significant digits."""
+    exact_values = [Fraction(str(v)) for v in source]
+    sums: dict[int, Fraction] = {}
+    counts: dict[int, int] = {}
+    for label, v in zip(labels.tolist(), exact_values, strict=True):
+        sums[label] = sums.get(label, Fraction(0)) + v
+        counts[label] = counts.get(label, 0) + 1
+    scale = max(abs(sums[g] / counts[g]) for g in sums)
+    for text, label in zip(released.astype(str), labels.tolist(), strict=True):
+        exact = sums[label] / counts[label]
+        got = Fraction(Decimal(text))
+        short = Decimal(exact.numerator) / Decimal(exact.denominator)
+        allowed = max(Fraction(1, 10**12) * abs(exact), Fraction(1, 10**14) * scale)
+        assert abs(got - exact) <= allowed, (text, float(exact))
+        if Fraction(short) == exact and _significant_digits(str(short)) <= 12:
+            assert got == exact, (text, str(short))
+        assert _significant_digits(text) <= 13, text
+        assert not re.search(r"(0{6,}|9{6,})\d$", text.split("e")[0]), text
+
+
+def test_eia_release_has_no_float_noise(tmp_path: Path) -> None:
+    cols = ["RESREVENUE", "RESSALES", "COMREVENUE", "TOTSALES"]
+    out, report = tmp_path / "eia.csv", tmp_path / "eia.json"
+    argv = ["protect", str(shared("sdc-reference", "EIA.csv")), "-o", str(out)]
+    argv += ["--method", "mdav", "-k", "5", "--qi", ",".join(cols)]
+    argv += ["--identifiers", "UTILITYID,UTILNAME", "--group-column", "g"]
+    assert main([*argv, "--report", str(report)]) == 0
+    released = pd.read_csv(out, dtype=str, keep_default_na=False)
+    source = pd.read_csv(shared("sdc-reference", "EIA.csv"), dtype=str)
+    labels = released["g"].astype(int).to_numpy()
+    for col in cols:
+        assert_no_float_noise(released[col], source[col], labels)
+    # pass-through columns are the very same text
+    assert released["STATE"].tolist() == source["STATE"].tolist()
+    assert "rounding" not in json.loads(report.read_text())
+
+
+def test_adult_ages_are_integers_with_round_source(tmp_path: Path) -> None:
+    src = shared("adult", "adult.csv")
+    out, report = tmp_path / "adult.csv", tmp_path / "adult.json"
+    argv = ["protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "5"]
+    argv += ["--qi", "age,sex,race,education", "--nominal", "sex,race,education"]
+    argv += ["--group-column", "g"]
+    assert main([*argv, "--report", str(report)]) == 0
+    plain = pd.read_csv(out, sep=None, engine="python", dtype=str)
+    labels = plain["g"].astype(int).to_numpy()
+    source = pd.read_csv(src, sep=";", dtype=str)
+    assert_no_float_noise(plain["age"], source["age"], labels)
+    assert main([*argv, "--report", str(report), "--round", "source"]) == 0
+    rounded = pd.read_csv(out, sep=None, engine="python", dtype=str)
+    assert rounded["age"].str.fullmatch(r"\d+").all()
+    data = json.loads(report.read_text())
+    assert data["rounding"]["round"] == "source"
+    assert data["rounding"]["decimals"] == {"age": 0}
+    before = data["rounding"]["information_loss_unrounded"]
+    assert 0 < before and data["information_loss"] > 0
+    # rounding moves each age by at most half a year
+    means = pd.to_numeric(plain["age"]).to_numpy()
+    assert np.abs(pd.to_numeric(rounded["age"]).to_numpy() - means).max() <= 0.5
+
+
+def test_round_keeps_k_anonymity_and_refuses_bad_values() -> None:
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"x": rng.normal(50, 10, 90).round(2), "y": rng.normal(size=90)})
+    res = microgui.protect(frame, qi=["x", "y"], k=4, seed=1, params={"round": "1"})
+    assert res.safe and res.run.report["k_anonymity"] >= 4
+    assert all(len(str(v).split(".")[-1]) <= 1 for v in res.frame["x"])
+    with pytest.raises(MicroguiError, match="round"):
+        microgui.protect(frame, qi=["x"], k=4, params={"round": "11"})
+
+
+def test_cli_round_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"x": np.arange(30) * 1.5, "y": np.arange(30) % 7}).to_csv(src, index=False)
+    out = tmp_path / "o.csv"
+    argv = ["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3", "--qi", "x,y"]
+    assert main([*argv, "--round", "source", "--param", "round=2"]) == 2
+    assert "once" in capsys.readouterr().err and not out.exists()
+    assert main([*argv, "--round", "source"]) == 0
+    released = pd.read_csv(out, dtype=str)
+    assert released["y"].str.fullmatch(r"\d+").all()  # integers in, integers out

@@ -1,0 +1,103 @@
+"""Issue 13 in the app: suggested roles carry their reason and stay "not yet reviewed" until
+confirmed or run on; missing cells of a nominal column can be made a category of their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from PySide6.QtCore import Qt
+
+from microgui.core.roles import AttributeKind, AttributeRole
+from microgui.core.runs import RunSpec
+from microgui.qt.main_window import MainWindow
+from microgui.qt.models.roles_model import RolesColumn
+
+TIMEOUT_MS = 60_000
+
+
+def survey_csv(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(5)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "person_id": [f"P{i:03d}" for i in range(n)],
+            "age": rng.integers(18, 90, n),
+            "sex": rng.choice(["F", "M"], n),
+            "region": rng.choice(["north", "south", "east"], n),
+            "wave": [3] * n,
+        }
+    )
+    frame.loc[[4, 9], "region"] = ""
+    path = tmp_path / "survey.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def open_survey(window: MainWindow, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.controller.dataset_loaded, timeout=TIMEOUT_MS):
+        window.open_file(survey_csv(tmp_path))
+
+
+def row_of(window: MainWindow, name: str) -> int:
+    model = window.roles_panel.model
+    return next(r for r in range(model.rowCount()) if model.column_name(r) == name)
+
+
+def test_suggested_roles_are_explained_and_not_yet_reviewed(
+    window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    open_survey(window, qtbot, tmp_path)
+    ctl, panel = window.controller, window.roles_panel
+    roles = ctl.dataset.roles  # type: ignore[union-attr]
+    assert roles["sex"].role is AttributeRole.QUASI_IDENTIFIER  # never silently passed through
+    assert roles["person_id"].role is AttributeRole.IDENTIFIER
+    assert roles["wave"].role is AttributeRole.NON_CONFIDENTIAL
+    assert not ctl.roles_reviewed
+    assert panel.review_note.isVisible() and panel.confirm_button.isVisible()
+    model = panel.model
+    tip = model.data(
+        model.index(row_of(window, "region"), RolesColumn.ROLE), Qt.ItemDataRole.ToolTipRole
+    )
+    assert "Suggested because" in tip and "2 missing cell(s)" in tip
+    panel.confirm_button.click()
+    assert ctl.roles_reviewed and not panel.review_note.isVisible()
+    panel.reset_button.click()  # a new suggestion is again not reviewed
+    assert not ctl.roles_reviewed and panel.review_note.isVisible()
+
+
+def test_a_run_confirms_the_roles(window: MainWindow, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    open_survey(window, qtbot, tmp_path)
+    ctl = window.controller
+    ctl.set_role("region", AttributeRole.NON_CONFIDENTIAL)
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 3, seed=1))
+    assert ctl.roles_reviewed and not window.roles_panel.review_note.isVisible()
+
+
+def test_missing_as_category_checkbox(window: MainWindow, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    open_survey(window, qtbot, tmp_path)
+    ctl, panel = window.controller, window.roles_panel
+    failures: list[str] = []
+    ctl.run_failed.connect(lambda _i, message, _d: failures.append(message))
+    with qtbot.waitSignal(ctl.run_failed, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 3, seed=1))
+    assert "'region'" in failures[0] and "Missing cells are a category" in failures[0]
+
+    panel.view.setCurrentIndex(panel.model.index(row_of(window, "age"), RolesColumn.NAME))
+    assert not panel.missing_box.isEnabled()  # continuous: must be filled instead
+    panel.view.setCurrentIndex(panel.model.index(row_of(window, "region"), RolesColumn.NAME))
+    assert panel.missing_box.isEnabled() and not panel.missing_box.isChecked()
+    panel.missing_box.setChecked(True)
+    spec = ctl.dataset.roles["region"]  # type: ignore[union-attr]
+    assert spec.missing_as_category and spec.kind is AttributeKind.NOMINAL
+    kind_text = panel.model.data(panel.model.index(row_of(window, "region"), RolesColumn.KIND))
+    assert "missing = category" in kind_text
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS) as blocker:
+        ctl.start_run(RunSpec.make("mdav-generic", 3, seed=1))
+    result = blocker.args[1]
+    assert result.report["missing_as_category"] == {"region": 2}
+    assert result.report["k_anonymity"] >= 3
