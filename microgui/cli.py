@@ -585,7 +585,7 @@ def _protect(args: argparse.Namespace) -> int:
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
-    if {"ordinal", "nominal"} & set(report["quasi_identifiers"].values()):
+    if report.get("invented_combinations"):  # only independent aggregation can invent them
         how = report["parameters"].get("categorical_aggregate")
         print(
             f"  invented categorical combinations: {report['invented_combinations']} of "

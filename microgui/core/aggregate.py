@@ -268,7 +268,12 @@ def aggregate(
     out = frame.loc[:, keep].copy(deep=False)
 
     if qi.continuous_names:
-        original = qi.continuous * qi.cont_std + qi.cont_mean
+        # the values as read when known: undoing the z-scores adds float noise
+        original = (
+            qi.cont_values
+            if qi.cont_values is not None
+            else qi.continuous * qi.cont_std + qi.cont_mean
+        )
         means = group_means(original, labels, n_groups)[labels]
         if params.get("rescale_variance", False):
             means = rescale_variance(means, original)

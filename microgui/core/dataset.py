@@ -679,6 +679,10 @@ class QIMatrix:
     nominal_names: tuple[str, ...]
     nominal: np.ndarray
     nominal_categories: tuple[tuple[object, ...], ...]
+    #: (n, dc) the continuous quasi-identifiers as read (not z-scored), when known: group means
+    #: are taken of these, since undoing the z-scores adds float noise (a mean of zeros came out
+    #: 1e-10 in a column of millions; :mod:`microgui.core.numbers`)
+    cont_values: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -824,4 +828,5 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
         nominal_names=nom_names,
         nominal=noms,
         nominal_categories=tuple(cats),
+        cont_values=cont,
     )

@@ -1,15 +1,15 @@
 """Clean numbers in releases (issue 13, item 6).
 
 An aggregated value is a mean computed in binary floating point: the mean of the integers 1565,
-1565, 1566, 1566, 1565 is 1565.4, but the arithmetic (z-scores and back, ``sum / 5``) gives
-1565.4000000000008, and a release would print that noise. microgui therefore releases every
-aggregated continuous value as the *shortest* decimal within :data:`RELATIVE_PRECISION` of the
-computed value (one part in 10^12: the float arithmetic's own error is a few parts in 10^14,
-and no data set is measured to 12 significant digits), stored as the double nearest to that
-decimal. It prints (Python's shortest round-trip ``repr``, which pandas' CSV writer uses) as
-``1565.4``; a mean such as 4147.571428571428... keeps 13 significant digits. A column whose
-released values are all whole numbers is written without a decimal point (``39``, not
-``39.0``).
+1565, 1566, 1566, 1565 is 1565.4, but ``sum / 5`` gives 1565.4000000000008, and a release would
+print that noise. Means are taken of the values as read (never of z-scores turned back, which
+adds noise relative to the whole column), and every aggregated continuous value that is a short
+decimal (at most 4 decimals more than its column is written with) plus a few units in the last
+place is released as that decimal (:func:`clean_decimals`),
+stored as the double nearest to it, which prints (Python's shortest round-trip ``repr``, which
+pandas' CSV writer uses) as ``1565.4``. A value with no short decimal form (4147.571428571428,
+or a full-precision double of the data) is released exactly as computed. A column whose released
+values are all whole numbers is written without a decimal point (``39``, not ``39.0``).
 
 ``round`` (``--round source|N``, a parameter of every aggregating method) goes further and
 rounds the aggregated values to the source column's own decimals (``source``: integers stay
@@ -29,10 +29,12 @@ import pandas as pd
 
 __all__ = [
     "SIGNIFICANT_DIGITS",
+    "NOISE_ULPS",
+    "EXTRA_DECIMALS",
+    "written_decimals",
     "ROUND_CHOICES",
     "MAX_ROUND_DECIMALS",
     "clean_decimals",
-    "significant",
     "source_decimals",
     "round_decimals",
     "clean_column",
@@ -40,11 +42,15 @@ __all__ = [
 
 #: The most significant decimal digits kept of an aggregated value (a double holds 15 to 17).
 SIGNIFICANT_DIGITS = 15
-#: A released value is the shortest decimal within this relative distance of the computed one.
-RELATIVE_PRECISION = 1e-12
-#: ... or within this many units of the last place of its column's largest magnitude (the error
-#: of z-scoring and back, which does not shrink with the value: a mean of zeros comes out 1e-10).
-NOISE_ULPS = 64
+#: Float noise: at most this many units in the last place (ulp) between a computed value and
+#: the short decimal it stands for.
+NOISE_ULPS = 16
+#: A cleaned mean may have this many decimals more than its column's data (a group size of 16
+#: adds 4: 1/16 = 0.0625).
+EXTRA_DECIMALS = 4
+#: A column written with this many decimals or more is taken as full-precision doubles (a
+#: simulation's output): its values are not cleaned, since noise cannot be told from data.
+FULL_PRECISION_DECIMALS = 12
 #: The most decimals ``round=N`` takes.
 MAX_ROUND_DECIMALS = 10
 #: The values of the ``round`` parameter: none, source, or a number of decimals.
@@ -56,71 +62,37 @@ ROUND_CHOICES: tuple[str, ...] = (
 _DECIMALS = re.compile(r"^\s*[+-]?\d*[.,](\d+)\s*$")
 
 
-def clean_decimals(
-    values: np.ndarray, tolerance: float = RELATIVE_PRECISION, scale: float = 0.0
-) -> np.ndarray:
-    """Each finite value replaced by the shortest decimal (1 to :data:`SIGNIFICANT_DIGITS`
-    significant digits) within ``max(tolerance · |value|, NOISE_ULPS · eps · scale)`` of it, as
-    the nearest double; NaN and infinities unchanged. ``scale`` is the magnitude of the column
-    the values belong to (:func:`release_numbers` passes the largest magnitude in it): float
-    error is relative to the numbers the arithmetic went through, so a mean of zeros computed
-    in a column of millions may come out as 1e-10, which this makes 0 again.
+def clean_decimals(values: np.ndarray, decimals: int | None, scale: float = 0.0) -> np.ndarray:
+    """The values of a column written with ``decimals`` decimals, cleaned of float noise.
 
-    >>> float(clean_decimals(np.array([349.399999999999]))[0])
+    A mean of values with ``d`` decimals is a decimal with ``d`` more digits for each factor of
+    2 or 5 in the group size, and otherwise has no finite decimal form. Each value is compared
+    with itself rounded to ``d + EXTRA_DECIMALS`` decimals; when the two differ by at most
+    :data:`NOISE_ULPS` units in the last place (ulp) the difference is noise (1565.4000000000008
+    is 1565.4 plus 3.5 ulp) and the rounded value is released (as the nearest double, which
+    prints as that decimal). Otherwise (4147.571428571428...) the value is left exactly as it
+    is. ``decimals=None`` (a column of full-precision doubles, whose noise cannot be told from
+    data) leaves every value as it is. A value within ``NOISE_ULPS`` ulp of ``scale`` (the
+    magnitude of its column) from zero becomes 0. NaN and infinities are unchanged.
+
+    >>> float(clean_decimals(np.array([349.3999999999993]), 0)[0])
     349.4
     """
     x = np.asarray(values, dtype=np.float64)
     out = x.copy()
-    todo = np.flatnonzero(np.isfinite(x) & (x != 0))
-    allowed = np.maximum(tolerance * np.abs(x), NOISE_ULPS * np.finfo(np.float64).eps * scale)
-    near_zero = todo[np.abs(x[todo]) <= allowed[todo]]
-    out[near_zero] = 0.0
-    todo = np.setdiff1d(todo, near_zero)
-    for digits in range(1, SIGNIFICANT_DIGITS + 1):
-        if not len(todo):
-            break
-        candidate = significant(x[todo], digits)
-        close = np.abs(candidate - x[todo]) <= allowed[todo]
-        out[todo[close]] = candidate[close]
-        todo = todo[~close]
-    if len(todo):
-        out[todo] = significant(x[todo], SIGNIFICANT_DIGITS)
-    return out
-
-
-def significant(values: np.ndarray, digits: int) -> np.ndarray:
-    """Each finite value replaced by the double nearest to its first ``digits`` significant
-    decimal digits (NaN and infinities unchanged).
-
-    Vectorised: ``round(x·10^s) / 10^s`` with ``s = digits - 1 - floor(log10 |x|)`` is exact
-    up to the final division, which IEEE arithmetic rounds correctly because both operands are
-    exact (an integer below 2^53 and a power of ten up to 10^22); for ``s < 0`` (fewer digits
-    than the integer part has) ``round(x / 10^-s) · 10^-s``. Values out of that range go through
-    the decimal text instead.
-
-    >>> float(significant(np.array([1565.4000000000008]), 15)[0])
-    1565.4
-    """
-    x = np.asarray(values, dtype=np.float64)
-    out = x.copy()
-    nonzero = np.isfinite(x) & (x != 0)
-    if not nonzero.any():
+    finite = np.isfinite(x)
+    if scale > 0:
+        out[finite & (np.abs(x) <= NOISE_ULPS * np.spacing(scale))] = 0.0
+    if decimals is None:
         return out
-    idx = np.flatnonzero(nonzero)
-    v = x[idx]
-    with np.errstate(divide="ignore"):
-        exponent = np.floor(np.log10(np.abs(v))).astype(np.int64)
-    shift = digits - 1 - exponent
-    direct = (shift >= 0) & (shift <= 22)
-    if direct.any():
-        scale = 10.0 ** shift[direct].astype(np.float64)
-        out[idx[direct]] = np.round(v[direct] * scale) / scale
-    coarse = (shift < 0) & (shift >= -22)
-    if coarse.any():
-        unit = 10.0 ** (-shift[coarse]).astype(np.float64)
-        out[idx[coarse]] = np.round(v[coarse] / unit) * unit
-    for i in idx[(shift > 22) | (shift < -22)]:
-        out[i] = float(f"{x[i]:.{digits}g}")
+    unit = 10.0 ** (decimals + EXTRA_DECIMALS)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = x * unit
+    # beyond 2^52 a double has no fraction left to clean
+    todo = np.flatnonzero(finite & (out != 0) & (np.abs(scaled) < 2.0**52))
+    candidate = np.round(scaled[todo]) / unit
+    close = np.abs(candidate - x[todo]) <= NOISE_ULPS * np.spacing(np.abs(x[todo]))
+    out[todo[close]] = candidate[close]
     return out
 
 
@@ -133,14 +105,15 @@ def round_decimals(values: np.ndarray, decimals: int) -> np.ndarray:
     # beyond 2^52 a double has no fraction left to round
     small = np.isfinite(scaled) & (np.abs(scaled) < 2.0**52)
     out = x.copy()
-    out[small] = np.round(scaled[small]) / scale
-    return clean_decimals(out)
+    out[small] = np.round(scaled[small]) / scale  # the double nearest to the decimal
+    return out
 
 
-def source_decimals(series: pd.Series) -> int:
+def written_decimals(series: pd.Series) -> int | None:
     """The most decimals the column's values are written with: 0 for whole numbers; for text
     (every column of a CSV) the digits after the decimal point or comma; for floats, of the
-    shortest decimal that reads back to each value (at most :data:`MAX_ROUND_DECIMALS`)."""
+    shortest decimal that reads back to each value; None when that is
+    :data:`FULL_PRECISION_DECIMALS` or more (full-precision doubles)."""
     if pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series):
         return 0
     if pd.api.types.is_float_dtype(series):
@@ -154,13 +127,23 @@ def source_decimals(series: pd.Series) -> int:
                 best = max(best, len(frac) - int(exp))
             else:
                 best = max(best, len(shown.partition(".")[2].rstrip("0")))
-        return int(min(max(best, 0), MAX_ROUND_DECIMALS))
+            if best >= FULL_PRECISION_DECIMALS:
+                return None
+        return max(best, 0)
     text = series.dropna().astype("string").str.strip()
     lengths = text.str.extract(_DECIMALS, expand=False).str.len()
     found = lengths.dropna()
     if not len(found):
         return 0
-    return int(min(int(found.max()), MAX_ROUND_DECIMALS))
+    most = int(found.max())
+    return None if most >= FULL_PRECISION_DECIMALS else most
+
+
+def source_decimals(series: pd.Series) -> int:
+    """The decimals ``round=source`` rounds the column to: :func:`written_decimals`, at most
+    :data:`MAX_ROUND_DECIMALS`."""
+    written = written_decimals(series)
+    return MAX_ROUND_DECIMALS if written is None else min(written, MAX_ROUND_DECIMALS)
 
 
 def clean_column(values: np.ndarray) -> np.ndarray:
@@ -193,13 +176,14 @@ def release_numbers(
         values = out[col].to_numpy(dtype=np.float64)
         finite = values[np.isfinite(values)]
         scale = float(np.abs(finite).max()) if len(finite) else 0.0
+        written = written_decimals(source[col])
         if mode == "none":
-            cleaned = clean_decimals(values, scale=scale)
+            cleaned = clean_decimals(values, written, scale)
         else:
             decimals = source_decimals(source[col]) if mode == "source" else int(mode)
             used[col] = decimals
             # cleaned first, so 2.4999999999999996 (a 2.5) rounds as 2.5 does
-            cleaned = round_decimals(clean_decimals(values, scale=scale), decimals)
+            cleaned = round_decimals(clean_decimals(values, written, scale), decimals)
         out[col] = pd.Series(clean_column(cleaned), index=out.index)
     return out, used
 

@@ -460,6 +460,7 @@ def _slice_qi(qi: QIMatrix, rows: np.ndarray) -> QIMatrix:
         nominal_names=qi.nominal_names,
         nominal=np.ascontiguousarray(qi.nominal[rows]),
         nominal_categories=qi.nominal_categories,
+        cont_values=None if qi.cont_values is None else qi.cont_values[rows],
     )
 
 

@@ -92,6 +92,8 @@ def test_roles_model_edits_go_to_the_controller(controller: AppController, qtbot
     ]
     assert model.index(0, RolesColumn.ROLE).data() == "Identifier"
     colour = model.index(3, RolesColumn.ROLE)
+    assert colour.data() == "Quasi-identifier"  # text with few categories (issue 13)
+    controller.set_role("colour", AttributeRole.NON_CONFIDENTIAL)
     assert not (model.flags(model.index(3, RolesColumn.KIND)) & Qt.ItemFlag.ItemIsEditable)
 
     with qtbot.waitSignal(controller.roles_changed):

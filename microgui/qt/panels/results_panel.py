@@ -81,7 +81,12 @@ class ResultsPanel(QWidget):
             value.setObjectName(f"result_{key}")
             name = QLabel(label)
             name.setToolTip(tip)
-            form.addRow(name, value)
+            if key == "information_loss_by_attribute":
+                # a table: under its title, the panel's full width (the panel stays narrow)
+                form.addRow(name)
+                form.addRow(value)
+            else:
+                form.addRow(name, value)
             self.value_labels[key] = value
         self.note = QLabel("Run a method to see its information loss and group sizes.")
         self.note.setWordWrap(True)
@@ -206,21 +211,21 @@ def _all_qi_text(report: Mapping[str, Any]) -> str:
 
 
 def _by_attribute_text(report: Mapping[str, Any]) -> str:
-    """A small table: column, kind, SSE/SST %, changed %."""
+    """A small table: column (its kind in a tooltip-free grey letter), SSE/SST %, changed %."""
     rows = report.get("information_loss_by_attribute") or {}
     if not rows:
         return "—"
     grey = "style='color:#666'"
     cells = [
-        f"<tr><td></td><td></td><td align='right' {grey}>SSE/SST</td>"
+        f"<tr><td {grey}>column · kind</td><td align='right' {grey}>SSE/SST</td>"
         f"<td align='right' {grey}>changed</td></tr>"
     ]
     for col, m in rows.items():
         changed = m.get("changed_percent")
         il = m.get("information_loss")
-        kind = str(m.get("kind", "")) + (", generalized" if m.get("generalized") else "")
+        kind = str(m.get("kind", ""))[:1] + (", gen." if m.get("generalized") else "")
         cells.append(
-            f"<tr><td>{escape(str(col))}</td><td {grey}>{escape(kind)}</td>"
+            f"<tr><td>{escape(str(col))} <span {grey}>{escape(kind)}</span></td>"
             f"<td align='right'>{'—' if il is None else f'{float(il):.2f} %'}</td>"
             f"<td align='right'>{'' if changed is None else f'{float(changed):.1f} %'}</td></tr>"
         )

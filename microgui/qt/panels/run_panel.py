@@ -130,6 +130,11 @@ class RunPanel(QWidget):
         self.param_widgets: dict[str, QWidget] = {}
 
         self.method_combo = QComboBox()
+        # long method titles must not widen the window past a laptop screen (issue 15)
+        self.method_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.method_combo.setMinimumContentsLength(22)
         self.method_combo.currentIndexChanged.connect(self._on_method_changed)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
