@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QByteArray, QItemSelection, QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -153,7 +160,7 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else UiSettings()
         self.controller = AppController(self)
         self.setAcceptDrops(True)
-        self.resize(1400, 900)
+        self.resize(*_initial_size(self))
 
         self.plot = ClusterScatterPlot()
         self.tree_panel = DependencyTreePanel(self.controller)
@@ -895,3 +902,13 @@ class MainWindow(QMainWindow):
             if box is not None:
                 box.close()
         super().closeEvent(event)
+
+
+def _initial_size(window: QWidget) -> tuple[int, int]:
+    """1400 × 900, or the screen's free area when it is smaller (a 1366 × 768 laptop): a window
+    larger than its screen hides the Results panel (issue 15)."""
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return 1400, 900
+    free = screen.availableGeometry()
+    return min(1400, free.width()), min(900, free.height())

@@ -214,9 +214,11 @@ class RolesPanel(QWidget):
         self.summary = QLabel("Open a table to tag its columns.")
         self.summary.setWordWrap(True)
         # Suggested roles are "not yet reviewed" until confirmed or run on (issue 13).
-        self.review_note = QLabel(
-            "<b>Suggested roles, not yet reviewed.</b> Hover a column for the reason of its "
-            "role, change what is wrong, then confirm."
+        self.review_note = QLabel("<b>Suggested roles: not yet reviewed</b>")
+        self.review_note.setToolTip(
+            "microgui suggested these roles from the column contents, conservatively. Hover a "
+            "column for the reason of its role, change what is wrong, then press Confirm roles "
+            "(a run confirms them too)."
         )
         self.review_note.setWordWrap(True)
         self.review_note.setStyleSheet(

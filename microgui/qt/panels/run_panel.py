@@ -209,7 +209,8 @@ class RunPanel(QWidget):
         self.summary_area.setWidgetResizable(True)
         self.summary_area.setFrameShape(QFrame.Shape.NoFrame)
         self.summary_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.summary_area.setMinimumHeight(120)
+        # a few lines (it scrolls): on a 768 px screen the roles below need the height
+        self.summary_area.setMinimumHeight(64)
         self.summary_area.setMaximumHeight(170)
         self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         form.addRow(self.summary_area)
