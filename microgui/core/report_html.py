@@ -42,7 +42,23 @@ _FACTS: tuple[tuple[str, str], ...] = (
     ("min_group_size", "Smallest group"),
     ("max_group_size", "Largest group"),
     ("seconds", "Run time (s)"),
+    ("invented_combinations", "Groups with an invented combination"),
+    ("missing_as_category", "Missing cells as a category"),
+    ("rounding", "Rounding of aggregated values"),
 )
+
+
+def _fact(key: str, value: Any) -> Any:
+    """A report entry as the HTML shows it: numbers as they are, the dict entries as a line
+    (column names and counts only, never a value of a record)."""
+    if key == "missing_as_category" and isinstance(value, Mapping):
+        return ", ".join(f"{col}: {int(n):,} cells" for col, n in value.items()) or "none"
+    if key == "rounding" and isinstance(value, Mapping):
+        decimals = ", ".join(f"{col} {d}" for col, d in dict(value.get("decimals", {})).items())
+        before = value.get("information_loss_unrounded")
+        loss = "" if before is None else f"; SSE/SST before rounding {float(before):.4g} %"
+        return f"{value.get('round')} (decimals: {decimals or 'none'}){loss}"
+    return value
 
 
 @dataclass(frozen=True)
@@ -75,7 +91,7 @@ def report_run(
         name=name,
         spec=spec,
         finished=finished.isoformat(timespec="seconds") if finished is not None else "",
-        facts={key: report[key] for key, _label in _FACTS if key in report},
+        facts={key: _fact(key, report[key]) for key, _label in _FACTS if key in report},
         measures=dict(measures),
         quasi_identifiers={str(k): str(v) for k, v in dict(quasi).items()},
         input_name=str(report.get("input", "")),
@@ -117,6 +133,8 @@ def format_measure(value: object, unit: str = "") -> str:
     """A measure as text: integers as they are, reals with 4 significant digits, None as '—'."""
     if value is None:
         return "—"
+    if isinstance(value, str):
+        return value
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):

@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from microgui.core.errors import MicroguiError
@@ -43,8 +44,9 @@ def make_run_pool(parent: QObject | None = None) -> QThreadPool:
 
 
 def live_run_pools() -> list[QThreadPool]:
-    """The pools made by :func:`make_run_pool` that still exist."""
-    return list(_POOLS)
+    """The pools made by :func:`make_run_pool` that still exist (a Python wrapper kept alive,
+    e.g. by a failed test's traceback, after Qt deleted its pool is left out)."""
+    return [pool for pool in list(_POOLS) if shiboken6.isValid(pool)]
 
 
 class RunSignals(QObject):

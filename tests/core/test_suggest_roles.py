@@ -365,3 +365,13 @@ def test_missing_as_category_in_project_files(tmp_path: Path) -> None:
     path = tmp_path / "p.microgui"
     save_project(Project(data_path=str(data), columns=("age", "edu"), roles=roles), path)
     assert load_project(path).roles == roles
+
+
+def test_html_report_says_which_columns_had_missing_as_a_category() -> None:
+    from microgui.core.report_html import build_report_html, report_run
+
+    res = protect_holes(missing_as_category=["edu", "level"], params={"round": "0"})
+    html = build_report_html([report_run("#1", res.run, {})], {})
+    assert "Missing cells as a category" in html and "edu: 4 cells, level: 2 cells" in html
+    assert "Rounding of aggregated values" in html and "0 (decimals: age 0)" in html
+    assert "Groups with an invented combination" in html
