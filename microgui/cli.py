@@ -585,6 +585,7 @@ def _protect(args: argparse.Namespace) -> int:
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
+    _note_untagged(dataset)  # after the release: a user error stays one line
     if report.get("invented_combinations"):  # only independent aggregation can invent them
         how = report["parameters"].get("categorical_aggregate")
         print(
@@ -667,6 +668,43 @@ def _suggest_roles(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Untagged columns are checked for a note up to this many (the suggestion reads each one).
+_UNTAGGED_CHECKED = 500
+
+
+def _note_untagged(dataset: Dataset) -> None:
+    """A note on stderr naming the columns no option tags (they pass through unchanged, the
+    documented default) that :func:`microgui.core.dataset.explain_roles` would call identifiers
+    or quasi-identifiers: released verbatim, they could single people out."""
+    from microgui.core.dataset import explain_roles
+    from microgui.core.roles import AttributeRole
+
+    untagged = dataset.roles.columns_with(AttributeRole.NON_CONFIDENTIAL)
+    if not untagged:
+        return
+    checked = untagged[:_UNTAGGED_CHECKED]
+    frame = dataset.frame.loc[:, checked]
+    risky = [
+        (s.name, s.spec.role)
+        for s in explain_roles(frame)
+        if s.spec.role in (AttributeRole.IDENTIFIER, AttributeRole.QUASI_IDENTIFIER)
+    ]
+    if not risky:
+        return
+    risky.sort(key=lambda item: item[1] is not AttributeRole.IDENTIFIER)  # identifiers first
+    shown = ", ".join(
+        f"{name!r} ({'identifier' if role is AttributeRole.IDENTIFIER else 'quasi-identifier'})"
+        for name, role in risky[:8]
+    )
+    more = f" and {len(risky) - 8} more" if len(risky) > 8 else ""
+    print(
+        f"microgui: note: {len(risky)} column(s) named by no option pass through unchanged "
+        f"though they look identifying: {shown}{more}; tag them (--identifiers, --qi, "
+        "--confidential) or see `microgui suggest-roles`",
+        file=sys.stderr,
+    )
+
+
 def _suggested_options(suggestions: Sequence[Any]) -> str:
     """The ``protect`` role options that tag the columns as suggested (shell-quoted)."""
     import shlex
@@ -695,6 +733,13 @@ def _suggested_options(suggestions: Sequence[Any]) -> str:
             col = s.name.replace("=", "\\=")
             order = "<".join(c.replace("<", "\\<") for c in s.spec.order or ())
             parts.append(f"--ordinal {shlex.quote(col + ('=' + order if order else ''))}")
+    blanks = [
+        s.name
+        for s in suggestions
+        if s.spec.role is AttributeRole.QUASI_IDENTIFIER and s.spec.missing_is_category
+    ]
+    if blanks:
+        parts.append(f"--missing-as-category {names(blanks)}")
     for role, option in (
         (AttributeRole.IDENTIFIER, "--identifiers"),
         (AttributeRole.CONFIDENTIAL, "--confidential"),
@@ -1024,8 +1069,10 @@ def _sweep(args: argparse.Namespace) -> int:
             "hierarchies": dict(p.spec.hierarchies),
         }
         record.update({key: p.measures.get(key) for key in keys})
-        if p.report and p.report.get("information_loss_by_attribute") is not None:
-            record["information_loss_by_attribute"] = p.report["information_loss_by_attribute"]
+        for entry in ("information_loss_by_attribute", "missing_as_category", "rounding"):
+            # what the run report says of the run (as protect --report), when it says it
+            if p.report and p.report.get(entry) is not None:
+                record[entry] = p.report[entry]
         record["seconds"] = round(p.seconds, 4)
         record["measure_seconds"] = round(p.measure_seconds, 4)
         record["error"] = p.error
@@ -1130,6 +1177,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("microgui: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `microgui suggest-roles FILE | head`: the reader has gone, which is no error; stdout
+        # is pointed at devnull so that Python's own flush at exit does not complain
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

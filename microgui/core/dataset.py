@@ -387,6 +387,20 @@ def _value_key(value: object) -> str:
     return str(value)
 
 
+def _numeric_ranks(rank: Mapping[str, int]) -> dict[float, int]:
+    """{number: rank} of an order whose every category is a number (distinct by value), else
+    empty."""
+    out: dict[float, int] = {}
+    for category, i in rank.items():
+        if category == MISSING_CATEGORY:
+            continue
+        numbers = _all_numbers([category])
+        if numbers is None or numbers[0] in out:
+            return {}
+        out[numbers[0]] = i
+    return out
+
+
 def _natural_order(values: object) -> tuple[str, ...]:
     """Numeric order when every value is a number, else text order."""
     keys = [str(v) for v in values]  # type: ignore[attr-defined]
@@ -425,7 +439,8 @@ class RoleSuggestion:
 
     def to_json(self) -> dict[str, object]:
         """``{"name", "role", "kind", "order", "reason"}`` with the CLI's words (contract of
-        ``microgui suggest-roles --json``; ``missing`` is an extension)."""
+        ``microgui suggest-roles --json``; ``missing`` and ``missing_as_category`` are
+        extensions)."""
         return {
             "name": self.name,
             "role": self.spec.role.value,
@@ -433,18 +448,29 @@ class RoleSuggestion:
             "order": list(self.spec.order) if self.spec.order is not None else None,
             "reason": self.reason,
             "missing": self.missing,
+            "missing_as_category": self.spec.missing_as_category,
         }
 
 
-#: Words of a column name that say it identifies a person or a unit (matched as whole words of
-#: the name: ``record_id``, ``RecordId``, ``e-mail``; see :func:`_identifying_name`).
+#: Words of a column name that say it identifies a person or a unit (matched, case-folded, as
+#: whole words of the name: ``record_id``, ``RecordId``, ``e-mail``, ``Straße``; see
+#: :func:`_identifying_name`).
 _ID_WORDS = frozenset(
     {
         "id", "ids", "ident", "identifier", "uuid", "guid", "key", "name", "names", "firstname",
         "lastname", "surname", "fullname", "username", "email", "mail", "phone", "telephone",
-        "tel", "mobile", "fax", "address", "street", "ssn", "nino", "passport", "record",
+        "tel", "mobile", "fax", "address", "street", "strasse", "ssn", "nino", "passport",
+        "record", "account", "acct", "iban", "mrn", "contact", "url", "website", "ip",
+        "nom", "nombre", "prenom", "adresse", "telefon", "telefono",
     }
 )  # fmt: skip
+#: Words that identify when they are the whole name, alone or with no/nr/num/number/code
+#: (``household``, ``patient_no``; not ``patient_age``).
+_ID_UNITS = frozenset(
+    {"patient", "customer", "client", "person", "household", "hh", "member", "respondent",
+     "subject", "case", "employee", "student", "user", "visitor"}
+)  # fmt: skip
+_ID_SUFFIX_WORDS = frozenset({"no", "nr", "num", "number", "code", "nummer"})
 #: Endings of a one-word name that make it an identifier (``UTILITYID``, ``UTILNAME``).
 _ID_ENDINGS = ("id", "name", "email", "phone", "address", "ssn")
 #: Common words that end like an identifier name but are none.
@@ -456,24 +482,55 @@ _NOT_ID_WORDS = frozenset(
         "acrid", "florid", "bid", "did", "kid", "lid", "mid", "rid", "rename", "overpaid",
     }
 )  # fmt: skip
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-#: A text column with at least this share of distinct values among its present cells (and at
-#: least ``_ID_MIN_RECORDS`` of them) is suggested as an identifier: a grouping variable repeats
-#: its categories, names, keys and free text do not.
+_WORD = re.compile(r"[^\W\d_]+|\d+")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[^\W\d_A-Za-z]+")
+#: Values that identify by their form: e-mail addresses, web addresses, telephone numbers.
+_IDENTIFYING_VALUES = (
+    ("e-mail addresses", re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")),
+    ("web addresses", re.compile(r"(?i)(https?://|www\.)\S+")),
+    ("telephone numbers", re.compile(r"\+?\(?\d[\d ()./-]{6,}\d")),
+)
+#: ... when at least this share of the distinct present values has that form.
+_IDENTIFYING_SHARE = 0.5
+#: A text column with at least this share of distinct values among its present cells is
+#: suggested as an identifier (names, keys and free text do not repeat; a grouping variable
+#: does): :data:`ID_DISTINCT_SHARE` from 100 present cells on, more below, where categories
+#: repeat less (a 30-record table may show 16 education levels).
 ID_DISTINCT_SHARE = 0.5
-_ID_MIN_RECORDS = 20
+_SMALL_TABLE_SHARES = ((20, 0.8), (100, 0.7))
+#: Below this many distinct values a text column is never called an identifier by its shares.
+_ID_MIN_DISTINCT = 5
+#: A column whose cells are numbers except this share at most is "numbers with a few bad
+#: cells" (a run names them), not text.
+_MOSTLY_NUMBERS = 0.95
+_DATE_TEXT = re.compile(r"\s*\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*")
+_LEADING_ZERO = re.compile(r"\s*0\d+\s*")
 #: A categorical quasi-identifier with more categories than this gets a hint in its reason.
 MANY_CATEGORIES = 100
 
 
+def _name_words(name: str) -> list[str]:
+    """The words of a column name, case-folded: ``RecordId`` → record, id; ``Straße`` →
+    strasse; ``e-mail`` → e, mail and also email."""
+    words: list[str] = []
+    for chunk in _WORD.findall(name):
+        parts = _CAMEL.findall(chunk) or [chunk]
+        words.extend(p.casefold() for p in parts)
+    joined = re.sub(r"[\W_]+", "", name.casefold())
+    return [*words, joined]
+
+
 def _identifying_name(name: str) -> str | None:
     """Why ``name`` marks an identifier ("has the word 'id'", "ends in 'name'"), or None."""
-    words = [w.lower() for w in _WORD.findall(name)]
+    words = _name_words(name)
     for word in words:
         if word in _ID_WORDS:
             return f"has the word {word!r}"
-    compact = re.sub(r"[^a-z]", "", name.lower())
-    if compact in _NOT_ID_WORDS or (len(words) == 1 and words[0] in _NOT_ID_WORDS):
+    plain = words[:-1]
+    if plain and plain[0] in _ID_UNITS and all(w in _ID_SUFFIX_WORDS for w in plain[1:]):
+        return f"is {plain[0]!r} (a unit of the data)"
+    compact = words[-1]
+    if compact in _NOT_ID_WORDS or (len(plain) == 1 and plain[0] in _NOT_ID_WORDS):
         return None
     for ending in _ID_ENDINGS:
         if compact.endswith(ending) and len(compact) >= len(ending) + 2:
@@ -481,20 +538,46 @@ def _identifying_name(name: str) -> str | None:
     return None
 
 
-def _consecutive_integers(numbers: list[float]) -> bool:
-    """The values are whole numbers forming one run m, m+1, ..., m+len-1 (a row number)."""
-    if len(numbers) < 3 or not all(float(v).is_integer() for v in numbers):
+def _identifying_values(uniques: list[object]) -> str | None:
+    """What the values are when most of them identify by their form (e-mail, web address,
+    telephone number), else None. Looks at up to 200 distinct values."""
+    sample = [str(v) for v in uniques[:200]]
+    if not sample:
+        return None
+    for what, pattern in _IDENTIFYING_VALUES:
+        hits = sum(1 for v in sample if pattern.fullmatch(v.strip()))
+        if hits >= _IDENTIFYING_SHARE * len(sample):
+            return what
+    return None
+
+
+def _identifier_share(n_present: int) -> float:
+    """The share of distinct values from which a text column of ``n_present`` cells is an
+    identifier (:data:`ID_DISTINCT_SHARE`, more for small tables)."""
+    for below, share in _SMALL_TABLE_SHARES:
+        if n_present < below:
+            return share
+    return ID_DISTINCT_SHARE
+
+
+def _row_number(numbers: list[float], n_present: int) -> bool:
+    """Whole numbers 0..n-1 or 1..n, one per record: a row number."""
+    if n_present < 3 or len(numbers) != n_present:
+        return False
+    if not all(float(v).is_integer() for v in numbers):
         return False
     low, high = min(numbers), max(numbers)
-    return high - low == len(numbers) - 1
+    return low in (0.0, 1.0) and high - low == n_present - 1
 
 
-def _missing_note(missing: int, kind: AttributeKind, role: AttributeRole) -> str:
-    if not missing:
+def _missing_note(missing: int, spec: ColumnSpec, series: pd.Series) -> str:
+    if not missing or spec.role is AttributeRole.IDENTIFIER or missing == len(series):
         return ""
-    if role is not AttributeRole.QUASI_IDENTIFIER:
+    if spec.role is not AttributeRole.QUASI_IDENTIFIER:
         return f"; {missing} missing cell(s) pass through"
-    if kind is AttributeKind.CONTINUOUS:
+    if spec.missing_as_category:
+        return f"; its {missing} blank cell(s) are a category of their own"
+    if spec.kind is AttributeKind.CONTINUOUS:
         return (
             f"; {missing} missing cell(s): a run refuses them until they are filled or their "
             "records removed"
@@ -515,19 +598,25 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
 
     1. Lists, structs, maps and binary values (Parquet), complex numbers and intervals are
        **non-confidential**: they cannot be quasi-identifiers and pass through.
-    2. A column with no value, or one value only, is **non-confidential**: it carries no
-       information about any record.
-    3. A column whose name has a word like id, name, email, phone, address, ssn, passport or
-       record (``record_id``, ``UTILITYID``, ``UTILNAME``) is an **identifier** (removed).
-    4. A text column whose values are distinct on every record, or on at least
-       :data:`ID_DISTINCT_SHARE` of them (with at least 20 records), is an **identifier**:
-       grouping variables repeat their categories; names, keys and free text do not. A column
-       of consecutive whole numbers distinct on every record (a row number) is one too.
-    5. Numbers with at least ``CONTINUOUS_MIN_DISTINCT`` distinct values are **continuous
-       quasi-identifiers**; fewer distinct numbers are **ordinal quasi-identifiers** in numeric
-       order.
-    6. Dates, times and durations are **ordinal quasi-identifiers** in time order (a birth date
-       identifies; re-tag an interview date non-confidential).
+    2. A column with no value, or one value on every record, is **non-confidential**: it
+       carries no information about any record. One value *and blank cells* is information
+       (a condition recorded only when present): a **nominal quasi-identifier** whose blanks
+       are a category of their own.
+    3. A column whose name has a word like id, name, email, phone, address, ssn, passport,
+       record, account or contact (``record_id``, ``UTILITYID``, ``UTILNAME``, ``Straße``), or
+       is a unit such as ``patient`` or ``household_no``, is an **identifier** (removed).
+    4. Text whose values are mostly e-mail addresses, web addresses or telephone numbers is an
+       **identifier**; so is text distinct on at least half of its records (more in tables of
+       fewer than 100 records: 70 %, and 80 % below 20; at least 5 distinct values): names,
+       keys and free text do not repeat, grouping variables do. Whole numbers 0..n-1 or 1..n,
+       one per record, are a row number: an **identifier**.
+    5. Numbers (at most 5 % of cells not numbers: those a run names) with at least
+       ``CONTINUOUS_MIN_DISTINCT`` distinct values are **continuous quasi-identifiers**, fewer
+       distinct numbers **ordinal quasi-identifiers** in numeric order. Digits written with a
+       leading zero (``02134``) are codes: **nominal**. A number distinct on every record gets
+       a warning in its reason (a key without a key's name would be averaged).
+    6. Dates, times and durations (and text written as ISO dates) are **ordinal
+       quasi-identifiers** in time order (a birth date identifies; re-tag an interview date).
     7. An ordered categorical (Parquet, SPSS/Stata labels) is an **ordinal quasi-identifier** in
        its categories' order; every other text, category or yes/no column is a **nominal
        quasi-identifier**. Nothing is suggested confidential: that is the statistician's call,
@@ -551,107 +640,174 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
         missing_mask = _is_missing(series)
         missing = int(missing_mask.sum())
         present = series[~missing_mask] if missing else series
-        n_present = len(present)
         numeric = (
             pd.api.types.is_numeric_dtype(series)
             and not pd.api.types.is_bool_dtype(series)
             and ctype == "number"
         )
-        numbers: list[float] | None = None
+        column = _Column(name, series, ctype, len(present), missing)
         if ctype in ("text", "mixed", "number") and not numeric:
             # Text columns (every column of a CSV) in plain numpy: per-column pandas calls
             # dominate on very wide tables.
             raw = present.to_numpy(dtype=object)
-            uniques: list[object] = pd.unique(raw).tolist()
-            if uniques:
-                numbers = _all_numbers(uniques)
-                if numbers is None and len(uniques) >= CONTINUOUS_MIN_DISTINCT:
-                    comma, _ambiguous = _decimal_comma(pd.Series(uniques, dtype="string"))
-                    if comma is not None:
-                        numbers = comma.tolist()
-            numeric = numbers is not None
+            column.uniques = pd.unique(raw).tolist()
+            column.read_numbers()
         else:
             try:
-                uniques = pd.unique(present.to_numpy(dtype=object)).tolist()
+                column.uniques = pd.unique(present.to_numpy(dtype=object)).tolist()
             except TypeError:  # unhashable: treated as nested above, kept safe here
-                uniques = list(present)
+                column.uniques = list(present)
             if numeric:
-                numbers = [float(v) for v in uniques]  # type: ignore[arg-type]
-        distinct = len(uniques)
-        spec, reason = _suggest_one(name, series, ctype, numbers, distinct, n_present)
-        reason += _missing_note(missing, spec.kind, spec.role)
-        out.append(RoleSuggestion(name, spec, reason, missing))
+                column.numbers = [float(v) for v in column.uniques]  # type: ignore[arg-type]
+        spec, reason = column.suggest()
+        note = _missing_note(missing, spec, series)
+        out.append(RoleSuggestion(name, spec, reason + note, missing))
     return tuple(out)
 
 
-def _suggest_one(
-    name: str,
-    series: pd.Series,
-    ctype: str,
-    numbers: list[float] | None,
-    distinct: int,
-    n_present: int,
-) -> tuple[ColumnSpec, str]:
-    """Rules 2-7 of :func:`explain_roles` for one column."""
-    role_qi, role_nc = AttributeRole.QUASI_IDENTIFIER, AttributeRole.NON_CONFIDENTIAL
-    if distinct == 0:
-        return ColumnSpec(role_nc, AttributeKind.NOMINAL), "no value at all: passes through"
-    if distinct == 1:
-        return (
-            ColumnSpec(role_nc, AttributeKind.NOMINAL),
-            "the same value on every record: carries no information, passes through",
-        )
-    word = _identifying_name(name)
-    if word is not None:
-        return (
-            ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
-            f"the name {word}: an identifier, removed from the release",
-        )
-    all_distinct = n_present > 1 and distinct == n_present
-    if numbers is None and ctype not in _NOT_CONTINUOUS_TYPES and ctype != "boolean":
-        if all_distinct or (
-            n_present >= _ID_MIN_RECORDS and distinct >= ID_DISTINCT_SHARE * n_present
-        ):
-            share = f"{distinct:,} distinct values in {n_present:,} records"
+@dataclass
+class _Column:
+    """What :func:`explain_roles` knows of one column while deciding (rules 2-7)."""
+
+    name: str
+    series: pd.Series
+    ctype: str
+    n_present: int
+    missing: int
+    uniques: list[object] = field(default_factory=list)
+    #: the distinct values as numbers when the column holds numbers (None: text)
+    numbers: list[float] | None = None
+    #: distinct values that are no number in a column of numbers (a few bad cells)
+    not_numbers: int = 0
+    codes: bool = False  # digits with leading zeros
+
+    def read_numbers(self) -> None:
+        """Text: numbers (a decimal comma too), numbers with a few bad cells, or codes."""
+        if not self.uniques:
+            return
+        texts = [str(v) for v in self.uniques]
+        if sum(1 for t in texts if _LEADING_ZERO.fullmatch(t)) >= 0.5 * len(texts):
+            self.codes = True
+            return
+        self.numbers = _all_numbers(self.uniques)
+        if self.numbers is None and len(self.uniques) >= CONTINUOUS_MIN_DISTINCT:
+            comma, _ambiguous = _decimal_comma(pd.Series(self.uniques, dtype="string"))
+            if comma is not None:
+                self.numbers = comma.tolist()
+        if self.numbers is None:
+            parsed = [v for v in texts if _NUMBER.fullmatch(v)]
+            bad = len(texts) - len(parsed)
+            if parsed and bad <= (1 - _MOSTLY_NUMBERS) * len(texts) and bad <= 20:
+                self.numbers = [float(v) for v in parsed]
+                self.not_numbers = bad
+
+    def suggest(self) -> tuple[ColumnSpec, str]:
+        role_qi, role_nc = AttributeRole.QUASI_IDENTIFIER, AttributeRole.NON_CONFIDENTIAL
+        distinct, n_present = len(self.uniques), self.n_present
+        if distinct == 0:
+            return ColumnSpec(role_nc, AttributeKind.NOMINAL), "no value at all: passes through"
+        if distinct == 1 and not self.missing:
+            return (
+                ColumnSpec(role_nc, AttributeKind.NOMINAL),
+                "the same value on every record: carries no information, passes through",
+            )
+        word = _identifying_name(self.name)
+        if word is not None:
             return (
                 ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
-                f"text with {share}: names, keys or free text identify; removed from the release",
+                f"the name {word}: an identifier, removed from the release",
             )
-    if numbers is not None:
-        if all_distinct and _consecutive_integers(numbers):
+        if distinct == 1:
+            return (
+                ColumnSpec(role_qi, AttributeKind.NOMINAL, missing_as_category=True),
+                f"one value on {n_present:,} records, blank on {self.missing:,}: which records "
+                "have it is information, a nominal quasi-identifier",
+            )
+        text = (
+            self.numbers is None
+            and self.ctype not in _NOT_CONTINUOUS_TYPES
+            and self.ctype != "boolean"
+        )
+        dates = text and all(_DATE_TEXT.fullmatch(str(v)) for v in self.uniques[:200])
+        if text and not dates:
+            what = _identifying_values(self.uniques)
+            if what is not None:
+                return (
+                    ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
+                    f"holds {what}: an identifier, removed from the release",
+                )
+            if (
+                distinct >= _ID_MIN_DISTINCT
+                and distinct >= _identifier_share(n_present) * n_present
+            ):
+                share = f"{distinct:,} distinct values in {n_present:,} records"
+                return (
+                    ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
+                    f"text with {share}: names, keys or free text identify; removed from the "
+                    "release",
+                )
+        if self.codes:
+            return (
+                ColumnSpec(role_qi, AttributeKind.NOMINAL),
+                f"codes written with leading zeros ({distinct:,} of them): a nominal "
+                "quasi-identifier (never averaged)",
+            )
+        if self.numbers is not None:
+            return self._numbers(distinct, n_present)
+        if self.ctype in _NOT_CONTINUOUS_TYPES or dates:
+            what = _NOT_CONTINUOUS_TYPES.get(self.ctype, "dates")
+            return (
+                ColumnSpec(role_qi, AttributeKind.ORDINAL),
+                f"{what} can single out a person (a birth date does): an ordinal "
+                "quasi-identifier in time order; tag it non-confidential if it is e.g. an "
+                "interview date",
+            )
+        series = self.series
+        if isinstance(series.dtype, pd.CategoricalDtype) and series.cat.ordered:
+            order = tuple(_value_key(c) for c in series.cat.categories)
+            return (
+                ColumnSpec(role_qi, AttributeKind.ORDINAL, order),
+                f"ordered categories ({distinct} present): an ordinal quasi-identifier in their "
+                "order",
+            )
+        what = "yes/no values" if self.ctype == "boolean" else f"{distinct:,} categories"
+        reason = f"{what}: a nominal quasi-identifier (combined, categories single people out)"
+        if distinct > MANY_CATEGORIES:
+            reason += "; many categories: consider a hierarchy or recoding"
+        return ColumnSpec(role_qi, AttributeKind.NOMINAL), reason
+
+    def _numbers(self, distinct: int, n_present: int) -> tuple[ColumnSpec, str]:
+        assert self.numbers is not None
+        role_qi = AttributeRole.QUASI_IDENTIFIER
+        bad = (
+            f"; {self.not_numbers} value(s) are no number: a run names their cells, fix them"
+            if self.not_numbers
+            else ""
+        )
+        if not self.not_numbers and _row_number(self.numbers, n_present):
             return (
                 ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
-                "consecutive whole numbers, one per record: a row number or key, removed",
+                "whole numbers 1..n (or 0..n-1), one per record: a row number, removed",
             )
-        if distinct >= CONTINUOUS_MIN_DISTINCT:
+        distinct_numbers = len(self.numbers)
+        if distinct_numbers >= CONTINUOUS_MIN_DISTINCT:
+            unique = (
+                "; distinct on every record: if it is a key (customer or record number), tag it "
+                "identifier"
+                if distinct == n_present and n_present >= 20 and not self.not_numbers
+                else ""
+            )
             return (
                 ColumnSpec(role_qi, AttributeKind.CONTINUOUS),
-                f"numbers with {distinct:,} distinct values: a continuous quasi-identifier",
+                f"numbers with {distinct_numbers:,} distinct values: a continuous "
+                f"quasi-identifier{unique}{bad}",
             )
-        order = tuple(dict.fromkeys(_value_key(v) for v in sorted(numbers)))
+        order = tuple(dict.fromkeys(_value_key(v) for v in sorted(self.numbers)))
         return (
             ColumnSpec(role_qi, AttributeKind.ORDINAL, order),
-            f"numbers with {distinct} distinct values: an ordinal quasi-identifier in numeric "
-            "order",
+            f"numbers with {distinct_numbers} distinct values: an ordinal quasi-identifier in "
+            f"numeric order{bad}",
         )
-    if ctype in _NOT_CONTINUOUS_TYPES:
-        what = _NOT_CONTINUOUS_TYPES[ctype]
-        return (
-            ColumnSpec(role_qi, AttributeKind.ORDINAL),
-            f"{what} can single out a person (a birth date does): an ordinal quasi-identifier in "
-            "time order; tag it non-confidential if it is e.g. an interview date",
-        )
-    if isinstance(series.dtype, pd.CategoricalDtype) and series.cat.ordered:
-        order = tuple(_value_key(c) for c in series.cat.categories)
-        return (
-            ColumnSpec(role_qi, AttributeKind.ORDINAL, order),
-            f"ordered categories ({distinct} present): an ordinal quasi-identifier in their order",
-        )
-    what = "yes/no values" if ctype == "boolean" else f"{distinct:,} categories"
-    reason = f"{what}: a nominal quasi-identifier (combined, categories single people out)"
-    if distinct > MANY_CATEGORIES:
-        reason += "; many categories: consider a hierarchy or recoding"
-    return ColumnSpec(role_qi, AttributeKind.NOMINAL), reason
 
 
 def suggest_roles(frame: pd.DataFrame) -> RoleMap:
@@ -745,7 +901,7 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
                 f"quasi-identifier {col!r}{where} has {len(miss)} missing value(s) "
                 f"({rows_text(frame, miss)}); "
                 "microgui does not microaggregate around holes: fill or remove those records"
-                f"{choice}, or tag the column as non-confidential"
+                f"{choice}"
             )
     n = len(frame)
     cont_names = tuple(roles.qi_of_kind(AttributeKind.CONTINUOUS))
@@ -790,6 +946,13 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
             for v, i in rank.items():
                 stripped.setdefault(v.strip(), i)
             codes = codes.fillna(keys.astype(str).str.strip().map(stripped))
+        if bool(codes.isna().any()):
+            # '4.0', '007' or '1e3' in a cell and 4, 7 or 1000 in a numeric order (the order
+            # microgui suggests for numbers): matched by value
+            by_value = _numeric_ranks(rank)
+            if by_value:
+                values = pd.to_numeric(keys.astype(str).str.strip(), errors="coerce")
+                codes = codes.fillna(values.map(by_value))
         bad = np.flatnonzero(codes.isna().to_numpy())
         if len(bad):
             raise InvalidInput(

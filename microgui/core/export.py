@@ -50,6 +50,7 @@ from microgui.core.io import (
     write_files_atomic,
 )
 from microgui.core.metrics import k_anonymity_level
+from microgui.core.numbers import whole_numbers_written_plain
 from microgui.core.runs import RunResult
 
 __all__ = [
@@ -291,6 +292,7 @@ def export_run(
         report["neutralized_column_names"] = renamed
         if neutralized or renamed:
             log.info("neutralized formula-like cells: %s; column names: %d", neutralized, renamed)
+    frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
     if report_path is None:
         write_csv_atomic(frame, csv_path, protect_from=protected)
         return report

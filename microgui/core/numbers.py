@@ -38,6 +38,7 @@ __all__ = [
     "source_decimals",
     "round_decimals",
     "clean_column",
+    "whole_numbers_written_plain",
 ]
 
 #: The most significant decimal digits kept of an aggregated value (a double holds 15 to 17).
@@ -48,9 +49,10 @@ NOISE_ULPS = 16
 #: A cleaned mean may have this many decimals more than its column's data (a group size of 16
 #: adds 4: 1/16 = 0.0625).
 EXTRA_DECIMALS = 4
-#: A column written with this many decimals or more is taken as full-precision doubles (a
-#: simulation's output): its values are not cleaned, since noise cannot be told from data.
-FULL_PRECISION_DECIMALS = 12
+#: A column holding a value with this many significant digits or more is taken as
+#: full-precision doubles (a simulation's output): its values are neither cleaned (noise cannot
+#: be told from data) nor rounded by ``round=source``.
+FULL_PRECISION_DIGITS = 15
 #: The most decimals ``round=N`` takes.
 MAX_ROUND_DECIMALS = 10
 #: The values of the ``round`` parameter: none, source, or a number of decimals.
@@ -59,7 +61,7 @@ ROUND_CHOICES: tuple[str, ...] = (
     "source",
     *(str(d) for d in range(MAX_ROUND_DECIMALS + 1)),
 )
-_DECIMALS = re.compile(r"^\s*[+-]?\d*[.,](\d+)\s*$")
+_DECIMALS = re.compile(r"[+-]?\d*(?:\.\d*)?(?:[eE][+-]?\d+)?")
 
 
 def clean_decimals(values: np.ndarray, decimals: int | None, scale: float = 0.0) -> np.ndarray:
@@ -83,7 +85,7 @@ def clean_decimals(values: np.ndarray, decimals: int | None, scale: float = 0.0)
     finite = np.isfinite(x)
     if scale > 0:
         out[finite & (np.abs(x) <= NOISE_ULPS * np.spacing(scale))] = 0.0
-    if decimals is None:
+    if decimals is None or decimals + EXTRA_DECIMALS > 300:
         return out
     unit = 10.0 ** (decimals + EXTRA_DECIMALS)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -99,6 +101,8 @@ def clean_decimals(values: np.ndarray, decimals: int | None, scale: float = 0.0)
 def round_decimals(values: np.ndarray, decimals: int) -> np.ndarray:
     """``values`` rounded half to even to ``decimals`` decimals, as clean doubles."""
     x = np.asarray(values, dtype=np.float64)
+    if decimals > 300:
+        return x.copy()
     scale = 10.0**decimals
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = x * scale
@@ -109,41 +113,44 @@ def round_decimals(values: np.ndarray, decimals: int) -> np.ndarray:
     return out
 
 
+def _digits(mantissa: str) -> tuple[int, int]:
+    """(decimals, significant digits) of a plain decimal text such as ``-0.00250``."""
+    whole, _, fraction = mantissa.lstrip("+-").partition(".")
+    fraction = fraction.rstrip("0")
+    significant = len((whole + fraction).lstrip("0")) or 1
+    return len(fraction), significant
+
+
 def written_decimals(series: pd.Series) -> int | None:
     """The most decimals the column's values are written with: 0 for whole numbers; for text
-    (every column of a CSV) the digits after the decimal point or comma; for floats, of the
-    shortest decimal that reads back to each value; None when that is
-    :data:`FULL_PRECISION_DECIMALS` or more (full-precision doubles)."""
+    (every column of a CSV) the digits after the decimal point or comma, plus what an exponent
+    adds (``2.858e-10``: 13); for floats, of the shortest decimal that reads back to each value.
+    None when a value carries :data:`FULL_PRECISION_DIGITS` significant digits or more
+    (full-precision doubles, a simulation's output: no decimal form to keep)."""
     if pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series):
         return 0
     if pd.api.types.is_float_dtype(series):
-        values = pd.unique(series.dropna().to_numpy(dtype=np.float64))
-        best = 0
-        for v in values[np.isfinite(values)]:
-            shown = repr(float(v))
-            if "e" in shown or "E" in shown:
-                mantissa, _, exp = shown.lower().partition("e")
-                frac = mantissa.partition(".")[2].rstrip("0")
-                best = max(best, len(frac) - int(exp))
-            else:
-                best = max(best, len(shown.partition(".")[2].rstrip("0")))
-            if best >= FULL_PRECISION_DECIMALS:
-                return None
-        return max(best, 0)
-    text = series.dropna().astype("string").str.strip()
-    lengths = text.str.extract(_DECIMALS, expand=False).str.len()
-    found = lengths.dropna()
-    if not len(found):
-        return 0
-    most = int(found.max())
-    return None if most >= FULL_PRECISION_DECIMALS else most
+        texts = [repr(float(v)) for v in pd.unique(series.dropna().to_numpy(dtype=np.float64))]
+        texts = [t for t in texts if t not in ("nan", "inf", "-inf")]
+    else:
+        texts = [str(v).strip() for v in pd.unique(series.dropna().to_numpy(dtype=object))]
+    best = 0
+    for text in texts:
+        match = _DECIMALS.fullmatch(text.replace(",", "."))
+        if match is None or text in ("", "+", "-"):
+            continue
+        mantissa, _, exponent = text.replace(",", ".").lower().partition("e")
+        decimals, significant = _digits(mantissa)
+        if significant >= FULL_PRECISION_DIGITS:
+            return None
+        best = max(best, decimals - (int(exponent) if exponent else 0))
+    return best
 
 
-def source_decimals(series: pd.Series) -> int:
-    """The decimals ``round=source`` rounds the column to: :func:`written_decimals`, at most
-    :data:`MAX_ROUND_DECIMALS`."""
-    written = written_decimals(series)
-    return MAX_ROUND_DECIMALS if written is None else min(written, MAX_ROUND_DECIMALS)
+def source_decimals(series: pd.Series) -> int | None:
+    """The decimals ``round=source`` rounds the column to (:func:`written_decimals`; None: a
+    column of full-precision doubles, which is left unrounded)."""
+    return written_decimals(series)
 
 
 def clean_column(values: np.ndarray) -> np.ndarray:
@@ -161,7 +168,7 @@ def release_numbers(
     source: pd.DataFrame,
     columns: Sequence[str],
     mode: str,
-) -> tuple[pd.DataFrame, dict[str, int]]:
+) -> tuple[pd.DataFrame, dict[str, int | None]]:
     """``protected`` with its aggregated continuous ``columns`` cleaned (and rounded by
     ``mode``: ``none``, ``source`` or a number of decimals); returns the frame and the decimals
     used per column (empty for ``none``). Columns that are not float (a generalization method's
@@ -169,7 +176,7 @@ def release_numbers(
     if mode not in ROUND_CHOICES:
         raise ValueError(f"round={mode!r} must be one of {', '.join(ROUND_CHOICES)}")
     out = protected.copy(deep=False)
-    used: dict[str, int] = {}
+    used: dict[str, int | None] = {}
     for col in columns:
         if col not in out.columns or not pd.api.types.is_float_dtype(out[col]):
             continue
@@ -182,14 +189,37 @@ def release_numbers(
         else:
             decimals = source_decimals(source[col]) if mode == "source" else int(mode)
             used[col] = decimals
-            # cleaned first, so 2.4999999999999996 (a 2.5) rounds as 2.5 does
-            cleaned = round_decimals(clean_decimals(values, written, scale), decimals)
+            cleaned = clean_decimals(values, written, scale)
+            if decimals is not None:  # None: full-precision doubles, left as they are
+                # cleaned first, so 2.4999999999999996 (a 2.5) rounds as 2.5 does
+                cleaned = round_decimals(cleaned, decimals)
+        cleaned = cleaned + 0.0  # -0.0 (a negative mean rounded to 0) is written 0
         out[col] = pd.Series(clean_column(cleaned), index=out.index)
     return out, used
 
 
+def whole_numbers_written_plain(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` for writing: in the float ``columns`` (the aggregated quasi-identifiers), whole
+    values become integers (``39``, not ``39.0``; ``-0.0`` is ``0``), others stay as they are.
+    The column is then of object type, for the file only."""
+    out = frame
+    for col in columns:
+        if col not in frame.columns or not pd.api.types.is_float_dtype(frame[col]):
+            continue
+        values = frame[col].to_numpy(dtype=np.float64)
+        whole = np.isfinite(values) & (values == np.round(values))
+        if not whole.any():
+            continue
+        cells = values.astype(object)
+        cells[whole] = [int(v) for v in values[whole]]
+        if out is frame:
+            out = frame.copy(deep=False)
+        out[col] = pd.Series(cells, index=frame.index, dtype=object)
+    return out
+
+
 def rounding_report(
-    used: Mapping[str, int], mode: str, loss_before: float | None
+    used: Mapping[str, int | None], mode: str, loss_before: float | None
 ) -> dict[str, object]:
     """The ``rounding`` entry of a run report."""
     return {

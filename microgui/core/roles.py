@@ -296,6 +296,11 @@ def roles_from_lists(
                 f"{name!r} is given a kind (--ordinal/--nominal) but is not a quasi-identifier; add it to --qi"
             )
     for name in missing_list:
+        if name not in qi_list:
+            raise InvalidRoles(
+                f"--missing-as-category names {name!r}, which is not a quasi-identifier; add "
+                "it to --qi (with --nominal or --ordinal), or drop it from --missing-as-category"
+            )
         if name not in ord_map and name not in nom_list:
             raise InvalidRoles(
                 f"--missing-as-category names {name!r}, which is not a nominal or ordinal "

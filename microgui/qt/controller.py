@@ -1489,4 +1489,6 @@ class AppController(QObject):
             report_path_for(csv_path),
             override=override or None,
             check=self.check_current_export(),
+            # attached hierarchy files are inputs too, whatever the run used (issue 13 review)
+            also_protect=[Path(p) for p in self.hierarchies.paths().values()],
         )

@@ -699,6 +699,7 @@ class MainWindow(QMainWindow):
             # never a file the runs read: the data file, each run's hierarchy files (issue 12)
             read = [e.dataset.source for e in entries]
             read += [Path(p) for e in entries for _column, p in e.spec.hierarchies]
+            read += [Path(p) for p in self.controller.hierarchies.paths().values()]
             write_text_atomic(text, path, protect_from=read)
         except MicroguiError as exc:
             self.show_error(str(exc), title="Cannot save the report")

@@ -87,7 +87,9 @@ def test_round_decimals_gives_clean_values() -> None:
         (pd.Series(["39", "50"], dtype=object), 0),
         (pd.Series([1, 2, 3]), 0),
         (pd.Series([0.1, 2.25, np.nan]), 2),
-        (pd.Series([1e-30]), 10),  # capped
+        (pd.Series([1e-30]), 30),
+        (pd.Series(["2.858e-10", "1.5e-11"]), 13),  # the exponent counts
+        (pd.Series(["1.2E+3"]), 0),
     ],
 )
 def test_source_decimals(series: pd.Series, decimals: int) -> None:
@@ -182,3 +184,34 @@ def test_cli_round_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main([*argv, "--round", "source"]) == 0
     released = pd.read_csv(out, dtype=str)
     assert released["y"].str.fullmatch(r"\d+").all()  # integers in, integers out
+
+
+def test_round_source_keeps_values_written_with_an_exponent(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    n = 60
+    tiny = [f"{v:.3e}" for v in rng.uniform(1e-10, 9e-10, n)]
+    neg = [f"{v:.1f}" for v in rng.uniform(-0.4, 0.4, n)]
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"tiny": tiny, "neg": neg, "x": rng.normal(size=n).round(2)}).to_csv(
+        src, index=False
+    )
+    out, report = tmp_path / "o.csv", tmp_path / "o.json"
+    argv = ["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3"]
+    argv += ["--qi", "tiny,neg,x", "--round", "source", "--report", str(report)]
+    assert main(argv) == 0
+    text = pd.read_csv(out, dtype=str)
+    assert (pd.to_numeric(text["tiny"]) > 0).all()  # 13 decimals kept, never rounded to 0
+    assert json.loads(report.read_text())["rounding"]["decimals"]["tiny"] == 13
+    assert "-0" not in set(text["neg"]) and "-0.0" not in set(text["neg"])
+
+
+def test_whole_means_are_written_without_a_decimal_point(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"age": [30, 30, 30, 41, 42, 43] * 5, "w": np.arange(30) * 0.5})
+    src = tmp_path / "a.csv"
+    frame.to_csv(src, index=False)
+    out = tmp_path / "o.csv"
+    assert main(["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3",
+                 "--qi", "age,w"]) == 0  # fmt: skip
+    ages = pd.read_csv(out, dtype=str)["age"]
+    whole = pd.to_numeric(ages) == pd.to_numeric(ages).round()
+    assert whole.any() and ages[whole].str.fullmatch(r"-?\d+").all()

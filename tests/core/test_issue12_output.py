@@ -51,6 +51,7 @@ from microgui.core.io import (
     write_text_atomic,
 )
 from microgui.core.metrics import k_anonymity_level
+from microgui.core.numbers import whole_numbers_written_plain
 from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, run_protection
 
@@ -393,7 +394,8 @@ def test_written_csv_reads_back_to_the_checked_table(
     expected = result.protected
     if not keep:
         expected = neutralize_column_names(neutralize_formulas(expected)[0])[0]
-    expected = expected.astype(str)
+    # whole means are written without ".0" (issue 13: 20, not 20.0)
+    expected = whole_numbers_written_plain(expected, result.qi.continuous_names).astype(str)
     by_pandas, rows, mine = read_back_all(out)
     assert list(by_pandas.columns) == list(expected.columns)
     assert rows[0] == list(expected.columns) and len(rows) == n + 1

@@ -375,3 +375,172 @@ def test_html_report_says_which_columns_had_missing_as_a_category() -> None:
     assert "Missing cells as a category" in html and "edu: 4 cells, level: 2 cells" in html
     assert "Rounding of aggregated values" in html and "0 (decimals: age 0)" in html
     assert "Groups with an invented combination" in html
+
+
+# --- the adversarial review of issue 13: each finding is a case -----------------------------
+
+
+def test_one_value_and_blanks_is_information_not_a_constant() -> None:
+    frame = pd.DataFrame({"age": range(20, 80), "hiv": [""] * 60})
+    frame.loc[[3, 17, 40], "hiv"] = "positive"
+    got = {s.name: s for s in explain_roles(frame)}
+    hiv = got["hiv"]
+    assert hiv.spec.role is QI and hiv.spec.kind is AttributeKind.NOMINAL
+    assert hiv.spec.missing_as_category and "blank on 57" in hiv.reason
+    res = microgui.protect(frame, roles=suggest_roles(frame), method="mdav-generic", k=5, seed=1)
+    assert res.safe and res.run.report["missing_as_category"] == {"hiv": 57}
+
+
+@pytest.mark.parametrize(
+    ("values", "what"),
+    [
+        ([f"user{i % 30}@mail.example" for i in range(60)], "e-mail"),
+        ([f"https://example.org/p/{i % 30}" for i in range(60)], "web"),
+        ([f"+44 20 7946 {i % 30:04d}" for i in range(60)], "telephone"),
+    ],
+)
+def test_values_that_identify_by_their_form(values: list[str], what: str) -> None:
+    spec, reason = by_name(pd.DataFrame({"reach": values}))["reach"]
+    assert spec.role is ID and what in reason
+
+
+def test_iso_dates_in_text_are_ordinal_not_telephone_numbers() -> None:
+    days = pd.date_range("1950-01-01", periods=40, freq="53D").strftime("%Y-%m-%d")
+    spec, reason = by_name(pd.DataFrame({"dob": list(days)}))["dob"]
+    assert spec.role is QI and spec.kind is AttributeKind.ORDINAL and "birth date" in reason
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [("contact", ID), ("Straße", ID), ("household", ID), ("patient_no", ID), ("patient_age", QI)],
+)
+def test_more_identifying_names(name: str, role: AttributeRole) -> None:
+    assert by_name(pd.DataFrame({name: ["a", "b", "c"] * 10}))[name][0].role is role
+
+
+def test_names_in_a_small_table_with_one_repeat() -> None:
+    names = ["Ann Lee", "Bob Ray", "Cy Doe", "Di Fox", "Ed Kim", "Flo Wu", "Gus Orr"]
+    names += ["Hal Poe", "Ivy Tan", "Jo Ng", "Kim Yu", "Lu Bo", "Mo Li", "Ann Lee"]
+    assert by_name(pd.DataFrame({"who": names}))["who"][0].role is ID
+    # ... while 16 education levels in 30 records are categories, not names
+    levels = [f"level {i % 16}" for i in range(30)]
+    assert by_name(pd.DataFrame({"edu": levels}))["edu"][0].role is QI
+
+
+def test_codes_with_leading_zeros_are_nominal() -> None:
+    zips = [f"{z:05d}" for z in (2134, 2135, 10001, 94105, 601)] * 8
+    spec, reason = by_name(pd.DataFrame({"zip": zips}, dtype=object))["zip"]
+    assert spec == ColumnSpec(QI, AttributeKind.NOMINAL) and "leading zeros" in reason
+
+
+def test_numbers_distinct_per_record_warn_about_keys() -> None:
+    n = 50
+    frame = pd.DataFrame({"custnum": np.random.default_rng(3).permutation(10**6)[:n] + 10**5})
+    spec, reason = by_name(frame)["custnum"]
+    assert spec.kind is AttributeKind.CONTINUOUS and "tag it identifier" in reason
+
+
+def test_numbers_with_one_bad_cell_stay_numbers() -> None:
+    values = [str(v) for v in np.linspace(100, 900, 40).round(1)]
+    values[6] = "refused"
+    spec, reason = by_name(pd.DataFrame({"income": values}, dtype=object))["income"]
+    assert spec == ColumnSpec(QI, AttributeKind.CONTINUOUS) and "no number" in reason
+
+
+def test_row_numbers_start_at_zero_or_one() -> None:
+    got = by_name(pd.DataFrame({"age": range(21, 51), "row": range(1, 31)}))
+    assert got["age"][0].kind is AttributeKind.CONTINUOUS
+    assert got["row"][0].role is ID
+
+
+def test_suggested_numeric_order_matches_cells_written_otherwise(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame(
+        {"age": rng.integers(18, 80, 100), "likert": rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], 100)}
+    )
+    src = tmp_path / "lik.csv"
+    frame.to_csv(src, index=False)  # written 1.0, 2.0, ...
+    loaded = read_table(src)
+    roles = suggest_roles(loaded.frame)
+    assert roles["likert"].order == ("1", "2", "3", "4", "5")
+    qi = prepare_qi(Dataset(loaded.frame, roles))
+    assert sorted(set(qi.ordinal[:, 0].tolist())) == [0, 1, 2, 3, 4]
+    cells = pd.DataFrame({"code": ["007", "1e3", "1.50", "7", "1000", "1.5"]})
+    coded = Dataset(
+        cells, roles_from_lists(["code"], qi=["code"], ordinal={"code": ["1.5", "7", "1000"]})
+    )
+    assert prepare_qi(coded).ordinal[:, 0].tolist() == [1, 2, 0, 1, 2, 0]
+
+
+def test_missing_as_category_of_a_column_that_is_no_qi() -> None:
+    with pytest.raises(InvalidRoles, match="'sex', which is not a quasi-identifier"):
+        roles_from_lists(["age", "sex"], qi=["age"], missing_as_category=["sex"])
+
+
+def test_missing_value_message_gives_no_unsafe_advice() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        protect_holes()
+    assert "non-confidential" not in str(caught.value)
+
+
+def test_protect_notes_untagged_identifying_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "t.csv"
+    n = 40
+    pd.DataFrame(
+        {
+            "age": np.linspace(20.5, 80.5, n),
+            "Nom": [f"Person {i}" for i in range(n)],
+            "sex": ["F", "M"] * (n // 2),
+        }
+    ).to_csv(src, index=False)
+    code, _, err = run(
+        ["protect", str(src), "-o", str(tmp_path / "o.csv"), "--method", "mdav", "-k", "3",
+         "--qi", "age"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0
+    note = next(line for line in err.splitlines() if "note:" in line)
+    assert "'Nom' (identifier)" in note and "'sex' (quasi-identifier)" in note
+
+
+def test_sweep_json_says_missing_as_category_and_rounding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "holes.csv"
+    mixed_with_holes().to_csv(src, index=False)
+    out = tmp_path / "sweep.json"
+    code, _, err = run(
+        ["sweep", str(src), "--qi", "age,edu,level", "--nominal", "edu", "--ordinal", "level",
+         "--missing-as-category", "edu,level", "--methods", "mdav-generic", "--k", "3",
+         "--round", "0", "--workers", "1", "--json", str(out)],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    record = json.loads(out.read_text())[0]
+    assert record["missing_as_category"] == {"edu": 4, "level": 2}
+    assert record["rounding"]["round"] == "0" and record["rounding"]["decimals"] == {"age": 0}
+
+
+def test_suggest_roles_into_a_closed_pipe() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, pandas as pd; from microgui.cli import main; "
+        "pd.DataFrame({f'c{i}': range(50) for i in range(400)}).to_csv(sys.argv[1], index=False); "
+        "sys.exit(main(['suggest-roles', sys.argv[1]]))"
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "wide.csv")
+        proc = subprocess.run(
+            f'{sys.executable} -c "{script}" {path} | head -1',
+            shell=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

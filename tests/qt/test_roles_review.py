@@ -101,3 +101,60 @@ def test_missing_as_category_checkbox(window: MainWindow, qtbot, tmp_path: Path)
     result = blocker.args[1]
     assert result.report["missing_as_category"] == {"region": 2}
     assert result.report["k_anonymity"] >= 3
+
+
+# --- the adversarial review of issue 13 -----------------------------------------------------
+
+
+def test_export_never_overwrites_an_attached_hierarchy(
+    window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    from test_hierarchy_app import EDUCATION, EDUCATION_ROWS, _attach, _open, _run
+
+    from microgui.core.roles import roles_from_lists
+
+    rng = np.random.default_rng(1)
+    n = 60
+    pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "education": rng.choice(EDUCATION, n),
+            "sex": rng.choice(["f", "m"], n),
+        }
+    ).to_csv(tmp_path / "p.csv", index=False)
+    hierarchy = tmp_path / "edu.csv"
+    hierarchy.write_text("\n".join(EDUCATION_ROWS) + "\n")
+    ctl = window.controller
+    _open(window, qtbot, tmp_path / "p.csv")
+    columns = list(ctl.dataset.frame.columns)  # type: ignore[union-attr]
+    ctl.set_roles(
+        roles_from_lists(columns, qi=["age", "education", "sex"], nominal=["education", "sex"])
+    )
+    _attach(window, qtbot, "education", hierarchy)
+    window.roles_panel.hierarchy.dialog.close()
+    before = hierarchy.read_bytes()
+    _run(window, qtbot, "mdav-generic", 3)  # a run that does not use the hierarchy
+    assert not window.export_to(hierarchy)
+    assert not window.save_report(hierarchy)
+    assert hierarchy.read_bytes() == before
+
+
+def test_suggested_ordinal_codes_run_in_the_app(
+    window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(7)
+    n = 60
+    path = tmp_path / "l.csv"
+    pd.DataFrame(
+        {"age": rng.integers(18, 80, n), "likert": rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], n)}
+    ).to_csv(path, index=False)  # the cells read 1.0, 2.0, ...
+    with qtbot.waitSignal(window.controller.dataset_loaded, timeout=TIMEOUT_MS):
+        window.open_file(path)
+    ctl = window.controller
+    assert ctl.dataset.roles["likert"].kind is AttributeKind.ORDINAL  # type: ignore[union-attr]
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 3, seed=1))
