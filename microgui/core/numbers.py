@@ -21,7 +21,6 @@ report: the decimals per column and the IL before rounding).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -61,7 +60,6 @@ ROUND_CHOICES: tuple[str, ...] = (
     "source",
     *(str(d) for d in range(MAX_ROUND_DECIMALS + 1)),
 )
-_DECIMALS = re.compile(r"[+-]?\d*(?:\.\d*)?(?:[eE][+-]?\d+)?")
 
 
 def clean_decimals(values: np.ndarray, decimals: int | None, scale: float = 0.0) -> np.ndarray:
@@ -122,29 +120,45 @@ def _digits(mantissa: str) -> tuple[int, int]:
 
 
 def written_decimals(series: pd.Series) -> int | None:
-    """The most decimals the column's values are written with: 0 for whole numbers; for text
-    (every column of a CSV) the digits after the decimal point or comma, plus what an exponent
-    adds (``2.858e-10``: 13); for floats, of the shortest decimal that reads back to each value.
-    None when a value carries :data:`FULL_PRECISION_DIGITS` significant digits or more
-    (full-precision doubles, a simulation's output: no decimal form to keep)."""
+    """The most decimals the column's values need: 0 for whole numbers; ``72.5`` (or ``72,5``)
+    1; ``2.858e-10`` 13 (what the exponent adds counts). None when a value carries
+    :data:`FULL_PRECISION_DIGITS` significant digits or more (full-precision doubles, a
+    simulation's output: no decimal form to keep). Text is read as numbers first (a decimal
+    comma too); cells that are no number are ignored.
+
+    Fast on large columns: the shortest form (``repr``) of up to :data:`_SAMPLE` distinct values
+    gives a first answer, and one vectorised pass per decimal checks it on every value."""
     if pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series):
         return 0
     if pd.api.types.is_float_dtype(series):
-        texts = [repr(float(v)) for v in pd.unique(series.dropna().to_numpy(dtype=np.float64))]
-        texts = [t for t in texts if t not in ("nan", "inf", "-inf")]
+        numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
-        texts = [str(v).strip() for v in pd.unique(series.dropna().to_numpy(dtype=object))]
+        text = series.astype("string").str.strip().str.replace(",", ".", regex=False)
+        numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    values = pd.unique(numbers[np.isfinite(numbers)])
+    if not len(values):
+        return 0
     best = 0
-    for text in texts:
-        match = _DECIMALS.fullmatch(text.replace(",", "."))
-        if match is None or text in ("", "+", "-"):
-            continue
-        mantissa, _, exponent = text.replace(",", ".").lower().partition("e")
+    for v in values[:_SAMPLE]:
+        mantissa, _, exponent = repr(float(v)).lower().partition("e")
         decimals, significant = _digits(mantissa)
         if significant >= FULL_PRECISION_DIGITS:
             return None
         best = max(best, decimals - (int(exponent) if exponent else 0))
-    return best
+    if len(values) <= _SAMPLE:
+        return best
+    for decimals in range(best, best + FULL_PRECISION_DIGITS + 1):
+        if decimals > 300:
+            break
+        unit = 10.0**decimals
+        with np.errstate(over="ignore", invalid="ignore"):
+            if bool(np.all(np.round(values * unit) / unit == values)):
+                return decimals
+    return None
+
+
+#: Distinct values whose shortest form :func:`written_decimals` reads one by one.
+_SAMPLE = 2_000
 
 
 def source_decimals(series: pd.Series) -> int | None:

@@ -410,7 +410,12 @@ def _release_numbers(
     """The release with clean numbers (and rounded by the ``round`` parameter), and the
     report's ``rounding`` entry when it rounded (:mod:`microgui.core.numbers`)."""
     mode = str(params.get("round", "none"))
-    cleaned, used = release_numbers(protected, dataset.frame, qi.continuous_names, mode)
+    source = (  # the numbers as read (prepare_qi parsed them once already)
+        pd.DataFrame(qi.cont_values, columns=list(qi.continuous_names))
+        if qi.cont_values is not None
+        else dataset.frame
+    )
+    cleaned, used = release_numbers(protected, source, qi.continuous_names, mode)
     if mode == "none":
         return cleaned, {}
     before_z = protected_continuous_z(protected, qi)
