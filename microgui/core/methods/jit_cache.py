@@ -20,12 +20,13 @@ be written, numba falls back to compiling at every start (the kernels still run)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
 import time
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ import numba
 
 from microgui._version import __version__
 
-__all__ = ["configure", "cache_folder", "source_hash", "njit"]
+__all__ = ["configure", "cache_folder", "source_hash", "njit", "file_lock"]
 
 _PREFIX = "kernels-"
 _configured: Path | None = None
@@ -52,6 +53,97 @@ def njit(fn: Callable[..., Any]) -> Any:
         return numba.njit(cache=True, nogil=True)(fn)
     except RuntimeError:
         return numba.njit(cache=False, nogil=True)(fn)
+
+
+#: How long a process waits for another one's cache write before it goes on without the lock.
+LOCK_SECONDS = 120.0
+
+
+@contextmanager
+def file_lock(path: str, seconds: float = LOCK_SECONDS) -> Iterator[bool]:
+    """An exclusive lock between processes on ``path`` (created if needed), held for the block;
+    yields False (and locks nothing) when the lock file cannot be made or the lock is not had
+    within ``seconds``: a read-only cache folder must not stop a run."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield False
+        return
+    locked = False
+    try:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                _try_lock(fd)
+                locked = True
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+        yield locked
+    finally:
+        if locked:
+            with suppress(OSError):
+                _unlock(fd)
+        os.close(fd)
+
+
+if os.name == "nt":  # pragma: no cover - Windows
+    import msvcrt
+
+    def _try_lock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _lock_cache_files() -> None:
+    """Make numba's cache index safe between processes.
+
+    numba saves a kernel by reading its index file, adding the new signature under the first
+    free data-file number and writing index then data, with no lock between processes (numba
+    issue #4807). Two processes compiling the same kernel at once (a sweep's or blocked run's
+    workers on a cold cache; the app and the command line) can leave an index that names another
+    signature's machine code: every later start then crashes in that kernel (it happened here
+    while several test runs shared one cache). Each save and each load of an index and its data
+    is therefore done under a file lock beside the index (``….nbi.lock``). Skipped, with the
+    race left as it was, if numba's cache class no longer looks as expected.
+    """
+    from numba.core import caching
+
+    cls = getattr(caching, "IndexDataCacheFile", None)
+    if cls is None or getattr(cls, "_microgui_locked", False):
+        return
+    if not all(callable(getattr(cls, name, None)) for name in ("save", "load")):
+        return
+
+    def locked(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            index = getattr(self, "_index_path", None)
+            if not isinstance(index, str):
+                return method(self, *args, **kwargs)
+            with file_lock(index + ".lock"):
+                return method(self, *args, **kwargs)
+
+        return wrapper
+
+    cls.save = locked(cls.save)
+    cls.load = locked(cls.load)
+    cls._microgui_locked = True
 
 
 def source_hash() -> str:
@@ -93,6 +185,7 @@ def configure() -> Path | None:
     # numba.config creates its settings at run time (from the environment), so no stub knows them
     numba.config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
     _configured = folder
+    _lock_cache_files()
     now = time.time()
     for old in folder.parent.glob(f"{_PREFIX}*"):
         # a stale version's kernels; not one touched in the last hour, which another process
