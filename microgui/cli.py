@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 __all__ = ["main", "build_parser"]
 
 EXIT_USAGE = 2
+#: The subcommands (a first word that is none of them nor an existing file is an error).
+COMMANDS = ("protect", "evaluate", "sweep", "suggest-roles", "dependency-tree", "gui")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -1134,7 +1136,34 @@ def _checked_hierarchies(dataset: Dataset, files: dict[str, str]) -> dict[str, s
     return out
 
 
+def _unknown_command(word: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (
+        f"unknown command {word!r}{hint}; the commands are {', '.join(COMMANDS)}; a table to "
+        "open in the app must be an existing file"
+    )
+
+
+def _no_display() -> str | None:
+    """Why the app cannot open a window here (Linux without X11 or Wayland), or None."""
+    if sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM"):
+        if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+            return (
+                "no display to open the app on (neither DISPLAY nor WAYLAND_DISPLAY is set); "
+                "run it in a desktop session, use the command line (microgui protect --help), "
+                "or set QT_QPA_PLATFORM=offscreen for a screenshot"
+            )
+    return None
+
+
 def _gui(args: argparse.Namespace) -> int:
+    problem = _no_display()
+    if problem is not None:
+        print(f"microgui: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     from microgui.qt.app import run_app
 
     return run_app(file=args.file, demo=bool(args.demo), screenshot=args.screenshot)
@@ -1147,11 +1176,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="microgui: %(message)s")
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if not argv or (
-        argv[0] not in ("protect", "gui", "dependency-tree", "evaluate", "sweep", "suggest-roles")
-        and not argv[0].startswith("-")
-    ):
-        argv = ["gui", *argv]
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        if not Path(argv[0]).exists():  # `microgui evalute ...`: a typo, not a table to open
+            print(f"microgui: error: {_unknown_command(argv[0])}", file=sys.stderr)
+            return EXIT_USAGE
+        argv = ["gui", *argv]  # `microgui data.csv` opens the table in the app
+    if not argv:
+        argv = ["gui"]
     elif argv[0] not in ("protect", "gui", "--version", "-h", "--help") and argv[0].startswith("-"):
         argv = ["gui", *argv]  # `microgui --demo` opens the app on the demo
     args = parser.parse_args(argv)
