@@ -173,12 +173,13 @@ def protect(
 def list_methods() -> list[dict[str, Any]]:
     """Name, one-line summary, citation and parameters of every registered method."""
     from microgui.core.methods import available_methods
+    from microgui.core.references import readable
 
     return [
         {
             "name": m.name,
-            "summary": m.summary,
-            "citation": m.citation,
+            "summary": readable(m.summary),
+            "citation": m.reference,
             "kinds": sorted(kind.value for kind in m.kinds),
             "parameters": {p.name: {"default": p.default, "help": p.help} for p in m.all_params},
         }

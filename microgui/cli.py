@@ -357,7 +357,26 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PNG",
         help="run the default method, save a PNG of the window and exit",
     )
+    _readable_help(parser)
     return parser
+
+
+def _readable_help(parser: argparse.ArgumentParser) -> None:
+    """Paper numbers in help texts as authors and year ("003 §5.2" → "Domingo-Ferrer & Torra
+    2005, §5.2"), for every option and subcommand (issue 15)."""
+    from microgui.core.references import readable
+
+    if parser.description:
+        parser.description = readable(parser.description)
+    for action in parser._actions:
+        if action.help:
+            action.help = readable(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:  # the one-line help of each subcommand
+                if choice.help:
+                    choice.help = readable(choice.help)
+            for sub in action.choices.values():
+                _readable_help(sub)
 
 
 def _read_input(path: Path, args: argparse.Namespace) -> Any:
@@ -496,14 +515,15 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _list_methods() -> int:
     from microgui.core.methods import available_methods
+    from microgui.core.references import readable
 
     for m in available_methods():
         kinds = ", ".join(sorted(k.value for k in m.kinds))
-        print(f"{m.name:<20} {m.summary}")
-        print(f"{'':<20} quasi-identifiers: {kinds}; source: {m.citation}")
+        print(f"{m.name:<20} {readable(m.summary)}")
+        print(f"{'':<20} quasi-identifiers: {kinds}; source: {m.reference}")
         for prm in m.all_params:
             extra = f" ({'|'.join(prm.choices)})" if prm.choices else ""
-            print(f"{'':<20} --param {prm.name}={prm.default}{extra}: {prm.help}")
+            print(f"{'':<20} --param {prm.name}={prm.default}{extra}: {readable(prm.help)}")
     return 0
 
 

@@ -538,7 +538,7 @@ def build_report(
         },
         "identifiers_removed": roles.identifiers,
         "confidential": roles.confidential,
-        "citation": method.citation,
+        "citation": method.reference,  # "Domingo-Ferrer & Torra 2005, Algorithm 5.1"
     }
     report.update(extra)
     return report

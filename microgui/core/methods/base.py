@@ -22,6 +22,7 @@ from microgui.core.dataset import Dataset, QIMatrix
 from microgui.core.errors import InvalidParameter
 from microgui.core.numbers import ROUND_CHOICES
 from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.references import readable
 from microgui.core.roles import AttributeKind
 
 __all__ = [
@@ -180,6 +181,16 @@ class Method:
     #: whether the method reads generalization hierarchies (``--hierarchy``); given to any
     #: other method they would be ignored, so a run refuses them (issue 12)
     uses_hierarchies: bool = False
+
+    @property
+    def reference(self) -> str:
+        """The citation as a user reads it: "Domingo-Ferrer & Torra 2005, Algorithm 5.1"."""
+        return readable(self.citation)
+
+    @property
+    def text(self) -> str:
+        """The description as a user reads it (paper numbers as authors and year)."""
+        return readable(self.description)
 
     @property
     def all_params(self) -> tuple[ParamSpec, ...]:

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from microgui.core.errors import MicroguiError
 from microgui.core.methods.base import Method, ParamSpec, resolve_params
+from microgui.core.references import readable
 from microgui.core.roles import AttributeRole
 from microgui.core.runs import RunResult, RunSpec
 from microgui.qt.controller import AppController
@@ -83,7 +84,7 @@ def make_param_widget(spec: ParamSpec) -> QWidget:
     else:
         line = QLineEdit(str(spec.default if spec.default is not None else ""))
         widget = line
-    widget.setToolTip(spec.help)
+    widget.setToolTip(readable(spec.help))
     widget.setObjectName(f"param_{spec.name}")
     return widget
 
@@ -283,12 +284,12 @@ class RunPanel(QWidget):
         # The one-paragraph explanation is shown in full: a statistician choosing a method
         # should not have to hover to learn what it does and where it comes from.
         self.summary.setText(
-            f"<b>{html.escape(method.summary)}</b>"
-            f"<p style='margin-top:4px'>{html.escape(method.description)}</p>"
+            f"<b>{html.escape(readable(method.summary))}</b>"
+            f"<p style='margin-top:4px'>{html.escape(method.text)}</p>"
             f"<span style='color:#666'>Quasi-identifiers: {kinds}. "
-            f"Source: {html.escape(method.citation)}</span>"
+            f"Source: {html.escape(method.reference)}</span>"
         )
-        self.summary.setToolTip(method.description)
+        self.summary.setToolTip(method.text)
         for spec in method.all_params:
             widget = make_param_widget(spec)
             self.param_widgets[spec.name] = widget

@@ -1,0 +1,61 @@
+"""Issue 15 (part): users read authors and years, never the reference texts' file names."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import microgui
+from microgui.cli import COMMANDS, main
+from microgui.core.methods import available_methods
+from microgui.core.references import REFERENCES, readable
+
+PAPER = re.compile(r"(?<![\w,.])00[0-4](_[0-9a-f]{16}\.txt|\s*(§|Algorithm|Table|eqs?\.|Def))")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("003_309fe4adb430bc25.txt, Algorithm 5.1", "Domingo-Ferrer & Torra 2005, Algorithm 5.1"),
+        ("(003 §5.3)", "(Domingo-Ferrer & Torra 2005, §5.3)"),
+        ("004 eqs. 6-9", "Ramana & Valli Kumari 2013, eqs. 6-9"),
+        ("see 002 §4.5; 000 §3", "see Sulekha & Arumugam, §4.5; Sun, Wang, Li & Zhang 2012, §3"),
+        ("blocks of 100,000, then 50,000 records", "blocks of 100,000, then 50,000 records"),
+        ("IL 2.004 %, 003a", "IL 2.004 %, 003a"),
+    ],
+)
+def test_readable(text: str, expected: str) -> None:
+    assert readable(text) == expected
+
+
+def test_every_reference_is_complete() -> None:
+    assert sorted(REFERENCES) == ["000", "001", "002", "003", "004"]
+    for ref in REFERENCES.values():
+        assert ref.authors and ref.title and ref.full.startswith(ref.authors)
+
+
+def test_method_texts_name_authors_not_files() -> None:
+    for method in available_methods():
+        for text in (method.reference, method.text, readable(method.summary)):
+            assert not PAPER.search(text), (method.name, text)
+        for param in method.all_params:
+            assert not PAPER.search(readable(param.help)), (method.name, param.name)
+
+
+def test_help_and_method_list_name_authors(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in ([], *([c] for c in COMMANDS)):
+        with pytest.raises(SystemExit):
+            main([*argv, "--help"])
+    assert main(["protect", "--list-methods"]) == 0
+    out = capsys.readouterr().out
+    assert "Domingo-Ferrer & Torra 2005" in out
+    assert not PAPER.search(out), PAPER.search(out)
+
+
+def test_run_report_citation_is_readable() -> None:
+    frame = pd.DataFrame({"x": np.arange(12.0), "y": np.arange(12.0) % 5})
+    res = microgui.protect(frame, qi=["x", "y"], k=3, seed=1)
+    assert res.run.report["citation"].startswith("Domingo-Ferrer & Torra 2005, Algorithm 5.1")
