@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser(
         "dependency-tree",
         help="print the dependency matrix, best dependency tree and key attributes (AMA, 000 §3.2)",
-        description="Compute the mutual-information dependency matrix of the attributes of INPUT, "
+        description="Compute the dependency matrix (entropy distance H(A|B) + H(B|A)) of the attributes of INPUT, "
         "its minimum spanning tree (the best dependency tree) and the key attributes that the "
         "ama method would microaggregate on (000_d23cf301593eeda4.txt §3.2). Columns whose values "
         "are all numbers are continuous (cut into N equal-frequency bins); others are categories.",
@@ -651,7 +651,8 @@ def _dependency_tree(args: argparse.Namespace) -> int:
     names = list(tree.attributes)
     width = max(max(len(a) for a in names), 7)
     print(
-        f"dependency matrix MI(A,B) = H(A|B) + H(B|A), bits ({len(loaded.frame)} records, {bins} bins):"
+        "dependency matrix: entropy distance H(A|B) + H(B|A) (the paper's MI(A,B), not mutual "
+        f"information), bits ({len(loaded.frame)} records, {bins} bins):"
     )
     print(" " * width + "".join(f"  {a:>{width}}" for a in names))
     for a, row in zip(names, tree.matrix, strict=True):
@@ -800,7 +801,7 @@ def _number_text(value: float | int | None) -> str:
         return "-"
     if isinstance(value, bool) or isinstance(value, int):
         return str(int(value))
-    return f"{value:.4f}"
+    return f"{0.0 if abs(value) < 1e-12 else value:.4f}"  # never -0.0000 for float noise
 
 
 def _print_by_attribute(by_attribute: dict[str, Any]) -> dict[str, dict[str, Any]]:

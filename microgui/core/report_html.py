@@ -32,6 +32,9 @@ __all__ = [
     "HIGHER_IS_BETTER",
 ]
 
+#: Measures smaller than this in magnitude are shown as 0 (they are float noise: every measure
+#: microgui shows is a percentage, a count or a rate of at most a few thousand).
+TINY = 1e-12
 LOWER_IS_BETTER = "lower is better"
 HIGHER_IS_BETTER = "higher is better"
 
@@ -143,6 +146,8 @@ def format_measure(value: object, unit: str = "") -> str:
         number = _number(value)
         if number is None:
             return "—"
+        if abs(number) < TINY:  # float noise around an exact zero: 9.743e-16 is 0
+            number = 0.0
         text = f"{number:,.0f}" if abs(number) >= 1e4 else f"{number:.4g}"
     return f"{text} {unit}" if unit else text
 

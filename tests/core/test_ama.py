@@ -100,7 +100,8 @@ def test_running_example_run() -> None:
     assert result.report["key_attributes"] == ["A2", "A3"]
     assert round(result.report["dependency_matrix"][1][5], 4) == 1.3180
     assert result.report["tree_edges"][0][:2] == ["A2", "A6"]
-    assert result.report["citation"] == "000_d23cf301593eeda4.txt §3, Algorithms 1–2"
+    # the report names authors and year (issue 15); the method keeps the paper file's name
+    assert result.report["citation"] == "Sun, Wang, Li & Zhang 2012, §3, Algorithms 1–2"
     assert "ID" not in result.protected.columns
     _check_release(dataset, result, 3)
     # as continuous 0/1 attributes (2 values <= 10 bins: categories) the tree is the same

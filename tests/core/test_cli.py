@@ -117,7 +117,8 @@ def test_protect_writes_table_and_report(
 def test_list_methods(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["protect", "--list-methods"], capsys)
     assert code == 0
-    assert "mdav " in out and "mdav-generic" in out and "003_309fe4adb430bc25.txt" in out
+    assert "mdav " in out and "mdav-generic" in out and "Domingo-Ferrer & Torra 2005" in out
+    assert "003_309fe4adb430bc25.txt" not in out  # authors and year, not a file name
 
 
 def test_version() -> None:

@@ -251,7 +251,7 @@ def test_run_protection_on_the_example() -> None:
     assert report["discernibility"] == 17
     assert report["cavg"] == pytest.approx(7 / 6)
     assert report["k_anonymity"] == 2 and report["n_groups"] == 3
-    assert report["citation"] == "004_0ca91c7afa3e094f.txt §5-6, Algorithm 2"
+    assert report["citation"] == "Ramana & Valli Kumari 2013, §5-6, Algorithm 2"
     assert report["inflexion_point"] == pytest.approx(3.931578)
     assert report["mst_total_weight"] == pytest.approx(16.0)
     assert report["hierarchies"]["Age"].startswith("file mstk_hierarchy_age.csv")

@@ -51,6 +51,9 @@ def test_format_measure() -> None:
     assert format_measure(12, "records") == "12 records"
     assert format_measure(3.14159, "%") == "3.142 %"
     assert format_measure(float("nan")) == "—"
+    assert format_measure(9.743e-16, "%") == "0 %"  # float noise around zero (issue 15)
+    assert format_measure(-2e-13) == "0"
+    assert format_measure(0.0001234) == "0.0001234"
 
 
 def test_comparison_report_has_spec_measures_best_and_charts() -> None:

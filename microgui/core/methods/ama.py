@@ -141,7 +141,8 @@ AMA = register(
         "(000 §3, Algorithms 1-2)",
         description=(
             "Measures how strongly each pair of quasi-identifiers depends on each other with the "
-            "entropy distance MI(A,B) = H(A|B) + H(B|A) (continuous attributes in equal-frequency "
+            "entropy distance H(A|B) + H(B|A) (the paper's MI(A,B), which is not mutual "
+            "information; continuous attributes in equal-frequency "
             "bins), links them by the minimum spanning tree of those distances (the best dependency "
             "tree) and takes as key attributes the most connected ones, whose degrees cover the "
             "number of attributes (Sun et al. 2012). Records are grouped by MDAV on the key "

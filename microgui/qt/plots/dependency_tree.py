@@ -540,7 +540,8 @@ class DependencyTreePlot(QWidget):
                     self.matrix_plot.addItem(text)
                     self.cell_labels.append(text)
         self.matrix_title.setText(
-            "<b>Dependency matrix</b> MI(A, B) in bits<br><span style='color:#555'>white "
+            "<b>Dependency matrix</b>: entropy distance H(A|B) + H(B|A) in bits (0 = each "
+            "determines the other)<br><span style='color:#555'>white "
             "outline = edge of the tree · hover a cell for its value</span>"
         )
         self._fit_cells()
