@@ -792,8 +792,9 @@ def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
 def _measure_catalog() -> dict[str, tuple[str, str, str, str]]:
     """``evaluate.MEASURES`` as (label, unit, direction, group) by key."""
     from microgui.core.metrics.evaluate import MEASURES
+    from microgui.core.references import readable
 
-    return {str(k): tuple(v) for k, v in MEASURES.items()}  # type: ignore[misc]
+    return {str(k): (readable(v[0]), *v[1:]) for k, v in MEASURES.items()}  # type: ignore[misc]
 
 
 def _number_text(value: float | int | None) -> str:

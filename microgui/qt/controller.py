@@ -32,6 +32,7 @@ from microgui.core.metrics.utility import correlation_change, paired_numeric, re
 from microgui.core.progress import ProgressFn, RunCancelled, sub_progress
 from microgui.core.project_file import Project, save_project, write_autosave
 from microgui.core.projection import QIProjection, all_category_transitions, qi_projection
+from microgui.core.references import readable
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.core.sweep import SweepPoint, run_sweep
@@ -96,7 +97,8 @@ def measure_catalog() -> dict[str, MeasureInfo]:
     # evaluate's order first (utility, then risk), then the report's own extras.
     merged: dict[str, MeasureInfo] = {str(k): tuple(v) for k, v in MEASURES.items()}  # type: ignore[misc]
     merged.update({k: v for k, v in catalog.items() if k not in merged})
-    return merged
+    # labels name papers by authors and year, not by reference-text number (issue 15)
+    return {k: (readable(v[0]), *v[1:]) for k, v in merged.items()}  # type: ignore[misc]
 
 
 def measures_of(

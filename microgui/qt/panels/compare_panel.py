@@ -138,10 +138,14 @@ class ComparePanel(QWidget):
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
         for combo in (self.x_combo, self.y_combo):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-            combo.setMinimumContentsLength(12)
+            # a fixed width: long column names must not widen the window past 1366 px
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(7)
+            combo.view().setMinimumWidth(220)
             combo.currentIndexChanged.connect(self._on_axes_changed)
-        self.brush_check = QCheckBox("Brush records (drag)")
+        self.brush_check = QCheckBox("Brush (drag)")
         self.brush_check.setToolTip(
             "On: drag a rectangle to select records (they are shown in every plot and the data "
             "table). Off: drag pans; Shift+drag still brushes. Zoom with the wheel."

@@ -76,6 +76,9 @@ class ResultsPanel(QWidget):
         form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
         for key, label, tip in RESULT_FIELDS:
             value = QLabel("—")
+            # long values (a generalized run's loss, a long method name) wrap instead of
+            # widening the window past a laptop screen (issue 15)
+            value.setWordWrap(True)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             value.setToolTip(tip)
             value.setObjectName(f"result_{key}")
@@ -240,5 +243,5 @@ def _il_text(report: Mapping[str, Any]) -> str:
         return f"{float(report['information_loss']):.3f} %"
     if report.get("generalization_il") is not None:
         gen = float(report["generalization_il"])
-        return f"— (generalized; generalization IL {gen:.3f}, 004 eqs. 6–9)"
+        return f"— (generalized; generalization IL {gen:.3f}, Ramana & Valli Kumari 2013, eqs. 6–9)"
     return "—"

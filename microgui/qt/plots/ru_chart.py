@@ -156,7 +156,8 @@ class RuChartPlot(QWidget):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
-            combo.setMinimumContentsLength(16)
+            combo.setMinimumContentsLength(11)
+            combo.view().setMinimumWidth(260)  # the open list shows the labels in full
             combo.currentIndexChanged.connect(self._on_axes_changed)
         self.x_combo.setToolTip("Disclosure-risk measure across")
         self.y_combo.setToolTip(
