@@ -75,7 +75,7 @@ MeasureInfo = tuple[str, str, str, str]
 #: The measures a run's own report carries, used while ``evaluate`` is not available.
 FALLBACK_MEASURES: dict[str, MeasureInfo] = {
     "information_loss_all_qi": (
-        "IL, all QIs = 100·SSE/SST (003 §5.2-5.4 distance)",
+        "IL, all QIs (100·SSE/SST)",
         "%",
         "lower is better",
         "utility",

@@ -118,7 +118,7 @@ MEASURES: Final[dict[str, tuple[str, str, str, str]]] = {
     # One name per number (issue 13): "IL" alone is the headline over every quasi-identifier;
     # the continuous-only SSE/SST and Domingo-Ferrer & Torra's IL1-5 mean keep their own names.
     "information_loss_all_qi": (
-        "IL, all QIs = 100·SSE/SST (003 §5.2-5.4 distance)",
+        "IL, all QIs (100·SSE/SST)",
         "%",
         LOWER,
         "utility",
