@@ -591,7 +591,13 @@ def _protect(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         workers=args.workers,
     )
-    result = run_protection(dataset, spec)
+    from microgui.core.methods.jit_cache import on_first_compile
+
+    stop = on_first_compile(_compile_notice)
+    try:
+        result = run_protection(dataset, spec)
+    finally:
+        stop()
     report = export_run(
         dataset,
         result,
@@ -1156,6 +1162,16 @@ def _checked_hierarchies(dataset: Dataset, files: dict[str, str]) -> dict[str, s
         load_hierarchy(path).encode(dataset.frame[column], column)
         out[column] = path
     return out
+
+
+def _compile_notice(_kernel: str) -> None:
+    """One line on stderr when a run compiles kernels (a first run after installing)."""
+    print(
+        "microgui: preparing the method's compiled kernels, once after installing or updating "
+        "(up to a minute); later runs start at once",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _unknown_command(word: str) -> str:

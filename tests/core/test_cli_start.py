@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +56,30 @@ def test_no_display_is_one_line(
     assert main(["--demo"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no display" in err and "QT_QPA_PLATFORM" in err
+
+
+def test_a_run_that_compiles_says_so_once(tmp_path: Path) -> None:
+    """An empty kernel cache (a fresh install): the first protect says it prepares the kernels,
+    the second (cache filled) says nothing of it."""
+    import os
+
+    src = tmp_path / "t.csv"
+    src.write_text("a,b\n" + "".join(f"{i},{i * 7 % 11}\n" for i in range(30)), encoding="utf-8")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    errors = []
+    for i in range(2):
+        argv = [
+            sys.executable,
+            "-m",
+            "microgui",
+            "protect",
+            str(src),
+            "-o",
+            str(tmp_path / f"o{i}.csv"),
+        ]
+        argv += ["--method", "mdav", "-k", "3", "--qi", "a,b"]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+        assert proc.returncode == 0, proc.stderr
+        errors.append(proc.stderr)
+    assert "preparing the method's compiled kernels" in errors[0]
+    assert "preparing" not in errors[1]

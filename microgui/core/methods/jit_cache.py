@@ -34,7 +34,7 @@ import numba
 
 from microgui._version import __version__
 
-__all__ = ["configure", "cache_folder", "source_hash", "njit", "file_lock"]
+__all__ = ["configure", "cache_folder", "source_hash", "njit", "file_lock", "on_first_compile"]
 
 _PREFIX = "kernels-"
 _configured: Path | None = None
@@ -144,6 +144,30 @@ def _lock_cache_files() -> None:
     cls.save = locked(cls.save)
     cls.load = locked(cls.load)
     cls._microgui_locked = True
+
+
+def on_first_compile(callback: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``callback(kernel name)`` once, when this process first compiles a kernel (a cache
+    miss: the first run after installing, or after an update); returns a function that removes
+    the listener. Loading a kernel from the cache calls nothing."""
+    from numba.core import event
+
+    class _First(event.Listener):  # type: ignore[misc]
+        fired = False
+
+        def on_start(self, ev: Any) -> None:
+            if self.fired:
+                return
+            self.fired = True
+            dispatcher = (ev.data or {}).get("dispatcher")
+            callback(str(getattr(dispatcher, "__name__", "kernel")))
+
+        def on_end(self, ev: Any) -> None:
+            pass
+
+    listener = _First()
+    event.register("numba:compile", listener)
+    return lambda: event.unregister("numba:compile", listener)
 
 
 def source_hash() -> str:
