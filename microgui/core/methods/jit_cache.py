@@ -152,7 +152,7 @@ def on_first_compile(callback: Callable[[str], None]) -> Callable[[], None]:
     the listener. Loading a kernel from the cache calls nothing."""
     from numba.core import event
 
-    class _First(event.Listener):  # type: ignore[misc]
+    class _First(event.Listener):
         fired = False
 
         def on_start(self, ev: Any) -> None:
@@ -166,8 +166,8 @@ def on_first_compile(callback: Callable[[str], None]) -> Callable[[], None]:
             pass
 
     listener = _First()
-    event.register("numba:compile", listener)
-    return lambda: event.unregister("numba:compile", listener)
+    event.register("numba:compile", listener)  # type: ignore[no-untyped-call]
+    return lambda: event.unregister("numba:compile", listener)  # type: ignore[no-untyped-call]
 
 
 def source_hash() -> str:
