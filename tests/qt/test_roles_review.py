@@ -158,3 +158,24 @@ def test_suggested_ordinal_codes_run_in_the_app(
     assert ctl.dataset.roles["likert"].kind is AttributeKind.ORDINAL  # type: ignore[union-attr]
     with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
         ctl.start_run(RunSpec.make("mdav-generic", 3, seed=1))
+
+
+def test_the_method_panel_follows_the_run_shown(
+    demo_window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+) -> None:
+    """Issue 15: a p-sensitive run shown under 'mdav, k = 5' misled; the panel now shows the
+    settings of the run in the views."""
+    ctl, panel = demo_window.controller, demo_window.run_panel
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mstk", 4, seed=3))
+    first = ctl.shown_run_id
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(
+            RunSpec.make("mdav-generic", 6, {"categorical_aggregate": "independent"}, seed=2)
+        )
+    assert panel.method.name == "mdav-generic" and panel.k_spin.value() == 6  # type: ignore[union-attr]
+    assert first is not None
+    ctl.show_run(first)
+    assert panel.method.name == "mstk" and panel.k_spin.value() == 4  # type: ignore[union-attr]
+    assert panel.seed_spin.value() == 3

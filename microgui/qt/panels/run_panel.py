@@ -237,6 +237,8 @@ class RunPanel(QWidget):
         controller.roles_changed.connect(lambda _roles: self._update_hierarchy_note())
         controller.hierarchies.changed.connect(self._update_hierarchy_note)
         controller.run_started.connect(self._on_run_started)
+        # the panel shows the settings of the run the views show (issue 15)
+        controller.run_shown.connect(self._on_run_shown)
         controller.run_progress.connect(self._on_run_progress)
         controller.run_finished.connect(self._on_run_finished)
         controller.run_failed.connect(self._on_run_failed)
@@ -339,10 +341,23 @@ class RunPanel(QWidget):
             raise MicroguiError(f"unknown method {name!r}")
         self.method_combo.setCurrentIndex(pos)
 
+    def _on_run_shown(self, run_id: int) -> None:
+        try:
+            spec = self._controller.entry(run_id).spec
+        except (KeyError, LookupError):
+            return
+        if spec.method in self._methods:
+            self.set_spec(spec)
+
     def set_spec(self, spec: RunSpec) -> None:
-        """Show ``spec`` in the widgets (method, k, parameters, seed)."""
+        """Show ``spec`` in the widgets (method, k, parameters, seed); parameters the spec does
+        not give show their defaults."""
         self.select_method(spec.method)
         self.k_spin.setValue(spec.k)
+        method = self.method
+        for prm in method.all_params if method is not None else ():
+            if prm.name in self.param_widgets:
+                set_param_widget_value(self.param_widgets[prm.name], prm.default)
         for name, value in spec.params:
             if name in self.param_widgets:
                 set_param_widget_value(self.param_widgets[name], value)
