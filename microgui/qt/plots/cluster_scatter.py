@@ -332,6 +332,10 @@ class ClusterScatterPlot(QWidget):
         # One legend with its entries side by side, one with them one above the other
         # (pyqtgraph's setColumnCount misplaces the entries of a filled legend).
         self._legends = {columns: self._new_legend(columns) for columns in (2, 1)}
+        self._legend_entries: list[tuple[pg.ScatterPlotItem, str]] = []
+        # the view's width decides between one and two legend columns: decided again when the
+        # window is resized (a legend laid out for a wider view was cut off at 1366 px)
+        self.plot_item.getViewBox().sigResized.connect(self._on_view_resized)
         self._legend_key: object = None
         self.legend = self._legends[2]
         # Legend samples are stand-ins: the records layer has one brush per point.
@@ -664,15 +668,14 @@ class ClusterScatterPlot(QWidget):
             )
         if opts.show_protected and unplaced:
             title += (
-                f"<br><span style='font-size:9pt;color:#666'>{unplaced:,} group aggregate(s) not "
-                "drawn: their released value is no category or number of the original "
-                "(generalized)</span>"
+                f"<br><span style='font-size:9pt;color:#666'>{unplaced:,} generalized "
+                "aggregate(s) not drawn (no value to place)</span>"
             )
         self.outside_view = outside
         if outside:
             title += (
-                f"<br><span style='font-size:9pt;color:#666'>{outside:,} outlying record(s) lie outside "
-                "this view: right-click › View All to include them</span>"
+                f"<br><span style='font-size:9pt;color:#666'>{outside:,} outlying record(s) "
+                "outside this view (right-click › View All)</span>"
             )
         set_plot_title(self.plot_item, title, color="#222222", size="10pt")
         entries: list[tuple[pg.ScatterPlotItem, str]] = []
@@ -706,6 +709,7 @@ class ClusterScatterPlot(QWidget):
     def _fill_legend(self, entries: list[tuple[pg.ScatterPlotItem, str]]) -> None:
         """Show the legend entries side by side when the view is wide enough for them, else one
         above the other (a legend wider than the view was cut off at its left)."""
+        self._legend_entries = entries
         self.plot_item.layout.activate()
         room = self.plot_item.getViewBox().width() - 20
         key = (tuple(text for _, text in entries), room, self._legend_protected.opts["symbol"])
@@ -723,6 +727,10 @@ class ClusterScatterPlot(QWidget):
                 break
             self.legend.clear()
         self.legend.setVisible(bool(entries))
+
+    def _on_view_resized(self, *_args: object) -> None:
+        if self._legend_entries and self.legend.isVisible():
+            self._fill_legend(self._legend_entries)
 
     def _set_range(self, ranges: tuple[tuple[float, float], tuple[float, float]]) -> None:
         """Show ``ranges``, with room at the top for the legend so that it covers no record
