@@ -42,3 +42,16 @@ def test_minimum_size_fits_a_laptop(demo_window: MainWindow, qtbot) -> None:  # 
             ctl.set_role(col, AttributeRole.NON_CONFIDENTIAL)
     _run(demo_window, qtbot, "dp-individual-ranking")
     _assert_fits(demo_window, "dp-individual-ranking")
+
+
+def test_group_size_ticks_never_overprint() -> None:
+    """mstk on Adult gives sizes 5-150: every size labelled overprinted (issue 15)."""
+    import numpy as np
+
+    from microgui.qt.panels.results_panel import MAX_SIZE_TICKS, size_ticks
+
+    assert [t for _, t in size_ticks(np.array([5.0, 6.0, 7.0]))] == ["5", "6", "7"]
+    ticks = size_ticks(np.arange(5.0, 151.0))
+    assert len(ticks) <= MAX_SIZE_TICKS and ticks[0][0] >= 5 and ticks[-1][0] <= 150
+    steps = {b[0] - a[0] for a, b in zip(ticks, ticks[1:], strict=False)}
+    assert len(steps) == 1 and steps.pop() in (10, 20, 50)

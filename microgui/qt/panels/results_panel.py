@@ -186,12 +186,32 @@ class ResultsPanel(QWidget):
         self.histogram.setVisible(True)
         self._bars = pg.BarGraphItem(x=sizes, height=heights, width=0.8, brush="#4a7fb5", pen=None)
         self.histogram.addItem(self._bars)
-        self.histogram.getPlotItem().getAxis("bottom").setTicks([[(s, str(int(s))) for s in sizes]])
+        self.histogram.getPlotItem().getAxis("bottom").setTicks([size_ticks(sizes)])
         self.histogram.setXRange(sizes.min() - 0.8, sizes.max() + 0.8, padding=0)
         self.histogram.setYRange(0, heights.max() * 1.1, padding=0)
         # The view's transform now, not while preparing the first paint (which would ask for a
         # second paint in the same turn of the event loop; issue 6).
         self.histogram.getPlotItem().getViewBox().prepareForPaint()
+
+
+#: The most group sizes labelled under the histogram (a narrow panel; sizes 5-150 overprinted).
+MAX_SIZE_TICKS = 8
+
+
+def size_ticks(sizes: np.ndarray) -> list[tuple[float, str]]:
+    """Tick labels for the group sizes: every size when there are few, else evenly spaced
+    sizes (1, 2 or 5 × a power of ten apart), so that the labels never overprint."""
+    low, high = int(sizes.min()), int(sizes.max())
+    if len(sizes) <= MAX_SIZE_TICKS:
+        return [(float(s), str(int(s))) for s in sizes]
+    span = max(high - low, 1)
+    step = 1
+    for base in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000):
+        step = base
+        if span // base + 1 <= MAX_SIZE_TICKS:
+            break
+    first = -(-low // step) * step
+    return [(float(v), str(v)) for v in range(first, high + 1, step)]
 
 
 def _number(value: object, fmt: str) -> str:
