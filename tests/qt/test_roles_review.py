@@ -179,3 +179,17 @@ def test_the_method_panel_follows_the_run_shown(
     ctl.show_run(first)
     assert panel.method.name == "mstk" and panel.k_spin.value() == 4  # type: ignore[union-attr]
     assert panel.seed_spin.value() == 3
+
+
+def test_history_parameters_show_what_differs_from_the_defaults(
+    demo_window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+) -> None:
+    ctl = demo_window.controller
+    model = demo_window.history_panel.model
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 5, {"ordinal_average": "median"}, seed=1))
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 5, {"round": "0"}, seed=1))
+    texts = [model.index(row, 3).data() for row in range(model.rowCount())]
+    assert "defaults" in texts and "round=0" in texts

@@ -108,10 +108,10 @@ class HistoryModel(QAbstractTableModel):
             if col == 2:
                 return str(spec.k)
             if col == 3:
-                parts = [f"{k}={v}" for k, v in spec.params]
+                parts = [f"{k}={v}" for k, v in _non_default(spec.method, spec.params)]
                 if spec.strata:
                     parts.append(f"strata={'+'.join(spec.strata)}")
-                return ", ".join(parts) or "—"
+                return ", ".join(parts) or "defaults"
             if col == 4:
                 return "—" if entry.seed is None else str(entry.seed)
             if col == 5:
@@ -280,3 +280,25 @@ class HistoryPanel(QWidget):
             self._controller.set_comparison(ids)
         except MicroguiError as exc:  # the wrong number of runs
             self.error_occurred.emit(str(exc))
+
+
+def _non_default(method: str, params: tuple[tuple[str, object], ...]) -> list[tuple[str, object]]:
+    """The parameters whose value is not the method's default (the history's Parameters column:
+    'ordinal_average=median' beside plain MDAV said nothing; issue 15)."""
+    from microgui.core.errors import MicroguiError
+    from microgui.core.methods import get_method
+
+    try:
+        specs = {p.name: p for p in get_method(method).all_params}
+    except (MicroguiError, KeyError):
+        return list(params)
+    out = []
+    for name, value in params:
+        spec = specs.get(name)
+        try:
+            if spec is not None and spec.parse(value) == spec.default:
+                continue
+        except MicroguiError:
+            pass
+        out.append((name, value))
+    return out
