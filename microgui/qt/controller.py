@@ -972,12 +972,16 @@ class AppController(QObject):
         return run_id
 
     def cancel_run(self) -> None:
-        """Ask the current run (or sweep) to stop; ``run_cancelled`` (``sweep_cancelled``)
-        follows when it has."""
-        if self._current is not None:
-            worker = self._workers.get(self._current)
-            if worker is not None:
-                worker.cancel()
+        """Stop the current run (or sweep). A run is abandoned at once: ``run_cancelled`` and
+        the window's idle state follow immediately, even when the worker is inside a step that
+        cannot look at the cancel flag (compiling a kernel on a first run took 25 s); the worker
+        stops at its next check and its late signals are ignored (issue 15). A sweep:
+        ``sweep_cancelled`` follows when its processes have stopped."""
+        run_id = self._current
+        if run_id is not None:
+            self._cancel_current()  # asks the worker to stop and supersedes it
+            self.busy_changed.emit(False)
+            self.run_cancelled.emit(run_id)
         self.cancel_sweep()
         self.cancel_load()
 

@@ -159,3 +159,36 @@ def test_k_spin_box_bounds_follow_the_table(demo_window: MainWindow, k: int) -> 
     assert spin.minimum() == 2 and spin.maximum() == 4000
     spin.setValue(k)
     assert demo_window.run_panel.spec().k == k
+
+
+def test_cancel_frees_the_window_at_once_even_while_compiling(
+    demo_window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+) -> None:
+    """Issue 15: a first run compiles kernels without a progress check for tens of seconds;
+    Cancel pressed then took effect 24.7 s later. Now the run is abandoned at once (the worker
+    stops at its next check, its late signals ignored)."""
+    import threading
+
+    ctl = demo_window.controller
+    assert ctl.dataset is not None
+    release = threading.Event()
+
+    def compiling(progress: ProgressFn) -> object:
+        progress(0.0, "preparing the kernels")
+        release.wait(10)  # a compile: no progress call for a long time
+        progress(0.5, "forming groups")  # raises RunCancelled when cancelled
+        raise AssertionError("a cancelled run went on")
+
+    run_id = ctl.start_job(compiling, RunSpec.make("mdav", 5), ctl.dataset)
+    qtbot.wait(100)
+    with qtbot.waitSignal(ctl.run_cancelled, timeout=1000) as blocker:
+        demo_window.run_panel.cancel_button.click()  # emitted at once, not after the compile
+    assert blocker.args == [run_id]
+    assert not ctl.is_running and demo_window.run_panel.run_button.isEnabled()
+    failures: list[object] = []
+    ctl.run_failed.connect(lambda *args: failures.append(args))
+    release.set()  # the "compile" ends: the worker sees the cancel and stops quietly
+    ctl.pool.waitForDone(10_000)
+    qtbot.wait(50)
+    assert failures == [] and not ctl.is_running
