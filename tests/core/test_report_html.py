@@ -101,3 +101,15 @@ def test_report_of_a_real_run_holds_no_record_value() -> None:
     for value in frame["income"].astype(str).head(500):
         if len(value) >= 5:
             assert value not in text
+
+
+def test_padded_range_never_below_zero_for_rates() -> None:
+    """Issue 15: a percentage axis of the R-U map started at -1."""
+    import numpy as np
+
+    from microgui.core.report_charts import padded_range
+
+    assert padded_range(np.array([0.0, 0.0])) == (0.0, 1.0)
+    assert padded_range(np.array([0.5, 10.0]), 0.1)[0] == 0.0
+    assert padded_range(np.array([20.0, 30.0]), 0.1) == (19.0, 31.0)
+    assert padded_range(np.array([-2.0, 2.0]), 0.25) == (-3.0, 3.0)  # signed values keep theirs

@@ -55,3 +55,8 @@ def test_group_size_ticks_never_overprint() -> None:
     assert len(ticks) <= MAX_SIZE_TICKS and ticks[0][0] >= 5 and ticks[-1][0] <= 150
     steps = {b[0] - a[0] for a, b in zip(ticks, ticks[1:], strict=False)}
     assert len(steps) == 1 and steps.pop() in (10, 20, 50)
+
+
+def test_ru_map_tick_labels_are_plain(window: MainWindow) -> None:
+    for name in ("left", "bottom"):
+        assert not window.ru_chart.plot_item.getAxis(name).autoSIPrefix  # no "(x0.001)"

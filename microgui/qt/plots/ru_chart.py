@@ -187,6 +187,8 @@ class RuChartPlot(QWidget):
             axis = self.plot_item.getAxis(name)
             axis.setPen(pg.mkPen("#444444"))
             axis.setTextPen(pg.mkPen("#222222"))
+            # plain tick labels: no "(x0.001)" beside a percentage axis (issue 15)
+            axis.enableAutoSIPrefix(False)
         self.front_item = pg.PlotDataItem(
             pen=pg.mkPen("#555555", width=1.5, style=Qt.PenStyle.DashLine)
         )
