@@ -968,6 +968,10 @@ class AppController(QObject):
         self.run_started.emit(run_id, spec)
         if not was_running:
             self.busy_changed.emit(True)
+        if self.pool.activeThreadCount() >= self.pool.maxThreadCount():
+            # an abandoned run still holds the one run thread (e.g. inside a kernel compile):
+            # say why nothing moves yet
+            self.run_progress.emit(run_id, 0.0, "waiting for the cancelled run to stop")
         self.pool.start(worker)
         return run_id
 

@@ -192,3 +192,30 @@ def test_cancel_frees_the_window_at_once_even_while_compiling(
     ctl.pool.waitForDone(10_000)
     qtbot.wait(50)
     assert failures == [] and not ctl.is_running
+
+
+def test_a_run_after_an_abandoned_one_says_it_waits(
+    demo_window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+) -> None:
+    import threading
+
+    ctl = demo_window.controller
+    assert ctl.dataset is not None
+    release = threading.Event()
+
+    def compiling(progress: ProgressFn) -> object:
+        progress(0.0, "preparing the kernels")
+        release.wait(10)
+        progress(0.5, "forming groups")
+        raise AssertionError("a cancelled run went on")
+
+    ctl.start_job(compiling, RunSpec.make("mdav", 5), ctl.dataset)
+    qtbot.wait(100)
+    ctl.cancel_run()
+    statuses: list[str] = []
+    ctl.run_progress.connect(lambda _i, _f, text: statuses.append(text))
+    with qtbot.waitSignal(ctl.run_finished, timeout=RUN_TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 5, seed=1))
+        assert statuses[:1] == ["waiting for the cancelled run to stop"]
+        release.set()
