@@ -111,6 +111,8 @@ class HistoryModel(QAbstractTableModel):
                 parts = [f"{k}={v}" for k, v in _non_default(spec.method, spec.params)]
                 if spec.strata:
                     parts.append(f"strata={'+'.join(spec.strata)}")
+                if spec.block_size is not None:
+                    parts.append(f"blocks={spec.block_size}")
                 return ", ".join(parts) or "defaults"
             if col == 4:
                 return "—" if entry.seed is None else str(entry.seed)

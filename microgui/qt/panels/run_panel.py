@@ -46,6 +46,16 @@ __all__ = ["RunPanel", "make_param_widget", "param_widget_value", "param_label"]
 _INT_LIMIT = 2_147_483_647
 
 
+#: The block sizes the method panel offers (text, RunSpec.block_size).
+BLOCK_CHOICES: tuple[tuple[str, int | str | None], ...] = (
+    ("none (exact on the whole table)", None),
+    ("auto (exact up to 100,000 records)", "auto"),
+    ("blocks of 50,000 (+0.9 % IL)", 50_000),
+    ("blocks of 20,000 (+2.9 % IL)", 20_000),
+    ("blocks of 10,000 (+4.7 % IL)", 10_000),
+)
+
+
 def param_label(name: str) -> str:
     """'rescale_variance' → 'Rescale variance'."""
     text = name.replace("_", " ").strip()
@@ -166,6 +176,23 @@ class RunPanel(QWidget):
             "Columns whose combinations split the records into strata, each microaggregated on "
             "its own (k-anonymity holds within every stratum); none: the whole table at once"
         )
+        # Blocking (RunSpec.block_size, the command line's --block-size): large tables in
+        # spatially coherent blocks, with the IL cost measured in microgui.core.scale
+        self.blocks_combo = QComboBox()
+        for text, value in BLOCK_CHOICES:
+            self.blocks_combo.addItem(text, value)
+        self.blocks_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.blocks_combo.setMinimumContentsLength(16)
+        self.blocks_combo.view().setMinimumWidth(300)
+        self.blocks_combo.setToolTip(
+            "Split a large table into spatially coherent blocks and protect each on its own "
+            "(command line --block-size). Much faster above 100,000 records; the cost in "
+            "information loss, measured on 100,000 × 10 records with MDAV at k = 5: +0.9 % "
+            "(relative) with blocks of 50,000, +2.9 % with 20,000, +4.7 % with 10,000. "
+            "'auto' keeps the exact method up to 100,000 records."
+        )
         self.strata_menu = QMenu(self.strata_button)
         self.strata_button.setMenu(self.strata_menu)
         self.strata: list[str] = []
@@ -218,6 +245,7 @@ class RunPanel(QWidget):
         form.addRow("k", self.k_spin)
         form.addRow("Seed", self.seed_spin)
         form.addRow("Strata", self.strata_button)
+        form.addRow("Blocks", self.blocks_combo)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button, 1)
         buttons.addWidget(self.sweep_button)
@@ -363,6 +391,11 @@ class RunPanel(QWidget):
                 set_param_widget_value(self.param_widgets[name], value)
         self.seed_spin.setValue(-1 if spec.seed is None else spec.seed)
         self.set_strata(spec.strata)
+        position = self.blocks_combo.findData(spec.block_size)
+        if position < 0 and spec.block_size is not None:  # a size the list does not offer
+            self.blocks_combo.addItem(f"blocks of {int(spec.block_size):,}", spec.block_size)
+            position = self.blocks_combo.count() - 1
+        self.blocks_combo.setCurrentIndex(max(position, 0))
 
     # strata -------------------------------------------------------------------------------
     def set_strata(self, columns: Any) -> None:
@@ -419,6 +452,7 @@ class RunPanel(QWidget):
             # attached hierarchy files, for the methods that use them only (issue 13)
             self._controller.hierarchies.files_for(method, self._controller.roles),
             strata=list(self.strata),
+            block_size=self.blocks_combo.currentData(),
         )
 
     # running ------------------------------------------------------------------------------
