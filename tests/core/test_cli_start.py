@@ -83,3 +83,12 @@ def test_a_run_that_compiles_says_so_once(tmp_path: Path) -> None:
         errors.append(proc.stderr)
     assert "preparing the method's compiled kernels" in errors[0]
     assert "preparing" not in errors[1]
+
+
+def test_console_tables_show_control_characters_escaped() -> None:
+    """A column named 'note\\rx' printed raw moved the terminal's cursor ('notex')."""
+    from microgui.text_table import text_table
+
+    out = text_table(["column", "role"], [["note\rx", "quasi-identifier"], ["a\tb", "x"]], set())
+    assert "\r" not in out and "\t" not in out
+    assert "note\\rx" in out and "a\\tb" in out
