@@ -613,7 +613,7 @@ def _protect(args: argparse.Namespace) -> int:
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
-    _note_untagged(dataset)  # after the release: a user error stays one line
+    _note_untagged(dataset, loaded.roles)  # after the release: a user error stays one line
     if report.get("invented_combinations"):  # only independent aggregation can invent them
         how = report["parameters"].get("categorical_aggregate")
         print(
@@ -697,26 +697,18 @@ def _suggest_roles(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Untagged columns are checked for a note up to this many (the suggestion reads each one).
-_UNTAGGED_CHECKED = 500
-
-
-def _note_untagged(dataset: Dataset) -> None:
+def _note_untagged(dataset: Dataset, suggested: RoleMap) -> None:
     """A note on stderr naming the columns no option tags (they pass through unchanged, the
-    documented default) that :func:`microgui.core.dataset.explain_roles` would call identifiers
-    or quasi-identifiers: released verbatim, they could single people out."""
-    from microgui.core.dataset import explain_roles
+    documented default) that the suggestion made when the table was read
+    (:func:`microgui.core.dataset.explain_roles`) calls identifiers or quasi-identifiers:
+    released verbatim, they could single people out."""
     from microgui.core.roles import AttributeRole
 
-    untagged = dataset.roles.columns_with(AttributeRole.NON_CONFIDENTIAL)
-    if not untagged:
-        return
-    checked = untagged[:_UNTAGGED_CHECKED]
-    frame = dataset.frame.loc[:, checked]
     risky = [
-        (s.name, s.spec.role)
-        for s in explain_roles(frame)
-        if s.spec.role in (AttributeRole.IDENTIFIER, AttributeRole.QUASI_IDENTIFIER)
+        (name, suggested[name].role)
+        for name in dataset.roles.columns_with(AttributeRole.NON_CONFIDENTIAL)
+        if name in suggested
+        and suggested[name].role in (AttributeRole.IDENTIFIER, AttributeRole.QUASI_IDENTIFIER)
     ]
     if not risky:
         return
@@ -797,10 +789,9 @@ def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
 
 def _measure_catalog() -> dict[str, tuple[str, str, str, str]]:
     """``evaluate.MEASURES`` as (label, unit, direction, group) by key."""
-    from microgui.core.metrics.evaluate import MEASURES
-    from microgui.core.references import readable
+    from microgui.core.metrics.evaluate import readable_measures
 
-    return {str(k): (readable(v[0]), *v[1:]) for k, v in MEASURES.items()}  # type: ignore[misc]
+    return readable_measures()
 
 
 def _number_text(value: float | int | None) -> str:

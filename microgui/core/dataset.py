@@ -369,10 +369,6 @@ def numeric_column(frame: pd.DataFrame, column: str, what: str = "continuous") -
 def is_missing(series: pd.Series) -> np.ndarray:
     """Which cells of ``series`` are missing: NA/NaN/None, or text that is empty or one of
     ``NA``, ``N/A``, ``NaN``, ``nan``, ``.`` after removing spaces (the module's policy)."""
-    return _is_missing(series)
-
-
-def _is_missing(series: pd.Series) -> np.ndarray:
     miss = series.isna().to_numpy()
     if series.dtype == object or pd.api.types.is_string_dtype(series):
         text = series.astype("string").str.strip()
@@ -637,7 +633,7 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
                 )
             )
             continue
-        missing_mask = _is_missing(series)
+        missing_mask = is_missing(series)
         missing = int(missing_mask.sum())
         present = series[~missing_mask] if missing else series
         numeric = (
@@ -888,7 +884,7 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
                 f"quasi-identifier {col!r}{where} holds {_NOT_CONTINUOUS_TYPES[ctype]}, which "
                 f"cannot be microaggregated as continuous; {hint}"
             )
-        miss = np.flatnonzero(_is_missing(frame[col]))
+        miss = np.flatnonzero(is_missing(frame[col]))
         if len(miss) and not roles[col].missing_is_category:
             categorical = kind is not AttributeKind.CONTINUOUS
             choice = (
@@ -929,7 +925,7 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
     for j, col in enumerate(ord_names):
         order = roles[col].order
         keys = frame[col].map(_value_key)
-        missing = _is_missing(frame[col]) if roles[col].missing_is_category else None
+        missing = is_missing(frame[col]) if roles[col].missing_is_category else None
         if missing is not None and missing.any():
             keys = keys.where(~missing, MISSING_CATEGORY)
             present = frame[col][~missing]
@@ -967,7 +963,7 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
     noms = np.empty((n, len(nom_names)), dtype=np.int64)
     cats: list[tuple[object, ...]] = []
     for j, col in enumerate(nom_names):
-        missing = _is_missing(frame[col]) if roles[col].missing_is_category else None
+        missing = is_missing(frame[col]) if roles[col].missing_is_category else None
         if missing is not None and missing.any():
             # the present values in their sorted order, then the missing cells' own category
             codes_arr = np.full(n, -1, dtype=np.int64)

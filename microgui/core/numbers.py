@@ -161,10 +161,9 @@ def written_decimals(series: pd.Series) -> int | None:
 _SAMPLE = 2_000
 
 
-def source_decimals(series: pd.Series) -> int | None:
-    """The decimals ``round=source`` rounds the column to (:func:`written_decimals`; None: a
-    column of full-precision doubles, which is left unrounded)."""
-    return written_decimals(series)
+#: The decimals ``round=source`` rounds a column to: those it is written with (None: a column of
+#: full-precision doubles, left unrounded).
+source_decimals = written_decimals
 
 
 def clean_column(values: np.ndarray) -> np.ndarray:

@@ -32,7 +32,6 @@ from microgui.core.metrics.utility import correlation_change, paired_numeric, re
 from microgui.core.progress import ProgressFn, RunCancelled, sub_progress
 from microgui.core.project_file import Project, save_project, write_autosave
 from microgui.core.projection import QIProjection, all_category_transitions, qi_projection
-from microgui.core.references import readable
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.core.sweep import SweepPoint, run_sweep
@@ -91,14 +90,13 @@ def measure_catalog() -> dict[str, MeasureInfo]:
     own figures (imported lazily: the measures module may be absent in older installations)."""
     catalog = dict(FALLBACK_MEASURES)
     try:
-        from microgui.core.metrics.evaluate import MEASURES
+        from microgui.core.metrics.evaluate import readable_measures
     except ImportError:
         return catalog
     # evaluate's order first (utility, then risk), then the report's own extras.
-    merged: dict[str, MeasureInfo] = {str(k): tuple(v) for k, v in MEASURES.items()}  # type: ignore[misc]
+    merged: dict[str, MeasureInfo] = dict(readable_measures())
     merged.update({k: v for k, v in catalog.items() if k not in merged})
-    # labels name papers by authors and year, not by reference-text number (issue 15)
-    return {k: (readable(v[0]), *v[1:]) for k, v in merged.items()}  # type: ignore[misc]
+    return merged
 
 
 def measures_of(
@@ -816,10 +814,9 @@ class AppController(QObject):
             raise InvalidRoles("open a table first")
         explained = explain_roles(self.dataset.frame)
         roles = RoleMap.from_dict({s.name: s.spec for s in explained})
-        self.set_roles(roles)
-        assert self.dataset is not None
-        self.dataset = replace(self.dataset, role_reasons={s.name: s.reason for s in explained})
-        self.roles_changed.emit(self.dataset.roles)
+        reasons = {s.name: s.reason for s in explained}
+        self.dataset = replace(self.dataset, roles=roles, role_reasons=reasons)
+        self.roles_changed.emit(roles)
         self._set_reviewed(False)
 
     def set_missing_as_category(self, column: str, flag: bool) -> None:

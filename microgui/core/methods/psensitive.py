@@ -74,7 +74,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from microgui.core.aggregate import convex_frequencies
-from microgui.core.dataset import Dataset, QIMatrix, _is_missing, numeric_column, row_list
+from microgui.core.dataset import Dataset, QIMatrix, is_missing, numeric_column, row_list
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit as _njit
@@ -165,7 +165,7 @@ def prepare_confidential(dataset: Dataset, method: str) -> tuple[ConfidentialAtt
     out: list[ConfidentialAttribute] = []
     for col in names:
         series = frame[col]
-        miss = np.flatnonzero(_is_missing(series))
+        miss = np.flatnonzero(is_missing(series))
         if len(miss):
             raise InvalidInput(
                 f"confidential column {col!r} has {len(miss)} missing value(s) (row {row_list(miss)}); "

@@ -263,6 +263,14 @@ def _protected_continuous(protected: pd.DataFrame, qi: QIMatrix) -> np.ndarray |
     return np.column_stack(cols) if cols else np.empty((len(protected), 0))
 
 
+def readable_measures() -> dict[str, tuple[str, str, str, str]]:
+    """:data:`MEASURES` as users read them: (label, unit, direction, group) by key, the labels
+    naming papers by authors and year (:func:`microgui.core.references.readable`)."""
+    from microgui.core.references import readable
+
+    return {str(k): (readable(v[0]), *v[1:]) for k, v in MEASURES.items()}
+
+
 def _released_values(series: pd.Series, categories: Sequence[object]) -> list[object]:
     """The released cells as a list; where the original's missing cells form a category
     (``missing_as_category``), a missing released cell (empty, NA, read back as NaN) is that

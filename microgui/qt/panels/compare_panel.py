@@ -31,6 +31,7 @@ from microgui.core.report_html import (
     best_indices,
     format_measure,
 )
+from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController, HistoryEntry, MeasureInfo, measure_catalog
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
@@ -138,12 +139,7 @@ class ComparePanel(QWidget):
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
         for combo in (self.x_combo, self.y_combo):
-            # a fixed width: long column names must not widen the window past 1366 px
-            combo.setSizeAdjustPolicy(
-                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-            )
-            combo.setMinimumContentsLength(7)
-            combo.view().setMinimumWidth(220)
+            compact_combo(combo, 7, 220)
             combo.currentIndexChanged.connect(self._on_axes_changed)
         self.brush_check = QCheckBox("Brush (drag)")
         self.brush_check.setToolTip(

@@ -39,6 +39,7 @@ from microgui.core.methods.base import Method, ParamSpec, resolve_params
 from microgui.core.references import readable
 from microgui.core.roles import AttributeRole
 from microgui.core.runs import RunResult, RunSpec
+from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController
 
 __all__ = ["RunPanel", "make_param_widget", "param_widget_value", "param_label"]
@@ -142,10 +143,7 @@ class RunPanel(QWidget):
 
         self.method_combo = QComboBox()
         # long method titles must not widen the window past a laptop screen (issue 15)
-        self.method_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.method_combo.setMinimumContentsLength(22)
+        compact_combo(self.method_combo, 22)
         self.method_combo.currentIndexChanged.connect(self._on_method_changed)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
@@ -181,11 +179,7 @@ class RunPanel(QWidget):
         self.blocks_combo = QComboBox()
         for text, value in BLOCK_CHOICES:
             self.blocks_combo.addItem(text, value)
-        self.blocks_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.blocks_combo.setMinimumContentsLength(16)
-        self.blocks_combo.view().setMinimumWidth(300)
+        compact_combo(self.blocks_combo, 16, 300)
         self.blocks_combo.setToolTip(
             "Split a large table into spatially coherent blocks and protect each on its own "
             "(command line --block-size). Much faster above 100,000 records; the cost in "

@@ -41,6 +41,7 @@ from microgui.core.projection import (
     category_jitter,
 )
 from microgui.core.runs import RunResult
+from microgui.qt.compact import compact_combo
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
 from microgui.qt.plots.titles import set_plot_title
@@ -253,11 +254,7 @@ class ClusterScatterPlot(QWidget):
         for combo in (self.x_combo, self.y_combo):
             # A fixed width: long column names ("marital-status (nominal)") must not widen the
             # window beyond a 1366-pixel screen; the open list shows them in full.
-            combo.setSizeAdjustPolicy(
-                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-            )
-            combo.setMinimumContentsLength(9)
-            combo.view().setMinimumWidth(220)
+            compact_combo(combo, 9, 220)
             combo.currentIndexChanged.connect(self._on_axes_changed)
         self.protected_check = QCheckBox("Show protected values")
         self.protected_check.setToolTip(

@@ -24,6 +24,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from microgui.core.report_charts import padded_range
+from microgui.qt.compact import compact_combo
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.palette import CLUSTER_COLORS
 from microgui.qt.plots.titles import set_plot_title
@@ -152,12 +153,7 @@ class RuChartPlot(QWidget):
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
         for combo in (self.x_combo, self.y_combo):
-            # Shrinks (eliding) rather than pushing over its neighbours in a narrow window.
-            combo.setSizeAdjustPolicy(
-                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-            )
-            combo.setMinimumContentsLength(11)
-            combo.view().setMinimumWidth(260)  # the open list shows the labels in full
+            compact_combo(combo, 11, 260)
             combo.currentIndexChanged.connect(self._on_axes_changed)
         self.x_combo.setToolTip("Disclosure-risk measure across")
         self.y_combo.setToolTip(
