@@ -50,14 +50,15 @@ from microgui.core.aggregate import group_means
 from microgui.core.dataset import Dataset, QIMatrix
 from microgui.core.errors import MicroguiError
 from microgui.core.methods import ama as ama_module
+from microgui.core.methods import available_methods, get_method, warm_ups
 from microgui.core.methods import mdav as mdav_module
 from microgui.core.methods import mhm as mhm_module
 from microgui.core.methods import mst as mst_module
-from microgui.core.methods.base import available_methods, get_method
 from microgui.core.metrics import information_loss
 from microgui.core.progress import ProgressFn
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.reference_data import reference_sets, shared_data_dir
 from microgui.text_table import text_table
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "run_case",
     "Baselines",
     "memory_probe",
+    "blocking_cost",
     "main",
 ]
 
@@ -518,34 +520,9 @@ def run_case(
     return BenchRow(case, best, il, max_gap, baseline, same)
 
 
-def available_kernel_modules() -> list[Any]:
-    """Method modules (besides mdav and mst) with a ``warm_up()`` for their numba kernels."""
-    import importlib
-
-    out = []
-    for name in (
-        "dba",
-        "median",
-        "psensitive",
-        "tcloseness",
-        "md",
-        "cbfs",
-        "vmdav",
-        "tfrp",
-        "mhm",
-        "univariate",
-    ):
-        module = importlib.import_module(f"microgui.core.methods.{name}")
-        if hasattr(module, "warm_up"):
-            out.append(module)
-    return out
-
-
 def warm_up_report() -> str:
     """Compile or load the numba kernels; say which and how long it took."""
-    seconds = mdav_module.warm_up() + mst_module.warm_up()
-    for module in available_kernel_modules():
-        seconds += module.warm_up()
+    seconds = sum(warm_up() for warm_up in warm_ups())
     stats = getattr(mdav_module._mdav_batch, "stats", None)
     hits = sum(getattr(stats, "cache_hits", {}).values()) if stats is not None else 0
     how = "loaded from numba's cache" if hits else "compiled (no cache yet)"
@@ -596,29 +573,6 @@ def _format(rows: Sequence[BenchRow]) -> str:
 
 
 REFERENCE_KS = (3, 4, 5, 10)
-
-
-def shared_data_dir() -> Path | None:
-    """The reference data folder: $MICROGUI_SHARED_DATA, or ``../shared/data`` beside a source
-    checkout. None when absent (a user's clone has none)."""
-    env = os.environ.get("MICROGUI_SHARED_DATA")
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "data")
-    for path in candidates:
-        if (path / "sdc-reference").is_dir():
-            return path
-    return None
-
-
-def reference_sets(root: Path) -> dict[str, pd.DataFrame]:
-    """Census (all 13 columns), Tarragona (all 13) and EIA (UTILITYID plus the 10 revenue and
-    sales columns), as the literature uses them (``sdc-reference/README.md``)."""
-    ref = root / "sdc-reference"
-    census = pd.read_csv(ref / "CASCrefmicrodata.csv")
-    tarragona = pd.read_csv(ref / "Tarragona.csv")
-    eia = pd.read_csv(ref / "EIA.csv")
-    eia_cols = ["UTILITYID"] + [c for c in eia.columns if c.endswith(("REVENUE", "SALES"))]
-    return {"Census": census, "Tarragona": tarragona, "EIA": eia[eia_cols]}
 
 
 def reference_table(methods: Sequence[str] | None = None) -> str | None:
@@ -673,7 +627,8 @@ def census_sweep_text() -> str | None:
     """Time a sweep of :data:`SWEEP_METHODS` × :data:`SWEEP_KS` on Census (13 continuous
     quasi-identifiers), every run measured, on the default number of worker processes (pool
     start included). None when the reference data is absent."""
-    from microgui.core.sweep import SweepSpec, default_workers, run_sweep
+    from microgui.core.pool import default_workers
+    from microgui.core.sweep import SweepSpec, run_sweep
 
     root = shared_data_dir()
     if root is None:
@@ -907,16 +862,82 @@ MILLION_BLOCK_SIZE = 25_000
 MILLION_TARGET = 60.0
 
 
+def blocking_cost(
+    values: np.ndarray,
+    k: int,
+    block_sizes: Sequence[int],
+    *,
+    method: str = "mdav",
+    exact: bool = True,
+    workers: int | None = None,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Information loss and time of blocked runs against the unblocked (exact) run.
+
+    Parameters
+    ----------
+    values
+        (n, d) continuous records (the benchmark's ``correlated_data(n, d).continuous``).
+    k
+        Minimum group size.
+    block_sizes
+        The block sizes to try (each >= 2k).
+    method
+        A method for continuous quasi-identifiers.
+    exact
+        Also run without blocking (the reference; O(n²) for MDAV, skip it for a million).
+    workers
+        Processes of the local engine (None: one per core).
+
+    Returns
+    -------
+    list of dict
+        One row per run, the unblocked one first when ``exact``: ``block_size`` (None for the
+        unblocked run), ``n_blocks``, ``block_size_min``, ``block_size_max``, ``engine``,
+        ``processes``, ``information_loss`` (IL = 100·SSE/SST, %), ``seconds`` (whole run,
+        blocking and aggregation included) and ``relative_il_increase`` (IL / exact IL - 1,
+        None without the exact run).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    names = [f"x{j}" for j in range(x.shape[1])]
+    frame = pd.DataFrame(x, columns=names)
+    roles = RoleMap.from_dict(
+        {c: ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS) for c in names}
+    )
+    dataset = Dataset(frame, roles)
+    sizes: list[int | None] = ([None] if exact else []) + [int(b) for b in block_sizes]
+    rows: list[dict[str, Any]] = []
+    reference: float | None = None
+    for size in sizes:
+        spec = RunSpec.make(method, k, seed=seed, block_size=size, workers=workers)
+        started = time.perf_counter()
+        result = run_protection(dataset, spec)
+        seconds = time.perf_counter() - started
+        il = result.information_loss
+        scale = dict(result.report.get("scale", {}))
+        if size is None:
+            reference = il
+        rows.append(
+            {
+                "block_size": size,
+                "n_blocks": int(scale.get("n_blocks", 1)),
+                "block_size_min": int(scale.get("block_sizes", {}).get("min", len(x))),
+                "block_size_max": int(scale.get("block_sizes", {}).get("max", len(x))),
+                "engine": scale.get("engine", "in-process"),
+                "processes": int(scale.get("processes", 1)),
+                "information_loss": il,
+                "seconds": seconds,
+                "relative_il_increase": None if reference is None else il / reference - 1.0,
+            }
+        )
+    return rows
+
+
 def scale_text() -> str:
-    """Blocked runs (issue 6 "Scale beyond one block") through
-    :func:`microgui.core.scale.blocking_cost`, when the checkout has it: blocked MDAV's IL
-    against exact MDAV at :data:`BLOCKED_N` records, and 1,000,000 x 10 in blocks of
+    """Blocked runs (issue 6 "Scale beyond one block") through :func:`blocking_cost`: blocked
+    MDAV's IL against exact MDAV at :data:`BLOCKED_N` records, and 1,000,000 x 10 in blocks of
     :data:`MILLION_BLOCK_SIZE` on the local engine against its 60 s target (about 10-15 s here,
     so it is in the default run)."""
-    try:
-        from microgui.core.scale import blocking_cost
-    except ImportError:
-        return "blocked runs: microgui.core.scale.blocking_cost is not in this checkout; no rows"
     lines = ["blocked MDAV (k=5, d=10, whole run_protection; IL cost aim <= +3 % relative):"]
     rows = blocking_cost(correlated_data(BLOCKED_N, 10).continuous, 5, BLOCK_SIZES, seed=SEED)
     for row in rows:

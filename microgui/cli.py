@@ -804,7 +804,7 @@ def _number_text(value: float | int | None) -> str:
 
 def _print_by_attribute(by_attribute: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Print ``information_loss_by_attribute`` as a table; return it JSON-ready."""
-    from microgui.core.sweep import json_number
+    from microgui.core.io import json_number
 
     print("\ninformation loss by quasi-identifier (SSE/SST % in the distance of IL, all QIs)")
     rows = []
@@ -832,8 +832,7 @@ def _print_by_attribute(by_attribute: dict[str, Any]) -> dict[str, dict[str, Any
 
 def _evaluate(args: argparse.Namespace) -> int:
     from microgui.core.dataset import Dataset
-    from microgui.core.io import write_json_atomic
-    from microgui.core.sweep import json_number
+    from microgui.core.io import json_number, write_json_atomic
 
     if not args.qi:
         raise _UsageError("evaluate needs --qi COL,... (see microgui evaluate --help)")
@@ -922,52 +921,46 @@ def _parse_model(text: str, columns: Sequence[str]) -> tuple[str, list[str]]:
 def _print_correlations_and_regressions(
     args: argparse.Namespace, dataset: Dataset, other: pd.DataFrame
 ) -> dict[str, float | None]:
-    """Correlations of the continuous quasi-identifiers and the --regression models, original
-    and protected side by side (what statisticians ask first); returns flat JSON keys."""
+    """Correlations (:func:`microgui.core.metrics.association.correlations`: the continuous
+    quasi-identifiers and the confidential columns, on the records complete in both tables) and
+    the --regression models, original and protected side by side (what statisticians ask
+    first); returns flat JSON keys."""
     import pandas as pd
 
-    from microgui.core.dataset import MAX_ABS_VALUE
-    from microgui.core.metrics.utility import correlation_change, regression_change
-    from microgui.core.roles import AttributeKind
-    from microgui.core.sweep import json_number
+    from microgui.core.errors import InvalidParameter
+    from microgui.core.io import json_number
+    from microgui.core.metrics.association import correlations, fit_regression
 
     out: dict[str, float | None] = {}
-    cont = dataset.roles.qi_of_kind(AttributeKind.CONTINUOUS)
-    if len(cont) >= 2:
-        try:
-            orig = dataset.frame[cont].apply(pd.to_numeric, errors="raise")
-            prot = other[cont].apply(pd.to_numeric, errors="raise")
-        except (ValueError, TypeError):
-            orig = prot = None  # generalized to text: no correlations
-        if prot is not None and not bool((prot.abs() <= MAX_ABS_VALUE).all().all()):
-            orig = prot = None  # NaN, inf or squares that overflow: no correlations either
-        if orig is not None and prot is not None:
-            table = correlation_change(orig, prot, cont)
-            print("\ncorrelations of the continuous quasi-identifiers")
-            print(
-                text_table(
-                    ("pair", "original", "protected", "difference"),
-                    [
-                        (
-                            f"{r.column_a} ~ {r.column_b}",
-                            f"{r.original:.4f}",
-                            f"{r.protected:.4f}",
-                            f"{r.difference:+.4f}",
-                        )
-                        for r in table.itertuples()
-                    ],
-                    {1, 2, 3},
-                )  # fmt: skip
-            )
+    found = correlations(dataset.frame, other, dataset.roles)
+    if not found.table.empty:
+        print("\ncorrelations of the continuous quasi-identifiers and confidential columns")
+        print(
+            text_table(
+                ("pair", "original", "protected", "difference"),
+                [
+                    (
+                        f"{r.column_a} ~ {r.column_b}",
+                        f"{r.original:.4f}",
+                        f"{r.protected:.4f}",
+                        f"{r.difference:+.4f}",
+                    )
+                    for r in found.table.itertuples()
+                ],
+                {1, 2, 3},
+            )  # fmt: skip
+        )
+        if found.dropped_rows:
+            print(f"({found.dropped_rows:,} record(s) with a missing value left out)")
+    for column, why in found.skipped.items():
+        print(f"(correlations: {column!r} left out: {why})")
     worst: float | None = None
     for text in args.regression or []:
         y, xs = _parse_model(text, [str(c) for c in dataset.frame.columns])
         try:
-            coef = regression_change(dataset.frame, other, y, xs)
-        except (ValueError, TypeError) as exc:
-            raise _UsageError(
-                f"--regression {text!r}: {exc} (the columns must be numeric)"
-            ) from None
+            coef = fit_regression(dataset.frame, other, y, xs).table
+        except InvalidParameter as exc:
+            raise _UsageError(f"--regression {text!r}: {exc}") from None
         print(f"\nregression {y} ~ {' + '.join(xs)} (OLS with intercept)")
         print(
             text_table(
@@ -1005,32 +998,26 @@ def _parse_list(values: Sequence[str] | None, option: str) -> list[str]:
     return items
 
 
-def _parse_param_grid(values: Sequence[str] | None) -> dict[str, list[str]]:
-    """--param NAME=VALUE, repeatable; NAME=V1,V2 or a repeated NAME gives several values."""
-    grid: dict[str, list[str]] = {}
-    for value in values or ():
-        name, sep, raw = value.partition("=")
-        parts = [p.strip() for p in raw.split(",") if p.strip()]
-        if not sep or not name.strip() or not parts:
-            raise _UsageError(f"--param {value!r}: give NAME=VALUE (or NAME=V1,V2)")
-        bucket = grid.setdefault(name.strip(), [])
-        bucket.extend(p for p in parts if p not in bucket)
-    return grid
-
-
 def _sweep(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from microgui.core.dataset import Dataset
     from microgui.core.io import write_json_atomic
     from microgui.core.runs import parse_seed, validate_k
-    from microgui.core.sweep import SweepPoint, SweepSpec, run_sweep
+    from microgui.core.sweep import (
+        SweepPoint,
+        SweepSpec,
+        parse_k_list,
+        parse_param_grid,
+        run_sweep,
+    )
 
     if not args.qi:
         raise _UsageError("sweep needs --qi COL,... (see microgui sweep --help)")
     methods = _parse_list(args.methods, "--methods M1,M2,...")
-    ks = _parse_list(args.k, "--k K1,K2,...")
-    grid = _parse_param_grid(args.param)
+    _parse_list(args.k, "--k K1,K2,...")
+    ks = parse_k_list(args.k)
+    grid = parse_param_grid(args.param, "--param")
     if args.round is not None:
         if "round" in grid:
             raise _UsageError("give the rounding once: --round or --param round=, not both")

@@ -14,16 +14,44 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # CI (CI=true) draws the same examples at every run, so that a landing never depends on luck;
 # a developer's runs draw new ones and so keep finding cases (two were found that way).
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow", action="store_true", help="also run the tests marked slow (CI always does)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` are left out of a developer's run and run on CI (CI set in the
+    environment, as ``.ci/run`` does), with ``--run-slow``, with a ``-m`` naming them, or when
+    asked for by node id (``file.py::test``)."""
+    if (
+        os.environ.get("CI")
+        or config.getoption("--run-slow")
+        or "slow" in (config.getoption("-m") or "")
+        or any("::" in str(arg) for arg in config.args)
+    ):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 class NetworkUsed(OSError):
@@ -81,3 +109,22 @@ def _isolated_state_dir(
 ) -> None:
     """Autosaves and other state go to a temporary folder, never the user's."""
     monkeypatch.setenv("MICROGUI_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture
+def register_method() -> Iterator[Callable[[Any], str]]:
+    """Registers fake methods for one test: ``register_method(Method(...))`` returns the name;
+    every method registered so leaves the registry when the test ends."""
+    from microgui.core.methods import registered
+
+    with ExitStack() as stack:
+        yield lambda method: stack.enter_context(registered(method)).name
+
+
+@pytest.fixture(scope="module")
+def census() -> pd.DataFrame:
+    """Census (``CASCrefmicrodata.csv``, 1080 × 13), read once per test module by the shared loader
+    (``reference_sets``); the test is skipped when the reference data is absent."""
+    import reference_sets
+
+    return reference_sets.census()

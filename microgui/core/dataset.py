@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,7 @@ __all__ = [
     "is_missing",
     "check_frame",
     "column_type",
+    "category_values",
 ]
 
 #: A numeric column with at least this many distinct values is suggested as continuous.
@@ -323,6 +324,49 @@ class Dataset:
     def with_spec(self, column: str, spec: ColumnSpec) -> Dataset:
         return self.with_roles(self.roles.replace(column, spec))
 
+    def with_suggested_roles(self) -> Dataset:
+        """Every column tagged as :func:`explain_roles` suggests, with its reason."""
+        explained = explain_roles(self.frame)
+        roles = RoleMap.from_dict({s.name: s.spec for s in explained})
+        reasons = {s.name: s.reason for s in explained}
+        return Dataset(self.frame, roles, self.source, self.value_labels, reasons)
+
+    def edited_roles(
+        self,
+        column: str,
+        *,
+        role: AttributeRole | None = None,
+        kind: AttributeKind | None = None,
+        order: Sequence[str] | None = None,
+        missing_as_category: bool | None = None,
+    ) -> RoleMap:
+        """The roles with one column's tag changed (the roles editor's one rule book).
+
+        ``role``: kind and order are kept for when the column is a quasi-identifier again.
+        ``kind``: a column made ordinal keeps its order or gets :func:`category_values` (its
+        values in their natural order); the same kind returns the roles unchanged (the same
+        object). ``order`` (lowest first) makes the column ordinal; a category listed twice is
+        refused with :class:`InvalidRoles`.
+        """
+        spec = self.roles[column]
+        if role is not None:
+            spec = spec.with_role(AttributeRole(role))
+        if kind is not None:
+            kind = AttributeKind(kind)
+            if kind is spec.kind:
+                return self.roles
+            values = None
+            if kind is AttributeKind.ORDINAL:
+                values = list(spec.order) if spec.order else category_values(self.frame[column])
+            spec = spec.with_kind(kind, values)
+        if order is not None:
+            if len(set(order)) != len(order):
+                raise InvalidRoles(f"the order of {column!r} lists a category twice")
+            spec = spec.with_kind(AttributeKind.ORDINAL, list(order))
+        if missing_as_category is not None:
+            spec = spec.with_missing_as_category(missing_as_category)
+        return self.roles.replace(column, spec)
+
     @property
     def n_records(self) -> int:
         return len(self.frame)
@@ -330,6 +374,21 @@ class Dataset:
     @property
     def name(self) -> str:
         return self.source.name if self.source is not None else "table"
+
+
+def category_values(series: pd.Series) -> list[str]:
+    """The distinct values of a column as the text an ordinal order uses (3.0 → "3"), numbers in
+    numeric order and text in alphabetical order: the starting point of the order editor."""
+    values = series.dropna().unique()
+    numeric = pd.to_numeric(
+        pd.Series(values, dtype=object).astype("string").str.strip(), errors="coerce"
+    )
+    if len(values) and bool(numeric.notna().all()):
+        out: list[str] = []
+        for v in np.sort(numeric.to_numpy(dtype=np.float64)):
+            out.append(str(int(v)) if float(v).is_integer() else str(float(v)))
+        return list(dict.fromkeys(out))
+    return sorted({str(v) for v in values})
 
 
 def numeric_column(frame: pd.DataFrame, column: str, what: str = "continuous") -> np.ndarray:

@@ -1,8 +1,9 @@
 """Export of a run: the protected CSV and its JSON report, checked before anything is written.
 
 Before writing, the protected table is verified: no identifier column, a k-anonymity level on
-the quasi-identifiers of at least the run's k, and, where the method promised one, the p of
-p-sensitive k-anonymity and the t of t-closeness on the confidential attributes. A failure
+the quasi-identifiers of at least the run's k, and, where the method promised one (its
+``release_check``), the p of p-sensitive k-anonymity, the l of l-diversity or the t of t-closeness
+on the confidential attributes. A failure
 refuses the export with the reason (:class:`ExportRefused`) unless the caller passes an
 explicit ``override`` reason, which is then recorded in the report (``export_override``) and
 logged. Both files go to a temporary file in the
@@ -49,11 +50,13 @@ from microgui.core.io import (
     write_csv_atomic,
     write_files_atomic,
 )
+from microgui.core.methods import REGISTERED
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.numbers import whole_numbers_written_plain
 from microgui.core.runs import RunResult
 
 __all__ = [
+    "report_path_for",
     "ExportCheck",
     "check_export",
     "protected_table",
@@ -155,6 +158,11 @@ def input_paths(dataset: Dataset, result: RunResult) -> list[Path]:
     return paths + [Path(path) for _column, path in result.spec.hierarchies]
 
 
+def report_path_for(csv_path: Path) -> Path:
+    """The JSON report written beside an exported CSV: ``name.csv`` → ``name.report.json``."""
+    return csv_path.with_name(csv_path.stem + ".report.json")
+
+
 def _override_reason(override: str) -> str:
     reason = " ".join(override.split())
     if not any(ch.isalnum() for ch in reason):
@@ -209,34 +217,19 @@ def check_export(result: RunResult, frame: pd.DataFrame | None = None) -> Export
 
 
 def _promised_privacy_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
-    """The p of p-sensitive k-anonymity and the t of t-closeness, where the method promised one,
-    measured on the table as released (groups = identical quasi-identifier values)."""
-    from microgui.core.metrics.privacy import p_sensitivity, t_closeness
-
+    """The privacy model the run's method promised (its ``ReleaseCheck``: the p of p-sensitive
+    k-anonymity, the l of l-diversity, the t of t-closeness), measured on the table as released
+    (groups = identical quasi-identifier values)."""
     conf = [c for c in result.roles.confidential if c in frame.columns]
     qis = result.roles.quasi_identifiers
-    params = result.report.get("parameters", {})
-    method = result.report.get("method")
+    method = REGISTERED.get(str(result.report.get("method")))
+    if method is None or method.release_check is None:
+        return []
     if not conf or not qis or len(frame) == 0:
         return []
-    problems: list[str] = []
-    if method == "p-sensitive" and "p" in params:
-        p = int(params["p"])
-        level = p_sensitivity(frame, qis, conf)
-        if level < p:
-            problems.append(
-                f"the table is only {level}-sensitive on {', '.join(map(repr, conf))}, below the "
-                f"promised p = {p}"
-            )
-    if method == "t-closeness" and "t" in params:
-        t = float(params["t"])
-        reached = t_closeness(frame, qis, conf, result.roles)
-        if reached > t + 1e-9:
-            problems.append(
-                f"a group is {reached:.4f} away (EMD) from the whole table on a confidential "
-                f"attribute, above the promised t = {t}"
-            )
-    return problems
+    params = result.report.get("parameters", {})
+    problem = method.release_check.problem(frame, qis, conf, result.roles, params)
+    return [] if problem is None else [problem]
 
 
 def export_run(

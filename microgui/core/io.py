@@ -79,6 +79,7 @@ __all__ = [
     "write_files_atomic",
     "write_json_atomic",
     "json_text",
+    "json_number",
     "write_text_atomic",
 ]
 
@@ -1343,6 +1344,23 @@ def _json_finite(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [_json_finite(value) for value in obj]
     return obj
+
+
+def json_number(value: Any) -> float | int | None:
+    """A JSON-ready number: numpy scalars unwrapped, NaN and infinities as None."""
+    if value is None or isinstance(value, bool):
+        return None if value is None else int(value)
+    if isinstance(value, int):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(number):
+        return None
+    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu":
+        return int(value)
+    return number
 
 
 def json_text(obj: Any, *, indent: int | None = 2) -> str:

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import networkx as nx
 import numpy as np
 
+from microgui.core.artifacts import SPANNING_TREE
 from microgui.core.dataset import QIMatrix
 from microgui.core.dependency import DependencyTree
 from microgui.core.projection import QIProjection
@@ -239,7 +239,8 @@ class MstLayout:
     ``edges``: (n-1, 2) record rows; ``cut``: (n-1,) bool, edge removed by the partitioning;
     ``edge_group``: (n-1,) int64, the final group of both ends of a kept edge, -1 for a cut edge
     or a kept edge whose ends ended in different groups (``mst`` splits trees of 2k or more
-    records by MDAV); ``sample``: the edges drawn; ``source``: ``"mst"`` or ``"mstk"``.
+    records by MDAV); ``sample``: the edges drawn; ``source``: the method that made the tree
+    (``"mst"`` or ``"mstk"``).
     """
 
     source: str
@@ -257,33 +258,23 @@ class MstLayout:
         return int(self.cut.sum())
 
 
-def _tree_of(artifacts: Any) -> tuple[str, np.ndarray, np.ndarray] | None:
-    part = artifacts.get("mst")
-    if part is not None:
-        return "mst", np.asarray(part.edges), np.asarray(part.cut, dtype=bool)
-    if "mst_edges" in artifacts and "mst_kept" in artifacts:
-        kept = np.asarray(artifacts["mst_kept"], dtype=bool)
-        return "mstk", np.asarray(artifacts["mst_edges"]), ~kept
-    return None
-
-
 def mst_layout(
     result: RunResult, *, max_edges: int = DEFAULT_MAX_EDGES, seed: int = 0
 ) -> MstLayout | None:
-    """The :class:`MstLayout` of a run of ``mst`` (artifact ``"mst"``, an ``MstPartition``) or
-    ``mstk`` (artifacts ``"mst_edges"`` and ``"mst_kept"``); None for other runs."""
-    found = _tree_of(result.artifacts)
-    if found is None:
+    """The :class:`MstLayout` of a run that left a spanning tree (artifact
+    :data:`~microgui.core.artifacts.SPANNING_TREE`: ``mst``, ``mstk``); None for other runs."""
+    tree = SPANNING_TREE.of(result.artifacts)
+    if tree is None:
         return None
-    source, edges, cut = found
-    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    cut = np.asarray(tree.cut, dtype=bool)
+    edges = np.asarray(tree.edges, dtype=np.int64).reshape(-1, 2)
     if len(cut) != len(edges):
         raise ValueError(f"{len(edges)} tree edges but {len(cut)} cut flags")
     labels = np.asarray(result.labels, dtype=np.int64)
     a, b = labels[edges[:, 0]], labels[edges[:, 1]]
     group = np.where(~cut & (a == b), a, -1).astype(np.int64)
     return MstLayout(
-        source=source,
+        source=result.spec.method,
         edges=edges,
         cut=cut,
         edge_group=group,

@@ -20,7 +20,7 @@ from microgui._version import __version__
 from microgui.core.aggregate import aggregate, protected_continuous_z
 from microgui.core.dataset import Dataset, QIMatrix, is_missing, prepare_qi
 from microgui.core.errors import InvalidParameter, InvalidRoles
-from microgui.core.methods.base import (
+from microgui.core.methods import (
     Method,
     MethodInput,
     available_methods,
@@ -50,6 +50,9 @@ __all__ = [
     "validate_k",
     "build_report",
     "information_loss_text",
+    "kind_refusal",
+    "method_refusal",
+    "check_kinds",
 ]
 
 
@@ -308,7 +311,7 @@ def run_protection(
         raise InvalidParameter(one_piece_message())
     progress(0.0, "checking the data")
     qi = prepare_qi(dataset)
-    _check_kinds(method, dataset.roles)
+    check_kinds(method, dataset.roles)
     seed = parse_seed(spec.seed)  # a spec may come from a project file, not RunSpec.make
     seed = seed if seed is not None else secrets.randbits(63)
     if spec.scaled_for(dataset.n_records):
@@ -461,15 +464,36 @@ def _check_hierarchies(spec: RunSpec, method: Method, dataset: Dataset) -> None:
             )
 
 
-def _check_kinds(method: Method, roles: RoleMap) -> None:
-    for col in roles.quasi_identifiers:
-        kind = roles[col].kind
-        if kind not in method.kinds:
-            accepted = ", ".join(sorted(k.value for k in method.kinds))
-            hint = " (use mdav-generic for mixed kinds)" if method.name == "mdav" else ""
-            raise InvalidRoles(
-                f"method {method.name!r} works on {accepted} quasi-identifiers, but {col!r} is {kind.value}{hint}"
-            )
+def kind_refusal(method: Method, roles: RoleMap) -> str:
+    """Why ``method`` refuses the kinds of these quasi-identifiers ("" when it accepts them)."""
+    wrong = [c for c in roles.quasi_identifiers if roles[c].kind not in method.kinds]
+    if not wrong:
+        return ""
+    accepted = ", ".join(sorted(k.value for k in method.kinds))
+    kinds = ", ".join(f"{c!r} ({roles[c].kind.value})" for c in wrong[:3])
+    hint = " (use mdav-generic for mixed kinds)" if method.name == "mdav" else ""
+    return f"works on {accepted} quasi-identifiers only; not on {kinds}{hint}"
+
+
+def method_refusal(method: Method, roles: RoleMap) -> str:
+    """Why ``method`` cannot run on these roles ("" when it can): it needs a quasi-identifier,
+    of the kinds it accepts, and a confidential column when it protects one (p-sensitive,
+    t-closeness)."""
+    if not roles.quasi_identifiers:
+        return "tag at least one quasi-identifier"
+    why = kind_refusal(method, roles)
+    if why:
+        return why
+    if method.needs_confidential and not roles.confidential:
+        return "needs a confidential column"
+    return ""
+
+
+def check_kinds(method: Method, roles: RoleMap) -> None:
+    """Raise :class:`InvalidRoles` when ``method`` refuses the kind of a quasi-identifier."""
+    why = kind_refusal(method, roles)
+    if why:
+        raise InvalidRoles(f"method {method.name!r} {why}")
 
 
 def build_report(

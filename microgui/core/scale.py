@@ -27,12 +27,12 @@ becomes m groups of exactly k. Ties on the axis go to the side of the smaller ro
 blocking is deterministic. Blocks use the stratum's z-scores (not their own: a block is a slice
 of space, re-scaling it would change the metric); each block is microaggregated alone and the
 stratum's groups are aggregated together. This approximates running the method on the whole
-stratum: records near a split cannot be grouped across it. Measured with :func:`blocking_cost`
-on the benchmark's ``correlated_data`` (100,000 × 10, k = 5, MDAV, IL 6.741 % unblocked):
-IL +6.9 % (relative) with blocks of 5,000, +4.7 % with 10,000, +2.9 % with 20,000 and +0.9 % with
-50,000. Blocks of about 20,000 records are the suggested setting for large tables (a million
-records × 10 then take about 15 s on 2 busy cores). Without ``block_size`` a run is the exact
-method on the whole table (or stratum), as before. ``block_size="auto"`` (command line
+stratum: records near a split cannot be grouped across it. Measured with the benchmark's
+``blocking_cost`` (:mod:`microgui.bench`) on its ``correlated_data`` (100,000 × 10, k = 5, MDAV,
+IL 6.741 % unblocked): IL +6.9 % (relative) with blocks of 5,000, +4.7 % with 10,000, +2.9 % with
+20,000 and +0.9 % with 50,000. Blocks of about 20,000 records are the suggested setting for large
+tables (a million records × 10 then take about 15 s on 2 busy cores). Without ``block_size`` a run
+is the exact method on the whole table (or stratum), as before. ``block_size="auto"`` (command line
 ``--block-size auto``) keeps the exact method up to :data:`AUTO_EXACT_MAX` records, where it takes
 seconds, and above that uses blocks of :data:`AUTO_BLOCK_SIZE` (+0.9 % IL at 100,000; exact MDAV
 grows with n², about 8 minutes at a million records here, blocked about 15 s):
@@ -40,19 +40,21 @@ grows with n², about 8 minutes at a million records here, blocked about 15 s):
 
 **Engines.** Units run in this process one after the other when there is only one, when
 ``workers == 1``, or (``workers=None``) when the run holds fewer than :data:`IN_PROCESS_BELOW`
-records; otherwise ``engine="local"`` runs them in a process pool on this machine's cores (the
-pool of :mod:`microgui.core.sweep`: ``forkserver``/``spawn``, never ``fork``, a shared cancel
-event) and ``engine="dask"`` on a Dask distributed cluster (``scheduler="tcp://HOST:PORT"``;
-every worker needs microgui installed; ``pip install "microgui[dask]"`` on the client). Each unit
-is sent with only its own quasi-identifier and confidential columns. As for a sweep, a script
-that uses the local pool needs the usual ``if __name__ == "__main__":`` guard (the workers
-start from the caller's ``__main__`` module).
+records; otherwise ``engine="local"`` runs them in a process pool on this machine's cores (the pool
+of :mod:`microgui.core.pool`, shared with sweeps: ``forkserver``/``spawn``, never ``fork``, a
+shared cancel event) and ``engine="dask"`` on a Dask distributed cluster
+(``scheduler="tcp://HOST:PORT"``; every worker needs microgui installed;
+``pip install "microgui[dask]"`` on the client). Each unit is sent with only its own
+quasi-identifier and confidential columns. As for a sweep, a script that uses the local pool needs
+the usual ``if __name__ == "__main__":`` guard (the workers start from the caller's ``__main__``
+module).
 
 **Progress and cancellation.** Progress is the fraction of records in finished units, reported
-after every finished unit and, while units run elsewhere, every :data:`POLL_SECONDS`. When the
-callback raises :class:`RunCancelled`, pending units are dropped, running ones are told to stop
-(the pool's shared event; on Dask a distributed ``Event`` that each unit polls at most every half
-second) and the :class:`RunCancelled` propagates.
+after every finished unit and, while units run elsewhere, every
+:data:`~microgui.core.pool.POLL_SECONDS`. When the callback raises :class:`RunCancelled`, pending
+units are dropped, running ones are told to stop (the pool's shared event; on Dask a distributed
+``Event`` that each unit polls at most every half second) and the :class:`RunCancelled`
+propagates.
 
 **Seeds and determinism.** With a single unit the method gets ``default_rng(seed)``, as an
 unscaled run does. With several, unit i (numbered strata first, then blocks in split order) gets
@@ -76,6 +78,7 @@ import struct
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,7 +88,8 @@ import pandas as pd
 from microgui.core.aggregate import aggregate
 from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles, MicroguiError
-from microgui.core.methods.base import MethodInput, get_method
+from microgui.core.methods import MethodInput, get_method
+from microgui.core.pool import POLL_SECONDS, check_cancel, default_workers, labelled, run_in_pool
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
 from microgui.core.roles import AttributeRole, RoleMap
 
@@ -94,7 +98,6 @@ __all__ = [
     "DASK_INSTALL_HINT",
     "DASK_CONNECT_SECONDS",
     "IN_PROCESS_BELOW",
-    "POLL_SECONDS",
     "NOMINAL_ONE_HOT_MAX",
     "AXIS_SAMPLE",
     "ScaledOutput",
@@ -104,7 +107,6 @@ __all__ = [
     "principal_axis",
     "block_rows",
     "run_scaled",
-    "blocking_cost",
 ]
 
 #: Where units can run.
@@ -118,8 +120,6 @@ DASK_INSTALL_HINT = 'pip install "microgui[dask]"'
 #: With ``workers=None``, runs of fewer records stay in this process: a pool's start-up (about a
 #: second for the workers to load the compiled kernels) costs more than it saves below this.
 IN_PROCESS_BELOW = 20_000
-#: While units run elsewhere, the progress callback is called at least this often (seconds).
-POLL_SECONDS = 0.1
 #: A nominal quasi-identifier with more categories than this is left out of the blocking
 #: embedding (its one-hot columns would dominate the cost of finding the principal axis).
 NOMINAL_ONE_HOT_MAX = 64
@@ -469,12 +469,6 @@ def _slice_qi(qi: QIMatrix, rows: np.ndarray) -> QIMatrix:
 # --------------------------------------------------------------------------------------------
 
 
-def _default_workers(n_units: int) -> int:
-    from microgui.core.sweep import default_workers
-
-    return default_workers(n_units)
-
-
 def one_piece_message() -> str:
     """Why a Dask run that is one piece is refused (nothing would reach the scheduler)."""
     return (
@@ -499,7 +493,7 @@ def _execute(
             raise InvalidParameter(one_piece_message())
         assert scheduler is not None
         return _execute_dask(units, scheduler, progress), f"dask ({scheduler})", 0
-    n_workers = _default_workers(len(units)) if workers is None else int(workers)
+    n_workers = default_workers(len(units)) if workers is None else int(workers)
     if workers is None and total < IN_PROCESS_BELOW:
         n_workers = 1
     if len(units) == 1 or n_workers <= 1:
@@ -519,7 +513,7 @@ def _execute_in_process(units: list[_Unit], progress: ProgressFn) -> list[_UnitO
     for i, unit in enumerate(units):
         stage = sub_progress(progress, done / total, (done + unit.size) / total)
         if len(units) > 1:
-            stage = _labelled(stage, unit.label)
+            stage = labelled(stage, unit.label)
         outputs.append(_run_unit(unit, stage))
         done += unit.size
         if len(units) > 1:
@@ -527,52 +521,25 @@ def _execute_in_process(units: list[_Unit], progress: ProgressFn) -> list[_UnitO
     return outputs
 
 
-def _labelled(progress: ProgressFn, label: str) -> ProgressFn:
-    def inner(fraction: float, status: str = "", /) -> None:
-        progress(fraction, f"{label}: {status}" if status else label)
-
-    return inner
-
-
 def _pool_task(unit: _Unit) -> _UnitOutput:
     """A unit in a worker process of the local pool; stops when the shared event is set."""
-    from microgui.core.sweep import _check_cancel
-
-    return _run_unit(unit, _check_cancel)
+    return _run_unit(unit, check_cancel)
 
 
 def _execute_pool(units: list[_Unit], n_workers: int, progress: ProgressFn) -> list[_UnitOutput]:
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-
-    # The sweep's pool: same start method and preload, same worker-side cancel event.
-    from microgui.core.sweep import _init_worker, _pool_context, _stop
-
     total = sum(u.size for u in units)
-    ctx = _pool_context()
-    cancel = ctx.Event()
-    executor = ProcessPoolExecutor(
-        max_workers=n_workers, mp_context=ctx, initializer=_init_worker, initargs=(None, cancel)
-    )
     outputs: dict[int, _UnitOutput] = {}
     done = 0
-    try:
-        futures: dict[Future[_UnitOutput], int] = {
-            executor.submit(_pool_task, unit): i for i, unit in enumerate(units)
-        }
-        pending = set(futures)
-        progress(0.0, _status(0, len(units)))
-        while pending:
-            finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            for future in finished:
-                i = futures[future]
-                outputs[i] = future.result()  # a unit's error stops the run
-                done += units[i].size
-            # every tick, not only when a unit ends: this is where a cancel is noticed
-            progress(done / total, _status(len(outputs), len(units)))
-    except BaseException:
-        _stop(executor, cancel)
-        raise
-    executor.shutdown(wait=True)
+
+    def on_done(i: int, future: Future[_UnitOutput]) -> None:
+        nonlocal done
+        outputs[i] = future.result()  # a unit's error stops the run
+        done += units[i].size
+
+    def tick() -> None:
+        progress(done / total, _status(len(outputs), len(units)))
+
+    run_in_pool(_pool_task, [(unit,) for unit in units], n_workers, on_done=on_done, tick=tick)
     return [outputs[i] for i in range(len(units))]
 
 
@@ -943,82 +910,3 @@ def run_scaled(
     return ScaledOutput(
         labels=labels, protected=protected, extra=extra, artifacts=artifacts, summary=summary
     )
-
-
-# --------------------------------------------------------------------------------------------
-# measuring the cost of blocking (for the benchmark)
-# --------------------------------------------------------------------------------------------
-
-
-def blocking_cost(
-    values: np.ndarray,
-    k: int,
-    block_sizes: Sequence[int],
-    *,
-    method: str = "mdav",
-    exact: bool = True,
-    workers: int | None = None,
-    seed: int = 0,
-) -> list[dict[str, Any]]:
-    """Information loss and time of blocked runs against the unblocked (exact) run.
-
-    Parameters
-    ----------
-    values
-        (n, d) continuous records (the benchmark's ``correlated_data(n, d).continuous``).
-    k
-        Minimum group size.
-    block_sizes
-        The block sizes to try (each >= 2k).
-    method
-        A method for continuous quasi-identifiers.
-    exact
-        Also run without blocking (the reference; O(n²) for MDAV, skip it for a million).
-    workers
-        Processes of the local engine (None: one per core).
-
-    Returns
-    -------
-    list of dict
-        One row per run, the unblocked one first when ``exact``: ``block_size`` (None for the
-        unblocked run), ``n_blocks``, ``block_size_min``, ``block_size_max``, ``engine``,
-        ``processes``, ``information_loss`` (IL = 100·SSE/SST, %), ``seconds`` (whole run,
-        blocking and aggregation included) and ``relative_il_increase`` (IL / exact IL - 1,
-        None without the exact run).
-    """
-    from microgui.core.roles import AttributeKind, ColumnSpec
-    from microgui.core.runs import RunSpec, run_protection
-
-    x = np.asarray(values, dtype=np.float64)
-    names = [f"x{j}" for j in range(x.shape[1])]
-    frame = pd.DataFrame(x, columns=names)
-    roles = RoleMap.from_dict(
-        {c: ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS) for c in names}
-    )
-    dataset = Dataset(frame, roles)
-    sizes: list[int | None] = ([None] if exact else []) + [int(b) for b in block_sizes]
-    rows: list[dict[str, Any]] = []
-    reference: float | None = None
-    for size in sizes:
-        spec = RunSpec.make(method, k, seed=seed, block_size=size, workers=workers)
-        started = time.perf_counter()
-        result = run_protection(dataset, spec)
-        seconds = time.perf_counter() - started
-        il = result.information_loss
-        scale = dict(result.report.get("scale", {}))
-        if size is None:
-            reference = il
-        rows.append(
-            {
-                "block_size": size,
-                "n_blocks": int(scale.get("n_blocks", 1)),
-                "block_size_min": int(scale.get("block_sizes", {}).get("min", len(x))),
-                "block_size_max": int(scale.get("block_sizes", {}).get("max", len(x))),
-                "engine": scale.get("engine", "in-process"),
-                "processes": int(scale.get("processes", 1)),
-                "information_loss": il,
-                "seconds": seconds,
-                "relative_il_increase": None if reference is None else il / reference - 1.0,
-            }
-        )
-    return rows

@@ -5,24 +5,22 @@
 measures (``microgui.core.metrics.evaluate``) and, when the run failed, the one-line reason. A
 failed run (a method refusing the data, a bad parameter for that data) is recorded, never fatal.
 
-Processes, not threads: the methods hold the GIL between numba kernels, and the measures are
-numpy/pandas work. The pool uses the ``forkserver`` start method (``spawn`` where there is
-none); never plain ``fork``, which is unsafe in a process that runs Qt or numba threads (see
-:func:`_pool_context`). The dataset is pickled once per worker, through the pool's initializer,
-and each task carries only its small ``RunSpec``; a point comes back with the run report and
-measures, not the protected table. ``workers=1`` runs in the calling
+Processes, not threads: the runs go to the process pool of :mod:`microgui.core.pool`
+(``forkserver``/``spawn``, never plain ``fork``). The dataset is pickled once per worker, through
+the pool's initializer, and each task carries only its small ``RunSpec``; a point comes back with
+the run report and measures, not the protected table. ``workers=1`` runs in the calling
 process (tests, the app's single-run worker thread).
 
-Cancellation: ``progress(fraction, status)`` is called after every finished run and, while runs
-are in flight, at least every :data:`POLL_SECONDS`; when it raises :class:`RunCancelled` the
-sweep (1) sets a shared event that every worker's run checks at each of its progress checkpoints
-(about 100 per run, so a running method stops within about 1 % of its work; the longest gap
-measured is 1.5 s, mstk on 6,000 records), (2) cancels the
-runs not yet started, (3) waits at most :data:`STOP_GRACE_SECONDS` for the workers to exit and
-terminates any that has not, then (4) raises :class:`SweepCancelled` (a :class:`RunCancelled`)
-whose ``points`` holds every run finished so far. Those points were also handed to
-``on_result`` as they finished. With ``workers=1`` the callback is passed down into each run, so
-a cancel stops the run at its next checkpoint.
+Cancellation: ``progress(fraction, status)`` is called after every finished run and, while runs are
+in flight, at least every :data:`~microgui.core.pool.POLL_SECONDS`; when it raises
+:class:`RunCancelled` the sweep (1) sets a shared event that every worker's run checks at each of
+its progress checkpoints (about 100 per run, so a running method stops within about 1 % of its work;
+the longest gap measured is 1.5 s, mstk on 6,000 records), (2) cancels the runs not yet started, (3)
+waits at most :data:`~microgui.core.pool.STOP_GRACE_SECONDS` for the workers to exit and terminates
+any that has not, then (4) raises :class:`SweepCancelled` (a :class:`RunCancelled`) whose ``points``
+holds every run finished so far. Those points were also handed to ``on_result`` as they finished.
+With ``workers=1`` the callback is passed down into each run, so a cancel stops the run at its next
+checkpoint.
 
 Worker processes start from the caller's ``__main__`` module: a script that calls
 :func:`run_sweep` with ``workers != 1`` needs the usual ``if __name__ == "__main__":`` guard (and
@@ -32,18 +30,23 @@ a frozen app ``multiprocessing.freeze_support()``), as for any non-fork process 
 from __future__ import annotations
 
 import itertools
-import math
-import multiprocessing
 import numbers
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from microgui.core.analysis import one_line as _one_line
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
+from microgui.core.pool import (
+    check_cancel,
+    default_workers,
+    labelled,
+    run_in_pool,
+    worker_payload,
+)
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
 from microgui.core.runs import RunSpec, parse_k, parse_seed
 
@@ -52,18 +55,64 @@ __all__ = [
     "SweepPoint",
     "SweepCancelled",
     "run_sweep",
-    "default_workers",
-    "json_number",
-    "POLL_SECONDS",
-    "STOP_GRACE_SECONDS",
+    "parse_k_list",
+    "parse_param_grid",
 ]
 
-#: While runs are in flight, the progress callback is called at least this often (seconds).
-POLL_SECONDS = 0.1
-#: After a cancel, how long running workers get to stop by themselves before they are terminated.
-STOP_GRACE_SECONDS = 1.0
-
 Measures = dict[str, float | int | None]
+
+
+def _texts(given: str | Sequence[str] | None) -> list[str]:
+    return [given] if isinstance(given, str) else list(given or ())
+
+
+def parse_k_list(given: str | Sequence[str] | None) -> list[int]:
+    """The sweep's k values as typed: ``'3, 5,10'`` (``;`` too; several texts, as a repeated
+    ``--k``, add up) → ``[3, 5, 10]``, duplicates dropped, order kept; :class:`InvalidParameter`
+    naming an entry that is not a whole number, or when none is given."""
+    items = [
+        item.strip()
+        for text in _texts(given)
+        for item in text.replace(";", ",").split(",")
+        if item.strip()
+    ]
+    if not items:
+        raise InvalidParameter("give at least one k (for example 3, 5, 10)")
+    out: list[int] = []
+    for item in items:
+        try:
+            value = int(item)
+        except ValueError:
+            raise InvalidParameter(
+                f"k value {item!r} is not a whole number; give k values like 3, 5, 10"
+            ) from None
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def parse_param_grid(
+    given: str | Sequence[str] | None, what: str = "parameter values"
+) -> dict[str, list[str]]:
+    """The parameter values a sweep tries: ``'gamma=0.1,0.2; rescale_variance=true,false'``
+    (entries separated by ``;`` or new lines; several texts, as a repeated ``--param``, add up;
+    a repeated name adds values) → ``{name: [values]}``. Nothing given: no parameter is varied.
+    :class:`InvalidParameter` (starting with ``what``) for an entry that is not NAME=V1,V2."""
+    grid: dict[str, list[str]] = {}
+    for text in _texts(given):
+        for part in text.replace("\n", ";").split(";"):
+            if not part.strip():
+                continue
+            name, sep, raw = part.partition("=")
+            values = [v.strip() for v in raw.split(",") if v.strip()]
+            if not sep or not name.strip() or not values:
+                raise InvalidParameter(
+                    f"{what} {part.strip()!r}: write NAME=VALUE, or NAME=V1,V2 for several "
+                    "values (entries separated by ;)"
+                )
+            bucket = grid.setdefault(name.strip(), [])
+            bucket.extend(v for v in values if v not in bucket)
+    return grid
 
 
 @dataclass(frozen=True)
@@ -111,7 +160,7 @@ class SweepSpec:
         Raises :class:`InvalidParameter` for an unknown method, an empty grid, a parameter no
         method declares, or a value its parameter refuses, before anything runs.
         """
-        from microgui.core.methods.base import get_method, resolve_params
+        from microgui.core.methods import get_method, resolve_params
 
         if not self.methods:
             raise InvalidParameter("the sweep names no method; give at least one")
@@ -119,7 +168,7 @@ class SweepSpec:
             raise InvalidParameter("the sweep names no k; give at least one")
         methods = [get_method(name) for name in self.methods]
         if self.hierarchies and not any(m.uses_hierarchies for m in methods):
-            from microgui.core.methods.base import available_methods
+            from microgui.core.methods import available_methods
 
             users = ", ".join(m.name for m in available_methods() if m.uses_hierarchies)
             raise InvalidParameter(
@@ -185,52 +234,10 @@ class SweepCancelled(RunCancelled):
         self.total = total
 
 
-def default_workers(n_runs: int) -> int:
-    """One worker per available core, never more than there are runs."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, n_runs))
-
-
-#: The report entries that are measures themselves (kept even when ``evaluate`` is absent).
-_REPORT_MEASURES = (
-    "information_loss_all_qi",
-    "information_loss",
-    "generalization_il",
-    "k_anonymity",
-)
-
-
-def json_number(value: Any) -> float | int | None:
-    """A JSON-ready number: numpy scalars unwrapped, NaN and infinities as None."""
-    if value is None or isinstance(value, bool):
-        return None if value is None else int(value)
-    if isinstance(value, int):
-        return value
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    if not math.isfinite(number):
-        return None
-    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu":
-        return int(value)
-    return number
-
-
-def _one_line(exc: BaseException) -> str:
-    from microgui.core.errors import MicroguiError
-
-    text = " ".join(str(exc).split())
-    if isinstance(exc, MicroguiError):
-        return text or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _run_point(dataset: Dataset, index: int, spec: RunSpec, progress: ProgressFn) -> SweepPoint:
-    """Run and measure one spec; every failure but a cancel becomes the point's ``error``."""
+    """Run and measure one spec (:func:`~microgui.core.analysis.measure_run`); every failure
+    but a cancel becomes the point's ``error``."""
+    from microgui.core.analysis import measure_run
     from microgui.core.runs import run_protection
 
     started = time.perf_counter()
@@ -241,59 +248,28 @@ def _run_point(dataset: Dataset, index: int, spec: RunSpec, progress: ProgressFn
     except Exception as exc:  # noqa: BLE001 - one failed run must not stop the sweep
         return SweepPoint(index, spec, None, {}, _one_line(exc), time.perf_counter() - started)
     seconds = time.perf_counter() - started
-    report = dict(result.report)
-    measures: Measures = {k: json_number(report[k]) for k in _REPORT_MEASURES if k in report}
-    error = None
     started = time.perf_counter()
-    try:
-        from microgui.core.metrics.evaluate import evaluate
-
-        extra = evaluate(
-            dataset,
-            result.protected,
-            labels=result.labels,
-            progress=sub_progress(progress, 0.6, 1.0),
-            k=spec.k,  # CAVG is relative to the run's k
-        )
-        # evaluate has no generalization IL without hierarchies: the run's own figure stays;
-        # numbers only (information_loss_by_attribute, a breakdown, stays in the run report)
-        measures.update(
-            {
-                str(k): json_number(v)
-                for k, v in extra.items()
-                if (v is not None or k not in measures) and not isinstance(v, dict)
-            }
-        )
-    except RunCancelled:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the run is sound; say what is missing
-        error = f"measures not computed: {_one_line(exc)}"
+    measures, note = measure_run(dataset, result, sub_progress(progress, 0.6, 1.0))
     progress(1.0, "")
-    return SweepPoint(index, spec, report, measures, error, seconds, time.perf_counter() - started)
+    return SweepPoint(
+        index,
+        spec,
+        dict(result.report),
+        measures,
+        note or None,
+        seconds,
+        time.perf_counter() - started,
+    )
 
 
 # --- worker process side -------------------------------------------------------------------------
-_WORKER_DATASET: Dataset | None = None
-_WORKER_CANCEL: Any = None
-
-
-def _init_worker(dataset: Dataset | None, cancel: Any) -> None:
-    """Pool initializer: keep the dataset (sent once per worker) and the shared cancel event."""
-    global _WORKER_DATASET, _WORKER_CANCEL
-    _WORKER_DATASET, _WORKER_CANCEL = dataset, cancel
-
-
-def _check_cancel(fraction: float, status: str = "", /) -> None:
-    if _WORKER_CANCEL is not None and _WORKER_CANCEL.is_set():
-        raise RunCancelled()
-
-
 def _worker_task(index: int, spec: RunSpec) -> SweepPoint | None:
     """One run in a worker process; None when the sweep was cancelled during it."""
-    if _WORKER_DATASET is None:
+    dataset = worker_payload()
+    if not isinstance(dataset, Dataset):
         raise RuntimeError("sweep worker started without its dataset")
     try:
-        return _run_point(_WORKER_DATASET, index, spec, _check_cancel)
+        return _run_point(dataset, index, spec, check_cancel)
     except RunCancelled:
         return None
 
@@ -357,7 +333,7 @@ def _run_in_process(
         progress(0.0, f"0/{total} runs")
         for i, spec in enumerate(specs):
             stage = sub_progress(
-                _labelled(progress, f"{spec.method} k={spec.k}"), i / total, (i + 1) / total
+                labelled(progress, f"{spec.method} k={spec.k}"), i / total, (i + 1) / total
             )
             point = _run_point(dataset, i, spec, stage)
             points.append(point)
@@ -369,13 +345,6 @@ def _run_in_process(
     return points
 
 
-def _labelled(progress: ProgressFn, label: str) -> ProgressFn:
-    def inner(fraction: float, status: str = "", /) -> None:
-        progress(fraction, f"{label}: {status}" if status else label)
-
-    return inner
-
-
 def _run_in_pool(
     dataset: Dataset,
     specs: list[RunSpec],
@@ -384,56 +353,31 @@ def _run_in_pool(
     on_result: Callable[[SweepPoint], object] | None,
 ) -> list[SweepPoint]:
     total = len(specs)
-    ctx = _pool_context()
-    cancel = ctx.Event()
-    executor = ProcessPoolExecutor(
-        max_workers=n_workers, mp_context=ctx, initializer=_init_worker, initargs=(dataset, cancel)
-    )
     done_points: dict[int, SweepPoint] = {}
+
+    def on_done(i: int, future: Future[SweepPoint | None]) -> None:
+        point = _collect(future, i, specs[i])
+        if point is None:
+            return
+        done_points[i] = point
+        if on_result is not None:
+            on_result(point)
+
+    def tick() -> None:
+        progress(len(done_points) / total, f"{len(done_points)}/{total} runs")
+
     try:
-        futures: dict[Future[SweepPoint | None], int] = {
-            executor.submit(_worker_task, i, spec): i for i, spec in enumerate(specs)
-        }
-        pending = set(futures)
-        progress(0.0, f"0/{total} runs")
-        while pending:
-            finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            for future in finished:
-                i = futures[future]
-                point = _collect(future, i, specs[i])
-                if point is None:
-                    continue
-                done_points[i] = point
-                if on_result is not None:
-                    on_result(point)
-            # Called on every tick, not only when a run ends: this is where a cancel is noticed.
-            progress(len(done_points) / total, f"{len(done_points)}/{total} runs")
-    except BaseException as exc:
-        _stop(executor, cancel)
-        if isinstance(exc, RunCancelled):
-            raise SweepCancelled([done_points[i] for i in sorted(done_points)], total) from exc
-        raise
-    executor.shutdown(wait=True)
+        run_in_pool(
+            _worker_task,
+            [(i, spec) for i, spec in enumerate(specs)],
+            n_workers,
+            on_done=on_done,
+            tick=tick,
+            payload=dataset,
+        )
+    except RunCancelled as exc:
+        raise SweepCancelled([done_points[i] for i in sorted(done_points)], total) from exc
     return [done_points[i] for i in range(total)]
-
-
-#: Imported once by the fork server, so that its forked workers start with them loaded.
-_PRELOAD = ["microgui.core.runs", "microgui.core.methods", "microgui.core.metrics.evaluate"]
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    """``forkserver`` where there is one (Linux, macOS), else ``spawn``; never plain ``fork``.
-
-    The fork server is a fresh single-threaded process (no Qt, no numba threads) started once
-    per caller process and reused by later sweeps; it imports microgui once, and each worker is
-    a fork of it, ready in milliseconds. With ``spawn`` every worker imports microgui itself
-    (a few seconds each). ``set_forkserver_preload`` applies to the process-wide fork server.
-    """
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
-        return ctx
-    return multiprocessing.get_context("spawn")
 
 
 def _collect(future: Future[SweepPoint | None], index: int, spec: RunSpec) -> SweepPoint | None:
@@ -442,19 +386,3 @@ def _collect(future: Future[SweepPoint | None], index: int, spec: RunSpec) -> Sw
         return future.result()
     except Exception as exc:  # noqa: BLE001 - BrokenProcessPool, unpicklable result, ...
         return SweepPoint(index, spec, None, {}, f"worker failed: {_one_line(exc)}")
-
-
-def _stop(executor: ProcessPoolExecutor, cancel: Any) -> None:
-    """Stop a pool promptly: signal the runs, drop queued ones, terminate stragglers."""
-    cancel.set()
-    # Private, but the only handle on the workers; snapshot it before shutdown clears it.
-    processes = list((getattr(executor, "_processes", None) or {}).values())
-    executor.shutdown(wait=False, cancel_futures=True)
-    deadline = time.monotonic() + STOP_GRACE_SECONDS
-    for process in processes:
-        process.join(max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    for process in processes:
-        process.join(1.0)

@@ -38,10 +38,12 @@ from PySide6.QtWidgets import (
 )
 
 from microgui._version import __version__
+from microgui.core.analysis import measure_catalog
 from microgui.core.errors import MicroguiError
+from microgui.core.export import report_path_for
 from microgui.core.project_file import Project, clear_autosave, load_project
 from microgui.core.runs import RunResult
-from microgui.qt.controller import AppController, measure_catalog, report_path_for
+from microgui.qt.controller import AppController
 from microgui.qt.models.dataframe_model import DataFrameModel
 from microgui.qt.panels.association_panel import AssociationPanel
 from microgui.qt.panels.classes_panel import ClassesPanel

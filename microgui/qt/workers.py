@@ -8,26 +8,44 @@ and dataclass values go in and out, never a widget, pixmap or Qt model.
 Cancellation: :meth:`RunWorker.cancel` sets a flag; the progress callback handed to the job
 raises :class:`~microgui.core.progress.RunCancelled` at its next call, and the core lets it
 propagate. Threads are never terminated.
+
+A :class:`TaskSlot` is one kind of background task of the controller (the run, the file being
+read, the dependency tree...): starting a task supersedes the slot's previous one (cancelled,
+its late signals dropped), and the slot re-emits only the current task's signals. Orange's
+``ConcurrentMixin`` (``Orange/widgets/utils/concurrent.py``) is the model.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import traceback
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, SignalInstance, Slot
 
 from microgui.core.errors import MicroguiError
 from microgui.core.progress import ProgressFn, RunCancelled
 
-__all__ = ["RunSignals", "SweepSignals", "RunWorker", "make_run_pool", "live_run_pools", "Job"]
+__all__ = [
+    "RunSignals",
+    "SweepSignals",
+    "RunWorker",
+    "TaskSlot",
+    "make_run_pool",
+    "live_run_pools",
+    "Job",
+    "PartialJob",
+    "stop_tasks",
+]
 
 #: A core computation: takes a progress function, returns a value (numpy/pandas/dataclasses).
 Job = Callable[[ProgressFn], Any]
+#: A job that hands partial results on as it goes: made from the function that sends one.
+PartialJob = Callable[[Callable[[Any], None]], Job]
 
 _POOLS: weakref.WeakSet[QThreadPool] = weakref.WeakSet()
 
@@ -123,3 +141,174 @@ class RunWorker(QRunnable):
                 self.signals.cancelled.emit(self.run_id)
             else:
                 self.signals.finished.emit(self.run_id, value)
+
+
+class TaskSlot(QObject):
+    """One kind of background task: at most one current task, run in ``pool``.
+
+    :meth:`start` supersedes the current task (asks it to stop and drops its later signals) and
+    starts a new one with the next id; each task may carry a ``context`` (the table it runs on,
+    the file it reads) handed back with its end. The slot's signals are those of the current
+    task only, emitted after the task is released: ``progress``, ``partial`` (a value the job
+    handed on while running), then exactly one of ``finished``, ``failed`` or ``cancelled``.
+    A superseded task's worker stays referenced until its last signal (:attr:`live`).
+    """
+
+    progress = Signal(int, float, str)  # task id, fraction, status
+    partial = Signal(int, object)  # task id, a partial result
+    finished = Signal(int, object, object)  # task id, the job's value, context
+    failed = Signal(int, str, str, object)  # task id, message, details, context
+    cancelled = Signal(int, object)  # task id, context
+
+    def __init__(
+        self,
+        pool: QThreadPool,
+        parent: QObject | None = None,
+        ids: Iterator[int] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.pool = pool
+        #: the ids of new tasks (several slots may share one counter)
+        self._ids = ids if ids is not None else itertools.count(1)
+        self.current: int | None = None
+        self._workers: dict[int, tuple[RunWorker, Any]] = {}
+
+    def forward(
+        self,
+        *,
+        progress: SignalInstance | None = None,
+        finished: SignalInstance | None = None,
+        failed: SignalInstance | None = None,
+        cancelled: SignalInstance | None = None,
+    ) -> TaskSlot:
+        """Re-emit the current task's signals as ``progress(id, fraction, status)``,
+        ``finished(id, value)``, ``failed(id, message, details)`` and ``cancelled(id)`` (the
+        context left out); returns the slot."""
+        if progress is not None:
+            self.progress.connect(progress)
+        if finished is not None:
+            self.finished.connect(lambda task_id, value, _context: finished.emit(task_id, value))
+        if failed is not None:
+            self.failed.connect(
+                lambda task_id, message, details, _context: failed.emit(task_id, message, details)
+            )
+        if cancelled is not None:
+            self.cancelled.connect(lambda task_id, _context: cancelled.emit(task_id))
+        return self
+
+    @property
+    def busy(self) -> bool:
+        """A task is current."""
+        return self.current is not None
+
+    @property
+    def live(self) -> int:
+        """Tasks started whose last signal has not been handled yet (superseded ones too)."""
+        return len(self._workers)
+
+    def contexts(self) -> list[Any]:
+        """The contexts of every live task."""
+        return [context for _worker, context in self._workers.values()]
+
+    def context(self, task_id: int | None = None) -> Any:
+        """The context of a live task (the current one by default; None when there is none)."""
+        task_id = self.current if task_id is None else task_id
+        entry = self._workers.get(task_id) if task_id is not None else None
+        return None if entry is None else entry[1]
+
+    def start(self, job: Job, context: Any = None) -> int:
+        """Supersede the current task and start ``job``; returns its id."""
+        return self.start_partial(lambda _send: job, context)
+
+    def start_partial(self, make_job: PartialJob, context: Any = None) -> int:
+        """As :meth:`start`, for a job made from the function that hands a partial result on
+        (called in the worker thread; ``partial`` follows in the GUI thread)."""
+        self.supersede()
+        task_id = next(self._ids)
+        signals = SweepSignals()  # made here, in the GUI thread
+        signals.progress.connect(self._on_progress)
+        signals.point.connect(self._on_partial)
+        signals.finished.connect(self._on_finished)
+        signals.failed.connect(self._on_failed)
+        signals.cancelled.connect(self._on_cancelled)
+        job = make_job(lambda value: signals.point.emit(task_id, value))
+        worker = RunWorker(task_id, job, signals)
+        self._workers[task_id] = (worker, context)
+        self.current = task_id
+        self.pool.start(worker)
+        return task_id
+
+    def cancel(self) -> None:
+        """Ask the current task to stop; it stays current, and ``cancelled`` follows when it
+        has stopped."""
+        if self.current is not None and self.current in self._workers:
+            self._workers[self.current][0].cancel()
+
+    def supersede(self) -> int | None:
+        """Ask the current task to stop and drop its later signals; returns its id (None when
+        there was none)."""
+        task_id, self.current = self.current, None
+        if task_id is not None and task_id in self._workers:
+            self._workers[task_id][0].cancel()
+        return task_id
+
+    def cancel_all(self) -> None:
+        """Ask every live task to stop (the window closes)."""
+        for worker, _context in self._workers.values():
+            worker.cancel()
+
+    def clear(self) -> None:
+        """Forget every task (after the pool has been waited for)."""
+        self.current = None
+        self._workers.clear()
+
+    def _end(self, task_id: int) -> tuple[bool, Any]:
+        """Release a task at its last signal: (was it the current one, its context)."""
+        _worker, context = self._workers.pop(task_id, (None, None))
+        if task_id != self.current:
+            return False, context
+        self.current = None
+        return True, context
+
+    @Slot(int, float, str)
+    def _on_progress(self, task_id: int, fraction: float, status: str) -> None:
+        if task_id == self.current:
+            self.progress.emit(task_id, fraction, status)
+
+    @Slot(int, object)
+    def _on_partial(self, task_id: int, value: Any) -> None:
+        if task_id == self.current:
+            self.partial.emit(task_id, value)
+
+    @Slot(int, object)
+    def _on_finished(self, task_id: int, value: Any) -> None:
+        current, context = self._end(task_id)
+        if current:
+            self.finished.emit(task_id, value, context)
+
+    @Slot(int, str, str)
+    def _on_failed(self, task_id: int, message: str, details: str) -> None:
+        current, context = self._end(task_id)
+        if current:
+            self.failed.emit(task_id, message, details, context)
+
+    @Slot(int)
+    def _on_cancelled(self, task_id: int) -> None:
+        current, context = self._end(task_id)
+        if current:
+            self.cancelled.emit(task_id, context)
+
+
+def stop_tasks(slots: Iterable[TaskSlot], pools: Iterable[QThreadPool], timeout_ms: int) -> bool:
+    """Ask every task of ``slots`` to stop, drop what the ``pools`` have not started, wait for
+    them (at most ``timeout_ms`` each), then forget every task; True when all pools are done."""
+    slots = list(slots)
+    for slot in slots:
+        slot.cancel_all()
+    pools = list(pools)
+    for pool in pools:
+        pool.clear()
+    done = all([pool.waitForDone(timeout_ms) for pool in pools])
+    for slot in slots:
+        slot.clear()
+    return bool(done)

@@ -9,13 +9,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import adult_frame, reference_frame, shared_path
 
 from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.dependency import DependencyTree, dependency_tree
@@ -29,8 +28,6 @@ from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 QI_ORD = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL)
 QI_NOM = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
@@ -43,13 +40,6 @@ HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 @pytest.fixture(scope="module", autouse=True)
 def _compiled() -> None:
     mdav_module.warm_up()
-
-
-def _shared(*parts: str) -> Path:
-    path = SHARED_DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"shared data not available ({'/'.join(parts)})")
-    return path
 
 
 def _check_release(dataset: Dataset, result: RunResult, k: int) -> None:
@@ -93,7 +83,7 @@ def _check_release(dataset: Dataset, result: RunResult, k: int) -> None:
 
 @pytest.mark.shared
 def test_running_example_run() -> None:
-    frame = pd.read_csv(_shared("seed-examples", "ama_running_example.csv"), dtype=str)
+    frame = pd.read_csv(shared_path("seed-examples", "ama_running_example.csv"), dtype=str)
     roles = RoleMap.from_dict({"ID": IDENT, **{f"A{i}": QI_NOM for i in range(1, 7)}})
     dataset = Dataset(frame, roles)
     result = run_protection(dataset, RunSpec.make("ama", 3))
@@ -118,7 +108,7 @@ def test_running_example_run() -> None:
 
 @pytest.fixture(scope="module")
 def census() -> Dataset:
-    frame = pd.read_csv(_shared("sdc-reference", "CASCrefmicrodata.csv"))
+    frame = reference_frame("CASCrefmicrodata.csv")
     frame["row"] = np.arange(len(frame))  # a pass-through column, to check row order
     roles = RoleMap.from_dict({str(c): (PASS if c == "row" else QI_CONT) for c in frame.columns})
     return Dataset(frame, roles)
@@ -137,7 +127,7 @@ def test_census(census: Dataset, k: int) -> None:
 
 @pytest.fixture(scope="module")
 def adult() -> Dataset:
-    frame = pd.read_csv(_shared("adult", "adult.csv"), sep=";", dtype=str)
+    frame = adult_frame(dtype=str)
     frame["row"] = np.arange(len(frame)).astype(str)
     specs = {str(c): QI_NOM for c in frame.columns}
     specs["age"] = QI_CONT

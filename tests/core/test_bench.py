@@ -9,6 +9,7 @@ from microgui import bench
 from microgui.core.methods.mdav import mdav
 
 
+@pytest.mark.slow
 def test_bench_quick_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--quick", "--only", "mdav", "--repeat", "1"]) == 0
     out = capsys.readouterr().out

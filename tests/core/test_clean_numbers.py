@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from reference_sets import shared_path
 
 import microgui
 from microgui.cli import main
@@ -21,15 +22,6 @@ from microgui.core.numbers import (
     source_decimals,
     written_decimals,
 )
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
-def shared(*parts: str) -> Path:
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{'/'.join(parts)} is not available (../shared is absent)")
-    return path
 
 
 @pytest.mark.parametrize(
@@ -126,12 +118,12 @@ def assert_no_float_noise(released: pd.Series, source: pd.Series, labels: np.nda
 def test_eia_release_has_no_float_noise(tmp_path: Path) -> None:
     cols = ["RESREVENUE", "RESSALES", "COMREVENUE", "TOTSALES"]
     out, report = tmp_path / "eia.csv", tmp_path / "eia.json"
-    argv = ["protect", str(shared("sdc-reference", "EIA.csv")), "-o", str(out)]
+    argv = ["protect", str(shared_path("sdc-reference", "EIA.csv")), "-o", str(out)]
     argv += ["--method", "mdav", "-k", "5", "--qi", ",".join(cols)]
     argv += ["--identifiers", "UTILITYID,UTILNAME", "--group-column", "g"]
     assert main([*argv, "--report", str(report)]) == 0
     released = pd.read_csv(out, dtype=str, keep_default_na=False)
-    source = pd.read_csv(shared("sdc-reference", "EIA.csv"), dtype=str)
+    source = pd.read_csv(shared_path("sdc-reference", "EIA.csv"), dtype=str)
     labels = released["g"].astype(int).to_numpy()
     for col in cols:
         assert_no_float_noise(released[col], source[col], labels)
@@ -141,7 +133,7 @@ def test_eia_release_has_no_float_noise(tmp_path: Path) -> None:
 
 
 def test_adult_ages_are_integers_with_round_source(tmp_path: Path) -> None:
-    src = shared("adult", "adult.csv")
+    src = shared_path("adult", "adult.csv")
     out, report = tmp_path / "adult.csv", tmp_path / "adult.json"
     argv = ["protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "5"]
     argv += ["--qi", "age,sex,race,education", "--nominal", "sex,race,education"]

@@ -58,6 +58,7 @@ def test_no_display_is_one_line(
     assert err.count("\n") == 1 and "no display" in err and "QT_QPA_PLATFORM" in err
 
 
+@pytest.mark.slow
 def test_a_run_that_compiles_says_so_once(tmp_path: Path) -> None:
     """An empty kernel cache (a fresh install): the first protect says it prepares the kernels,
     the second (cache filled) says nothing of it."""

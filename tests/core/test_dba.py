@@ -11,13 +11,12 @@ Chang 2010).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import reference_dataset
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
@@ -29,20 +28,11 @@ from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
-
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
 IDENT = ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL)
 
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-EIA_QIS = [
-    "UTILITYID",
-    "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
-    "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
-]  # fmt: skip
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -239,13 +229,7 @@ DBA_IL = {
 @pytest.mark.shared
 @pytest.mark.parametrize(("name", "k"), sorted(DBA_IL))
 def test_reference_sets(name: str, k: int) -> None:
-    path = SHARED / "sdc-reference" / name
-    if not path.exists():
-        pytest.skip("shared reference data not available")
-    df = pd.read_csv(path)
-    qis = EIA_QIS if name == "EIA.csv" else [str(c) for c in df.columns]
-    roles = RoleMap.from_dict({str(c): (QI if c in qis else PASS) for c in df.columns})
-    result = run_protection(Dataset.from_frame(df, roles), RunSpec.make("dba", k))
+    result = run_protection(reference_dataset(name, QI, PASS), RunSpec.make("dba", k))
     assert result.report["information_loss"] == pytest.approx(DBA_IL[(name, k)], abs=5e-4)
     _sizes_ok(result.labels, k)
     assert result.report["k_anonymity"] >= k

@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import SEED_EXAMPLES
 
 from microgui.cli import main
 from microgui.core.dependency import (
@@ -41,8 +42,7 @@ from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-RUNNING_EXAMPLE = SHARED_DATA / "seed-examples" / "ama_running_example.csv"
+RUNNING_EXAMPLE = SEED_EXAMPLES / "ama_running_example.csv"
 A = ["A1", "A2", "A3", "A4", "A5", "A6"]
 
 #: ``000`` §3.2, the dependency matrix of Table 1 as printed.

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from reference_sets import SEED_EXAMPLES, adult_frame, census
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter
@@ -25,10 +24,6 @@ from microgui.core.metrics.evaluate import (
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, run_protection
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CENSUS = DATA / "sdc-reference" / "CASCrefmicrodata.csv"
-ADULT = DATA / "adult" / "adult_subset.csv"
 
 CONTRACT = (
     "information_loss_all_qi information_loss il1 il2 il3 il4 il5 il pil record_linkage interval_disclosure "
@@ -119,9 +114,7 @@ def test_no_confidential_no_attribute_disclosure() -> None:
 
 
 def test_categorical_quasi_identifiers_on_adult() -> None:
-    if not ADULT.exists():
-        pytest.skip("shared Adult data not present")
-    adult = pd.read_csv(ADULT, sep=";")
+    adult = adult_frame(subset=True)
     roles = roles_from_lists(
         adult.columns,
         qi=["sex", "race", "marital-status", "education"],
@@ -159,9 +152,7 @@ def test_progress_and_cancel() -> None:
 
 
 def test_census_interval_disclosure_falls_with_k() -> None:
-    if not CENSUS.exists():
-        pytest.skip("shared Census data not present")
-    ds = Dataset.from_frame(pd.read_csv(CENSUS))
+    ds = Dataset.from_frame(census())
     values = []
     for k in (3, 5, 10):
         result = run_protection(ds, RunSpec.make("mdav", k, seed=1))
@@ -246,7 +237,7 @@ def test_dm_cavg_and_generalization_il_by_hand() -> None:
 
 @pytest.mark.shared
 def test_dm_cavg_and_generalization_il_on_the_004_example() -> None:
-    seed = DATA / "seed-examples"
+    seed = SEED_EXAMPLES
     if not (seed / "mstk_example.csv").exists():
         pytest.skip("shared seed examples not present")
     qis = ["Age", "Sex", "Zipcode"]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from reference_sets import ADULT_DIR as ADULT
 
 from microgui.cli import main
 from microgui.core.dataset import Dataset
@@ -32,7 +33,6 @@ from microgui.core.runs import RunSpec
 from microgui.core.sweep import SweepSpec, run_sweep
 
 DATA = Path(__file__).resolve().parent / "data"
-ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "adult"
 
 EDUCATION = ["primary", "secondary", "vocational", "bachelor", "master", "phd"]
 EDU_ROWS = "primary;basic;*\nsecondary;basic;*\nvocational;basic;*\nbachelor;higher;*\nmaster;higher;*\nphd;higher;*\n"  # fmt: skip

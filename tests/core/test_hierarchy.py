@@ -15,6 +15,9 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import ADULT_DIR as ADULT
+from reference_sets import ARX_SMALL
+from reference_sets import SEED_EXAMPLES as SEED
 
 from microgui.core.errors import InvalidInput
 from microgui.core.hierarchy import (
@@ -25,11 +28,6 @@ from microgui.core.hierarchy import (
     value_key,
 )
 from microgui.core.roles import AttributeKind
-
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SEED = SHARED_DATA / "seed-examples"
-ADULT = SHARED_DATA / "adult"
-ARX_SMALL = SHARED_DATA / "arx-small"
 
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

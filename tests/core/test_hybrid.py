@@ -8,13 +8,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import census
 
 from microgui.core.dataset import Dataset
 from microgui.core.export import check_export
@@ -24,9 +23,6 @@ from microgui.core.methods.mdav import mdav
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -156,10 +152,7 @@ def test_registered() -> None:
 
 @pytest.mark.shared
 def test_census_clusters_keep_their_moments() -> None:
-    path = SHARED / "sdc-reference" / "CASCrefmicrodata.csv"
-    if not path.exists():
-        pytest.skip("shared reference data not available")
-    df = pd.read_csv(path)
+    df = census()
     dataset = Dataset.from_frame(df, RoleMap.from_dict({str(c): QI for c in df.columns}))
     result = run_protection(dataset, RunSpec.make("hybrid", 3, seed=2))
     _assert_moments_kept(df.to_numpy(dtype=float), result.protected.to_numpy(), result.labels)

@@ -8,11 +8,11 @@ data, checked by hand on a 6-record mixed table, on generalized releases and on 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from reference_sets import ADULT_DIR, reference_frame
 
 from microgui.core.aggregate import aggregate
 from microgui.core.dataset import Dataset, prepare_qi
@@ -26,9 +26,7 @@ from microgui.core.metrics.mixed_loss import (
 from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, information_loss_text, run_protection
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-ADULT = SHARED / "adult" / "adult.csv"
-TARRAGONA = SHARED / "sdc-reference" / "Tarragona.csv"
+ADULT = ADULT_DIR / "adult.csv"
 
 
 # --- all continuous: the current definition, exactly ----------------------------------------------
@@ -76,9 +74,7 @@ def test_equals_information_loss_when_every_qi_is_continuous(
 @pytest.mark.shared
 def test_published_mdav_value_unchanged() -> None:
     """A published MDAV figure (sdcMicro's Tarragona, k=3: 16.9326 %, tests/core/test_mdav.py)."""
-    if not TARRAGONA.exists():
-        pytest.skip("shared reference data not available (Tarragona.csv)")
-    frame = pd.read_csv(TARRAGONA)
+    frame = reference_frame("Tarragona.csv")
     ds = Dataset.from_frame(frame, roles_from_lists(frame.columns, qi=list(frame.columns)))
     report = run_protection(ds, RunSpec.make("mdav", 3)).report
     assert report["information_loss_all_qi"] == report["information_loss"]

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import census
 from scipy import stats
 
 from microgui.core.dataset import Dataset
@@ -34,9 +35,6 @@ from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -284,10 +282,7 @@ def test_properties(case: tuple[int, list[list[int]]]) -> None:
 
 @pytest.mark.shared
 def test_census_information_loss_is_low() -> None:
-    path = SHARED / "sdc-reference" / "CASCrefmicrodata.csv"
-    if not path.exists():
-        pytest.skip("shared reference data not available")
-    df = pd.read_csv(path)
+    df = census()
     dataset = Dataset.from_frame(df, RoleMap.from_dict({str(c): QI for c in df.columns}))
     expected = {3: 0.1073, 4: 0.2417, 5: 0.3375, 10: 0.8951}
     for k, il in expected.items():

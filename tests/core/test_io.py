@@ -18,6 +18,7 @@ from microgui.core.io import (
     SUPPORTED_EXTENSIONS,
     detect_csv_format,
     file_dialog_filter,
+    json_number,
     read_frame,
     read_table,
     write_csv_atomic,
@@ -645,3 +646,10 @@ def test_excel_messages_name_the_sheet_rows(tmp_path: Path) -> None:
     data = Dataset(loaded.frame, roles_from_lists(["age", "income"], qi=["age", "income"]), path)
     with pytest.raises(InvalidInput, match=r"row 5 holds 'abc'"):
         prepare_qi(data)
+
+
+def test_json_number() -> None:
+    assert json_number(np.float64(1.5)) == 1.5
+    assert json_number(np.int64(3)) == 3 and isinstance(json_number(np.int64(3)), int)
+    assert json_number(float("nan")) is None
+    assert json_number(None) is None

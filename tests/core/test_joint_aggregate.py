@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from reference_sets import ADULT_DIR
 
 from microgui.cli import main
 from microgui.core.aggregate import DEFAULT_CATEGORICAL_AGGREGATE, aggregate, joint_categorical
@@ -509,8 +510,7 @@ def test_cli_refuses_an_unknown_rule(tmp_path: Path, capsys: pytest.CaptureFixtu
 # real data (skipped without ../shared)
 # ------------------------------------------------------------------------------------------
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-ADULT = SHARED / "adult" / "adult.csv"
+ADULT = ADULT_DIR / "adult.csv"
 EDUCATION = (
     "Preschool",
     "1st-4th",

@@ -181,7 +181,7 @@ def test_mst_layout_of_an_mstk_run_and_of_other_runs() -> None:
     result = run_protection(dataset, RunSpec.make("mstk", 2, seed=1))
     layout = mst_layout(result)
     assert layout is not None and layout.source == "mstk"
-    np.testing.assert_array_equal(layout.cut, ~np.asarray(result.artifacts["mst_kept"]))
+    np.testing.assert_array_equal(layout.cut, result.artifacts["mst"].cut)
     assert layout.n_edges == 6
     mdav = run_protection(dataset, RunSpec.make("mdav-generic", 2, seed=1))
     assert mst_layout(mdav) is None

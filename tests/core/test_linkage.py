@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from reference_sets import CENSUS_CSV, census
 
 import microgui
 from microgui.core.metrics.linkage import (
@@ -15,9 +14,6 @@ from microgui.core.metrics.linkage import (
     prl_details,
     probabilistic_record_linkage,
 )
-
-CENSUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sdc-reference"
-CENSUS = CENSUS / "CASCrefmicrodata.csv"
 
 M_TRUE = np.array([[0.80, 0.15, 0.05], [0.70, 0.20, 0.10], [0.90, 0.10, 0.0], [0.60, 0.30, 0.10]])
 U_TRUE = np.array([[0.05, 0.15, 0.80], [0.10, 0.30, 0.60], [0.20, 0.80, 0.0], [0.15, 0.25, 0.60]])
@@ -151,9 +147,9 @@ def test_rate_falls_as_k_grows_after_mdav() -> None:
 
 
 @pytest.mark.shared
-@pytest.mark.skipif(not CENSUS.exists(), reason="reference data ../shared/data not present")
+@pytest.mark.skipif(not CENSUS_CSV.exists(), reason="reference data ../shared/data not present")
 def test_census_mdav() -> None:
-    frame = pd.read_csv(CENSUS)
+    frame = census()
     x = frame.to_numpy(dtype=float)
     assert probabilistic_record_linkage(x, x) == pytest.approx(100.0)
     previous = 101.0

@@ -11,13 +11,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import reference_dataset, shared_path
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
@@ -29,9 +28,6 @@ from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -66,9 +62,7 @@ def _sse(z: np.ndarray, labels: np.ndarray) -> float:
 
 
 def _companies() -> tuple[pd.DataFrame, RoleMap]:
-    path = SHARED / "seed-examples" / "companies.csv"
-    if not path.exists():
-        pytest.skip("shared seed example not available")
+    path = shared_path("seed-examples", "companies.csv")
     df = pd.read_csv(path)
     roles = RoleMap.from_dict(
         {
@@ -196,12 +190,6 @@ def test_input_is_not_modified_whatever_its_memory_order() -> None:
 # CASC reference sets
 # --------------------------------------------------------------------------------------------
 
-EIA_QIS = [
-    "UTILITYID",
-    "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
-    "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
-]  # fmt: skip
-
 #: IL = 100 SSE/SST (%) measured with this implementation (no published MD figures for these sets;
 #: MDAV's are 5.69/7.49/9.09/14.16, 16.93/19.55/22.46/33.19 and 0.48/0.67/1.67/3.84).
 RECORDED_IL = {
@@ -221,14 +209,7 @@ RECORDED_IL = {
 
 
 def _reference_dataset(name: str) -> Dataset:
-    path = SHARED / "sdc-reference" / name
-    if not path.exists():
-        pytest.skip(f"shared reference data not available ({name})")
-    df = pd.read_csv(path)
-    qis = EIA_QIS if name == "EIA.csv" else [str(c) for c in df.columns]
-    return Dataset.from_frame(
-        df, RoleMap.from_dict({str(c): (QI if c in qis else PASS) for c in df.columns})
-    )
+    return reference_dataset(name, QI, PASS)
 
 
 @pytest.mark.shared

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import reference_dataset, shared_path
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
@@ -31,9 +31,6 @@ from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
-
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SDC_REFERENCE = SHARED_DATA / "sdc-reference"
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -61,12 +58,6 @@ def _sizes_ok(labels: np.ndarray, k: int) -> np.ndarray:
 # published information loss (sdcMicro reference sets; README of shared/data/sdc-reference)
 # --------------------------------------------------------------------------------------------
 
-EIA_QIS = [
-    "UTILITYID",
-    "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
-    "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
-]  # fmt: skip
-
 REFERENCE_IL = {
     ("CASCrefmicrodata.csv", 3): 5.6922,
     ("CASCrefmicrodata.csv", 4): 7.4947,
@@ -84,13 +75,7 @@ REFERENCE_IL = {
 
 
 def _reference_dataset(name: str) -> Dataset:
-    path = SDC_REFERENCE / name
-    if not path.exists():
-        pytest.skip(f"shared reference data not available ({name})")
-    df = pd.read_csv(path)
-    qis = EIA_QIS if name == "EIA.csv" else [str(c) for c in df.columns]
-    roles = RoleMap.from_dict({str(c): (QI_CONT if c in qis else PASS) for c in df.columns})
-    return Dataset.from_frame(df, roles)
+    return reference_dataset(name, QI_CONT, PASS)
 
 
 @pytest.mark.shared
@@ -269,9 +254,7 @@ def test_direct_call_validates_k() -> None:
 
 
 def _table1() -> pd.DataFrame:
-    path = SHARED_DATA / "seed-examples" / "ordinal_nominal_example.csv"
-    if not path.exists():
-        pytest.skip("shared seed example not available")
+    path = shared_path("seed-examples", "ordinal_nominal_example.csv")
     return pd.read_csv(path)
 
 

@@ -9,13 +9,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import reference_dataset
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
@@ -35,10 +34,6 @@ from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
-SDC_REFERENCE = SHARED / "sdc-reference"
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -204,12 +199,6 @@ def test_path_length() -> None:
 # reference data (CASC: Census, Tarragona, EIA)
 # --------------------------------------------------------------------------------------------
 
-EIA_QIS = [
-    "UTILITYID",
-    "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
-    "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
-]  # fmt: skip
-
 #: IL (%) of MDAV-MHM and NPN-MHM measured by this implementation (regression values; MDAV's
 #: published figures are in test_mdav: MDAV-MHM improves on them only slightly, e.g. Census
 #: k = 4 7.4947 -> 7.4928, because consecutive MDAV groups lie far apart).
@@ -230,13 +219,7 @@ MHM_IL = {
 
 
 def _reference_dataset(name: str) -> Dataset:
-    path = SDC_REFERENCE / name
-    if not path.exists():
-        pytest.skip(f"shared reference data not available ({name})")
-    df = pd.read_csv(path)
-    qis = EIA_QIS if name == "EIA.csv" else [str(c) for c in df.columns]
-    roles = RoleMap.from_dict({str(c): (QI_CONT if c in qis else PASS) for c in df.columns})
-    return Dataset.from_frame(df, roles)
+    return reference_dataset(name, QI_CONT, PASS)
 
 
 @pytest.mark.shared

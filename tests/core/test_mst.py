@@ -9,14 +9,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import census
 from scipy.sparse.csgraph import minimum_spanning_tree
 from scipy.spatial.distance import pdist, squareform
 
@@ -30,9 +29,6 @@ from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
-
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SDC_REFERENCE = SHARED_DATA / "sdc-reference"
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -440,10 +436,7 @@ CASC_IL = {3: 6.1410, 5: 10.2947, 10: 17.1200}
 @pytest.mark.shared
 @pytest.mark.parametrize("k", sorted(CASC_IL))
 def test_casc_reference_set(k: int) -> None:
-    path = SDC_REFERENCE / "CASCrefmicrodata.csv"
-    if not path.exists():
-        pytest.skip("shared reference data not available (CASCrefmicrodata.csv)")
-    df = pd.read_csv(path)
+    df = census()
     roles = RoleMap.from_dict({str(c): QI_CONT for c in df.columns})
     result = run_protection(Dataset.from_frame(df, roles), RunSpec.make("mst", k))
     _sizes_ok(result.labels, k)

@@ -22,6 +22,9 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import ADULT_DIR as ADULT
+from reference_sets import CENSUS_CSV as CENSUS
+from reference_sets import SEED_EXAMPLES as SEED
 from scipy.sparse.csgraph import connected_components
 
 from microgui.core.dataset import Dataset
@@ -31,26 +34,23 @@ from microgui.core.io import read_table
 from microgui.core.methods import get_method
 from microgui.core.methods import mstk as mstk_module
 from microgui.core.methods.mstk import (
-    cavg,
     class_distance,
-    discernibility,
     distance_matrix,
     generalization_effort,
-    generalization_information_loss,
     ghd,
     hierarchical_distance,
     inflexion_point,
     mstk,
 )
 from microgui.core.metrics import k_anonymity_level
+from microgui.core.metrics.generalization import (
+    cavg,
+    discernibility,
+    generalization_information_loss,
+)
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec, run_protection
-
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SEED = SHARED_DATA / "seed-examples"
-ADULT = SHARED_DATA / "adult"
-CENSUS = SHARED_DATA / "sdc-reference" / "CASCrefmicrodata.csv"
 
 QIS = ["Age", "Sex", "Zipcode"]
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -206,7 +206,9 @@ def test_float_distances_when_heights_have_a_huge_lcm(
 def test_information_loss_eqs_6_to_9(example: Any) -> None:
     _, hs, codes = example
     result = mstk(codes, hs, 2)
-    il = generalization_information_loss(result, [True, False, False], QIS)
+    il = generalization_information_loss(
+        result.labels, result.class_nodes, result.hierarchies, [True, False, False], QIS
+    )
     # Age (eq. 6): [20-30] spans 21..26, [31-40] 33..37, [41-50] 45..50 of 21..50
     age = (2 * 5 / 29 + 2 * 4 / 29 + 3 * 5 / 29) / 7
     # Sex (eq. 7): M, F keep 1 of 2 leaves (0), Person has 2 -> (2-1)/2
@@ -262,7 +264,7 @@ def test_run_protection_on_the_example() -> None:
     assert classes.columns.tolist() == ["class", "size", *QIS]
     assert classes["size"].tolist() == [2, 2, 3]
     assert classes.iloc[2][QIS].tolist() == ["[41-50]", "Person", "148**"]
-    assert len(result.artifacts["mst_edges"]) == 6
+    assert len(result.artifacts["mst"].edges) == 6
     assert "hierarchies_unused" not in report
     k3 = run_protection(dataset, _example_spec(3))
     assert [tuple(r) for r in k3.protected[QIS].itertuples(index=False)] == TABLE_1C
@@ -458,7 +460,9 @@ def test_mstk_properties(table: tuple[np.ndarray, list[Hierarchy], int]) -> None
         assert d[a, b] == pytest.approx(w)
     assert discernibility(labels) == int((sizes**2).sum())
     assert cavg(labels, k) == pytest.approx(len(labels) / (len(sizes) * k))
-    il = generalization_information_loss(result, [True] * len(hs))
+    il = generalization_information_loss(
+        result.labels, result.class_nodes, result.hierarchies, [True] * len(hs)
+    )
     assert 0 <= il["generalization_il"] <= len(hs) + 1e-12
 
 

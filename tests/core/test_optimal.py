@@ -10,13 +10,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import shared_path
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
@@ -30,9 +29,6 @@ from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -99,9 +95,7 @@ def _exhaustive_optimum(x: np.ndarray, k: int) -> float:
 
 
 def _companies() -> pd.DataFrame:
-    path = SHARED / "seed-examples" / "companies.csv"
-    if not path.exists():
-        pytest.skip("shared seed example not available")
+    path = shared_path("seed-examples", "companies.csv")
     return pd.read_csv(path)
 
 

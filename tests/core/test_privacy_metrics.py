@@ -9,13 +9,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_sets import ARX_SMALL
 
 from microgui.core.metrics import (
     distinct_l_diversity,
@@ -33,10 +32,6 @@ from microgui.core.metrics.privacy import (
     t_closeness_by_attribute,
 )
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
-ARX_SMALL = SHARED / "arx-small"
 
 SALARIES = [3, 4, 5, 6, 7, 8, 9, 10, 11]  # Li et al. 2007, Example 3 (in thousands)
 

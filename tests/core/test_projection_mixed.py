@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from microgui.core.dataset import Dataset, prepare_qi
-from microgui.core.methods.mdav import _distances, _ordinal_tables
+from microgui.core.methods.kernels import mixed_distances as _distances
+from microgui.core.methods.kernels import ordinal_tables as _ordinal_tables
 from microgui.core.projection import (
     JITTER,
     NOMINAL_WEIGHT,

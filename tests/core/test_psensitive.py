@@ -13,30 +13,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import adult_frame, census
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.methods import get_method
 from microgui.core.methods import psensitive as psensitive_module
-from microgui.core.methods.psensitive import (
-    prepare_confidential,
-    psensitive,
-    psensitive_reference,
-)
+from microgui.core.methods.confidential import prepare_confidential
+from microgui.core.methods.psensitive import psensitive, psensitive_reference
 from microgui.core.metrics import k_anonymity_level, p_sensitivity
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 QI_NOM = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
@@ -291,17 +284,11 @@ def test_release_properties(table: tuple[pd.DataFrame, RoleMap, int, int]) -> No
 
 
 def _census() -> pd.DataFrame:
-    path = SHARED / "sdc-reference" / "CASCrefmicrodata.csv"
-    if not path.exists():
-        pytest.skip("shared/data/sdc-reference is absent")
-    return pd.read_csv(path)
+    return census()
 
 
 def _adult() -> pd.DataFrame:
-    path = SHARED / "adult" / "adult_subset.csv"
-    if not path.exists():
-        pytest.skip("shared/data/adult is absent")
-    return pd.read_csv(path, sep=";")
+    return adult_frame(subset=True)
 
 
 @pytest.mark.shared

@@ -34,14 +34,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from reference_sets import ADULT_DIR
 
 from microgui.core.metrics import privacy
 from microgui.core.metrics.kanonymity import k_anonymity_level
 from microgui.core.metrics.risk import entropy_l_diversity
 
-ADULT = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "data" / "adult" / "adult_subset.csv"
-)
+ADULT = ADULT_DIR / "adult_subset.csv"
 PYCANON = "pycanon==1.3.6"
 
 # runs inside the pycanon venv: a list of jobs in, a list of results out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,9 +18,6 @@ from microgui.core.metrics.risk import (
     score,
 )
 from microgui.core.runs import RunSpec, run_protection
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CENSUS = DATA / "sdc-reference" / "CASCrefmicrodata.csv"
 
 
 def test_record_linkage_by_hand() -> None:
@@ -76,13 +72,7 @@ def test_score() -> None:
         score(1.0, 1.0, w_il=1.5)
 
 
-@pytest.fixture(scope="module")
-def census() -> pd.DataFrame:
-    if not CENSUS.exists():
-        pytest.skip("shared Census data not present")
-    return pd.read_csv(CENSUS)
-
-
+@pytest.mark.slow
 def test_census_linkage_bounded_and_interval_disclosure_falls(census: pd.DataFrame) -> None:
     ds = Dataset.from_frame(census)
     x = census.to_numpy(dtype=np.float64)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from reference_sets import shared_path
 
 import microgui
 from microgui.cli import main
@@ -20,19 +21,11 @@ from microgui.core.metrics.evaluate import evaluate
 from microgui.core.project_file import Project, load_project, save_project
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap, roles_from_lists
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 QI, ID, NC = (
     AttributeRole.QUASI_IDENTIFIER,
     AttributeRole.IDENTIFIER,
     AttributeRole.NON_CONFIDENTIAL,
 )
-
-
-def shared(*parts: str) -> Path:
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{'/'.join(parts)} is not available (../shared is absent)")
-    return path
 
 
 def by_name(frame: pd.DataFrame) -> dict[str, tuple[ColumnSpec, str]]:
@@ -153,7 +146,7 @@ def test_suggest_roles_is_explain_roles_without_reasons() -> None:
 
 
 def test_adult_categorical_columns_are_quasi_identifiers() -> None:
-    roles = suggest_roles(read_table(shared("adult", "adult.csv")).frame)
+    roles = suggest_roles(read_table(shared_path("adult", "adult.csv")).frame)
     for col in (
         "sex",
         "race",
@@ -169,7 +162,7 @@ def test_adult_categorical_columns_are_quasi_identifiers() -> None:
 
 
 def test_eia_name_and_id_are_identifiers_and_year_is_no_qi() -> None:
-    roles = suggest_roles(read_table(shared("sdc-reference", "EIA.csv")).frame)
+    roles = suggest_roles(read_table(shared_path("sdc-reference", "EIA.csv")).frame)
     assert roles["UTILNAME"].role is ID
     assert roles["UTILITYID"].role is ID  # never averaged as a continuous QI
     assert roles["YEAR"].role is not QI  # constant: carries nothing
@@ -177,7 +170,7 @@ def test_eia_name_and_id_are_identifiers_and_year_is_no_qi() -> None:
 
 
 def census_with_blanks(tmp_path: Path) -> Path:
-    src = shared("sdc-reference", "CASCrefmicrodata.csv")
+    src = shared_path("sdc-reference", "CASCrefmicrodata.csv")
     lines = src.read_text(encoding="utf-8").splitlines()
     header = lines[0].split(",")
     agi, fedtax = header.index("AGI"), header.index("FEDTAX")

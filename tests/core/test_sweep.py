@@ -6,20 +6,17 @@ import multiprocessing
 import sys
 import time
 import types
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from reference_sets import CENSUS_CSV, census
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import roles_from_lists
-from microgui.core.sweep import SweepCancelled, SweepPoint, SweepSpec, json_number, run_sweep
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CENSUS = SHARED / "sdc-reference" / "CASCrefmicrodata.csv"
+from microgui.core.sweep import SweepCancelled, SweepPoint, SweepSpec, run_sweep
 
 
 def _dataset(n: int = 120, seed: int = 3) -> Dataset:
@@ -92,13 +89,6 @@ def test_spec_built_directly_from_lists_and_a_dict() -> None:
 def test_k_must_be_whole() -> None:
     with pytest.raises(InvalidParameter):
         SweepSpec.make(["mdav"], ["three"])
-
-
-def test_json_number() -> None:
-    assert json_number(np.float64(1.5)) == 1.5
-    assert json_number(np.int64(3)) == 3 and isinstance(json_number(np.int64(3)), int)
-    assert json_number(float("nan")) is None
-    assert json_number(None) is None
 
 
 # --- running --------------------------------------------------------------------------------------
@@ -221,7 +211,7 @@ def test_cancel_in_pool_keeps_partial_results_and_stops_the_workers() -> None:
 
 @pytest.mark.shared
 @pytest.mark.slow
-@pytest.mark.skipif(not CENSUS.is_file(), reason="shared reference data absent")
+@pytest.mark.skipif(not CENSUS_CSV.is_file(), reason="shared reference data absent")
 def test_every_method_on_census_gives_a_result_or_an_error() -> None:
     """Every registered method at k = 3, 5, 10 on Census (13 continuous QIs). Methods that need a
     confidential column (p-sensitive, t-closeness) run on a second dataset where the last
@@ -229,7 +219,7 @@ def test_every_method_on_census_gives_a_result_or_an_error() -> None:
     (mstk dominates)."""
     from microgui.core.methods import available_methods
 
-    frame = pd.read_csv(CENSUS)
+    frame = census()
     cols = [str(c) for c in frame.columns]
     plain = Dataset(frame, roles_from_lists(cols, qi=cols))
     with_conf = Dataset(frame, roles_from_lists(cols, qi=cols[:-1], confidential=cols[-1:]))

@@ -16,28 +16,25 @@ Soria-Comas, Domingo-Ferrer, Sánchez & Martínez 2015).
 from __future__ import annotations
 
 from itertools import combinations_with_replacement
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import adult_frame, census, shared_path
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import get_method
 from microgui.core.methods import tcloseness as tcloseness_module
-from microgui.core.methods.psensitive import ConfidentialAttribute
+from microgui.core.methods.confidential import ConfidentialAttribute
 from microgui.core.methods.tcloseness import VARIANTS, cluster_size_for_t, tcloseness
 from microgui.core.metrics import emd_equal, emd_ordered, k_anonymity_level, t_closeness
 from microgui.core.metrics.privacy import nominal_codes, rank_codes, t_closeness_by_attribute
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 QI_NOM = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
@@ -173,9 +170,7 @@ def test_t_first_bound_with_distinct_values(n: int, k: int, t: float, seed: int)
 def test_li_et_al_table_meets_arx_t(variant: str) -> None:
     # ARX reaches t = 0.3751 on this table by generalization (0.375 for Li et al.'s Table 3);
     # microaggregation of ZIPCode and Age into groups of 3 does better.
-    path = SHARED / "arx-small" / "test2.csv"
-    if not path.exists():
-        pytest.skip("shared/data/arx-small is absent")
+    path = shared_path("arx-small", "test2.csv")
     frame = pd.read_csv(path, sep=";")
     roles = roles_from_lists(frame.columns, qi=["ZIPCode", "Age"], confidential=["Salary"])
     spec = RunSpec.make("t-closeness", 3, {"variant": variant, "t": 0.3751})
@@ -308,17 +303,11 @@ def test_release_properties(table: tuple[pd.DataFrame, RoleMap, int, float, str]
 
 
 def _census() -> pd.DataFrame:
-    path = SHARED / "sdc-reference" / "CASCrefmicrodata.csv"
-    if not path.exists():
-        pytest.skip("shared/data/sdc-reference is absent")
-    return pd.read_csv(path)
+    return census()
 
 
 def _adult() -> pd.DataFrame:
-    path = SHARED / "adult" / "adult_subset.csv"
-    if not path.exists():
-        pytest.skip("shared/data/adult is absent")
-    return pd.read_csv(path, sep=";")
+    return adult_frame(subset=True)
 
 
 @pytest.mark.shared

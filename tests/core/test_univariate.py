@@ -10,13 +10,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import reference_frame
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
@@ -28,10 +27,6 @@ from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
-SDC_REFERENCE = SHARED / "sdc-reference"
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -248,10 +243,7 @@ UNIVARIATE_IL = {
 @pytest.mark.parametrize("name", sorted(COLUMNS))
 @pytest.mark.parametrize("k", [3, 4, 5, 10])
 def test_never_worse_than_mdav_on_one_column(name: str, k: int) -> None:
-    path = SDC_REFERENCE / name
-    if not path.exists():
-        pytest.skip(f"shared reference data not available ({name})")
-    df = pd.read_csv(path)
+    df = reference_frame(name)
     col = COLUMNS[name]
     roles = RoleMap.from_dict({str(c): (QI_CONT if c == col else PASS) for c in df.columns})
     dataset = Dataset.from_frame(df, roles)

@@ -12,13 +12,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_sets import census, reference_dataset, shared_path
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
@@ -31,9 +30,6 @@ from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
@@ -70,10 +66,7 @@ def _sse(z: np.ndarray, labels: np.ndarray) -> float:
 
 
 def _census() -> np.ndarray:
-    path = SHARED / "sdc-reference" / "CASCrefmicrodata.csv"
-    if not path.exists():
-        pytest.skip("shared reference data not available")
-    x = pd.read_csv(path).to_numpy(dtype=float)
+    x = census().to_numpy(dtype=float)
     z: np.ndarray = (x - x.mean(axis=0)) / x.std(axis=0, ddof=1)
     return z
 
@@ -133,9 +126,7 @@ def test_companies_example() -> None:
     """``001`` Table 1 (surface, employees; k = 3): with the centroid (0, 0) fixed, the seeds are
     K, E, H as for CBFS; no extension at γ = 0.2 (nor at 1.1): {F,I,K}, {C,D,E}, {B,G,H} and A, J
     joining the last. SSE 6.9983, above the optimum 6.8044 of ``001`` Table 2."""
-    path = SHARED / "seed-examples" / "companies.csv"
-    if not path.exists():
-        pytest.skip("shared seed example not available")
+    path = shared_path("seed-examples", "companies.csv")
     df = pd.read_csv(path)
     roles = RoleMap.from_dict(
         {
@@ -186,12 +177,6 @@ def test_input_is_not_modified() -> None:
 # CASC reference sets
 # --------------------------------------------------------------------------------------------
 
-EIA_QIS = [
-    "UTILITYID",
-    "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
-    "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
-]  # fmt: skip
-
 #: IL = 100 SSE/SST (%) measured with this implementation, γ = 0.2 / 1.1 (MDAV's: 5.69/7.49/
 #: 9.09/14.16, 16.93/19.55/22.46/33.19, 0.48/0.67/1.67/3.84).
 RECORDED_IL = {
@@ -211,14 +196,7 @@ RECORDED_IL = {
 
 
 def _reference_dataset(name: str) -> Dataset:
-    path = SHARED / "sdc-reference" / name
-    if not path.exists():
-        pytest.skip(f"shared reference data not available ({name})")
-    df = pd.read_csv(path)
-    qis = EIA_QIS if name == "EIA.csv" else [str(c) for c in df.columns]
-    return Dataset.from_frame(
-        df, RoleMap.from_dict({str(c): (QI if c in qis else PASS) for c in df.columns})
-    )
+    return reference_dataset(name, QI, PASS)
 
 
 @pytest.mark.shared

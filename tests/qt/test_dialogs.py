@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, Q
 
 from microgui import __version__
 from microgui.core.demo import demo_path
-from microgui.core.methods import base as methods_base
-from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, get_method
+from microgui.core.methods import Method, MethodInput, MethodOutput, ParamSpec, get_method
 from microgui.core.roles import AttributeKind
 from microgui.core.runs import RunSpec
 from microgui.qt.main_window import PAPERS, MainWindow
@@ -29,12 +28,11 @@ def _singletons(inp: MethodInput) -> MethodOutput:
 
 
 @pytest.fixture
-def unsafe_method() -> Iterator[str]:
+def unsafe_method(register_method: Callable[[Method], str]) -> str:
     """A fake method registered for this test only: every record alone (k-anonymity 1)."""
-    name = "test-singletons"
-    methods_base.register(
+    return register_method(
         Method(
-            name=name,
+            name="test-singletons",
             title="Singletons (test)",
             summary="puts every record in its own group",
             description="test only",
@@ -43,8 +41,6 @@ def unsafe_method() -> Iterator[str]:
             run=_singletons,
         )
     )
-    yield name
-    methods_base._REGISTRY.pop(name, None)
 
 
 def test_export_refused_by_the_check_needs_a_typed_reason(

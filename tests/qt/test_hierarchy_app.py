@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
+from reference_sets import ADULT_DIR as ADULT
 
 from microgui.cli import main as cli_main
 from microgui.core.project_file import load_project
@@ -26,7 +27,6 @@ from microgui.qt.models.roles_model import RolesColumn
 from microgui.qt.panels.hierarchy_panel import HierarchyDialog
 
 TIMEOUT_MS = 120_000
-ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "adult"
 
 EDUCATION = ["primary", "secondary", "vocational", "bachelor", "master", "phd"]
 EDUCATION_ROWS = [

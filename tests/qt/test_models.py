@@ -8,9 +8,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableView
 
-from microgui.core.dataset import Dataset
+from microgui.core.dataset import Dataset, category_values
 from microgui.core.roles import AttributeKind, AttributeRole
-from microgui.qt.controller import AppController, category_values
+from microgui.qt.controller import AppController
 from microgui.qt.main_window import MainWindow
 from microgui.qt.models.dataframe_model import DataFrameModel, format_cell
 from microgui.qt.models.roles_model import RolesColumn, RolesModel

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
 import pytest
 from qt_helpers import large_continuous_dataset
 
-from microgui.core.methods import base as methods_base
 from microgui.core.methods.base import Method, MethodInput, MethodOutput
 from microgui.core.projection import pca_2d, qi_projection
 from microgui.core.roles import AttributeKind
@@ -160,12 +159,11 @@ def _blocks_of_k(inp: MethodInput) -> MethodOutput:
 
 
 @pytest.fixture
-def block_method() -> Iterator[str]:
+def block_method(register_method: Callable[[Method], str]) -> str:
     """A fake, instant method for this module only: consecutive rows in groups of k."""
-    name = "test-blocks"
-    methods_base.register(
+    return register_method(
         Method(
-            name=name,
+            name="test-blocks",
             title="Blocks (test)",
             summary="consecutive rows in groups of k",
             description="test only",
@@ -174,8 +172,6 @@ def block_method() -> Iterator[str]:
             run=_blocks_of_k,
         )
     )
-    yield name
-    methods_base._REGISTRY.pop(name, None)
 
 
 def test_200k_records_switch_to_a_density_image_within_budget(

@@ -8,7 +8,7 @@ the same seed. workers=1 keeps these tests light (the sweep then runs in the wor
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,6 @@ import pytest
 from PySide6.QtCore import Qt
 
 from microgui.core.errors import InvalidParameter
-from microgui.core.methods import base as methods_base
 from microgui.core.methods.base import Method, MethodInput, MethodOutput
 from microgui.core.roles import AttributeKind
 from microgui.core.runs import RunSpec, run_protection
@@ -45,12 +44,11 @@ def _blocks(inp: MethodInput) -> MethodOutput:
 
 
 @pytest.fixture
-def test_method() -> Iterator[str]:
+def test_method(register_method: Callable[[Method], str]) -> Iterator[str]:
     """An instant fake method for this module, accepting every kind."""
-    name = "test-sweep"
-    methods_base.register(
+    name = register_method(
         Method(
-            name=name,
+            name="test-sweep",
             title="Blocks (test)",
             summary="consecutive rows in groups of k",
             description="test only",
@@ -62,7 +60,6 @@ def test_method() -> Iterator[str]:
     _RELEASE.clear()
     yield name
     _RELEASE.set()
-    methods_base._REGISTRY.pop(name, None)
 
 
 def _dialog(window: MainWindow, qtbot: Any) -> SweepDialog:

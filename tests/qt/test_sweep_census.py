@@ -14,26 +14,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
+from reference_sets import CENSUS_CSV, census
 
 from microgui.core.dataset import Dataset
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.sweep import SweepSpec
 from microgui.qt.main_window import MainWindow
 
-CENSUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sdc-reference"
-CENSUS = CENSUS / "CASCrefmicrodata.csv"
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 
 
 @pytest.mark.shared
 @pytest.mark.slow
-@pytest.mark.skipif(not CENSUS.is_file(), reason="shared reference data absent")
+@pytest.mark.skipif(not CENSUS_CSV.is_file(), reason="shared reference data absent")
 def test_census_sweep_of_every_method_renders_its_ru_chart(
     window: MainWindow, qtbot: Any, tmp_path: Path
 ) -> None:
-    frame = pd.read_csv(CENSUS)
+    frame = census()
     roles = RoleMap.from_dict({str(c): QI for c in frame.columns})
     ctl = window.controller
     ctl.set_dataset(Dataset.from_frame(frame, roles))

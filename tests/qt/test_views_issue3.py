@@ -13,13 +13,13 @@ import pytest
 from PySide6.QtCore import Qt
 from qt_helpers import large_continuous_dataset
 
+from microgui.core import dependency as dependency_module  # the tree job calls it there
+from microgui.core.analysis import DependencyTreeOutcome
 from microgui.core.dataset import Dataset
 from microgui.core.dependency import DependencyTree
 from microgui.core.layout import DEFAULT_MAX_EDGES
 from microgui.core.roles import AttributeKind, AttributeRole, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec
-from microgui.qt import controller as controller_module
-from microgui.qt.controller import DependencyTreeOutcome
 from microgui.qt.main_window import MainWindow, view_rows
 from microgui.qt.plots.dependency_tree import KEY_LEGEND
 from microgui.qt.plots.mst_partition import PLACEHOLDER
@@ -87,13 +87,13 @@ def test_the_tree_before_any_run_is_computed_in_a_worker(
     demo_window: MainWindow, qtbot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: list[threading.Thread] = []
-    original = controller_module.dependency_tree_of_qi
+    original = dependency_module.dependency_tree_of_qi
 
     def spy(*args: Any, **kwargs: Any) -> DependencyTree:
         threads.append(threading.current_thread())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(controller_module, "dependency_tree_of_qi", spy)
+    monkeypatch.setattr(dependency_module, "dependency_tree_of_qi", spy)
     window = demo_window
     panel = window.tree_panel
     assert not panel.is_computing  # hidden tab: nothing computed yet
@@ -299,7 +299,7 @@ def test_mstk_classes_table_and_linked_selection(window: MainWindow, qtbot) -> N
     # the MST view shows mstk's record tree and its pruned edges
     plot = window.mst_plot
     assert plot.layout_shown is not None and plot.layout_shown.source == "mstk"
-    kept = np.asarray(result.artifacts["mst_kept"])
+    kept = ~np.asarray(result.artifacts["mst"].cut)
     assert plot.cut_drawn == int((~kept).sum()) and plot.kept_drawn == int(kept.sum())
 
     # clearing the class selection clears the records' selection

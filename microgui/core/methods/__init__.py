@@ -1,12 +1,18 @@
 """The method registry. Importing this package registers every built-in method.
 
-Each method lives in its own module and calls :func:`microgui.core.methods.base.register` at import.
+Each method lives in its own module and calls :func:`microgui.core.methods.base.register` at import;
+:mod:`~microgui.core.methods.base` holds the contract and the registry's dictionary, and this
+package, having imported every method module, looks methods up. No module of the package imports
+the package itself.
 """
+
+from collections.abc import Callable
 
 # First, before any kernel is decorated: numba's cache folder keyed on all kernel sources.
 from microgui.core.methods import jit_cache as _jit_cache  # noqa: F401
 
 # isort: split
+from microgui.core.errors import InvalidParameter
 from microgui.core.methods import ama as _ama  # noqa: F401  (registers ama)
 from microgui.core.methods import cbfs as _cbfs  # noqa: F401
 from microgui.core.methods import dba as _dba  # noqa: F401
@@ -26,13 +32,14 @@ from microgui.core.methods import univariate as _univariate  # noqa: F401
 from microgui.core.methods import vmdav as _vmdav  # noqa: F401
 from microgui.core.methods.base import (
     COMMON_PARAMS,
+    REGISTERED,
     Method,
     MethodInput,
     MethodOutput,
     ParamSpec,
-    available_methods,
-    get_method,
+    ReleaseCheck,
     register,
+    registered,
     resolve_params,
 )
 
@@ -42,8 +49,35 @@ __all__ = [
     "MethodInput",
     "MethodOutput",
     "ParamSpec",
+    "REGISTERED",
+    "ReleaseCheck",
     "available_methods",
     "get_method",
     "register",
+    "registered",
     "resolve_params",
+    "warm_ups",
 ]
+
+
+def get_method(name: str) -> Method:
+    """The method called ``name``, or :class:`InvalidParameter` listing the known ones."""
+    try:
+        return REGISTERED[name]
+    except KeyError:
+        known = ", ".join(sorted(REGISTERED))
+        raise InvalidParameter(f"unknown method {name!r}; known methods: {known}") from None
+
+
+def available_methods() -> list[Method]:
+    """All registered methods, sorted by name."""
+    return [REGISTERED[k] for k in sorted(REGISTERED)]
+
+
+def warm_ups() -> list[Callable[[], float]]:
+    """The registered methods' warm-ups (see ``Method.warm_up``), each once, in name order."""
+    out: list[Callable[[], float]] = []
+    for method in available_methods():
+        if method.warm_up is not None and method.warm_up not in out:
+            out.append(method.warm_up)
+    return out

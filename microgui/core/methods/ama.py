@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from microgui.core.artifacts import DEPENDENCY_TREE
 from microgui.core.dataset import QIMatrix
 from microgui.core.dependency import DEFAULT_BINS, DependencyTree, dependency_tree_of_qi
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
-from microgui.core.methods.mdav import mdav_generic
+from microgui.core.methods.mdav import mdav_generic, warm_up
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
 
@@ -129,7 +130,7 @@ def _run_ama(inp: MethodInput) -> MethodOutput:
             "dependency_matrix": json_tree["matrix"],
             "tree_edges": json_tree["edges"],
         },
-        artifacts={"dependency_tree": tree},
+        artifacts=DEPENDENCY_TREE.entry(tree),
     )
 
 
@@ -154,6 +155,8 @@ AMA = register(
         citation="000_d23cf301593eeda4.txt §3, Algorithms 1–2",
         complexity="O(n·d²) for the dependency matrix, then MDAV on the key attributes: O(n²/k · d_key)",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,  # mdav's kernels
+        artifacts=(DEPENDENCY_TREE,),
         kinds=frozenset({AttributeKind.CONTINUOUS, AttributeKind.ORDINAL, AttributeKind.NOMINAL}),
         run=_run_ama,
         params=(

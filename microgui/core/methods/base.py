@@ -4,15 +4,23 @@ A method is a :class:`Method`: a name (the ``--method`` value), texts for the ap
 quasi-identifier it accepts, its parameters (:class:`ParamSpec`, set with ``--param NAME=VALUE``)
 and a function ``run(MethodInput) -> MethodOutput``. The run function only partitions (and, for
 generalization methods, may produce its own quasi-identifier values); the shared aggregation step
-(``microgui.core.aggregate``) replaces each group by its aggregate.
+(``microgui.core.aggregate``) replaces each group by its aggregate. A method also declares
+everything else it brings: the warm-up of its compiled kernels (the benchmark and the tests call
+it), the privacy model it promises (:class:`ReleaseCheck`, verified before export) and the
+artifacts it leaves for the app's views (:mod:`microgui.core.artifacts`).
+
+This module holds the contract and the registry's dictionary only; :mod:`microgui.core.methods`
+imports every method module and looks methods up (``get_method``, ``available_methods``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -23,16 +31,20 @@ from microgui.core.errors import InvalidParameter
 from microgui.core.numbers import ROUND_CHOICES
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.references import readable
-from microgui.core.roles import AttributeKind
+from microgui.core.roles import AttributeKind, RoleMap
+
+if TYPE_CHECKING:
+    from microgui.core.artifacts import Artifact
 
 __all__ = [
     "ParamSpec",
     "MethodInput",
     "MethodOutput",
+    "ReleaseCheck",
     "Method",
+    "REGISTERED",
     "register",
-    "get_method",
-    "available_methods",
+    "registered",
     "COMMON_PARAMS",
     "resolve_params",
 ]
@@ -148,14 +160,63 @@ class MethodOutput:
     ``protected_qi``: for methods that make their own quasi-identifier values (generalization),
     a frame with one column per quasi-identifier; None means "aggregate the groups".
     ``extra``: JSON-serializable entries added to the run report.
-    ``artifacts``: anything a view needs that does not belong in the report (arrays of MST edges,
-    a dependency tree object, equivalence classes); kept on the :class:`RunResult`.
+    ``artifacts``: what a view needs that does not belong in the report (a spanning tree, a
+    dependency tree, generalization classes), made with :meth:`~microgui.core.artifacts.Artifact.entry`
+    of the kinds in :mod:`microgui.core.artifacts`; kept on the :class:`RunResult`.
     """
 
     labels: np.ndarray
     protected_qi: pd.DataFrame | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     artifacts: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    """The privacy model a method promises on the confidential attributes, verified before export.
+
+    ``model`` names it: the p of p-sensitive k-anonymity (002 §4.11), the l of distinct
+    l-diversity (Machanavajjhala et al. 2007) or the t of t-closeness (Li et al. 2007); ``param``
+    is the method's parameter holding the promised level.
+    """
+
+    model: Literal["p-sensitive", "l-diversity", "t-closeness"]
+    param: str
+
+    def problem(
+        self,
+        frame: pd.DataFrame,
+        qis: Sequence[str],
+        confidential: Sequence[str],
+        roles: RoleMap,
+        params: Mapping[str, Any],
+    ) -> str | None:
+        """Why the released ``frame`` breaks the promise (groups = identical quasi-identifier
+        values), or None when it keeps it or the run's ``params`` hold no level."""
+        from microgui.core.metrics.privacy import distinct_l_diversity, p_sensitivity, t_closeness
+
+        if self.param not in params:
+            return None
+        if self.model == "t-closeness":
+            t = float(params[self.param])
+            reached = t_closeness(frame, qis, confidential, roles)
+            if reached > t + 1e-9:
+                return (
+                    f"a group is {reached:.4f} away (EMD) from the whole table on a confidential "
+                    f"attribute, above the promised t = {t}"
+                )
+            return None
+        promised = int(params[self.param])
+        if self.model == "p-sensitive":
+            level, what = p_sensitivity(frame, qis, confidential), "sensitive"
+        else:
+            level, what = distinct_l_diversity(frame, qis, confidential), "diverse"
+        if level < promised:
+            return (
+                f"the table is only {level}-{what} on {', '.join(map(repr, confidential))}, "
+                f"below the promised {self.param} = {promised}"
+            )
+        return None
 
 
 @dataclass(frozen=True)
@@ -181,6 +242,13 @@ class Method:
     #: whether the method reads generalization hierarchies (``--hierarchy``); given to any
     #: other method they would be ignored, so a run refuses them (issue 12)
     uses_hierarchies: bool = False
+    #: compiles (or loads from numba's cache) the method's kernels and returns the seconds it
+    #: took; None for a method without compiled kernels. Methods sharing kernels share it.
+    warm_up: Callable[[], float] | None = None
+    #: the privacy model the method promises on the confidential attributes, checked on export
+    release_check: ReleaseCheck | None = None
+    #: the kinds of artifact its runs leave for the app's views (:mod:`microgui.core.artifacts`)
+    artifacts: tuple[Artifact[Any], ...] = ()
 
     @property
     def reference(self) -> str:
@@ -198,6 +266,9 @@ class Method:
 
 
 _REGISTRY: dict[str, Method] = {}
+#: The registered methods by name, read-only. Importing any module of the package first runs
+#: :mod:`microgui.core.methods`, which imports (and so registers) every method module.
+REGISTERED: Mapping[str, Method] = MappingProxyType(_REGISTRY)
 
 
 def register(method: Method) -> Method:
@@ -208,22 +279,15 @@ def register(method: Method) -> Method:
     return method
 
 
-def get_method(name: str) -> Method:
-    """The method called ``name``, or :class:`InvalidParameter` listing the known ones."""
-    from microgui.core import methods as _load  # noqa: F401  (registers the built-in methods)
-
+@contextmanager
+def registered(method: Method) -> Iterator[Method]:
+    """Register ``method`` for the duration of a ``with`` block (a test's fake method)."""
+    register(method)
     try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise InvalidParameter(f"unknown method {name!r}; known methods: {known}") from None
-
-
-def available_methods() -> list[Method]:
-    """All registered methods, sorted by name."""
-    from microgui.core import methods as _load  # noqa: F401
-
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+        yield method
+    finally:
+        if _REGISTRY.get(method.name) is method:
+            del _REGISTRY[method.name]
 
 
 def resolve_params(method: Method, raw: Mapping[str, object]) -> dict[str, Any]:

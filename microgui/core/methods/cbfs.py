@@ -45,9 +45,8 @@ The kernel returns to Python after a bounded amount of work for progress and can
 Measured (``python -m microgui.bench``, whole run, 2 cores shared with other jobs), 50,000 x 10,
 k = 5: 1.7 s (10,000: 0.14 s); with the fixed centroid about 1.0 s.
 
-This module also holds the numba primitives shared by :mod:`~microgui.core.methods.md`,
-:mod:`~microgui.core.methods.vmdav` and :mod:`~microgui.core.methods.tfrp` (distance passes,
-nearest-record selection, swap-removal of a group, the placement of the last records).
+The distance passes, the selection kernels, the swap-removal of a group and the placement of the
+last records are the shared ones of :mod:`~microgui.core.methods.kernels`.
 """
 
 from __future__ import annotations
@@ -58,6 +57,20 @@ import numpy.typing as npt
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.kernels import (
+    as_matrix,
+    assign_leftovers,
+    assign_leftovers_reference,
+    check_k,
+    column_sums,
+    distances_pass,
+    farthest,
+    load_point,
+    nearest_and_farthest,
+    seed_order,
+    squared_distances_to,
+    take_group,
+)
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -66,21 +79,6 @@ __all__ = [
     "cbfs_reference",
     "warm_up",
     "CBFS",
-    # shared by md, vmdav and tfrp
-    "njit",
-    "distances_block",
-    "distances_pass",
-    "load_point",
-    "farthest",
-    "nearest",
-    "take_group",
-    "assign_leftovers",
-    "assign_leftovers_reference",
-    "as_matrix",
-    "check_k",
-    "column_sums",
-    "squared_distances_to",
-    "seed_order",
 ]
 
 #: Work (coordinate operations) per kernel call before returning to Python for progress and
@@ -88,236 +86,6 @@ __all__ = [
 _BATCH_WORK = 60_000_000
 
 _PROGRESS_STATUS = "forming groups"
-
-#: Records per block of a distance pass (partial sums stay in L1 cache).
-_BLOCK = 1024
-
-
-# --------------------------------------------------------------------------------------------
-# shared numba primitives
-# --------------------------------------------------------------------------------------------
-
-
-@njit
-def distances_block(cont: np.ndarray, lo: int, hi: int, p: np.ndarray, dist: np.ndarray) -> None:
-    # Slices starting at 0 so that LLVM drops negative-index wraparound and vectorizes the loop.
-    n = hi - lo
-    out = dist[lo:hi]
-    for i in range(n):
-        out[i] = 0.0
-    for j in range(cont.shape[0]):
-        col = cont[j, lo:hi]
-        c = p[j]
-        for i in range(n):
-            t = col[i] - c
-            out[i] += t * t
-
-
-@njit
-def distances_pass(cont: np.ndarray, m: int, p: np.ndarray, dist: np.ndarray) -> None:
-    """dist[:m] = squared distances of the first m records of ``cont`` (d, n) to the point p,
-    summed coordinate by coordinate in column order."""
-    for lo in range(0, m, _BLOCK):
-        distances_block(cont, lo, min(lo + _BLOCK, m), p, dist)
-
-
-# The selection kernels are MDAV's own (same tie rule: (distance, original row)); md, vmdav and
-# tfrp import them from here under these names.
-from microgui.core.methods.mdav import _farthest as farthest  # noqa: E402
-from microgui.core.methods.mdav import _nearest_and_farthest as nearest  # noqa: E402
-
-
-@njit
-def load_point(cont: np.ndarray, pos: int, p: np.ndarray) -> None:
-    for j in range(cont.shape[0]):
-        p[j] = cont[j, pos]
-
-
-@njit
-def take_group(
-    group: np.ndarray,
-    g: int,
-    label: int,
-    m: int,
-    tracked: int,
-    cont: np.ndarray,
-    idx: np.ndarray,
-    where: np.ndarray,
-    labels: np.ndarray,
-    dist: np.ndarray,
-    total: np.ndarray,
-) -> int:
-    """Label the records at positions group[:g], subtract them from the running sum ``total``
-    (ascending row order; pass an empty array for none) and swap-remove them from the first m.
-
-    ``where[row]`` follows every record's position. Returns the new position of the record at
-    position ``tracked`` (-1 if it was removed or if tracked is -1).
-    """
-    pos = group[:g]
-    rows = np.empty(g, dtype=np.int64)
-    for a in range(g):
-        rows[a] = idx[pos[a]]
-    by_row = np.argsort(rows)
-    for a in range(g):
-        p = pos[by_row[a]]
-        labels[idx[p]] = label
-        for j in range(total.shape[0]):
-            total[j] -= cont[j, p]
-    desc = np.sort(pos)[::-1]
-    for a in range(g):
-        p = desc[a]
-        last = m - 1
-        if p == tracked:
-            tracked = -1
-        where[idx[p]] = -1
-        if p != last:
-            for j in range(cont.shape[0]):
-                cont[j, p] = cont[j, last]
-            idx[p] = idx[last]
-            dist[p] = dist[last]
-            where[idx[p]] = p
-            if tracked == last:
-                tracked = p
-        m -= 1
-    return tracked
-
-
-@njit
-def _group_centroids(x: np.ndarray, labels: np.ndarray, n_groups: int) -> np.ndarray:
-    # Sum of each group's records in ascending row order, over its size.
-    d = x.shape[1]
-    sums = np.zeros((n_groups, d))
-    counts = np.zeros(n_groups)
-    for i in range(x.shape[0]):
-        g = labels[i]
-        if g >= 0:
-            counts[g] += 1.0
-            for j in range(d):
-                sums[g, j] += x[i, j]
-    for g in range(n_groups):
-        for j in range(d):
-            sums[g, j] = sums[g, j] / counts[g]
-    return sums
-
-
-@njit
-def _assign_leftovers_kernel(
-    x: np.ndarray, labels: np.ndarray, n_groups: int, cap: int, sizes: np.ndarray
-) -> int:
-    # Each unlabelled record (ascending row) joins the group with the nearest centroid among the
-    # groups with fewer than `cap` records (centroids of the groups as formed; ties: the group
-    # formed first). Returns the first row that found no group with room, or -1.
-    cent = _group_centroids(x, labels, n_groups)
-    d = x.shape[1]
-    for i in range(x.shape[0]):
-        if labels[i] >= 0:
-            continue
-        best = -1
-        best_d = 0.0
-        for g in range(n_groups):
-            if sizes[g] >= cap:
-                continue
-            s = 0.0
-            for j in range(d):
-                t = x[i, j] - cent[g, j]
-                s += t * t
-            if best < 0 or s < best_d:
-                best = g
-                best_d = s
-        if best < 0:
-            return i
-        labels[i] = best
-        sizes[best] += 1
-    return -1
-
-
-def assign_leftovers(x: np.ndarray, labels: np.ndarray, cap: int) -> int:
-    """Give each unlabelled record (label -1) the label of the group with the nearest centroid.
-
-    Centroids are those of the groups as labelled on entry (each group's records summed in
-    ascending row order); records are placed in ascending row order, only into groups holding
-    fewer than ``cap`` records; equal distances go to the smaller label. Modifies ``labels`` in
-    place; returns the first row that found every group full (-1 when all were placed).
-    """
-    n_groups = int(labels.max()) + 1 if len(labels) and labels.max() >= 0 else 0
-    if n_groups == 0:
-        return -1 if (labels >= 0).all() else int(np.flatnonzero(labels < 0)[0])
-    sizes = np.bincount(labels[labels >= 0], minlength=n_groups).astype(np.int64)
-    row: int = _assign_leftovers_kernel(x, labels, n_groups, int(cap), sizes)
-    return row
-
-
-def assign_leftovers_reference(x: np.ndarray, labels: np.ndarray, cap: int) -> int:
-    """Plain-numpy twin of :func:`assign_leftovers` (for the tests)."""
-    n_groups = int(labels.max()) + 1
-    d = x.shape[1]
-    sums = np.zeros((n_groups, d))
-    counts = np.zeros(n_groups)
-    for i in range(len(x)):  # ascending row order, as the kernel sums
-        if labels[i] >= 0:
-            sums[labels[i]] += x[i]
-            counts[labels[i]] += 1.0
-    cent = sums / counts[:, None]
-    sizes = counts.astype(np.int64)
-    for row in np.flatnonzero(labels < 0):
-        i = int(row)
-        dist = np.zeros(n_groups)
-        for j in range(d):
-            t = x[i, j] - cent[:, j]
-            dist += t * t
-        dist[sizes >= cap] = np.inf
-        if not np.isfinite(dist).any():
-            return i
-        g = int(np.argmin(dist))
-        labels[i] = g
-        sizes[g] += 1
-    return -1
-
-
-# --------------------------------------------------------------------------------------------
-# shared Python helpers
-# --------------------------------------------------------------------------------------------
-
-
-def check_k(k: int, n: int) -> int:
-    """k as an int with 2 <= k <= n, or :class:`InvalidParameter`."""
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
-    return k
-
-
-def as_matrix(values: npt.ArrayLike) -> np.ndarray:
-    """(n, d) float64 C-ordered copy of the records (1-D input is one column)."""
-    arr = np.array(values, dtype=np.float64, order="C", copy=True)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ValueError(f"expected a 2-D array of records, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError("records must be finite numbers")
-    return np.ascontiguousarray(arr)
-
-
-def column_sums(x: np.ndarray) -> np.ndarray:
-    """Column sums of a C-ordered array: where every running sum starts (kernel and reference)."""
-    sums: np.ndarray = np.ascontiguousarray(x, dtype=np.float64).sum(axis=0)
-    return sums
-
-
-def squared_distances_to(x: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Squared distances of every record of x to p, summed column by column (the kernels' sum)."""
-    out = np.zeros(x.shape[0])
-    for j in range(x.shape[1]):
-        t = x[:, j] - p[j]
-        out += t * t
-    return out
-
-
-def seed_order(dist: np.ndarray) -> np.ndarray:
-    """Rows by decreasing distance, equal distances by increasing row."""
-    order: np.ndarray = np.lexsort((np.arange(len(dist)), -dist)).astype(np.int64)
-    return order
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,6 +119,7 @@ def _cbfs_batch(
     hp = np.empty(max(kk, 1), dtype=np.int64)
     group = np.empty(k, dtype=np.int64)
     no_sum = np.empty(0)
+    no_codes = np.empty((0, 0), dtype=np.int64)
     work = 0
     while m >= k and work < budget:
         if fixed:
@@ -366,13 +135,14 @@ def _cbfs_batch(
             work += 2 * m * (d + 1)
         load_point(cont, r, p)
         distances_pass(cont, m, p, dist)
-        nearest(dist, idx, m, r, kk, hd, hx, hp)
+        nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
         group[0] = r
         for a in range(kk):
             group[1 + a] = hp[a]
         take_group(
-            group, k, label, m, -1, cont, idx, where, labels, dist, no_sum if fixed else total
-        )
+            group, k, label, m, -1, cont, no_codes, no_codes, idx, no_sum if fixed else total,
+            no_codes, no_codes, labels, dist, where,
+        )  # fmt: skip
         label += 1
         m -= k
     state[0] = m
@@ -533,5 +303,6 @@ CBFS = register(
         complexity="O(n²d/k): two passes over the ungrouped records per group of k (one with "
         "centroid=fixed)",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
     )
 )

@@ -97,9 +97,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
 from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import as_matrix, check_k
 from microgui.core.methods.mdav import mdav
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
@@ -176,20 +176,6 @@ def _mean(points: np.ndarray) -> np.ndarray:
 def _sse(points: np.ndarray) -> float:
     c = points - _mean(points)
     return float((c * c).sum())
-
-
-def _check_k(k: int, n: int) -> int:
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
-    return k
-
-
-def _as_matrix(values: npt.ArrayLike) -> np.ndarray:
-    x = np.asarray(values, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError("values must be an (n, d) array")
-    return np.ascontiguousarray(x)
 
 
 def _pick_nearest(sq: np.ndarray, ids: np.ndarray, count: int) -> np.ndarray:
@@ -453,9 +439,9 @@ def k_density_sums(
     their edge (see the module docstring). All three give bit-identical sums. Progress and
     cancellation between blocks.
     """
-    x = _as_matrix(values)
+    x = as_matrix(values)
     n, d = x.shape
-    k = _check_k(k, n)
+    k = check_k(k, n)
     if method not in ("auto", "tree", "brute"):
         raise ValueError(f"method={method!r} must be auto, tree or brute")
     if method == "brute" or (method == "auto" and d >= _BRUTE_MIN_DIMS):
@@ -561,9 +547,9 @@ def dba_partition(
     DbaPartition
         ``labels``: int64 group label per record (row order); every group has k..2k-1 records.
     """
-    x = _as_matrix(values)
+    x = as_matrix(values)
     n = x.shape[0]
-    k = _check_k(k, n)
+    k = check_k(k, n)
     kernels = [_phase1_batch, _nearest_centroids]
     if x.shape[1] >= _BRUTE_MIN_DIMS:
         kernels.append(_knn_sq_brute)
@@ -620,9 +606,9 @@ def dba_reference(values: npt.ArrayLike, k: int) -> np.ndarray:
     of the tests. Same phases, tie rules and arithmetic as :func:`dba`; O(n²) memory, so for
     small inputs only.
     """
-    x = _as_matrix(values)
+    x = as_matrix(values)
     n = x.shape[0]
-    k = _check_k(k, n)
+    k = check_k(k, n)
     rows = np.arange(n)
     sq_all = np.array([_sq_dists(x, x[i]) for i in range(n)])
     sums = np.empty(n)
@@ -706,5 +692,6 @@ DBA = register(
         "low intrinsic dimension, towards O(n²·d) in high), O(n²·d/k) for the phase-1 groups "
         "and the phase-2 nearest centroids",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
     )
 )

@@ -45,7 +45,7 @@ import pandas as pd
 
 from microgui.core.dataset import numeric_column
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
-from microgui.core.methods.mdav import mdav
+from microgui.core.methods.mdav import mdav, warm_up
 from microgui.core.progress import sub_progress
 from microgui.core.roles import AttributeKind
 
@@ -164,5 +164,6 @@ HYBRID = register(
         complexity="O(n²·d/k) for the MDAV partition, then O(n·k·(k + d)) for the synthetic "
         "clusters",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,  # mdav's kernels
     )
 )

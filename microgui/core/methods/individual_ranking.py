@@ -70,6 +70,7 @@ import pandas as pd
 from microgui.core.dataset import numeric_column
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.kernels import check_k
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -88,13 +89,6 @@ _NOTE = (
     "k-anonymous. It is a masking method (002 §3.1.2, §4.17); the export check refuses it unless "
     "overridden."
 )
-
-
-def _check_k(k: int, n: int) -> int:
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
-    return k
 
 
 def individual_ranking(
@@ -123,7 +117,7 @@ def individual_ranking(
     if x.ndim != 2:
         raise ValueError("values must be an (n, m) array")
     n, m = x.shape
-    k = _check_k(k, n)
+    k = check_k(k, n)
     q = n // k
     # Rank -> group: 0,...,0 (k), 1,...,1 (k), ..., q-1 (k + n mod k).
     rank_group = np.minimum(np.arange(n) // k, q - 1)

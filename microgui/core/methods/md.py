@@ -85,15 +85,16 @@ import numpy as np
 import numpy.typing as npt
 
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
-from microgui.core.methods.cbfs import (
+from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.kernels import (
     as_matrix,
     check_k,
     column_sums,
     distances_pass,
     farthest,
+    find_root,
     load_point,
-    nearest,
-    njit,
+    nearest_and_farthest,
     squared_distances_to,
     take_group,
 )
@@ -117,19 +118,6 @@ _RECENTRE = 0.9
 # --------------------------------------------------------------------------------------------
 # numba kernel
 # --------------------------------------------------------------------------------------------
-
-
-@njit
-def _find(nxt: np.ndarray, p: int) -> int:
-    # First alive sorted position >= p (nxt[p] == p when alive; nxt[n] == n), path compression.
-    root = p
-    while nxt[root] != root:
-        root = nxt[root]
-    while nxt[p] != root:
-        q = nxt[p]
-        nxt[p] = root
-        p = q
-    return root
 
 
 @njit
@@ -228,7 +216,7 @@ def _farthest_pair(
         if pa < 0 or labels[pa] >= 0:
             pi = spos[i]
             ri = rho[pi]
-            first = _find(nxt, pi + 1)
+            first = find_root(nxt, pi + 1)
             if first >= n:
                 # No record after i: it starts no pair (it stays out of the heap).
                 ub[i] = -1.0
@@ -258,14 +246,14 @@ def _farthest_pair(
                         dq = axis_q[pi] + axis_q[p]
                         sr = ri + rho[p]
                         if dp * dp + dq * dq + _AXIS_MARGIN * sr * sr < far:
-                            p = _find(nxt, p + 1)
+                            p = find_root(nxt, p + 1)
                             continue
                 dsq = _pair_sq(xs, pi, p)
                 j = srow[p]
                 if dsq > far or (dsq == far and j < pj):
                     far = dsq
                     pj = j
-                p = _find(nxt, p + 1)
+                p = find_root(nxt, p + 1)
             counter[0] += visited
             ub[i] = far
             partner[i] = pj
@@ -331,6 +319,7 @@ def _md_batch(
     rows = np.empty(k, dtype=np.int64)
     counter = np.zeros(1, dtype=np.int64)
     no_sum = np.empty(0)
+    no_codes = np.empty((0, 0), dtype=np.int64)
     work = 0
     while m >= 2 * k and work < budget and m > state[2]:
         counter[0] = 0
@@ -357,13 +346,16 @@ def _md_batch(
         r = where[r_row]
         load_point(cont, r, p)
         distances_pass(cont, m, p, dist)
-        s = nearest(dist, idx, m, r, kk, hd, hx, hp)
+        s = nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
         group[0] = r
         for a in range(kk):
             group[1 + a] = hp[a]
         for a in range(k):
             rows[a] = idx[group[a]]
-        s = take_group(group, k, label, m, s, cont, idx, where, labels, dist, no_sum)
+        s = take_group(
+            group, k, label, m, s, cont, no_codes, no_codes, idx, no_sum, no_codes, no_codes,
+            labels, dist, where,
+        )  # fmt: skip
         _retire(rows, k, spos, nxt)
         label += 1
         m -= k
@@ -380,13 +372,16 @@ def _md_batch(
             s = farthest(dist, idx, m)
         load_point(cont, s, p)
         distances_pass(cont, m, p, dist)
-        nearest(dist, idx, m, s, kk, hd, hx, hp)
+        nearest_and_farthest(dist, idx, m, s, kk, hd, hx, hp)
         group[0] = s
         for a in range(kk):
             group[1 + a] = hp[a]
         for a in range(k):
             rows[a] = idx[group[a]]
-        take_group(group, k, label, m, -1, cont, idx, where, labels, dist, no_sum)
+        take_group(
+            group, k, label, m, -1, cont, no_codes, no_codes, idx, no_sum, no_codes, no_codes,
+            labels, dist, where,
+        )  # fmt: skip
         _retire(rows, k, spos, nxt)
         label += 1
         m -= k
@@ -632,5 +627,6 @@ MD = register(
         "distance bounds costs two passes per pair of groups plus short scans on real data, up "
         "to O(n³d/k) when all records are equidistant from the centroid",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
     )
 )

@@ -76,7 +76,8 @@ threading layer (workqueue) aborts on concurrent calls from two threads.
 Floating point: the running sum starts at the column sums of the data and subtracts each removed
 record, group by group, in ascending row order; distances are summed attribute by attribute in
 column order. :func:`mdav_reference` (plain numpy) does exactly the same arithmetic, so both give
-bit-identical distances and hence the same partition, ties included.
+bit-identical distances and hence the same partition, ties included. The distance, selection and
+removal primitives are the shared ones of :mod:`microgui.core.methods.kernels`.
 """
 
 from __future__ import annotations
@@ -88,6 +89,19 @@ from microgui.core.aggregate import convex_median, mode, ordinal_median
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
 from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import (
+    as_2d,
+    average_record,
+    check_k,
+    column_sums,
+    farthest,
+    load_mixed_point,
+    mixed_distances,
+    nearest_and_farthest,
+    ordinal_tables,
+    qi_arrays,
+    take_group,
+)
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -108,295 +122,10 @@ _BATCH_WORK = 60_000_000
 
 _PROGRESS_STATUS = "forming groups"
 
-#: Records per block of a distance pass.
-_BLOCK = 1024
-
 
 # --------------------------------------------------------------------------------------------
 # numba kernel
 # --------------------------------------------------------------------------------------------
-
-
-@_njit
-def _lower_median(counts: np.ndarray, total: int) -> int:
-    # Smallest category whose cumulative count reaches half the total (aggregate.weighted_lower_median).
-    cum = 0
-    for c in range(counts.shape[0]):
-        cum += counts[c]
-        if 2 * cum >= total:
-            return c
-    last: int = counts.shape[0] - 1
-    return last
-
-
-@_njit
-def _convex_lower_median(counts: np.ndarray, buf: np.ndarray) -> int:
-    # 003 Definition 5.3: f'(c) = min(max_{j<=c} f, max_{j>=c} f), then the lower median over f'.
-    size = counts.shape[0]
-    run = 0
-    for c in range(size - 1, -1, -1):
-        run = max(run, counts[c])
-        buf[c] = run
-    run = 0
-    total = 0
-    for c in range(size):
-        run = max(run, counts[c])
-        buf[c] = min(buf[c], run)
-        total += buf[c]
-    median: int = _lower_median(buf[:size], total)
-    return median
-
-
-@_njit
-def _mode(counts: np.ndarray) -> int:
-    best = 0
-    for c in range(1, counts.shape[0]):
-        if counts[c] > counts[best]:
-            best = c
-    return best
-
-
-@_njit
-def _centroid(
-    total: np.ndarray,
-    m: int,
-    osizes: np.ndarray,
-    ocount: np.ndarray,
-    ncount: np.ndarray,
-    convex: bool,
-    buf: np.ndarray,
-    pc: np.ndarray,
-    po: np.ndarray,
-    pn: np.ndarray,
-) -> None:
-    for j in range(total.shape[0]):
-        pc[j] = total[j] / m
-    for j in range(ocount.shape[0]):
-        size = osizes[j]
-        if convex:
-            po[j] = _convex_lower_median(ocount[j, :size], buf)
-        else:
-            po[j] = _lower_median(ocount[j, :size], m)
-    for j in range(ncount.shape[0]):
-        pn[j] = _mode(ncount[j])
-
-
-@_njit
-def _load_point(
-    cont: np.ndarray,
-    ords: np.ndarray,
-    noms: np.ndarray,
-    p: int,
-    pc: np.ndarray,
-    po: np.ndarray,
-    pn: np.ndarray,
-) -> None:
-    for j in range(cont.shape[0]):
-        pc[j] = cont[j, p]
-    for j in range(ords.shape[0]):
-        po[j] = ords[j, p]
-    for j in range(noms.shape[0]):
-        pn[j] = noms[j, p]
-
-
-@_njit
-def _distances_block(
-    cont: np.ndarray,
-    ords: np.ndarray,
-    noms: np.ndarray,
-    osq: np.ndarray,
-    lo: int,
-    hi: int,
-    pc: np.ndarray,
-    po: np.ndarray,
-    pn: np.ndarray,
-    dist: np.ndarray,
-) -> None:
-    # Loops over slices starting at 0: with range(lo, hi) numba keeps its negative-index
-    # wraparound in the loop and LLVM does not vectorize it (5x slower).
-    n = hi - lo
-    out = dist[lo:hi]
-    for i in range(n):
-        out[i] = 0.0
-    for j in range(cont.shape[0]):
-        col = cont[j, lo:hi]
-        c = pc[j]
-        for i in range(n):
-            t = col[i] - c
-            out[i] += t * t
-    for j in range(ords.shape[0]):
-        col_o = ords[j, lo:hi]
-        sq = osq[j]
-        c_o = po[j]
-        for i in range(n):
-            out[i] += sq[abs(col_o[i] - c_o)]
-    for j in range(noms.shape[0]):
-        col_n = noms[j, lo:hi]
-        c_n = pn[j]
-        for i in range(n):
-            # branch-free: lets the loop vectorize (about 25 % faster at 100k, same partition)
-            out[i] += np.float64(col_n[i] != c_n)
-
-
-@_njit
-def _distances(
-    cont: np.ndarray,
-    ords: np.ndarray,
-    noms: np.ndarray,
-    osq: np.ndarray,
-    m: int,
-    pc: np.ndarray,
-    po: np.ndarray,
-    pn: np.ndarray,
-    dist: np.ndarray,
-) -> None:
-    # Squared distances of the first m records to the point (pc, po, pn), summed attribute by
-    # attribute in column order (the order mdav_generic_reference sums in). The column loops run
-    # along contiguous rows of the column-major copy and vectorize across records; blocks of
-    # _BLOCK records keep the partial sums in L1 cache (measured: 1024 is the best of 256..4096).
-    for lo in range(0, m, _BLOCK):
-        _distances_block(cont, ords, noms, osq, lo, min(lo + _BLOCK, m), pc, po, pn, dist)
-
-
-@_njit
-def _farthest(dist: np.ndarray, idx: np.ndarray, m: int) -> int:
-    # Position of the largest (distance, -row) pair: ties go to the smallest original row.
-    best = 0
-    for i in range(1, m):
-        d = dist[i]
-        if d > dist[best] or (d == dist[best] and idx[i] < idx[best]):
-            best = i
-    return best
-
-
-@_njit
-def _heap_sift_down(hd: np.ndarray, hx: np.ndarray, hp: np.ndarray, size: int) -> None:
-    # Max-heap on (distance, row): the root is the worst of the current nearest candidates.
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= size:
-            return
-        big = left
-        right = left + 1
-        if right < size and (
-            hd[right] > hd[left] or (hd[right] == hd[left] and hx[right] > hx[left])
-        ):
-            big = right
-        if hd[big] > hd[i] or (hd[big] == hd[i] and hx[big] > hx[i]):
-            hd[i], hd[big] = hd[big], hd[i]
-            hx[i], hx[big] = hx[big], hx[i]
-            hp[i], hp[big] = hp[big], hp[i]
-            i = big
-        else:
-            return
-
-
-@_njit
-def _heap_push(
-    hd: np.ndarray, hx: np.ndarray, hp: np.ndarray, size: int, d: float, x: int, p: int
-) -> None:
-    i = size
-    hd[i] = d
-    hx[i] = x
-    hp[i] = p
-    while i > 0:
-        parent = (i - 1) // 2
-        if hd[i] > hd[parent] or (hd[i] == hd[parent] and hx[i] > hx[parent]):
-            hd[i], hd[parent] = hd[parent], hd[i]
-            hx[i], hx[parent] = hx[parent], hx[i]
-            hp[i], hp[parent] = hp[parent], hp[i]
-            i = parent
-        else:
-            return
-
-
-@_njit
-def _nearest_and_farthest(
-    dist: np.ndarray,
-    idx: np.ndarray,
-    m: int,
-    exclude: int,
-    kk: int,
-    hd: np.ndarray,
-    hx: np.ndarray,
-    hp: np.ndarray,
-) -> int:
-    # One scan: the kk smallest (distance, row) pairs other than position `exclude` (positions left
-    # in hp[:kk]) and the position of the largest pair (exclude included: its distance is 0).
-    far = 0
-    size = 0
-    for i in range(m):
-        d = dist[i]
-        x = idx[i]
-        if d > dist[far] or (d == dist[far] and x < idx[far]):
-            far = i
-        if i == exclude:
-            continue
-        if size < kk:
-            _heap_push(hd, hx, hp, size, d, x, i)
-            size += 1
-        elif d < hd[0] or (d == hd[0] and x < hx[0]):
-            hd[0] = d
-            hx[0] = x
-            hp[0] = i
-            _heap_sift_down(hd, hx, hp, size)
-    return far
-
-
-@_njit
-def _take_group(
-    group: np.ndarray,
-    g: int,
-    label: int,
-    m: int,
-    tracked: int,
-    cont: np.ndarray,
-    ords: np.ndarray,
-    noms: np.ndarray,
-    idx: np.ndarray,
-    total: np.ndarray,
-    ocount: np.ndarray,
-    ncount: np.ndarray,
-    labels: np.ndarray,
-    dist: np.ndarray,
-) -> int:
-    # Label the records at positions group[:g], take them out of the running sum (in ascending row
-    # order, as mdav_reference does) and out of the category counts, then swap-remove them.
-    # Returns the new position of the record at position `tracked` (-1 if it was removed).
-    pos = group[:g]
-    rows = np.empty(g, dtype=np.int64)
-    for a in range(g):
-        rows[a] = idx[pos[a]]
-    by_row = np.argsort(rows)
-    for a in range(g):
-        p = pos[by_row[a]]
-        labels[idx[p]] = label
-        for j in range(cont.shape[0]):
-            total[j] -= cont[j, p]
-        for j in range(ords.shape[0]):
-            ocount[j, ords[j, p]] -= 1
-        for j in range(noms.shape[0]):
-            ncount[j, noms[j, p]] -= 1
-    desc = np.sort(pos)[::-1]
-    for a in range(g):
-        p = desc[a]
-        last = m - 1
-        if p == tracked:
-            tracked = -1
-        if p != last:
-            for j in range(cont.shape[0]):
-                cont[j, p] = cont[j, last]
-            for j in range(ords.shape[0]):
-                ords[j, p] = ords[j, last]
-            for j in range(noms.shape[0]):
-                noms[j, p] = noms[j, last]
-            idx[p] = idx[last]
-            dist[p] = dist[last]
-            if tracked == last:
-                tracked = p
-        m -= 1
-    return tracked
 
 
 @_njit
@@ -436,53 +165,57 @@ def _mdav_batch(
     hx = np.empty(kk, dtype=np.int64)
     hp = np.empty(kk, dtype=np.int64)
     group = np.empty(k, dtype=np.int64)
+    no_where = np.empty(0, dtype=np.int64)
     work = 0
     while m >= 3 * k and work < budget:
         work += 3 * m * width
         # 003 Algorithm 5.1 step 1a-b: r, the record farthest from the average of all of R.
-        _centroid(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
-        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-        r = _farthest(dist, idx, m)
+        average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        r = farthest(dist, idx, m)
         # Steps 1c-d: s farthest from r, and r's k-1 nearest, in one pass.
-        _load_point(cont, ords, noms, r, pc, po, pn)
-        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-        s = _nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
+        load_mixed_point(cont, ords, noms, r, pc, po, pn)
+        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        s = nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
         group[0] = r
         group[1:] = hp
-        s = _take_group(
-            group, k, label, m, s, cont, ords, noms, idx, total, ocount, ncount, labels, dist
-        )
+        s = take_group(
+            group, k, label, m, s, cont, ords, noms, idx, total, ocount, ncount, labels, dist,
+            no_where,
+        )  # fmt: skip
         label += 1
         m -= k
         if s < 0:
             # Ties put the farthest record into r's group: the farthest of the rest (dist still
             # holds the distances to r, swapped along with the records).
-            s = _farthest(dist, idx, m)
+            s = farthest(dist, idx, m)
         # s's group among the records left.
-        _load_point(cont, ords, noms, s, pc, po, pn)
-        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-        _nearest_and_farthest(dist, idx, m, s, kk, hd, hx, hp)
+        load_mixed_point(cont, ords, noms, s, pc, po, pn)
+        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        nearest_and_farthest(dist, idx, m, s, kk, hd, hx, hp)
         group[0] = s
         group[1:] = hp
-        _take_group(
-            group, k, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist
-        )
+        take_group(
+            group, k, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist,
+            no_where,
+        )  # fmt: skip
         label += 1
         m -= k
     if m < 3 * k and m > 0:
         if m >= 2 * k:
             # Step 2: one group around the record farthest from the average, the rest another.
-            _centroid(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
-            _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-            r = _farthest(dist, idx, m)
-            _load_point(cont, ords, noms, r, pc, po, pn)
-            _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-            _nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
+            average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+            mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            r = farthest(dist, idx, m)
+            load_mixed_point(cont, ords, noms, r, pc, po, pn)
+            mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
             group[0] = r
             group[1:] = hp
-            _take_group(
-                group, k, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist
-            )
+            take_group(
+                group, k, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist,
+                no_where,
+            )  # fmt: skip
             label += 1
             m -= k
         for i in range(m):
@@ -498,47 +231,6 @@ def _mdav_batch(
 # --------------------------------------------------------------------------------------------
 
 
-def _as_2d(values: npt.ArrayLike | None, n: int, dtype: type) -> np.ndarray:
-    if values is None:
-        return np.empty((n, 0), dtype=dtype)
-    arr: np.ndarray = np.asarray(values, dtype=dtype)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[0] != n:
-        raise ValueError(f"expected an array of {n} rows, got shape {arr.shape}")
-    return arr
-
-
-def _column_sums(x: np.ndarray) -> np.ndarray:
-    # Where the running sum starts, for the kernel and mdav_reference alike. numpy's rounding of
-    # sum(axis=0) depends on the memory layout, so it is always taken on a C-ordered array.
-    sums: np.ndarray = np.ascontiguousarray(x, dtype=np.float64).sum(axis=0)
-    return sums
-
-
-def _check_k(k: int, n: int) -> int:
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
-    return k
-
-
-def _ordinal_tables(ordinal: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per ordinal column: d_ORD(a, b)^2 by |rank(a) - rank(b)|, and the category counts."""
-    width = int(sizes.max()) if len(sizes) else 1
-    osq = np.zeros((len(sizes), width), dtype=np.float64)
-    ocount = np.zeros((len(sizes), width), dtype=np.int64)
-    for j, size in enumerate(sizes):
-        size = int(size)
-        col = ordinal[:, j]
-        if len(col) and (col.min() < 0 or col.max() >= size):
-            raise ValueError(f"ordinal column {j} has ranks outside 0..{size - 1}")
-        t = np.arange(size) / size  # 003 eq. (1): categories between a and b over |D(V)|
-        osq[j, :size] = t * t
-        ocount[j, :size] = np.bincount(col, minlength=size)
-    return osq, ocount
-
-
 def _partition(
     continuous: np.ndarray,
     ordinal: np.ndarray,
@@ -549,21 +241,21 @@ def _partition(
     progress: ProgressFn,
 ) -> np.ndarray:
     n = continuous.shape[0]
-    k = _check_k(k, n)
+    k = check_k(k, n)
     # Private column-major copies: the kernel reorders them as records are removed. (copy=True:
     # for Fortran-ordered input, ascontiguousarray(x.T) would be a view of the caller's data.)
     cont = np.array(continuous.T, dtype=np.float64, order="C", copy=True)
     ords = np.array(ordinal.T, dtype=np.int64, order="C", copy=True)
     noms = np.array(nominal.T, dtype=np.int64, order="C", copy=True)
     sizes = np.ascontiguousarray(ordinal_sizes, dtype=np.int64)
-    osq, ocount = _ordinal_tables(ordinal, sizes)
+    osq, ocount = ordinal_tables(ordinal, sizes)
     ncat = int(nominal.max()) + 1 if nominal.size else 1
     ncount = np.zeros((nominal.shape[1], ncat), dtype=np.int64)
     for j in range(nominal.shape[1]):
         if nominal[:, j].min() < 0:
             raise ValueError(f"nominal column {j} has negative codes")
         ncount[j] = np.bincount(nominal[:, j], minlength=ncat)
-    total = _column_sums(continuous)
+    total = column_sums(continuous)
     idx = np.arange(n, dtype=np.int64)
     labels = np.full(n, -1, dtype=np.int64)
     dist = np.empty(n, dtype=np.float64)
@@ -618,7 +310,7 @@ def mdav(values: npt.ArrayLike, k: int, *, progress: ProgressFn = no_progress) -
         row is the farthest and comes first among the nearest; ``s`` is the farthest record
         outside r's group (module docstring, "Tie rule").
     """
-    x = _as_2d(values, np.asarray(values).shape[0], np.float64)
+    x = as_2d(values, np.asarray(values).shape[0], np.float64)
     n = x.shape[0]
     empty = np.empty((n, 0), dtype=np.int64)
     return _partition(x, empty, np.empty(0, dtype=np.int64), empty, k, False, progress)
@@ -666,14 +358,7 @@ def mdav_generic(
         raise InvalidParameter(
             f"ordinal_average={ordinal_average!r} must be median or convex-median"
         )
-    cont = _as_2d(continuous, n, np.float64)
-    ords = _as_2d(ordinal, n, np.int64)
-    noms = _as_2d(nominal, n, np.int64)
-    sizes = np.asarray(ordinal_sizes if ordinal_sizes is not None else [], dtype=np.int64).reshape(
-        -1
-    )
-    if len(sizes) != ords.shape[1]:
-        raise ValueError("ordinal_sizes needs one size per ordinal column")
+    cont, ords, sizes, noms = qi_arrays(continuous, ordinal, ordinal_sizes, nominal, n)
     return _partition(cont, ords, sizes, noms, k, ordinal_average == "convex-median", progress)
 
 
@@ -721,10 +406,10 @@ def mdav_generic_reference(
     )
     if n is None:
         raise ValueError("mdav_generic_reference needs at least one block of attributes")
-    k = _check_k(k, n)
-    x = _as_2d(continuous, n, np.float64)
-    o = _as_2d(ordinal, n, np.int64)
-    v = _as_2d(nominal, n, np.int64)
+    k = check_k(k, n)
+    x = as_2d(continuous, n, np.float64)
+    o = as_2d(ordinal, n, np.int64)
+    v = as_2d(nominal, n, np.int64)
     sizes = [
         int(s)
         for s in np.asarray(
@@ -735,7 +420,7 @@ def mdav_generic_reference(
     ncat = [int(v[:, j].max()) + 1 for j in range(v.shape[1])]
     labels = np.full(n, -1, dtype=np.int64)
     next_label = 0
-    total = _column_sums(x)
+    total = column_sums(x)
     # Column-major copies and their original rows (ascending). Removed records are only masked
     # out of `alive`; the arrays are compacted when half of them is dead (amortized O(n)).
     rows = np.arange(n)
@@ -857,6 +542,7 @@ MDAV = register(
         citation="003_309fe4adb430bc25.txt, Algorithm 5.1 and §5.2; 002_f464918b99c38812.txt §4.5",
         complexity="O(n²/k · d): three passes over the remaining records per pair of groups",
         bench_sizes=(10_000, 50_000, 100_000),
+        warm_up=warm_up,
         kinds=frozenset({AttributeKind.CONTINUOUS}),
         run=_run_mdav,
     )
@@ -877,6 +563,7 @@ MDAV_GENERIC = register(
         citation="003_309fe4adb430bc25.txt, Algorithm 5.1 and §5.2-5.4",
         complexity="O(n²/k · d) like mdav, plus O(categories) per centroid update",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
         kinds=frozenset({AttributeKind.CONTINUOUS, AttributeKind.ORDINAL, AttributeKind.NOMINAL}),
         run=_run_mdav_generic,
     )

@@ -58,6 +58,7 @@ from microgui.core.dataset import numeric_column
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import as_matrix, check_k, fenwick_add, fenwick_select
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -142,39 +143,12 @@ def _nearest(
 
 
 @_njit
-def _fenwick_remove(fw: np.ndarray, p: int) -> None:
-    # One record fewer at sorted position p (0-based) of a column's Fenwick tree of counts.
-    size = fw.shape[0] - 1
-    i = p + 1
-    while i <= size:
-        fw[i] -= 1
-        i += i & (-i)
-
-
-@_njit
-def _fenwick_select(fw: np.ndarray, t: int, top: int) -> int:
-    # Sorted position (0-based) of the remaining value of rank t (0-based): the smallest p whose
-    # prefix count exceeds t. `top` is the largest power of two <= size.
-    size = fw.shape[0] - 1
-    p = 0
-    rest = t + 1
-    step = top
-    while step > 0:
-        q = p + step
-        if q <= size and fw[q] < rest:
-            p = q
-            rest -= fw[q]
-        step >>= 1
-    return p
-
-
-@_njit
 def _medians(sorted_vals: np.ndarray, fw: np.ndarray, m: int, top: int, centre: np.ndarray) -> None:
     # Coordinate-wise median of the m remaining records: the mean of the values of rank
     # (m-1)//2 and m//2 (the same value twice when m is odd), as np.median.
     for j in range(sorted_vals.shape[0]):
-        lo = sorted_vals[j, _fenwick_select(fw[j], (m - 1) // 2, top)]
-        hi = sorted_vals[j, _fenwick_select(fw[j], m // 2, top)]
+        lo = sorted_vals[j, fenwick_select(fw[j], (m - 1) // 2, top)]
+        hi = sorted_vals[j, fenwick_select(fw[j], m // 2, top)]
         centre[j] = (lo + hi) / 2.0
 
 
@@ -198,7 +172,7 @@ def _take(
         row = idx[group[a]]
         labels[row] = label
         for j in range(pos.shape[0]):
-            _fenwick_remove(fw[j], pos[j, row])
+            fenwick_add(fw[j], pos[j, row], -1)  # one record fewer at that sorted place
     desc = np.sort(group[:g])[::-1]
     for a in range(g):
         p = desc[a]
@@ -302,17 +276,8 @@ def _median_batch(
     state[1] = label
 
 
-def _as_matrix(values: npt.ArrayLike) -> np.ndarray:
-    x = np.asarray(values, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError("values must be an (n, d) array")
-    return x
-
-
 def _check(k: int, n: int, distance: str) -> int:
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
+    k = check_k(k, n)
     if distance not in ("euclidean", "manhattan"):
         raise InvalidParameter(f"distance={distance!r} must be euclidean or manhattan")
     return k
@@ -344,7 +309,7 @@ def median_partition(
         int64 group label per record (row order), groups numbered in the order formed; every
         group has k..2k-1 records.
     """
-    x = _as_matrix(values)
+    x = as_matrix(values)
     n = x.shape[0]
     k = _check(k, n, distance)
     cont = np.array(x.T, dtype=np.float64, order="C", copy=True)
@@ -387,7 +352,7 @@ def median_partition_reference(
     values: npt.ArrayLike, k: int, *, distance: str = "euclidean"
 ) -> np.ndarray:
     """The same partition in plain numpy, one group at a time (tests and benchmark baseline)."""
-    x = _as_matrix(values)
+    x = as_matrix(values)
     n, d = x.shape
     k = _check(k, n, distance)
     manhattan = distance == "manhattan"
@@ -445,7 +410,7 @@ def group_medians(values: npt.ArrayLike, labels: npt.ArrayLike) -> np.ndarray:
 
     Returns a (g, d) array, row i for group label i.
     """
-    x = _as_matrix(values)
+    x = as_matrix(values)
     lab = np.asarray(labels, dtype=np.int64)
     g = int(lab.max()) + 1 if len(lab) else 0
     sizes = np.bincount(lab, minlength=g)
@@ -461,7 +426,7 @@ def group_medians(values: npt.ArrayLike, labels: npt.ArrayLike) -> np.ndarray:
 
 def absolute_deviation_from_median(values: npt.ArrayLike, labels: npt.ArrayLike) -> float:
     """ADM: Σ over groups, records and attributes of |x - median of the group| (``002`` §4.14)."""
-    x = _as_matrix(values)
+    x = as_matrix(values)
     lab = np.asarray(labels, dtype=np.int64)
     return float(np.abs(x - group_medians(x, lab)[lab]).sum())
 
@@ -533,5 +498,6 @@ MEDIAN = register(
         complexity="O(n²·d/k): per two groups, a median selection and three distance passes "
         "over the records left",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
     )
 )

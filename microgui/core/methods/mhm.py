@@ -76,9 +76,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from microgui.core.artifacts import RECORD_PATH
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import (
+    as_matrix,
+    box_distance,
+    build_kdtree,
+    check_k,
+    shrink_box,
+    squared_distances_to,
+)
 from microgui.core.methods.univariate import hansen_mukherjee
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
@@ -111,163 +120,8 @@ _HM_STATUS = "shortest path"
 
 
 # --------------------------------------------------------------------------------------------
-# k-d tree with deletion (numba)
+# nearest-neighbour path on the k-d tree with deletions (kernels.build_kdtree)
 # --------------------------------------------------------------------------------------------
-
-
-@_njit
-def _build_tree(
-    x: np.ndarray, leaf_size: int
-) -> tuple[
-    tuple[
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-    ],
-    np.ndarray,
-    np.ndarray,
-]:
-    # Returns (perm (tree position -> row), node ranges lo/hi, children (-1 for a leaf), parent,
-    # box min/max), leaf_of (tree position -> leaf node) and each inner node's split dimension.
-    # Median split on the widest side of the box.
-    n, d = x.shape
-    cap = 2 * (n // max(1, leaf_size) + 1) * 2 + 1
-    perm = np.arange(n)
-    lo = np.empty(cap, dtype=np.int64)
-    hi = np.empty(cap, dtype=np.int64)
-    left = np.full(cap, -1, dtype=np.int64)
-    right = np.full(cap, -1, dtype=np.int64)
-    parent = np.full(cap, -1, dtype=np.int64)
-    bmin = np.empty((cap, d), dtype=np.float64)
-    bmax = np.empty((cap, d), dtype=np.float64)
-    leaf_of = np.empty(n, dtype=np.int64)
-    split_dim = np.zeros(cap, dtype=np.int64)
-    lo[0] = 0
-    hi[0] = n
-    count = 1
-    stack = np.empty(cap, dtype=np.int64)
-    top = 0
-    stack[0] = 0
-    top = 1
-    while top > 0:
-        top -= 1
-        node = stack[top]
-        a = lo[node]
-        b = hi[node]
-        for t in range(d):
-            bmin[node, t] = np.inf
-            bmax[node, t] = -np.inf
-        for p in range(a, b):
-            r = perm[p]
-            for t in range(d):
-                v = x[r, t]
-                if v < bmin[node, t]:
-                    bmin[node, t] = v
-                if v > bmax[node, t]:
-                    bmax[node, t] = v
-        widest = 0
-        spread = -1.0
-        for t in range(d):
-            s = bmax[node, t] - bmin[node, t]
-            if s > spread:
-                spread = s
-                widest = t
-        if b - a <= leaf_size or spread <= 0.0:
-            for p in range(a, b):
-                leaf_of[p] = node
-            continue
-        vals = np.empty(b - a, dtype=np.float64)
-        for p in range(a, b):
-            vals[p - a] = x[perm[p], widest]
-        order = np.argsort(vals)
-        seg = perm[a:b].copy()
-        for p in range(b - a):
-            perm[a + p] = seg[order[p]]
-        mid = (a + b) // 2
-        lo[count] = a
-        hi[count] = mid
-        lo[count + 1] = mid
-        hi[count + 1] = b
-        parent[count] = node
-        parent[count + 1] = node
-        stack[top] = count
-        stack[top + 1] = count + 1
-        top += 2
-        left[node] = count
-        right[node] = count + 1
-        split_dim[node] = widest
-        count += 2
-    return (
-        (
-            perm,
-            lo[:count].copy(),
-            hi[:count].copy(),
-            left[:count].copy(),
-            right[:count].copy(),
-            parent[:count].copy(),
-            np.ascontiguousarray(bmin[:count]),
-            np.ascontiguousarray(bmax[:count]),
-        ),
-        leaf_of,
-        split_dim[:count].copy(),
-    )
-
-
-@_njit
-def _box_dist(q: np.ndarray, bmin: np.ndarray, bmax: np.ndarray, node: int) -> float:
-    # Squared distance from q to the node's box, coordinate by coordinate in column order; each
-    # term is at most the term of any record in the box (exactly, and so after rounding too).
-    # Branch-free: measured a third faster than the if/else form.
-    s = 0.0
-    for t in range(q.shape[0]):
-        v = q[t]
-        u = max(max(bmin[node, t] - v, v - bmax[node, t]), 0.0)
-        s += u * u
-    return s
-
-
-@_njit
-def _shrink_box(
-    xs: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    left: np.ndarray,
-    right: np.ndarray,
-    bmin: np.ndarray,
-    bmax: np.ndarray,
-    count: np.ndarray,
-    alive: np.ndarray,
-    node: int,
-) -> None:
-    # Tighten a node's box to what is left in it: a leaf from its alive records, an inner node
-    # as the union of its non-empty children's boxes (which are themselves supersets of their
-    # alive records, so the result is one too).
-    d = xs.shape[1]
-    for t in range(d):
-        bmin[node, t] = np.inf
-        bmax[node, t] = -np.inf
-    if left[node] < 0:
-        for p in range(lo[node], hi[node]):
-            if alive[p]:
-                for t in range(d):
-                    v = xs[p, t]
-                    if v < bmin[node, t]:
-                        bmin[node, t] = v
-                    if v > bmax[node, t]:
-                        bmax[node, t] = v
-        return
-    for child in (left[node], right[node]):
-        if count[child] > 0:
-            for t in range(d):
-                if bmin[child, t] < bmin[node, t]:
-                    bmin[node, t] = bmin[child, t]
-                if bmax[child, t] > bmax[node, t]:
-                    bmax[node, t] = bmax[child, t]
 
 
 @_njit
@@ -312,7 +166,7 @@ def _npn_batch(
         while node >= 0:
             count[node] -= 1
             if 0 < count[node] <= boxed[node] // 2:
-                _shrink_box(xs, lo, hi, left, right, bmin, bmax, count, alive, node)
+                shrink_box(xs, lo, hi, left, right, bmin, bmax, count, alive, node)
                 boxed[node] = count[node]
             node = parent[node]
         if placed == n:
@@ -333,7 +187,7 @@ def _npn_batch(
             node = stack_node[top]
             if count[node] == 0 or stack_bd[top] > best_d:
                 continue
-            bd = _box_dist(q, bmin, bmax, node)
+            bd = box_distance(q, bmin, bmax, node)
             if bd > best_d:
                 continue
             if left[node] < 0:
@@ -384,35 +238,10 @@ def _npn_batch(
     state[1] = cur
 
 
-@_njit
-def _squared_distances(x: np.ndarray, q: np.ndarray) -> np.ndarray:
-    n, d = x.shape
-    out = np.zeros(n, dtype=np.float64)
-    for i in range(n):
-        s = 0.0
-        for t in range(d):
-            u = x[i, t] - q[t]
-            s += u * u
-        out[i] = s
-    return out
-
-
-def _as_matrix(values: npt.ArrayLike) -> np.ndarray:
-    x = np.asarray(values, dtype=np.float64)
-    if x.ndim == 1:
-        x = x[:, None]
-    if x.ndim != 2:
-        raise ValueError(f"expected an (n, d) array, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError("values must be finite")
-    # + 0.0 turns -0.0 into 0.0 (no effect on distances; keeps the tree's comparisons plain)
-    return np.ascontiguousarray(x) + 0.0
-
-
 def _farthest_from_centroid(x: np.ndarray) -> int:
     # Squared distances summed in column order (as the kernel and the reference do); the
     # largest, ties to the smallest row.
-    dist = _squared_distances(x, x.mean(axis=0))
+    dist = squared_distances_to(x, x.mean(axis=0))
     return int(np.flatnonzero(dist == dist.max())[0])
 
 
@@ -432,12 +261,12 @@ def npn_path(values: npt.ArrayLike, *, progress: ProgressFn = no_progress) -> np
         int64 permutation of 0..n-1: the record farthest from the centroid first, then each time
         the nearest record not yet visited (ties: smallest row; module docstring).
     """
-    x = _as_matrix(values)
+    x = as_matrix(values, plain_zeros=True)
     n = x.shape[0]
     if n == 0:
         return np.empty(0, dtype=np.int64)
     start = _farthest_from_centroid(x)
-    (perm, lo, hi, left, right, parent, bmin, bmax), leaf_of, split_dim = _build_tree(x, _LEAF_SIZE)
+    perm, lo, hi, left, right, parent, bmin, bmax, leaf_of, split_dim = build_kdtree(x, _LEAF_SIZE)
     xs = np.ascontiguousarray(x[perm])
     xt = np.ascontiguousarray(xs.T)
     buf = np.empty(int((hi - lo)[left < 0].max()), dtype=np.float64)
@@ -460,7 +289,7 @@ def npn_path(values: npt.ArrayLike, *, progress: ProgressFn = no_progress) -> np
 
 def npn_path_reference(values: npt.ArrayLike) -> np.ndarray:
     """NPN in plain numpy, O(n^2 d): the same path as :func:`npn_path` (for tests)."""
-    x = _as_matrix(values)
+    x = as_matrix(values, plain_zeros=True)
     n, d = x.shape
     if n == 0:
         return np.empty(0, dtype=np.int64)
@@ -553,7 +382,7 @@ def group_path(values: npt.ArrayLike, labels: npt.ArrayLike) -> np.ndarray:
         farthest from the centroid of the records not yet on the path, then the others by
         increasing distance to that one (ties: smallest row); see the module docstring.
     """
-    x = _as_matrix(values)
+    x = as_matrix(values, plain_zeros=True)
     lab = np.asarray(labels, dtype=np.int64)
     if lab.shape != (x.shape[0],):
         raise ValueError("labels must have one entry per record")
@@ -619,7 +448,7 @@ def mhm_partition(
         int64 group label per record (row order), groups numbered along the path, each of
         k..2k-1 records consecutive on it; and the partition's SSE (the shortest path length).
     """
-    x = _as_matrix(values)
+    x = as_matrix(values, plain_zeros=True)
     perm = np.asarray(order, dtype=np.int64)
     n = x.shape[0]
     if perm.shape != (n,) or not np.array_equal(np.sort(perm), np.arange(n)):
@@ -632,7 +461,7 @@ def mhm_partition(
 
 def path_length(values: npt.ArrayLike, order: npt.ArrayLike) -> float:
     """Euclidean length of the path (sum of the distances between consecutive records)."""
-    x = _as_matrix(values)[np.asarray(order, dtype=np.int64)]
+    x = as_matrix(values, plain_zeros=True)[np.asarray(order, dtype=np.int64)]
     return float(np.sqrt(((x[1:] - x[:-1]) ** 2).sum(axis=1)).sum()) if len(x) > 1 else 0.0
 
 
@@ -658,7 +487,7 @@ def mhm(
         int64 group label per record (groups numbered along the path, k..2k-1 records each) and
         the path (a permutation of the rows).
     """
-    labels, order, _ = _mhm(_as_matrix(values), k, path, progress)
+    labels, order, _ = _mhm(as_matrix(values, plain_zeros=True), k, path, progress)
     return labels, order
 
 
@@ -669,8 +498,7 @@ def _mhm(
     n = x.shape[0]
     if path not in PATHS:
         raise InvalidParameter(f"path={path!r} must be one of {', '.join(PATHS)}")
-    if int(k) < 2 or int(k) > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
+    check_k(k, n)
     base: np.ndarray | None = None
     if path == "npn":
         order = npn_path(x, progress=sub_progress(progress, 0.0, 0.85))
@@ -717,7 +545,7 @@ def _run(inp: MethodInput) -> MethodOutput:
         # The heuristic's own partition, for comparison: MHM's SSE is never larger.
         extra["path_heuristic_sse"] = _sse(x, base)
         extra["path_heuristic_n_groups"] = int(base.max()) + 1
-    return MethodOutput(labels=labels, extra=extra, artifacts={"path": order})
+    return MethodOutput(labels=labels, extra=extra, artifacts=RECORD_PATH.entry(order))
 
 
 MHM = register(
@@ -752,5 +580,7 @@ MHM = register(
         complexity="path: NPN O(n log n) k-d tree queries in low dimension (up to O(n^2 d)); "
         "mdav/md/cbfs paths cost that heuristic (O(n^2/k) for MDAV); then O(nkd) shortest path",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
+        artifacts=(RECORD_PATH,),
     )
 )

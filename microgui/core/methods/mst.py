@@ -82,9 +82,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from microgui.core.errors import InvalidParameter
+from microgui.core.artifacts import SPANNING_TREE, SpanningTree
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
 from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import (
+    as_matrix,
+    box_distance,
+    build_kdtree,
+    check_k,
+    fenwick_add,
+    fenwick_prefix,
+    find_root,
+)
 from microgui.core.methods.mdav import mdav
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
@@ -115,7 +124,7 @@ _INT_MAX = np.iinfo(np.int64).max
 
 
 @dataclass(frozen=True, eq=False)
-class MstPartition:
+class MstPartition(SpanningTree):
     """The minimum spanning tree of a run and what the partitioning did with it (for the MST view).
 
     ``edges``: (n-1, 2) int64 row numbers (smaller first), in increasing (weight, rows) order;
@@ -125,9 +134,6 @@ class MstPartition:
     groups before the MDAV split of trees with 2k or more records).
     """
 
-    edges: np.ndarray
-    weights: np.ndarray
-    cut: np.ndarray
     components: np.ndarray
 
     @property
@@ -138,81 +144,6 @@ class MstPartition:
 # --------------------------------------------------------------------------------------------
 # k-d tree and Borůvka kernels
 # --------------------------------------------------------------------------------------------
-
-
-@_njit
-def _build_tree(
-    x: np.ndarray, leaf_size: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    # Median split on the widest coordinate; nodes are numbered so that children follow parents.
-    m, d = x.shape
-    perm = np.arange(m)
-    cap = 2 * (m // max(leaf_size // 2, 1)) + 3
-    start = np.empty(cap, dtype=np.int64)
-    end = np.empty(cap, dtype=np.int64)
-    left = np.full(cap, -1, dtype=np.int64)
-    right = np.full(cap, -1, dtype=np.int64)
-    lo = np.empty((cap, d), dtype=np.float64)
-    hi = np.empty((cap, d), dtype=np.float64)
-    stack = np.empty(cap, dtype=np.int64)
-    start[0] = 0
-    end[0] = m
-    n_nodes = 1
-    stack[0] = 0
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        node = stack[sp]
-        s = start[node]
-        e = end[node]
-        for j in range(d):
-            lo[node, j] = np.inf
-            hi[node, j] = -np.inf
-        for t in range(s, e):
-            p = perm[t]
-            for j in range(d):
-                v = x[p, j]
-                if v < lo[node, j]:
-                    lo[node, j] = v
-                if v > hi[node, j]:
-                    hi[node, j] = v
-        if e - s <= leaf_size:
-            continue
-        dim = 0
-        for j in range(1, d):
-            if hi[node, j] - lo[node, j] > hi[node, dim] - lo[node, dim]:
-                dim = j
-        if not hi[node, dim] > lo[node, dim]:
-            continue  # all records equal: a leaf, however large
-        vals = np.empty(e - s, dtype=np.float64)
-        for t in range(s, e):
-            vals[t - s] = x[perm[t], dim]
-        order = np.argsort(vals, kind="mergesort")
-        seg = perm[s:e].copy()
-        for t in range(e - s):
-            perm[s + t] = seg[order[t]]
-        mid = s + (e - s) // 2
-        a = n_nodes
-        b = n_nodes + 1
-        n_nodes += 2
-        start[a] = s
-        end[a] = mid
-        start[b] = mid
-        end[b] = e
-        left[node] = a
-        right[node] = b
-        stack[sp] = a
-        stack[sp + 1] = b
-        sp += 2
-    return (
-        perm,
-        start[:n_nodes].copy(),
-        end[:n_nodes].copy(),
-        left[:n_nodes].copy(),
-        right[:n_nodes].copy(),
-        lo[:n_nodes].copy(),
-        hi[:n_nodes].copy(),
-    )
 
 
 @_njit
@@ -279,20 +210,6 @@ def _prepare_round(
 
 
 @_njit
-def _box_distance(xs: np.ndarray, i: int, lo: np.ndarray, hi: np.ndarray, node: int) -> float:
-    s = 0.0
-    for j in range(xs.shape[1]):
-        v = xs[i, j]
-        if v < lo[node, j]:
-            t = lo[node, j] - v
-            s += t * t
-        elif v > hi[node, j]:
-            t = v - hi[node, j]
-            s += t * t
-    return s
-
-
-@_njit
 def _query_batch(
     xs: np.ndarray,
     xst: np.ndarray,
@@ -331,6 +248,7 @@ def _query_batch(
     while pos < n_queue and work < budget:
         i = queue[pos]
         pos += 1
+        xq = xs[i]
         c = comp[i]
         bd = best_d[c]
         if cache_d[i] > bd:
@@ -378,8 +296,8 @@ def _query_batch(
             else:
                 na = left[node]
                 nb = right[node]
-                da = _box_distance(xs, i, lo, hi, na)
-                db = _box_distance(xs, i, lo, hi, nb)
+                da = box_distance(xq, lo, hi, na)
+                db = box_distance(xq, lo, hi, nb)
                 if da > db:  # push the farther child first: the nearer one is searched first
                     na, nb = nb, na
                     da, db = db, da
@@ -407,18 +325,6 @@ def _query_batch(
 
 
 @_njit
-def _find(uf: np.ndarray, a: int) -> int:
-    root = a
-    while uf[root] != root:
-        root = uf[root]
-    while uf[a] != root:
-        nxt = uf[a]
-        uf[a] = root
-        a = nxt
-    return root
-
-
-@_njit
 def _merge_round(
     comp: np.ndarray,
     n_comp: int,
@@ -437,8 +343,8 @@ def _merge_round(
     for c in range(n_comp):
         if best_p[c] < 0:
             continue
-        ra = _find(uf, c)
-        rb = _find(uf, comp[best_q[c]])
+        ra = find_root(uf, c)
+        rb = find_root(uf, comp[best_q[c]])
         if ra == rb:
             continue
         uf[max(ra, rb)] = min(ra, rb)
@@ -449,7 +355,7 @@ def _merge_round(
     label = np.full(n_comp, -1, dtype=np.int64)
     n_new = 0
     for c in range(n_comp):
-        r = _find(uf, c)
+        r = find_root(uf, c)
         if label[r] < 0:
             label[r] = n_new
             n_new += 1
@@ -462,25 +368,6 @@ def _merge_round(
 # --------------------------------------------------------------------------------------------
 # cutting kernel
 # --------------------------------------------------------------------------------------------
-
-
-@_njit
-def _fenwick_add(tree: np.ndarray, pos: int, value: int) -> None:
-    i = pos + 1
-    while i < tree.shape[0]:
-        tree[i] += value
-        i += i & (-i)
-
-
-@_njit
-def _fenwick_prefix(tree: np.ndarray, pos: int) -> int:
-    # Sum of positions [0, pos).
-    s = 0
-    i = pos
-    while i > 0:
-        s += tree[i]
-        i -= i & (-i)
-    return s
 
 
 @_njit
@@ -565,7 +452,7 @@ def _cut_kernel(
             p = b
         lo_c = tin[c]
         hi_c = tin[c] + size[c]
-        below = _fenwick_prefix(fen, hi_c) - _fenwick_prefix(fen, lo_c)
+        below = fenwick_prefix(fen, hi_c) - fenwick_prefix(fen, lo_c)
         if below < k:
             continue
         # Root of p's current tree: the cut ancestor with the largest DFS number, else record 0.
@@ -576,13 +463,13 @@ def _cut_kernel(
                 best = seg[pos]
             pos >>= 1
         top = 0 if best < 0 else order[best]
-        total = _fenwick_prefix(fen, tin[top] + size[top]) - _fenwick_prefix(fen, tin[top])
+        total = fenwick_prefix(fen, tin[top] + size[top]) - fenwick_prefix(fen, tin[top])
         if total - below < k:
             continue
         cut[e] = True
-        _fenwick_add(fen, tin[p], -below)
+        fenwick_add(fen, tin[p], -below)
         if top != 0:
-            _fenwick_add(fen, tin[parent[top]], below)
+            fenwick_add(fen, tin[parent[top]], below)
         lo_s = lo_c + seg_size
         hi_s = hi_c + seg_size
         while lo_s < hi_s:
@@ -614,14 +501,11 @@ def _cut_kernel(
 
 
 def _as_matrix(values: np.ndarray) -> np.ndarray:
-    x = np.array(values, dtype=np.float64, order="C", copy=True)
-    if x.ndim == 1:
-        x = x[:, None]
-    if x.ndim != 2 or x.shape[1] == 0:
+    # -0.0 becomes 0.0, so equal records compare equal bit for bit
+    x = as_matrix(values, plain_zeros=True)
+    if x.shape[1] == 0:
         raise ValueError(f"expected an (n, d) array with d >= 1, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError("the values must be finite")
-    return x + 0.0  # -0.0 becomes 0.0, so equal records compare equal bit for bit
+    return x
 
 
 def euclidean_mst(
@@ -685,7 +569,7 @@ def _boruvka(
 ) -> int:
     """Borůvka on distinct points; appends the MST edges (row ids, squared distances)."""
     u = points.shape[0]
-    perm, start, end, left, right, lo, hi = _build_tree(points, leaf_size)
+    perm, start, end, left, right, _, lo, hi, _, _ = build_kdtree(points, leaf_size)
     xs = np.ascontiguousarray(points[perm])
     xst = np.ascontiguousarray(xs.T)
     acc = np.empty(int((end - start).max()), dtype=np.float64)
@@ -800,9 +684,7 @@ def mst_partition(
     """
     x = _as_matrix(values)
     n = x.shape[0]
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
+    k = check_k(k, n)
     edges, weights = euclidean_mst(x, progress=sub_progress(progress, 0.0, 0.6))
     progress(0.6, "cutting tree edges")
     cut, components = cut_mst(edges, n, k)
@@ -866,7 +748,7 @@ def _run_mst(inp: MethodInput) -> MethodOutput:
         "largest_mst_component": int(sizes.max()),
         "n_components_split_by_mdav": int((sizes >= 2 * inp.k).sum()),
     }
-    return MethodOutput(labels=labels, extra=extra, artifacts={"mst": part})
+    return MethodOutput(labels=labels, extra=extra, artifacts=SPANNING_TREE.entry(part))
 
 
 MST = register(
@@ -887,6 +769,8 @@ MST = register(
         citation="002_f464918b99c38812.txt §4.6 (Laszlo & Mukherjee 2005)",
         complexity="Boruvka MST on a k-d tree: about O(n log² n) for small d (near O(n²) above d ≈ 20); O(n) memory",
         bench_sizes=(10_000, 50_000, 100_000),
+        warm_up=warm_up,
+        artifacts=(SPANNING_TREE,),
         kinds=frozenset({AttributeKind.CONTINUOUS}),
         run=_run_mst,
     )

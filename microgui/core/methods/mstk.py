@@ -57,7 +57,8 @@ smallest and largest value under the published node and the whole hierarchy's ra
 attributes: (L_v - 1)/L with L_v the values under the node and L all values of the hierarchy;
 IL_tuple the sum over attributes, IL_T the mean over records). Continuous quasi-identifiers whose
 hierarchy values are all numbers count as numerical, the others as categorical. DM = Σ |E|²
-(eq. 10), CAVG = n / (classes · k) (eq. 11).
+(eq. 10), CAVG = n / (classes · k) (eq. 11). They are measures of any generalized release, so they
+live in :mod:`microgui.core.metrics.generalization`.
 
 Hierarchies come from ``--hierarchy COL=FILE`` (:func:`microgui.core.hierarchy.load_hierarchy`)
 or are built automatically (:func:`microgui.core.hierarchy.automatic_hierarchy`).
@@ -66,7 +67,7 @@ or are built automatically (:func:`microgui.core.hierarchy.automatic_hierarchy`)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,10 +76,16 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from microgui.core.artifacts import CLASSES, SPANNING_TREE, SpanningTree
 from microgui.core.dataset import numeric_column
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.hierarchy import Hierarchy, automatic_hierarchy
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
+from microgui.core.metrics.generalization import (
+    cavg,
+    discernibility,
+    generalization_information_loss,
+)
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
 
@@ -94,9 +101,6 @@ __all__ = [
     "inflexion_point",
     "MstkResult",
     "mstk",
-    "generalization_information_loss",
-    "discernibility",
-    "cavg",
     "MSTK",
 ]
 
@@ -769,60 +773,6 @@ def mstk(
 
 
 # --------------------------------------------------------------------------------------------
-# quality measures (§7)
-# --------------------------------------------------------------------------------------------
-
-
-def generalization_information_loss(
-    result: MstkResult, numeric: Sequence[bool], names: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """IL of ``004`` eqs. 6-9: total, numerical part, categorical part and per attribute.
-
-    ``numeric[j]``: attribute j is numerical (eq. 6) when True and its hierarchy's values are
-    all numbers, else categorical (eq. 7). Each value is the mean over records (eq. 9) of the
-    attribute's IL, so the total lies between 0 and the number of attributes.
-    """
-    names = list(names) if names is not None else [h.name for h in result.hierarchies]
-    n = len(result.labels)
-    by_attr: dict[str, float] = {}
-    num_total = cat_total = 0.0
-    sizes = result.class_sizes.astype(np.float64)
-    for j, h in enumerate(result.hierarchies):
-        nodes = result.class_nodes[:, j]
-        span = h.node_numeric_span if numeric[j] else None
-        if span is not None:
-            domain = float(span[:, 1].max() - span[:, 0].min())
-            il = (span[nodes, 1] - span[nodes, 0]) / domain if domain > 0 else np.zeros(len(nodes))
-        else:
-            il = (h.node_leaf_counts[nodes] - 1) / len(h)
-        mean = float((il * sizes).sum() / n) if n else 0.0
-        by_attr[names[j]] = mean
-        if span is not None:
-            num_total += mean
-        else:
-            cat_total += mean
-    return {
-        "generalization_il": num_total + cat_total,
-        "generalization_il_numeric": num_total,
-        "generalization_il_categorical": cat_total,
-        "generalization_il_by_attribute": by_attr,
-    }
-
-
-def discernibility(labels: np.ndarray) -> int:
-    """DM = Σ |E|² over the equivalence classes (``004`` eq. 10)."""
-    sizes = np.bincount(np.asarray(labels, dtype=np.int64))
-    return int((sizes.astype(np.int64) ** 2).sum())
-
-
-def cavg(labels: np.ndarray, k: int) -> float:
-    """CAVG = records / (classes · k) (``004`` eq. 11)."""
-    labels = np.asarray(labels, dtype=np.int64)
-    classes = len(np.unique(labels))
-    return float(len(labels) / (classes * k)) if classes else 0.0
-
-
-# --------------------------------------------------------------------------------------------
 # registered method
 # --------------------------------------------------------------------------------------------
 
@@ -871,7 +821,9 @@ def _run_mstk(inp: MethodInput) -> MethodOutput:
     extra: dict[str, Any] = {
         "discernibility": discernibility(result.labels),
         "cavg": cavg(result.labels, inp.k),
-        **generalization_information_loss(result, numeric, qis),
+        **generalization_information_loss(
+            result.labels, result.class_nodes, result.hierarchies, numeric, qis
+        ),
         "inflexion_point": round(result.inflexion_point, 6),
         "mst_total_weight": round(float(result.mst_weights.sum()), 6),
         "mst_edges_pruned": int((~result.mst_kept).sum()),
@@ -893,14 +845,8 @@ def _run_mstk(inp: MethodInput) -> MethodOutput:
             },
         }
     )
-    artifacts: Mapping[str, Any] = {
-        "classes": table,
-        "mst_edges": result.mst_edges,
-        "mst_weights": result.mst_weights,
-        "mst_kept": result.mst_kept,
-        "inflexion_point": result.inflexion_point,
-        "hierarchies": dict(zip(qis, hierarchies, strict=True)),
-    }
+    tree = SpanningTree(result.mst_edges, result.mst_weights, ~result.mst_kept)
+    artifacts = {**CLASSES.entry(table), **SPANNING_TREE.entry(tree)}
     return MethodOutput(
         labels=result.labels, protected_qi=protected, extra=extra, artifacts=artifacts
     )
@@ -910,6 +856,7 @@ MSTK = register(
     Method(
         name="mstk",
         uses_hierarchies=True,
+        artifacts=(CLASSES, SPANNING_TREE),
         title="MSTK (MST k-anonymity)",
         summary="k-anonymity by pruning a minimum spanning tree of hierarchical distances, with "
         "generalization (004 §5-6, Algorithm 2)",

@@ -64,6 +64,7 @@ import numpy.typing as npt
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import as_matrix, check_k
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -395,13 +396,7 @@ def optimal_partition(
         int64 group label per record, groups numbered in the order of their first record; every
         group has k..2k-1 records. Ties: module docstring.
     """
-    x = np.asarray(values, dtype=np.float64)
-    if x.ndim == 1:
-        x = x[:, None]
-    if x.ndim != 2:
-        raise ValueError(f"expected an (n, d) array, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError("values must be finite")
+    x = as_matrix(values, plain_zeros=True)
     n = x.shape[0]
     limit = min(int(max_records), _HARD_LIMIT)
     if n > limit:
@@ -410,10 +405,7 @@ def optimal_partition(
             f"{limit} records and the table has {n}; use mhm or mdav for larger tables (or raise "
             f"--param max_records, up to {_HARD_LIMIT}, and expect a long run)"
         )
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
-    x = np.ascontiguousarray(x) + 0.0
+    k = check_k(k, n)
     if n < 2 * k:
         return np.zeros(n, dtype=np.int64)
     d2 = _squared_distance_matrix(x)
@@ -542,5 +534,6 @@ OPTIMAL = register(
         complexity="exponential (branch and bound over groups of k..2k-1); limited to "
         "max_records = 25 records by default, so not in the benchmark",
         bench_sizes=(),
+        warm_up=warm_up,
     )
 )

@@ -62,46 +62,46 @@ and rules; the tests check that both give the same partition.
 
 **Confidential attributes** (``--confidential``) are compared by value: two records hold the same
 value when their cells are equal (numbers as numbers, text as text). See
-:func:`prepare_confidential` for kinds and missing values.
+:func:`microgui.core.methods.confidential.prepare_confidential` for kinds and missing values.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
-from microgui.core.aggregate import convex_frequencies
-from microgui.core.dataset import Dataset, QIMatrix, is_missing, numeric_column, row_list
-from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
-from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
-from microgui.core.methods.jit_cache import njit as _njit
-from microgui.core.methods.mdav import (
-    _centroid,
-    _column_sums,
-    _distances,
-    _farthest,
-    _heap_sift_down,
-    _load_point,
-    _nearest_and_farthest,
-    _ordinal_tables,
-    _take_group,
+from microgui.core.errors import InvalidParameter
+from microgui.core.methods.base import (
+    Method,
+    MethodInput,
+    MethodOutput,
+    ParamSpec,
+    ReleaseCheck,
+    register,
 )
-from microgui.core.metrics.privacy import distinct_by_group, nominal_codes, rank_codes
+from microgui.core.methods.confidential import prepare_confidential
+from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import (
+    average_record,
+    check_k,
+    column_sums,
+    farthest,
+    group_centroids,
+    load_mixed_point,
+    make_record_pool,
+    mixed_distances,
+    ordinal_tables,
+    qi_arrays,
+    qi_blocks,
+    sorted_nearest,
+    take_group,
+)
+from microgui.core.metrics.privacy import distinct_by_group
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
 
 __all__ = [
-    "ConfidentialAttribute",
-    "prepare_confidential",
-    "RecordPool",
-    "make_record_pool",
-    "group_centroids",
     "closest_groups",
-    "qi_arrays",
-    "sorted_nearest",
     "psensitive",
     "psensitive_reference",
     "warm_up",
@@ -113,186 +113,6 @@ _BATCH_WORK = 30_000_000
 
 #: Candidates selected per group before the full (distance, row) order is needed.
 _CANDIDATES = 64
-
-
-# --------------------------------------------------------------------------------------------
-# confidential attributes (shared with t-closeness)
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConfidentialAttribute:
-    """A confidential column as the privacy methods use it.
-
-    ``codes``: int64 per record; ranks 0..m-1 of the distinct values in order when ``ordered``
-    (continuous and ordinal attributes), value codes otherwise (nominal). ``kind`` says how the
-    column was read, for the report.
-    """
-
-    name: str
-    ordered: bool
-    codes: np.ndarray
-    n_values: int
-    kind: str
-
-
-def prepare_confidential(dataset: Dataset, method: str) -> tuple[ConfidentialAttribute, ...]:
-    """Validate and encode the confidential columns of a dataset.
-
-    A column tagged continuous is converted with :func:`microgui.core.dataset.numeric_column`.
-    The command line tags every ``--confidential`` column continuous and has no way to give
-    it another kind, so a continuous-tagged column none of whose values is a number (text such as
-    an occupation) is read as nominal, and the report says so ("nominal (text values)"); a column
-    mixing numbers and text is refused, as for a continuous quasi-identifier. Ordinal columns are
-    ranked by their declared order (or numeric/text order); nominal columns by value.
-
-    Raises
-    ------
-    InvalidRoles
-        When no column is tagged confidential.
-    InvalidInput
-        For missing values in a confidential column (the method needs every record's value, as
-        microaggregation needs every quasi-identifier), a mixed number/text column, or an
-        ordinal value absent from its order.
-    """
-    frame, roles = dataset.frame, dataset.roles
-    names = roles.confidential
-    if not names:
-        raise InvalidRoles(
-            f"method {method!r} protects confidential attributes, but none is tagged: "
-            "tag at least one column confidential (--confidential COL)"
-        )
-    out: list[ConfidentialAttribute] = []
-    for col in names:
-        series = frame[col]
-        miss = np.flatnonzero(is_missing(series))
-        if len(miss):
-            raise InvalidInput(
-                f"confidential column {col!r} has {len(miss)} missing value(s) (row {row_list(miss)}); "
-                f"{method} needs every record's value: fill or remove those records, or do not tag "
-                "the column confidential"
-            )
-        spec = roles[col]
-        if spec.kind is AttributeKind.NOMINAL:
-            codes, m = nominal_codes(series)
-            out.append(ConfidentialAttribute(col, False, codes, m, "nominal"))
-            continue
-        if spec.kind is AttributeKind.ORDINAL:
-            try:
-                codes, m = rank_codes(series, spec.order)
-            except ValueError as exc:
-                raise InvalidInput(
-                    f"ordinal confidential column {col!r}: {exc}; add the category to the order"
-                ) from None
-            out.append(ConfidentialAttribute(col, True, codes, m, "ordinal"))
-            continue
-        text = series.astype("string").str.strip()
-        parsed = pd.to_numeric(text, errors="coerce")
-        if not pd.api.types.is_numeric_dtype(series) and bool(parsed.isna().all()):
-            codes, m = nominal_codes(text)
-            out.append(ConfidentialAttribute(col, False, codes, m, "nominal (text values)"))
-            continue
-        values = numeric_column(frame, col, what="continuous (confidential)")
-        codes, m = rank_codes(values)
-        out.append(ConfidentialAttribute(col, True, codes, m, "continuous"))
-    return tuple(out)
-
-
-# --------------------------------------------------------------------------------------------
-# the record pool: MDAV-generic's remaining records, shared with t-closeness
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class RecordPool:
-    """The remaining records in the layout of MDAV's numba kernel.
-
-    Column-major private copies (``cont`` (dc, n), ``ords`` (do, n), ``noms`` (dn, n)) whose
-    first ``m`` columns are the records not yet grouped; ``idx`` their original rows; ``total``,
-    ``ocount``, ``ncount`` the running sums and category counts of the average record; ``labels``
-    the group of every original row (-1 while unassigned); ``dist`` a work array.
-    """
-
-    cont: np.ndarray
-    ords: np.ndarray
-    noms: np.ndarray
-    sizes: np.ndarray
-    osq: np.ndarray
-    ocount: np.ndarray
-    ncount: np.ndarray
-    total: np.ndarray
-    idx: np.ndarray
-    labels: np.ndarray
-    dist: np.ndarray
-    convex: bool
-
-
-def _blocks(qi: QIMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    return (
-        np.asarray(qi.continuous, dtype=np.float64),
-        np.asarray(qi.ordinal, dtype=np.int64),
-        qi.ordinal_sizes,
-        np.asarray(qi.nominal, dtype=np.int64),
-    )
-
-
-def make_record_pool(
-    continuous: np.ndarray,
-    ordinal: np.ndarray,
-    ordinal_sizes: np.ndarray,
-    nominal: np.ndarray,
-    *,
-    convex: bool = False,
-) -> RecordPool:
-    """A :class:`RecordPool` holding every record (z-scores, ordinal ranks, nominal codes)."""
-    n = continuous.shape[0]
-    sizes = np.ascontiguousarray(ordinal_sizes, dtype=np.int64).reshape(-1)
-    osq, ocount = _ordinal_tables(ordinal, sizes)
-    ncat = int(nominal.max()) + 1 if nominal.size else 1
-    ncount = np.zeros((nominal.shape[1], ncat), dtype=np.int64)
-    for j in range(nominal.shape[1]):
-        ncount[j] = np.bincount(nominal[:, j], minlength=ncat)
-    return RecordPool(
-        cont=np.array(continuous.T, dtype=np.float64, order="C", copy=True),
-        ords=np.array(ordinal.T, dtype=np.int64, order="C", copy=True),
-        noms=np.array(nominal.T, dtype=np.int64, order="C", copy=True),
-        sizes=sizes,
-        osq=osq,
-        ocount=ocount,
-        ncount=ncount,
-        total=_column_sums(continuous),
-        idx=np.arange(n, dtype=np.int64),
-        labels=np.full(n, -1, dtype=np.int64),
-        dist=np.empty(n, dtype=np.float64),
-        convex=convex,
-    )
-
-
-@_njit
-def sorted_nearest(
-    dist: np.ndarray,
-    idx: np.ndarray,
-    m: int,
-    exclude: int,
-    kk: int,
-    hd: np.ndarray,
-    hx: np.ndarray,
-    hp: np.ndarray,
-    out: np.ndarray,
-) -> None:
-    """Positions of the ``kk`` smallest (distance, row) pairs among the first ``m`` records,
-    position ``exclude`` left out, in ascending order, into ``out[:kk]`` (kk <= m - 1)."""
-    if kk <= 0:
-        return
-    _nearest_and_farthest(dist, idx, m, exclude, kk, hd, hx, hp)
-    size = kk
-    while size > 0:
-        out[size - 1] = hp[0]
-        size -= 1
-        hd[0] = hd[size]
-        hx[0] = hx[size]
-        hp[0] = hp[size]
-        _heap_sift_down(hd, hx, hp, size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -374,6 +194,7 @@ def _psensitive_batch(
     hx = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
     cand = np.empty(cap, dtype=np.int64)
+    no_where = np.empty(0, dtype=np.int64)
     taken = np.zeros(cap, dtype=np.bool_)
     cdist = np.zeros(n_attr, dtype=np.int64)
     group = np.empty(k + n_attr * p + 1, dtype=np.int64)
@@ -388,11 +209,11 @@ def _psensitive_batch(
             break
         work += 2 * m * width
         # x_r: the record farthest from the average record of UR.
-        _centroid(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
-        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-        r = _farthest(dist, idx, m)
-        _load_point(cont, ords, noms, r, pc, po, pn)
-        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        r = farthest(dist, idx, m)
+        load_mixed_point(cont, ords, noms, r, pc, po, pn)
+        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
         # Candidates nearest first: the kk smallest (distance, row) pairs, in order.
         kk = min(m - 1, cap)
         sorted_nearest(dist, idx, m, r, kk, hd, hx, hp, cand)
@@ -447,9 +268,10 @@ def _psensitive_batch(
                 ucount[a, v] -= 1
                 if ucount[a, v] == 0:
                     udistinct[a] -= 1
-        _take_group(
-            group, g, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist
-        )
+        take_group(
+            group, g, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist,
+            no_where,
+        )  # fmt: skip
         label += 1
         m -= g
     state[0] = m
@@ -489,40 +311,6 @@ def _closest_groups_kernel(
         out[a] = best
 
 
-def group_centroids(
-    continuous: np.ndarray,
-    ordinal: np.ndarray,
-    ordinal_sizes: np.ndarray,
-    nominal: np.ndarray,
-    labels: np.ndarray,
-    n_groups: int,
-    *,
-    convex: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The average record of every group (MDAV-generic, ``003`` §5.2-5.4): z-score means, lower
-    medians (or convex medians) of ordinal ranks, modes of nominal codes (smallest code on ties)."""
-    lab = np.asarray(labels, dtype=np.int64)
-    counts = np.bincount(lab, minlength=n_groups).astype(np.float64)
-    cc = np.empty((n_groups, continuous.shape[1]), dtype=np.float64)
-    for j in range(continuous.shape[1]):
-        cc[:, j] = np.bincount(lab, weights=continuous[:, j], minlength=n_groups) / counts
-    co = np.empty((n_groups, ordinal.shape[1]), dtype=np.int64)
-    for j in range(ordinal.shape[1]):
-        size = int(ordinal_sizes[j])
-        freq = np.zeros((n_groups, size), dtype=np.int64)
-        np.add.at(freq, (lab, ordinal[:, j]), 1)
-        if convex:
-            freq = np.apply_along_axis(convex_frequencies, 1, freq)
-        cum = np.cumsum(freq, axis=1)
-        co[:, j] = np.argmax(2 * cum >= cum[:, -1:], axis=1)
-    cn = np.empty((n_groups, nominal.shape[1]), dtype=np.int64)
-    for j in range(nominal.shape[1]):
-        freq = np.zeros((n_groups, int(nominal[:, j].max()) + 1), dtype=np.int64)
-        np.add.at(freq, (lab, nominal[:, j]), 1)
-        cn[:, j] = np.argmax(freq, axis=1)
-    return cc, co, cn
-
-
 def closest_groups(
     continuous: np.ndarray,
     ordinal: np.ndarray,
@@ -534,7 +322,7 @@ def closest_groups(
     progress: ProgressFn = no_progress,
 ) -> np.ndarray:
     """For each of ``rows``, the group whose average record is nearest (ties: smallest group)."""
-    osq, _ = _ordinal_tables(ordinal, np.asarray(ordinal_sizes, dtype=np.int64))
+    osq, _ = ordinal_tables(ordinal, np.asarray(ordinal_sizes, dtype=np.int64))
     cont = np.ascontiguousarray(continuous, dtype=np.float64)
     ords = np.ascontiguousarray(ordinal, dtype=np.int64)
     noms = np.ascontiguousarray(nominal, dtype=np.int64)
@@ -555,8 +343,7 @@ def closest_groups(
 
 
 def _check(k: int, p: int, n: int, conf: np.ndarray, names: list[str] | None) -> None:
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
+    check_k(k, n)
     if p < 1:
         raise InvalidParameter(f"p={p} must be at least 1")
     if p > k:
@@ -692,35 +479,6 @@ def psensitive(
     return labels
 
 
-def qi_arrays(
-    continuous: npt.ArrayLike | None,
-    ordinal: npt.ArrayLike | None,
-    ordinal_sizes: npt.ArrayLike | None,
-    nominal: npt.ArrayLike | None,
-    n: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The quasi-identifier blocks as 2-D arrays of n rows ((n, 0) for an absent block) and the
-    ordinal sizes as a 1-D array."""
-
-    def two_d(values: npt.ArrayLike | None, dtype: type) -> np.ndarray:
-        if values is None:
-            return np.empty((n, 0), dtype=dtype)
-        arr: np.ndarray = np.asarray(values, dtype=dtype)
-        if arr.ndim == 1:
-            arr = arr[:, None]
-        if arr.ndim != 2 or arr.shape[0] != n:
-            raise ValueError(f"expected an array of {n} rows, got shape {arr.shape}")
-        return arr
-
-    ords = two_d(ordinal, np.int64)
-    sizes = np.asarray(ordinal_sizes if ordinal_sizes is not None else [], dtype=np.int64).reshape(
-        -1
-    )
-    if len(sizes) != ords.shape[1]:
-        raise ValueError("ordinal_sizes needs one size per ordinal column")
-    return two_d(continuous, np.float64), ords, sizes, two_d(nominal, np.int64)
-
-
 def psensitive_reference(
     continuous: npt.ArrayLike | None,
     ordinal: npt.ArrayLike | None,
@@ -746,7 +504,7 @@ def psensitive_reference(
     _check(int(k), int(p), n, conf, None)
     average = convex_median if ordinal_average == "convex-median" else ordinal_median
     ncat = [int(v[:, j].max()) + 1 for j in range(v.shape[1])]
-    total = _column_sums(x)
+    total = column_sums(x)
     alive = np.ones(n, dtype=bool)
     labels = np.full(n, -1, dtype=np.int64)
     label = 0
@@ -852,7 +610,7 @@ def _run(inp: MethodInput) -> MethodOutput:
     conf = np.column_stack([a.codes for a in attrs])
     p = int(inp.params["p"])
     qi = inp.qi
-    cont, ords, sizes, noms = _blocks(qi)
+    cont, ords, sizes, noms = qi_blocks(qi)
     labels = psensitive(
         cont,
         ords,
@@ -910,6 +668,8 @@ P_SENSITIVE = register(
         complexity="O(n²/k) distance evaluations (two passes over the remaining records per "
         "group, as MDAV), plus O(r·g) for r records left over and g groups",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
         needs_confidential=True,
+        release_check=ReleaseCheck("p-sensitive", "p"),
     )
 )

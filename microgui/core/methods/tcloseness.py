@@ -91,25 +91,30 @@ import numpy as np
 import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
-from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
-from microgui.core.methods.jit_cache import njit as _njit
-from microgui.core.methods.mdav import (
-    _centroid,
-    _distances,
-    _farthest,
-    _load_point,
-    _ordinal_tables,
-    _take_group,
-    mdav_generic,
+from microgui.core.methods.base import (
+    Method,
+    MethodInput,
+    MethodOutput,
+    ParamSpec,
+    ReleaseCheck,
+    register,
 )
-from microgui.core.methods.psensitive import (
-    ConfidentialAttribute,
+from microgui.core.methods.confidential import ConfidentialAttribute, prepare_confidential
+from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import (
+    average_record,
+    check_k,
+    farthest,
     group_centroids,
+    load_mixed_point,
     make_record_pool,
-    prepare_confidential,
+    mixed_distances,
+    ordinal_tables,
     qi_arrays,
     sorted_nearest,
+    take_group,
 )
+from microgui.core.methods.mdav import mdav_generic
 from microgui.core.metrics.privacy import emd_by_group, ordered_tables
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
@@ -374,7 +379,7 @@ def merge_until_close(
     cc, co, cn = group_centroids(
         continuous, ordinal, ordinal_sizes, nominal, lab, n_groups, convex=convex
     )
-    osq, _ = _ordinal_tables(ordinal, np.asarray(ordinal_sizes, dtype=np.int64))
+    osq, _ = ordinal_tables(ordinal, np.asarray(ordinal_sizes, dtype=np.int64))
     alive = np.ones(n_groups, dtype=bool)
     score = np.where(alive, emd, -1.0)
     buf = np.empty(len(lab), dtype=np.int64)
@@ -508,8 +513,8 @@ def _generate_cluster(
     too, and once every key still held by an unconsidered record is rejected the scan stops.
 
     Returns the work done (attribute-record operations, roughly)."""
-    _load_point(cont, ords, noms, x, pc, po, pn)
-    _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+    load_mixed_point(cont, ords, noms, x, pc, po, pn)
+    mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
     kk = min(m - 1, _CANDIDATES + k)
     hd = np.empty(kk, dtype=np.float64)
     hx = np.empty(kk, dtype=np.int64)
@@ -635,6 +640,7 @@ def _kfirst_batch(
     group = np.empty(2 * k, dtype=np.int64)
     crow = np.empty(2 * k, dtype=np.int64)
     ebuf = np.empty(2 * k, dtype=np.int64)
+    no_where = np.empty(0, dtype=np.int64)
     work = 0
     while m > 0 and work < budget:
         if m < 2 * k:
@@ -644,10 +650,10 @@ def _kfirst_batch(
             m = 0
             break
         if phase == 0:
-            _centroid(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
-            _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+            mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
             work += m * (dc + do + dn + 1)
-        x = _farthest(dist, idx, m)
+        x = farthest(dist, idx, m)
         work += _generate_cluster(
             x, cont, ords, noms, osq, idx, dist, m, k, t, conf, ordered, ms, q, sq, group,
             crow, ebuf, pc, po, pn, floor, rkey, ukey, avail, seen, stampbox,
@@ -655,9 +661,10 @@ def _kfirst_batch(
         if ukey.shape[0] > 0:
             for j in range(k):
                 ukey[rkey[idx[group[j]]]] -= 1
-        _take_group(
-            group, k, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist
-        )
+        take_group(
+            group, k, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist,
+            no_where,
+        )  # fmt: skip
         label += 1
         m -= k
         phase = 1 - phase
@@ -744,15 +751,16 @@ def _tfirst_batch(
     mx = np.empty(qmax, dtype=np.int64)
     mp = np.empty(qmax, dtype=np.int64)
     group = np.empty(n_strata + qmax, dtype=np.int64)
+    no_where = np.empty(0, dtype=np.int64)
     work = 0
     while m > 0 and work < budget:
         work += 2 * m * width
         if phase == 0:
-            _centroid(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
-            _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-        x = _farthest(dist, idx, m)
-        _load_point(cont, ords, noms, x, pc, po, pn)
-        _distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+            mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+        x = farthest(dist, idx, m)
+        load_mixed_point(cont, ords, noms, x, pc, po, pn)
+        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
         quota = quota_base + (1 if label < quota_extra else 0)
         for s in range(n_strata):
             best[s] = -1
@@ -792,16 +800,17 @@ def _tfirst_batch(
         for j in range(size):
             group[g] = mp[j]
             g += 1
-        # spos follows the records as _take_group swap-removes them (same order of moves).
+        # spos follows the records as take_group swap-removes them (same order of moves).
         desc = np.sort(group[:g])[::-1]
         last = m - 1
         for j in range(g):
             if desc[j] != last:
                 spos[desc[j]] = spos[last]
             last -= 1
-        _take_group(
-            group, g, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist
-        )
+        take_group(
+            group, g, label, m, -1, cont, ords, noms, idx, total, ocount, ncount, labels, dist,
+            no_where,
+        )  # fmt: skip
         label += 1
         m -= g
         phase = 1 - phase
@@ -850,7 +859,7 @@ def tcloseness(
     continuous, ordinal, ordinal_sizes, nominal
         The quasi-identifiers as for :func:`microgui.core.methods.mdav.mdav_generic`.
     attrs
-        The confidential attributes (:func:`microgui.core.methods.psensitive.prepare_confidential`,
+        The confidential attributes (:func:`microgui.core.methods.confidential.prepare_confidential`,
         or :class:`ConfidentialAttribute` values built by hand).
     k
         Minimum group size, 2 <= k <= n.
@@ -879,9 +888,7 @@ def tcloseness(
         raise InvalidParameter(f"variant={variant!r} must be one of {', '.join(VARIANTS)}")
     if not attrs:
         raise ValueError("tcloseness needs at least one confidential attribute")
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
+    k = check_k(k, n)
     if not 0.0 <= t <= 1.0:
         raise InvalidParameter(f"t={t} must be between 0 and 1")
     cont, ords, sizes, noms = qi_arrays(continuous, ordinal, ordinal_sizes, nominal, n)
@@ -1054,6 +1061,8 @@ T_CLOSENESS = register(
         "and the confidential values are many); merge: MDAV's O(n²/k) plus O(g) per merge for g "
         "groups; every variant ends with merges as needed",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
         needs_confidential=True,
+        release_check=ReleaseCheck("t-closeness", "t"),
     )
 )

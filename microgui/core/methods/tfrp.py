@@ -75,15 +75,15 @@ import numpy as np
 import numpy.typing as npt
 
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
-from microgui.core.methods.cbfs import (
+from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.kernels import (
     as_matrix,
     assign_leftovers,
     assign_leftovers_reference,
     check_k,
     distances_pass,
     load_point,
-    nearest,
-    njit,
+    nearest_and_farthest,
     seed_order,
     squared_distances_to,
     take_group,
@@ -145,6 +145,7 @@ def _phase_one_batch(
     hp = np.empty(max(kk, 1), dtype=np.int64)
     group = np.empty(k, dtype=np.int64)
     no_sum = np.empty(0)
+    no_codes = np.empty((0, 0), dtype=np.int64)
     work = 0
     while m >= k and work < budget:
         # Groups 0, 2, 4, ... are seeded from R1, groups 1, 3, 5, ... from R2.
@@ -158,11 +159,14 @@ def _phase_one_batch(
             r = where[order2[p2]]
         load_point(cont, r, p)
         distances_pass(cont, m, p, dist)
-        nearest(dist, idx, m, r, kk, hd, hx, hp)
+        nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
         group[0] = r
         for a in range(kk):
             group[1 + a] = hp[a]
-        take_group(group, k, label, m, -1, cont, idx, where, labels, dist, no_sum)
+        take_group(
+            group, k, label, m, -1, cont, no_codes, no_codes, idx, no_sum, no_codes, no_codes,
+            labels, dist, where,
+        )  # fmt: skip
         label += 1
         m -= k
         work += m * (d + 1)
@@ -556,5 +560,6 @@ TFRP = register(
         complexity="O(n²d/k): phase I one pass over the ungrouped records per group of k; "
         "phase II one pass over the g ~ n/k centroids per record",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
     )
 )

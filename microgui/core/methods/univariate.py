@@ -44,9 +44,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from microgui.core.errors import InvalidParameter, InvalidRoles
+from microgui.core.errors import InvalidRoles
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
 from microgui.core.methods.jit_cache import njit as _njit
+from microgui.core.methods.kernels import check_k
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -92,13 +93,6 @@ def _hm_batch(x: np.ndarray, k: int, lo: int, hi: int, cost: np.ndarray, pred: n
         pred[j] = arg
 
 
-def _check_k(k: int, n: int) -> int:
-    k = int(k)
-    if k < 2 or k > n:
-        raise InvalidParameter(f"k={k} must satisfy 2 <= k <= n ({n} records)")
-    return k
-
-
 def hansen_mukherjee(
     ordered: npt.ArrayLike, k: int, *, progress: ProgressFn = no_progress
 ) -> tuple[np.ndarray, float]:
@@ -130,7 +124,7 @@ def hansen_mukherjee(
         raise ValueError(f"expected a 1-D or 2-D array, got shape {x.shape}")
     x = np.ascontiguousarray(x)
     n, d = x.shape
-    k = _check_k(k, n)
+    k = check_k(k, n)
     cost = np.full(n + 1, np.inf)
     cost[0] = 0.0
     pred = np.full(n + 1, -1, dtype=np.int64)
@@ -231,5 +225,6 @@ OPTIMAL_UNIVARIATE = register(
         complexity="O(n log n) sort + O(nk) shortest path; not in the d = 10 benchmark (it takes "
         "exactly one attribute): 50,000 values in a few milliseconds",
         bench_sizes=(),
+        warm_up=warm_up,
     )
 )

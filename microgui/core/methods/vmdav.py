@@ -66,7 +66,8 @@ import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
-from microgui.core.methods.cbfs import (
+from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.kernels import (
     as_matrix,
     assign_leftovers,
     assign_leftovers_reference,
@@ -75,8 +76,7 @@ from microgui.core.methods.cbfs import (
     distances_block,
     distances_pass,
     load_point,
-    nearest,
-    njit,
+    nearest_and_farthest,
     seed_order,
     squared_distances_to,
     take_group,
@@ -163,6 +163,7 @@ def _vmdav_batch(
     pts = np.empty((max(kk, 1), d))
     one = np.empty(1, dtype=np.int64)
     no_sum = np.empty(0)
+    no_codes = np.empty((0, 0), dtype=np.int64)
     work = 0
     while m >= k and work < budget:
         while labels[order[ptr]] >= 0:
@@ -170,13 +171,16 @@ def _vmdav_batch(
         e = where[order[ptr]]
         load_point(cont, e, p)
         distances_pass(cont, m, p, dist)
-        nearest(dist, idx, m, e, kk, hd, hx, hp)
+        nearest_and_farthest(dist, idx, m, e, kk, hd, hx, hp)
         work += m * (d + 1)
         group[0] = e
         for a in range(kk):
             group[1 + a] = hp[a]
             load_point(cont, hp[a], pts[a])
-        take_group(group, k, label, m, -1, cont, idx, where, labels, dist, no_sum)
+        take_group(
+            group, k, label, m, -1, cont, no_codes, no_codes, idx, no_sum, no_codes, no_codes,
+            labels, dist, where,
+        )  # fmt: skip
         m -= k
         if gamma > 0.0 and m > 0:
             # dist = squared distance to the group (to e so far, then to its other records).
@@ -197,7 +201,10 @@ def _vmdav_batch(
                 if buf[i] < dist[i]:
                     dist[i] = buf[i]
             one[0] = best
-            take_group(one, 1, label, m, -1, cont, idx, where, labels, dist, no_sum)
+            take_group(
+                one, 1, label, m, -1, cont, no_codes, no_codes, idx, no_sum, no_codes, no_codes,
+                labels, dist, where,
+            )  # fmt: skip
             m -= 1
             size += 1
         label += 1
@@ -381,5 +388,6 @@ VMDAV = register(
         "neighbours, one fused pass for their distances to the group's k records, one pass per "
         "extension attempt",
         bench_sizes=(10_000, 50_000),
+        warm_up=warm_up,
     )
 )

@@ -45,7 +45,13 @@ combination of categorical quasi-identifiers none of their original records has
 (:mod:`microgui.core.metrics.combinations`); groups are the run's partition when ``labels`` is
 given, else the classes of identical released quasi-identifiers.
 
-**Generalization measures** (``004`` §7, the functions of :mod:`microgui.core.methods.mstk`):
+**Largest change of a correlation** (``correlation_change_max``): the largest |r' − r| over the
+pairs of :func:`microgui.core.metrics.association.correlations` (continuous quasi-identifiers
+and confidential columns numeric in both tables, on the records complete in both), the same
+correlations ``microgui evaluate`` prints and the app's correlations view shows.
+
+**Generalization measures** (``004`` §7, :mod:`microgui.core.metrics.generalization`, as in
+``mstk``'s run report):
 ``dm`` = Σ |E|² over the equivalence classes of the released quasi-identifiers (always);
 ``cavg`` = records / (classes · k) when ``k`` is given; ``generalization_il`` (eqs. 6-9: the mean
 over records of the summed per-attribute IL) over the quasi-identifiers given a hierarchy in
@@ -72,7 +78,13 @@ from microgui.core.dataset import (
 )
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.hierarchy import Hierarchy, value_key
+from microgui.core.metrics.association import correlations
 from microgui.core.metrics.combinations import invented_combinations
+from microgui.core.metrics.generalization import (
+    cavg,
+    discernibility,
+    generalization_information_loss,
+)
 from microgui.core.metrics.information_loss import information_loss
 from microgui.core.metrics.kanonymity import k_anonymity_level
 from microgui.core.metrics.linkage import probabilistic_record_linkage
@@ -87,7 +99,6 @@ from microgui.core.metrics.risk import (
     unique_rows,
 )
 from microgui.core.metrics.utility import (
-    correlation_change,
     ctbil,
     dist_il,
     ebil,
@@ -433,11 +444,11 @@ def evaluate(
         out.update(_finite(il_measures(x, prot_cont)))
         progress(0.25, "probabilistic information loss")
         out.update(_finite(pil_measures(x, prot_cont)))
-        if x.shape[1] > 1:
-            change = correlation_change(x, prot_cont)
-            out["correlation_change_max"] = float(change["difference"].abs().max())
         progress(0.4, "interval disclosure")
         out["interval_disclosure"] = interval_disclosure(x, prot_cont)
+    # the correlations the command line and the app show (association: continuous QIs and
+    # confidential columns, on the records complete in both tables)
+    out["correlation_change_max"] = correlations(original.frame, protected, roles).largest_change
     progress(0.5, "categorical information loss")
     if cat is not None:
         ox, px, sizes, ordinal = cat
@@ -575,13 +586,6 @@ def _generalization_measures(
     """DM, CAVG and the generalization IL of ``004`` §7 on the release's equivalence classes."""
     if not qis or not len(protected):
         return
-    from microgui.core.methods.mstk import (  # the run report's own functions (import late)
-        MstkResult,
-        cavg,
-        discernibility,
-        generalization_information_loss,
-    )
-
     labels = protected.groupby(qis, dropna=False, sort=False).ngroup().to_numpy(dtype=np.int64)
     out["dm"] = discernibility(labels)
     if k is not None:
@@ -593,23 +597,10 @@ def _generalization_measures(
     nodes = np.column_stack(
         [_node_ids(h, protected[c].tolist(), c) for c, h in zip(cols, hs, strict=True)]
     )
-    # equivalence classes of the hierarchy columns, as MstkResult holds them
+    # equivalence classes of the hierarchy columns: class per record, node ids per class
     _, first, classes, _counts = unique_rows(nodes)
-    empty = np.empty(0)
-    result = MstkResult(
-        labels=classes.reshape(-1).astype(np.int64),
-        class_nodes=nodes[first],
-        mst_edges=np.empty((0, 2), dtype=np.int64),
-        mst_weights=empty,
-        mst_kept=empty.astype(bool),
-        inflexion_point=0.0,
-        n_distinct=len(first),
-        n_subtrees=len(first),
-        n_small=0,
-        n_merges=0,
-        hierarchies=hs,
-    )
     numeric = [roles[c].kind is AttributeKind.CONTINUOUS for c in cols]
-    out["generalization_il"] = float(
-        generalization_information_loss(result, numeric, cols)["generalization_il"]
+    il = generalization_information_loss(
+        classes.reshape(-1).astype(np.int64), nodes[first], hs, numeric, cols
     )
+    out["generalization_il"] = float(il["generalization_il"])

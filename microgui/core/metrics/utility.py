@@ -165,6 +165,20 @@ def _corr(cov: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Columns with values above this are divided by their largest |value| before the covariance,
+#: whose products would overflow (1.7e308 in a protected file); correlations do not change.
+_CORRELATION_RESCALE = 1e150
+
+
+def _correlations(x: np.ndarray) -> np.ndarray:
+    """Pearson correlation matrix of the columns of ``x`` (:func:`_corr` of :func:`_cov`)."""
+    if x.size:
+        top = np.max(np.abs(x), axis=0)
+        if np.any(np.isfinite(top) & (top > _CORRELATION_RESCALE)):
+            x = x / np.where(np.isfinite(top) & (top > _CORRELATION_RESCALE), top, 1.0)
+    return _corr(_cov(x))
+
+
 def il3(original: np.ndarray, protected: np.ndarray) -> float:
     """IL3: mean over attributes of |v_jj − v'_jj| / |v_jj| (variances)."""
     vx, vy = _cov(_as_matrix(original)), _cov(_as_matrix(protected))
@@ -388,8 +402,8 @@ def correlation_change(
             if isinstance(original, pd.DataFrame)
             else [f"x{j + 1}" for j in range(_as_matrix(np.asarray(original)).shape[1])]
         )
-    rx = _corr(_cov(_as_matrix(np.asarray(original, dtype=np.float64))))
-    ry = _corr(_cov(_as_matrix(np.asarray(protected, dtype=np.float64))))
+    rx = _correlations(_as_matrix(np.asarray(original, dtype=np.float64)))
+    ry = _correlations(_as_matrix(np.asarray(protected, dtype=np.float64)))
     i, j = _pairs(rx.shape[0])
     return pd.DataFrame(
         {

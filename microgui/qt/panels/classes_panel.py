@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from microgui.core.artifacts import CLASSES
+from microgui.core.methods import available_methods
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 from microgui.qt.models.dataframe_model import DataFrameModel
@@ -87,11 +89,12 @@ class ClassesPanel(QWidget):
 
     def _on_run_finished(self, _run_id: int, result: Any) -> None:
         assert isinstance(result, RunResult)
-        classes = result.artifacts.get("classes")
-        if not isinstance(classes, pd.DataFrame):
+        classes = CLASSES.of(result.artifacts)
+        if classes is None:
+            makers = " or ".join(m.name for m in available_methods() if CLASSES in m.artifacts)
             self.clear(
                 f"The last run ({html.escape(result.spec.method)}) generalizes nothing: "
-                "run mstk to see its generalization classes."
+                f"run {makers} to see its generalization classes."
             )
             return
         self._updating = True

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from microgui.core.analysis import MeasureInfo, measure_catalog
 from microgui.core.report_html import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -32,7 +33,8 @@ from microgui.core.report_html import (
     format_measure,
 )
 from microgui.qt.compact import compact_combo
-from microgui.qt.controller import AppController, HistoryEntry, MeasureInfo, measure_catalog
+from microgui.qt.controller import AppController
+from microgui.qt.history import HistoryEntry
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
 

@@ -17,13 +17,15 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
+from microgui.core.analysis import DependencyTreeOutcome
+from microgui.core.artifacts import DEPENDENCY_TREE
 from microgui.core.dataset import Dataset
 from microgui.core.dependency import DEFAULT_BINS, DependencyTree
 from microgui.core.errors import MicroguiError
 from microgui.core.layout import TreeLayout
 from microgui.core.roles import ColumnSpec, RoleMap
 from microgui.core.runs import RunResult
-from microgui.qt.controller import AppController, DependencyTreeOutcome
+from microgui.qt.controller import AppController
 from microgui.qt.plots.dependency_tree import DependencyTreePlot
 
 __all__ = ["DependencyTreePanel", "DependencyTreeOptions", "MAX_BINS"]
@@ -185,9 +187,9 @@ class DependencyTreePanel(QWidget):
 
     def _on_run_finished(self, _run_id: int, result: Any) -> None:
         assert isinstance(result, RunResult)
-        tree = result.artifacts.get("dependency_tree")
+        tree = DEPENDENCY_TREE.of(result.artifacts)
         layout = self._controller.tree_layout
-        if not isinstance(tree, DependencyTree) or layout is None:
+        if tree is None or layout is None:
             return
         self._pending = None  # a live tree still on its way is older than this run
         self._dirty = False

@@ -24,9 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from microgui.core.analysis import measure_catalog
 from microgui.core.errors import MicroguiError
 from microgui.core.report_html import format_measure
-from microgui.qt.controller import MAX_COMPARED, AppController, HistoryEntry, measure_catalog
+from microgui.qt.controller import AppController
+from microgui.qt.history import MAX_COMPARED, HistoryEntry
 
 __all__ = ["HistoryPanel", "HistoryModel", "HEADLINE_MEASURES"]
 

@@ -30,10 +30,12 @@ from PySide6.QtWidgets import (
 )
 
 from microgui.core.errors import InvalidParameter, MicroguiError
-from microgui.core.methods.base import Method, get_method
+from microgui.core.methods import Method, get_method
+from microgui.core.pool import default_workers
 from microgui.core.roles import RoleMap
 from microgui.core.runs import RunSpec, validate_k
-from microgui.core.sweep import SweepPoint, SweepSpec, default_workers
+from microgui.core.runs import method_refusal as core_refusal
+from microgui.core.sweep import SweepPoint, SweepSpec, parse_k_list, parse_param_grid
 from microgui.qt.controller import AppController
 
 __all__ = ["SweepDialog", "parse_k_list", "parse_param_grid", "method_refusal", "DEFAULT_KS"]
@@ -44,59 +46,10 @@ DEFAULT_KS = "3, 5, 10"
 _INT_LIMIT = 2_147_483_647
 
 
-def parse_k_list(text: str) -> list[int]:
-    """'3, 5,10' → [3, 5, 10] (duplicates dropped); :class:`InvalidParameter` saying which entry
-    is not a whole number."""
-    items = [t.strip() for t in text.replace(";", ",").split(",") if t.strip()]
-    if not items:
-        raise InvalidParameter("give at least one k (for example 3, 5, 10)")
-    out: list[int] = []
-    for item in items:
-        try:
-            value = int(item)
-        except ValueError:
-            raise InvalidParameter(
-                f"k value {item!r} is not a whole number; give k values like 3, 5, 10"
-            ) from None
-        if value not in out:
-            out.append(value)
-    return out
-
-
-def parse_param_grid(text: str) -> dict[str, list[str]]:
-    """'gamma=0.1,0.2; rescale_variance=true,false' → {name: [values]} (as the command line's
-    repeated ``--param NAME=V1,V2``). Empty text: no parameter is varied."""
-    grid: dict[str, list[str]] = {}
-    for part in text.replace("\n", ";").split(";"):
-        if not part.strip():
-            continue
-        name, sep, raw = part.partition("=")
-        values = [v.strip() for v in raw.split(",") if v.strip()]
-        if not sep or not name.strip() or not values:
-            raise InvalidParameter(
-                f"parameter values {part.strip()!r}: write NAME=V1,V2 (several separated by ;)"
-            )
-        bucket = grid.setdefault(name.strip(), [])
-        bucket.extend(v for v in values if v not in bucket)
-    return grid
-
-
 def method_refusal(method: Method, roles: RoleMap | None) -> str:
-    """Why ``method`` cannot run on these roles ("" when it can): the kinds of the
-    quasi-identifiers it accepts, and a confidential column for the methods that need one."""
-    if roles is None:
-        return "open a table first"
-    qis = roles.quasi_identifiers
-    if not qis:
-        return "tag at least one quasi-identifier"
-    wrong = [c for c in qis if roles[c].kind not in method.kinds]
-    if wrong:
-        accepted = ", ".join(sorted(k.value for k in method.kinds))
-        kinds = ", ".join(f"{c} ({roles[c].kind.value})" for c in wrong[:3])
-        return f"works on {accepted} quasi-identifiers only; not on {kinds}"
-    if method.needs_confidential and not roles.confidential:
-        return "needs a confidential column"
-    return ""
+    """Why ``method`` cannot run on these roles ("" when it can): the core's answer
+    (:func:`microgui.core.runs.method_refusal`), or "open a table first" without roles."""
+    return "open a table first" if roles is None else core_refusal(method, roles)
 
 
 class SweepDialog(QDialog):

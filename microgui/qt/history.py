@@ -1,0 +1,203 @@
+"""The run history of a window: what :class:`~microgui.qt.controller.AppController` keeps of its
+finished runs and sweep points, and the project file that saves it (UI-side state, no Qt;
+restoring a project is :mod:`microgui.qt.project_restore`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from microgui.core.analysis import RunOutcome
+from microgui.core.dataset import Dataset
+from microgui.core.errors import InvalidInput, InvalidParameter
+from microgui.core.project_file import Project
+from microgui.core.roles import RoleMap
+from microgui.core.runs import RunResult, RunSpec
+from microgui.core.sweep import SweepPoint
+
+__all__ = [
+    "HistoryEntry",
+    "MAX_COMPARED",
+    "find_entry",
+    "checked_comparison",
+    "project_of",
+    "resolved_project",
+    "project_roles",
+]
+
+#: The most runs the comparison view puts side by side.
+MAX_COMPARED = 4
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A finished run kept in the history: its outcome, the table it was computed from (for
+    re-running and reports) and when it finished.
+
+    A point of a sweep has ``point`` set and, until it is opened, no ``outcome``: a sweep keeps
+    each run's report and measures, not its protected table. Opening it re-runs
+    :attr:`reproducible_spec` (same seed, same result) and fills ``outcome`` in.
+    """
+
+    run_id: int
+    outcome: RunOutcome | None
+    dataset: Dataset
+    finished_at: datetime
+    point: SweepPoint | None = None
+
+    @property
+    def has_table(self) -> bool:
+        """False for a sweep point not opened yet (its report and measures only)."""
+        return self.outcome is not None
+
+    @property
+    def from_sweep(self) -> bool:
+        return self.point is not None
+
+    @property
+    def result(self) -> RunResult:
+        if self.outcome is None:
+            raise LookupError(
+                f"{self.name} is a sweep point kept as its measures only; open it to re-compute it"
+            )
+        return self.outcome.result
+
+    @property
+    def report(self) -> Mapping[str, Any]:
+        if self.outcome is not None:
+            return self.outcome.result.report
+        assert self.point is not None and self.point.report is not None
+        return self.point.report
+
+    @property
+    def spec(self) -> RunSpec:
+        if self.outcome is not None:
+            return self.outcome.result.spec
+        assert self.point is not None
+        return self.point.spec
+
+    @property
+    def measures(self) -> Mapping[str, float | int | None]:
+        if self.outcome is not None:
+            return self.outcome.measures
+        assert self.point is not None
+        return self.point.measures
+
+    @property
+    def measures_note(self) -> str:
+        """Why some measures are missing ("" when none is)."""
+        if self.outcome is not None:
+            return self.outcome.measures_note
+        return self.point.error or "" if self.point is not None else ""
+
+    @property
+    def seconds(self) -> float:
+        """Wall time of the run itself (as its report says)."""
+        value = self.report.get("seconds")
+        return float(value) if value is not None else 0.0
+
+    @property
+    def seed(self) -> int | None:
+        """The seed the run used (the spec's, or the fresh one its report recorded)."""
+        seed = self.report.get("seed", self.spec.seed)
+        return None if seed is None else int(seed)
+
+    @property
+    def reproducible_spec(self) -> RunSpec:
+        """The spec with the seed actually used: re-running it gives the same result."""
+        return replace(self.spec, seed=self.seed)
+
+    @property
+    def name(self) -> str:
+        """'#3 mdav k=5': how the run is called in tables, legends and reports."""
+        return f"#{self.run_id} {self.spec.method} k={self.spec.k}"
+
+    def opening_note(self, after_sweep: bool) -> str:
+        """What opening this sweep point does: re-computed now, or when the sweep ends."""
+        seed = "a fresh seed" if self.seed is None else f"seed {self.seed}"
+        if after_sweep:
+            return (
+                f"{self.name} is a sweep point (measures only): it will be re-computed with "
+                f"{seed} to show it when the sweep ends."
+            )
+        return (
+            f"{self.name} is a sweep point (measures only): re-running it with {seed} to show "
+            "it (same spec and seed, same result)…"
+        )
+
+
+def find_entry(history: Sequence[HistoryEntry], run_id: int) -> HistoryEntry:
+    """The history entry of a run (KeyError when it is not, or no longer, in the history)."""
+    for entry in history:
+        if entry.run_id == run_id:
+            return entry
+    raise KeyError(f"run #{run_id} is not in the history")
+
+
+def checked_comparison(history: Sequence[HistoryEntry], run_ids: Sequence[int]) -> tuple[int, ...]:
+    """The runs to compare (duplicates dropped), or :class:`InvalidParameter` saying why not:
+    2 to :data:`MAX_COMPARED` runs (or none), each with its table."""
+    ids = tuple(dict.fromkeys(int(i) for i in run_ids))
+    if ids and not 2 <= len(ids) <= MAX_COMPARED:
+        raise InvalidParameter(f"choose 2 to {MAX_COMPARED} runs to compare, not {len(ids)}")
+    unopened = [e.name for e in (find_entry(history, i) for i in ids) if not e.has_table]
+    if unopened:
+        raise InvalidParameter(
+            f"{', '.join(unopened)}: sweep point(s) kept as measures only; select each one "
+            "first to re-compute its table (same seed, same result), then compare"
+        )
+    return ids
+
+
+def project_of(
+    dataset: Dataset,
+    history: Sequence[HistoryEntry],
+    compared: Sequence[int],
+    hierarchies: Mapping[str, str],
+) -> Project:
+    """A session as a :class:`~microgui.core.project_file.Project` (no data values): the
+    table's path, columns and roles, the history's reproducible specs (seeds kept), the compared
+    runs and the attached hierarchy files."""
+    ids = [entry.run_id for entry in history]
+    return Project(
+        data_path=str(dataset.source) if dataset.source else None,
+        columns=tuple(str(c) for c in dataset.frame.columns),
+        roles=dataset.roles,
+        runs=tuple(entry.reproducible_spec for entry in history),
+        comparison=tuple(ids.index(i) for i in compared if i in ids),
+        hierarchies=tuple(sorted(hierarchies.items())),
+    )
+
+
+def resolved_project(project: Project, folder: Path | None) -> tuple[Path, Project]:
+    """A read project's table and the project with its runs' and attached hierarchy files
+    relative to ``folder`` (the project file's, as the table); :class:`InvalidInput` when the
+    project names no table or its table is gone."""
+    data = project.resolved_data_path(folder)
+    if data is None:
+        raise InvalidInput("the project names no table (it was saved from the demo data?)")
+    if not data.is_file():
+        raise InvalidInput(
+            f"the project's table {str(data)!r} is not there; move it back, or open the table "
+            "and tag it again"
+        )
+    attached = project.resolved_hierarchies(folder)
+    return data, replace(
+        project,
+        runs=project.resolved_runs(folder),
+        hierarchies=tuple((c, str(p)) for c, p in attached.items()),
+    )
+
+
+def project_roles(project: Project, dataset: Dataset) -> RoleMap | str:
+    """The project's roles for its freshly read table, or why they cannot be applied (the
+    table's columns changed since the project was saved)."""
+    columns = [str(c) for c in dataset.frame.columns]
+    if project.columns and list(project.columns) != columns:
+        missing = [c for c in project.columns if c not in columns]
+        what = f"column {missing[0]!r} is gone" if missing else "its columns changed"
+        return f"the table changed since the project was saved ({what}); roles were not applied"
+    return RoleMap(tuple((c, project.roles.get(c, dataset.roles[c])) for c in columns))

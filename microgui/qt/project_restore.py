@@ -1,0 +1,143 @@
+"""Restoring a project file in the window (issue 7): its roles, hierarchy files, runs and
+comparison, on the freshly read table.
+
+The runs are re-computed as one sweep (same seeds, same results). Sweep points keep no table,
+so the runs that were compared are then re-computed one by one (each "opened" as a sweep point)
+and compared. :class:`ProjectRestore` follows the controller's signals to do that; the
+controller itself knows nothing of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Slot
+
+from microgui.core.dataset import Dataset
+from microgui.core.project_file import Project
+from microgui.qt.history import HistoryEntry, project_roles
+
+#: The window's :class:`~microgui.qt.controller.AppController` (not imported: it imports this
+#: module, and the package has no import cycle, type-only ones included).
+AppController = Any
+
+__all__ = ["ComparisonRestore", "ProjectRestore", "apply_project"]
+
+
+@dataclass
+class ComparisonRestore:
+    """A project's comparison being restored: which sweep re-computes its runs, which of them
+    (by index in the project) were compared, and their history ids as they arrive. Sweep points
+    keep no table: the compared ones are re-computed one by one (:meth:`next_to_open`), then
+    compared."""
+
+    sweep_id: int
+    wanted: tuple[int, ...]
+    by_index: dict[int, int] = field(default_factory=dict)
+    run_ids: list[int] = field(default_factory=list)
+    to_open: list[int] = field(default_factory=list)
+    waiting: int | None = None
+
+    def sweep_done(self) -> None:
+        """The sweep has re-computed every run: the compared ones are known."""
+        self.run_ids = [self.by_index[i] for i in self.wanted if i in self.by_index]
+        self.to_open = list(self.run_ids)
+
+    def next_to_open(self, history: Sequence[HistoryEntry]) -> int | None:
+        """The next compared run to re-compute (now :attr:`waiting`), None when all have their
+        table."""
+        while self.to_open:
+            run_id = self.to_open[0]
+            if any(e.run_id == run_id and not e.has_table for e in history):
+                self.waiting = run_id
+                return run_id
+            self.to_open.pop(0)
+        return None
+
+    def step(self, controller: AppController) -> list[int] | None:
+        """Re-compute the next compared run that has no table (None: one is on its way), or,
+        when all have theirs, the runs to compare (those still in the history)."""
+        run_id = self.next_to_open(controller.history)
+        if run_id is not None:
+            controller.open_point(run_id)
+            return None
+        return [i for i in self.run_ids if any(e.run_id == i for e in controller.history)]
+
+
+class ProjectRestore(QObject):
+    """Restores a project's comparison by following the controller's signals: the sweep's
+    points (their history ids), the sweep's end, then each compared run shown once re-computed.
+    A new table (``dataset_loaded``) ends it."""
+
+    def __init__(self, controller: AppController, state: ComparisonRestore) -> None:
+        super().__init__(controller)
+        self.controller = controller
+        self.state = state
+        controller.sweep_point_finished.connect(self._on_point)
+        # queued: the controller finishes its own end of the sweep (idle state, a point the
+        # user opened meanwhile) before the compared runs are re-computed
+        controller.sweep_finished.connect(self._on_sweep_finished, Qt.QueuedConnection)
+        controller.run_shown.connect(self._on_shown)
+        controller.dataset_loaded.connect(self.stop)
+
+    @Slot(int, object, int)
+    def _on_point(self, sweep_id: int, point: Any, run_id: int) -> None:
+        if sweep_id == self.state.sweep_id and run_id >= 0:
+            self.state.by_index[point.index] = run_id
+
+    @Slot(int, object)
+    def _on_sweep_finished(self, sweep_id: int, _points: Any) -> None:
+        if sweep_id == self.state.sweep_id:
+            self.state.sweep_done()
+            self._step()
+
+    @Slot(int)
+    def _on_shown(self, run_id: int) -> None:
+        if self.state.waiting == run_id:
+            self.state.waiting = None
+            self._step()
+
+    def _step(self) -> None:
+        """Re-compute the next compared run, or compare them all when each has its table."""
+        ids = self.state.step(self.controller)
+        if ids is not None:
+            self.stop()
+            if len(ids) >= 2:
+                self.controller.set_comparison(ids)
+
+    @Slot()
+    def stop(self) -> None:
+        """Stop following the controller (done, or another table was opened)."""
+        c = self.controller
+        for signal, slot in (
+            (c.sweep_point_finished, self._on_point),
+            (c.sweep_finished, self._on_sweep_finished),
+            (c.run_shown, self._on_shown),
+            (c.dataset_loaded, self.stop),
+        ):
+            signal.disconnect(slot)
+        self.setParent(None)
+        self.deleteLater()
+
+
+def apply_project(controller: AppController, project: Project, dataset: Dataset) -> None:
+    """Apply a project to its freshly read table: its roles (confirmed: they are the user's),
+    its hierarchy files (read in the background), its runs re-computed as a sweep (same seeds,
+    same results), then its comparison (:class:`ProjectRestore`). A table whose columns changed
+    since is said by ``load_failed`` (nothing applied)."""
+    roles = project_roles(project, dataset)
+    if isinstance(roles, str):
+        controller.load_failed.emit(Path(str(dataset.source)), roles, "")
+        return
+    controller.set_roles(roles)
+    # a file that is gone is said by ``hierarchies.failed``
+    controller.hierarchies.attach_all(dataset, dict(project.hierarchies))
+    controller.confirm_roles()
+    if not project.runs:
+        return
+    sweep_id = controller.start_sweep(list(project.runs), workers=1)
+    if len(project.comparison) >= 2:
+        ProjectRestore(controller, ComparisonRestore(sweep_id, project.comparison))
