@@ -56,7 +56,7 @@ def _row(
 
 
 def test_targets_print_pass_or_miss_and_estimates_are_marked() -> None:
-    text = bench._format(
+    text = bench.format_rows(
         [_row(1.0, 1.5, (4.0, True)), _row(2.0, 1.5, (30.0, False)), _row(1.0, None, None)]
     )
     lines = text.splitlines()[2:]
@@ -123,6 +123,19 @@ def test_blocked_rows_say_what_was_compared() -> None:
         "seconds": 1.5,
         "relative_il_increase": 0.02,
     }
-    assert bench._blocked_line(100_000, exact) == "100,000 exact: IL 6.5000 %, 7.00 s"
-    line = bench._blocked_line(100_000, blocked)
+    assert bench.blocked_line(100_000, exact) == "100,000 exact: IL 6.5000 %, 7.00 s"
+    line = bench.blocked_line(100_000, blocked)
     assert "4 blocks of 25,000-25,000" in line and "IL vs exact +2.00 % relative" in line
+
+
+def test_startup_rows_time_version_and_imports_in_fresh_processes() -> None:
+    """The start-up section (issue 14/15): ``microgui --version`` against its 0.5 s target, and
+    ``import microgui`` pulling in none of numba, scipy, networkx, pandas or the methods."""
+    from microgui.bench.startup import VERSION_TARGET_SECONDS, startup_rows
+
+    rows = {row.what: row for row in startup_rows(quick=True, repeat=1)}
+    version = rows["microgui --version"]
+    assert version.target == VERSION_TARGET_SECONDS == 0.5
+    assert 0 < version.seconds < 30
+    assert rows["import microgui"].note == "heavy modules: none"
+    assert "first demo run, empty kernel cache" not in rows  # quick: no compile

@@ -1,0 +1,153 @@
+"""The command line of ``python -m microgui.bench``: which sections run and in what order."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from collections.abc import Sequence
+
+import numba
+import numpy as np
+
+from microgui.bench.cases import (
+    CASES,
+    QUICK_MAX_N,
+    Baselines,
+    complexity_table,
+    format_rows,
+    registered_cases,
+    run_case,
+    warm_up_report,
+)
+from microgui.bench.data import SEED
+from microgui.bench.gui import gui_text
+from microgui.bench.measures import census_sweep_text, measures_text
+from microgui.bench.memory import HUGE_N, MEMORY_N, memory_child, memory_probe
+from microgui.bench.reference import reference_table
+from microgui.bench.scale import scale_text
+from microgui.bench.startup import startup_text
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m microgui.bench", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"only rows with n <= {QUICK_MAX_N:,}; no memory probe, sweep or measures",
+    )
+    parser.add_argument(
+        "--only", metavar="NAME", help="only the rows of this method (e.g. mdav-generic)"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        metavar="R",
+        help="best of R timings (default: 3 for rows under 1 s, else 1)",
+    )
+    parser.add_argument(
+        "--baseline-max",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="measure the numpy MDAV baseline up to N records; above, extrapolate and mark (est.) "
+        "(default 100,000; 0 = no baseline)",
+    )
+    parser.add_argument(
+        "--huge",
+        action="store_true",
+        help=f"run the memory probe's exact MDAV on {HUGE_N:,} records to the end (minutes)",
+    )
+    parser.add_argument(
+        "--gui", action="store_true", help="also the app's redraw and event-loop measurements"
+    )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also print the IL of every method on Census, Tarragona and EIA (k = 3, 4, 5, 10), "
+        "read from ../shared/data or $MICROGUI_SHARED_DATA",
+    )
+    parser.add_argument(
+        "--memory-child", nargs=3, metavar=("NPY", "K", "WHOLE"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args(argv)
+    if args.memory_child:
+        path, k, whole = args.memory_child
+        return memory_child(path, int(k), whole == "True")
+    cases = [
+        c
+        for c in CASES + registered_cases()
+        if (not args.quick or c.n <= QUICK_MAX_N) and (args.only is None or c.method == args.only)
+    ]
+    if not cases:
+        known = ", ".join(sorted({c.method for c in CASES + registered_cases()}))
+        print(f"no benchmark rows for {args.only!r}; methods: {known}", file=sys.stderr)
+        return 2
+    print(
+        f"microgui benchmark: Python {platform.python_version()}, numpy {np.__version__}, "
+        f"numba {numba.__version__}, {os.cpu_count()} CPU(s), {platform.machine()}",
+        flush=True,
+    )
+    print(
+        f"data: correlated_data(n, d, seed={SEED}) (see its docstring) unless noted; "
+        "time of the partition only unless note=run"
+    )
+    print(warm_up_report(), flush=True)
+    baselines = Baselines(args.baseline_max, args.repeat) if args.baseline_max > 0 else None
+    rows = []
+    for case in cases:
+        rows.append(run_case(case, args.repeat, baselines))
+        print(
+            f"  done: {case.method} n={case.n:,} ({rows[-1].seconds:.2f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(format_rows(rows))
+    if baselines is not None:
+        print(
+            "numpy MDAV: numpy_mdav on the same records; x numpy = its time / the row's time; "
+            "(est.) = extrapolated by n² from the largest measured n, not measured; "
+            "same = the MDAV row's partition equals numpy MDAV's"
+        )
+    targets = [r for r in rows if r.case.target is not None]
+    if targets:
+        missed = [r for r in targets if r.seconds > (r.case.target or 0.0)]
+        print(f"targets: {len(targets) - len(missed)} of {len(targets)} met")
+    print()
+    print("stated complexity of each method:")
+    print(complexity_table())
+    if args.only in (None, "mdav") and not args.quick:
+        print()
+        print("memory (issue 6 target: MDAV on 1,000,000 x 10 peaks at <= 3 x input + 300 MB):")
+        print("  " + memory_probe(MEMORY_N).text(), flush=True)
+        print("  " + memory_probe(HUGE_N, whole=args.huge).text(), flush=True)
+    if args.only is None and not args.quick:
+        print()
+        print(scale_text(), flush=True)
+        sweep = census_sweep_text()
+        if sweep is not None:
+            print()
+            print(sweep)
+        print(measures_text())
+    if args.only is None:
+        print()
+        print(startup_text(quick=args.quick), flush=True)
+    if args.gui:
+        print()
+        print(gui_text())
+    if args.reference:
+        only = [args.only] if args.only else None
+        table = reference_table(only)
+        print()
+        if table is None:
+            print("reference IL: ../shared/data not found (set MICROGUI_SHARED_DATA)")
+        else:
+            print("information loss IL % on the reference sets (all columns z-scored):")
+            print(table)
+    return 0

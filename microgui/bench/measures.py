@@ -1,0 +1,86 @@
+"""The sweep and measures rows: a Census sweep through :func:`microgui.core.sweep.run_sweep` and the
+time of each disclosure-risk and utility measure."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from microgui.bench.data import SEED, correlated_data
+from microgui.core.dataset import Dataset
+from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.runs import RunSpec, run_protection
+from microgui.reference_data import reference_sets, shared_data_dir
+
+__all__ = ["SWEEP_METHODS", "SWEEP_KS", "census_sweep_text", "measures_text"]
+
+
+#: The 12-run sweep of the benchmark (issue 5: "a 12-run sweep on Census <= 60 s").
+SWEEP_METHODS = ("mdav", "mdav-generic", "mst", "vmdav")
+
+SWEEP_KS = (3, 5, 10)
+
+
+def census_sweep_text() -> str | None:
+    """Time a sweep of :data:`SWEEP_METHODS` × :data:`SWEEP_KS` on Census (13 continuous
+    quasi-identifiers), every run measured, on the default number of worker processes (pool
+    start included). None when the reference data is absent."""
+    from microgui.core.pool import default_workers
+    from microgui.core.sweep import SweepSpec, run_sweep
+
+    root = shared_data_dir()
+    if root is None:
+        return None
+    frame = reference_sets(root)["Census"]
+    spec = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    dataset = Dataset(frame, RoleMap.from_dict({str(c): spec for c in frame.columns}))
+    specs = SweepSpec.make(SWEEP_METHODS, SWEEP_KS, seed=SEED).run_specs()
+    workers = default_workers(len(specs))
+    started = time.perf_counter()
+    points = run_sweep(dataset, specs, workers=workers)
+    elapsed = time.perf_counter() - started
+    failed = [p for p in points if p.error is not None]
+    slowest = max(points, key=lambda p: p.seconds + p.measure_seconds)
+    return (
+        f"sweep: {len(points)} runs ({', '.join(SWEEP_METHODS)} × k = "
+        f"{', '.join(map(str, SWEEP_KS))}) on Census, {len(frame):,} records × {frame.shape[1]}, "
+        f"every run measured, {workers} worker process(es): {elapsed:.2f} s in all "
+        f"(target <= 60 s), slowest run {slowest.spec.method} k={slowest.spec.k} "
+        f"{slowest.seconds + slowest.measure_seconds:.2f} s, {len(failed)} failed"
+    )
+
+
+def measures_text() -> str:
+    """Time ``evaluate`` (every measure that applies) after MDAV k = 5: on Census when the
+    reference data is present, and on 50,000 synthetic records (10 continuous QIs plus a
+    confidential column)."""
+    from microgui.core.metrics.evaluate import evaluate
+
+    cases: list[tuple[str, pd.DataFrame, list[str]]] = []
+    root = shared_data_dir()
+    if root is not None:
+        census = reference_sets(root)["Census"]
+        cases.append(("Census", census, []))
+    data = correlated_data(50_000, 10)
+    frame = pd.DataFrame(data.continuous, columns=[f"q{j}" for j in range(10)])
+    frame["conf"] = np.random.default_rng(SEED).integers(0, 20, len(frame))
+    cases.append(("50,000 synthetic", frame, ["conf"]))
+    lines = []
+    for name, table, confidential in cases:
+        qi_spec = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+        conf_spec = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
+        roles = {str(c): (conf_spec if c in confidential else qi_spec) for c in table.columns}
+        dataset = Dataset(table, RoleMap.from_dict(roles))
+        result = run_protection(dataset, RunSpec.make("mdav", 5, seed=SEED))
+        started = time.perf_counter()
+        measures = evaluate(dataset, result.protected, labels=result.labels)
+        elapsed = time.perf_counter() - started
+        applied = sum(v is not None for v in measures.values())
+        lines.append(
+            f"all measures on {name} ({len(table):,} records, mdav k=5): {elapsed:.2f} s "
+            f"({applied} measures; record linkage {measures['record_linkage']:.2f} %, "
+            f"IL1-5 IL {measures['il']:.2f})"
+        )
+    return "\n".join(lines)
