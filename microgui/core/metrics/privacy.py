@@ -417,7 +417,7 @@ def attribute_codes(values: pd.Series, kind: KindLike) -> tuple[np.ndarray, int,
     nominal ones coded by value. A continuous attribute is ranked by value when every value is a
     number; one whose values are not all numbers is read as nominal: the command line tags every
     ``--confidential`` column continuous, text included (as
-    :func:`microgui.core.methods.psensitive.prepare_confidential` reads it too).
+    :func:`microgui.core.methods.confidential.prepare_confidential` reads it too).
     """
     attr_kind, order = _spec(kind)
     if attr_kind is AttributeKind.NOMINAL or (
