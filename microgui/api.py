@@ -181,7 +181,9 @@ def list_methods() -> list[dict[str, Any]]:
             "summary": readable(m.summary),
             "citation": m.reference,
             "kinds": sorted(kind.value for kind in m.kinds),
-            "parameters": {p.name: {"default": p.default, "help": p.help} for p in m.all_params},
+            "parameters": {
+                p.name: {"default": p.default, "help": readable(p.help)} for p in m.all_params
+            },
         }
         for m in available_methods()
     ]

@@ -9,6 +9,10 @@ Plain numpy and networkx, no Qt (STYLE.md §1, §7).
   consecutive x positions in depth-first order and a parent sits midway between its first and
   last child, so no two subtrees overlap. Constant attributes, which are not in the tree, go on
   a row of their own below it.
+- :func:`tree_points` and :func:`place_tree_labels`: the same tree drawn in a box of pixels, top-down
+  or left-to-right, and where its attribute names and edge weights go so that no label covers
+  another label or a vertex, and none leaves the box (issue 15: FEDTAX was hidden under an edge
+  label on Census).
 - :func:`mst_layout`: what the MST partition view draws of a run of ``mst`` or ``mstk``: the
   record tree's edges, which of them the partitioning cut, the group each kept edge lies in and
   the documented edge subsample (:func:`edge_sample`).
@@ -38,6 +42,10 @@ __all__ = [
     "TreeLayout",
     "tree_layout",
     "dependency_tree_layout",
+    "tree_points",
+    "LabelPlacement",
+    "place_tree_labels",
+    "boxes_overlap",
     "EdgeSample",
     "edge_sample",
     "MstLayout",
@@ -179,6 +187,235 @@ def dependency_tree_layout(tree: DependencyTree) -> TreeLayout:
     weights = [float(w) for _, _, w in tree.edges]
     preference = [pos[a] for a in tree.key_attributes]
     return tree_layout(names, edges, weights, root_preference=preference)
+
+
+def tree_points(
+    layout: TreeLayout, direction: str, box: tuple[float, float, float, float]
+) -> np.ndarray:
+    """Pixel positions (x right, y down) of the vertices of ``layout`` drawn in ``box`` (left,
+    top, right, bottom): ``"down"`` puts the root on top and the levels below it, ``"right"``
+    puts the root on the left and the levels to its right. A single level or a single slot
+    is centred."""
+    left, top, right, bottom = box
+    m = len(layout.x)
+    if not m:
+        return np.zeros((0, 2))
+    x = layout.x.astype(np.float64)
+    depth = layout.depth.astype(np.float64)
+    x0, x1 = float(x.min()), float(x.max())
+    levels = max(layout.n_levels - 1, 0)
+    across = (x - x0) / (x1 - x0) if x1 > x0 else np.full(m, 0.5)
+    along = depth / levels if levels else np.full(m, 0.5)
+    if direction == "down":
+        return np.column_stack([left + across * (right - left), top + along * (bottom - top)])
+    if direction == "right":
+        return np.column_stack([left + along * (right - left), top + across * (bottom - top)])
+    raise ValueError(f"direction must be 'down' or 'right', not {direction!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class LabelPlacement:
+    """Where a drawn tree's labels go, in pixels (x right, y down).
+
+    ``node_boxes`` (m, 4) and ``edge_boxes`` (e, 4): (left, top, right, bottom) of each vertex's
+    and each edge's label; ``conflicts``: how many labels could only be put where they cover
+    another label, a vertex, the legend or leave the box (0 when every label fits);
+    ``crossings``: how many labels an edge line passes through (drawn, but less readable).
+    """
+
+    node_boxes: np.ndarray
+    edge_boxes: np.ndarray
+    conflicts: int
+    crossings: int
+
+
+def boxes_overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Overlap area of each box of ``a`` (n, 4) with each box of ``b`` (k, 4): an (n, k) array
+    (boxes as left, top, right, bottom; touching boxes do not overlap)."""
+    a = np.asarray(a, dtype=np.float64).reshape(-1, 4)
+    b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
+    w = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    h = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
+    area: np.ndarray = np.clip(w, 0.0, None) * np.clip(h, 0.0, None)
+    return area
+
+
+#: An edge line through a label costs as much as this many pixels between label and vertex.
+_CROSSING_PX = 35.0
+#: Points sampled along each edge to count the labels it passes through.
+_EDGE_SAMPLES = 16
+
+
+def _outside_area(boxes: np.ndarray, bounds: tuple[float, float, float, float]) -> np.ndarray:
+    """Area of each box outside ``bounds``."""
+    inside = boxes_overlap(boxes, np.asarray(bounds, dtype=np.float64))[:, 0]
+    outside: np.ndarray = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) - inside
+    return outside
+
+
+def place_tree_labels(
+    points: np.ndarray,
+    radii: np.ndarray,
+    node_sizes: np.ndarray,
+    edges: np.ndarray,
+    edge_sizes: np.ndarray,
+    bounds: tuple[float, float, float, float],
+    *,
+    node_sides: Sequence[Sequence[str]] | None = None,
+    obstacles: np.ndarray | None = None,
+    gap: float = 3.0,
+) -> LabelPlacement:
+    """Put each vertex's label beside its vertex and each edge's label on or beside its edge,
+    covering no other label, no vertex and no ``obstacles`` (the legend), inside ``bounds``.
+
+    Greedy, vertex labels first (in order), then edge labels (in order): each takes the first of
+    its candidate places, in order of preference, that covers nothing; when none is free, the
+    one covering the least area. A place that an edge line passes through is taken only when
+    no free place avoids the lines.
+
+    Parameters
+    ----------
+    points, radii
+        (m, 2) pixel centres of the vertices (x right, y down) and their radii in pixels.
+    node_sizes, edge_sizes
+        (m, 2) and (e, 2) widths and heights of the labels in pixels.
+    edges
+        (e, 2) vertex positions of the edges.
+    bounds
+        (left, top, right, bottom) of the drawing; no label leaves it.
+    node_sides
+        Per vertex, the sides in order of preference among "below", "above", "right", "left"
+        (default: below, above, right, left); the other places (corners, further out) follow.
+    obstacles
+        (k, 4) boxes nothing may cover (the legend).
+    gap
+        Pixels between a vertex and its label.
+    """
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    r = np.asarray(radii, dtype=np.float64).reshape(-1)
+    nsz = np.asarray(node_sizes, dtype=np.float64).reshape(-1, 2)
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    esz = np.asarray(edge_sizes, dtype=np.float64).reshape(-1, 2)
+    m, n_edges = len(pts), len(e)
+    vertex_boxes = np.column_stack([pts - r[:, None], pts + r[:, None]]) if m else np.zeros((0, 4))
+    fixed = [vertex_boxes]
+    if obstacles is not None and len(obstacles):
+        fixed.append(np.asarray(obstacles, dtype=np.float64).reshape(-1, 4))
+    blocked = np.concatenate(fixed)
+    n_vertex_rows = m
+    # sample points along every edge, for the crossings
+    t = np.linspace(0.08, 0.92, _EDGE_SAMPLES)
+    if n_edges:
+        a, b = pts[e[:, 0]], pts[e[:, 1]]
+        samples = a[:, None, :] + t[None, :, None] * (b - a)[:, None, :]  # (e, s, 2)
+    else:
+        samples = np.zeros((0, _EDGE_SAMPLES, 2))
+
+    def crossings(boxes: np.ndarray, skip_edge: int = -1) -> np.ndarray:
+        if not n_edges:
+            return np.zeros(len(boxes))
+        sx, sy = samples[..., 0], samples[..., 1]  # (e, s)
+        within = (
+            (sx[None] > boxes[:, 0, None, None])
+            & (sx[None] < boxes[:, 2, None, None])
+            & (sy[None] > boxes[:, 1, None, None])
+            & (sy[None] < boxes[:, 3, None, None])
+        )
+        inside = np.asarray(np.any(within, axis=2), dtype=bool)  # (candidates, edges)
+        if skip_edge >= 0:
+            inside[:, skip_edge] = False
+        return np.asarray(inside.sum(axis=1), dtype=np.float64)
+
+    placed: list[np.ndarray] = []
+    conflicts = 0
+    n_crossing = 0
+
+    def choose(
+        candidates: np.ndarray, home: np.ndarray, own_vertex: int = -1, own_edge: int = -1
+    ) -> np.ndarray:
+        nonlocal conflicts, n_crossing
+        keep = np.ones(len(blocked), dtype=bool)
+        if 0 <= own_vertex < n_vertex_rows:
+            keep[own_vertex] = False  # its own vertex: touched at most, by construction
+        others = np.concatenate([blocked[keep], *placed]) if placed else blocked[keep]
+        # a pixel of air between labels
+        padded = candidates + np.array([-1.0, -1.0, 1.0, 1.0])
+        hard = boxes_overlap(padded, others).sum(axis=1) + _outside_area(candidates, bounds)
+        if 0 <= own_vertex < n_vertex_rows:  # its own vertex may be touched, never covered
+            hard += boxes_overlap(candidates, vertex_boxes[own_vertex]).sum(axis=1)
+        cross = crossings(candidates, own_edge)
+        # near its vertex (or its edge's middle), in the order of preference on a tie; an edge
+        # line through a label costs as much as moving it _CROSSING_PX further away
+        dx = np.clip(np.maximum(candidates[:, 0] - home[0], home[0] - candidates[:, 2]), 0, None)
+        dy = np.clip(np.maximum(candidates[:, 1] - home[1], home[1] - candidates[:, 3]), 0, None)
+        order = np.arange(len(candidates), dtype=np.float64)
+        soft = np.hypot(dx, dy) + _CROSSING_PX * cross + 0.5 * order
+        score = np.where(hard > 0.0, 1e9 + hard * 1e3, 0.0) + soft
+        best = int(np.argmin(score))
+        if hard[best] > 0.0:
+            conflicts += 1
+        if cross[best] > 0:
+            n_crossing += 1
+        box: np.ndarray = candidates[best]
+        placed.append(box[None, :])
+        return box
+
+    default_sides = ("below", "above", "right", "left")
+    node_boxes = np.zeros((m, 4))
+    for i in range(m):
+        (cx, cy), ri = pts[i], r[i]
+        w, h = nsz[i]
+        sides = list(node_sides[i]) if node_sides is not None else list(default_sides)
+        sides += [s for s in default_sides if s not in sides]
+        spots: list[tuple[float, float]] = []  # top-left corners
+        d = ri + gap
+        base = {
+            "below": (cx - w / 2, cy + d),
+            "above": (cx - w / 2, cy - d - h),
+            "right": (cx + d, cy - h / 2),
+            "left": (cx - d - w, cy - h / 2),
+        }
+        spots += [base[s] for s in sides]
+        # corners, then along each side, then further out
+        c = 0.7 * ri + gap
+        spots += [
+            (cx + c, cy + c),
+            (cx + c, cy - c - h),
+            (cx - c - w, cy + c),
+            (cx - c - w, cy - c - h),
+        ]
+        for s in sides:
+            x0, y0 = base[s]
+            if s in ("below", "above"):
+                spots += [(x0 + w / 2 - 6, y0), (x0 - w / 2 + 6, y0)]
+            else:
+                spots += [(x0, y0 - h / 2 - 2), (x0, y0 + h / 2 + 2)]
+        for s in sides:
+            x0, y0 = base[s]
+            step = {"below": (0, h), "above": (0, -h), "right": (12, 0), "left": (-12, 0)}[s]
+            spots += [(x0 + step[0] * f, y0 + step[1] * f) for f in (1.0, 2.0)]
+        corners = np.array(spots)
+        cand = np.column_stack([corners, corners + np.array([w, h])])
+        node_boxes[i] = choose(cand, pts[i], own_vertex=i)
+
+    edge_boxes = np.zeros((n_edges, 4))
+    for j in range(n_edges):
+        a, b = pts[e[j, 0]], pts[e[j, 1]]
+        w, h = esz[j]
+        direction = b - a
+        length = float(np.hypot(*direction)) or 1.0
+        normal = np.array([-direction[1], direction[0]]) / length
+        # off the line: far enough that the box clears it whatever the edge's slope
+        off = 0.5 * (abs(normal[0]) * w + abs(normal[1]) * h) + 3.0
+        centres = []
+        for tt in (0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78):
+            centres.append(a + tt * direction)
+        for tt in (0.5, 0.35, 0.65, 0.25, 0.75):
+            centres += [a + tt * direction + off * normal, a + tt * direction - off * normal]
+        cen = np.array(centres)
+        cand = np.column_stack([cen - [w / 2, h / 2], cen + [w / 2, h / 2]])
+        edge_boxes[j] = choose(cand, a + 0.5 * direction, own_edge=j)
+    return LabelPlacement(node_boxes, edge_boxes, conflicts, n_crossing)
 
 
 # --------------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ import pandas as pd
 
 from microgui.core.aggregate import protected_continuous_z
 from microgui.core.dataset import QIMatrix
+from microgui.core.references import readable
 from microgui.core.runs import RunResult
 
 __all__ = [
@@ -553,11 +554,11 @@ class QIProjection:
         """What the components are, in a sentence or two (for tooltips)."""
         cols = ", ".join(self.columns)
         if not self.mixed:
-            return (
+            return readable(
                 f"Principal components of the z-scores of {cols}: Euclidean distance on "
                 "standardized values, as the methods use (003 §5.2)."
             )
-        return (
+        return readable(
             f"Principal components of {cols} embedded in {self.dimension} coordinates whose "
             "Euclidean distance is MDAV-generic's mixed distance (003 §5.2-5.4): continuous as "
             "z-scores, ordinal as rank/|D| (d_ORD), nominal as one indicator per category "

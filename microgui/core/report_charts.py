@@ -42,6 +42,7 @@ __all__ = [
     "group_sizes_chart",
     "ru_map_chart",
     "chart_svg",
+    "tick_text",
     "MAX_MARKS",
 ]
 
@@ -72,7 +73,9 @@ class ReportChart:
     """A chart of the report: everything it draws is in ``series`` and its texts.
 
     ``kind`` is ``"scatter"`` (marks) or ``"bars"`` (one bar per x, series side by side);
-    ``shows`` says in one sentence what its numbers are, for the caption and the footer.
+    ``shows`` says in one sentence what its numbers are, for the caption and the footer;
+    ``frame``: the view ((x0, x1), (y0, y1)) of a scatter chart, None to show every mark; a
+    mark outside it is drawn as an arrow at its edge, with its value.
     """
 
     caption: str
@@ -81,6 +84,7 @@ class ReportChart:
     series: tuple[ChartSeries, ...]
     kind: str = "scatter"
     shows: str = ""
+    frame: tuple[tuple[float, float], tuple[float, float]] | None = None
 
     def arrays(self) -> list[np.ndarray]:
         """Every array of numbers the chart draws."""
@@ -218,9 +222,17 @@ def ru_map_chart(
     points: Sequence[tuple[str, float | int | None, float | int | None]],
     x_label: str,
     y_label: str,
+    *,
+    x_direction: str = "lower is better",
+    y_direction: str = "lower is better",
 ) -> ReportChart | None:
     """The risk–utility map: one mark per run (name, x measure, y measure) labelled with its
-    name; runs without both measures are left out. None when no run has both."""
+    name; runs without both measures are left out. None when no run has both.
+
+    Framed as the app's map is (:func:`microgui.core.ru_frame.ru_frame`): runs far off the
+    scale of the Pareto front are drawn as arrows at the frame's edge, with their value."""
+    from microgui.core.ru_frame import ru_frame
+
     kept = [(n, float(x), float(y)) for n, x, y in points if x is not None and y is not None]
     kept = [(n, x, y) for n, x, y in kept if math.isfinite(x) and math.isfinite(y)]
     if not kept:
@@ -231,12 +243,16 @@ def ru_map_chart(
         y=np.array([y for _n, _x, y in kept]),
         labels=tuple(n for n, _x, _y in kept),
     )
+    frame = ru_frame(series.x, series.y, x_direction, y_direction)
+    n_off = int(frame.off.sum())
+    off_note = f"; {n_off} run(s) far off this scale drawn as arrows at the edge" if n_off else ""
     return ReportChart(
-        caption=f"Risk–utility map of {len(kept)} run(s): {y_label} against {x_label}",
+        caption=f"Risk–utility map of {len(kept)} run(s): {y_label} against {x_label}{off_note}",
         x_label=x_label,
         y_label=y_label,
         series=(series,),
         shows="the runs' measures (risk and information loss)",
+        frame=(frame.x_range, frame.y_range),
     )
 
 
@@ -283,13 +299,17 @@ def _ticks(lo: float, hi: float) -> tuple[list[float], float]:
     return ticks, step
 
 
-def _tick_text(value: float, step: float) -> str:
+def tick_text(value: float, step: float) -> str:
+    """A tick label (or a value) as a plain number with the decimals its step needs: "0",
+    "2.5", "10,000"; no SI prefix, no multiplier (shared by the report's charts and the app's
+    R-U map)."""
+    step = abs(step)
     if value == 0:
         return "0"
     if abs(value) >= 1e9 or step < 1e-4:
         return f"{value:.3g}"
     decimals = max(0, -math.floor(math.log10(step) + 1e-9))
-    if step * 10**decimals % 1:  # 2.5 × 10^k
+    if round(step * 10**decimals, 6) % 1:  # 2.5 × 10^k (not a rounding error)
         decimals += 1
     return f"{value:,.{decimals}f}"
 
@@ -333,6 +353,8 @@ def chart_svg(chart: ReportChart, width: int = 640, height: int = 380) -> str:
     if chart.kind == "bars":
         x0, x1 = (-0.5, len(slots) - 0.5) if slotted else (slots[0] - 0.5, slots[-1] + 0.5)
         y0, y1 = 0.0, max(float(all_y.max()), 1.0) * 1.08
+    elif chart.frame is not None:
+        (x0, x1), (y0, y1) = chart.frame
     else:
         x0, x1 = padded_range(all_x, 0.12 if any(s.labels for s in chart.series) else 0.06)
         y0, y1 = padded_range(all_y)
@@ -344,7 +366,7 @@ def chart_svg(chart: ReportChart, width: int = 640, height: int = 380) -> str:
         return top + ph - (v - y0) / (y1 - y0) * ph
 
     x_ticks, x_step = _ticks(x0, x1)
-    x_tick_labels = [_tick_text(t, x_step) for t in x_ticks]
+    x_tick_labels = [tick_text(t, x_step) for t in x_ticks]
     if slotted:  # a tick per slot (every n-th when crowded), labelled with its size
         every = max(1, math.ceil(len(slots) / 16))
         x_ticks = [float(i) for i in range(0, len(slots), every)]
@@ -367,7 +389,7 @@ def chart_svg(chart: ReportChart, width: int = 640, height: int = 380) -> str:
             f"<line x1='{_px(left)}' y1='{_px(ty)}' x2='{_px(left + pw)}' y2='{_px(ty)}' "
             "stroke='#eee'/>"
             f"<text x='{_px(left - 6)}' y='{_px(ty + 4)}' text-anchor='end'>"
-            f"{_e(_tick_text(t, y_step))}</text>"
+            f"{_e(tick_text(t, y_step))}</text>"
         )
     out.append(
         f"<text x='{_px(left + pw / 2)}' y='{_px(height - 12)}' text-anchor='middle'>"
@@ -403,16 +425,36 @@ def chart_svg(chart: ReportChart, width: int = 640, height: int = 380) -> str:
             if tooltips:
                 held = "" if sizes is None else f" · {int(sizes[j]):,} record(s)"
                 tip = f"<title>{_e(label or s.name)}: ({xv:.6g}, {yv:.6g}){held}</title>"
-            out.append(
-                f"<circle cx='{_px(px(xv))}' cy='{_px(py(yv))}' r='{r:.1f}' fill='{color}' "
-                f"fill-opacity='0.6' stroke='{color}'>{tip}</circle>"
-            )
+            cx, cy = px(xv), py(yv)
+            # a mark outside the frame: an arrow at the frame's edge, pointing where it lies
+            ex, ey = min(max(cx, left + 7), left + pw - 7), min(max(cy, top + 7), top + ph - 7)
+            if (ex, ey) != (cx, cy):
+                dx, dy = float(np.sign(cx - ex)), float(np.sign(cy - ey))
+                norm = math.hypot(dx, dy)
+                dx, dy = dx / norm, dy / norm
+                tip_x, tip_y = ex + 7 * dx, ey + 7 * dy
+                bx_, by_ = ex - 5 * dx, ey - 5 * dy
+                corners = [
+                    (tip_x, tip_y),
+                    (bx_ - 5 * dy, by_ + 5 * dx),
+                    (bx_ + 5 * dy, by_ - 5 * dx),
+                ]
+                pts = " ".join(f"{_px(a)},{_px(b)}" for a, b in corners)
+                out.append(f"<polygon points='{pts}' fill='{color}' stroke='#222'>{tip}</polygon>")
+                value = yv if ey != cy else xv
+                label = f"{label} · {value:,.0f}" if abs(value) >= 100 else f"{label} · {value:.3g}"
+                cx, cy, r = ex, ey, 7.0
+            else:
+                out.append(
+                    f"<circle cx='{_px(cx)}' cy='{_px(cy)}' r='{r:.1f}' fill='{color}' "
+                    f"fill-opacity='0.6' stroke='{color}'>{tip}</circle>"
+                )
             if label:  # beside the mark, on its left in the right half
-                right_half = px(xv) > left + pw / 2
-                lx = px(xv) - r - 3 if right_half else px(xv) + r + 3
+                right_half = cx > left + pw / 2
+                lx = cx - r - 3 if right_half else cx + r + 3
                 anchor = "end" if right_half else "start"
                 out.append(
-                    f"<text x='{_px(lx)}' y='{_px(py(yv) + 4)}' text-anchor='{anchor}'>"
+                    f"<text x='{_px(lx)}' y='{_px(cy + 4)}' text-anchor='{anchor}'>"
                     f"{_e(label)}</text>"
                 )
     if legend:

@@ -32,6 +32,7 @@ from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.numbers import release_numbers, rounding_report
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
+from microgui.core.references import readable_strings
 from microgui.core.roles import RoleMap, resolve_column, resolve_columns
 from microgui.core.scale import (
     check_scale_options,
@@ -475,10 +476,17 @@ def kind_refusal(method: Method, roles: RoleMap) -> str:
     return f"works on {accepted} quasi-identifiers only; not on {kinds}{hint}"
 
 
-def method_refusal(method: Method, roles: RoleMap) -> str:
+def method_refusal(
+    method: Method,
+    roles: RoleMap,
+    n_records: int | None = None,
+    params: Mapping[str, object] | None = None,
+) -> str:
     """Why ``method`` cannot run on these roles ("" when it can): it needs a quasi-identifier,
     of the kinds it accepts, and a confidential column when it protects one (p-sensitive,
-    t-closeness)."""
+    t-closeness); with ``n_records``, also the table limits it declares (``table_refusal``:
+    optimal's largest table, optimal-univariate's one attribute), with ``params`` (default: its
+    defaults)."""
     if not roles.quasi_identifiers:
         return "tag at least one quasi-identifier"
     why = kind_refusal(method, roles)
@@ -486,6 +494,8 @@ def method_refusal(method: Method, roles: RoleMap) -> str:
         return why
     if method.needs_confidential and not roles.confidential:
         return "needs a confidential column"
+    if n_records is not None and method.table_refusal is not None:
+        return method.table_refusal(roles, n_records, resolve_params(method, params or {}))
     return ""
 
 
@@ -564,5 +574,6 @@ def build_report(
         "confidential": roles.confidential,
         "citation": method.reference,  # "Domingo-Ferrer & Torra 2005, Algorithm 5.1"
     }
-    report.update(extra)
+    # a method's notes cite papers by number ("003 Algorithm 5.1"): users read authors and years
+    report.update(readable_strings(dict(extra)))
     return report

@@ -88,7 +88,7 @@ def run_app(file: str | None = None, demo: bool = False, screenshot: str | None 
     app = make_application()
     if screenshot is not None:
         return _screenshot(app, file, demo, Path(screenshot))
-    window = MainWindow(UiSettings())
+    window = MainWindow(UiSettings(), prepare_kernels=True)
     previous_hook = sys.excepthook
 
     def excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:

@@ -58,6 +58,7 @@ from microgui.qt.history import (
     project_of,
     resolved_project,
 )
+from microgui.qt.kernel_prep import after_kernels
 from microgui.qt.project_restore import apply_project
 from microgui.qt.workers import Job, TaskSlot, make_run_pool, stop_tasks
 
@@ -410,7 +411,7 @@ class AppController(QObject):
         self._sweeps.supersede()
         # an abandoned run still holds the one run thread (e.g. inside a kernel compile)
         waiting = self.pool.activeThreadCount() >= self.pool.maxThreadCount()
-        run_id = self._runs.start(job, (dataset, opening))
+        run_id = self._runs.start(after_kernels(job, spec), (dataset, opening))
         self.run_started.emit(run_id, spec)
         if not was_running:
             self.busy_changed.emit(True)

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_COMPARED",
     "find_entry",
     "checked_comparison",
+    "comparison_ids",
     "project_of",
     "resolved_project",
     "project_roles",
@@ -137,12 +138,19 @@ def find_entry(history: Sequence[HistoryEntry], run_id: int) -> HistoryEntry:
     raise KeyError(f"run #{run_id} is not in the history")
 
 
-def checked_comparison(history: Sequence[HistoryEntry], run_ids: Sequence[int]) -> tuple[int, ...]:
-    """The runs to compare (duplicates dropped), or :class:`InvalidParameter` saying why not:
-    2 to :data:`MAX_COMPARED` runs (or none), each with its table."""
+def comparison_ids(run_ids: Sequence[int]) -> tuple[int, ...]:
+    """The runs to compare (duplicates dropped), or :class:`InvalidParameter` unless they are
+    2 to :data:`MAX_COMPARED` (or none)."""
     ids = tuple(dict.fromkeys(int(i) for i in run_ids))
     if ids and not 2 <= len(ids) <= MAX_COMPARED:
         raise InvalidParameter(f"choose 2 to {MAX_COMPARED} runs to compare, not {len(ids)}")
+    return ids
+
+
+def checked_comparison(history: Sequence[HistoryEntry], run_ids: Sequence[int]) -> tuple[int, ...]:
+    """The runs to compare (duplicates dropped), or :class:`InvalidParameter` saying why not:
+    2 to :data:`MAX_COMPARED` runs (or none), each with its table."""
+    ids = comparison_ids(run_ids)
     unopened = [e.name for e in (find_entry(history, i) for i in ids) if not e.has_table]
     if unopened:
         raise InvalidParameter(

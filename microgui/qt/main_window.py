@@ -44,6 +44,7 @@ from microgui.core.export import report_path_for
 from microgui.core.project_file import Project, clear_autosave, load_project
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
+from microgui.qt.kernel_prep import KernelPrep, KernelStatusLabel
 from microgui.qt.models.dataframe_model import DataFrameModel
 from microgui.qt.panels.association_panel import AssociationPanel
 from microgui.qt.panels.classes_panel import ClassesPanel
@@ -157,7 +158,9 @@ class MainWindow(QMainWindow):
     exported = Signal(object)
     error_shown = Signal(str)
 
-    def __init__(self, settings: UiSettings | None = None) -> None:
+    def __init__(
+        self, settings: UiSettings | None = None, *, prepare_kernels: bool = False
+    ) -> None:
         super().__init__()
         self.settings = settings if settings is not None else UiSettings()
         self.controller = AppController(self)
@@ -244,6 +247,13 @@ class MainWindow(QMainWindow):
 
         self.dataset_label = QLabel("No table open")
         self.statusBar().addPermanentWidget(self.dataset_label)
+        # The methods' kernels, prepared in the background once the window shows (issue 15;
+        # ``prepare_kernels``: the app turns it on, tests that want it too).
+        self.kernel_prep = KernelPrep(self)
+        self.kernel_status = KernelStatusLabel(self.kernel_prep)
+        self.statusBar().insertPermanentWidget(0, self.kernel_status)
+        if prepare_kernels:
+            QTimer.singleShot(0, self.kernel_prep, self.kernel_prep.start)
         self.error_box: QMessageBox | None = None
         self.override_dialog: ExportOverrideDialog | None = None
         self.about_box: QMessageBox | None = None
@@ -651,6 +661,8 @@ class MainWindow(QMainWindow):
     def _on_comparison_changed(self, run_ids: Any) -> None:
         if run_ids:
             self.tabs.setCurrentWidget(self.compare_panel)
+            names = ", ".join(f"#{i}" for i in run_ids)
+            self.statusBar().showMessage(f"Comparing runs {names} side by side.", 15000)
 
     def report_dialog(self) -> None:
         comparison = self._report_is_comparison()
@@ -739,6 +751,8 @@ class MainWindow(QMainWindow):
                     ],
                     axis_title(catalog.get(xk, ()), xk),
                     axis_title(catalog.get(yk, ()), yk),
+                    x_direction=self.ru_chart.direction(xk),
+                    y_direction=self.ru_chart.direction(yk),
                 )
             )
         return [c for c in charts if c is not None]
@@ -895,6 +909,7 @@ class MainWindow(QMainWindow):
         """Cancel the run and wait for the pool before the widgets go away."""
         self._autosave_timer.stop()
         self.controller.shutdown()
+        self.kernel_prep.shutdown()
         if self.settings.persist:
             clear_autosave()  # a clean exit: nothing to recover
         if self.settings.persist:

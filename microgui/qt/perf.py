@@ -6,21 +6,38 @@
   thread while a run goes on in the worker through the controller, in the full main window
   (target: a run of a minute never blocks the event loop for more than 100 ms).
 
-Both return plain dicts of numbers. They need a QApplication; without one they create it, on the
+- :func:`first_run_times`: with an empty kernel cache (a fresh install), the time from the window
+  shown to the demo's first result, Run pressed at once and Run pressed once the methods are
+  prepared (issue 15; target ≤ 2 s), each in a new process (:func:`fresh_cache_session`).
+
+All return plain dicts of numbers. They need a QApplication; without one they create it, on the
 offscreen platform unless ``QT_QPA_PLATFORM`` says otherwise. Nothing here is timed in a unit test
 (STYLE.md §8); ``python -m microgui.bench`` calls them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from typing import Any
 
 import numpy as np
 
-__all__ = ["scatter_redraw_times", "event_loop_stall", "ensure_application", "random_dataset"]
+__all__ = [
+    "scatter_redraw_times",
+    "event_loop_stall",
+    "ensure_application",
+    "random_dataset",
+    "first_run_times",
+    "fresh_cache_session",
+    "first_run_session",
+    "SESSION_MODES",
+]
 
 
 def ensure_application() -> Any:
@@ -205,3 +222,176 @@ def event_loop_stall(
         "timer_ms": timer_ms,
         **phase,
     }
+
+
+#: What :func:`first_run_session` does after the window shows: press Run at once; press it once
+#: the methods are prepared; press Run, then Cancel half a second later.
+SESSION_MODES = ("at-once", "after-preparation", "cancel")
+
+
+def first_run_times(wait_s: float = 60.0, timeout_s: float = 900.0) -> dict[str, Any]:
+    """First-run figures of the app with an empty kernel cache (issue 15), for the benchmark.
+
+    Three new processes, each with its own empty ``NUMBA_CACHE_DIR``: the app (kernels prepared
+    in the background from start-up) with Run pressed at once; the same with Run pressed when the
+    preparation has ended (or after ``wait_s``); and, for comparison, the window without the
+    preparation, Run pressed at once (how it was before). Returns ``run_at_once_s`` (window shown
+    to the demo's result), ``run_at_once_waited`` (the run said it waited for its kernels),
+    ``preparation_s`` (window shown to every method prepared), ``run_after_preparation_s`` (Run
+    pressed to result; target ≤ 2 s), ``without_preparation_run_at_once_s``, the longest stall
+    of the GUI thread's event loop in each (``…_max_gap_ms``; for the preparation: before Run
+    was pressed) and ``outcome`` ("ok" or what went
+    wrong).
+    """
+    at_once = fresh_cache_session("at-once", timeout_s=timeout_s)
+    after = fresh_cache_session("after-preparation", wait_s=wait_s, timeout_s=timeout_s)
+    before = fresh_cache_session("at-once", prepare=False, timeout_s=timeout_s)
+    problems = [r["outcome"] for r in (at_once, after, before) if r.get("outcome") != "finished"]
+    return {
+        "run_at_once_s": at_once.get("shown_to_result_s"),
+        "run_at_once_waited": at_once.get("waited_for_kernels"),
+        "run_at_once_max_gap_ms": at_once.get("max_gap_ms"),
+        "preparation_s": after.get("preparation_s"),
+        "preparation_max_gap_ms": after.get("max_gap_before_run_ms"),
+        "run_after_preparation_s": after.get("run_to_result_s"),
+        "without_preparation_run_at_once_s": before.get("shown_to_result_s"),
+        "without_preparation_max_gap_ms": before.get("max_gap_ms"),
+        "outcome": "ok" if not problems else "; ".join(problems),
+    }
+
+
+def fresh_cache_session(
+    mode: str, *, wait_s: float = 60.0, prepare: bool = True, timeout_s: float = 900.0
+) -> dict[str, Any]:
+    """:func:`first_run_session` in a new process whose kernel cache is an empty temporary folder
+    (offscreen unless ``QT_QPA_PLATFORM`` says otherwise); its dict, or ``outcome`` saying why
+    there is none."""
+    if mode not in SESSION_MODES:
+        raise ValueError(f"mode must be one of {SESSION_MODES}")
+    with tempfile.TemporaryDirectory(prefix="microgui-kernels-") as folder:
+        env = {**os.environ, "NUMBA_CACHE_DIR": folder}
+        env.setdefault("QT_QPA_PLATFORM", "offscreen")
+        code = (
+            "import json\nfrom microgui.qt.perf import first_run_session\n"
+            f"print('RESULT', json.dumps(first_run_session({mode!r}, {wait_s!r}, {prepare!r})))"
+        )
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-c", code],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+            )
+        except subprocess.TimeoutExpired:
+            return {"mode": mode, "outcome": f"timeout after {timeout_s:.0f} s"}
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"mode": mode, "outcome": f"failed (exit {proc.returncode}): {tail}"}
+    result: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
+    return result
+
+
+def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> dict[str, Any]:
+    """One first-run session of the main window on the demo (call it in a fresh process: kernels
+    compiled by an earlier session of the same process are not compiled again).
+
+    The window (settings not saved; the kernels prepared in the background when ``prepare``) is
+    shown and the demo opened; then, by ``mode`` (:data:`SESSION_MODES`), Run is pressed at once,
+    after the preparation has ended (at most ``wait_s`` later), or at once and Cancel 0.5 s
+    later. Returns ``mode``, ``prepare``, ``outcome`` ("finished", "cancelled", "failed: …",
+    "timeout"), ``shown_to_result_s``, ``run_to_result_s``, ``preparation_s`` (window shown to
+    the preparation's end, when it ended in the session), ``waited_for_kernels`` (the run's
+    status said it waited), ``cancel_to_idle_ms`` (Cancel pressed to Run enabled again),
+    ``max_gap_ms`` (longest gap between ticks of a 10 ms timer in the GUI thread, from the demo
+    open to the end; ``max_gap_before_run_ms``: until Run was pressed) and
+    ``close_s`` (closing the window, which waits for a compile in progress).
+    """
+    ensure_application()
+    from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QTimer
+
+    from microgui.qt.main_window import MainWindow
+    from microgui.qt.settings import UiSettings
+
+    window = MainWindow(UiSettings(persist=False), prepare_kernels=prepare)
+    window.resize(1366, 768)
+    window.show()
+    shown = time.perf_counter()
+    ctl, prep, panel = window.controller, window.kernel_prep, window.run_panel
+    state: dict[str, Any] = {"outcome": "timeout", "mode": mode, "prepare": prepare}
+    statuses: list[str] = []
+    loop = QEventLoop()
+    ticks: list[float] = []
+    timer = QTimer(interval=10)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+
+    def end(outcome: str) -> None:
+        state.setdefault("ended", time.perf_counter())
+        state["outcome"] = outcome
+        loop.quit()
+
+    def press_run() -> None:
+        state["run_at"] = time.perf_counter()
+        panel.set_spec(ctl.default_spec())
+        if panel.run() is None:
+            end(f"failed: {window.last_error}")
+        elif mode == "cancel":
+            QTimer.singleShot(500, press_cancel)
+
+    def press_cancel() -> None:
+        state["cancel_at"] = time.perf_counter()
+        panel.cancel_button.click()
+        watch.start()
+
+    def idle() -> None:
+        if not ctl.is_running and panel.run_button.isEnabled():
+            watch.stop()
+            state["cancel_to_idle_ms"] = round((time.perf_counter() - state["cancel_at"]) * 1000)
+            end("cancelled")
+
+    watch = QTimer(interval=5)
+    watch.timeout.connect(idle)
+    ctl.run_progress.connect(lambda _i, _f, text: statuses.append(text))
+    ctl.run_finished.connect(lambda *_a: end("finished"))
+    ctl.run_failed.connect(lambda _i, message, _d: end(f"failed: {message}"))
+
+    def prepared(*_a: Any) -> None:
+        state["preparation_s"] = round(time.perf_counter() - shown, 2)
+        if mode == "after-preparation" and "run_at" not in state:
+            press_run()
+
+    prep.finished.connect(prepared)
+    if not window.open_demo():
+        return {**state, "outcome": f"failed: {window.last_error}"}
+    ticks.append(time.perf_counter())
+    timer.start()  # the GUI thread's stalls from here (the demo is read in the GUI thread)
+    if mode == "after-preparation":
+        QTimer.singleShot(int(wait_s * 1000), lambda: None if "run_at" in state else press_run())
+    else:
+        QTimer.singleShot(0, press_run)
+    QTimer.singleShot(int((wait_s + 600) * 1000), loop.quit)
+    loop.exec()
+    timer.stop()
+    ended = state.pop("ended", time.perf_counter())
+    run_at = state.pop("run_at", None)
+    state.pop("cancel_at", None)
+    if run_at is not None and state["outcome"] == "finished":
+        state["shown_to_result_s"] = round(ended - shown, 2)
+        state["run_to_result_s"] = round(ended - run_at, 2)
+    at = np.asarray(ticks + [ended])
+    gaps = np.diff(at) if len(at) > 1 else np.zeros(1)
+    state["max_gap_ms"] = round(float(gaps.max()) * 1000, 1)
+    if run_at is not None:  # before Run: the preparation alone (the GUI thread otherwise idle)
+        before = gaps[at[1:] <= run_at]
+        state["max_gap_before_run_ms"] = round(float(before.max(initial=0.0)) * 1000, 1)
+    state["waited_for_kernels"] = any(s.startswith("waiting for the") for s in statuses)
+    closing = time.perf_counter()
+    window.close()
+    state["close_s"] = round(time.perf_counter() - closing, 2)
+    window.deleteLater()
+    # deleted now, not at the interpreter's exit (where tearing the window down crashed the
+    # process now and then: exit -11 after the result was printed)
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
+    return state

@@ -1,10 +1,12 @@
 """Restoring a project file in the window (issue 7): its roles, hierarchy files, runs and
-comparison, on the freshly read table.
+comparison, on the freshly read table; and comparing runs that are sweep points (issue 15).
 
 The runs are re-computed as one sweep (same seeds, same results). Sweep points keep no table,
 so the runs that were compared are then re-computed one by one (each "opened" as a sweep point)
 and compared. :class:`ProjectRestore` follows the controller's signals to do that; the
-controller itself knows nothing of it.
+controller itself knows nothing of it. :func:`compare_runs` does the same for the runs the user
+chooses to compare in the history: after reopening a project every run is such a sweep point,
+and Compare refused them ("sweep point(s) kept as measures only").
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Slot
 
 from microgui.core.dataset import Dataset
+from microgui.core.errors import InvalidParameter
 from microgui.core.project_file import Project
-from microgui.qt.history import HistoryEntry, project_roles
+from microgui.qt.history import HistoryEntry, comparison_ids, find_entry, project_roles
 
 #: The window's :class:`~microgui.qt.controller.AppController` (not imported: it imports this
 #: module, and the package has no import cycle, type-only ones included).
 AppController = Any
 
-__all__ = ["ComparisonRestore", "ProjectRestore", "apply_project"]
+__all__ = ["ComparisonRestore", "ProjectRestore", "apply_project", "compare_runs"]
 
 
 @dataclass
@@ -63,24 +66,42 @@ class ComparisonRestore:
         run_id = self.next_to_open(controller.history)
         if run_id is not None:
             controller.open_point(run_id)
+            # what the window's status bar says (after open_point's own note)
+            controller.point_opening.emit(run_id, self.note(controller, run_id))
             return None
         return [i for i in self.run_ids if any(e.run_id == i for e in controller.history)]
 
+    def note(self, controller: AppController, run_id: int) -> str:
+        """'Comparing #3 and #5: re-computing #5 mdav k=5 (2 of 2) …' for the status bar."""
+        names = " and ".join(f"#{i}" for i in self.run_ids)
+        entry = find_entry(controller.history, run_id)
+        seed = "a fresh seed" if entry.seed is None else f"seed {entry.seed}"
+        done = len(self.run_ids) - len(self.to_open) + 1
+        return (
+            f"To compare {names}: re-computing the sweep point {entry.name} ({done} of "
+            f"{len(self.run_ids)}) with {seed}: same seed, same result…"
+        )
+
 
 class ProjectRestore(QObject):
-    """Restores a project's comparison by following the controller's signals: the sweep's
-    points (their history ids), the sweep's end, then each compared run shown once re-computed.
-    A new table (``dataset_loaded``) ends it."""
+    """Restores a comparison by following the controller's signals: the sweep's points (their
+    history ids), the sweep's end, then each compared run shown once re-computed (a project's;
+    :func:`compare_runs` starts one at the re-computing step). A new table (``dataset_loaded``),
+    a re-computation that fails or is cancelled, or another run started meanwhile ends it."""
 
     def __init__(self, controller: AppController, state: ComparisonRestore) -> None:
         super().__init__(controller)
         self.controller = controller
         self.state = state
+        self._opening = False  # inside our own open_point (its run_started is ours)
         controller.sweep_point_finished.connect(self._on_point)
         # queued: the controller finishes its own end of the sweep (idle state, a point the
         # user opened meanwhile) before the compared runs are re-computed
         controller.sweep_finished.connect(self._on_sweep_finished, Qt.QueuedConnection)
         controller.run_shown.connect(self._on_shown)
+        controller.run_started.connect(self._on_started)
+        controller.run_failed.connect(self._on_run_ended)
+        controller.run_cancelled.connect(self._on_run_ended)
         controller.dataset_loaded.connect(self.stop)
 
     @Slot(int, object, int)
@@ -100,9 +121,22 @@ class ProjectRestore(QObject):
             self.state.waiting = None
             self._step()
 
+    @Slot(int, object)
+    def _on_started(self, _run_id: int, _spec: Any) -> None:
+        if self.state.waiting is not None and not self._opening:
+            self.stop()  # another run superseded the re-computation: the comparison is off
+
+    def _on_run_ended(self, *_args: Any) -> None:  # run_failed (3 values), run_cancelled (1)
+        if self.state.waiting is not None:
+            self.stop()
+
     def _step(self) -> None:
         """Re-compute the next compared run, or compare them all when each has its table."""
-        ids = self.state.step(self.controller)
+        self._opening = True
+        try:
+            ids = self.state.step(self.controller)
+        finally:
+            self._opening = False
         if ids is not None:
             self.stop()
             if len(ids) >= 2:
@@ -116,6 +150,9 @@ class ProjectRestore(QObject):
             (c.sweep_point_finished, self._on_point),
             (c.sweep_finished, self._on_sweep_finished),
             (c.run_shown, self._on_shown),
+            (c.run_started, self._on_started),
+            (c.run_failed, self._on_run_ended),
+            (c.run_cancelled, self._on_run_ended),
             (c.dataset_loaded, self.stop),
         ):
             signal.disconnect(slot)
@@ -141,3 +178,28 @@ def apply_project(controller: AppController, project: Project, dataset: Dataset)
     sweep_id = controller.start_sweep(list(project.runs), workers=1)
     if len(project.comparison) >= 2:
         ProjectRestore(controller, ComparisonRestore(sweep_id, project.comparison))
+
+
+def compare_runs(controller: AppController, run_ids: Sequence[int]) -> str:
+    """Compare 2 to 4 history runs (what the history's Compare does). Sweep points kept as
+    measures only (every run of a reopened project) are re-computed first, one by one, with
+    the seeds they used (same seed, same result), then compared: returns what is being done
+    ("" when compared at once). :class:`InvalidParameter`: the wrong number of runs, or points to
+    re-compute while a run or sweep holds the run thread (re-computing would supersede it)."""
+    ids = comparison_ids(run_ids)
+    unopened = [i for i in ids if not find_entry(controller.history, i).has_table]
+    if not unopened:
+        controller.set_comparison(ids)
+        return ""
+    names = ", ".join(find_entry(controller.history, i).name for i in unopened)
+    if controller.is_running:
+        raise InvalidParameter(
+            f"{names}: sweep point(s) to re-compute before comparing; wait for the run or sweep "
+            "in progress to end (or cancel it), then press Compare again"
+        )
+    state = ComparisonRestore(-1, (), run_ids=list(ids), to_open=list(ids))
+    ProjectRestore(controller, state)._step()
+    return (
+        f"Re-computing {len(unopened)} sweep point(s) ({names}) with their seeds (same seed, "
+        "same result), then comparing…"
+    )

@@ -125,3 +125,23 @@ def test_an_artifact_has_one_type() -> None:
     assert SPANNING_TREE.of({"mst": "not a tree"}) is None and CLASSES.of({}) is None
     with pytest.raises(TypeError, match="artifact 'classes' must be a DataFrame"):
         CLASSES.entry(tree)  # type: ignore[arg-type]
+
+
+def test_table_limits_are_declared_and_asked_before_a_run() -> None:
+    """A sweep's "All" must not pick methods that refuse the table (issue 15: 6 of 51 Census
+    runs failed): optimal's largest table and optimal-univariate's one attribute are declared
+    in the registry and answered by runs.method_refusal given the table's size."""
+    from microgui.core.methods import get_method
+    from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+    from microgui.core.runs import method_refusal
+
+    qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    two = RoleMap.from_dict({"a": qi, "b": qi})
+    one = RoleMap.from_dict({"a": qi})
+    optimal, univariate = get_method("optimal"), get_method("optimal-univariate")
+    assert "limited to 25 records" in method_refusal(optimal, two, 300)
+    assert method_refusal(optimal, two, 20) == ""
+    assert method_refusal(optimal, two, 40, {"max_records": 40}) == ""
+    assert method_refusal(optimal, two) == ""  # without the table's size: the kinds only
+    assert "exactly one continuous" in method_refusal(univariate, two, 300)
+    assert method_refusal(univariate, one, 300) == ""

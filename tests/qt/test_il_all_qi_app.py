@@ -78,7 +78,9 @@ def test_results_panel_headline_is_the_loss_over_every_qi(
     assert _label_of(panel, "information_loss") == "SSE/SST, continuous QIs"
     assert panel.value_labels["information_loss"].text() == f"{continuous:.3f} %"
     tip = panel.value_labels["information_loss_all_qi"].toolTip()
-    assert "every quasi-identifier" in tip and "003" in tip
+    assert (
+        "every quasi-identifier" in tip and "Domingo-Ferrer & Torra 2005" in tip
+    )  # issue 15: authors, not "003"
     table = panel.value_labels["information_loss_by_attribute"].text()
     for col in ("age", "edu", "region", "sex"):
         assert f"<td>{col} <span" in table

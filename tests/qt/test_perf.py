@@ -20,3 +20,26 @@ def test_event_loop_stall_measures_a_short_run(qtbot) -> None:
     assert out["max_gap_ms"] >= out["p99_gap_ms"] >= out["mean_gap_ms"] >= 5
     assert out["max_gap_phase"] in ("run", "drawing")
     assert out["max_gap_ms"] == max(out["max_gap_during_run_ms"], out["max_gap_while_drawing_ms"])
+
+
+def test_bench_prints_the_first_minute_rows(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's --gui section prints the issue-15 first-run rows from
+    ``perf.first_run_times`` (measured in new processes; faked here) with the 2 s target."""
+    import microgui.qt.perf as perf
+    from microgui.bench.gui import first_run_lines
+
+    fake = {
+        "run_at_once_s": 12.6,
+        "run_at_once_waited": True,
+        "run_at_once_max_gap_ms": 291,
+        "preparation_s": 58.0,
+        "preparation_max_gap_ms": 650,
+        "run_after_preparation_s": 2.5,
+        "without_preparation_run_at_once_s": 12.7,
+        "without_preparation_max_gap_ms": 234,
+        "outcome": "ok",
+    }
+    monkeypatch.setattr(perf, "first_run_times", lambda: fake)
+    text = "\n".join(first_run_lines())
+    assert "Run pressed at once: 12.60 s (said it waited for its kernels)" in text
+    assert "Run pressed after it: 2.50 s <= 2 s MISS" in text

@@ -249,6 +249,10 @@ class Method:
     release_check: ReleaseCheck | None = None
     #: the kinds of artifact its runs leave for the app's views (:mod:`microgui.core.artifacts`)
     artifacts: tuple[Artifact[Any], ...] = ()
+    #: why the method cannot run on a table of these roles and this many records with these
+    #: (resolved) parameters, "" when it can: the limits the kinds alone do not say (one
+    #: attribute only, a largest table); asked by sweeps and the app before a run
+    table_refusal: Callable[[RoleMap, int, Mapping[str, Any]], str] | None = None
 
     @property
     def reference(self) -> str:
@@ -259,6 +263,11 @@ class Method:
     def text(self) -> str:
         """The description as a user reads it (paper numbers as authors and year)."""
         return readable(self.description)
+
+    @property
+    def headline(self) -> str:
+        """The one-line summary as a user reads it (paper numbers as authors and year)."""
+        return readable(self.summary)
 
     @property
     def all_params(self) -> tuple[ParamSpec, ...]:

@@ -72,6 +72,7 @@ from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.kernels import check_k
 from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.references import readable
 from microgui.core.roles import AttributeKind
 
 __all__ = [
@@ -83,7 +84,7 @@ __all__ = [
     "DP_INDIVIDUAL_RANKING",
 ]
 
-_NOTE = (
+_NOTE = readable(
     "Individual ranking microaggregates each attribute separately: every attribute is k-anonymous "
     "on its own, but the combination of quasi-identifiers is not, so this table is not "
     "k-anonymous. It is a masking method (002 §3.1.2, §4.17); the export check refuses it unless "

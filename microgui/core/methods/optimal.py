@@ -55,6 +55,7 @@ longest).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numba
@@ -66,7 +67,7 @@ from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamS
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import as_matrix, check_k
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.roles import AttributeKind, RoleMap
 
 __all__ = ["MAX_RECORDS", "optimal_partition", "warm_up", "OPTIMAL"]
 
@@ -493,6 +494,17 @@ def warm_up() -> float:
     return time.perf_counter() - started
 
 
+def _too_large(_roles: RoleMap, n_records: int, params: Mapping[str, Any]) -> str:
+    """Why optimal refuses a table ("" when it does not): more records than ``max_records``."""
+    limit = min(int(params.get("max_records", MAX_RECORDS)), _HARD_LIMIT)
+    if n_records <= limit:
+        return ""
+    return (
+        f"limited to {limit} records (exponential search); the table has {n_records:,} "
+        "(raise --param max_records, up to 62, or use mhm)"
+    )
+
+
 def _run(inp: MethodInput) -> MethodOutput:
     labels = optimal_partition(
         inp.qi.continuous,
@@ -521,6 +533,7 @@ OPTIMAL = register(
         citation="002_f464918b99c38812.txt §4.3; 001_3dadf1a6914d9138.txt Table 2",
         kinds=frozenset({AttributeKind.CONTINUOUS}),
         run=_run,
+        table_refusal=_too_large,
         params=(
             ParamSpec(
                 "max_records",

@@ -41,6 +41,9 @@ The DP kernel :func:`hansen_mukherjee` works on any ordered sequence of d-dimens
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -49,7 +52,7 @@ from microgui.core.methods.base import Method, MethodInput, MethodOutput, regist
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import check_k
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.roles import AttributeKind, RoleMap
 
 __all__ = ["hansen_mukherjee", "optimal_univariate", "warm_up", "OPTIMAL_UNIVARIATE"]
 
@@ -191,6 +194,17 @@ def warm_up() -> float:
     return time.perf_counter() - started
 
 
+def _one_attribute(roles: RoleMap, _n_records: int, _params: Mapping[str, Any]) -> str:
+    """Why optimal-univariate cannot run on these roles ("" when it can): one attribute only."""
+    count = len(roles.qi_of_kind(AttributeKind.CONTINUOUS))
+    if count == 1:
+        return ""
+    return (
+        f"needs exactly one continuous quasi-identifier, but {count} are tagged; for several, "
+        "use individual-ranking (each attribute on its own) or mhm (multivariate)"
+    )
+
+
 def _run(inp: MethodInput) -> MethodOutput:
     names = inp.qi.continuous_names
     if len(names) != 1:
@@ -222,6 +236,7 @@ OPTIMAL_UNIVARIATE = register(
         "(Hansen & Mukherjee 2003)",
         kinds=frozenset({AttributeKind.CONTINUOUS}),
         run=_run,
+        table_refusal=_one_attribute,
         complexity="O(n log n) sort + O(nk) shortest path; not in the d = 10 benchmark (it takes "
         "exactly one attribute): 50,000 values in a few milliseconds",
         bench_sizes=(),

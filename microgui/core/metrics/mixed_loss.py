@@ -77,6 +77,7 @@ from microgui.core.dataset import MISSING_CATEGORY, Dataset, QIMatrix, prepare_q
 from microgui.core.hierarchy import value_key
 from microgui.core.metrics.information_loss import sse, sst
 from microgui.core.metrics.utility import ctbil, dist_il, ebil
+from microgui.core.references import readable
 
 __all__ = [
     "AttributeLoss",
@@ -91,7 +92,7 @@ __all__ = [
 AttributeLoss = dict[str, float | int | str | bool | None]
 
 #: What ``information_loss_all_qi`` is computed on, in words (the run report's basis).
-ALL_QI_BASIS = (
+ALL_QI_BASIS = readable(
     "every quasi-identifier in MDAV-generic's distance (003 §5.2-5.4: z-scores, d_ORD, "
     "equality), SST around the overall mean / median / mode"
 )

@@ -2,7 +2,7 @@
 
 A lazy table model over ``controller.history`` (STYLE.md §5): it copies nothing. Selecting one
 run shows it in the views; "Re-run" runs it again from its spec and seed; "Remove" drops it;
-"Compare" puts 2–4 selected runs side by side.
+"Compare" puts 2–4 selected runs side by side (sweep points among them re-computed first).
 
 Points of a sweep are listed like runs ("#7 sweep"), in italics while they hold only their report
 and measures: selecting one re-runs its spec with the same seed in the worker, then shows it.
@@ -29,6 +29,7 @@ from microgui.core.errors import MicroguiError
 from microgui.core.report_html import format_measure
 from microgui.qt.controller import AppController
 from microgui.qt.history import MAX_COMPARED, HistoryEntry
+from microgui.qt.project_restore import compare_runs
 
 __all__ = ["HistoryPanel", "HistoryModel", "HEADLINE_MEASURES"]
 
@@ -182,7 +183,10 @@ class HistoryPanel(QWidget):
         self.remove_button = QPushButton("Remove")
         self.remove_button.setToolTip("Drop the selected runs from the history")
         self.compare_button = QPushButton("Compare")
-        self.compare_button.setToolTip(f"Put 2 to {MAX_COMPARED} selected runs side by side")
+        self.compare_button.setToolTip(
+            f"Put 2 to {MAX_COMPARED} selected runs side by side (sweep points among them are "
+            "re-computed first with their seeds: same seed, same result)"
+        )
         self.rerun_button.clicked.connect(self.rerun_selected)
         self.remove_button.clicked.connect(self.remove_selected)
         self.compare_button.clicked.connect(self.compare_selected)
@@ -278,12 +282,15 @@ class HistoryPanel(QWidget):
         for run_id in self.selected_ids():
             self._controller.remove_run(run_id)
 
-    def compare_selected(self) -> None:
-        ids = self.selected_ids()
+    def compare_selected(self) -> str:
+        """Compare the selected runs; sweep points without their table are re-computed first
+        (same seed, same result; the status bar says so). Returns what is being done ("": compared
+        at once, or refused with ``error_occurred``)."""
         try:
-            self._controller.set_comparison(ids)
-        except MicroguiError as exc:  # the wrong number of runs
+            return compare_runs(self._controller, self.selected_ids())
+        except MicroguiError as exc:  # the wrong number of runs, or a run holds the thread
             self.error_occurred.emit(str(exc))
+            return ""
 
 
 def _non_default(method: str, params: tuple[tuple[str, object], ...]) -> list[tuple[str, object]]:

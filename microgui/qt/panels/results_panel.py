@@ -26,7 +26,7 @@ RESULT_FIELDS: tuple[tuple[str, str, str], ...] = (
         "information_loss_all_qi",
         "Information loss, all QIs (IL)",
         "IL = 100·SSE/SST over every quasi-identifier, in the distance MDAV-generic groups by "
-        "(003 §5.2-5.4): squared z-score differences (continuous), squared rank difference over "
+        "(Domingo-Ferrer & Torra 2005, §5.2-5.4): squared z-score differences (continuous), squared rank difference over "
         "the number of categories (ordinal), 0/1 (nominal); SST around the overall mean, median "
         "and mode. A generalized value ([20-30], *) counts by the distance of each original "
         "value to the average of the records released with it. Equals SSE/SST when every "

@@ -14,6 +14,7 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -38,7 +39,7 @@ from microgui.core.errors import MicroguiError
 from microgui.core.methods.base import Method, ParamSpec, resolve_params
 from microgui.core.references import readable
 from microgui.core.roles import AttributeRole
-from microgui.core.runs import RunResult, RunSpec
+from microgui.core.runs import RunResult, RunSpec, method_refusal
 from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController
 
@@ -61,6 +62,24 @@ def param_label(name: str) -> str:
     """'rescale_variance' → 'Rescale variance'."""
     text = name.replace("_", " ").strip()
     return text[:1].upper() + text[1:]
+
+
+def _short_screen() -> bool:
+    """A screen too short to show the parameters unfolded beside the roles (768 px laptops)."""
+    screen = QGuiApplication.primaryScreen()
+    return screen is not None and screen.availableGeometry().height() < 900
+
+
+def _on_change(widget: QWidget, slot: Any) -> None:
+    """Call ``slot`` whenever a parameter widget's value changes."""
+    if isinstance(widget, QCheckBox):
+        widget.toggled.connect(lambda *_: slot())
+    elif isinstance(widget, QComboBox):
+        widget.currentIndexChanged.connect(lambda *_: slot())
+    elif isinstance(widget, QSpinBox | QDoubleSpinBox):
+        widget.valueChanged.connect(lambda *_: slot())
+    elif isinstance(widget, QLineEdit):
+        widget.textChanged.connect(lambda *_: slot())
 
 
 def make_param_widget(spec: ParamSpec) -> QWidget:
@@ -145,6 +164,10 @@ class RunPanel(QWidget):
         # long method titles must not widen the window past a laptop screen (issue 15)
         compact_combo(self.method_combo, 22)
         self.method_combo.currentIndexChanged.connect(self._on_method_changed)
+        #: the method is the one proposed for the table, not chosen by the user or a run shown:
+        #: it follows the roles (issue 15: a reopened project's roles came after the proposal)
+        self._method_proposed = False
+        self.method_combo.activated.connect(self._on_method_chosen)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -191,9 +214,33 @@ class RunPanel(QWidget):
         self.strata_button.setMenu(self.strata_menu)
         self.strata: list[str] = []
         self._update_strata_text()
-        self.params_box = QGroupBox("Parameters")
-        self.params_form = QFormLayout(self.params_box)
+        # The parameters fold (issue 15: on a 768 px screen the roles table below kept only
+        # ~4 rows): the header says which differ from their defaults, so nothing is hidden.
+        self.params_box = QGroupBox()
+        self.params_toggle = QToolButton()
+        self.params_toggle.setText("Parameters")
+        self.params_toggle.setCheckable(True)
+        self.params_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.params_toggle.setAutoRaise(True)
+        self.params_toggle.setToolTip("Show or fold the method's parameters")
+        self.params_note = QLabel()
+        self.params_note.setWordWrap(True)
+        self.params_note.setStyleSheet("color: #555")
+        self.params_body = QWidget()
+        self.params_form = QFormLayout(self.params_body)
+        self.params_form.setContentsMargins(0, 0, 0, 0)
         self.params_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.addWidget(self.params_toggle)
+        header.addWidget(self.params_note, 1)
+        box_layout = QVBoxLayout(self.params_box)
+        box_layout.setContentsMargins(6, 2, 6, 4)
+        box_layout.addLayout(header)
+        box_layout.addWidget(self.params_body)
+        self.params_toggle.toggled.connect(self._show_params)
+        self.params_toggle.setChecked(not _short_screen())
+        self._show_params(self.params_toggle.isChecked())
 
         self.run_button = QPushButton("Run")
         self.run_button.setDefault(True)
@@ -256,6 +303,7 @@ class RunPanel(QWidget):
         self._load_methods()
         controller.dataset_loaded.connect(self._on_dataset_loaded)
         controller.roles_changed.connect(lambda _roles: self._fill_strata_menu())
+        controller.roles_changed.connect(self._follow_roles)
         controller.roles_changed.connect(lambda _roles: self._update_hierarchy_note())
         controller.hierarchies.changed.connect(self._update_hierarchy_note)
         controller.run_started.connect(self._on_run_started)
@@ -287,10 +335,34 @@ class RunPanel(QWidget):
             self._methods[method.name] = method
             self.method_combo.addItem(f"{method.name} — {method.title}", method.name)
             self.method_combo.setItemData(
-                self.method_combo.count() - 1, method.summary, Qt.ItemDataRole.ToolTipRole
+                self.method_combo.count() - 1, method.headline, Qt.ItemDataRole.ToolTipRole
             )
         self.method_combo.blockSignals(False)
         self._on_method_changed()
+
+    def _show_params(self, shown: bool) -> None:
+        self.params_body.setVisible(shown)
+        self.params_toggle.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
+
+    def _update_params_note(self) -> None:
+        """The folded parameters in one line: "defaults", or the ones changed."""
+        method = self.method
+        changed = []
+        for spec in method.all_params if method is not None else ():
+            widget = self.param_widgets.get(spec.name)
+            if widget is None:
+                continue
+            try:
+                value = spec.parse(param_widget_value(widget))
+            except MicroguiError:
+                changed.append(f"{param_label(spec.name).lower()}: invalid")
+                continue
+            if value != spec.default:
+                shown = ("on" if value else "off") if isinstance(value, bool) else value
+                changed.append(f"{param_label(spec.name).lower()} = {shown}")
+        self.params_note.setText("; ".join(changed) if changed else "defaults")
 
     @property
     def method(self) -> Method | None:
@@ -308,7 +380,7 @@ class RunPanel(QWidget):
         # The one-paragraph explanation is shown in full: a statistician choosing a method
         # should not have to hover to learn what it does and where it comes from.
         self.summary.setText(
-            f"<b>{html.escape(readable(method.summary))}</b>"
+            f"<b>{html.escape(method.headline)}</b>"
             f"<p style='margin-top:4px'>{html.escape(method.text)}</p>"
             f"<span style='color:#666'>Quasi-identifiers: {kinds}. "
             f"Source: {html.escape(method.reference)}</span>"
@@ -321,7 +393,9 @@ class RunPanel(QWidget):
                 self.params_form.addRow(widget)
             else:
                 self.params_form.addRow(param_label(spec.name), widget)
+            _on_change(widget, self._update_params_note)
         self.params_box.setVisible(bool(method.all_params))
+        self._update_params_note()
         self._update_hierarchy_note()
 
     def _update_hierarchy_note(self) -> None:
@@ -370,6 +444,21 @@ class RunPanel(QWidget):
             return
         if spec.method in self._methods:
             self.set_spec(spec)
+            self._method_proposed = False
+
+    def _on_method_chosen(self, _index: int) -> None:
+        self._method_proposed = False
+
+    def _follow_roles(self, roles: Any) -> None:
+        """A proposed method that cannot run on new roles (those of a reopened project, applied
+        after the table was read) is replaced by the core's proposal for them, when that one can
+        run (:func:`~microgui.core.runs.method_refusal`). A method the user chose stays."""
+        method = self.method
+        if not self._method_proposed or method is None or not method_refusal(method, roles):
+            return
+        proposed = self._methods.get(self._controller.default_spec().method)
+        if proposed is not None and not method_refusal(proposed, roles):
+            self.select_method(proposed.name)
 
     def set_spec(self, spec: RunSpec) -> None:
         """Show ``spec`` in the widgets (method, k, parameters, seed); parameters the spec does
@@ -474,6 +563,7 @@ class RunPanel(QWidget):
         self.k_spin.setRange(2, max(2, int(dataset.n_records)))
         self.strata = []
         self.set_spec(self._controller.default_spec())
+        self._method_proposed = True
         self.progress_bar.setValue(0)
         self.status_label.setText(f"{dataset.n_records:,} records. Choose k and press Run.")
         self._update_buttons()

@@ -46,10 +46,10 @@ DEFAULT_KS = "3, 5, 10"
 _INT_LIMIT = 2_147_483_647
 
 
-def method_refusal(method: Method, roles: RoleMap | None) -> str:
-    """Why ``method`` cannot run on these roles ("" when it can): the core's answer
-    (:func:`microgui.core.runs.method_refusal`), or "open a table first" without roles."""
-    return "open a table first" if roles is None else core_refusal(method, roles)
+def method_refusal(method: Method, roles: RoleMap | None, n_records: int | None = None) -> str:
+    """Why ``method`` cannot run on these roles and this many records ("" when it can): the
+    core's answer (:func:`microgui.core.runs.method_refusal`), or "open a table first"."""
+    return "open a table first" if roles is None else core_refusal(method, roles, n_records)
 
 
 class SweepDialog(QDialog):
@@ -75,11 +75,14 @@ class SweepDialog(QDialog):
             "Methods to run; greyed ones cannot run on the current roles (hover for why)"
         )
         self.methods_list.itemChanged.connect(lambda _item: self._update_summary())
-        all_button = QPushButton("All")
-        all_button.setToolTip("Check every method that can run on the current roles")
-        all_button.clicked.connect(lambda: self.check_methods(None))
-        none_button = QPushButton("None")
-        none_button.clicked.connect(lambda: self.check_methods([]))
+        self.all_button = QPushButton("All")
+        self.all_button.setToolTip(
+            "Check every method that can run on the current roles (greyed ones cannot: hover "
+            "over them for why)"
+        )
+        self.all_button.clicked.connect(lambda: self.check_methods(None))
+        self.none_button = QPushButton("None")
+        self.none_button.clicked.connect(lambda: self.check_methods([]))
         self.k_edit = QLineEdit(DEFAULT_KS)
         self.k_edit.setToolTip("k values, separated by commas (each 2 ≤ k ≤ the number of records)")
         self.k_edit.textChanged.connect(lambda _t: self._update_summary())
@@ -139,8 +142,8 @@ class SweepDialog(QDialog):
         self.failed_list.setMaximumHeight(120)
 
         method_buttons = QHBoxLayout()
-        method_buttons.addWidget(all_button)
-        method_buttons.addWidget(none_button)
+        method_buttons.addWidget(self.all_button)
+        method_buttons.addWidget(self.none_button)
         method_buttons.addStretch(1)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -190,7 +193,8 @@ class SweepDialog(QDialog):
         for method in self._controller.methods():
             item = QListWidgetItem(f"{method.name} — {method.title}")
             item.setData(Qt.ItemDataRole.UserRole, method.name)
-            why = method_refusal(method, roles)
+            dataset = self._controller.dataset
+            why = method_refusal(method, roles, dataset.n_records if dataset else None)
             if why:
                 item.setFlags(Qt.ItemFlag.ItemIsUserCheckable)  # shown, not enabled
                 item.setCheckState(Qt.CheckState.Unchecked)
@@ -200,7 +204,7 @@ class SweepDialog(QDialog):
                 item.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled)
                 state = Qt.CheckState.Checked if method.name in keep else Qt.CheckState.Unchecked
                 item.setCheckState(state)
-                item.setToolTip(method.summary)
+                item.setToolTip(method.headline)
             self.methods_list.addItem(item)
         self.methods_list.blockSignals(False)
         self._update_summary()

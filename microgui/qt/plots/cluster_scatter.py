@@ -631,11 +631,13 @@ class ClusterScatterPlot(QWidget):
                 if opts.display == "auto"
                 else "density chosen"
             )
+            # Short lines: a title line wider than the plot widened it past the window, cutting
+            # off the title, the legend and the colour bar at 1366 pixels (issue 15).
             title = (
-                f"Density of {n:,} records ({why}: an image, not points) · {groups:,} groups "
-                f"({method_k})<br><span style='font-size:9pt;color:#555'>colour = records per "
-                f"bin on a log scale ({opts.density_bins} × {opts.density_bins} bins); groups "
-                "are not coloured in this view</span>"
+                f"Density of {n:,} records ({why})<br><span style='font-size:9pt;color:#555'>"
+                f"an image, not points: {groups:,} groups ({method_k}), not coloured<br>"
+                f"colour = records per bin on a log scale ({opts.density_bins} × "
+                f"{opts.density_bins} bins, scale on the right)</span>"
             )
         elif idx is None:
             title = f"{n:,} records in {groups:,} groups of ≥ {result.spec.k} ({result.spec.method}) · colour = group"

@@ -5,10 +5,10 @@ computed in the worker and keeps no copy of the data.
 
 - The tree: all edges one curve with ``connect='pairs'``, all attributes one
   :class:`ScatterPlotItem` with shared brushes (key attributes in their own colour and larger),
-  edge weights (MI distance, 3 decimals) and attribute names (with their entropy) as text. It is
+  edge weights (entropy distance, 3 decimals) and attribute names (with their entropy) as text. It is
   drawn top-down or left-to-right, whichever gives labels more room in the view's shape, and the
   view's range is set so that legend and labels keep their room in pixels.
-- The dependency matrix MI(Ai, Aj): an :class:`ImageItem` with a colour bar, attribute names on
+- The dependency matrix of entropy distances H(Ai|Aj) + H(Aj|Ai) (the paper's MI(Ai, Aj)): an :class:`ImageItem` with a colour bar, attribute names on
   both axes (vertical below), each cell's value written in it when the cells are large enough
   (up to :data:`MAX_CELL_TEXT` attributes; hover a cell otherwise) and the tree's edges outlined.
 
@@ -23,10 +23,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QResizeEvent
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from microgui.core.dependency import DependencyTree
-from microgui.core.layout import TreeLayout
+from microgui.core.layout import LabelPlacement, TreeLayout, place_tree_labels, tree_points
 from microgui.qt.plots.cell_text import cell_font
 
 __all__ = [
@@ -45,11 +45,13 @@ EDGE_COLOR = "#555555"
 #: Matrices of up to this many attributes get their values written in the cells.
 MAX_CELL_TEXT = 16
 KEY_LEGEND = "key attribute (microaggregated on)"
-#: Pixels kept free around the tree: above (at least; plus the legend and a label), below (leaf
-#: labels), on the sides (half a label).
-_TOP_PX = 24.0
-_BOTTOM_PX = 44.0
-_SIDE_PX = 64.0
+#: Pixels between a label's text and the edge of its box (Qt's default is 4).
+_TEXT_MARGIN = 1.5
+
+
+#: The tree's least height in pixels: below it the labels of Census's 13 attributes cannot all
+#: be placed apart (the window's minimum height follows, within the 700 px of a laptop).
+TREE_MIN_HEIGHT = 260
 
 
 class _VerticalTextAxis(pg.AxisItem):
@@ -85,6 +87,25 @@ class _VerticalTextAxis(pg.AxisItem):
             )
             p.restore()
 
+    def generateDrawSpecs(self, p: QPainter) -> tuple | None:  # noqa: N802 (pyqtgraph API)
+        """pyqtgraph's specs, with a label for every tick: it drops the labels whose horizontal
+        width would leave the axis or crowd it, but these are written vertically (issue 15:
+        "hours_per_week", "income", "wealth" went missing under a narrow matrix)."""
+        specs = super().generateDrawSpecs(p)
+        levels = getattr(self, "_tickLevels", None)
+        if specs is None or not levels:
+            return specs
+        axis_spec, tick_specs, text_specs = specs
+        names = [name for _value, name in levels[0]]
+        xs = [p1.x() for _pen, p1, _p2 in tick_specs]
+        if len(xs) != len(names):  # some ticks out of view: keep pyqtgraph's choice
+            return specs
+        flags = int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        labels = [
+            (QRectF(x - 1.0, 0.0, 2.0, 2.0), flags, n) for x, n in zip(xs, names, strict=True)
+        ]
+        return axis_spec, tick_specs, labels
+
     def fit_labels(self, names: list[str]) -> None:
         """Reserve the height of the longest label."""
         metrics = QFontMetrics(self.style["tickFont"] or self.font())
@@ -116,12 +137,20 @@ class DependencyTreePlot(QWidget):
         # the tree
         self.tree_widget = pg.PlotWidget()
         self.tree_widget.setBackground("w")
+        # room for a 13-attribute tree's labels (Census) even in the smallest window
+        self.tree_widget.setMinimumHeight(TREE_MIN_HEIGHT)
         self.tree_plot: pg.PlotItem = self.tree_widget.getPlotItem()
         self.tree_plot.hideAxis("left")
         self.tree_plot.hideAxis("bottom")
         self.tree_plot.setMenuEnabled(False)
         self.tree_plot.hideButtons()
-        self.tree_plot.getViewBox().sigResized.connect(self._fit_tree)
+        tree_view = self.tree_plot.getViewBox()
+        # The view's coordinates are its pixels, y down (see _fit_tree): the tree is laid out to
+        # fit, so it is neither panned nor zoomed.
+        tree_view.invertY(True)
+        tree_view.setMouseEnabled(x=False, y=False)
+        tree_view.disableAutoRange()
+        tree_view.sigResized.connect(self._fit_tree)
         self.edges_item = pg.PlotCurveItem(
             connect="pairs", pen=pg.mkPen(EDGE_COLOR, width=2), antialias=True
         )
@@ -142,11 +171,15 @@ class DependencyTreePlot(QWidget):
         self._sizes = np.zeros(0)
         self._parent = np.zeros(0, dtype=np.int64)
         self._has_children = np.zeros(0, dtype=bool)
-        self._name_px = np.zeros(0)
+        self._full_sizes = np.zeros((0, 2))
+        self._short_sizes = np.zeros((0, 2))
+        self._edge_sizes = np.zeros((0, 2))
         self._label_html: list[tuple[str, str]] = []
         self._short_labels: bool | None = None
         #: "down" (root on top) or "right" (root on the left), chosen for the view's shape.
         self.tree_direction = "down"
+        #: Labels the last layout could only place over something (0: every label is free).
+        self.label_conflicts = 0
         self.edge_labels: list[pg.TextItem] = []
         self.legend = pg.LegendItem(
             offset=(8, 6),
@@ -187,7 +220,7 @@ class DependencyTreePlot(QWidget):
         self.colorbar = pg.ColorBarItem(
             values=(0.0, 1.0),
             colorMap=self.colormap,
-            label="MI distance (bits)",
+            label="entropy distance H(A|B) + H(B|A), bits",
             interactive=False,
             width=16,
         )
@@ -206,6 +239,15 @@ class DependencyTreePlot(QWidget):
         # width and push the matrix out of a narrow window.
         self.tree_title = self._title_label()
         self.matrix_title = self._title_label()
+        # Below the tree, shown only when the view is too small for the legend or the edge
+        # weights: the colour key in one line, and where the weights are.
+        self.tree_note = self._title_label()
+        self.tree_note.setVisible(False)
+        self.tree_note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self._legend_wanted = False
+        self._fitting = self._refit = False
+        #: Whether the edge weights are written on the tree (hidden only when there is no room).
+        self.edge_labels_shown = True
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         for title, widget in (
             (self.tree_title, self.tree_widget),
@@ -217,6 +259,8 @@ class DependencyTreePlot(QWidget):
             pane_layout.setSpacing(0)
             pane_layout.addWidget(title)
             pane_layout.addWidget(widget, 1)
+            if widget is self.tree_widget:
+                pane_layout.addWidget(self.tree_note)
             self.splitter.addWidget(pane)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
@@ -265,6 +309,8 @@ class DependencyTreePlot(QWidget):
         self._label_html = []
         self.legend.clear()
         self.legend.setVisible(False)
+        self._legend_wanted = False
+        self.tree_note.setVisible(False)
         self.tree_title.setText(f"<span style='color:#444'>{_escape(message)}</span>")
         self.image_item.clear()
         self.outline_item.setData(x=np.zeros(0), y=np.zeros(0))
@@ -317,11 +363,8 @@ class DependencyTreePlot(QWidget):
         self._remove(self.tree_plot, self.node_labels)
         self._remove(self.tree_plot, self.edge_labels)
         self._label_html = []
-        bold = QFont(self._label_font)
-        bold.setBold(True)
-        name_metrics = QFontMetrics(bold)
-        self._name_px = np.array([name_metrics.horizontalAdvance(n) for n in names], dtype=float)
         self._short_labels = None
+        full_sizes, short_sizes = [], []
         for name in names:
             h = tree.entropies.get(name, float("nan"))
             note = "constant: not in the tree" if name in constant else f"H = {h:.2f} bits"
@@ -332,8 +375,14 @@ class DependencyTreePlot(QWidget):
             self._label_html.append((full, f"<b>{_escape(name)}</b>"))
             label = pg.TextItem(html=full, fill=pg.mkBrush(255, 255, 255, 215), border=None)
             label.setFont(self._label_font)
+            label.textItem.document().setDocumentMargin(_TEXT_MARGIN)  # tight boxes, more room
             label.setZValue(4)
             label.setToolTip(f"{name}: {note}, degree {tree.degrees.get(name, 0)} in the tree")
+            # the label's size in pixels, names only and in full (the layout chooses)
+            label.setHtml(self._label_html[-1][1])
+            short_sizes.append(_size(label))
+            label.setHtml(full)
+            full_sizes.append(_size(label))
             self.tree_plot.addItem(label)
             self.node_labels.append(label)
         for n_edge, (a, b) in enumerate(e):
@@ -346,125 +395,184 @@ class DependencyTreePlot(QWidget):
                 border=pg.mkPen("#999999"),
             )
             text.setFont(self._edge_font)
+            text.textItem.document().setDocumentMargin(_TEXT_MARGIN)
             text.setZValue(3)
-            text.setToolTip(f"MI({names[a]}, {names[b]}) = {w:.4f} bits")
+            text.setToolTip(f"H({names[a]}|{names[b]}) + H({names[b]}|{names[a]}) = {w:.4f} bits")
             self.tree_plot.addItem(text)
             self.edge_labels.append(text)
+        self._full_sizes = np.array(full_sizes, dtype=np.float64).reshape(-1, 2)
+        self._short_sizes = np.array(short_sizes, dtype=np.float64).reshape(-1, 2)
+        self._edge_sizes = np.array([_size(t) for t in self.edge_labels]).reshape(-1, 2)
 
         key_text = ", ".join(tree.key_attributes) if tree.key_attributes else "none"
         self.tree_title.setText(
             f"<b>Best dependency tree of {m} quasi-identifier{'s' if m != 1 else ''}</b> "
             f"(continuous ones in {tree.bins} equal-frequency bins) · key attributes: "
-            f"<b>{_escape(key_text)}</b><br><span style='color:#555'>edge label = MI distance "
+            f"<b>{_escape(key_text)}</b><br><span style='color:#555'>edge label = entropy distance "
             "in bits, H(A|B) + H(B|A): lower means more dependent</span>"
         )
         self.legend.clear()
         self.legend.setVisible(True)
+        self._legend_wanted = True
         self.legend.addItem(self._legend_key, KEY_LEGEND)
         self.legend.addItem(self._legend_other, "other quasi-identifier")
         if constant:
             self.legend.addItem(self._legend_constant, "constant (left out of the tree)")
         if len(e):
-            self.legend.addItem(self._legend_edge, "tree edge (label: MI distance, bits)")
-        self.tree_plot.getViewBox().disableAutoRange()
+            self.legend.addItem(self._legend_edge, "tree edge (label: entropy distance, bits)")
         self._fit_tree()
 
-    def _top_px(self, label_h: float) -> float:
-        """Room above the tree: the legend (top left), then a label above the top vertices."""
-        legend_h = self.legend.boundingRect().height() if self.legend.isVisible() else 0.0
-        return max(_TOP_PX, legend_h + 10.0) + label_h
+    def _legend_box(self, shown: bool) -> np.ndarray:
+        """The legend's box in the view's pixels (left, top, right, bottom); empty when hidden."""
+        if not (shown and self._legend_wanted):
+            return np.zeros((0, 4))
+        rect = self.legend.mapRectToParent(self.legend.boundingRect())
+        return np.array([[rect.left(), rect.top(), rect.right(), rect.bottom()]])
 
-    def _choose_direction(self, width_px: float, height_px: float) -> tuple[str, bool]:
-        """Top-down or left-to-right, and short (name only) labels or not: whichever leaves the
-        most room per level and per sibling in a view of this size."""
+    def _label_sizes(self, short: bool) -> np.ndarray:
+        """(m, 2) pixel widths and heights of the attribute labels, full or names only."""
+        return self._short_sizes if short else self._full_sizes
+
+    def _arrange(
+        self,
+        direction: str,
+        short: bool,
+        width: float,
+        height: float,
+        *,
+        legend_on: bool = True,
+        weights_on: bool = True,
+    ) -> tuple[np.ndarray, LabelPlacement]:
+        """Vertex positions in pixels and the labels' places, for one way of drawing the tree
+        (with or without the legend in the view and the weights on the edges)."""
         layout = self._layout
         assert layout is not None
-        levels = max(layout.n_levels - 1, 1)
-        spread = max(float(np.ptp(layout.x)), 1.0)
-        widest = float(self._name_px.max()) + 14.0
-        line1 = QFontMetrics(self._label_font).height() + 2.0
-        line2 = line1 - 2.0
-
-        def scores(label_h: float) -> tuple[float, float]:
-            # Between two levels of a top-down tree there is one row of labels; between two
-            # columns of a left-to-right one, half a label on each side (labels of internal
-            # vertices alternate above and below by depth).
-            down = min(
-                (height_px - self._top_px(label_h) - _BOTTOM_PX) / (levels * (label_h + 24.0)),
-                (width_px - 2 * _SIDE_PX) / (spread * 0.55 * widest),
+        sizes = self._label_sizes(short)
+        radii = self._sizes / 2.0 + 1.0
+        r_max = float(radii.max())
+        label_h = float(sizes[:, 1].max())
+        legend = self._legend_box(legend_on)
+        legend_bottom = float(legend[:, 3].max()) + 4.0 if len(legend) else 0.0
+        x, depth = layout.x, layout.depth
+        gap = 3.0
+        if direction == "down":
+            ends = (x == x.min()) | (x == x.max())
+            side = max(float(sizes[ends, 0].max()) / 2.0, r_max) + 4.0
+            left = (
+                side if ends.all() else max(float(sizes[x == x.min(), 0].max()) / 2.0, r_max) + 4.0
             )
-            right = min(
-                (width_px - 70.0 - widest) / (levels * (0.5 * widest + 30.0)),
-                (height_px - self._top_px(label_h) - 24.0) / (spread * (label_h + 8.0)),
-            )
-            return down, right
-
-        for short, label_h in ((False, line1 + line2), (True, line1)):
-            down, right = scores(label_h)
-            if layout.n_levels <= 1 or (down >= 1.0 and down >= 0.85 * right):
-                return "down", short
-            if right >= 1.0:
-                return "right", short
-        down, right = scores(line1)
-        return ("down" if down >= 0.85 * right else "right"), True
+            right = width - (max(float(sizes[x == x.max(), 0].max()) / 2.0, r_max) + 4.0)
+            top = legend_bottom + label_h + r_max + gap + 2.0
+            bottom = height - (label_h + r_max + gap + 4.0)
+            sides = [
+                ("above", "below", "right", "left")
+                if self._has_children[i]
+                else ("below", "right", "left", "above")
+                for i in range(len(x))
+            ]
+        else:
+            leaves = ~self._has_children
+            deepest = depth == depth.max()
+            first = depth == depth.min()
+            left = max(float(sizes[first, 0].max()) / 2.0, r_max) + 4.0
+            tail = float(sizes[leaves & deepest, 0].max()) if (leaves & deepest).any() else 0.0
+            right = width - (tail + r_max + gap + 6.0)
+            top = legend_bottom + 0.6 * label_h + r_max + 2.0
+            bottom = height - (0.6 * label_h + r_max + 4.0)
+            sides = [
+                ("right", "below", "above", "left")
+                if not self._has_children[i]
+                else (("above", "below") if int(depth[i]) % 2 == 0 else ("below", "above"))
+                + ("right", "left")
+                for i in range(len(x))
+            ]
+        right, bottom = max(right, left + 10.0), max(bottom, top + 10.0)
+        points = tree_points(layout, direction, (left, top, right, bottom))
+        placement = place_tree_labels(
+            points,
+            radii,
+            sizes,
+            layout.edges,
+            self._edge_sizes if weights_on else np.zeros_like(self._edge_sizes),
+            (0.0, 0.0, width, height),
+            node_sides=sides,
+            obstacles=legend,
+            gap=gap,
+        )
+        return points, placement
 
     def _fit_tree(self) -> None:
-        """Place the tree for the view's size: direction, label size, positions and range, so that
-        labels and legend keep their room in pixels whatever the data units."""
+        """Fit the tree to the view (:meth:`_fit_tree_once`); again when showing or hiding the
+        note below it resized the view meanwhile."""
+        if self._fitting:
+            self._refit = True
+            return
+        self._fitting = True
+        try:
+            for _attempt in range(3):
+                self._refit = False
+                self._fit_tree_once()
+                if not self._refit:
+                    break
+        finally:
+            self._fitting = False
+
+    def _fit_tree_once(self) -> None:
+        """Place the tree for the view's size: direction (top-down or left-to-right), full or
+        short labels, vertex positions in pixels and every label's place, so that no label
+        covers another, a vertex or the legend, and none is cut off by the view (issue 15).
+
+        The view's coordinates are its pixels (y down): the labels' boxes and the vertices are
+        computed in the same units they are drawn in.
+        """
         layout = self._layout
         if layout is None or not len(layout.x) or not self.node_labels:
             return
         view = self.tree_plot.getViewBox()
-        width_px, height_px = max(view.width(), 80.0), max(view.height(), 80.0)
-        direction, short = self._choose_direction(width_px, height_px)
+        width, height = max(view.width(), 80.0), max(view.height(), 80.0)
+        # In order of preference, the first way in which every label fits: the legend in the
+        # view and full labels, then names only, then the legend below the view, then the
+        # weights left to the matrix. When none fits, the one with the fewest labels over
+        # something.
+        best: tuple[tuple[float, ...], tuple[bool, bool, bool, str], np.ndarray, LabelPlacement]
+        best = None  # type: ignore[assignment]
+        for level, (legend_on, short, weights_on) in enumerate(
+            ((True, False, True), (True, True, True), (False, False, True),
+             (False, True, True), (False, True, False))
+        ):  # fmt: skip
+            for direction in ("down", "right"):
+                points, placement = self._arrange(
+                    direction, short, width, height, legend_on=legend_on, weights_on=weights_on
+                )
+                room = _closest(points)
+                key = (
+                    float(placement.conflicts),
+                    float(level if placement.conflicts == 0 else -level),
+                    float(placement.crossings),
+                    -room * (1.0 if direction == "down" else 0.85),
+                )
+                if best is None or key < best[0]:
+                    best = (key, (legend_on, short, weights_on, direction), points, placement)
+            if best[3].conflicts == 0:
+                break
+        _key, (legend_on, short, weights_on, direction), points, placement = best
+        self.legend.setVisible(legend_on and self._legend_wanted)
+        self.edge_labels_shown = weights_on
+        for text in self.edge_labels:
+            text.setVisible(weights_on)
         self.tree_direction = direction
+        self.label_conflicts = placement.conflicts
         if short != self._short_labels:
             self._short_labels = short
             for label, (full, brief) in zip(self.node_labels, self._label_html, strict=True):
                 label.setHtml(brief if short else full)
-        x, depth = layout.x, layout.depth.astype(np.float64)
-        x0, x1 = float(x.min()), float(x.max())
-        levels = layout.n_levels
-        m = len(x)
-        top_px = self._top_px(max(label.boundingRect().height() for label in self.node_labels))
-        if direction == "down":
-            px, py = x, -depth
-            sx = max(x1 - x0, 1.0) / max(width_px - 2 * _SIDE_PX, 40.0)
-            stagger = np.zeros(m, dtype=bool)
-            line_px = max(label.boundingRect().height() for label in self.node_labels)
-            for level in np.unique(layout.depth):
-                row = np.flatnonzero(layout.depth == level)
-                row = row[np.argsort(x[row], kind="stable")]
-                if len(row) > 1:
-                    widths = np.array([self.node_labels[i].boundingRect().width() for i in row])
-                    gaps = np.diff(x[row]) / sx
-                    if np.any(gaps < 0.5 * (widths[1:] + widths[:-1]) + 6):
-                        stagger[row[1::2]] = True
-            for i, label in enumerate(self.node_labels):
-                shift = 1.0 if stagger[i] else 0.0
-                # Internal vertices: label above (their edges leave downwards); leaves: below.
-                above = bool(self._has_children[i])
-                label.setAnchor((0.5, 1.2 + shift) if above else (0.5, -0.25 - shift))
-                label.setPos(float(px[i]), float(py[i]))
-            bottom_px = _BOTTOM_PX + (line_px if stagger.any() else 0.0)
-            sy = max(levels - 1, 1) / max(height_px - top_px - bottom_px, 40.0)
-            x_range = (x0 - _SIDE_PX * sx, x1 + _SIDE_PX * sx)
-            y_range = (-(levels - 1) - bottom_px * sy, top_px * sy)
-        else:
-            px, py = depth, -x
-            left_px, right_px = 70.0, float(self._name_px.max()) + 30.0
-            sx = max(levels - 1, 1) / max(width_px - left_px - right_px, 40.0)
-            sy = max(x1 - x0, 1.0) / max(height_px - top_px - 24.0, 40.0)
-            for i, label in enumerate(self.node_labels):
-                if self._has_children[i]:
-                    above = int(layout.depth[i]) % 2 == 0
-                    label.setAnchor((0.5, 1.2) if above else (0.5, -0.25))
-                    label.setPos(float(px[i]), float(py[i]))
-                else:  # leaves: the name to the right of the vertex
-                    label.setAnchor((0.0, 0.5))
-                    label.setPos(float(px[i]) + 12.0 * sx, float(py[i]))
-            x_range = (-left_px * sx, (levels - 1) + right_px * sx)
-            y_range = (-x1 - 24.0 * sy, -x0 + top_px * sy)
+        px, py = points[:, 0], points[:, 1]
+        for label, box in zip(self.node_labels, placement.node_boxes, strict=True):
+            label.setAnchor((0.0, 0.0))
+            label.setPos(float(box[0]), float(box[1]))
+        for text, box in zip(self.edge_labels, placement.edge_boxes, strict=True):
+            text.setAnchor((0.0, 0.0))
+            text.setPos(float(box[0]), float(box[1]))
         e = layout.edges
         if len(e):
             ex = np.column_stack([px[e[:, 0]], px[e[:, 1]]]).ravel()
@@ -475,24 +583,26 @@ class DependencyTreePlot(QWidget):
         self.nodes_item.setData(
             x=px, y=py, brush=self._brushes, size=self._sizes, pen=self.node_pen
         )
-        # Edge labels toward the child, where a fan of edges is widest; in a fan of more than
-        # three, every other sibling has its label further along, so neighbours never collide.
-        siblings: dict[int, list[int]] = {}
-        for child in np.flatnonzero(self._parent >= 0):
-            siblings.setdefault(int(self._parent[child]), []).append(int(child))
-        further: set[int] = set()
-        for kids in siblings.values():
-            if len(kids) > 3:
-                further.update(sorted(kids, key=lambda c: (x[c], c))[1::2])
-        for text, (a, b) in zip(self.edge_labels, e, strict=True):
-            child = int(a) if self._parent[a] == b else int(b)
-            parent = int(self._parent[child])
-            t = 0.8 if child in further else 0.6
-            text.setPos(
-                float(px[parent] + t * (px[child] - px[parent])),
-                float(py[parent] + t * (py[child] - py[parent])),
-            )
-        view.setRange(xRange=x_range, yRange=y_range, padding=0.0, update=True)
+        view.setRange(xRange=(0.0, width), yRange=(0.0, height), padding=0.0, update=True)
+        self._set_note(not legend_on, not weights_on)  # may resize the view: then fitted again
+
+    def _set_note(self, key: bool, weights: bool) -> None:
+        """The line below the tree: the colour key when the legend has no room, and where the
+        weights are when they are not written on the edges. Hidden when empty."""
+        parts = []
+        if key:
+            parts += [
+                f"<span style='color:{KEY_COLOR}'>●</span> key attribute",
+                f"<span style='color:{OTHER_COLOR}'>●</span> other",
+            ]
+            if self._tree is not None and self._tree.constant_attributes:
+                parts.append(f"<span style='color:{CONSTANT_COLOR}'>●</span> constant")
+        if weights:
+            parts.append("edge weights: see the matrix")
+        text = " · ".join(parts)
+        if text != self.tree_note.text():
+            self.tree_note.setText(text)
+        self.tree_note.setVisible(bool(text))
 
     def _draw_matrix(self, tree: DependencyTree, layout: TreeLayout) -> None:
         names = list(tree.attributes)
@@ -573,12 +683,29 @@ class DependencyTreePlot(QWidget):
         c, r = int(np.floor(point.x())), int(np.floor(point.y()))
         if 0 <= r < m and 0 <= c < m:
             a, b = tree.attributes[r], tree.attributes[c]
-            self.matrix_widget.setToolTip(f"MI({a}, {b}) = {float(tree.matrix[r, c]):.4f} bits")
+            self.matrix_widget.setToolTip(
+                f"H({a}|{b}) + H({b}|{a}) = {float(tree.matrix[r, c]):.4f} bits"
+            )
         else:
             self.matrix_widget.setToolTip("")
 
     def title_text(self) -> str:
         return self.tree_title.text()
+
+
+def _size(item: pg.TextItem) -> tuple[float, float]:
+    """Width and height of a text item in pixels (it ignores the view's scale)."""
+    rect = item.boundingRect()
+    return float(rect.width()), float(rect.height())
+
+
+def _closest(points: np.ndarray) -> float:
+    """The smallest distance between two of ``points`` (inf for fewer than two)."""
+    if len(points) < 2:
+        return float("inf")
+    d = np.hypot(*(points[:, None, :] - points[None, :, :]).transpose(2, 0, 1))
+    d[np.diag_indices(len(points))] = np.inf
+    return float(d.min())
 
 
 def _escape(text: str) -> str:

@@ -25,6 +25,7 @@ from microgui.core.layout import PC1, PC2, MstLayout, axis_choices, axis_values
 from microgui.core.projection import QIProjection
 from microgui.core.runs import RunResult
 from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, sample_indices
+from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
 
 __all__ = ["MstPartitionPlot", "MstOptions", "PLACEHOLDER", "CUT_COLOR", "BETWEEN_COLOR"]
@@ -87,7 +88,9 @@ class MstPartitionPlot(QWidget):
             axis = self.plot_item.getAxis(name)
             axis.setPen(pg.mkPen("#444444"))
             axis.setTextPen(pg.mkPen("#222222"))
-        self.records_item = pg.ScatterPlotItem(
+        # per-point palette brushes without pyqtgraph's per-point Python loops: 0.21 s of a
+        # 0.34 s tab switch on Adult's 30,162 records with the plain item (issue 15)
+        self.records_item = FastScatterPlotItem(
             pxMode=True, useCache=True, hoverable=False, pen=None, symbol="o"
         )
         self.records_item.setZValue(0)
@@ -306,14 +309,9 @@ class MstPartitionPlot(QWidget):
         idx = sample_indices(n, opts.max_points, opts.sample_seed)
         self.sampled = None if idx is None else len(idx)
         rx, ry, rl = (x, y, labels) if idx is None else (x[idx], y[idx], labels[idx])
-        self.records_item.setData(
-            x=rx,
-            y=ry,
-            brush=self.cluster_palette.brushes_for(rl),
-            size=opts.point_size,
-            symbol="o",
-            pen=None,
-        )
+        if self.records_item.opts["size"] != opts.point_size:
+            self.records_item.setSize(opts.point_size)
+        self.records_item.set_points(rx, ry, self.cluster_palette.brushes_for(rl))
 
         shown = layout.sample.indices
         edges = layout.edges[shown]

@@ -7,9 +7,13 @@ both axes — as one step :class:`PlotDataItem`. Clicking a point emits ``run_cl
 
 Readable with many runs (a sweep of every method at several k): the legend sits beside the plot,
 never over the points; labels that would overlap one already drawn are hidden (Pareto-front runs
-are labelled first; every point's tooltip names its run), re-laid out on zoom; and when the loss
-axis spans more than two decades (a noise-adding method beside microaggregation) it switches to a
-log scale, which its title says.
+are labelled first; every point's tooltip names its run), re-laid out on zoom. The default view
+frames the runs on the scale of the Pareto front (:func:`microgui.core.ru_frame.ru_frame`): runs
+far beyond it (differential privacy at a loss of 10⁴–10⁵ beside microaggregation at 5–30) are
+drawn as arrows at the frame's edge, their value in their label and tooltip, and said in the
+title. When the framed losses span more than two decades the loss axis switches to a log scale,
+which its title says; the "log" scale shows every run. Tick labels are plain numbers (no SI
+prefix, no "×0.001", no "5·10¹"); axes of measures that are never negative start at 0.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPainterPath, QTransform
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from microgui.core.report_charts import padded_range
+from microgui.core.report_charts import tick_text
+from microgui.core.ru_frame import LOWER, pareto_front, ru_frame
 from microgui.qt.compact import compact_combo
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.palette import CLUSTER_COLORS
@@ -34,16 +39,15 @@ __all__ = [
     "RuChartOptions",
     "RuPoint",
     "pareto_front",
+    "PlainAxisItem",
     "axis_title",
     "use_log_scale",
     "LOG_DECADES",
 ]
 
-LOWER = "lower is better"
 #: One symbol per method (cycled), drawn from large to small so that runs of different methods
 #: at the same place (mdav and mdav-generic on continuous data) stay visible as nested marks.
 SYMBOLS: tuple[str, ...] = ("o", "s", "t", "d", "h", "star", "p", "t1")
-HIGHER = "higher is better"
 #: In "auto" scale, the loss axis turns logarithmic when its positive values span more decades.
 LOG_DECADES = 2.0
 
@@ -60,7 +64,8 @@ class RuChartOptions:
 
 def use_log_scale(values: np.ndarray, scale: str = "auto") -> bool:
     """Whether the loss axis is logarithmic: "log" always, "linear" never, "auto" when every
-    value is positive and they span more than :data:`LOG_DECADES` decades."""
+    value is positive, they span more than :data:`LOG_DECADES` decades and a linear axis would
+    crowd most of them at its bottom (their median under a tenth of the largest)."""
     if scale == "log":
         return True
     if scale != "auto" or not len(values):
@@ -68,7 +73,8 @@ def use_log_scale(values: np.ndarray, scale: str = "auto") -> bool:
     values = np.asarray(values, dtype=np.float64)
     if values.min() <= 0:
         return False
-    return bool(np.log10(values.max() / values.min()) > LOG_DECADES)
+    wide = np.log10(values.max() / values.min()) > LOG_DECADES
+    return bool(wide and np.median(values) < 0.1 * values.max())
 
 
 @dataclass(frozen=True)
@@ -79,29 +85,6 @@ class RuPoint:
     method: str
     k: int
     measures: Mapping[str, float | int | None]
-
-
-def pareto_front(
-    x: np.ndarray, y: np.ndarray, x_direction: str = LOWER, y_direction: str = LOWER
-) -> np.ndarray:
-    """Indices of the non-dominated points, ordered along x (best x first).
-
-    A point is dominated when another is at least as good on both axes and better on one
-    ("good" by each axis' direction). Equal points are all kept.
-    """
-    sx = np.where(x_direction == HIGHER, -1.0, 1.0) * np.asarray(x, dtype=np.float64)
-    sy = np.where(y_direction == HIGHER, -1.0, 1.0) * np.asarray(y, dtype=np.float64)
-    order = np.lexsort((sy, sx))
-    front: list[int] = []
-    best_y = np.inf
-    last: tuple[float, float] | None = None
-    for i in order:
-        point = (float(sx[i]), float(sy[i]))
-        if point == last or point[1] < best_y:
-            front.append(int(i))
-            best_y = min(best_y, point[1])
-            last = point
-    return np.asarray(front, dtype=np.int64)
 
 
 def _step(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -115,6 +98,45 @@ def _step(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sx += [float(x[i]), float(x[i])]
         sy += [float(y[i - 1]), float(y[i])]
     return np.asarray(sx), np.asarray(sy)
+
+
+def _arrow(angle: float) -> QPainterPath:
+    """An arrow symbol pointing up, turned by ``angle`` degrees clockwise (symbol units: a
+    unit square around 0, y down)."""
+    path = QPainterPath()
+    path.moveTo(0.0, -0.5)
+    path.lineTo(0.42, -0.02)
+    path.lineTo(0.14, -0.02)
+    path.lineTo(0.14, 0.5)
+    path.lineTo(-0.14, 0.5)
+    path.lineTo(-0.14, -0.02)
+    path.lineTo(-0.42, -0.02)
+    path.closeSubpath()
+    return QTransform().rotate(angle).map(path)
+
+
+#: Arrow symbols of off-scale runs by the side of the frame they point to.
+ARROWS = {
+    "up": _arrow(0.0),
+    "right": _arrow(90.0),
+    "down": _arrow(180.0),
+    "left": _arrow(270.0),
+    "up-right": _arrow(45.0),
+}
+
+
+class PlainAxisItem(pg.AxisItem):
+    """An axis whose tick labels are plain numbers ("0.5", "20", "10,000"): no SI prefix, no
+    "(x0.001)" and, on a log scale, the values themselves rather than "5·10¹"."""
+
+    def __init__(self, orientation: str, **kwargs: object) -> None:
+        super().__init__(orientation, **kwargs)  # type: ignore[arg-type]
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        if self.logMode:
+            return [tick_text(10.0**v, 10.0**v) for v in values]
+        return [tick_text(v * scale, spacing * scale) for v in values]
 
 
 def axis_title(info: Sequence[str], key: str) -> str:
@@ -142,6 +164,7 @@ class RuChartPlot(QWidget):
         self._catalog: dict[str, tuple[str, ...]] = {}
         self._current: int | None = None
         self._plot_y: dict[int, float] = {}
+        self._plot_x: dict[int, float] = {}
         #: The method of each scatter item drawn, in legend order.
         self.method_items: dict[str, pg.ScatterPlotItem] = {}
         self.labels: list[pg.TextItem] = []
@@ -149,6 +172,8 @@ class RuChartPlot(QWidget):
         self.front_ids: list[int] = []
         #: Run ids drawn (runs without both measures are left out).
         self.drawn_ids: list[int] = []
+        #: Run ids drawn as arrows at the frame's edge (off the scale of the Pareto front).
+        self.off_scale_ids: list[int] = []
 
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
@@ -177,14 +202,16 @@ class RuChartPlot(QWidget):
         # would hide points.
         self.plot_widget = pg.GraphicsLayoutWidget()
         self.plot_widget.setBackground("w")
-        self.plot_item: pg.PlotItem = self.plot_widget.addPlot(row=0, col=0)
+        self.plot_item: pg.PlotItem = self.plot_widget.addPlot(
+            row=0,
+            col=0,
+            axisItems={"left": PlainAxisItem("left"), "bottom": PlainAxisItem("bottom")},
+        )
         self.plot_item.showGrid(x=True, y=True, alpha=0.2)
         for name in ("left", "bottom"):
             axis = self.plot_item.getAxis(name)
             axis.setPen(pg.mkPen("#444444"))
             axis.setTextPen(pg.mkPen("#222222"))
-            # plain tick labels: no "(x0.001)" beside a percentage axis (issue 15)
-            axis.enableAutoSIPrefix(False)
         self.front_item = pg.PlotDataItem(
             pen=pg.mkPen("#555555", width=1.5, style=Qt.PenStyle.DashLine)
         )
@@ -319,7 +346,8 @@ class RuChartPlot(QWidget):
         self.options.y_scale = str(self.scale_combo.currentData() or "auto")
         self._draw()
 
-    def _direction(self, key: str) -> str:
+    def direction(self, key: str) -> str:
+        """Which side of a measure's axis is good ("lower is better" unless the catalog says)."""
         info = self._catalog.get(key, ())
         return info[2] if len(info) > 2 else LOWER
 
@@ -333,6 +361,7 @@ class RuChartPlot(QWidget):
         self._label_order = []
         self.front_ids = []
         self.drawn_ids = []
+        self.off_scale_ids = []
         self.front_item.setData([], [])
         self.legend.clear()
         xk, yk = self.options.x_measure, self.options.y_measure
@@ -351,15 +380,28 @@ class RuChartPlot(QWidget):
         measured = [
             p for p in self._points if _finite(p.measures.get(xk)) and _finite(p.measures.get(yk))
         ]
+        x_dir, y_dir = self.direction(xk), self.direction(yk)
+        xs_all = np.array([float(p.measures[xk]) for p in measured])  # type: ignore[arg-type]
         ys_all = np.array([float(p.measures[yk]) for p in measured])  # type: ignore[arg-type]
-        self.log_y = use_log_scale(ys_all, self.options.y_scale)
+        scale = self.options.y_scale
+        if scale == "auto":
+            # the log scale is decided on the runs the frame holds, not on off-scale ones
+            first = ru_frame(xs_all, ys_all, x_dir, y_dir)
+            self.log_y = use_log_scale(ys_all[~first.off], "auto")
+        else:
+            self.log_y = scale == "log"
         # On a log scale a loss of 0 (or below) has no place: such runs are left out, and said so.
         drawn = [p for p in measured if not self.log_y or float(p.measures[yk]) > 0]  # type: ignore[arg-type]
         self.drawn_ids = [p.run_id for p in drawn]
         xs = np.array([float(p.measures[xk]) for p in drawn])  # type: ignore[arg-type]
         ys = np.array([float(p.measures[yk]) for p in drawn])  # type: ignore[arg-type]
-        ys_plot = np.log10(ys) if self.log_y else ys
+        # "log" shows every run; "auto" and "linear" frame the runs on the front's scale
+        frame = ru_frame(xs, ys, x_dir, y_dir, log_y=self.log_y, frame=scale != "log")
+        xs_plot, ys_plot = frame.shown_x, frame.shown_y
+        off = frame.off
+        self.off_scale_ids = [p.run_id for i, p in enumerate(drawn) if off[i]]
         self._plot_y = dict(zip(self.drawn_ids, ys_plot.tolist(), strict=True))
+        self._plot_x = dict(zip(self.drawn_ids, xs_plot.tolist(), strict=True))
         self.plot_item.getAxis("left").setLogMode(False, self.log_y)
         methods = sorted({p.method for p in drawn})
         view = self.plot_item.getViewBox()
@@ -367,35 +409,54 @@ class RuChartPlot(QWidget):
         x_info, y_info = self._catalog.get(xk, (xk,)), self._catalog.get(yk, (yk,))
         tips = {
             p.run_id: f"#{p.run_id} {p.method}, k = {p.k}\n{x_info[0]}: {xs[i]:.4g}"
-            f"\n{y_info[0]}: {ys[i]:.4g}\n(click to show this run)"
+            f"\n{y_info[0]}: {ys[i]:.4g}"
+            + ("\n(off the scale of the other runs: drawn at the edge)" if off[i] else "")
+            + "\n(click to show this run)"
             for i, p in enumerate(drawn)
         }
+        arrows = []
+        for i in range(len(drawn)):
+            side = ("right" if x_dir == LOWER else "left") if frame.off_x[i] else ""
+            if frame.off_y[i]:
+                vertical = "up" if y_dir == LOWER else "down"
+                side = "up-right" if side == "right" and vertical == "up" else vertical
+            arrows.append(side)
         for m, method in enumerate(methods):
             rows = [i for i, p in enumerate(drawn) if p.method == method]
             color = QColor(CLUSTER_COLORS[m % len(CLUSTER_COLORS)])
+            mark = SYMBOLS[m % len(SYMBOLS)]
+            size = max(20 - 5 * m, 9)
             item = pg.ScatterPlotItem(
-                x=xs[rows],
+                x=xs_plot[rows],
                 y=ys_plot[rows],
                 data=np.array([drawn[i].run_id for i in rows], dtype=object),
-                symbol=SYMBOLS[m % len(SYMBOLS)],
-                size=max(20 - 5 * m, 9),
+                symbol=[ARROWS[arrows[i]] if arrows[i] else mark for i in rows],
+                size=[18 if arrows[i] else size for i in rows],
                 brush=pg.mkBrush(color),
-                pen=pg.mkPen("#ffffff", width=1),
+                pen=[pg.mkPen("#222222" if arrows[i] else "#ffffff", width=1) for i in rows],
                 hoverable=True,
                 tip=lambda x, y, data, tips=tips: tips.get(int(data), ""),
             )
+            # the legend's sample: the method's mark, whatever its points are drawn as
+            item.opts.update(symbol=mark, size=size, pen=pg.mkPen("#ffffff", width=1))
             item.setZValue(2 + m / 100)
             item.sigClicked.connect(self._on_clicked)
             self.plot_item.addItem(item)
             self.method_items[method] = item
             self.legend.addItem(item, method)
         for i, p in enumerate(drawn):
-            label = pg.TextItem(f"k={p.k}", color="#333333", anchor=(-0.25, 1.0))
-            label.setPos(float(xs[i]), float(ys_plot[i]))
+            text = f"k={p.k}"
+            if off[i]:  # its value, which the axis cannot show
+                value = ys[i] if frame.off_y[i] else xs[i]
+                text += f" · {_value_text(value)}"
+            label = pg.TextItem(text, color="#333333", anchor=(-0.25, 1.0))
+            if off[i]:
+                label.setAnchor((-0.2, 0.5))  # beside its arrow
+            label.setPos(float(xs_plot[i]), float(ys_plot[i]))
             label.setZValue(4)  # above the marks of other methods: a label is never hidden
             self.plot_item.addItem(label)
             self.labels.append(label)
-        front = pareto_front(xs, ys, self._direction(xk), self._direction(yk))
+        front = frame.front
         self.front_ids = [drawn[i].run_id for i in front]
         # Front runs are labelled first; the others where there is room.
         on_front = set(int(i) for i in front)
@@ -403,7 +464,7 @@ class RuChartPlot(QWidget):
             i for i in range(len(drawn)) if i not in on_front
         ]
         if len(front):
-            fx, fy = _step(xs[front], ys_plot[front])
+            fx, fy = _step(xs_plot[front], ys_plot[front])
             self.front_item.setData(fx, fy)
             self.legend.addItem(self._legend_front, f"Pareto front ({len(front)} run(s))")
         self.legend.setVisible(True)
@@ -423,6 +484,13 @@ class RuChartPlot(QWidget):
         )
         measured_ids = {p.run_id for p in measured}
         shown_ids = set(self.drawn_ids)
+        if self.off_scale_ids:
+            names = ", ".join(sorted({p.method for p in drawn if p.run_id in self.off_scale_ids}))
+            title += (
+                f"<br><span style='font-size:9pt;color:#555'>{len(self.off_scale_ids)} run(s) "
+                f"far off this scale drawn as arrows at the edge ({names}); "
+                "scale “log” shows all</span>"
+            )
         for why, left_out in (
             ("without these measures", [p for p in self._points if p.run_id not in measured_ids]),
             ("with a loss ≤ 0 (log scale)", [p for p in measured if p.run_id not in shown_ids]),
@@ -435,9 +503,7 @@ class RuChartPlot(QWidget):
                 )
         set_plot_title(self.plot_item, title, color="#222222", size="10pt")
         if len(drawn):
-            view.setRange(
-                xRange=padded_range(xs, 0.12), yRange=padded_range(ys_plot, 0.1), padding=0.0
-            )
+            view.setRange(xRange=frame.x_range, yRange=frame.y_range, padding=0.0)
         self._draw_current()
         self._place_labels()
 
@@ -465,13 +531,18 @@ class RuChartPlot(QWidget):
             pos = label.pos()
             anchor = view.mapViewToScene(QPointF(pos.x(), pos.y()))
             size = label.textItem.boundingRect()
+            ax, ay = float(label.anchor[0]), float(label.anchor[1])
             rect = QRectF(
-                anchor.x() + 0.25 * size.width(),
-                anchor.y() - size.height(),
+                anchor.x() - ax * size.width(),
+                anchor.y() - ay * size.height(),
                 size.width(),
                 size.height(),
             ).adjusted(2, 4, -2, -4)  # the text item's margins
-            show = bounds.contains(anchor) and not any(rect.intersects(r) for r in taken)
+            show = (
+                bounds.contains(anchor)
+                and bounds.contains(rect)
+                and not any(rect.intersects(r) for r in taken)
+            )
             label.setVisible(show)
             if show:
                 taken.append(rect)
@@ -487,8 +558,7 @@ class RuChartPlot(QWidget):
         if point.run_id not in self._plot_y:
             self.current_item.clear()
             return
-        x = float(point.measures[xk])  # type: ignore[arg-type]
-        self.current_item.setData(x=[x], y=[self._plot_y[point.run_id]])
+        self.current_item.setData(x=[self._plot_x[point.run_id]], y=[self._plot_y[point.run_id]])
 
     def _on_clicked(self, _item: pg.ScatterPlotItem, points: object, _event: object = None) -> None:
         spots = list(points)  # type: ignore[call-overload]
@@ -496,9 +566,9 @@ class RuChartPlot(QWidget):
             self.run_clicked.emit(int(spots[0].data()))
 
     def point_position(self, run_id: int) -> tuple[float, float]:
-        """Where a run is drawn (view coordinates: log10 of the loss on a log scale)."""
-        point = next(p for p in self._points if p.run_id == run_id)
-        return float(point.measures[self.options.x_measure]), self._plot_y[run_id]  # type: ignore[arg-type]
+        """Where a run is drawn (view coordinates: log10 of the loss on a log scale; the frame's
+        edge for an off-scale run)."""
+        return self._plot_x[run_id], self._plot_y[run_id]
 
     def visible_labels(self) -> list[str]:
         """The k labels shown (not hidden for overlapping another)."""
@@ -506,6 +576,11 @@ class RuChartPlot(QWidget):
 
     def title_text(self) -> str:
         return str(self.plot_item.titleLabel.text)
+
+
+def _value_text(value: float) -> str:
+    """A measure written plainly: "31,245", "87.3", "0.0412"."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def _finite(value: object) -> bool:

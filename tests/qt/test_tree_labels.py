@@ -1,0 +1,165 @@
+"""Issue 15: the dependency tree's labels never cover a vertex or another label, and none is cut
+off by the view, on Census and Adult (``../shared/data``), in a plot of a realistic size and in
+the main window at its smallest.
+
+The boxes are measured in scene coordinates after the plot has laid itself out: each label's
+``sceneBoundingRect`` (its white fill included), each vertex's disc from its pixel size, the view's
+rectangle. Before the fix FEDTAX was hidden under an edge label on Census and "native-country"
+was cut off on Adult.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from PySide6.QtCore import QRectF
+from reference_sets import adult_frame, census
+
+from microgui.core.analysis import dependency_tree_outcome
+from microgui.core.dataset import Dataset, suggest_roles
+from microgui.core.dependency import DependencyTree
+from microgui.qt.main_window import MainWindow
+from microgui.qt.plots.dependency_tree import DependencyTreePlot
+
+RUN_TIMEOUT_MS = 120_000
+
+
+def _dataset(name: str) -> Dataset:
+    """The table with the roles the app suggests (every column a quasi-identifier for both)."""
+    frame: pd.DataFrame = census() if name == "census" else adult_frame()
+    return Dataset.from_frame(frame, suggest_roles(frame))
+
+
+def label_problems(plot: DependencyTreePlot) -> list[str]:
+    """Every label that covers another label or a vertex not its own, or leaves the view."""
+    view = plot.tree_plot.getViewBox()
+    bounds = view.sceneBoundingRect()
+    names = list(plot.tree.attributes) if plot.tree is not None else []
+    labels = [
+        (f"label of {n}", item, i)
+        for i, (n, item) in enumerate(zip(names, plot.node_labels, strict=True))
+    ]
+    assert len(labels) == len(names) > 0 and all(item.isVisible() for _t, item, _o in labels)
+    # edge weights are written unless the view has no room for them (then the matrix has them)
+    assert all(t.isVisible() == plot.edge_labels_shown for t in plot.edge_labels)
+    labels += [(f"edge label {t.toPlainText()}", t, -1) for t in plot.edge_labels if t.isVisible()]
+    data = plot.nodes_item.data
+    vertices = []
+    for i, spot in enumerate(data):
+        centre = view.mapViewToScene(pg_point(float(spot["x"]), float(spot["y"])))
+        r = float(spot["size"]) / 2.0
+        vertices.append((names[i], i, QRectF(centre.x() - r, centre.y() - r, 2 * r, 2 * r)))
+    problems = []
+    if plot.legend.isVisible():
+        labels.append(("the legend", plot.legend, -1))
+    boxes = [(text, item.sceneBoundingRect(), owner) for text, item, owner in labels]
+    for n, (text, box, owner) in enumerate(boxes):
+        assert box.width() > 0 and box.height() > 0
+        if not bounds.contains(box):
+            problems.append(f"{text} cut off by the view")
+        for other, other_box, _ in boxes[n + 1 :]:
+            if box.intersects(other_box) and not _touching(box, other_box):
+                problems.append(f"{text} over {other}")
+        for name, i, disc in vertices:
+            if i != owner and box.intersects(disc):
+                problems.append(f"{text} over the vertex {name}")
+    for name, _i, disc in vertices:
+        if not bounds.contains(disc):
+            problems.append(f"vertex {name} cut off by the view")
+    return problems
+
+
+def pg_point(x: float, y: float) -> Any:
+    from PySide6.QtCore import QPointF
+
+    return QPointF(x, y)
+
+
+def _touching(a: QRectF, b: QRectF) -> bool:
+    """Boxes that share an edge within a pixel (pixel rounding of the scene boxes)."""
+    overlap = a.intersected(b)
+    return overlap.width() < 1.0 or overlap.height() < 1.0
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", ["census", "adult"])
+@pytest.mark.parametrize("size", [(900, 600), (1280, 560), (600, 380)])
+def test_tree_labels_do_not_overlap(name: str, size: tuple[int, int], qtbot: Any) -> None:
+    outcome = dependency_tree_outcome(_dataset(name), 5)
+    plot = DependencyTreePlot()
+    qtbot.addWidget(plot)
+    plot.resize(*size)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.set_tree(outcome.tree, outcome.layout)
+    qtbot.wait(20)  # the layout settles, then the view is resized once more
+    assert plot.tree is outcome.tree
+    assert label_problems(plot) == []
+    assert plot.label_conflicts == 0
+    if name == "census":
+        assert "FEDTAX" in outcome.tree.key_attributes
+    else:
+        assert "native-country" in outcome.tree.attributes
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", ["census", "adult"])
+def test_tree_labels_fit_the_smallest_window(name: str, window: MainWindow, qtbot: Any) -> None:
+    window.resize(window.minimumSizeHint())
+    window.controller.set_dataset(_dataset(name))
+    panel = window.tree_panel
+    with qtbot.waitSignal(panel.tree_shown, timeout=RUN_TIMEOUT_MS) as blocker:
+        window.tabs.setCurrentWidget(panel)
+    assert isinstance(blocker.args[0], DependencyTree)
+    qtbot.wait(20)
+    plot = panel.plot
+    view = plot.tree_plot.getViewBox()
+    assert view.width() > 200 and view.height() > 200
+    assert label_problems(plot) == []
+
+
+def test_tree_labels_do_not_overlap_on_a_wide_star(qtbot: Any) -> None:
+    """Without the shared data: one hub and 11 leaves with long names in a small plot."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"hub": rng.integers(0, 6, 400)})
+    for j in range(11):
+        frame[f"attribute_number_{j}"] = frame["hub"] * 10 + rng.integers(0, 2, 400)
+    outcome = dependency_tree_outcome(Dataset.from_frame(frame, suggest_roles(frame)), 5)
+    plot = DependencyTreePlot()
+    qtbot.addWidget(plot)
+    plot.resize(900, 600)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.set_tree(outcome.tree, outcome.layout)
+    qtbot.wait(20)
+    assert label_problems(plot) == []
+
+
+def test_matrix_names_every_column_under_a_narrow_matrix(qtbot: Any) -> None:
+    """pyqtgraph drops tick labels that would be too wide written horizontally; the matrix
+    writes them vertically, so every column keeps its name (issue 15 visual review: under a
+    narrow matrix only "age, region, education" of seven were shown)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    rng = np.random.default_rng(0)
+    names = ["sex", "age", "region", "education", "hours_per_week", "income", "wealth"]
+    frame = pd.DataFrame({n: rng.integers(0, 5, 300) for n in names})
+    outcome = dependency_tree_outcome(Dataset.from_frame(frame, suggest_roles(frame)), 5)
+    plot = DependencyTreePlot()
+    qtbot.addWidget(plot)
+    plot.resize(320, 500)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.set_tree(outcome.tree, outcome.layout)
+    qtbot.wait(20)
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = plot.bottom_axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    assert specs is not None
+    assert sorted(text for _rect, _flags, text in specs[2]) == sorted(outcome.tree.attributes)
