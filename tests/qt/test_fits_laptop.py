@@ -6,6 +6,8 @@ run name) and mdav-generic (the IL-by-attribute table); every method was measure
 
 from __future__ import annotations
 
+import pytest
+
 from microgui.core.roles import AttributeKind, AttributeRole
 from microgui.core.runs import RunSpec
 from microgui.qt.main_window import MainWindow
@@ -60,3 +62,42 @@ def test_group_size_ticks_never_overprint() -> None:
 def test_ru_map_tick_labels_are_plain(window: MainWindow) -> None:
     for name in ("left", "bottom"):
         assert not window.ru_chart.plot_item.getAxis(name).autoSIPrefix  # no "(x0.001)"
+
+
+@pytest.mark.slow
+def test_minimum_size_fits_a_laptop_after_every_method(demo_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The issue's check literally: after a run of every method on the demo (the methods for
+    continuous data on its continuous quasi-identifiers, optimal on 20 records, optimal-univariate
+    on one attribute), the window's minimum size stays within 1,280 × 700."""
+    from microgui.core.methods import available_methods
+    from microgui.core.runs import method_refusal
+
+    ctl = demo_window.controller
+    mixed = ctl.dataset
+    assert mixed is not None
+    roles = mixed.roles
+    continuous = roles
+    for col, spec in list(roles.items()):
+        if (
+            spec.role is AttributeRole.QUASI_IDENTIFIER
+            and spec.kind is not AttributeKind.CONTINUOUS
+        ):
+            continuous = continuous.replace(col, spec.with_role(AttributeRole.NON_CONFIDENTIAL))
+    one = continuous
+    for col in list(continuous.quasi_identifiers)[1:]:
+        one = one.replace(col, one[col].with_role(AttributeRole.NON_CONFIDENTIAL))
+    tables = [
+        mixed,
+        mixed.with_roles(continuous),
+        type(mixed).from_frame(mixed.frame.head(20), one),
+    ]
+    done = set()
+    for dataset in tables:
+        ctl.set_dataset(dataset)
+        for method in available_methods():
+            if method.name in done or method_refusal(method, dataset.roles, dataset.n_records):
+                continue
+            _run(demo_window, qtbot, method.name)
+            _assert_fits(demo_window, method.name)
+            done.add(method.name)
+    assert done == {m.name for m in available_methods()}
