@@ -65,6 +65,7 @@ __all__ = [
     "group_centroids",
     "build_kdtree",
     "box_distance",
+    "box_distance_of_row",
     "shrink_box",
     "fenwick_add",
     "fenwick_prefix",
@@ -871,12 +872,28 @@ def box_distance(q: np.ndarray, bmin: np.ndarray, bmax: np.ndarray, node: int) -
     """Squared distance from the point q to the box of a k-d tree node."""
     # Coordinate by coordinate in column order; each term is at most the term of any record in
     # the box (exactly, and so after rounding too). Branch-free: measured a third faster than
-    # the if/else form.
+    # the if/else form in mhm's searches (mst's Boruvka queries prefer box_distance_of_row).
     s = 0.0
     for t in range(q.shape[0]):
         v = q[t]
         u = max(max(bmin[node, t] - v, v - bmax[node, t]), 0.0)
         s += u * u
+    return s
+
+
+@njit
+def box_distance_of_row(xs: np.ndarray, i: int, lo: np.ndarray, hi: np.ndarray, node: int) -> float:
+    """Squared distance from row ``i`` of ``xs`` to the box of a k-d tree node (the if/else
+    form: in mst's Boruvka queries it measured faster than :func:`box_distance`)."""
+    s = 0.0
+    for j in range(xs.shape[1]):
+        v = xs[i, j]
+        if v < lo[node, j]:
+            t = lo[node, j] - v
+            s += t * t
+        elif v > hi[node, j]:
+            t = v - hi[node, j]
+            s += t * t
     return s
 
 

@@ -87,7 +87,7 @@ from microgui.core.methods.base import Method, MethodInput, MethodOutput, regist
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import (
     as_matrix,
-    box_distance,
+    box_distance_of_row,
     build_kdtree,
     check_k,
     fenwick_add,
@@ -248,7 +248,6 @@ def _query_batch(
     while pos < n_queue and work < budget:
         i = queue[pos]
         pos += 1
-        xq = xs[i]
         c = comp[i]
         bd = best_d[c]
         if cache_d[i] > bd:
@@ -296,8 +295,8 @@ def _query_batch(
             else:
                 na = left[node]
                 nb = right[node]
-                da = box_distance(xq, lo, hi, na)
-                db = box_distance(xq, lo, hi, nb)
+                da = box_distance_of_row(xs, i, lo, hi, na)
+                db = box_distance_of_row(xs, i, lo, hi, nb)
                 if da > db:  # push the farther child first: the nearer one is searched first
                     na, nb = nb, na
                     da, db = db, da
