@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-__all__ = ["Reference", "REFERENCES", "readable", "readable_strings"]
+__all__ = ["Reference", "REFERENCES", "readable"]
 
 
 @dataclass(frozen=True)
@@ -83,20 +82,6 @@ _NUMBER = re.compile(
     r"(?<![\w,.])(00[0-4])(?=\s*(?:§|Algorithm|Alg\.|Table|Tab\.|Definition|Def\.|eqs?\.|Eq|Theorem|"
     r"Figure|Fig\.|Proposition|section|,|;|\)))"
 )
-
-
-def readable_strings(value: Any) -> Any:
-    """``value`` with :func:`readable` applied to every string in it (dicts, lists and tuples
-    walked; keys and other values kept): a run report's method notes as users read them."""
-    if isinstance(value, str):
-        return readable(value)
-    if isinstance(value, dict):
-        return {key: readable_strings(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [readable_strings(item) for item in value]
-    if type(value) is tuple:
-        return tuple(readable_strings(item) for item in value)
-    return value
 
 
 def readable(text: str) -> str:

@@ -32,7 +32,6 @@ from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.numbers import release_numbers, rounding_report
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.references import readable_strings
 from microgui.core.roles import RoleMap, resolve_column, resolve_columns
 from microgui.core.scale import (
     check_scale_options,
@@ -574,6 +573,5 @@ def build_report(
         "confidential": roles.confidential,
         "citation": method.reference,  # "Domingo-Ferrer & Torra 2005, Algorithm 5.1"
     }
-    # a method's notes cite papers by number ("003 Algorithm 5.1"): users read authors and years
-    report.update(readable_strings(dict(extra)))
+    report.update(extra)
     return report

@@ -105,7 +105,6 @@ class AppController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pending_project: Project | None = None
         #: the release check of a result, kept so that the export does not repeat it
         self._export_check: tuple[RunResult, ExportCheck] | None = None
         self.pool: QThreadPool = make_run_pool(self)
@@ -135,15 +134,16 @@ class AppController(QObject):
         self._sweeps.failed.connect(lambda *_: self._after_sweep())
         self._sweeps.cancelled.connect(self._on_sweep_cancelled)
         # Reading a file is a job too (a large Excel sheet takes a while): its own one-thread
-        # pool, so that opening a table never waits behind a run. Its context: the path.
+        # pool, so that opening a table never waits behind a run. Its context: (the path, the
+        # project to apply to the table or None), so a newer load drops an older one's project.
         self.load_pool: QThreadPool = make_run_pool(self)
         self._loads = TaskSlot(self.load_pool, self)
         self._loads.progress.connect(
-            lambda i, f, s: self.load_progress.emit(self._loads.context(i), f, s)
+            lambda i, f, s: self.load_progress.emit(self._loads.context(i)[0], f, s)
         )
         self._loads.finished.connect(self._on_loaded)
-        self._loads.failed.connect(self._on_load_failed)
-        self._loads.cancelled.connect(lambda _load_id, path: self.load_cancelled.emit(path))
+        self._loads.failed.connect(lambda _i, m, d, ctx: self.load_failed.emit(ctx[0], m, d))
+        self._loads.cancelled.connect(lambda _load_id, ctx: self.load_cancelled.emit(ctx[0]))
         # The dependency tree, correlations and regressions of the views: a pool of their own,
         # so that they never wait behind a run; one current request per kind.
         self.analysis_pool: QThreadPool = make_run_pool(self)
@@ -180,15 +180,17 @@ class AppController(QObject):
 
         return self.set_dataset(read_table(Path(path)))
 
-    def open_file(self, path: str | Path) -> int:
+    def open_file(self, path: str | Path, project: Project | None = None) -> int:
         """Read a table in the background; ``dataset_loaded`` or ``load_failed`` follows.
 
-        Returns the load's id. A newer ``open_file`` supersedes an older one still reading.
+        Returns the load's id. A newer ``open_file`` supersedes an older one still reading
+        (and the ``project`` it was to apply, :meth:`open_project`).
         """
         from microgui.core.io import read_table
 
         path = Path(path)
-        load_id = self._loads.start(lambda progress: read_table(path, progress=progress), path)
+        job = lambda progress: read_table(path, progress=progress)  # noqa: E731
+        load_id = self._loads.start(job, (path, project))
         self.load_started.emit(path)
         return load_id
 
@@ -197,17 +199,11 @@ class AppController(QObject):
         return self._loads.busy
 
     @Slot(int, object, object)
-    def _on_loaded(self, _load_id: int, dataset: Any, _path: Any) -> None:
+    def _on_loaded(self, _load_id: int, dataset: Any, context: Any) -> None:
         assert isinstance(dataset, Dataset)
         self.set_dataset(dataset)
-        pending, self._pending_project = self._pending_project, None
-        if pending is not None:
-            apply_project(self, pending, dataset)
-
-    @Slot(int, str, str, object)
-    def _on_load_failed(self, _load_id: int, message: str, details: str, path: Any) -> None:
-        self._pending_project = None
-        self.load_failed.emit(path, message, details)
+        if context[1] is not None:  # the project whose table this is
+            apply_project(self, context[1], dataset)
 
     def cancel_load(self) -> None:
         """Ask the file being read to stop; ``load_cancelled`` follows (the table stays)."""
@@ -234,9 +230,7 @@ class AppController(QObject):
         apply its roles and re-run its runs (same seeds: same results) as a sweep. Returns the
         load's id. Raises :class:`MicroguiError` when the table is gone."""
         data, resolved = resolved_project(project, folder)
-        load_id = self.open_file(data)
-        self._pending_project = resolved
-        return load_id
+        return self.open_file(data, resolved)
 
     def autosave(self) -> Path | None:
         """Save the session for crash recovery (nothing without a table)."""
@@ -442,6 +436,8 @@ class AppController(QObject):
         if row >= 0:  # a sweep point opened: the same history entry, now with its table
             self.history[row] = replace(self.history[row], outcome=outcome)
             run_id = target
+        elif target is not None:  # the sweep point it re-computed was removed meanwhile
+            return
         else:
             self.history.append(HistoryEntry(run_id, outcome, dataset, datetime.now()))
         self.history_changed.emit()

@@ -103,6 +103,17 @@ class ProjectRestore(QObject):
         controller.run_failed.connect(self._on_run_ended)
         controller.run_cancelled.connect(self._on_run_ended)
         controller.dataset_loaded.connect(self.stop)
+        controller.history_changed.connect(self._on_history)
+        self._stopped = False
+
+    @Slot()
+    def _on_history(self) -> None:
+        """The run being re-computed was removed from the history: cancel it, and the
+        comparison is off (adversarial review: it came back under a new id)."""
+        waiting = self.state.waiting
+        if waiting is not None and not any(e.run_id == waiting for e in self.controller.history):
+            self.stop()
+            self.controller.cancel_run()
 
     @Slot(int, object, int)
     def _on_point(self, sweep_id: int, point: Any, run_id: int) -> None:
@@ -145,6 +156,9 @@ class ProjectRestore(QObject):
     @Slot()
     def stop(self) -> None:
         """Stop following the controller (done, or another table was opened)."""
+        if self._stopped:
+            return
+        self._stopped = True
         c = self.controller
         for signal, slot in (
             (c.sweep_point_finished, self._on_point),
@@ -154,6 +168,7 @@ class ProjectRestore(QObject):
             (c.run_failed, self._on_run_ended),
             (c.run_cancelled, self._on_run_ended),
             (c.dataset_loaded, self.stop),
+            (c.history_changed, self._on_history),
         ):
             signal.disconnect(slot)
         self.setParent(None)

@@ -109,3 +109,23 @@ def test_no_report_of_any_method_names_a_paper_file() -> None:
             for where, text in _strings(result.report):
                 assert not PAPER.search(text), (method.name, where, text)
     assert ran == {m.name for m in available_methods()}, sorted(ran)
+
+
+def test_column_names_that_look_like_paper_numbers_are_kept_exactly() -> None:
+    """Only microgui's own texts are made readable: a column named "002 Table 2" or "003 §5"
+    stays exactly so in every report entry that names it (adversarial review)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "002 Table 2": rng.normal(size=60),
+            "003 §5": rng.normal(size=60),
+            "(004)": rng.normal(size=60),
+        }
+    )
+    one = microgui.protect(frame, qi=["002 Table 2"], method="optimal-univariate", k=3, seed=1)
+    assert one.run.report["sorted_by"] == "002 Table 2"
+    ama = microgui.protect(frame, qi=list(frame.columns), method="ama", k=3, seed=1)
+    names = set(frame.columns)
+    assert set(ama.run.report["key_attributes"]) <= names
+    assert {c for edge in ama.run.report["tree_edges"] for c in edge[:2]} <= names
+    assert list(ama.run.report["quasi_identifiers"]) == list(frame.columns)

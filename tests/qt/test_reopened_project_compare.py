@@ -173,3 +173,31 @@ def test_a_method_the_user_chose_stays_when_roles_change(demo_window: MainWindow
     assert roles is not None
     ctl.set_roles(roles)  # the same roles again: a roles_changed
     assert panel.method is not None and panel.method.name == "mdav"
+
+
+def test_removing_the_point_being_recomputed_for_a_comparison_cancels_it(
+    window: MainWindow, qtbot: Any
+) -> None:
+    """Compare re-computes sweep points one by one; removing the one being re-computed cancels
+    it and the comparison, and the removed run does not come back under a new id (adversarial
+    review)."""
+    from microgui.core.dataset import Dataset
+    from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+    from microgui.qt.project_restore import compare_runs
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    ctl = window.controller
+    ctl.set_dataset(Dataset.from_frame(frame, RoleMap.from_dict({"a": qi, "b": qi})))
+    with qtbot.waitSignal(ctl.sweep_finished, timeout=120_000):
+        ctl.start_sweep([RunSpec.make("mdav", k, seed=1) for k in (3, 5)], workers=1)
+    first, second = (e.run_id for e in ctl.history)
+    compare_runs(ctl, [first, second])
+    assert ctl.is_running  # re-computing the first point
+    with qtbot.waitSignal(ctl.run_cancelled, timeout=10_000):
+        ctl.remove_run(first)
+    qtbot.waitUntil(lambda: ctl.live_runs == 0, timeout=60_000)
+    qtbot.wait(100)
+    assert [e.run_id for e in ctl.history] == [second]
+    assert ctl.compared == ()

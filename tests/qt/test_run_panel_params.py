@@ -43,3 +43,38 @@ def test_roles_table_shows_six_rows_at_1366_by_768(demo_window: MainWindow, qtbo
         and view.rowViewportPosition(r) + view.rowHeight(r) <= height
     )
     assert rows >= 6, (rows, height)
+
+
+def test_a_sweep_point_shown_puts_its_own_parameters_in_the_panel(
+    window: MainWindow, qtbot: Any
+) -> None:
+    """A sweep's spec keeps the grid's text ("false", "0.00001"): shown in the run panel it must
+    read as the run had it, so that Run repeats it (adversarial review: the box showed
+    rescale variance on, gamma 0.1235 and 0.0)."""
+    import numpy as np
+    import pandas as pd
+
+    from microgui.core.dataset import Dataset
+    from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+    from microgui.core.runs import RunSpec
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    ctl = window.controller
+    ctl.set_dataset(Dataset.from_frame(frame, RoleMap.from_dict({"a": qi, "b": qi})))
+    specs = [
+        RunSpec.make("vmdav", 3, {"rescale_variance": "false", "gamma": g}, seed=1)
+        for g in ("0.123456", "0.00001")
+    ]
+    with qtbot.waitSignal(ctl.sweep_finished, timeout=120_000):
+        ctl.start_sweep(specs, workers=1)
+    panel = window.run_panel
+    for entry, gamma in zip(list(ctl.history), (0.123456, 0.00001), strict=True):
+        with qtbot.waitSignal(ctl.run_shown, timeout=120_000):
+            ctl.show_run(entry.run_id)
+        assert panel.param_widgets["rescale_variance"].isChecked() is False
+        assert panel.param_widgets["gamma"].value() == gamma
+        params = dict(panel.spec().params)
+        assert params["rescale_variance"] is False and params["gamma"] == gamma
+        assert "rescale variance" not in panel.params_note.text()

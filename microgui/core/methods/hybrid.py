@@ -47,6 +47,7 @@ from microgui.core.dataset import numeric_column
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
 from microgui.core.methods.mdav import mdav, warm_up
 from microgui.core.progress import sub_progress
+from microgui.core.references import readable
 from microgui.core.roles import AttributeKind
 
 __all__ = ["centred_basis", "random_rotation", "synthetic_clusters", "HYBRID"]
@@ -132,7 +133,7 @@ def _run_hybrid(inp: MethodInput) -> MethodOutput:
     extra = {
         "k_anonymity_guaranteed": False,
         "note": _NOTE,
-        "partition": "MDAV (003 Algorithm 5.1)",
+        "partition": readable("MDAV (003 Algorithm 5.1)"),
         "synthetic_generator": (
             "normal sample conditioned on each cluster's exact mean and covariance (random "
             "rotation of the centred cluster orthogonal to the ones vector)"

@@ -135,14 +135,21 @@ def param_widget_value(widget: QWidget) -> Any:
 
 
 def set_param_widget_value(widget: QWidget, value: Any) -> None:
+    """Show ``value`` (parsed, in the parameter's type) in a parameter widget."""
     if isinstance(widget, QCheckBox):
+        if isinstance(value, str):  # never bool("false")
+            value = value.strip().lower() in ("1", "true", "yes", "on")
         widget.setChecked(bool(value))
     elif isinstance(widget, QComboBox):
         widget.setCurrentText(str(value))
     elif isinstance(widget, QSpinBox):
         widget.setValue(int(value))
     elif isinstance(widget, QDoubleSpinBox):
-        widget.setValue(float(value))
+        number = float(value)
+        # as many decimals as the value has (1e-05 shown as 0.0000 would run as 0)
+        written = f"{number:.10f}".rstrip("0").split(".")[1] if number % 1 else ""
+        widget.setDecimals(max(widget.decimals(), min(10, len(written))))
+        widget.setValue(number)
     elif isinstance(widget, QLineEdit):
         widget.setText(str(value))
 
@@ -469,9 +476,11 @@ class RunPanel(QWidget):
         for prm in method.all_params if method is not None else ():
             if prm.name in self.param_widgets:
                 set_param_widget_value(self.param_widgets[prm.name], prm.default)
+        specs = {prm.name: prm for prm in method.all_params} if method is not None else {}
         for name, value in spec.params:
-            if name in self.param_widgets:
-                set_param_widget_value(self.param_widgets[name], value)
+            if name in self.param_widgets and name in specs:
+                # a sweep's or a project's spec keeps the text it was given ("false", "1e-05")
+                set_param_widget_value(self.param_widgets[name], specs[name].parse(value))
         self.seed_spin.setValue(-1 if spec.seed is None else spec.seed)
         self.set_strata(spec.strata)
         position = self.blocks_combo.findData(spec.block_size)
