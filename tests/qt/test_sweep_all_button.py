@@ -104,3 +104,20 @@ def test_all_leaves_out_methods_whose_table_limits_refuse_the_table(
     ):
         assert name not in checked
         assert words in items[name].toolTip()
+
+
+def test_a_grid_value_that_lifts_a_table_limit_enables_the_method(
+    window: MainWindow, qtbot: Any
+) -> None:
+    """Optimal refuses 30 records by default (25); with ``max_records=40`` in the sweep's
+    parameter values it can run, and the dialog enables it (adversarial review)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=30), "b": rng.normal(size=30)})
+    qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    window.controller.set_dataset(Dataset.from_frame(frame, RoleMap.from_dict({"a": qi, "b": qi})))
+    dialog = _open_dialog(window)
+    assert not _items(dialog)["optimal"].flags() & Qt.ItemFlag.ItemIsEnabled
+    dialog.params_edit.setText("max_records=40")
+    assert _items(dialog)["optimal"].flags() & Qt.ItemFlag.ItemIsEnabled
+    dialog.params_edit.setText("max_records=20, 28")
+    assert not _items(dialog)["optimal"].flags() & Qt.ItemFlag.ItemIsEnabled

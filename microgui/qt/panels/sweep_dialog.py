@@ -9,7 +9,8 @@ are listed here with their reason. The dialog is not modal: the app stays usable
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import itertools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -46,10 +47,30 @@ DEFAULT_KS = "3, 5, 10"
 _INT_LIMIT = 2_147_483_647
 
 
-def method_refusal(method: Method, roles: RoleMap | None, n_records: int | None = None) -> str:
+def method_refusal(
+    method: Method,
+    roles: RoleMap | None,
+    n_records: int | None = None,
+    grid: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """Why ``method`` cannot run on these roles and this many records ("" when it can): the
-    core's answer (:func:`microgui.core.runs.method_refusal`), or "open a table first"."""
-    return "open a table first" if roles is None else core_refusal(method, roles, n_records)
+    core's answer (:func:`microgui.core.runs.method_refusal`), or "open a table first". With
+    the sweep's parameter ``grid``, a method runs when one of the grid's combinations of its own
+    parameters is accepted (optimal with ``max_records=40`` on 30 records)."""
+    if roles is None:
+        return "open a table first"
+    own = {p.name for p in method.all_params}
+    varied = {name: list(values) for name, values in (grid or {}).items() if name in own}
+    why = core_refusal(method, roles, n_records)
+    if not why or not varied or n_records is None:
+        return why
+    for combo in itertools.product(*varied.values()):
+        try:
+            if not core_refusal(method, roles, n_records, dict(zip(varied, combo, strict=True))):
+                return ""
+        except MicroguiError:
+            continue  # a value the method refuses: that point fails on its own
+    return why
 
 
 class SweepDialog(QDialog):
@@ -95,6 +116,8 @@ class SweepDialog(QDialog):
             "only over the parameters it has; a name no checked method has is refused."
         )
         self.params_edit.textChanged.connect(lambda _t: self._update_summary())
+        # a parameter value can lift a method's table limit (optimal's max_records)
+        self.params_edit.textChanged.connect(lambda _t: self.refresh_methods())
         self.seed_spin = QSpinBox()
         self.seed_spin.setRange(-1, _INT_LIMIT)
         self.seed_spin.setSpecialValueText("random")
@@ -183,6 +206,13 @@ class SweepDialog(QDialog):
         self._show_failed([])
 
     # the grid -----------------------------------------------------------------------------
+    def _grid(self) -> dict[str, list[str]] | None:
+        """The parameter values typed so far (None while they do not parse)."""
+        try:
+            return parse_param_grid(self.params_edit.text())
+        except MicroguiError:
+            return None
+
     def refresh_methods(self, checked: Sequence[str] | None = None) -> None:
         """List the registered methods; those that cannot run on the current roles are greyed
         out with the reason. ``checked``: the methods to check (None: keep the current ones)."""
@@ -194,7 +224,8 @@ class SweepDialog(QDialog):
             item = QListWidgetItem(f"{method.name} — {method.title}")
             item.setData(Qt.ItemDataRole.UserRole, method.name)
             dataset = self._controller.dataset
-            why = method_refusal(method, roles, dataset.n_records if dataset else None)
+            n = dataset.n_records if dataset else None
+            why = method_refusal(method, roles, n, self._grid())
             if why:
                 item.setFlags(Qt.ItemFlag.ItemIsUserCheckable)  # shown, not enabled
                 item.setCheckState(Qt.CheckState.Unchecked)
