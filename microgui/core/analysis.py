@@ -265,22 +265,10 @@ def correlation_outcome(
 
 
 @dataclass(frozen=True)
-class RegressionOutcome:
-    """An OLS model fitted on the original and on the protected table of a run."""
+class RegressionOutcome(Regression):
+    """A run's :class:`~microgui.core.metrics.association.Regression`, for the app's view."""
 
     run_id: int
-    y: str
-    xs: tuple[str, ...]
-    #: :func:`~microgui.core.metrics.utility.regression_change` (R² in its ``attrs``).
-    table: pd.DataFrame
-    n_records: int
-    dropped_rows: int
-
-    @property
-    def r_squared(self) -> tuple[float, float]:
-        """R² of the fit on the original and on the protected table."""
-        attrs = self.table.attrs
-        return float(attrs["r_squared_original"]), float(attrs["r_squared_protected"])
 
 
 def regression_outcome(
@@ -296,7 +284,7 @@ def regression_outcome(
     progress(0.0, "fitting")
     fit: Regression = fit_regression(dataset.frame, result.protected, y, xs)
     progress(1.0, "done")
-    return RegressionOutcome(run_id, fit.y, fit.xs, fit.table, fit.n_records, fit.dropped_rows)
+    return RegressionOutcome(fit.y, fit.xs, fit.table, fit.n_records, fit.dropped_rows, run_id)
 
 
 def record_mask(rows: np.ndarray | Sequence[int] | None, n_records: int) -> np.ndarray | None:

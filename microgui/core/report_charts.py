@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.roles import AttributeKind
+from microgui.core.ru_frame import padded_span
 from microgui.core.runs import RunResult
 
 __all__ = [
@@ -278,14 +279,8 @@ def padded_range(values: np.ndarray, pad: float = 0.06) -> tuple[float, float]:
     """The range of ``values`` widened by ``pad`` of its span on each side (a constant: ±10 %, or
     ±1 around 0); shared by the report charts and the app's R-U map. Values that are all 0 or
     more (losses, rates, percentages) never get an axis below 0 (issue 15: "-1 %")."""
-    lo, hi = float(values.min()), float(values.max())
-    if hi <= lo:
-        half = abs(lo) * 0.1 or 1.0
-        low, high = lo - half, hi + half
-    else:
-        margin = pad * (hi - lo)
-        low, high = lo - margin, hi + margin
-    return (max(low, 0.0) if lo >= 0 else low), high
+    low, high = padded_span(values, pad)
+    return (max(low, 0.0) if float(values.min()) >= 0 else low), high
 
 
 def _ticks(lo: float, hi: float) -> tuple[list[float], float]:

@@ -121,17 +121,20 @@ class RuFrame:
         return both
 
 
-def _range(values: np.ndarray, pad: float, from_zero: bool) -> tuple[float, float]:
+def padded_span(values: np.ndarray, pad: float) -> tuple[float, float]:
+    """The range of ``values`` widened by ``pad`` of its span on each side (a constant: ±10 %,
+    or ±1 around 0); the report charts' ``padded_range`` and the R-U frame start from it."""
     lo, hi = float(values.min()), float(values.max())
     if hi <= lo:
         half = abs(lo) * 0.1 or 1.0
-        lo, hi = lo - half, hi + half
-    else:
-        margin = pad * (hi - lo)
-        lo, hi = lo - margin, hi + margin
-    if from_zero:
-        lo = 0.0
-    return lo, hi
+        return lo - half, hi + half
+    margin = pad * (hi - lo)
+    return lo - margin, hi + margin
+
+
+def _range(values: np.ndarray, pad: float, from_zero: bool) -> tuple[float, float]:
+    lo, hi = padded_span(values, pad)
+    return (0.0 if from_zero else lo), hi
 
 
 def ru_frame(

@@ -207,12 +207,9 @@ def _one_attribute(roles: RoleMap, _n_records: int, _params: Mapping[str, Any]) 
 
 def _run(inp: MethodInput) -> MethodOutput:
     names = inp.qi.continuous_names
-    if len(names) != 1:
-        raise InvalidRoles(
-            f"optimal-univariate needs exactly one continuous quasi-identifier, but {len(names)} "
-            "are tagged; for several, use individual-ranking (each attribute on its own) or mhm "
-            "(multivariate)"
-        )
+    why = _one_attribute(inp.dataset.roles, inp.dataset.n_records, inp.params)
+    if why:
+        raise InvalidRoles(f"optimal-univariate {why}")
     labels = optimal_univariate(inp.qi.continuous[:, 0], inp.k, progress=inp.progress)
     return MethodOutput(labels=labels, extra={"sorted_by": names[0]})
 
