@@ -1106,6 +1106,7 @@ def _sweep(args: argparse.Namespace) -> int:
         for k in (
             "information_loss_all_qi",
             "information_loss",
+            "il_lower_bound_best",
             "il",
             "record_linkage",
             "interval_disclosure",

@@ -78,6 +78,8 @@ REPORT_MEASURES: dict[str, MeasureInfo] = {
         "utility",
     ),
     "information_loss": ("SSE/SST, continuous QIs (z-scores)", "%", "lower is better", "utility"),
+    # a property of the data and k, not a score of the run: no direction, not an R-U axis
+    "il_lower_bound_best": ("Proven lower bound on SSE/SST, continuous QIs", "%", "", "bound"),
     "generalization_il": ("Generalization IL", "", "lower is better", "utility"),
     "k_anonymity": ("k-anonymity level", "records", "higher is better", "risk"),
 }

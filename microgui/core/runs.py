@@ -27,6 +27,8 @@ from microgui.core.methods import (
     get_method,
     resolve_params,
 )
+from microgui.core.methods.bound import lower_bound_report
+from microgui.core.methods.refine import run_and_refine
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.mixed_loss import mixed_information_loss
@@ -192,7 +194,9 @@ def information_loss_text(report: Mapping[str, Any]) -> str:
     """'IL (all QIs) = 11.16 %, SSE/SST (continuous QIs) = 7.98 %': the headline information
     loss over every quasi-identifier (``information_loss_all_qi``) and, by its own name, the
     continuous-only SSE/SST (``information_loss``) when there is a continuous quasi-identifier,
-    or the generalization IL (``004`` eqs. 6–9) when those were generalized to text."""
+    with the proven lower bound under it (``il_lower_bound_best``,
+    :mod:`microgui.core.methods.bound`) when the report has one, or the generalization IL
+    (``004`` eqs. 6–9) when those were generalized to text."""
     parts = []
     headline = report.get("information_loss_all_qi")
     if headline is not None:
@@ -201,7 +205,9 @@ def information_loss_text(report: Mapping[str, Any]) -> str:
     gen = report.get("generalization_il")
     kinds = report.get("quasi_identifiers") or {"": "continuous"}  # older reports: no kinds
     if value is not None and "continuous" in kinds.values():
-        parts.append(f"SSE/SST (continuous QIs) = {float(value):.2f} %")
+        floor = report.get("il_lower_bound_best", report.get("il_lower_bound"))
+        shown = "" if floor is None else f" (lower bound {float(floor):.2f} %)"  # issue 16
+        parts.append(f"SSE/SST (continuous QIs) = {float(value):.2f} %{shown}")
     elif value is None and gen is not None:
         parts.append(f"generalization IL = {float(gen):.3f}")
     return ", ".join(parts) if parts else "IL not applicable"
@@ -317,7 +323,8 @@ def run_protection(
     if spec.scaled_for(dataset.n_records):
         return _run_scaled(dataset, spec, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)
-    output = method.run(
+    output = run_and_refine(
+        method,
         MethodInput(
             dataset=dataset,
             qi=qi,
@@ -326,7 +333,7 @@ def run_protection(
             rng=rng,
             progress=sub_progress(progress, 0.0, 0.9),
             hierarchies=_load_hierarchies(spec, dataset),
-        )
+        ),
     )
     labels = np.asarray(output.labels, dtype=np.int64)
     if labels.shape != (dataset.n_records,):
@@ -553,6 +560,8 @@ def build_report(
         "sst": None if generalized else sst(qi.continuous),
         "information_loss": None if generalized else information_loss(qi.continuous, z_protected),
         "information_loss_basis": basis,
+        # a proven floor under information_loss for this data and k (issue 16)
+        **lower_bound_report(qi, None if generalized else z_protected, labels, int(spec.k)),
         "information_loss_all_qi": mixed.information_loss,
         "information_loss_all_qi_basis": mixed.basis,
         "information_loss_by_attribute": mixed.by_attribute,

@@ -89,6 +89,7 @@ from microgui.core.aggregate import aggregate
 from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles, MicroguiError
 from microgui.core.methods import MethodInput, get_method
+from microgui.core.methods.refine import run_and_refine
 from microgui.core.pool import POLL_SECONDS, check_cancel, default_workers, labelled, run_in_pool
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
 from microgui.core.roles import AttributeRole, RoleMap
@@ -408,7 +409,8 @@ def _run_unit(unit: _Unit, progress: ProgressFn) -> _UnitOutput:
     else:
         rng = np.random.default_rng(np.random.SeedSequence(unit.seed, spawn_key=(unit.index,)))
     try:
-        output = method.run(
+        output = run_and_refine(
+            method,
             MethodInput(
                 dataset=unit.dataset,
                 qi=unit.qi,
@@ -417,7 +419,7 @@ def _run_unit(unit: _Unit, progress: ProgressFn) -> _UnitOutput:
                 rng=rng,
                 progress=progress,
                 hierarchies=unit.hierarchies,
-            )
+            ),
         )
     except MicroguiError as exc:
         if unit.single:

@@ -11,6 +11,7 @@ import pytest
 from microgui.core.dataset import Dataset
 from microgui.core.metrics.utility import (
     correlation_change,
+    correlation_variance,
     ctbil,
     dist_il,
     ebil,
@@ -28,6 +29,7 @@ from microgui.core.metrics.utility import (
     pil_measures,
     regression_change,
 )
+from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
 
 # a = 1..4 protected as 1,1,4,4 (mean kept, variance 5/3 -> 3); b unchanged.
@@ -176,6 +178,112 @@ def test_r_squared_by_hand_and_against_numpy() -> None:
     assert np.isnan(ols_r_squared(frame.assign(y=1.0), "y", ["x"]))
 
 
+def _census_mdav(census: pd.DataFrame, k: int, protected_columns: int) -> np.ndarray:
+    """Census with its first ``protected_columns`` columns microaggregated (MDAV, variance
+    rescaling of ``003`` §5.2) and the others released unchanged, as a (1080, 13) array."""
+    qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    kept = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.CONTINUOUS)
+    columns = [str(c) for c in census.columns]
+    roles = RoleMap.from_dict(
+        {c: qi if j < protected_columns else kept for j, c in enumerate(columns)}
+    )
+    ds = Dataset.from_frame(census, roles)
+    result = run_protection(ds, RunSpec.make("mdav", k, {"rescale_variance": True}, seed=1))
+    protected: np.ndarray = result.protected[columns].to_numpy(dtype=np.float64)
+    return protected
+
+
+def _moment(a: np.ndarray, b: np.ndarray, i: int, j: int) -> float:
+    return float(np.mean((a - a.mean()) ** i * (b - b.mean()) ** j))
+
+
+def test_correlation_variance_is_the_delta_method_formula() -> None:
+    rng = np.random.default_rng(5)
+    e = rng.exponential(size=500)
+    x = np.column_stack([e, e + 2 * rng.exponential(size=500), rng.normal(size=500)])
+    n = len(x)
+    got = correlation_variance(x)
+    for pos, (j, h) in enumerate(zip(*np.triu_indices(3, 1), strict=True)):
+        a, b = x[:, j], x[:, h]
+        m = {(i, k): _moment(a, b, i, k) for i in range(5) for k in range(5) if i + k in (2, 4)}
+        r = np.corrcoef(a, b)[0, 1]
+        bracket = (
+            m[4, 0] / m[2, 0] ** 2
+            + m[0, 4] / m[0, 2] ** 2
+            + 2 * m[2, 2] / (m[2, 0] * m[0, 2])
+            + 4 * m[2, 2] / m[1, 1] ** 2
+            - 4 * m[3, 1] / (m[1, 1] * m[2, 0])
+            - 4 * m[1, 3] / (m[1, 1] * m[0, 2])
+        )
+        assert got[pos] == pytest.approx(r * r / (4 * n) * bracket, rel=1e-9)
+
+
+def test_correlation_variance_matches_simulation_and_normal_theory() -> None:
+    rng = np.random.default_rng(7)
+
+    def draw(m: int) -> np.ndarray:
+        e, f = rng.exponential(size=m), rng.exponential(size=m)
+        return np.column_stack([e, e + 2 * f])  # skewed: r ≈ 0.45
+
+    n = 200
+    big = draw(400_000)
+    predicted = correlation_variance(big)[0] * len(big) / n
+    simulated = np.var([np.corrcoef(draw(n), rowvar=False)[0, 1] for _ in range(3000)], ddof=1)
+    assert predicted == pytest.approx(simulated, rel=0.1)
+    r = np.corrcoef(big, rowvar=False)[0, 1]
+    assert (1 - r * r) ** 2 / n < 0.75 * simulated  # the normal-theory variance is too small here
+    # with bivariate normal data the formula is the textbook (1 - r²)²/n
+    normal = rng.multivariate_normal([0, 0], [[1, 0.6], [0.6, 1]], size=200_000)
+    r = np.corrcoef(normal, rowvar=False)[0, 1]
+    assert correlation_variance(normal)[0] == pytest.approx((1 - r * r) ** 2 / 200_000, rel=0.03)
+
+
+def test_correlation_variance_of_uncorrelated_and_constant_columns() -> None:
+    # a, b centred with a·b summing to 0: r = 0 exactly, mu11 = 0; a²b² = 1 and both variances
+    # (divisor n) 1, so Var = mean(a²b²)/n = 1/4 with no division by mu11
+    x = np.array([[1.0, 1.0, 5.0], [-1.0, 1.0, 5.0], [1.0, -1.0, 5.0], [-1.0, -1.0, 5.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        var = correlation_variance(x)
+        np.testing.assert_allclose(var, [0.25, 0.0, 0.0])
+        assert pil_measures(x, x)["pil_correlations"] == 0.0
+        y = x.copy()
+        y[:, 1] = [1.0, 0.0, 0.0, -1.0]  # r' = mean(a b') / (1 · √0.5) = 0.5/√0.5 = √0.5
+        assert np.corrcoef(y[:, 0], y[:, 1])[0, 1] == pytest.approx(np.sqrt(0.5))
+        expected = 2 * __import__("scipy").stats.norm.cdf(np.sqrt(0.5) / 0.5) - 1
+        # pairs: (0, 1) moved, (0, 2) and (1, 2) involve the constant column and stay 0
+        assert pil_measures(x, y)["pil_correlations"] == pytest.approx(expected / 3)
+
+
+def test_columns_restrict_the_averages() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(10, 2, size=(60, 4))
+    y = x.copy()
+    y[:, :2] = np.round(y[:, :2])  # only the first two columns change
+    whole = il_measures(x, y)
+    first = il_measures(x, y, columns=[0, 1])
+    assert first == pytest.approx(il_measures(x[:, :2], y[:, :2]), rel=1e-12)
+    assert pil_measures(x, y, columns=range(2)) == pytest.approx(
+        pil_measures(x[:, :2], y[:, :2]), rel=1e-12
+    )
+    assert il_measures(x, y, columns=None) == whole
+    # unchanged columns dilute the averages: IL1 over 4 columns is half IL1 over the 2 changed
+    assert whole["il1"] == pytest.approx(first["il1"] / 2)
+    assert il5(x, y, columns=[3, 1]) == pytest.approx(il5(x[:, [3, 1]], y[:, [3, 1]]), rel=1e-12)
+    for func in (il1, il1s, il2, il3):
+        assert func(x, y, columns=[1]) == pytest.approx(func(x[:, 1:2], y[:, 1:2]), rel=1e-12)
+    assert np.isnan(il4(x, y, columns=[1]))  # no pair in one column
+    with pytest.raises(ValueError, match="no column"):
+        il_measures(x, y, columns=[])
+    with pytest.raises(ValueError, match="twice"):
+        il1(x, y, columns=[0, 0])
+    with pytest.raises(ValueError, match="not positions"):
+        pil_measures(x, y, columns=[4])
+    with pytest.raises(ValueError, match="not positions"):
+        il4(x, y, columns=[-1, 2])
+
+
+@pytest.mark.shared
 @pytest.mark.parametrize(
     ("k", "table2"),
     # 003 Table 2, quasi-identifier length 13: IL1, IL4, IL5, IL
@@ -201,12 +309,51 @@ def test_003_table2_census_mdav(census: pd.DataFrame, k: int, table2: tuple[floa
     p = pil_measures(x, y)
     assert p["pil_means"] == pytest.approx(0.0, abs=1e-9)
     assert p["pil_variances"] == pytest.approx(0.0, abs=1e-6)
-    # 003 Table 3, PIL(m11): 0.363, 0.548, 0.598
+    # 003 Table 3, PIL(m11): 0.363, 0.548, 0.598; PIL(r): 0.534, 0.674, 0.705 (the
+    # delta-method variance of r; the normal-theory (1 - r²)²/n gave 0.581, 0.693, 0.719)
     assert p["pil_covariances"] == pytest.approx({3: 0.363, 6: 0.548, 9: 0.598}[k], abs=0.002)
-    for key in ("pil_quantiles", "pil_correlations"):
-        assert 0.0 < p[key] < 1.0
+    assert p["pil_correlations"] == pytest.approx({3: 0.534, 6: 0.674, 9: 0.705}[k], abs=0.002)
+    assert 0.0 < p["pil_quantiles"] < 1.0
 
 
+@pytest.mark.shared
+@pytest.mark.parametrize(
+    ("k", "table2", "table3"),
+    # 003 Table 2, quasi-identifier "the first 6 attributes": IL1, IL4, IL5, IL;
+    # Table 3, same rows: PIL(m11), PIL(r)
+    [
+        (3, (0.131, 0.036, 0.007, 3.48), (0.161, 0.255)),
+        (6, (0.174, 0.075, 0.013, 5.24), (0.270, 0.371)),
+        (9, (0.203, 0.129, 0.017, 6.98), (0.332, 0.430)),
+        (12, (0.185, 0.166, 0.020, 7.42), (0.373, 0.471)),
+    ],
+)
+def test_003_first_6_attributes_average_over_all_13(
+    census: pd.DataFrame, k: int, table2: tuple[float, ...], table3: tuple[float, float]
+) -> None:
+    """The first 6 Census columns microaggregated, the other 7 released unchanged, the measures
+    averaged over all 13 columns (the module docstring's reading of ``003`` §6.1)."""
+    x = census.to_numpy(dtype=np.float64)
+    y = _census_mdav(census, k, protected_columns=6)
+    np.testing.assert_array_equal(y[:, 6:], x[:, 6:])
+    m = il_measures(x, y)
+    assert m["il2"] == pytest.approx(0.0, abs=1e-12)
+    assert m["il3"] == pytest.approx(0.0, abs=1e-12)
+    # MDAV's groups at k = 6, 9 differ a little from the paper's (IL4 0.077 and 0.133)
+    assert m["il1"] == pytest.approx(table2[0], abs=0.0015)
+    assert m["il4"] == pytest.approx(table2[1], abs=0.005)
+    assert m["il5"] == pytest.approx(table2[2], abs=0.0006)
+    assert m["il"] == pytest.approx(table2[3], abs=0.08)
+    p = pil_measures(x, y)
+    assert p["pil_covariances"] == pytest.approx(table3[0], abs=0.004)
+    assert p["pil_correlations"] == pytest.approx(table3[1], abs=0.005)
+    # over the 6 protected columns alone the figures are about twice the published ones
+    only_qi = il_measures(x, y, columns=range(6))
+    assert only_qi == pytest.approx(il_measures(x[:, :6], y[:, :6]), rel=1e-12)
+    assert only_qi["il1"] > 2 * table2[0]
+
+
+@pytest.mark.shared
 def test_mdav_without_rescaling_keeps_means_only(census: pd.DataFrame) -> None:
     ds = Dataset.from_frame(census)
     result = run_protection(ds, RunSpec.make("mdav", 5, seed=1))

@@ -74,7 +74,7 @@ def test_a_sweep_point_shown_puts_its_own_parameters_in_the_panel(
         with qtbot.waitSignal(ctl.run_shown, timeout=120_000):
             ctl.show_run(entry.run_id)
         assert panel.param_widgets["rescale_variance"].isChecked() is False
-        assert panel.param_widgets["gamma"].value() == gamma
+        assert float(panel.param_widgets["gamma"].text()) == gamma  # a line edit: "auto" or γ
         params = dict(panel.spec().params)
-        assert params["rescale_variance"] is False and params["gamma"] == gamma
+        assert params["rescale_variance"] is False and float(params["gamma"]) == gamma
         assert "rescale variance" not in panel.params_note.text()

@@ -16,6 +16,7 @@ from microgui.core.errors import InvalidParameter
 from microgui.core.methods import ama as _ama  # noqa: F401  (registers ama)
 from microgui.core.methods import cbfs as _cbfs  # noqa: F401
 from microgui.core.methods import dba as _dba  # noqa: F401
+from microgui.core.methods import gsms as _gsms  # noqa: F401
 from microgui.core.methods import hybrid as _hybrid  # noqa: F401
 from microgui.core.methods import individual_ranking as _individual_ranking  # noqa: F401
 from microgui.core.methods import md as _md  # noqa: F401
@@ -26,6 +27,7 @@ from microgui.core.methods import mst as _mst  # noqa: F401  (registers mst)
 from microgui.core.methods import mstk as _mstk  # noqa: F401  (registers mstk)
 from microgui.core.methods import optimal as _optimal  # noqa: F401
 from microgui.core.methods import psensitive as _psensitive  # noqa: F401
+from microgui.core.methods import refine as _refine
 from microgui.core.methods import tcloseness as _tcloseness  # noqa: F401
 from microgui.core.methods import tfrp as _tfrp  # noqa: F401
 from microgui.core.methods import univariate as _univariate  # noqa: F401
@@ -75,9 +77,11 @@ def available_methods() -> list[Method]:
 
 
 def warm_ups() -> list[Callable[[], float]]:
-    """The registered methods' warm-ups (see ``Method.warm_up``), each once, in name order."""
+    """The registered methods' warm-ups (see ``Method.warm_up``), each once, in name order, then
+    the refinement's (``--param refine``)."""
     out: list[Callable[[], float]] = []
     for method in available_methods():
         if method.warm_up is not None and method.warm_up not in out:
             out.append(method.warm_up)
+    out.append(_refine.warm_up)  # the refinement any partitioning method may end with
     return out

@@ -47,6 +47,8 @@ __all__ = [
     "registered",
     "COMMON_PARAMS",
     "resolve_params",
+    "REFINE_CHOICES",
+    "REFINE_PARAMS",
 ]
 
 
@@ -134,6 +136,38 @@ COMMON_PARAMS: tuple[ParamSpec, ...] = (
         "source = to each column's own decimals in the input (integers stay integers), or a "
         "number of decimals 0-10. The report gives the IL before rounding.",
         choices=ROUND_CHOICES,
+    ),
+)
+
+
+#: The values of ``--param refine`` (:mod:`microgui.core.methods.refine` says what each does).
+REFINE_CHOICES: tuple[str, ...] = ("none", "local", "igd", "deep")
+
+#: Parameters of the refinement that may follow a partitioning method (issue 16), accepted by
+#: every method that aggregates its own groups and promises nothing on confidential attributes
+#: (:attr:`Method.refinable`).
+REFINE_PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec(
+        "refine",
+        str,
+        "none",
+        "Improve the method's groups afterwards, keeping every group at k..2k-1 records and "
+        "never raising the SSE: none; local = moves and swaps of records to a local optimum "
+        "(exact SSE changes); igd = iterative group decomposition (Khomnotai et al. 2018); "
+        "deep = igd, local, exact re-splitting of neighbouring groups, then perturbation and "
+        "restart (refine_rounds rounds per group). The report's refinement entry gives the IL "
+        "before and after.",
+        choices=REFINE_CHOICES,
+    ),
+    ParamSpec(
+        "refine_rounds",
+        int,
+        100,
+        "Perturbation rounds per group for refine=deep, counted for at most 300 groups (a "
+        "larger table gets 300 × this many rounds in all). More: lower loss, longer run; the "
+        "same seed gives the same groups.",
+        minimum=0,
+        maximum=100_000,
     ),
 )
 
@@ -270,8 +304,20 @@ class Method:
         return readable(self.summary)
 
     @property
+    def refinable(self) -> bool:
+        """Whether a refinement may follow the method (``--param refine``): it aggregates the
+        groups it makes and promises nothing on the confidential attributes (a move of a record
+        could break p-sensitivity, l-diversity or t-closeness, which the refinement does not
+        check)."""
+        return self.aggregates and self.release_check is None
+
+    @property
     def all_params(self) -> tuple[ParamSpec, ...]:
-        return self.params + (COMMON_PARAMS if self.aggregates else ())
+        return (
+            self.params
+            + (COMMON_PARAMS if self.aggregates else ())
+            + (REFINE_PARAMS if self.refinable else ())
+        )
 
 
 _REGISTRY: dict[str, Method] = {}

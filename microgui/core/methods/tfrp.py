@@ -21,9 +21,23 @@ attribute. Being fixed, they are computed once, and each record's distance to th
 choosing a seed costs nothing; a round is one pass over the remaining records (the k-1
 nearest), which is what makes TFRP cheaper than MDAV. The first group is seeded from R1, the
 next from R2, and so on alternately. "Farthest from a reference point" follows the survey's
-wording (§4.10: "the furthest vector from a reference point"): the first seed is the record
-farthest from the minimum corner, an extreme record on the "large values" side, the second one
-the extreme record on the "small values" side.
+wording (§4.10: "In each iteration, TFRP selects the *initial point* x_r, the furthest vector
+from a reference point, and then computes the distance of each vector to x_r"): the first seed
+is the record farthest from the minimum corner, an extreme record on the "large values" side,
+the second one the extreme record on the "small values" side.
+
+*Farthest, not nearest* (issue 16). Seeding with the record *nearest* the reference point (also
+an extreme record, on the other side) was checked as an alternative reading. The original's text
+could not be found here (searches of the stored web pages, documentation and code found neither
+it nor a restatement of TFRP-1's seed rule), and the survey, the only text at hand, says
+"furthest" (its Algorithm 1 step 3, "Select an initial point x_i from the reference point",
+does not contradict it), so microgui keeps the farthest record. The IL (%, k = 3 / 4 / 5 / 10,
+with phase II) does not favour either: farthest 5.81 / 7.67 / 8.98 / 13.98 (Census), 16.72 /
+19.60 / 23.11 / 33.36 (Tarragona), 0.416 / 0.608 / 1.011 / 2.664 (EIA), below MDAV in 7 of the
+12 cells; nearest 6.18 / 8.10 / 9.54 / 14.36, 17.31 / 19.16 / 21.71 / 34.04, 0.411 / 0.564 /
+0.962 / 2.496, below MDAV in 6, lower than farthest in 6 cells (Tarragona k = 4, 5 and all of
+EIA) and higher in the 6 others (all of Census by 0.37-0.56). ``test_tfrp.py`` pins the reading
+on a hand-traced line where the two differ.
 
 *Closest group* (step 7): the group whose centroid (mean of its k records, before any of the
 records left joins) is nearest. At most k-1 records are left, so phase I groups have k..2k-1

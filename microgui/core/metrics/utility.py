@@ -26,9 +26,20 @@ Where the sources differ:
   with variance rescaling gives IL1 = 0.907, 1.389, 1.535 at k = 3, 6, 9 (published 0.907, 1.389,
   1.535), IL4 = 0.058, 0.134, 0.161 and IL5 = 0.016, 0.032, 0.039 (the same), IL = 19.63, 31.10,
   34.71 (19.62, 31.10, 34.70); the S_j form would give IL1 = 0.115 at k = 3, and covariances over
-  j <= l would give IL4 = 0.050. At k = 12 we get IL1 1.585 (published 1.564). The rows for
-  "the first 6 attributes" are not reproduced (IL1 0.285 against 0.131 at k = 3): the paper's
-  6-attribute set is probably not the first 6 columns of the CSV.
+  j <= l would give IL4 = 0.050. At k = 12 we get IL1 1.585 (published 1.564).
+- Which columns the averages run over. ``003`` §6.1 says "information loss is only computed for
+  attributes in the quasi-identifier", but its rows for the quasi-identifier of "the first 6
+  attributes" are averages over all 13 columns of a file whose first 6 columns were
+  microaggregated (MDAV with variance rescaling) and whose other 7 were released unchanged, so
+  that unchanged cells, means, variances and covariances count as losses of 0 in the averages
+  (a covariance of a protected and an unchanged column still changes). That reading gives
+  IL1 = 0.131, 0.175, 0.203, 0.185 at k = 3, 6, 9, 12 (published 0.131, 0.174, 0.203, 0.185),
+  IL4 = 0.036, 0.077, 0.133, 0.165 (0.036, 0.075, 0.129, 0.166), IL5 = 0.007, 0.013, 0.017,
+  0.020 (the same) and IL = 3.49, 5.28, 7.05, 7.40 (3.48, 5.24, 6.98, 7.42); over the 6
+  protected columns alone IL1 would be 0.285 at k = 3. Every IL and PIL function therefore takes
+  ``columns``, the positions of the columns its averages run over: None (the default) averages
+  over every column given, as before; ``columns=range(6)`` on the whole 13-column file gives the
+  quasi-identifier-only figures, the same as passing those 6 columns alone.
 - Domingo-Ferrer, Mateo-Sanz & Torra (2001) number the covariance measure (over j ≤ l, so the
   variances included) IL3 and the variance measure IL4; ``003`` names variances IL3 and covariances
   IL4. We follow ``003`` and take the covariances over the pairs j < l, so IL3 and IL4 do not count
@@ -47,15 +58,29 @@ asymptotic variances used:
 - means: Var = S² / n;
 - variances: Var = (m4 − m2²) / n (central moments);
 - covariances: Var = (m22 − m11²) / n, m22 = mean((x−x̄)²(y−ȳ)²), m11 = mean((x−x̄)(y−ȳ));
-- correlations: Var = (1 − r²)² / n.
+- correlations: the large-sample (delta-method) variance of the sample correlation, which assumes
+  no distribution: with μ_ab = mean((x−x̄)^a (y−ȳ)^b),
+  Var(r̂) ≈ (r²/4n)·[μ40/μ20² + μ04/μ02² + 2μ22/(μ20μ02) + 4μ22/μ11² − 4μ31/(μ11μ20) − 4μ13/(μ11μ02)]
+  (Kendall & Stuart, *The Advanced Theory of Statistics* vol. 1, the standard error of r; the
+  general central limit theorem for r of Omey & Van Gulck 2008, "Central limit theorems for
+  variances and correlation coefficients"). It follows from r = μ11/√(μ20μ02) by a first-order
+  expansion of log r and n·Cov(m_ab, m_cd) → μ_{a+c,b+d} − μ_ab μ_cd. Computed as mean(ψ²)/n with
+  ψ = ab − r(a² + b²)/2 on the standardized a = (x−x̄)/√μ20, b = (y−ȳ)/√μ02, the same quantity
+  with r² multiplied through, so that a pair with r = 0 (μ11 = 0) needs no division:
+  Var = mean(a²b²)/n. For bivariate normal moments it is the textbook (1 − r²)²/n.
 
 PIL(Q), PIL(m1⁰), PIL(m2), PIL(m11), PIL(r) average over α and attributes (or pairs j < l), and
 PIL = 100 · mean of the five. A zero variance with a zero discrepancy counts 0, with a non-zero one 1.
-On Census (13 attributes, MDAV with rescaling) PIL(m1⁰) = PIL(m2) = 0 and PIL(m11) = 0.363, 0.548,
-0.598, 0.626 at k = 3, 6, 9, 12, as ``003`` Table 3 (0.363, 0.548, 0.598, 0.628); PIL(r) = 0.581,
-0.693, 0.719, 0.737 (published 0.534, 0.674, 0.705, 0.731) and PIL(Q) = 0.456, 0.544, 0.613, 0.675
-(published 0.498, 0.536, 0.577, 0.618) differ by up to 0.06: the paper does not say how it
-estimated the density f, nor which variance it used for r (Fisher's z, 1/(n−3), changes little).
+``003`` §6.1 names only Mateo-Sanz et al. (2005) and gives none of these variances; the one for r is
+the choice that reproduces its Table 3 (the normal-theory (1 − r²)²/n gave PIL(r) = 0.581, 0.693,
+0.719, 0.737). On Census (13 attributes, MDAV with rescaling) PIL(m1⁰) = PIL(m2) = 0, PIL(m11) =
+0.363, 0.548, 0.598, 0.626 at k = 3, 6, 9, 12 and PIL(r) = 0.534, 0.674, 0.705, 0.729, as ``003``
+Table 3 (0.363, 0.548, 0.598, 0.628 and 0.534, 0.674, 0.705, 0.731). Its rows for the first 6
+attributes, read as for Table 2 (the first 6 columns protected, averages over all 13), give
+PIL(m11) = 0.161, 0.271, 0.335, 0.374 and PIL(r) = 0.255, 0.372, 0.434, 0.471 (published 0.161,
+0.270, 0.332, 0.373 and 0.255, 0.371, 0.430, 0.471). PIL(Q) = 0.456, 0.544, 0.613, 0.675 (published
+0.498, 0.536, 0.577, 0.618; first 6: 0.158, 0.205, 0.230, 0.266 against 0.142, 0.187, 0.194,
+0.198) differs by up to 0.07: the paper does not say how it estimated the density f.
 
 Categorical quasi-identifiers (``003`` §6.2, Tables 4-7)
 -------------------------------------------------------
@@ -100,6 +125,7 @@ __all__ = [
     "il5",
     "pil_measures",
     "pil_from_z",
+    "correlation_variance",
     "dist_il",
     "ctbil",
     "ebil",
@@ -132,23 +158,55 @@ def _pairs(p: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(p, k=1)
 
 
-def il1(original: np.ndarray, protected: np.ndarray) -> float:
-    """IL1: mean of |x − x'| / |x| over the cells whose original value is not 0."""
+def _columns_of(
+    original: np.ndarray | pd.DataFrame,
+    protected: np.ndarray | pd.DataFrame,
+    columns: Sequence[int] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both matrices, cut to ``columns`` (positions, each once; None: every column)."""
     x, y = _as_matrix(original), _as_matrix(protected)
+    if columns is None:
+        return x, y
+    picked = [int(c) for c in columns]
+    p = x.shape[1]
+    if not picked:
+        raise ValueError("columns names no column: give at least one, or None for all")
+    if len(set(picked)) != len(picked):
+        raise ValueError(f"columns {picked} names a column twice")
+    outside = [c for c in picked if not 0 <= c < p]
+    if outside:
+        raise ValueError(f"columns {outside} are not positions of the {p} columns given")
+    return x[:, picked], y[:, picked]
+
+
+def il1(
+    original: np.ndarray, protected: np.ndarray, *, columns: Sequence[int] | None = None
+) -> float:
+    """IL1: mean of |x − x'| / |x| over the cells whose original value is not 0.
+
+    ``columns`` (here and in every IL/PIL function): the positions of the columns the averages
+    are taken over, None (the default) for every column given; an empty list, a repeated or an
+    out-of-range position raises ``ValueError``.
+    """
+    x, y = _columns_of(original, protected, columns)
     return _mean_of(x - y, x)
 
 
-def il1s(original: np.ndarray, protected: np.ndarray) -> float:
+def il1s(
+    original: np.ndarray, protected: np.ndarray, *, columns: Sequence[int] | None = None
+) -> float:
     """IL1s (Yancey, Winkler & Creecy 2002): mean of |x − x'| / (√2 S_j) over the cells."""
-    x, y = _as_matrix(original), _as_matrix(protected)
+    x, y = _columns_of(original, protected, columns)
     s = x.std(axis=0, ddof=1) if len(x) > 1 else np.zeros(x.shape[1])
     den = np.broadcast_to(np.sqrt(2.0) * s, x.shape)
     return _mean_of(x - y, den)
 
 
-def il2(original: np.ndarray, protected: np.ndarray) -> float:
+def il2(
+    original: np.ndarray, protected: np.ndarray, *, columns: Sequence[int] | None = None
+) -> float:
     """IL2: mean over attributes of |x̄ − x̄'| / |x̄|."""
-    x, y = _as_matrix(original), _as_matrix(protected)
+    x, y = _columns_of(original, protected, columns)
     return _mean_of(x.mean(axis=0) - y.mean(axis=0), x.mean(axis=0))
 
 
@@ -179,37 +237,53 @@ def _correlations(x: np.ndarray) -> np.ndarray:
     return _corr(_cov(x))
 
 
-def il3(original: np.ndarray, protected: np.ndarray) -> float:
+def il3(
+    original: np.ndarray, protected: np.ndarray, *, columns: Sequence[int] | None = None
+) -> float:
     """IL3: mean over attributes of |v_jj − v'_jj| / |v_jj| (variances)."""
-    vx, vy = _cov(_as_matrix(original)), _cov(_as_matrix(protected))
+    x, y = _columns_of(original, protected, columns)
+    vx, vy = _cov(x), _cov(y)
     return _mean_of(np.diag(vx) - np.diag(vy), np.diag(vx))
 
 
-def il4(original: np.ndarray, protected: np.ndarray) -> float:
+def il4(
+    original: np.ndarray, protected: np.ndarray, *, columns: Sequence[int] | None = None
+) -> float:
     """IL4: mean over pairs j < l of |v_jl − v'_jl| / |v_jl| (covariances)."""
-    vx, vy = _cov(_as_matrix(original)), _cov(_as_matrix(protected))
+    x, y = _columns_of(original, protected, columns)
+    vx, vy = _cov(x), _cov(y)
     i, j = _pairs(vx.shape[0])
     return _mean_of(vx[i, j] - vy[i, j], vx[i, j])
 
 
-def il5(original: np.ndarray, protected: np.ndarray) -> float:
+def il5(
+    original: np.ndarray, protected: np.ndarray, *, columns: Sequence[int] | None = None
+) -> float:
     """IL5: mean over pairs j < l of |r_jl − r'_jl| (Pearson correlations)."""
-    rx, ry = _corr(_cov(_as_matrix(original))), _corr(_cov(_as_matrix(protected)))
+    x, y = _columns_of(original, protected, columns)
+    rx, ry = _corr(_cov(x)), _corr(_cov(y))
     i, j = _pairs(rx.shape[0])
     if len(i) == 0:
         return float("nan")
     return float(np.mean(np.abs(rx[i, j] - ry[i, j])))
 
 
-def il_measures(original: np.ndarray, protected: np.ndarray) -> dict[str, float]:
+def il_measures(
+    original: np.ndarray, protected: np.ndarray, *, columns: Sequence[int] | None = None
+) -> dict[str, float]:
     """IL1-IL5, IL1s and IL = 100·mean(IL1..IL5) (NaN-free measures only) as a dict.
 
     Parameters
     ----------
     original, protected
-        (n, p) float arrays of the continuous quasi-identifiers in original units, rows aligned.
+        (n, p) float arrays of the continuous attributes in original units, rows aligned.
+    columns
+        Positions of the columns the averages are taken over; None (the default): all p.
+        ``003`` Table 2's rows for the first 6 attributes average over all 13 columns of a file
+        whose first 6 were protected (module docstring): the whole file with None; with
+        ``columns=range(6)``, the same file gives the figures over the protected columns only.
     """
-    x, y = _as_matrix(original), _as_matrix(protected)
+    x, y = _columns_of(original, protected, columns)
     out = {
         "il1": il1(x, y),
         "il2": il2(x, y),
@@ -259,13 +333,49 @@ def _kde_at(x: np.ndarray, points: np.ndarray) -> np.ndarray:
     return out
 
 
-def pil_measures(original: np.ndarray, protected: np.ndarray) -> dict[str, float]:
+def correlation_variance(values: np.ndarray | pd.DataFrame) -> np.ndarray:
+    """Large-sample variance of the Pearson correlation of each pair of columns j < l.
+
+    With a = (x − x̄)/σ_x, b = (y − ȳ)/σ_y (σ with divisor n) and r the sample correlation,
+    Var(r̂) ≈ mean(ψ²)/n, ψ = ab − r(a² + b²)/2: the delta-method variance
+    (r²/4n)·[μ40/μ20² + μ04/μ02² + 2μ22/(μ20μ02) + 4μ22/μ11² − 4μ31/(μ11μ20) − 4μ13/(μ11μ02)]
+    (module docstring) written so that nothing divides by μ11: r = 0 gives mean(a²b²)/n. A pair
+    with a constant column gets 0. Returned in the order of ``np.triu_indices(p, 1)``.
+    """
+    x = _as_matrix(values)
+    n, p = x.shape
+    pi, pj = _pairs(p)
+    out = np.zeros(len(pi))
+    if n < 2 or len(pi) == 0:
+        return out
+    cx = x - x.mean(axis=0)
+    sd = np.sqrt((cx * cx).mean(axis=0))
+    z = np.divide(cx, sd, out=np.zeros_like(cx), where=sd > 0)
+    start = 0
+    # one column against all later ones: memory O(n·p), not O(n·p²)
+    for j in range(p - 1):
+        a, b = z[:, j : j + 1], z[:, j + 1 :]
+        ab = a * b
+        r = ab.mean(axis=0)
+        psi = ab - 0.5 * r * (a * a + b * b)
+        var = (psi * psi).mean(axis=0) / n
+        constant = (sd[j] == 0) | (sd[j + 1 :] == 0)
+        out[start : start + p - 1 - j] = np.where(constant, 0.0, var)
+        start += p - 1 - j
+    return out
+
+
+def pil_measures(
+    original: np.ndarray, protected: np.ndarray, *, columns: Sequence[int] | None = None
+) -> dict[str, float]:
     """PIL(Q), PIL(m1⁰), PIL(m2), PIL(m11), PIL(r) in [0, 1] and PIL = 100·their mean.
 
     Keys: ``pil_quantiles``, ``pil_means``, ``pil_variances``, ``pil_covariances``,
     ``pil_correlations``, ``pil`` (see the module docstring for the variances used).
+    ``columns``: positions of the columns the averages are taken over (None: all), as for
+    :func:`il_measures`.
     """
-    x, y = _as_matrix(original), _as_matrix(protected)
+    x, y = _columns_of(original, protected, columns)
     n, p = x.shape
     if n < 2 or p == 0:
         nan = float("nan")
@@ -294,7 +404,7 @@ def pil_measures(original: np.ndarray, protected: np.ndarray) -> dict[str, float
         m22 = ((cx[:, pi] * cx[:, pj]) ** 2).mean(axis=0)
         pil_cov = float(pil_from_z(vy[pi, pj] - vx[pi, pj], (m22 - m11 * m11) / n).mean())
         rx, ry = _corr(vx), _corr(vy)
-        pil_r = float(pil_from_z(ry[pi, pj] - rx[pi, pj], (1 - rx[pi, pj] ** 2) ** 2 / n).mean())
+        pil_r = float(pil_from_z(ry[pi, pj] - rx[pi, pj], correlation_variance(x)).mean())
     else:
         pil_cov = pil_r = float("nan")
     out = {

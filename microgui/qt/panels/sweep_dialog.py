@@ -108,9 +108,7 @@ class SweepDialog(QDialog):
         self.k_edit.setToolTip("k values, separated by commas (each 2 ≤ k ≤ the number of records)")
         self.k_edit.textChanged.connect(lambda _t: self._update_summary())
         self.params_edit = QLineEdit()
-        self.params_edit.setPlaceholderText(
-            "optional, e.g. rescale_variance=false,true; gamma=0.2,0.5"
-        )
+        self.params_edit.setPlaceholderText("optional, e.g. refine=none,deep; gamma=0.2,0.5")
         self.params_edit.setToolTip(
             "Parameter values to try: NAME=V1,V2, several separated by ';'. A method takes part "
             "only over the parameters it has; a name no checked method has is refused."
