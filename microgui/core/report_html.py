@@ -48,6 +48,7 @@ _FACTS: tuple[tuple[str, str], ...] = (
     ("invented_combinations", "Groups with an invented combination"),
     ("missing_as_category", "Missing cells as a category"),
     ("rounding", "Rounding of aggregated values"),
+    ("refinement", "Refinement after the method"),
 )
 
 
@@ -61,6 +62,14 @@ def _fact(key: str, value: Any) -> Any:
         before = value.get("information_loss_unrounded")
         loss = "" if before is None else f"; SSE/SST before rounding {float(before):.4g} %"
         return f"{value.get('round')} (decimals: {decimals or 'none'}){loss}"
+    if key == "refinement" and isinstance(value, Mapping):  # issue 16
+        kept = value.get("kept", "refined")
+        return (
+            f"{value.get('mode')}: {float(value['information_loss_before']):.4g} % → "
+            f"{float(value['information_loss_after']):.4g} % in {value.get('space')}, "
+            f"{float(value.get('seconds', 0.0)):.1f} s"
+            + ("" if kept == "refined" else f"; kept {kept}")
+        )
     return value
 
 

@@ -196,7 +196,8 @@ def information_loss_text(report: Mapping[str, Any]) -> str:
     continuous-only SSE/SST (``information_loss``) when there is a continuous quasi-identifier,
     with the proven lower bound under it (``il_lower_bound_best``,
     :mod:`microgui.core.methods.bound`) when the report has one, or the generalization IL
-    (``004`` eqs. 6–9) when those were generalized to text."""
+    (``004`` eqs. 6–9) when those were generalized to text; then, after a refinement
+    (``--param refine``), the loss of the method's own groups."""
     parts = []
     headline = report.get("information_loss_all_qi")
     if headline is not None:
@@ -210,6 +211,18 @@ def information_loss_text(report: Mapping[str, Any]) -> str:
         parts.append(f"SSE/SST (continuous QIs) = {float(value):.2f} %{shown}")
     elif value is None and gen is not None:
         parts.append(f"generalization IL = {float(gen):.3f}")
+    refined = report.get("refinement")  # issue 16: what the refinement after the method did
+    if parts and isinstance(refined, Mapping):
+        mode = refined.get("mode")
+        if refined.get("kept", "refined") != "refined":
+            parts.append(f"refine={mode} kept the method's groups")
+        elif refined.get("information_loss_all_qi_before") is not None:
+            before = float(refined["information_loss_all_qi_before"])
+            parts.append(f"refined ({mode}) from IL (all QIs) {before:.2f} %")
+        elif str(refined.get("space", "")).startswith("z-scored"):
+            parts.append(f"refined ({mode}) from {float(refined['information_loss_before']):.2f} %")
+        else:
+            parts.append(f"refined ({mode})")
     return ", ".join(parts) if parts else "IL not applicable"
 
 

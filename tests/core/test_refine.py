@@ -381,3 +381,23 @@ def test_deep_refinement_beats_every_method_of_before_by_3_percent(cell: tuple[s
     sizes = np.bincount(result.labels)
     assert sizes.min() >= k and sizes.max() <= 2 * k - 1
     assert result.report["il_lower_bound"] <= result.information_loss
+
+
+def test_status_text_says_what_the_refinement_did() -> None:
+    from microgui.core.runs import information_loss_text
+
+    result = run_protection(_table(), RunSpec.make("mdav", 3, params={"refine": "local"}, seed=1))
+    before = result.report["refinement"]["information_loss_before"]
+    text = information_loss_text(result.report)
+    assert text.endswith(f"refined (local) from {before:.2f} %")
+    plain = run_protection(_table(), RunSpec.make("mdav", 3, seed=1))
+    assert "refined" not in information_loss_text(plain.report)
+
+
+def test_html_report_names_the_refinement() -> None:
+    from microgui.core.report_html import report_run
+
+    result = run_protection(_table(), RunSpec.make("mdav", 3, params={"refine": "igd"}, seed=1))
+    fact = report_run("run 1", result, {}).facts["refinement"]
+    entry = result.report["refinement"]
+    assert fact.startswith("igd: ") and f"{entry['information_loss_after']:.4g} %" in fact
