@@ -33,8 +33,9 @@ method, on the same records (the z-scored quasi-identifiers the method grouped):
     :mod:`~microgui.core.methods.optimal` on two groups at a time). Then *perturbation and
     restart* (iterated local search, Lourenço, Martin & Stützle 2003): a random group and its
     nearest groups are dissolved and rebuilt by a randomized MDAV on their records, followed by
-    local search and pair re-splitting around them; the change is kept only when the SSE fell,
-    and undone exactly otherwise. ``refine_rounds`` such rounds per group, for at most
+    local search and pair re-splitting around them; the change is kept when the SSE fell (or,
+    early on, rose by a little: threshold accepting, :data:`ACCEPT_WORSE`), and undone exactly
+    otherwise; the best partition met is the result. ``refine_rounds`` such rounds per group, for at most
     :data:`ROUND_GROUPS` groups (:func:`round_count`), seeded by the run's seed: the same seed
     gives the same partition.
 
@@ -95,6 +96,12 @@ ROUND_GROUPS = 300
 #: on Census, Tarragona and EIA at k = 3, rounds of 2-3 groups stalled about 1 % higher than
 #: rounds of 2-7 (Census 4.79 against 4.72 % at the same number of rounds).
 REGION_GROUPS = (2, 7)
+#: Threshold accepting (Dueck & Scheuer, "Threshold accepting", J. Comput. Phys. 90, 1990) in
+#: the perturbation: a round that raises the SSE by less than this fraction of the mean group
+#: SSE (at the start, falling linearly to 0 by the last round) is kept too, so that the search
+#: can leave a local optimum; the best partition met is returned. Census k = 3, 1,000 rounds per
+#: group: 4.72 % with only improvements kept, 4.69 % with 0.1.
+ACCEPT_WORSE = 0.1
 #: Rounds per call of the compiled kernel (a Cancel acts between calls).
 ROUND_BATCH = 200
 #: A group is re-split with the groups of its records' this many nearest neighbours (in the
@@ -302,8 +309,13 @@ def round_count(rounds: int, groups: int) -> int:
 
 def _perturb(state: _State, rng: np.random.Generator, rounds: int, progress: ProgressFn) -> int:
     """Iterated local search (see ``deep``): :func:`round_count` rounds, each seeded at a group
-    drawn at random among the current ones."""
-    total = round_count(rounds, int((state.cnt > 0).sum()))
+    drawn at random among the current ones, with threshold accepting (:data:`ACCEPT_WORSE`);
+    the best partition met (at the end of a batch of rounds) is the one kept."""
+    groups = int((state.cnt > 0).sum())
+    total = round_count(rounds, groups)
+    current = float(rk.partition_sse(state.x, state.lab, state.cnt.shape[0]))
+    scale = ACCEPT_WORSE * current / max(groups, 1)
+    best, best_lab = current, state.lab.copy()
     done = 0
     while done < total:
         m = min(ROUND_BATCH, total - done)
@@ -311,13 +323,21 @@ def _perturb(state: _State, rng: np.random.Generator, rounds: int, progress: Pro
         seeds = alive[rng.integers(0, alive.size, size=m)].astype(np.int64)
         sizes = rng.integers(REGION_GROUPS[0], REGION_GROUPS[1] + 1, size=m).astype(np.int64)
         rand = rng.random(m * 8)
-        rk.perturb_rounds(
+        change, _ = rk.perturb_rounds(
             state.x, state.k, state.kmax, ROUND_PAIR_LIMIT, state.lab, state.cnt, state.sums,
             state.mem, state.pos, state.nbr, state.queue, state.in_queue, PAIR_WIDTH, state.tol,
-            state.ws, state.log, seeds, sizes, rand,
+            state.ws, state.log, seeds, sizes, rand, scale * (1.0 - done / total),
         )  # fmt: skip
+        current += float(change)
+        if current < best:
+            best, best_lab = current, state.lab.copy()
         done += m
         progress(0.4 + 0.6 * done / total, f"refining: perturbation {done:,} of {total:,}")
+    if not np.array_equal(best_lab, state.lab):
+        state.lab[:] = best_lab
+        state.cnt, state.sums, state.mem, state.pos = rk.build_state(
+            state.x, state.lab, state.cnt.shape[0], state.cap
+        )
     state.q_head, state.q_len = 0, 0
     return done
 

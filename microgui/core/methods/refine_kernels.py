@@ -675,7 +675,7 @@ def perturb_rounds(
     x: np.ndarray, k: int, kmax: int, limit: int, lab: np.ndarray, cnt: np.ndarray,
     sums: np.ndarray, mem: np.ndarray, pos: np.ndarray, nbr: np.ndarray, queue: np.ndarray,
     in_queue: np.ndarray, width: int, tol: float, ws: np.ndarray, log: np.ndarray,
-    seeds: np.ndarray, sizes: np.ndarray, rand: np.ndarray,
+    seeds: np.ndarray, sizes: np.ndarray, rand: np.ndarray, threshold: float,
 ) -> tuple[float, int]:  # fmt: skip
     """Iterated local search rounds (see ``deep`` in :mod:`microgui.core.methods.refine`).
 
@@ -684,7 +684,8 @@ def perturb_rounds(
     records by a randomized MDAV (a random remaining record and its nearest remaining records
     form a group of k, while 2k or more remain; the rest is the last group), then runs local
     search and pair re-splitting from those records. The round is kept when the SSE fell by more
-    than ``tol`` and undone exactly otherwise. ``rand`` supplies the random numbers (uniform in
+    than ``tol``, or rose by less than ``threshold`` (threshold accepting; 0: only improvements),
+    and undone exactly otherwise. ``rand`` supplies the random numbers (uniform in
     [0, 1), one per group built). Returns (SSE change, rounds kept)."""
     n, d = x.shape
     buf = np.empty(nbr.shape[1], dtype=np.int64)
@@ -863,7 +864,7 @@ def perturb_rounds(
             in_queue[queue[q_head]] = False
             q_head = (q_head + 1) % n
             q_len -= 1
-        if delta < -tol and n_log >= 0:
+        if delta < max(-tol, threshold) and n_log >= 0:
             total += delta
             kept += 1
         elif n_log >= 0:
