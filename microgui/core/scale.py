@@ -89,7 +89,7 @@ from microgui.core.aggregate import aggregate
 from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles, MicroguiError
 from microgui.core.methods import MethodInput, get_method
-from microgui.core.methods.refine import run_and_refine
+from microgui.core.methods.refine import combine_refinements, refine_space, run_and_refine
 from microgui.core.pool import POLL_SECONDS, check_cancel, default_workers, labelled, run_in_pool
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
 from microgui.core.roles import AttributeRole, RoleMap
@@ -387,6 +387,9 @@ class _Unit:
     dataset: Dataset
     qi: QIMatrix
     hierarchies: Mapping[str, Any]
+    #: the unit's records on the whole table's scale, when ``qi`` has its own (a stratum's
+    #: z-scores): what a refinement (``--param refine``) works and checks on
+    measure_qi: QIMatrix | None = None
 
     @property
     def size(self) -> int:
@@ -420,6 +423,7 @@ def _run_unit(unit: _Unit, progress: ProgressFn) -> _UnitOutput:
                 progress=progress,
                 hierarchies=unit.hierarchies,
             ),
+            measure_qi=unit.measure_qi,
         )
     except MicroguiError as exc:
         if unit.single:
@@ -808,6 +812,7 @@ def run_scaled(
         plans.append((sub, sub_qi, blocks))
 
     n_units = sum(len(b) for _, _, b in plans)
+    refining = str(params.get("refine", "none")) != "none"
     units: list[_Unit] = []
     for s, (sub, sub_qi, blocks) in enumerate(plans):
         for b, block in enumerate(blocks):
@@ -832,6 +837,9 @@ def run_scaled(
                     dataset=unit_data,
                     qi=unit_qi,
                     hierarchies=dict(hierarchies),
+                    measure_qi=(
+                        _slice_qi(qi, stratum_rows[s][block]) if strata and refining else None
+                    ),
                 )
             )
 
@@ -895,6 +903,12 @@ def run_scaled(
     else:
         extra, dropped = _combine_extra(outputs)
         artifacts = {}
+        pieces = [o.extra["refinement"] for o in outputs if "refinement" in o.extra]
+        if pieces and len(pieces) == len(outputs):  # issue 16: one entry for the whole table
+            space = refine_space(qi)
+            sst = float(((space - space.mean(axis=0)) ** 2).sum()) if space.size else 0.0
+            extra["refinement"] = combine_refinements(pieces, sst)
+            dropped = [d for d in dropped if d != "refinement"]
     block_sizes = [len(b) for _, _, blocks in plans for b in blocks]
     summary: dict[str, Any] = {
         "strata": list(strata),

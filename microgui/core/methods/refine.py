@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -74,9 +75,13 @@ __all__ = [
     "refine_partition",
     "refine_space",
     "run_and_refine",
+    "combine_refinements",
     "warm_up",
     "PAIR_LIMIT",
 ]
+#: The ``space`` of the report's ``refinement`` entry.
+CONTINUOUS_SPACE = "z-scored continuous quasi-identifiers"
+MIXED_SPACE = "MDAV-generic's distance (z-scores, ordinal rank / |D|, nominal one-hot / √2)"
 #: Two groups are re-split exactly only when they hold at most this many records together (the
 #: enumeration looks at 2^(m-1) splits: 16 records 32,768 splits).
 PAIR_LIMIT = 16
@@ -125,13 +130,15 @@ class RefineResult:
     seconds: float
     rounds: int = 0
 
-    def report(self, sst: float) -> dict[str, object]:
+    def report(self, sst: float) -> dict[str, Any]:
         """The report's ``refinement`` entry (IL in the report's units: 100·SSE/SST)."""
         scale = 100.0 / sst if sst > 0 else 0.0
         return {
             "mode": self.mode,
             "information_loss_before": self.sse_before * scale,
             "information_loss_after": self.sse_after * scale,
+            "sse_before": self.sse_before,
+            "sse_after": self.sse_after,
             "seconds": round(self.seconds, 3),
             "rounds": self.rounds,
         }
@@ -374,8 +381,15 @@ def refine_space(qi: QIMatrix) -> np.ndarray:
     return np.ascontiguousarray(np.hstack(blocks)) if blocks else np.zeros((qi.n, 0))
 
 
-def run_and_refine(method: Method, inp: MethodInput) -> MethodOutput:
+def run_and_refine(
+    method: Method, inp: MethodInput, *, measure_qi: QIMatrix | None = None
+) -> MethodOutput:
     """Run ``method`` and, when its ``refine`` parameter asks for it, refine its partition.
+
+    ``measure_qi``: the records of ``inp`` on the scale the run's report measures (a stratum's
+    records z-scored over the whole table); by default ``inp.qi``. The refinement works and
+    checks on that scale, so that the report's loss is the one that does not rise (a stratum's
+    own z-scores weigh the attributes differently).
 
     The method gets the first half of the progress bar and the refinement the second. A
     refinement changes the groups, so the method's view artifacts (a spanning tree and its cut,
@@ -392,7 +406,8 @@ def run_and_refine(method: Method, inp: MethodInput) -> MethodOutput:
     if output.protected_qi is not None:  # the method made its own values: nothing to refine
         return output
     labels = np.asarray(output.labels, dtype=np.int64)
-    x = refine_space(inp.qi)
+    qi = inp.qi if measure_qi is None else measure_qi
+    x = refine_space(qi)
     result = refine_partition(
         x,
         labels,
@@ -404,15 +419,11 @@ def run_and_refine(method: Method, inp: MethodInput) -> MethodOutput:
     )
     sst = float(((x - x.mean(axis=0)) ** 2).sum()) if x.size else 0.0
     entry = result.report(sst)
-    entry["space"] = (
-        "z-scored continuous quasi-identifiers"
-        if x.shape[1] == inp.qi.continuous.shape[1]
-        else "MDAV-generic's distance (z-scores, ordinal rank / |D|, nominal one-hot / √2)"
-    )
+    entry["space"] = CONTINUOUS_SPACE if x.shape[1] == qi.continuous.shape[1] else MIXED_SPACE
     refined = result.labels
-    if x.shape[1] != inp.qi.continuous.shape[1] and not np.array_equal(refined, labels):
-        before = _headline(inp, labels)
-        after = _headline(inp, refined)
+    if x.shape[1] != qi.continuous.shape[1] and not np.array_equal(refined, labels):
+        before = _headline(inp, qi, labels)
+        after = _headline(inp, qi, refined)
         entry["information_loss_all_qi_before"] = before
         entry["information_loss_all_qi_after"] = after
         if before is not None and after is not None and after > before:
@@ -428,7 +439,30 @@ def run_and_refine(method: Method, inp: MethodInput) -> MethodOutput:
     )
 
 
-def _headline(inp: MethodInput, labels: np.ndarray) -> float | None:
+def _headline(inp: MethodInput, qi: QIMatrix, labels: np.ndarray) -> float | None:
     """The report's loss over every quasi-identifier of the release these groups give."""
-    protected = aggregate(inp.dataset, inp.qi, labels, inp.params)
-    return mixed_information_loss(inp.qi, protected).information_loss
+    protected = aggregate(inp.dataset, qi, labels, inp.params)
+    return mixed_information_loss(qi, protected).information_loss
+
+
+def combine_refinements(entries: list[dict[str, Any]], sst: float) -> dict[str, Any]:
+    """One ``refinement`` entry for a run made of pieces (strata, blocks), from each piece's:
+    SSEs and seconds summed, IL = 100·SSE/``sst`` (the whole table's SST in the refinement's
+    space), ``kept`` = "refined" when every piece kept its refined groups."""
+    scale = 100.0 / sst if sst > 0 else 0.0
+    before = sum(float(e["sse_before"]) for e in entries)
+    after = sum(float(e["sse_after"]) for e in entries)
+    kept = {str(e.get("kept", "refined")) for e in entries}
+    out: dict[str, Any] = {
+        "mode": entries[0]["mode"],
+        "information_loss_before": before * scale,
+        "information_loss_after": after * scale,
+        "sse_before": before,
+        "sse_after": after,
+        "seconds": round(sum(float(e["seconds"]) for e in entries), 3),
+        "rounds": sum(int(e["rounds"]) for e in entries),
+        "space": entries[0]["space"],
+        "pieces": len(entries),
+        "kept": "refined" if kept == {"refined"} else "the method's groups in some pieces",
+    }
+    return out
