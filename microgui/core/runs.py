@@ -219,7 +219,7 @@ def information_loss_text(report: Mapping[str, Any]) -> str:
         elif refined.get("information_loss_all_qi_before") is not None:
             before = float(refined["information_loss_all_qi_before"])
             parts.append(f"refined ({mode}) from IL (all QIs) {before:.2f} %")
-        elif str(refined.get("space", "")).startswith("z-scored"):
+        elif str(refined.get("space", "")).startswith("z-scored") and "release" not in refined:
             parts.append(f"refined ({mode}) from {float(refined['information_loss_before']):.2f} %")
         else:
             parts.append(f"refined ({mode})")

@@ -137,6 +137,10 @@ _SAFETY = 1e-9
 _FULL_SEARCH_WORK = 2.5e8
 #: Otherwise p axes, the most with n·k·2^p at most this.
 _TREE_WORK = 2**22
+#: Work allowed for each bound, in n·k·(columns) steps of the exact univariate solver (O(n·k)
+#: per column, about 10⁸ steps a second): above it the bound is not computed (null, with the
+#: reason) rather than hold up every run - n = 40,000, k = 10,000, d = 3 took 24 s (review).
+_SOLVE_WORK = 3e8
 #: Bounds kept (each a float keyed by a 16-byte hash).
 _CACHE_SIZE = 64
 
@@ -288,17 +292,25 @@ def lower_bound_report(
                 f"none (a released value of {names[j]!r} is shared by fewer than k records: "
                 "the release is not a grouping by k, so its SSE may lie below any bound)"
             )
+    if n * k * d > _SOLVE_WORK:
+        return _null(
+            f"none (not computed: the exact univariate optimum costs n·k steps per attribute, "
+            f"{n:,} × {k:,} × {d} here, too long beside the run; it is computed up to "
+            f"n·k·d = {_SOLVE_WORK:.0e})"
+        )
     total = sst(original)
     attribute = _cached("attribute", original, k)[0]
     basis = "per attribute: the optimal univariate k-partition of each (Hansen & Mukherjee 2003)"
     best = attribute
-    if one_partition:
+    if one_partition and 2 * n * k * d <= _SOLVE_WORK:
         principal, p = _cached("principal", original, k)
         best = max(attribute, principal)
         basis += (
             f"; best: also the principal axes, nearest neighbours on the first {p} of {d} "
             "(microgui.core.methods.bound)"
         )
+    elif one_partition:
+        basis += "; best: the same (the principal-axis bound was not computed: n·k·d too large)"
     else:
         basis += "; best: the same (each attribute grouped on its own, not one k-partition)"
     return {

@@ -6,9 +6,10 @@ Applications 37(4), 2010 ("The DBA first forms groups of records by the descendi
 densities, then fine-tunes these groups in reverse order").
 
 **Definitions.** The survey only names the k-neighbourhood and the k-density; the full text of
-Lin et al. could not be found here (only its abstract; searches of the stored web pages and code
-for the paper, and for later papers restating its definitions, found neither), so the
-definitions below are our reading. For a set T of records, the k-neighbourhood kNN_T(x) of a
+Lin et al. could not be read here: the stored web pages hold a copy of it (c.coek.info), but
+the search tool returns only excerpts of its first page and abstract, and searches of the pages
+and code for later papers restating its definitions found none; so the definitions below are
+our reading, to be checked against the paper's §3 when it can be read. For a set T of records, the k-neighbourhood kNN_T(x) of a
 record x of T is x and its k-1 nearest records in T; the k-density of x in T is the inverse of
 the sum of the distances from x to the records of kNN_T(x)::
 

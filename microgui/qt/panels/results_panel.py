@@ -284,7 +284,7 @@ def refinement_text(report: Mapping[str, Any]) -> str:
         f"{float(entry['information_loss_after']):.3f} % ({float(entry['seconds']):.1f} s)"
     )
     if str(entry.get("kept", "refined")) != "refined":
-        text += " - kept the method's groups (the refined ones lost more over all QIs)"
+        text += " - kept the method's groups (the refined ones lost more in the release)"
     return text
 
 
