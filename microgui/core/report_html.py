@@ -64,11 +64,16 @@ def _fact(key: str, value: Any) -> Any:
         return f"{value.get('round')} (decimals: {decimals or 'none'}){loss}"
     if key == "refinement" and isinstance(value, Mapping):  # issue 16
         kept = value.get("kept", "refined")
-        return (
-            f"{value.get('mode')}: {float(value['information_loss_before']):.4g} % → "
-            f"{float(value['information_loss_after']):.4g} % in {value.get('space')}, "
-            f"{float(value.get('seconds', 0.0)):.1f} s"
-            + ("" if kept == "refined" else f"; kept {kept}")
+        headline = value.get("information_loss_all_qi_before") is not None
+        loss = (
+            f"IL (all QIs) {float(value['information_loss_all_qi_before']):.4g} % → "
+            f"{float(value['information_loss_all_qi_after']):.4g} %"
+            if headline
+            else f"{float(value['information_loss_before']):.4g} % → "
+            f"{float(value['information_loss_after']):.4g} % in {value.get('space')}"
+        )
+        return f"{value.get('mode')}: {loss}, {float(value.get('seconds', 0.0)):.1f} s" + (
+            "" if kept == "refined" else f"; kept {kept}"
         )
     return value
 
