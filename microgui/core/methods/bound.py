@@ -121,6 +121,7 @@ from scipy.spatial import cKDTree
 from microgui.core.dataset import QIMatrix
 from microgui.core.methods.univariate import hansen_mukherjee
 from microgui.core.metrics.information_loss import sst
+from microgui.core.metrics.risk import unique_rows
 
 __all__ = [
     "univariate_optimum_sse",
@@ -246,7 +247,7 @@ def _rows_shared_by_k(z: np.ndarray, labels: np.ndarray | None, k: int) -> bool:
             first = np.repeat(starts, np.diff(np.r_[starts, n]))
             if bool((zs == zs[first]).all()):
                 return True
-    _, counts = np.unique(z, axis=0, return_counts=True)
+    counts = unique_rows(z)[3]
     return int(counts.min()) >= k
 
 

@@ -71,6 +71,7 @@ from microgui.core.dataset import numeric_column
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.kernels import check_k
+from microgui.core.metrics.risk import unique_rows
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.references import readable
 from microgui.core.roles import AttributeKind
@@ -143,11 +144,11 @@ def combined_labels(groups: npt.ArrayLike) -> np.ndarray:
     g = np.asarray(groups, dtype=np.int64)
     if g.shape[1] == 0:
         return np.zeros(g.shape[0], dtype=np.int64)
-    _, first, inverse = np.unique(g, axis=0, return_index=True, return_inverse=True)
+    _, first, inverse, _ = unique_rows(g)  # np.unique(axis=0) holds the GIL (issue 17)
     inverse = inverse.reshape(-1)
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[inverse]
+    return np.asarray(rank[inverse], dtype=np.int64)
 
 
 def laplace_scales(

@@ -95,6 +95,7 @@ from microgui.core.methods.kernels import (
     find_root,
 )
 from microgui.core.methods.mdav import mdav
+from microgui.core.metrics.risk import unique_rows
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
 
@@ -533,7 +534,7 @@ def euclidean_mst(
     if n < 2:
         return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.float64)
     progress(0.0, "building the minimum spanning tree")
-    _, first, inverse = np.unique(x, axis=0, return_index=True, return_inverse=True)
+    _, first, inverse, _ = unique_rows(x)  # np.unique(axis=0) holds the GIL (issue 17)
     first = first.astype(np.int64)
     inverse = np.asarray(inverse, dtype=np.int64).reshape(-1)
     rep = first[inverse]

@@ -86,6 +86,7 @@ from microgui.core.metrics.generalization import (
     discernibility,
     generalization_information_loss,
 )
+from microgui.core.metrics.risk import unique_rows
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
 
@@ -669,7 +670,7 @@ def _check_fanout(
     for j, h in enumerate(hierarchies):
         anc = h.ancestors[np.unique(tuples[:, j])]
         for lev in range(h.height):
-            pairs = np.unique(anc[:, lev : lev + 2], axis=0)
+            pairs = unique_rows(anc[:, lev : lev + 2])[0]
             counts = np.bincount(pairs[:, 1])
             node = int(np.argmax(counts))
             if counts[node] <= MAX_FANOUT:
@@ -708,9 +709,8 @@ def mstk(
     hierarchies = tuple(hierarchies)
     units = _Units.of(hierarchies)
     progress(0.0, "finding distinct records")
-    tuples, first, inverse, mult = np.unique(
-        codes, axis=0, return_index=True, return_inverse=True, return_counts=True
-    )
+    # unique_rows, not np.unique(axis=0), which holds the GIL while it sorts (issue 17)
+    tuples, first, inverse, mult = unique_rows(codes)
     inverse = inverse.reshape(-1)
     u = len(tuples)
     if u > MAX_DISTINCT:
@@ -749,7 +749,7 @@ def mstk(
     progress(0.98, "generalizing")
     # equivalence classes of the release: classes with the same generalized tuple are one
     final_nodes = classes.nodes[into[comp[inverse]]]
-    _, first_rec, raw = np.unique(final_nodes, axis=0, return_index=True, return_inverse=True)
+    _, first_rec, raw, _ = unique_rows(final_nodes)
     raw = raw.reshape(-1)
     order = np.argsort(first_rec, kind="stable")
     rank = np.empty_like(order)

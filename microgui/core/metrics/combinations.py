@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.dataset import MISSING_CATEGORY, QIMatrix, is_missing
+from microgui.core.metrics.risk import unique_rows
 
 __all__ = ["invented_combinations", "released_codes", "count_invented"]
 
@@ -86,7 +87,7 @@ def count_invented(original: np.ndarray, released: np.ndarray, groups: np.ndarra
     invented = np.zeros(int(g.max()) + 1, dtype=bool)
     wild = released < 0
     # one pass per pattern of left-out columns (in practice one or a few patterns)
-    patterns, which = np.unique(wild, axis=0, return_inverse=True)
+    patterns, _, which, _ = unique_rows(wild)
     which = which.reshape(-1)
     for p, pattern in enumerate(patterns):
         keep = np.flatnonzero(~pattern)
@@ -96,7 +97,7 @@ def count_invented(original: np.ndarray, released: np.ndarray, groups: np.ndarra
         # (group, combination) of every original record and of the released records
         orig = np.column_stack([g, original[:, keep]])
         rel = np.column_stack([g[rows], released[np.ix_(rows, keep)]])
-        _, inv = np.unique(np.vstack([orig, rel]), axis=0, return_inverse=True)
+        _, _, inv, _ = unique_rows(np.vstack([orig, rel]))
         inv = inv.reshape(-1)
         seen = np.zeros(int(inv.max()) + 1, dtype=bool)
         seen[inv[:n]] = True
