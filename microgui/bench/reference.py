@@ -16,6 +16,7 @@ from microgui.core.methods import available_methods, get_method
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.reference_data import reference_sets, shared_data_dir
+from microgui.text_table import text_table
 
 __all__ = ["REFERENCE_KS", "BEST_KNOWN", "reference_table"]
 
@@ -30,18 +31,8 @@ _NOT_PARTITIONS = ("individual-ranking", "dp-individual-ranking", "hybrid")
 
 
 def _table(lines: list[list[str]]) -> str:
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    out = []
-    for i, line in enumerate(lines):
-        out.append(
-            "  ".join(
-                c.ljust(w) if j == 0 else c.rjust(w)
-                for j, (c, w) in enumerate(zip(line, widths, strict=True))
-            )
-        )
-        if i == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    """``lines[0]`` the header: first column left-aligned, the others right-aligned."""
+    return text_table(lines[0], lines[1:], right=set(range(1, len(lines[0]))))
 
 
 def _run(dataset: Dataset, method: str, k: int, refine: str = "none") -> RunResult | None:

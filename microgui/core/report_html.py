@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from microgui._version import __version__
+from microgui.core.methods.refine import refinement_losses
 from microgui.core.report_charts import ReportChart, chart_svg
 from microgui.core.runs import RunResult
 
@@ -64,11 +65,10 @@ def _fact(key: str, value: Any) -> Any:
         return f"{value.get('round')} (decimals: {decimals or 'none'}){loss}"
     if key == "refinement" and isinstance(value, Mapping):  # issue 16
         kept = value.get("kept", "refined")
-        headline = value.get("information_loss_all_qi_before") is not None
+        losses = refinement_losses(value)
         loss = (
-            f"IL (all QIs) {float(value['information_loss_all_qi_before']):.4g} % → "
-            f"{float(value['information_loss_all_qi_after']):.4g} %"
-            if headline
+            f"IL (all QIs) {losses[0]:.4g} % → {losses[1]:.4g} %"
+            if losses is not None and losses[2]
             else f"{float(value['information_loss_before']):.4g} % → "
             f"{float(value['information_loss_after']):.4g} % in {value.get('space')}"
         )

@@ -28,7 +28,7 @@ from microgui.core.methods import (
     resolve_params,
 )
 from microgui.core.methods.bound import lower_bound_report
-from microgui.core.methods.refine import run_and_refine
+from microgui.core.methods.refine import refinement_losses, run_and_refine
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.mixed_loss import mixed_information_loss
@@ -214,15 +214,14 @@ def information_loss_text(report: Mapping[str, Any]) -> str:
     refined = report.get("refinement")  # issue 16: what the refinement after the method did
     if parts and isinstance(refined, Mapping):
         mode = refined.get("mode")
+        losses = refinement_losses(refined)
         if refined.get("kept", "refined") != "refined":
             parts.append(f"refine={mode} kept the method's groups")
-        elif refined.get("information_loss_all_qi_before") is not None:
-            before = float(refined["information_loss_all_qi_before"])
-            parts.append(f"refined ({mode}) from IL (all QIs) {before:.2f} %")
-        elif str(refined.get("space", "")).startswith("z-scored") and "release" not in refined:
-            parts.append(f"refined ({mode}) from {float(refined['information_loss_before']):.2f} %")
-        else:
+        elif losses is None:
             parts.append(f"refined ({mode})")
+        else:
+            what = "IL (all QIs) " if losses[2] else ""
+            parts.append(f"refined ({mode}) from {what}{losses[0]:.2f} %")
     return ", ".join(parts) if parts else "IL not applicable"
 
 

@@ -51,6 +51,7 @@ nothing.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -78,6 +79,7 @@ __all__ = [
     "refine_space",
     "run_and_refine",
     "combine_refinements",
+    "refinement_losses",
     "warm_up",
     "PAIR_LIMIT",
 ]
@@ -225,10 +227,10 @@ class _State:
 
     def labels(self) -> np.ndarray:
         """Labels 0..g-1 in order of each group's first record."""
-        _, first = np.unique(self.lab, return_index=True)
+        groups, first = np.unique(self.lab, return_index=True)
         order = np.argsort(first, kind="stable")
         remap = np.empty(int(self.lab.max()) + 1, dtype=np.int64)
-        remap[np.unique(self.lab)[order]] = np.arange(order.size)
+        remap[groups[order]] = np.arange(order.size)
         return remap[self.lab]
 
     def split_all(self) -> None:
@@ -512,6 +514,26 @@ def _headline(inp: MethodInput, qi: QIMatrix, labels: np.ndarray) -> float | Non
     """The report's loss over every quasi-identifier of the release these groups give."""
     protected = aggregate(inp.dataset, qi, labels, inp.params)
     return mixed_information_loss(qi, protected).information_loss
+
+
+def refinement_losses(entry: Mapping[str, Any]) -> tuple[float, float, bool] | None:
+    """(before, after, headline) of a report's ``refinement`` entry in figures the report shows:
+    the IL over all quasi-identifiers when the entry has it (headline True: mixed data, variance
+    rescaling), else the entry's own IL when it is the report's SSE/SST (its space is the
+    z-scored continuous QIs and the release is the group means); None when neither."""
+    before, after = (
+        entry.get("information_loss_all_qi_before"),
+        entry.get("information_loss_all_qi_after"),
+    )
+    if before is not None and after is not None:
+        return float(before), float(after), True
+    if entry.get("space") == CONTINUOUS_SPACE and "release" not in entry:
+        return (
+            float(entry["information_loss_before"]),
+            float(entry["information_loss_after"]),
+            False,
+        )
+    return None
 
 
 def combine_refinements(entries: list[dict[str, Any]], sst: float) -> dict[str, Any]:

@@ -189,6 +189,29 @@ def undo(
 
 
 @njit
+def add_distinct(out: np.ndarray, m: int, g: int) -> int:
+    """Append ``g`` to ``out[:m]`` unless it is there already (or ``out`` is full); the new
+    length."""
+    for u in range(m):
+        if out[u] == g:
+            return m
+    if m < out.shape[0]:
+        out[m] = g
+        return m + 1
+    return m
+
+
+@njit
+def centroid_sq_distance(x: np.ndarray, i: int, g: int, cnt: np.ndarray, sums: np.ndarray) -> float:
+    """‖x_i − μ_g‖², μ_g the centroid of the non-empty group g."""
+    s = 0.0
+    for c in range(x.shape[1]):
+        v = x[i, c] - sums[g, c] / cnt[g]
+        s += v * v
+    return s
+
+
+@njit
 def candidate_groups(i: int, lab: np.ndarray, nbr: np.ndarray, own: int, out: np.ndarray) -> int:
     """The distinct groups (other than ``own``) of record i's listed neighbours, into ``out``."""
     m = 0
@@ -197,16 +220,8 @@ def candidate_groups(i: int, lab: np.ndarray, nbr: np.ndarray, own: int, out: np
         if j < 0:
             break
         g = lab[j]
-        if g == own:
-            continue
-        seen = False
-        for u in range(m):
-            if out[u] == g:
-                seen = True
-                break
-        if not seen:
-            out[m] = g
-            m += 1
+        if g != own:
+            m = add_distinct(out, m, g)
     return m
 
 
@@ -313,33 +328,22 @@ def nearest_group(
     """The group (not ``exclude``, with fewer than ``cap`` records) whose centroid is nearest to
     record i, among the groups of its listed neighbours; when none of them qualifies, among all
     groups (a scan). -1 when no group qualifies."""
-    d = x.shape[1]
     m = candidate_groups(i, lab, nbr, exclude, buf)
     best = np.inf
     best_g = -1
     for u in range(m):
         g = buf[u]
-        if cnt[g] == 0 or cnt[g] >= cap:
-            continue
-        s = 0.0
-        for c in range(d):
-            v = x[i, c] - sums[g, c] / cnt[g]
-            s += v * v
-        if s < best:
-            best = s
-            best_g = g
+        if 0 < cnt[g] < cap:
+            dist = centroid_sq_distance(x, i, g, cnt, sums)
+            if dist < best:
+                best, best_g = dist, g
     if best_g >= 0:
         return best_g
-    for g in range(cnt.shape[0]):
-        if g == exclude or cnt[g] == 0 or cnt[g] >= cap:
-            continue
-        s = 0.0
-        for c in range(d):
-            v = x[i, c] - sums[g, c] / cnt[g]
-            s += v * v
-        if s < best:
-            best = s
-            best_g = g
+    for g in range(cnt.shape[0]):  # none of the neighbours' groups qualifies: scan them all
+        if g != exclude and 0 < cnt[g] < cap:
+            dist = centroid_sq_distance(x, i, g, cnt, sums)
+            if dist < best:
+                best, best_g = dist, g
     return best_g
 
 
@@ -371,21 +375,15 @@ def split_large(
     2018 §4, Figure 3): the record r farthest from g's centroid starts a new group, which then
     takes, k - 1 times, the record of g nearest to its own centroid. Returns (SSE change, log
     length). Splitting never raises the SSE."""
-    d = x.shape[1]
     total = 0.0
     hint = g
     while cnt[g] >= 2 * k:
         far = -1.0
         r = -1
         for t in range(cnt[g]):
-            i = mem[g, t]
-            s = 0.0
-            for c in range(d):
-                v = x[i, c] - sums[g, c] / cnt[g]
-                s += v * v
-            if s > far:
-                far = s
-                r = i
+            dist = centroid_sq_distance(x, mem[g, t], g, cnt, sums)
+            if dist > far:
+                far, r = dist, mem[g, t]
         h = free_slot(cnt, hint)
         hint = h + 1
         total += move_delta(x, r, g, h, cnt, sums)
@@ -394,14 +392,9 @@ def split_large(
             near = np.inf
             r = -1
             for t in range(cnt[g]):
-                i = mem[g, t]
-                s = 0.0
-                for c in range(d):
-                    v = x[i, c] - sums[h, c] / cnt[h]
-                    s += v * v
-                if s < near:
-                    near = s
-                    r = i
+                dist = centroid_sq_distance(x, mem[g, t], h, cnt, sums)
+                if dist < near:
+                    near, r = dist, mem[g, t]
             total += move_delta(x, r, g, h, cnt, sums)
             n_log = move(x, r, h, lab, cnt, sums, mem, pos, log, n_log)
     return total, n_log
@@ -446,13 +439,7 @@ def igd_decompose(
         n_log = move(x, i, b, lab, cnt, sums, mem, pos, log, n_log)
         if n_log < 0:
             return float(total)  # the log overflowed (it cannot with its size): keep what was done
-        seen = False
-        for u in range(n_touched):
-            if touched[u] == b:
-                seen = True
-        if not seen:
-            touched[n_touched] = b
-            n_touched += 1
+        n_touched = add_distinct(touched, n_touched, b)
     dlt, n_log = split_all_large(x, k, lab, cnt, sums, mem, pos, touched, n_touched, log, n_log)
     total += dlt
     if total < -tol:
@@ -494,13 +481,7 @@ def igd_shrink(
             break
         total += best
         move(x, best_i, best_b, lab, cnt, sums, mem, pos, log, n_log)
-        seen = False
-        for u in range(n_touched):
-            if touched[u] == best_b:
-                seen = True
-        if not seen:
-            touched[n_touched] = best_b
-            n_touched += 1
+        n_touched = add_distinct(touched, n_touched, best_b)
     dlt, _ = split_all_large(x, k, lab, cnt, sums, mem, pos, touched, n_touched, log, n_log)
     return float(total + dlt)
 
@@ -643,17 +624,8 @@ def pairs_around(
                 j = nbr[i, v]
                 if j < 0:
                     break
-                g = lab[j]
-                if g == a:
-                    continue
-                seen = False
-                for w in range(m):
-                    if buf[w] == g:
-                        seen = True
-                        break
-                if not seen and m < buf.shape[0]:
-                    buf[m] = g
-                    m += 1
+                if lab[j] != a:
+                    m = add_distinct(buf, m, lab[j])
         for w in range(m):
             b = buf[w]
             if cnt[a] == 0 or cnt[b] == 0 or cnt[a] + cnt[b] > limit:
@@ -824,15 +796,7 @@ def perturb_rounds(
                 break
             n_grp = 0
             for u in range(m_rec):
-                g = lab[rec[u]]
-                seen = False
-                for v in range(n_grp):
-                    if slots[v] == g:
-                        seen = True
-                        break
-                if not seen and n_grp < slots.shape[0]:
-                    slots[n_grp] = g
-                    n_grp += 1
+                n_grp = add_distinct(slots, n_grp, lab[rec[u]])
             dl, n_log, q_len = pairs_around(
                 x,
                 slots,

@@ -14,6 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
+from microgui.core.methods.refine import refinement_losses
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 
@@ -279,15 +280,14 @@ def refinement_text(report: Mapping[str, Any]) -> str:
     if not isinstance(entry, Mapping):
         refine = (report.get("parameters") or {}).get("refine")
         return "none" if refine in (None, "none") else str(refine)
+    losses = refinement_losses(entry)
     before, after = (
-        entry.get("information_loss_all_qi_before"),
-        entry.get("information_loss_all_qi_after"),
+        losses[:2]
+        if losses is not None
+        else (float(entry["information_loss_before"]), float(entry["information_loss_after"]))
     )
-    if before is None or after is None:  # continuous QIs: the space's IL is the report's
-        before, after = entry["information_loss_before"], entry["information_loss_after"]
     text = (
-        f"{entry.get('mode')}: IL {float(before):.3f} % → {float(after):.3f} % "
-        f"({float(entry['seconds']):.1f} s)"
+        f"{entry.get('mode')}: IL {before:.3f} % → {after:.3f} % ({float(entry['seconds']):.1f} s)"
     )
     if str(entry.get("kept", "refined")) != "refined":
         text += " - kept the method's groups (the refined ones lost more in the release)"
