@@ -389,13 +389,20 @@ def _read_input(path: Path, args: argparse.Namespace) -> Any:
     """``read_table`` with ``--sheet``; says on stderr which sheet of a workbook with several
     sheets was read when none was chosen (only the first is read)."""
     from microgui.core.io import EXCEL_EXTENSIONS, SHEETS_ATTR, read_table
+    from microgui.core.progress import no_progress
 
     sheet = getattr(args, "sheet", None)
     if sheet is not None and path.suffix.lower() not in EXCEL_EXTENSIONS:
         raise _UsageError(
             f"--sheet is for Excel workbooks, and {path.name!r} is not one; drop --sheet"
         )
-    loaded = read_table(path, sheet=sheet)
+    # A long load (a big CSV or workbook) shows the run's progress bar on a terminal (issue 17).
+    bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
+    try:
+        loaded = read_table(path, sheet=sheet, progress=bar if bar is not None else no_progress)
+    finally:
+        if bar is not None:
+            bar.close()
     read, sheets = loaded.frame.attrs.get(SHEETS_ATTR, ("", ()))
     if sheet is None and len(sheets) > 1:
         print(
@@ -554,6 +561,8 @@ def _protect(args: argparse.Namespace) -> int:
     ]
     if missing:
         raise _UsageError(f"protect needs {', '.join(missing)} (see microgui protect --help)")
+    if args.engine == "dask":  # issue 17: the table is read and written in partitions
+        return _protect_partitioned(args)
     src, out = Path(args.input), Path(args.output)
     # Output targets are checked before anything is read or computed: never the input or a
     # hierarchy file (by inode), never a folder, a special file or a missing folder (issue 12).
@@ -645,6 +654,79 @@ def _protect(args: argparse.Namespace) -> int:
             f"engine {scale['engine']}",
             file=sys.stderr,
         )
+    return 0
+
+
+def _protect_partitioned(args: argparse.Namespace) -> int:
+    """``protect --engine dask``: INPUT read in partitions on the workers, OUTPUT written as a
+    folder of part files (:mod:`microgui.core.distributed`); the table never comes here."""
+    from microgui.core.distributed import protect_partitioned
+    from microgui.core.progress import no_progress
+    from microgui.core.runs import RunSpec, information_loss_text, parse_seed
+
+    if args.sheet is not None:
+        raise _UsageError(
+            "--sheet is for Excel workbooks, which --engine dask does not read; save the sheet "
+            "as Parquet or CSV, or run with --engine local"
+        )
+    if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
+        raise _UsageError(
+            f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
+            "the report), e.g. --allow-unsafe 'internal test file, not released'"
+        )
+    seed = parse_seed(args.seed, "--seed")
+    params = _parse_params(args.param)
+    if args.round is not None:
+        if "round" in params:
+            raise _UsageError("give the rounding once: --round or --param round=, not both")
+        params["round"] = args.round.strip()
+    spec = RunSpec.make(
+        args.method,
+        args.k,
+        params,
+        seed,
+        _parse_hierarchies(args.hierarchy),
+        strata=_split(args.strata),
+        block_size=args.block_size,
+        engine=args.engine,
+        scheduler=args.scheduler,
+        workers=args.workers,
+    )
+    bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
+    try:
+        report = protect_partitioned(
+            args.input,
+            args.output,
+            spec,
+            qi=_split(args.qi),
+            identifiers=_split(args.identifiers),
+            confidential=_split(args.confidential),
+            ordinal=_parse_ordinal(args.ordinal),
+            nominal=_split(args.nominal),
+            missing_as_category=_split(args.missing_as_category),
+            group_column=args.group_column,
+            report_path=args.report,
+            override=args.allow_unsafe,
+            keep_formula_cells=args.keep_formula_cells,
+            progress=bar if bar is not None else no_progress,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    scale = report["scale"]
+    print(
+        f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "
+        f"(sizes {report['min_group_size']}-{report['max_group_size']}), {information_loss_text(report)}, "
+        f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {args.output} "
+        f"({len(scale['output']['parts'])} {scale['output']['format']} parts)",
+        file=sys.stderr,
+    )
+    print(
+        f"  {scale['n_blocks']} blocks of {scale['block_sizes']['min']}-"
+        f"{scale['block_sizes']['max']} records (split on the {scale['split']}), "
+        f"engine {scale['engine']}, {scale['workers']} workers",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -30,7 +30,11 @@ of every continuous method on Census, Tarragona and EIA at k = 3, 4, 5, 10.
 Options: ``--quick`` (only n <= 10,000; no memory probe, sweep or measures), ``--only NAME`` (rows
 of one method), ``--repeat R`` (best of R timings; by default 3 for rows under a second, else 1),
 ``--baseline-max N``, ``--huge`` (exact MDAV on 1,000,000 records run to the end: minutes),
-``--gui`` (the app's redraw and event-loop measurements, Qt offscreen), ``--reference``.
+``--gui`` (the app's redraw and event-loop measurements, Qt offscreen), ``--reference``,
+``--load`` (only the loading row, :mod:`~microgui.bench.loading`: a 1,000,000 x 10 CSV read in a
+fresh process; part of the full run);
+``--dask [N]`` prints only the Dask row (:mod:`~microgui.bench.partitioned`: N x 10 records as
+Parquet in partitions on a LocalCluster of 2 workers, the client's peak memory; minutes).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from microgui.bench.cases import (
 )
 from microgui.bench.data import SEED
 from microgui.bench.gui import gui_text
+from microgui.bench.loading import load_probe
 from microgui.bench.measures import census_sweep_text, measures_text
 from microgui.bench.memory import HUGE_N, MEMORY_N, memory_child, memory_probe
 from microgui.bench.reference import reference_table
@@ -74,12 +75,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         "read from ../shared/data or $MICROGUI_SHARED_DATA",
     )
     parser.add_argument(
+        "--dask",
+        nargs="?",
+        type=int,
+        const=10_000_000,
+        metavar="N",
+        help="only the Dask row (issue 17): N x 10 records (default 10,000,000) as Parquet in "
+        "partitions, protected on a LocalCluster of 2 workers; client peak memory and IL "
+        "against local blocking (minutes)",
+    )
+    parser.add_argument(
+        "--load",
+        action="store_true",
+        help="only the loading row (issue 17): read_table of a 1,000,000 x 10 CSV in a fresh "
+        "process, time and peak memory against the file size (part of the full run)",
+    )
+    parser.add_argument(
         "--memory-child", nargs=3, metavar=("NPY", "K", "WHOLE"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
     if args.memory_child:
         path, k, whole = args.memory_child
         return memory_child(path, int(k), whole == "True")
+    if args.dask:
+        from microgui.bench.partitioned import partitioned_text
+
+        print(partitioned_text(args.dask), flush=True)
+        return 0
+    if args.load:
+        print(load_probe().text(), flush=True)
+        return 0
     cases = [
         c
         for c in CASES + registered_cases()
@@ -128,6 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("  " + memory_probe(MEMORY_N).text(), flush=True)
         print("  " + memory_probe(HUGE_N, whole=args.huge).text(), flush=True)
     if args.only is None and not args.quick:
+        print()
+        print(
+            "loading (issue 17 target: a 1,000,000 x 10 CSV read in <= 2 s, peak <= 3 x the file):"
+        )
+        print("  " + load_probe().text(), flush=True)
         print()
         print(scale_text(), flush=True)
         sweep = census_sweep_text()

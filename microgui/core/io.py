@@ -16,10 +16,25 @@ categories follow the numeric code order: ordered (hence suggested ordinal with 
 SPSS declares the variable nominal. A numeric variable whose labels only mark a few special codes
 among many unlabelled values (``-99 = "refused"`` in an income column) stays numeric.
 
-Reading a CSV reports progress: ``progress(fraction, status)`` is called about every 8,192
-records (and at the start and end), so the app shows a bar while a million-row file loads and the
-user can cancel (the callback raises :class:`~microgui.core.progress.RunCancelled`, which
-propagates). Other formats report only their start and end. A CSV frame also records, in
+CSV files are parsed by ``pyarrow.csv`` (issue 17): a UTF-8 file is read in pieces of about 8,192
+records, straight from its bytes (never held whole, nor decoded to one Python string), into
+pandas ``str`` columns backed by Arrow. A vectorized scan of each piece finds where records end
+and on which lines, with the csv module's rules; where pyarrow and the csv module could read a
+file differently (a quote inside an unquoted value, text after a closing quote, ragged rows, an
+unusual delimiter) the csv module reads it and names the line of any error, so the cells, lines
+and messages are those of :func:`_read_csv_with_csv_module` (the reader before issue 17, kept
+as the reference the tests compare against). A file that is not UTF-8 is decoded whole first.
+
+Excel ``.xlsx``/``.xlsm`` workbooks are read with calamine (python-calamine) and give the cells
+openpyxl gave; openpyxl reads a sheet whose XML holds what the two read otherwise (cells of white
+space only, ``_xHHHH_`` escapes), and the formula cells without a saved value are found in the
+sheet's XML as before. ``.xls`` goes through xlrd.
+
+Reading reports progress: ``progress(fraction, status)`` is called about every 8,192 records of a
+CSV and 20,000 rows of a sheet (and at the start and end), so the app shows a bar while a
+million-row file loads and the user can cancel (the callback raises
+:class:`~microgui.core.progress.RunCancelled`, which propagates; a CSV stops within one piece).
+Parquet, SPSS and Stata report only their start and end. A CSV frame also records, in
 ``frame.attrs``, the file's base name and the line on which each record starts
 (:data:`~microgui.core.dataset.LINES_ATTR`), so that later messages name lines as an editor shows
 them.
@@ -33,6 +48,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import datetime
 import errno
 import io
 import json
@@ -159,8 +175,8 @@ def read_table(
     sheet
         Excel only: the sheet name or 0-based index (default: the first sheet).
     progress
-        Called with the fraction read (about every 8,192 records of a CSV); may raise
-        :class:`~microgui.core.progress.RunCancelled` to stop reading.
+        Called with the fraction read (about every 8,192 records of a CSV, 20,000 rows of a
+        sheet); may raise :class:`~microgui.core.progress.RunCancelled` to stop reading.
 
     Returns
     -------
@@ -198,9 +214,10 @@ def read_frame(
 
 
 #: About how many bytes of memory reading takes per byte of file, by reader (measured on the
-#: bad-input corpus and Census-like tables; CSV is read as Python text first). Used to refuse a
-#: file that cannot fit before reading it (issue 12), not as a promise.
-_MEMORY_PER_BYTE = {"csv": 16, "excel": 6, "parquet": 10, "stat": 6}
+#: bad-input corpus and Census-like tables; a CSV's Arrow table is about 2x the file, 2.5x at the
+#: peak, and suggesting roles adds to it). Used to refuse a file that cannot fit before reading it
+#: (issue 12), not as a promise.
+_MEMORY_PER_BYTE = {"csv": 4, "excel": 6, "parquet": 10, "stat": 6}
 #: The most sheet data (unpacked XML) read from one workbook: more is a zip bomb or a sheet
 #: better saved as CSV/Parquet (openpyxl would take many minutes and gigabytes).
 MAX_WORKBOOK_XML_BYTES = 512 * 1024 * 1024
@@ -288,7 +305,7 @@ def _read_kind(
     if ext in TEXT_EXTENSIONS:
         return _read_csv(path, progress), {}
     if ext in EXCEL_EXTENSIONS:
-        return _read_excel(path, sheet), {}  # no progress inside openpyxl
+        return _read_excel(path, sheet, progress), {}
     if ext in PARQUET_EXTENSIONS:
         return _read_parquet(path), {}
     if ext in SPSS_EXTENSIONS or ext in STATA_EXTENSIONS:
@@ -331,12 +348,16 @@ def _check_readable(path: Path) -> None:
 def _read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
-    except PermissionError as exc:
-        raise InvalidInput(
-            f"file {path.name!r} cannot be opened (permission denied); check its permissions"
-        ) from exc
     except OSError as exc:
-        raise InvalidInput(f"file {path.name!r} cannot be read ({exc.strerror or exc})") from exc
+        raise _read_error(path, exc) from exc
+
+
+def _read_error(path: Path, exc: OSError) -> InvalidInput:
+    if isinstance(exc, PermissionError):
+        return InvalidInput(
+            f"file {path.name!r} cannot be opened (permission denied); check its permissions"
+        )
+    return InvalidInput(f"file {path.name!r} cannot be read ({exc.strerror or exc})")
 
 
 def _check_columns(names: list[str], name: str, where: Callable[[int], str]) -> None:
@@ -495,23 +516,100 @@ def _detect_delimiter(text: str, preferred: str) -> tuple[str, int]:
 
 
 def _read_csv(path: Path, progress: ProgressFn = no_progress) -> pd.DataFrame:
+    """A CSV/TSV/TXT file as a frame of text cells (see the module docstring).
+
+    pyarrow parses the bytes in pieces of about :data:`_PROGRESS_ROWS` records (progress and a
+    cancel between two); a UTF-8 file is never held whole, nor decoded to one Python string.
+    Where pyarrow and the csv module could disagree, or the file has an error (ragged rows, a
+    stray quote), the csv module reads it: the cells, the lines and the messages are those of
+    :func:`_read_csv_with_csv_module`, the reference this reader is tested against.
+    """
+    name = path.name
+    source = _csv_bytes(path)
+    progress = _forward_only(progress)  # a file read again starts over: the bar waits instead
+    progress(0.05, f"reading {name}")
+    preferred = _preferred_delimiter(path)
+    try:
+        return _read_utf8_csv(source, name, preferred, progress)
+    except _NotUtf8:
+        # Not UTF-8 after all (cp1252, Latin-1, or a byte-order mark that lies): decode the
+        # whole file as the csv module path does, and read its text as UTF-8.
+        source = _decoded_bytes(path, _read_bytes(path))
+    try:
+        return _read_utf8_csv(source, name, preferred, progress)
+    except _NotUtf8:  # cannot be (the text is UTF-8 now): the reference reads it
+        return _read_csv_with_csv_module(path, progress)
+
+
+def _forward_only(progress: ProgressFn) -> ProgressFn:
+    """``progress`` told no smaller fraction than it was told before."""
+    done = 0.0
+
+    def report(fraction: float, status: str = "", /) -> None:
+        nonlocal done
+        done = max(done, fraction)
+        progress(done, status)
+
+    return report
+
+
+def _read_csv_with_csv_module(path: Path, progress: ProgressFn = no_progress) -> pd.DataFrame:
+    """The csv module's reading of a CSV: the whole file decoded to text, every record a Python
+    list. The reference of :func:`_read_csv`, which falls back to the same parse
+    (:func:`_csv_records`) for the files pyarrow cannot vouch for."""
     name = path.name
     text, _fmt = _decode(_read_bytes(path), name)
     progress(0.05, f"reading {name}")
     if text.startswith("\ufeff"):
         text = text[1:]  # a BOM the codec did not consume (e.g. UTF-16 with a doubled mark)
     if not text.strip():
-        raise InvalidInput(
-            f"file {name!r} holds only blank lines, no table; choose the file that holds the data"
-        )
+        raise _blank_file(name)
     delimiter, skip = _detect_delimiter(text, _preferred_delimiter(path))
     stream = io.StringIO(text, newline="")
+    size = max(len(text), 1)
+    found = _csv_records(stream, lambda: stream.tell() / size, name, delimiter, skip, progress)
+    return _frame_from_records(found, name)
+
+
+def _blank_file(name: str) -> InvalidInput:
+    return InvalidInput(
+        f"file {name!r} holds only blank lines, no table; choose the file that holds the data"
+    )
+
+
+@dataclass
+class _CsvRecords:
+    """What :func:`_csv_records` found: the header, where it and the records are in the file
+    (see :data:`~microgui.core.dataset.LINES_ATTR`), and the records (or their number)."""
+
+    header: list[str]
+    header_line: int
+    first_record_line: int
+    breaks: list[tuple[int, int]]
+    count: int
+    rows: list[list[str]] | None
+
+
+def _csv_records(
+    stream: IO[str],
+    fraction: Callable[[], float],
+    name: str,
+    delimiter: str,
+    skip: int,
+    progress: ProgressFn,
+    *,
+    keep_rows: bool = True,
+) -> _CsvRecords:
+    """Parse ``stream`` (text, ``newline=""``) with the csv module, raising the one-line error
+    of a parse error, a bad header or ragged rows; ``fraction()`` says how far the stream is
+    read, for progress. Without ``keep_rows`` only the records' number and lines are kept."""
     for _ in range(skip):
         stream.readline()
     reader = csv.reader(stream, delimiter=delimiter, strict=True)
     header: list[str] | None = None
     header_line = 0
     rows: list[list[str]] = []
+    count = 0
     ragged: list[tuple[int, int]] = []
     # Where records start: (row, line) each time a record is not on the line after the previous
     # one (blank lines, values spanning lines); see dataset.LINES_ATTR.
@@ -519,7 +617,6 @@ def _read_csv(path: Path, progress: ProgressFn = no_progress) -> pd.DataFrame:
     expected = first_record_line = 0
     previous = 0
     check_at = _PROGRESS_ROWS
-    size = max(len(text), 1)
     try:
         for row in reader:
             start = previous + 1 + skip  # first physical line of this record
@@ -534,37 +631,444 @@ def _read_csv(path: Path, progress: ProgressFn = no_progress) -> pd.DataFrame:
                 ragged.append((start, len(row)))
                 continue
             if start != expected:
-                breaks.append((len(rows), start))
+                breaks.append((count, start))
             expected = previous + 1 + skip
-            rows.append(row)
-            if len(rows) >= check_at:
+            count += 1
+            if keep_rows:
+                rows.append(row)
+            if count >= check_at:
                 check_at += _PROGRESS_ROWS
-                progress(
-                    0.05 + 0.8 * stream.tell() / size, f"reading {name}: {len(rows):,} records"
-                )
+                progress(0.05 + 0.8 * fraction(), f"reading {name}: {count:,} records")
     except csv.Error as exc:
         line = reader.line_num + skip
         raise InvalidInput(
             f"line {line} of {name!r} cannot be parsed ({exc}); check the quotes on that line "
             '(a quote inside a quoted value must be doubled: "")'
         ) from exc
-    assert header is not None  # the text is not blank
+    if header is None:
+        raise _blank_file(name)  # nothing but an Excel "sep=" line
     _check_columns(header, name, lambda i: f"column {i + 1} (line {header_line})")
     if ragged:
         line, found = ragged[0]
         others = f" ({len(ragged) - 1} more such line(s))" if len(ragged) > 1 else ""
         raise InvalidInput(
             f"line {line} of {name!r} has {found} field(s) but the header has {len(header)} "
-            f"(fields separated by {_DELIMITER_NAMES[delimiter]}){others}; quote values that contain "
-            "the delimiter, or add the missing fields"
+            f"(fields separated by {_DELIMITER_NAMES.get(delimiter, repr(delimiter))}){others}; "
+            "quote values that contain the delimiter, or add the missing fields"
         )
-    if not rows:
+    if not count:
         raise _zero_records(name, "file ")
-    progress(0.85, f"building the table of {len(rows):,} records")
-    frame = pd.DataFrame(rows, columns=pd.Index(header, dtype=object), dtype=str)
+    return _CsvRecords(
+        header, header_line, first_record_line, breaks, count, rows if keep_rows else None
+    )
+
+
+def _frame_from_records(found: _CsvRecords, name: str) -> pd.DataFrame:
+    assert found.rows is not None
+    frame = pd.DataFrame(found.rows, columns=pd.Index(found.header, dtype=object), dtype=str)
     frame.attrs[SOURCE_ATTR] = name
-    frame.attrs[LINES_ATTR] = (first_record_line, tuple(breaks))
+    frame.attrs[LINES_ATTR] = (found.first_record_line, tuple(found.breaks))
     return frame
+
+
+# The fast reader: pyarrow.csv on UTF-8 bytes, in pieces ------------------------------------------
+
+#: Bytes of the first piece; later pieces hold about :data:`_PROGRESS_ROWS` records (estimated
+#: from the pieces before), within these bounds.
+_PIECE_MIN = 64 * 1024
+_PIECE_MAX = 4 * 1024 * 1024
+#: pyarrow parses a piece in blocks of this size, in parallel (or of twice the longest record).
+_ARROW_BLOCK = 1 << 20
+_QUOTE, _LF, _CR = ord('"'), ord("\n"), ord("\r")
+#: pyarrow's message for a cell that is no UTF-8
+_ARROW_NOT_UTF8 = re.compile(r"(?:In CSV column #\d+: )?CSV conversion error to \w+: invalid UTF8")
+
+
+class _NotUtf8(Exception):
+    """The file turned out not to be UTF-8: it is read again through :func:`_decode`."""
+
+
+class _AskCsvModule(Exception):
+    """pyarrow cannot vouch for this file (a parse error, ragged rows, a quote inside an
+    unquoted value, an unusual delimiter): the csv module reads it and names any error's line."""
+
+
+@dataclass(frozen=True)
+class _CsvBytes:
+    """A CSV's text as UTF-8 bytes: the file itself from ``start`` (after its byte-order
+    marks) when it is UTF-8, read in pieces; else (``data``) its text as :func:`_decode`
+    decodes it, encoded again, in memory."""
+
+    path: Path
+    start: int
+    size: int
+    data: bytes | None = None
+
+    def open(self) -> IO[bytes]:
+        stream: IO[bytes] = io.BytesIO(self.data) if self.data is not None else _open(self.path)
+        stream.seek(self.start)
+        return stream
+
+
+def _open(path: Path) -> IO[bytes]:
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise _read_error(path, exc) from exc
+
+
+def _csv_bytes(path: Path) -> _CsvBytes:
+    """Where the UTF-8 text of ``path`` starts, refusing what :func:`_decode` refuses (an empty
+    or binary file) from the first and last 64 KiB; a UTF-16/32 file is decoded here."""
+    name = path.name
+    with _open(path) as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            head = fh.read(_SNIFF_CHARS)
+            tail = b""
+            if size > len(head):
+                fh.seek(max(size - _SNIFF_CHARS, len(head)))
+                tail = fh.read()
+        except OSError as exc:
+            raise _read_error(path, exc) from exc
+    if not head:
+        _decode(head, name)  # raises: the file is empty
+    if head.startswith(codecs.BOM_UTF8):
+        start = 6 if head.startswith(codecs.BOM_UTF8 * 2) else 3  # a doubled mark: both go
+        return _CsvBytes(path, start, size - start)
+    boms = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    if head.startswith(boms):
+        return _decoded_bytes(path, _read_bytes(path))
+    if b"\x00" in head or b"\x00" in tail:
+        _decode(head + tail, name)  # raises: a binary file (NUL bytes near one end)
+    return _CsvBytes(path, 0, size)
+
+
+def _decoded_bytes(path: Path, raw: bytes) -> _CsvBytes:
+    text, _fmt = _decode(raw, path.name)
+    del raw
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a BOM the codec did not consume (e.g. UTF-16 with a doubled mark)
+    data = text.encode("utf-8")
+    return _CsvBytes(path, 0, len(data), data)
+
+
+def _utf8_text(data: bytes, final: bool) -> str:
+    """``data`` decoded (a character cut at the end is left out unless ``final``)."""
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final)
+    except UnicodeDecodeError:
+        raise _NotUtf8 from None
+
+
+def _line_end(data: bytes) -> int:
+    """Where the first line of ``data`` ends (after ``\\n``, ``\\r\\n`` or ``\\r``, as
+    ``readline`` of a text stream with ``newline=""`` reads it)."""
+    ends = [i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0]
+    if not ends:
+        return len(data)
+    end = min(ends)
+    return end + 2 if data[end : end + 2] == b"\r\n" else end + 1
+
+
+def _read_utf8_csv(
+    source: _CsvBytes, name: str, preferred: str, progress: ProgressFn
+) -> pd.DataFrame:
+    with source.open() as fh:
+        head = fh.read(4 * (_SNIFF_CHARS + 1))  # at least _SNIFF_CHARS + 1 characters
+        whole = len(head) >= source.size
+        text = _utf8_text(head, whole)
+        if not text.strip() and (whole or not _utf8_text(head + fh.read(), True).strip()):
+            raise _blank_file(name)
+        delimiter, skip = _detect_delimiter(text, preferred)
+        del text
+        skipped = _line_end(head) if skip else 0
+        try:
+            if len(delimiter.encode("utf-8")) != 1 or delimiter in '"\r\n':
+                raise _AskCsvModule  # pyarrow splits on one byte, and never on these
+            fh.seek(source.start + skipped)
+            return _read_pieces(fh, source.size - skipped, name, delimiter, skip, progress)
+        except _AskCsvModule:
+            pass
+    return _read_with_csv_module(source, name, delimiter, skip, skipped, progress)
+
+
+def _read_pieces(
+    fh: IO[bytes], size: int, name: str, delimiter: str, skip: int, progress: ProgressFn
+) -> pd.DataFrame:
+    """Scan and parse the records of ``fh`` (after any skipped line) piece by piece."""
+    scan = _RecordScan(delimiter)
+    tables: list[Any] = []
+    header: list[str] | None = None
+    header_line = first_record_line = 0
+    breaks: list[tuple[int, int]] = []
+    count = 0  # data records parsed
+    expected = 0  # 0-based line the next record starts on when nothing comes between
+    base = 0  # position of pending[0] in the data
+    pending = b""
+    scanned = 0  # position up to which the data was scanned
+    inside_at = -1  # the position of the last line end inside quotes
+    piece = _PIECE_MIN
+    while True:
+        more = fh.read(piece)
+        final = not more
+        pending += more
+        stop = base + len(pending) - (1 if not final and pending.endswith(b"\r") else 0)
+        found = scan.feed(memoryview(pending)[scanned - base : stop - base], scanned, final)
+        scanned = stop
+        inside_at = max(inside_at, found.inside_at)
+        starts, ends = found.starts, found.ends
+        if found.cut > base and starts.size:
+            if header is None:
+                begin, end = found.first
+                header = _header_fields(pending[begin - base : end - base], delimiter)
+                header_line, expected = int(starts[0]) + 1 + skip, int(ends[0]) + 1
+                first_record_line = expected + 1 + skip
+                starts, ends = starts[1:], ends[1:]
+            if starts.size:
+                after = np.concatenate(([expected], ends[:-1] + 1))
+                for i in np.flatnonzero(starts != after).tolist():
+                    breaks.append((count + i, int(starts[i]) + 1 + skip))
+                expected = int(ends[-1]) + 1
+            block = max(_ARROW_BLOCK, 2 * found.longest + 2)
+            table = _arrow_table(
+                memoryview(pending)[: found.cut - base], len(header), delimiter,
+                inside_at >= base, block,
+            )  # fmt: skip
+            if table.num_rows != found.starts.size:
+                raise _AskCsvModule  # pyarrow saw other records than the csv module would
+            tables.append(table)
+            count += starts.size
+            piece = min(max(found.cut * _PROGRESS_ROWS // max(count, 1), _PIECE_MIN), _PIECE_MAX)
+        if found.cut > base:
+            pending = pending[found.cut - base :]
+            base = found.cut
+        if final:
+            break
+        done = min(0.05 + 0.8 * base / max(size, 1), 0.85)
+        progress(done, f"reading {name}: {count:,} records")
+    if header is None:
+        raise _blank_file(name)  # nothing but an Excel "sep=" line
+    first = tables[0].slice(0, 1).to_pylist()[0]
+    if [first[str(i)] for i in range(len(header))] != header:
+        raise _AskCsvModule  # pyarrow read the header otherwise
+    _check_columns(header, name, lambda i: f"column {i + 1} (line {header_line})")
+    if not count:
+        raise _zero_records(name, "file ")
+    progress(0.85, f"building the table of {count:,} records")
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    table = pa.concat_tables(tables)
+    del tables
+    return _arrow_frame(table, header, name, first_record_line, breaks)
+
+
+def _arrow_frame(
+    table: Any, header: list[str], name: str, first_line: int, breaks: list[tuple[int, int]]
+) -> pd.DataFrame:
+    """The frame of a pyarrow table whose first row is the header: text cells (pandas ``str``
+    dtype, the table's buffers without a copy), the header's names, the file and lines."""
+    frame: pd.DataFrame = table.slice(1).to_pandas()
+    frame.columns = pd.Index(header, dtype=object)
+    frame.attrs[SOURCE_ATTR] = name
+    frame.attrs[LINES_ATTR] = (first_line, tuple(breaks))
+    return frame
+
+
+def _header_fields(raw: bytes, delimiter: str) -> list[str]:
+    """The fields of the header record's bytes, as the csv module splits them."""
+    text = _utf8_text(raw, True)
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
+    except csv.Error:
+        raise _AskCsvModule from None
+    if len(rows) != 1:
+        raise _AskCsvModule
+    return rows[0]
+
+
+def _arrow_table(data: memoryview, width: int, delimiter: str, multiline: bool, block: int) -> Any:
+    """The records of ``data`` (whole records, UTF-8) as a pyarrow table of ``width`` large
+    string columns named ``"0"``, ``"1"``, ...: every cell the exact text of the file."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv  # type: ignore[import-untyped]
+
+    names = [str(i) for i in range(width)]
+    try:
+        return pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(data)),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=block),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter,
+                quote_char='"',
+                double_quote=True,
+                escape_char=False,
+                newlines_in_values=multiline,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.large_string() for n in names},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                check_utf8=True,
+            ),
+        )
+    except pa.ArrowInvalid as exc:
+        if _ARROW_NOT_UTF8.match(str(exc)):  # (a parse error quotes the record: not searched)
+            raise _NotUtf8 from exc
+        raise _AskCsvModule from exc
+
+
+@dataclass(frozen=True)
+class _Found:
+    """Records a :class:`_RecordScan` chunk completed: the 0-based first and last line of each
+    non-blank one, ``cut`` = where the last ends (after its line end), the byte range of the
+    first non-blank one, the longest record's bytes, and the position of the chunk's last line end
+    inside quotes (-1: none)."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    cut: int
+    first: tuple[int, int]
+    longest: int
+    inside_at: int
+
+
+class _RecordScan:
+    """Finds where the records of UTF-8 CSV bytes end and which lines they span, chunk by chunk,
+    vectorized (no field is parsed).
+
+    Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (the csv module's lines, read through
+    universal newlines); a record ends at a line end outside quotes, and a record whose only
+    line is empty is blank. Quotes follow the rule the csv module (``strict``, ``""`` for a
+    quote) and pyarrow share on well-formed files: a quote at the start of a field opens a quoted
+    value; inside, a quote either doubles or closes it, and a delimiter, a line end or the end
+    of the data follows a closing quote. Then every quote toggles "inside", and counting quotes
+    tells inside from outside. A quote that breaks this rule (one inside an unquoted value, text
+    after a closing quote, a quoted value left open) raises :class:`_AskCsvModule`: the csv
+    module reads that file, and names the line of a real error.
+    """
+
+    def __init__(self, delimiter: str) -> None:
+        self._near = np.array([ord(delimiter), _LF, _CR, _QUOTE], dtype=np.int64)
+        self._quotes = 0  # quotes so far: odd = inside a quoted value
+        self._last = -1  # the byte before the chunk (-1: the start of the data)
+        self._closing_last = False  # the previous chunk ended with a closing quote
+        self._lines = 0  # line ends so far
+        self._record_at = 0  # where the record being read starts ...
+        self._record_line = 0  # ... and its first line
+
+    def feed(self, chunk: memoryview, offset: int, final: bool) -> _Found:
+        """Scan ``chunk``, the bytes from ``offset`` on (a chunk that is not ``final`` must not
+        end with ``\\r``: the next may start with ``\\n``)."""
+        a = np.frombuffer(chunk, dtype=np.uint8)
+        n = a.size
+        ends = np.flatnonzero(a == _LF)
+        cr = np.flatnonzero(a == _CR)
+        if cr.size:  # a lone \r ends a line too (the last byte only when final)
+            lone = cr[(cr == n - 1) | (a[np.minimum(cr + 1, n - 1)] != _LF)]
+            ends = np.union1d(ends, lone)
+        # where each line end starts: the \r of a \r\n
+        crlf = (a[ends] == _LF) & (ends > 0) & (a[np.maximum(ends - 1, 0)] == _CR)
+        content_end = ends - crlf
+        q = np.flatnonzero(a == _QUOTE)
+        if self._closing_last and n and a[0] not in self._near:
+            raise _AskCsvModule
+        if q.size:
+            closes = ((self._quotes + np.arange(q.size)) & 1).astype(bool)
+            opening, closing = q[~closes], q[closes]
+            before = np.where(
+                opening > 0, a[np.maximum(opening - 1, 0)].astype(np.int64), self._last
+            )
+            if not np.isin(before, np.append(self._near, -1)).all():
+                raise _AskCsvModule  # a quote inside an unquoted value
+            after = closing[closing + 1 < n] + 1
+            if not np.isin(a[after], self._near).all():
+                raise _AskCsvModule  # text after a closing quote (the csv module refuses it)
+            self._closing_last = bool(closing.size) and int(closing[-1]) == n - 1
+        else:
+            self._closing_last = False
+        if q.size or self._quotes & 1:
+            inside = ((self._quotes + np.searchsorted(q, ends)) & 1).astype(bool)
+            record_end = np.flatnonzero(~inside)
+            inside_at = offset + int(ends[inside][-1]) if inside.any() else -1
+        else:
+            record_end = np.arange(ends.size)
+            inside_at = -1
+        last_line = self._lines + record_end
+        first_line = np.concatenate(([self._record_line], last_line[:-1] + 1))
+        begin = np.concatenate(([self._record_at], offset + ends[record_end[:-1]] + 1))
+        stop = offset + content_end[record_end]
+        after_end = offset + ends[record_end] + 1
+        if record_end.size:
+            self._record_at, self._record_line = int(after_end[-1]), int(last_line[-1]) + 1
+        else:
+            first_line, begin = first_line[:0], begin[:0]
+        self._lines += ends.size
+        self._quotes += q.size
+        if n:
+            self._last = int(a[-1])
+        if final:
+            if self._quotes & 1:
+                raise _AskCsvModule  # a quoted value left open at the end of the file
+            if self._record_at < offset + n:  # the last record has no line end
+                first_line = np.append(first_line, self._record_line)
+                last_line = np.append(last_line, self._lines)
+                begin = np.append(begin, self._record_at)
+                stop = np.append(stop, offset + n)
+                after_end = np.append(after_end, offset + n)
+                self._record_at = offset + n
+        filled = stop > begin
+        longest = int((after_end - begin).max()) if begin.size else 0
+        firsts = np.flatnonzero(filled)
+        first = (int(begin[firsts[0]]), int(stop[firsts[0]])) if firsts.size else (0, 0)
+        return _Found(
+            first_line[filled], last_line[filled], self._record_at, first, longest, inside_at
+        )
+
+
+def _read_with_csv_module(
+    source: _CsvBytes, name: str, delimiter: str, skip: int, skipped: int, progress: ProgressFn
+) -> pd.DataFrame:
+    """The csv module parses the file (:func:`_csv_records`: its errors and lines are the
+    reference's); pyarrow then builds the cells when it finds the same records, else the csv
+    module's rows are used."""
+    with source.open() as fh:
+        try:
+            data = fh.read()
+        except OSError as exc:
+            raise _read_error(source.path, exc) from exc
+    raw = io.BytesIO(data)
+    size = max(len(data), 1)
+    keep = len(delimiter.encode("utf-8")) != 1 or delimiter in '"\r\n'
+    progress(0.05, f"reading {name} record by record")
+    try:
+        stream = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        found = _csv_records(
+            stream, lambda: raw.tell() / size, name, delimiter, skip, progress, keep_rows=keep
+        )
+    except UnicodeDecodeError:
+        raise _NotUtf8 from None
+    if found.rows is not None:
+        return _frame_from_records(found, name)
+    progress(0.85, f"building the table of {found.count:,} records")
+    try:
+        table = _arrow_table(
+            memoryview(data)[skipped:], len(found.header), delimiter, True, len(data) + 1
+        )
+    except _AskCsvModule:
+        table = None
+    if table is not None and table.num_rows == found.count + 1:
+        first = table.slice(0, 1).to_pylist()[0]
+        if [first[str(i)] for i in range(len(found.header))] == found.header:
+            return _arrow_frame(table, found.header, name, found.first_record_line, found.breaks)
+    del table
+    raw.seek(0)
+    found = _csv_records(
+        io.TextIOWrapper(raw, encoding="utf-8", newline=""),
+        lambda: raw.tell() / size, name, delimiter, skip, progress,
+    )  # fmt: skip
+    return _frame_from_records(found, name)
 
 
 # --- Excel -------------------------------------------------------------------------------------
@@ -587,13 +1091,15 @@ def _cell_text(value: object) -> str:
     return str(value)
 
 
-def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
+def _read_excel(
+    path: Path, sheet: str | int | None, progress: ProgressFn = no_progress
+) -> pd.DataFrame:
     """One sheet of a workbook (the first unless ``sheet`` names one: its name, its 0-based
     index, or its position from 1 as text). When the workbook has several sheets and none was
     chosen, every refusal says which sheet was read and how to choose another."""
     seen: list[str] = []
     try:
-        return _read_sheet(path, sheet, seen)
+        return _read_sheet(path, sheet, seen, progress)
     except InvalidInput as exc:
         if sheet is None and len(seen) > 1:
             others = ", ".join(map(repr, seen[1:4])) + (", ..." if len(seen) > 4 else "")
@@ -604,65 +1110,57 @@ def _read_excel(path: Path, sheet: str | int | None) -> pd.DataFrame:
         raise
 
 
-def _read_sheet(path: Path, sheet: str | int | None, seen: list[str]) -> pd.DataFrame:
-    name = path.name
-    engine: Literal["xlrd", "openpyxl"] = "xlrd" if path.suffix.lower() == ".xls" else "openpyxl"
-    if engine == "xlrd":
-        import importlib.util
+def _choose_sheet(name: str, sheets: list[str], sheet: str | int | None) -> str:
+    if sheet is None:
+        sheet = 0
+    if isinstance(sheet, int):
+        if not 0 <= sheet < len(sheets):
+            raise InvalidInput(
+                f"{name!r} has {len(sheets)} sheet(s), so there is no sheet number {sheet} "
+                f"(counting from 0); its sheets are {', '.join(map(repr, sheets))}"
+            )
+        return sheets[sheet]
+    if sheet in sheets:
+        return sheet
+    if sheet.strip().isdigit() and 1 <= int(sheet) <= len(sheets):
+        return sheets[int(sheet) - 1]  # a position, counting from 1 (--sheet 2)
+    raise InvalidInput(
+        f"{name!r} has no sheet named {sheet!r}; its sheets are {', '.join(map(repr, sheets))}"
+    )
 
-        if importlib.util.find_spec("xlrd") is None:
-            raise InvalidInput(
-                f"{name!r} is an old Excel .xls workbook and reading it needs the xlrd package, "
-                "which is not installed; save it as .xlsx or CSV, or install xlrd"
-            )
-    try:
-        book = pd.ExcelFile(path, engine=engine)
-    except Exception as exc:  # openpyxl/xlrd/zipfile raise many unrelated types
-        raise InvalidInput(
-            f"{name!r} cannot be read as an Excel workbook ({type(exc).__name__}: {exc}); "
-            "open it in Excel or LibreOffice and save it again as .xlsx"
-        ) from exc
-    with book:
-        sheets = [str(s) for s in book.sheet_names]
-        seen.extend(sheets)
-        if sheet is None:
-            sheet = 0
-        if isinstance(sheet, int):
-            if not 0 <= sheet < len(sheets):
-                raise InvalidInput(
-                    f"{name!r} has {len(sheets)} sheet(s), so there is no sheet number {sheet} "
-                    f"(counting from 0); its sheets are {', '.join(map(repr, sheets))}"
-                )
-            sheet_name = sheets[sheet]
-        elif sheet in sheets:
-            sheet_name = sheet
-        elif sheet.strip().isdigit() and 1 <= int(sheet) <= len(sheets):
-            sheet_name = sheets[int(sheet) - 1]  # a position, counting from 1 (--sheet 2)
-        else:
-            raise InvalidInput(
-                f"{name!r} has no sheet named {sheet!r}; its sheets are {', '.join(map(repr, sheets))}"
-            )
-        try:
-            raw = pd.read_excel(
-                book,
-                sheet_name=sheet_name,
-                header=None,
-                dtype=object,
-                keep_default_na=False,
-                na_values=[""],
-            )
-        except Exception as exc:
-            raise InvalidInput(
-                f"sheet {sheet_name!r} of {name!r} cannot be read ({type(exc).__name__}: {exc}); "
-                "open it in Excel or LibreOffice and save it again as .xlsx"
-            ) from exc
-    if engine == "openpyxl" and raw.isna().to_numpy().any():
-        # Formula cells with no saved value come back missing from openpyxl: keep their formula
-        # as text instead (never a silently emptied cell; issue 12). A sheet with no missing
-        # cell has none, and its XML is not read a second time.
-        for (row, col), formula in _uncached_formulas(path, sheet_name).items():
-            if row in raw.index and col in raw.columns:
-                raw.loc[row, col] = formula
+
+ExcelEngine = Literal["calamine", "openpyxl", "xlrd"]
+
+
+def _read_sheet(
+    path: Path,
+    sheet: str | int | None,
+    seen: list[str],
+    progress: ProgressFn = no_progress,
+    engine: ExcelEngine | None = None,
+) -> pd.DataFrame:
+    """Read the chosen sheet: ``.xlsx``/``.xlsm`` with calamine (python-calamine) when it is
+    installed and can tell everything (see :func:`_calamine_sheet`), else with openpyxl, as
+    before issue 17 and with the same cells; ``.xls`` with xlrd."""
+    name = path.name
+    if engine is None:
+        engine = "xlrd" if path.suffix.lower() == ".xls" else "calamine"
+    raw: pd.DataFrame | None = None
+    if engine == "calamine":
+        found = _calamine_sheet(path, sheet, seen, progress)
+        if found is not None:
+            raw, sheet_name, sheets = found
+        engine = "openpyxl"  # for whatever calamine left to openpyxl
+    if raw is None:
+        raw, sheet_name, sheets = _pandas_sheet(path, sheet, seen, engine)
+        if engine == "openpyxl" and raw.isna().to_numpy().any():
+            # Formula cells with no saved value come back missing from openpyxl: keep their
+            # formula as text instead (never a silently emptied cell; issue 12). A sheet with no
+            # missing cell has none, and its XML is not read a second time.
+            for (row, col), formula in _uncached_formulas(path, sheet_name).items():
+                if row in raw.index and col in raw.columns:
+                    raw.loc[row, col] = formula
+    progress(0.9, f"checking sheet {sheet_name}")
     # Formatted but empty rows and columns come back as all-NaN; they are not part of the table.
     raw = raw.dropna(axis=0, how="all")
     if raw.empty:
@@ -691,6 +1189,137 @@ def _read_sheet(path: Path, sheet: str | int | None, seen: list[str]) -> pd.Data
     data.attrs[LINE_WORD_ATTR] = "row"
     data.attrs[SHEETS_ATTR] = (sheet_name, tuple(sheets))
     return data
+
+
+def _pandas_sheet(
+    path: Path, sheet: str | int | None, seen: list[str], engine: Literal["openpyxl", "xlrd"]
+) -> tuple[pd.DataFrame, str, list[str]]:
+    """The sheet's cells through pandas (openpyxl or xlrd): object values, NaN for empty cells,
+    index and columns the 0-based sheet positions."""
+    name = path.name
+    if engine == "xlrd":
+        import importlib.util
+
+        if importlib.util.find_spec("xlrd") is None:
+            raise InvalidInput(
+                f"{name!r} is an old Excel .xls workbook and reading it needs the xlrd package, "
+                "which is not installed; save it as .xlsx or CSV, or install xlrd"
+            )
+    try:
+        book = pd.ExcelFile(path, engine=engine)
+    except Exception as exc:  # openpyxl/xlrd/zipfile raise many unrelated types
+        raise InvalidInput(
+            f"{name!r} cannot be read as an Excel workbook ({type(exc).__name__}: {exc}); "
+            "open it in Excel or LibreOffice and save it again as .xlsx"
+        ) from exc
+    with book:
+        sheets = [str(s) for s in book.sheet_names]
+        seen[:] = sheets
+        sheet_name = _choose_sheet(name, sheets, sheet)
+        try:
+            raw = pd.read_excel(
+                book,
+                sheet_name=sheet_name,
+                header=None,
+                dtype=object,
+                keep_default_na=False,
+                na_values=[""],
+            )
+        except Exception as exc:
+            raise InvalidInput(
+                f"sheet {sheet_name!r} of {name!r} cannot be read ({type(exc).__name__}: {exc}); "
+                "open it in Excel or LibreOffice and save it again as .xlsx"
+            ) from exc
+    return raw, sheet_name, sheets
+
+
+#: Rows of a sheet converted between two progress reports.
+_SHEET_PROGRESS_ROWS = 20_000
+
+
+def _calamine_sheet(
+    path: Path, sheet: str | int | None, seen: list[str], progress: ProgressFn
+) -> tuple[pd.DataFrame, str, list[str]] | None:
+    """The sheet's cells read by calamine, as :func:`_pandas_sheet` gives openpyxl's (the same
+    values: whole numbers as int, dates as datetime, empty and error cells NaN), with the text
+    of uncached formula cells put in (:func:`_uncached_formulas`); None where openpyxl must
+    read it: python-calamine missing, a workbook calamine cannot open, or a sheet whose XML
+    holds what the two read differently (:func:`_sheet_xml_scan`). A bad sheet choice raises
+    as with openpyxl."""
+    try:
+        from python_calamine import CalamineWorkbook, SheetTypeEnum
+    except ImportError:
+        return None
+    name = path.name
+    try:
+        book = CalamineWorkbook.from_path(os.fspath(path))
+    except Exception:  # noqa: BLE001 - openpyxl reads it again and says what is wrong
+        return None
+    with book:
+        sheets = [str(m.name) for m in book.sheets_metadata if m.typ == SheetTypeEnum.WorkSheet]
+        seen[:] = sheets
+        sheet_name = _choose_sheet(name, sheets, sheet)
+        formulas = _sheet_xml_scan(path, sheet_name)
+        if formulas is None:
+            return None
+        progress(0.1, f"reading sheet {sheet_name}")
+        try:
+            cells = book.get_sheet_by_name(sheet_name).to_python(skip_empty_area=False)
+        except Exception:  # noqa: BLE001 - openpyxl reads it again and says what is wrong
+            return None
+    height = len(cells)
+    width = len(cells[0]) if height else 0
+    blocks = []
+    for start in range(0, height, _SHEET_PROGRESS_ROWS):
+        progress(0.2 + 0.65 * start / height, f"reading sheet {sheet_name}: {start:,} rows")
+        stop = min(start + _SHEET_PROGRESS_ROWS, height)
+        block = np.empty((stop - start, width), dtype=object)
+        block[:] = cells[start:stop]
+        for j in range(width):
+            block[:, j] = _calamine_column(block[:, j])
+        blocks.append(block)
+    del cells
+    raw = pd.DataFrame(np.concatenate(blocks) if blocks else None, dtype=object)
+    del blocks
+    for (row, col), formula in formulas.items():
+        # as with openpyxl: only inside the extent of the cells that hold values
+        if row in raw.index and col in raw.columns:
+            raw.loc[row, col] = formula
+    return raw, sheet_name, sheets
+
+
+_TEXT, _FLOAT, _DATE = 1, 2, 3
+_KINDS: dict[type, int] = {str: _TEXT, float: _FLOAT, datetime.date: _DATE}
+_KIND_OF = np.frompyfunc(lambda value: _KINDS.get(type(value), 0), 1, 1)
+
+
+def _calamine_column(cells: np.ndarray) -> np.ndarray:
+    """Calamine cells (an object array) as pandas' openpyxl reader gives them: a whole float
+    as int, a date as a datetime at midnight, an empty (or error) cell NaN."""
+    out = cells.copy()
+    inferred = pd.api.types.infer_dtype(cells, skipna=False)  # C speed; the usual columns
+    if inferred == "floating":
+        kinds = np.full(cells.shape, _FLOAT, dtype=np.int8)
+    elif inferred == "string":
+        kinds = np.full(cells.shape, _TEXT, dtype=np.int8)
+    else:
+        kinds = _KIND_OF(cells).astype(np.int8)
+    text = kinds == _TEXT
+    if text.any():
+        out[text & (cells == "")] = np.nan
+    floats = np.flatnonzero(kinds == _FLOAT)
+    if floats.size:
+        values = cells[floats].astype(np.float64)
+        whole = values == np.floor(values)
+        small = whole & (np.abs(values) < 2.0**62)
+        out[floats[small]] = values[small].astype(np.int64)  # stored as Python ints
+        for i in floats[whole & ~small].tolist():
+            out[i] = int(cells[i])
+    days = np.flatnonzero(kinds == _DATE)
+    for i in days.tolist():
+        day = cells[i]
+        out[i] = datetime.datetime(day.year, day.month, day.day)
+    return out
 
 
 _SHEET_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -772,6 +1401,82 @@ def _uncached_formulas(path: Path, sheet_name: str) -> dict[tuple[int, int], str
     except (zipfile.BadZipFile, KeyError, OSError, ElementTree.ParseError):
         return {}  # pandas read the sheet: whatever this scan cannot parse, it did
     return found
+
+
+#: What calamine reads otherwise than openpyxl: a text element holding only white space without
+#: ``xml:space="preserve"`` (calamine drops the spaces; openpyxl writes such cells), found as the
+#: end of a ``<t>`` tag followed by white space to the next tag (or to the end of a chunk: the
+#: rest is in the next), and ``_xHHHH_`` escapes (calamine decodes them, openpyxl keeps the
+#: text). Both patterns start with literals, which ``re`` finds fast.
+_WHITE_TEXT = re.compile(rb"t>[ \t\r\n]+(?:<|\Z)")
+_ESCAPE = re.compile(rb"_x[0-9A-Fa-f]{4}_")
+_FORMULA_START = re.compile(rb"f[\s>/]")
+_XML_PREFIX = re.compile(rb"[A-Za-z_][\w.-]*")
+
+
+def _opening_tag(data: bytes, pattern: re.Pattern[bytes]) -> bool:
+    """Whether ``pattern``, which starts at an element's local name, matches where ``data`` has
+    an opening tag of that element: ``<name`` or ``<prefix:name``."""
+    for match in pattern.finditer(data):
+        at = match.start()
+        before = data[at - 1 : at]
+        if before == b"<":
+            return True
+        if before == b":":
+            tag = data.rfind(b"<", 0, at)
+            if tag >= 0 and _XML_PREFIX.fullmatch(data, tag + 1, at - 1):
+                return True
+    return False
+
+
+def _calamine_differs(data: bytes) -> bool:
+    return _ESCAPE.search(data) is not None or _opening_tag(data, _WHITE_TEXT)
+
+
+def _formula_in(data: bytes) -> bool:
+    return _opening_tag(data, _FORMULA_START)
+
+
+def _search_part(archive: Any, part: str, *tests: Callable[[bytes], bool]) -> list[bool]:
+    """Which of ``tests`` hold somewhere in the zip member ``part``, read as a stream (each
+    chunk with the end of the one before, so that nothing is missed at a boundary)."""
+    found = [False] * len(tests)
+    with archive.open(part) as fh:
+        tail = b""
+        while not all(found) and (chunk := fh.read(1 << 20)):
+            data = tail + chunk
+            found = [done or test(data) for done, test in zip(found, tests, strict=True)]
+            tail = chunk[-64:]
+    return found
+
+
+def _sheet_xml_scan(path: Path, sheet_name: str) -> dict[tuple[int, int], str] | None:
+    """The uncached formula cells of the sheet (:func:`_uncached_formulas`) for the calamine
+    reader, or None when openpyxl must read the sheet: its XML or the shared strings hold text
+    that calamine reads otherwise (:data:`_CALAMINE_DIFFERS`), or the parts cannot be found.
+
+    Calamine reads no formula, and leaves cells with neither value nor text out of the sheet's
+    extent: the sheet's XML is always searched (one pass of byte search when it has none).
+    """
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            part = _sheet_part(archive, sheet_name)
+            names = archive.namelist()
+            if part is None or part not in names:
+                return None
+            strings = [n for n in names if n.lower().endswith("sharedstrings.xml")]
+            if any(_search_part(archive, s, _calamine_differs)[0] for s in strings):
+                return None
+            differs, formulas = _search_part(archive, part, _calamine_differs, _formula_in)
+            if differs:
+                return None
+            if not formulas:
+                return {}
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError):
+        return None
+    return _uncached_formulas(path, sheet_name)
 
 
 # --- Parquet -----------------------------------------------------------------------------------

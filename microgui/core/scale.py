@@ -43,7 +43,8 @@ grows with n², about 8 minutes at a million records here, blocked about 15 s):
 records; otherwise ``engine="local"`` runs them in a process pool on this machine's cores (the pool
 of :mod:`microgui.core.pool`, shared with sweeps: ``forkserver``/``spawn``, never ``fork``, a
 shared cancel event) and ``engine="dask"`` on a Dask distributed cluster
-(``scheduler="tcp://HOST:PORT"``; every worker needs microgui installed;
+(``scheduler="tcp://HOST:PORT"``; every worker needs this microgui version installed, checked
+before any work is sent: :func:`check_worker_versions`;
 ``pip install "microgui[dask]"`` on the client). Each unit is sent with only its own
 quasi-identifier and confidential columns. As for a sweep, a script that uses the local pool needs
 the usual ``if __name__ == "__main__":`` guard (the workers start from the caller's ``__main__``
@@ -108,6 +109,9 @@ __all__ = [
     "principal_axis",
     "block_rows",
     "run_scaled",
+    "protect_unit",
+    "dask_client",
+    "check_worker_versions",
 ]
 
 #: Where units can run.
@@ -445,6 +449,43 @@ def _run_unit(unit: _Unit, progress: ProgressFn) -> _UnitOutput:
     )
 
 
+def protect_unit(
+    dataset: Dataset,
+    qi: QIMatrix,
+    method_name: str,
+    k: int,
+    params: Mapping[str, Any],
+    seed: int,
+    index: int,
+    label: str,
+    progress: ProgressFn = no_progress,
+) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, Any]]:
+    """One block of a multi-unit run, protected as :func:`run_scaled` protects it: the method
+    (through ``run_and_refine``) seeded by the unit's ``index``, the groups aggregated on the
+    block alone (group means only read their own records, so this equals aggregating the whole
+    table), a method's own released values kept. Returns the labels (0..g-1), the protected
+    quasi-identifier columns and the method's report entries. ``qi`` holds the block on the
+    whole table's scale. (The partitioned Dask engine, :mod:`microgui.core.distributed`, runs
+    its blocks through this.)"""
+    unit = _Unit(
+        index=index,
+        label=label,
+        method=method_name,
+        k=k,
+        params=dict(params),
+        seed=seed,
+        single=False,
+        dataset=dataset,
+        qi=qi,
+        hierarchies={},
+    )
+    out = _run_unit(unit, progress)
+    protected = aggregate(dataset, qi, out.labels, params)
+    columns = {str(c): protected[c].to_numpy() for c in dataset.roles.quasi_identifiers}
+    columns.update(out.protected_qi or {})
+    return out.labels, columns, dict(out.extra)
+
+
 def _subset(dataset: Dataset, rows: np.ndarray | None, columns: Sequence[str]) -> Dataset:
     """``dataset`` restricted to some rows and columns (roles kept for those columns)."""
     frame = dataset.frame if rows is None else dataset.frame.iloc[rows]
@@ -651,13 +692,67 @@ def probe_dask_scheduler(scheduler: str, timeout: float | None = None) -> None:
         raise InvalidParameter(not_dask)
 
 
-def _execute_dask(units: list[_Unit], scheduler: str, progress: ProgressFn) -> list[_UnitOutput]:
+def _worker_version() -> str:
+    """The microgui version of the process this runs in (sent to every worker by
+    :func:`check_worker_versions`)."""
+    from microgui._version import __version__ as installed
+
+    return installed
+
+
+def check_worker_versions(client: Any, scheduler: str) -> int:
+    """Refuse, before any work is sent, a cluster whose workers run another microgui version
+    than this client (or none: the check itself then fails there); returns the number of
+    workers. Waits at most :data:`DASK_CONNECT_SECONDS` for a first worker."""
+    from microgui._version import __version__ as here
+
+    try:
+        client.wait_for_workers(1, timeout=DASK_CONNECT_SECONDS)
+    except Exception:  # noqa: BLE001 - a TimeoutError of whichever flavour
+        raise InvalidParameter(
+            f"the Dask scheduler at {scheduler!r} has no worker; start workers with "
+            f"'dask worker {scheduler}' (each with microgui {here} installed) and run again"
+        ) from None
+    answers = client.run(_worker_version, on_error="return")
+    wrong: list[str] = []
+    for worker, answer in sorted(answers.items()):
+        if isinstance(answer, BaseException):
+            why = " ".join(f"{type(answer).__name__}: {answer}".split())[:120]
+            wrong.append(f"{worker} cannot run microgui ({why})")
+        elif answer != here:
+            wrong.append(f"{worker} runs microgui {answer}")
+    if wrong:
+        more = f" (and {len(wrong) - 3} more)" if len(wrong) > 3 else ""
+        raise InvalidParameter(
+            f"worker {'; '.join(wrong[:3])}{more}, but this client runs microgui {here}: every "
+            "worker must run the same version; install it there "
+            f'(pip install "microgui[dask]=={here}") and restart the workers, or run with '
+            "--engine local"
+        )
+    return len(answers)
+
+
+def dask_client(scheduler: str) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``scheduler``, once the address greets as
+    a Dask scheduler (:func:`probe_dask_scheduler`) and every worker runs this microgui version
+    (:func:`check_worker_versions`); :class:`InvalidParameter` (one line) otherwise."""
     distributed = _import_distributed()
     probe_dask_scheduler(scheduler)
     try:
         client = distributed.Client(scheduler, timeout=DASK_CONNECT_SECONDS, set_as_default=False)
     except Exception as exc:  # noqa: BLE001 - whatever the client raises, the user gets one line
         raise _unreachable(scheduler, " ".join(str(exc).split())[:200]) from None
+    try:
+        check_worker_versions(client, scheduler)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _execute_dask(units: list[_Unit], scheduler: str, progress: ProgressFn) -> list[_UnitOutput]:
+    distributed = _import_distributed()
+    client = dask_client(scheduler)
     total = sum(u.size for u in units)
     token = uuid.uuid4().hex
     event = distributed.Event(f"microgui-cancel-{token}", client=client)
