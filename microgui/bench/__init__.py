@@ -32,7 +32,9 @@ of one method), ``--repeat R`` (best of R timings; by default 3 for rows under a
 ``--baseline-max N``, ``--huge`` (exact MDAV on 1,000,000 records run to the end: minutes),
 ``--gui`` (the app's redraw and event-loop measurements, Qt offscreen), ``--reference``,
 ``--load`` (only the loading row, :mod:`~microgui.bench.loading`: a 1,000,000 x 10 CSV read in a
-fresh process; part of the full run);
+fresh process; part of the full run), ``--command`` (only the whole-command row,
+:mod:`~microgui.bench.command`: ``microgui protect`` of a 50,000 x 10 CSV, CSV in and out, in
+fresh processes; part of the full run);
 ``--dask [N]`` prints only the Dask row (:mod:`~microgui.bench.partitioned`: N x 10 records as
 Parquet in partitions on a LocalCluster of 2 workers, the client's peak memory; minutes).
 """

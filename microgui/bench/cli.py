@@ -21,6 +21,7 @@ from microgui.bench.cases import (
     run_case,
     warm_up_report,
 )
+from microgui.bench.command import command_probe
 from microgui.bench.data import SEED
 from microgui.bench.gui import gui_text
 from microgui.bench.loading import load_probe
@@ -91,6 +92,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "process, time and peak memory against the file size (part of the full run)",
     )
     parser.add_argument(
+        "--command",
+        action="store_true",
+        help="only the whole-command row (issue 17): microgui protect of a 50,000 x 10 CSV, CSV "
+        "in and out, wall time of a fresh process (part of the full run)",
+    )
+    parser.add_argument(
+        "--search",
+        action="store_true",
+        help="only the exact-MDAV search table (issue 17): pruned and brute-force kernels and "
+        "the numpy baseline, same partition checked, growth exponents; with --huge also "
+        "1,000,000 records, both kernels measured (minutes)",
+    )
+    parser.add_argument(
         "--memory-child", nargs=3, metavar=("NPY", "K", "WHOLE"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
@@ -104,6 +118,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.load:
         print(load_probe().text(), flush=True)
+        return 0
+    if args.search:
+        from microgui.bench.search import search_text
+
+        print(search_text(huge=args.huge, repeat=args.repeat or 3), flush=True)
+        return 0
+    if args.command:
+        print(command_probe().text(), flush=True)
         return 0
     cases = [
         c
@@ -158,6 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "loading (issue 17 target: a 1,000,000 x 10 CSV read in <= 2 s, peak <= 3 x the file):"
         )
         print("  " + load_probe().text(), flush=True)
+        print()
+        print("whole command (issue 17 target: microgui protect of a 50,000 x 10 CSV in <= 1.5 s):")
+        print("  " + command_probe().text(), flush=True)
         print()
         print(scale_text(), flush=True)
         sweep = census_sweep_text()

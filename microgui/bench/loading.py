@@ -1,5 +1,7 @@
 """The loading row (issue 17): ``read_table`` of a 1,000,000 × 10 numeric CSV in a fresh
-subprocess, its time and peak memory against the file's size.
+subprocess, its time and peak memory against the file's size. ``read_table`` is the whole load
+the app (its Open) and the command line (every command reading a table) do: the table read,
+then the roles suggested for its columns (:func:`~microgui.core.dataset.explain_roles`).
 
 The CSV is made here in a temporary folder (:func:`correlated_data`, 6 decimals: about 100 MB)
 and read by a child process, so that neither making it nor the benchmark's own arrays count.
@@ -8,7 +10,8 @@ progress reaches "suggesting roles") and when the Dataset with suggested roles i
 Memory is the growth of the peak resident set (VmHWM, reset before reading where Linux allows)
 over the resident set before reading, in MB = 2**20 bytes.
 
-Targets (issue 17, this 2-core machine): reading <= 2 s and peak <= 3 x the file.
+Targets (issue 17, this 2-core machine): loading <= 2 s and peak <= 3 x the file, judged on
+the whole load; the table read alone is printed beside it.
 """
 
 from __future__ import annotations
@@ -112,17 +115,18 @@ class LoadResult:
 
     @property
     def passed(self) -> bool:
-        return self.read_s <= LOAD_TARGET_S and self.read_mb <= LOAD_TARGET_RATIO * self.file_mb
+        """The targets, met by the whole load (the table read and its roles suggested)."""
+        return self.total_s <= LOAD_TARGET_S and self.total_mb <= LOAD_TARGET_RATIO * self.file_mb
 
     def text(self) -> str:
         ok = "PASS" if self.passed else "MISS"
         return (
-            f"load CSV {self.n:,} x {self.d} ({self.file_mb:.0f} MB), fresh process: table read "
-            f"in {self.read_s:.2f} s, peak +{self.read_mb:.0f} MB = "
-            f"{self.read_mb / self.file_mb:.2f}x the file; target <= {LOAD_TARGET_S:g} s and "
-            f"<= {LOAD_TARGET_RATIO:g}x: {ok}. With the roles suggested (the whole read_table): "
-            f"{self.total_s:.2f} s, peak +{self.total_mb:.0f} MB = "
-            f"{self.total_mb / self.file_mb:.2f}x"
+            f"load CSV {self.n:,} x {self.d} ({self.file_mb:.0f} MB), fresh process: whole load "
+            f"(read_table: the table and its suggested roles, as the app and the command line "
+            f"load) {self.total_s:.2f} s, peak +{self.total_mb:.0f} MB = "
+            f"{self.total_mb / self.file_mb:.2f}x the file; target <= {LOAD_TARGET_S:g} s and "
+            f"<= {LOAD_TARGET_RATIO:g}x: {ok}. The table read alone: {self.read_s:.2f} s, peak "
+            f"+{self.read_mb:.0f} MB = {self.read_mb / self.file_mb:.2f}x"
         )
 
 

@@ -41,7 +41,7 @@ from typing import Any
 import pandas as pd
 
 from microgui.core.dataset import Dataset
-from microgui.core.errors import ExportRefused
+from microgui.core.errors import ExportRefused, InvalidParameter
 from microgui.core.io import (
     check_write_targets,
     csv_writer,
@@ -50,7 +50,7 @@ from microgui.core.io import (
     write_csv_atomic,
     write_files_atomic,
 )
-from microgui.core.methods import REGISTERED
+from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.numbers import whole_numbers_written_plain
 from microgui.core.runs import RunResult
@@ -222,8 +222,11 @@ def _promised_privacy_problems(result: RunResult, frame: pd.DataFrame) -> list[s
     (groups = identical quasi-identifier values)."""
     conf = [c for c in result.roles.confidential if c in frame.columns]
     qis = result.roles.quasi_identifiers
-    method = REGISTERED.get(str(result.report.get("method")))
-    if method is None or method.release_check is None:
+    try:
+        method = get_method(str(result.report.get("method")))
+    except InvalidParameter:  # not a registered method's run
+        return []
+    if method.release_check is None:
         return []
     if not conf or not qis or len(frame) == 0:
         return []

@@ -1939,7 +1939,7 @@ def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
     if not with_cr and not any("\r" in c for c in names):
 
         def write(handle: IO[str]) -> None:
-            frame.to_csv(handle, index=False, lineterminator="\n")
+            _write_csv(frame, handle)
 
         return write
     # The csv writer quotes a field holding "\n" but not one holding only "\r": each CR is
@@ -1972,6 +1972,72 @@ def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
             handle.write(buffer.getvalue().replace(marker + "\n", "\r"))
 
     return write_marked
+
+
+def _write_csv(frame: pd.DataFrame, handle: IO[str]) -> None:
+    """``frame.to_csv(handle, index=False, lineterminator="\\n")``, byte for byte, faster: each
+    column of numbers is formatted once per distinct value (a protected column repeats a
+    group's value k times or more; :func:`_number_texts`), and when every column holds numbers
+    the lines are joined here, as pandas' writer would write them (numbers never need quotes),
+    a fifth of its time (issue 17: ``microgui protect`` of 50,000 records in <= 1.5 s)."""
+    cells = [_number_texts(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    if len(cells) >= 2 and len(frame) and all(c is not None for c in cells):
+        frame.iloc[:0].to_csv(handle, index=False, lineterminator="\n")  # pandas' header
+        columns = [c for c in cells if c is not None]
+        for start in range(0, len(frame), CSV_CHUNK_ROWS):
+            rows = zip(*(c[start : start + CSV_CHUNK_ROWS] for c in columns), strict=True)
+            handle.write("\n".join(map(",".join, rows)) + "\n")
+        return
+    # One column (its empty cells are quoted) or some text: pandas writes, numbers preformatted
+    formatted = frame
+    for position, texts in enumerate(cells):
+        if texts is not None:
+            if formatted is frame:
+                formatted = frame.copy(deep=False)
+            column = pd.Series(texts, index=frame.index, dtype=object)
+            formatted.isetitem(position, column)  # type: ignore[arg-type]
+    formatted.to_csv(handle, index=False, lineterminator="\n")
+
+
+def _number_texts(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | None:
+    """The cells of a column of numbers as pandas' CSV writer writes them (missing: ``""``),
+    each distinct value formatted once; None for any other column. numpy floats and integers
+    are written by numpy's ``astype(str)`` (distinct floats told apart by their bits: ``-0.0``
+    is not ``0.0``), a column of Python ``float`` and ``int`` cells (the release's whole numbers:
+    :func:`~microgui.core.numbers.whole_numbers_written_plain`) by ``repr`` and ``str``, as the
+    ``csv`` module does."""
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iuf" and dtype.itemsize == 8:
+        values = series.to_numpy()
+        if dtype.kind == "f":
+            missing = np.isnan(values)
+            keys = values.view(np.int64)
+        else:
+            missing, keys = None, values
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        texts = distinct.view(dtype).astype(str).astype(object)[inverse]
+        if missing is not None and missing.any():
+            texts[missing] = ""
+        return texts
+    if not (isinstance(dtype, np.dtype) and dtype.kind == "O"):
+        return None
+    cells = series.to_numpy(dtype=object)
+    kinds = set(map(type, cells))
+    if not kinds or not kinds <= {float, int}:
+        return None
+    texts = np.empty(len(cells), dtype=object)
+    is_float = np.fromiter((type(v) is float for v in cells), dtype=bool, count=len(cells))
+    if is_float.any():
+        floats = cells[is_float].astype(np.float64)
+        distinct, inverse = np.unique(floats.view(np.int64), return_inverse=True)
+        written = [repr(v) for v in distinct.view(np.float64).tolist()]
+        float_texts = np.array(written, dtype=object)[inverse]
+        float_texts[np.isnan(floats)] = ""
+        texts[is_float] = float_texts
+    if not is_float.all():
+        memo: dict[int, str] = {}
+        texts[~is_float] = [memo.get(v) or memo.setdefault(v, str(v)) for v in cells[~is_float]]
+    return texts
 
 
 def _text_columns(frame: pd.DataFrame) -> list[np.ndarray[Any, np.dtype[np.object_]] | None]:

@@ -27,7 +27,7 @@ from microgui.core.methods import (
     get_method,
     resolve_params,
 )
-from microgui.core.methods.bound import lower_bound_report
+from microgui.core.methods.bound import lower_bound_report, prefetch
 from microgui.core.methods.refine import refinement_losses, run_and_refine
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
@@ -332,6 +332,7 @@ def run_protection(
     check_kinds(method, dataset.roles)
     seed = parse_seed(spec.seed)  # a spec may come from a project file, not RunSpec.make
     seed = seed if seed is not None else secrets.randbits(63)
+    prefetch(qi, k, method.aggregates)  # the report's IL bound, on the other core meanwhile
     if spec.scaled_for(dataset.n_records):
         return _run_scaled(dataset, spec, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)

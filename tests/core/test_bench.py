@@ -140,3 +140,26 @@ def test_startup_rows_time_version_and_imports_in_fresh_processes() -> None:
     assert 0 < version.seconds < 30
     assert rows["import microgui"].note == "heavy modules: none"
     assert "first demo run, empty kernel cache" not in rows  # quick: no compile
+
+
+def test_command_row_times_the_real_command() -> None:
+    """Issue 17: ``microgui protect`` as a user runs it, a fresh process, CSV in and out."""
+    from microgui.bench.command import COMMAND_TARGET_S, command_probe
+
+    result = command_probe(n=1_000, d=3, repeat=1)
+    assert COMMAND_TARGET_S == 1.5
+    assert len(result.runs) == 1 and 0 < result.seconds < 60
+    text = result.text()
+    assert "protect CLI 1,000 x 3 (whole command, CSV in and out)" in text
+    assert ("PASS" in text) != ("MISS" in text)
+
+
+def test_load_row_judges_the_whole_load() -> None:
+    """Issue 17: the load's targets hold for the table read and its roles suggested."""
+    from microgui.bench.loading import LoadResult
+
+    fast_read = LoadResult(1_000_000, 10, 90.0, 0.4, 220.0, 2.5, 250.0)
+    assert not fast_read.passed and "MISS" in fast_read.text()
+    assert "whole load" in fast_read.text() and "table read alone: 0.40 s" in fast_read.text()
+    assert LoadResult(1_000_000, 10, 90.0, 0.4, 220.0, 1.2, 250.0).passed
+    assert not LoadResult(1_000_000, 10, 90.0, 0.4, 220.0, 1.2, 280.0).passed

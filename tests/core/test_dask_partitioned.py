@@ -357,3 +357,28 @@ def test_a_cancelled_run_leaves_nothing_and_a_rerun_replaces_its_folder(
     assert first["information_loss"] == again["information_loss"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
     assert len(_parts(tmp_path / "out")) == 3
+
+
+def test_one_file_in_and_one_file_out_keeps_the_single_file_release(
+    scheduler: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The contract of --engine dask before the partitioned run: a table file in, one release
+    # file out (the blocks on the cluster), an Excel input included; a note says how to get the
+    # partitioned run. Same release as the local engine.
+    frame = _table(900)
+    frame.to_csv(tmp_path / "whole.csv", index=False)
+    common = ["--method", "mdav", "-k", "5", "--qi", ",".join(QI), "--identifiers", "id",
+              "--block-size", "300", "--seed", "7"]  # fmt: skip
+    local, out = tmp_path / "local.csv", tmp_path / "dask.csv"
+    assert main(["protect", str(tmp_path / "whole.csv"), "-o", str(local), "--workers", "1",
+                 *common]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["protect", str(tmp_path / "whole.csv"), "-o", str(out), "--engine", "dask",
+                 "--scheduler", scheduler, *common]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "names one file, so the table was read here" in err
+    assert out.is_file() and out.read_bytes() == local.read_bytes()
+    frame.to_excel(tmp_path / "whole.xlsx", index=False)
+    assert main(["protect", str(tmp_path / "whole.xlsx"), "-o", str(tmp_path / "x.csv"),
+                 "--engine", "dask", "--scheduler", scheduler, *common]) == 0  # fmt: skip
+    assert (tmp_path / "x.csv").read_bytes() == local.read_bytes()

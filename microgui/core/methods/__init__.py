@@ -1,11 +1,14 @@
-"""The method registry. Importing this package registers every built-in method.
+"""The method registry. Asking for a method imports (and so registers) its module.
 
 Each method lives in its own module and calls :func:`microgui.core.methods.base.register` at import;
 :mod:`~microgui.core.methods.base` holds the contract and the registry's dictionary, and this
-package, having imported every method module, looks methods up. No module of the package imports
-the package itself.
+package looks methods up: :func:`get_method` imports the one module that registers the method
+asked for, :func:`available_methods` every method module. So a run of one method does not wait
+for scipy, networkx and the other methods to be imported (issue 17: start-up of ``microgui
+protect``). No module of the package imports the package itself.
 """
 
+import importlib
 from collections.abc import Callable
 
 # First, before any kernel is decorated: numba's cache folder keyed on all kernel sources.
@@ -13,25 +16,7 @@ from microgui.core.methods import jit_cache as _jit_cache  # noqa: F401
 
 # isort: split
 from microgui.core.errors import InvalidParameter
-from microgui.core.methods import ama as _ama  # noqa: F401  (registers ama)
-from microgui.core.methods import cbfs as _cbfs  # noqa: F401
-from microgui.core.methods import dba as _dba  # noqa: F401
-from microgui.core.methods import gsms as _gsms  # noqa: F401
-from microgui.core.methods import hybrid as _hybrid  # noqa: F401
-from microgui.core.methods import individual_ranking as _individual_ranking  # noqa: F401
-from microgui.core.methods import md as _md  # noqa: F401
-from microgui.core.methods import mdav as _mdav  # noqa: F401  (registers mdav, mdav-generic)
-from microgui.core.methods import median as _median  # noqa: F401
-from microgui.core.methods import mhm as _mhm  # noqa: F401
-from microgui.core.methods import mst as _mst  # noqa: F401  (registers mst)
-from microgui.core.methods import mstk as _mstk  # noqa: F401  (registers mstk)
-from microgui.core.methods import optimal as _optimal  # noqa: F401
-from microgui.core.methods import psensitive as _psensitive  # noqa: F401
 from microgui.core.methods import refine as _refine
-from microgui.core.methods import tcloseness as _tcloseness  # noqa: F401
-from microgui.core.methods import tfrp as _tfrp  # noqa: F401
-from microgui.core.methods import univariate as _univariate  # noqa: F401
-from microgui.core.methods import vmdav as _vmdav  # noqa: F401
 from microgui.core.methods.base import (
     COMMON_PARAMS,
     REGISTERED,
@@ -62,17 +47,52 @@ __all__ = [
 ]
 
 
+#: The module of this package that registers each built-in method (a test checks it against
+#: what the modules register).
+BUILT_IN: dict[str, str] = {
+    "ama": "ama",
+    "cbfs": "cbfs",
+    "dba": "dba",
+    "dp-individual-ranking": "individual_ranking",
+    "gsms": "gsms",
+    "hybrid": "hybrid",
+    "individual-ranking": "individual_ranking",
+    "md": "md",
+    "mdav": "mdav",
+    "mdav-generic": "mdav",
+    "median": "median",
+    "mhm": "mhm",
+    "mst": "mst",
+    "mstk": "mstk",
+    "optimal": "optimal",
+    "optimal-univariate": "univariate",
+    "p-sensitive": "psensitive",
+    "t-closeness": "tcloseness",
+    "tfrp": "tfrp",
+    "vmdav": "vmdav",
+}
+
+
+def _import_all() -> None:
+    for module in dict.fromkeys(BUILT_IN.values()):
+        importlib.import_module(f"{__name__}.{module}")
+
+
 def get_method(name: str) -> Method:
     """The method called ``name``, or :class:`InvalidParameter` listing the known ones."""
+    if name not in REGISTERED and name in BUILT_IN:
+        importlib.import_module(f"{__name__}.{BUILT_IN[name]}")
     try:
         return REGISTERED[name]
     except KeyError:
+        _import_all()
         known = ", ".join(sorted(REGISTERED))
         raise InvalidParameter(f"unknown method {name!r}; known methods: {known}") from None
 
 
 def available_methods() -> list[Method]:
-    """All registered methods, sorted by name."""
+    """All registered methods (every built-in one imported), sorted by name."""
+    _import_all()
     return [REGISTERED[k] for k in sorted(REGISTERED)]
 
 

@@ -321,8 +321,9 @@ class Method:
 
 
 _REGISTRY: dict[str, Method] = {}
-#: The registered methods by name, read-only. Importing any module of the package first runs
-#: :mod:`microgui.core.methods`, which imports (and so registers) every method module.
+#: The registered methods by name, read-only: those whose module has been imported.
+#: :func:`microgui.core.methods.get_method` imports the module of the method asked for, and
+#: :func:`microgui.core.methods.available_methods` every method module.
 REGISTERED: Mapping[str, Method] = MappingProxyType(_REGISTRY)
 
 

@@ -56,7 +56,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from microgui.core.aggregate import aggregate
 from microgui.core.dataset import QIMatrix
@@ -213,6 +212,8 @@ class _State:
             # exact neighbours up to APPROXIMATE_FROM records; (1+eps)-approximate ones above
             # (in 10-D, 100,000 records: 18 s exact, 1.1 s with eps = 1 on two threads)
             eps = 0.0 if n <= APPROXIMATE_FROM else 1.0
+            from scipy.spatial import cKDTree  # here: scipy.spatial takes 0.3 s to import
+
             _, idx = cKDTree(search).query(search, k=m + 1, eps=eps, workers=-1)
             self.nbr = np.ascontiguousarray(idx[:, 1:], dtype=np.int64)
         else:

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 
 __all__ = [
     "INTERVAL_PERCENTS",
@@ -110,6 +109,8 @@ def record_linkage(original: np.ndarray, protected: np.ndarray) -> float:
     bound = np.zeros(len(uniq))
     np.maximum.at(bound, inverse, own)
     bound = bound * (1 + 1e-9) + 1e-12
+    from scipy.spatial import cKDTree  # here: scipy.spatial takes 0.3 s to import
+
     tree = cKDTree(x)
     k = min(_TIE_PROBE, n)
     dist = np.empty((len(uniq), k))

@@ -1,0 +1,953 @@
+"""Spatial pruning of MDAV's queries: blocks of records with boxes, and an anchor list.
+
+Issue 17 ("exact MDAV below the brute-force floor"). MDAV (``003`` Algorithm 5.1) asks three
+questions per pair of groups about the records not yet grouped: the record farthest from the
+average record (r), the record farthest from r (s) together with r's k-1 nearest, and s's k-1
+nearest. The brute-force kernel answers each with a pass over all remaining records. Here:
+
+- **Blocks** (the k-1 nearest). The records are ordered by a k-d tree (median splits on the
+  widest side, :func:`~microgui.core.methods.kernels.build_kdtree`) and cut into its leaves,
+  *blocks* of at most ``block_size`` records (a leaf of identical records can be larger), stored
+  column-major in tree order, and consecutive blocks are grouped in *superblocks* of
+  ``super_blocks`` (subtrees). Each block keeps its remaining records at its front (swap-removal
+  inside the block) and a box around them, tightened when a record on its boundary leaves; a
+  superblock's box is the union of its blocks', and empty superblocks leave the list. A query
+  bounds every superblock in one vectorized pass, searches the query record's own superblock
+  first, then the others by increasing lower bound while that bound is at most the current
+  (k-1)-th distance; inside a superblock, its blocks in order, each skipped when its own bound
+  cannot compete.
+- **Anchor list** (the farthest record from a point: r from the average, s from r). The remaining
+  records by decreasing distance from an anchor point (the average record when the list was
+  made), cut into shells of :data:`SHELL` entries, each sorted along the first principal axis and
+  cut into chunks of :data:`CHUNK`. The MDAV-generic distance is Euclidean in an embedding
+  (z-scores; ranks over |D(V)|; nominal codes one-hot over sqrt 2), so by the triangle
+  inequality a record whose anchor distance is below sqrt(best) - |p - anchor| cannot be farther
+  from p than the best found: the walk down the list stops at the first shell below that. A
+  projection filter (continuous attributes only) bounds each chunk and each record further by its
+  coordinates along the leading principal axes (:func:`anchor_farthest`). The walks for r get
+  longer as the average drifts from the anchor; once they have computed about 8 m distances
+  since the list was made (what remaking it costs, measured), it is re-made around the average.
+
+**Exactness.** The answers are those of the brute-force passes, bit for bit, ties included:
+
+- A candidate's distance is computed with exactly the brute-force kernel's arithmetic
+  (:func:`~microgui.core.methods.kernels.mixed_distances_block`): ``0.0``, then the continuous
+  terms ``(x - p)**2`` in column order, then the ordinal terms ``osq[j][|a - b|]``, then the
+  nominal terms 0.0/1.0.
+- The box bounds use the same operations in the same order on the box's corners. Rounding to
+  nearest is monotone (a <= b implies fl(a - c) <= fl(b - c), fl(a * a) <= fl(b * b) for
+  0 <= a <= b, fl(a + c) <= fl(b + c)), so the computed upper bound of a box is at least the
+  computed distance of every record in it, and its computed lower bound at most: they bound the
+  computed distances, not only the real ones. (numba compiles without fast-math: nothing is
+  re-associated or fused.)
+- The anchor list's bounds are algebra on square roots and projections, not the brute-force
+  arithmetic. Each keeps a relative margin of 1e-9 on every operand (not on a difference of
+  operands, which can cancel), and the length of the part of a record outside the principal
+  axes, a difference of squares, is widened by 1e-12 of the square before its root; rounding
+  is about 1e-16 relative per operation. (An adversarial review found both cancellations in a
+  first version: records tied in the last bit near the anchor, and a record almost on the
+  principal axes; the tests keep its reproducers.)
+- A block or chunk is passed over only when its bound is *strictly* worse than the answer so
+  far: a record at exactly the same distance is always examined, so MDAV's (distance, original
+  row) tie rule settles ties as in the brute-force pass.
+
+**Bounds per kind.** Continuous: the upper bound takes the farther corner coordinate, the lower
+bound the nearer (0 inside). Ordinal ranks: the same on ranks, the term read from ``osq`` (which
+grows with the rank difference). Nominal codes: lower bound 1 when the point's code is outside the
+block's [min, max] code range, else 0; upper bound 0 when every remaining record of the block has
+the point's code, else 1.
+
+Where it pays is measured by the benchmark (``python -m microgui.bench --search``); see
+:func:`microgui.core.methods.mdav.choose_search`: above about 12 attributes the boxes and the
+projection filter rule out too little and the brute-force passes are faster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.kernels import build_kdtree, heap_push, heap_sift_down
+
+__all__ = [
+    "BLOCK_SIZE",
+    "SUPER_BLOCKS",
+    "REANCHOR_WALK",
+    "Blocks",
+    "build_blocks",
+    "record_distance",
+    "block_farthest",
+    "block_nearest",
+    "block_remove",
+    "work_arrays",
+    "AXES",
+    "SHELL",
+    "CHUNK",
+    "make_anchor",
+    "anchor_farthest",
+    "anchor_remove",
+    "set_anchor",
+]
+
+#: Records per block (the k-d tree's leaf size; measured at 100,000 x 10: 16-64 within 10 %).
+BLOCK_SIZE = 64
+#: Blocks per superblock (consecutive leaves of the tree, so a superblock is a subtree).
+SUPER_BLOCKS = 8
+#: The anchor list is re-made once the walks for r have computed more distances than this, or
+#: than 8 m, since it was made (m: the records remaining).
+REANCHOR_WALK = 256
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The arrays of the blocked layout (numba kernels take them as three tuples).
+
+    ``records`` = (xcol (dc, n) float64, ocol (do, n) int64, ncol (dn, n) int64, rowat (n,)
+    the original row at each position, where (n,) the position of each original row or -1 once
+    removed, posblock (n,) the block of each position).
+
+    ``blocks`` (by block) = (bstart, bcnt, cmin, cmax, omin, omax, nmin, nmax): the first
+    position and number of remaining records of each block and the box around its remaining
+    records (column-major: (dc, blocks) etc.).
+
+    ``supers`` (by slot of the list of non-empty superblocks) = (scnt, slot_sb, sb_slot, cmin,
+    cmax, omin, omax, nmin, nmax, meta): each slot's remaining records and superblock, the slot
+    of each superblock (-1 once empty), the box around its blocks' boxes; ``meta`` = [slots,
+    blocks per superblock, blocks].
+    """
+
+    records: tuple[np.ndarray, ...]
+    blocks: tuple[np.ndarray, ...]
+    supers: tuple[np.ndarray, ...]
+
+
+def build_blocks(
+    continuous: np.ndarray,
+    ordinal: np.ndarray,
+    ordinal_sizes: np.ndarray,
+    nominal: np.ndarray,
+    block_size: int = BLOCK_SIZE,
+    super_blocks: int = SUPER_BLOCKS,
+) -> Blocks:
+    """The blocked layout of (n, dc) z-scores, (n, do) ranks and (n, dn) codes.
+
+    The k-d tree splits on z-scores, ranks over their number of categories and codes over
+    theirs, so that no attribute kind dominates the splits by its units.
+    """
+    n = continuous.shape[0]
+    parts = [np.asarray(continuous, dtype=np.float64)]
+    if ordinal.shape[1]:
+        parts.append(ordinal / np.maximum(np.asarray(ordinal_sizes, dtype=np.float64), 1.0))
+    if nominal.shape[1]:
+        ncat = nominal.max(axis=0) + 1
+        parts.append(nominal / np.maximum(ncat.astype(np.float64), 1.0))
+    split = np.ascontiguousarray(np.hstack(parts))
+    if split.shape[1] == 0:
+        split = np.zeros((n, 1))
+    perm, lo, hi, left, _right, _parent, _bmin, _bmax, _leaf_of, _dim = build_kdtree(
+        split, block_size
+    )
+    leaves = np.flatnonzero(left < 0)
+    leaves = leaves[np.argsort(lo[leaves])]
+    starts = lo[leaves].astype(np.int64)
+    counts = (hi[leaves] - lo[leaves]).astype(np.int64)
+    nb = len(leaves)
+    ns = -(-nb // super_blocks)
+    dc = continuous.shape[1]
+    do = ordinal.shape[1]
+    dn = nominal.shape[1]
+    posblock = np.repeat(np.arange(nb, dtype=np.int64), counts)
+    xcol = np.ascontiguousarray(np.asarray(continuous, dtype=np.float64)[perm].T)
+    ocol = np.ascontiguousarray(np.asarray(ordinal, dtype=np.int64)[perm].T)
+    ncol = np.ascontiguousarray(np.asarray(nominal, dtype=np.int64)[perm].T)
+    rowat = perm.astype(np.int64)
+    where = np.empty(n, dtype=np.int64)
+    where[rowat] = np.arange(n)
+    records = (xcol, ocol, ncol, rowat, where, posblock)
+    blocks = (starts, counts, *_level_arrays(dc, do, dn, nb))
+    scnt = np.add.reduceat(counts, np.arange(0, nb, super_blocks)).astype(np.int64)
+    supers = (
+        scnt,
+        np.arange(ns, dtype=np.int64),
+        np.arange(ns, dtype=np.int64),
+        *_level_arrays(dc, do, dn, ns),
+        np.array([ns, super_blocks, nb], dtype=np.int64),
+    )
+    _all_boxes(records, blocks, supers)
+    return Blocks(records=records, blocks=blocks, supers=supers)
+
+
+def _level_arrays(dc: int, do: int, dn: int, size: int) -> tuple[np.ndarray, ...]:
+    return (
+        np.empty((dc, size)),
+        np.empty((dc, size)),
+        np.empty((do, size), dtype=np.int64),
+        np.empty((do, size), dtype=np.int64),
+        np.empty((dn, size), dtype=np.int64),
+        np.empty((dn, size), dtype=np.int64),
+    )
+
+
+@njit
+def _all_boxes(records: tuple, blocks: tuple, supers: tuple) -> None:  # type: ignore[type-arg]
+    for b in range(blocks[0].shape[0]):
+        _block_box(records, blocks, b)
+    for s in range(supers[9][0]):
+        _super_box(blocks, supers, s)
+
+
+@njit
+def _block_box(records: tuple, blocks: tuple, b: int) -> None:  # type: ignore[type-arg]
+    """The box of block b around its remaining records."""
+    xcol, ocol, ncol, _rowat, _where, _posblock = records
+    bstart, bcnt, cmin, cmax, omin, omax, nmin, nmax = blocks
+    a = bstart[b]
+    c = bcnt[b]
+    if c == 0:
+        return
+    for t in range(xcol.shape[0]):
+        lo = np.inf
+        hi = -np.inf
+        for p in range(a, a + c):
+            v = xcol[t, p]
+            lo = min(lo, v)
+            hi = max(hi, v)
+        cmin[t, b] = lo
+        cmax[t, b] = hi
+    for t in range(ocol.shape[0]):
+        ilo = ocol[t, a]
+        ihi = ilo
+        for p in range(a + 1, a + c):
+            w = ocol[t, p]
+            ilo = min(ilo, w)
+            ihi = max(ihi, w)
+        omin[t, b] = ilo
+        omax[t, b] = ihi
+    for t in range(ncol.shape[0]):
+        ilo = ncol[t, a]
+        ihi = ilo
+        for p in range(a + 1, a + c):
+            w = ncol[t, p]
+            ilo = min(ilo, w)
+            ihi = max(ihi, w)
+        nmin[t, b] = ilo
+        nmax[t, b] = ihi
+
+
+@njit
+def _super_box(blocks: tuple, supers: tuple, s: int) -> None:  # type: ignore[type-arg]
+    """The box of superblock slot s: the union of its non-empty blocks' boxes."""
+    bcnt = blocks[1]
+    bcmin, bcmax, bomin, bomax, bnmin, bnmax = blocks[2:]
+    slot_sb = supers[1]
+    cmin, cmax, omin, omax, nmin, nmax, meta = supers[3:]
+    g = meta[1]
+    b0 = slot_sb[s] * g
+    b1 = min(b0 + g, meta[2])
+    for t in range(cmin.shape[0]):
+        cmin[t, s] = np.inf
+        cmax[t, s] = -np.inf
+    for t in range(omin.shape[0]):
+        omin[t, s] = np.iinfo(np.int64).max
+        omax[t, s] = np.iinfo(np.int64).min
+    for t in range(nmin.shape[0]):
+        nmin[t, s] = np.iinfo(np.int64).max
+        nmax[t, s] = np.iinfo(np.int64).min
+    for b in range(b0, b1):
+        if bcnt[b] == 0:
+            continue
+        for t in range(cmin.shape[0]):
+            cmin[t, s] = min(cmin[t, s], bcmin[t, b])
+            cmax[t, s] = max(cmax[t, s], bcmax[t, b])
+        for t in range(omin.shape[0]):
+            omin[t, s] = min(omin[t, s], bomin[t, b])
+            omax[t, s] = max(omax[t, s], bomax[t, b])
+        for t in range(nmin.shape[0]):
+            nmin[t, s] = min(nmin[t, s], bnmin[t, b])
+            nmax[t, s] = max(nmax[t, s], bnmax[t, b])
+
+
+@njit
+def record_distance(
+    records: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    p: int,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+) -> float:
+    """Squared MDAV-generic distance of the record at position p to (pc, po, pn), with the
+    brute-force kernel's arithmetic."""
+    xcol, ocol, ncol, _rowat, _where, _posblock = records
+    s = 0.0
+    for t in range(xcol.shape[0]):
+        u = xcol[t, p] - pc[t]
+        s += u * u
+    for t in range(ocol.shape[0]):
+        s += osq[t, abs(ocol[t, p] - po[t])]
+    for t in range(ncol.shape[0]):
+        s += np.float64(ncol[t, p] != pn[t])
+    return s
+
+
+@njit
+def _scan(
+    records: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    a: int,
+    b: int,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[:b-a] = distances of positions a..b-1, as mixed_distances_block computes them."""
+    xcol, ocol, ncol, _rowat, _where, _posblock = records
+    n = b - a
+    for i in range(n):
+        out[i] = 0.0
+    for t in range(xcol.shape[0]):
+        col = xcol[t, a:b]
+        c = pc[t]
+        for i in range(n):
+            u = col[i] - c
+            out[i] += u * u
+    for t in range(ocol.shape[0]):
+        col_o = ocol[t, a:b]
+        sq = osq[t]
+        c_o = po[t]
+        for i in range(n):
+            out[i] += sq[abs(col_o[i] - c_o)]
+    for t in range(ncol.shape[0]):
+        col_n = ncol[t, a:b]
+        c_n = pn[t]
+        for i in range(n):
+            out[i] += np.float64(col_n[i] != c_n)
+
+
+@njit
+def _bounds(
+    level: tuple,  # type: ignore[type-arg]
+    lo: int,
+    hi: int,
+    osq: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    upper: bool,
+    out: np.ndarray,
+) -> None:
+    """out[:hi-lo] = upper (or lower) bounds of the distances from (pc, po, pn) of the records in
+    boxes lo..hi-1 of ``level`` = (cmin, cmax, omin, omax, nmin, nmax)."""
+    cmin, cmax, omin, omax, nmin, nmax = level
+    m = hi - lo
+    for s in range(m):
+        out[s] = 0.0
+    for t in range(pc.shape[0]):
+        bl = cmin[t, lo:hi]
+        bh = cmax[t, lo:hi]
+        v = pc[t]
+        if upper:
+            for s in range(m):
+                u = max(bh[s] - v, v - bl[s])
+                out[s] += u * u
+        else:
+            for s in range(m):
+                u = max(max(bl[s] - v, v - bh[s]), 0.0)
+                out[s] += u * u
+    for t in range(po.shape[0]):
+        v = po[t]
+        for s in range(m):
+            if upper:
+                out[s] += osq[t, max(omax[t, lo + s] - v, v - omin[t, lo + s])]
+            else:
+                out[s] += osq[t, max(max(omin[t, lo + s] - v, v - omax[t, lo + s]), 0)]
+    for t in range(pn.shape[0]):
+        v = pn[t]
+        for s in range(m):
+            if upper:
+                out[s] += np.float64(not (nmin[t, lo + s] == v and nmax[t, lo + s] == v))
+            else:
+                out[s] += np.float64(v < nmin[t, lo + s] or v > nmax[t, lo + s])
+
+
+@njit
+def _may_hold(
+    farthest: bool, bound: float, best_d: float, size: int, kk: int, hd: np.ndarray
+) -> bool:
+    """Whether a box with this bound can hold a record that beats or ties the answer so far:
+    only a strictly worse bound rules it out (ties are settled by row)."""
+    if farthest:
+        return bound >= best_d
+    return size < kk or bound <= hd[0]
+
+
+@njit
+def _search(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    farthest: bool,
+    exclude: int,
+    kk: int,
+    hd: np.ndarray,
+    hx: np.ndarray,
+    hp: np.ndarray,
+    work: np.ndarray,
+) -> int:
+    """The farthest remaining record from (pc, po, pn) (returned: its position), or the ``kk``
+    nearest other than position ``exclude`` (their positions into hp[:kk], heap order; returns
+    -1). Superblocks, then their blocks, are visited while their bounds can still match the
+    answer. ``work`` = (sbound, bbound, dist, counter) work arrays."""
+    rowat = records[3]
+    posblock = records[5]
+    bstart = blocks[0]
+    bcnt = blocks[1]
+    blevel = blocks[2:8]
+    slot_sb = supers[1]
+    sb_slot = supers[2]
+    meta = supers[9]
+    slevel = supers[3:9]
+    m = meta[0]
+    g = meta[1]
+    nb = meta[2]
+    sbound, bbound, dist, counter = work
+    sign = 1.0 if farthest else -1.0
+    _bounds(slevel, 0, m, osq, pc, po, pn, farthest, sbound)
+    # The superblock of ``exclude`` first (nearest), or the one with the largest upper bound
+    # (farthest); then, by their bounds (most promising first), those that can still hold a
+    # better answer.
+    best = -1
+    best_d = -1.0
+    best_row = 0
+    size = 0
+    start = 0
+    if not farthest and exclude >= 0:
+        start = sb_slot[posblock[exclude] // g]
+    else:
+        for s in range(1, m):
+            if sbound[s] > sbound[start]:
+                start = s
+    cand = np.empty(m, dtype=np.int64)
+    ncand = 0
+    for i in range(-1, m):
+        if i < 0:
+            s = start
+        else:
+            if i == 0:
+                # Candidates left after the first superblock, most promising first.
+                for t in range(m):
+                    if t != start and _may_hold(farthest, sbound[t], best_d, size, kk, hd):
+                        cand[ncand] = t
+                        ncand += 1
+                cand[:ncand] = cand[:ncand][np.argsort(-sign * sbound[cand[:ncand]])]
+            if i >= ncand:
+                break
+            s = cand[i]
+            if not _may_hold(farthest, sbound[s], best_d, size, kk, hd):
+                break
+        b0 = slot_sb[s] * g
+        b1 = min(b0 + g, nb)
+        counter[1 if farthest else 2] += 1
+        _bounds(blevel, b0, b1, osq, pc, po, pn, farthest, bbound)
+        top = -1
+        if not farthest and exclude >= 0 and b0 <= posblock[exclude] < b1:
+            top = posblock[exclude] - b0
+        for jj in range(-1, b1 - b0):
+            j = top if jj < 0 else jj
+            if j < 0 or (jj >= 0 and j == top):
+                continue
+            b = b0 + j
+            c = bcnt[b]
+            if c == 0 or not _may_hold(farthest, bbound[j], best_d, size, kk, hd):
+                continue
+            a = bstart[b]
+            _scan(records, osq, a, a + c, pc, po, pn, dist)
+            counter[0] += c
+            counter[3 if farthest else 4] += 1
+            if farthest:
+                for q in range(c):
+                    d = dist[q]
+                    if d > best_d or (d == best_d and rowat[a + q] < best_row):
+                        best = a + q
+                        best_d = d
+                        best_row = rowat[a + q]
+                continue
+            for q in range(c):
+                p = a + q
+                if p == exclude:
+                    continue
+                d = dist[q]
+                x = rowat[p]
+                if size < kk:
+                    heap_push(hd, hx, hp, size, d, x, p)
+                    size += 1
+                elif d < hd[0] or (d == hd[0] and x < hx[0]):
+                    hd[0] = d
+                    hx[0] = x
+                    hp[0] = p
+                    heap_sift_down(hd, hx, hp, size)
+    return best
+
+
+@njit
+def block_farthest(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    work: tuple,  # type: ignore[type-arg]
+) -> int:
+    """Position of the remaining record farthest from (pc, po, pn): the largest (distance,
+    -original row) pair, as :func:`~microgui.core.methods.kernels.farthest` finds it (-1 if
+    none remain)."""
+    empty_f = np.empty(0)
+    empty_i = np.empty(0, dtype=np.int64)
+    best: int = _search(
+        records, blocks, supers, osq, pc, po, pn, True, -1, 0, empty_f, empty_i, empty_i, work
+    )
+    return best
+
+
+@njit
+def block_nearest(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    exclude: int,
+    kk: int,
+    hd: np.ndarray,
+    hx: np.ndarray,
+    hp: np.ndarray,
+    work: tuple,  # type: ignore[type-arg]
+) -> None:
+    """The ``kk`` smallest (distance, original row) pairs among the remaining records other than
+    position ``exclude`` (their positions into hp[:kk], heap order), as
+    :func:`~microgui.core.methods.kernels.nearest_and_farthest` finds them."""
+    _search(records, blocks, supers, osq, pc, po, pn, False, exclude, kk, hd, hx, hp, work)
+
+
+def work_arrays(index: Blocks) -> tuple[np.ndarray, ...]:
+    """The work arrays of the searches: (superblock bounds, block bounds, distances,
+    [distances computed, superblocks and blocks visited: farthest, nearest])."""
+    ns = index.supers[0].shape[0]
+    g = int(index.supers[9][1])
+    widest = max(int(index.blocks[1].max()) if index.blocks[1].size else 1, 1)
+    return (np.empty(ns), np.empty(g), np.empty(widest), np.zeros(5, dtype=np.int64))
+
+
+@njit
+def block_remove(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    rows: np.ndarray,
+    g: int,
+    touched: np.ndarray,
+) -> None:
+    """Take the records of original rows rows[:g] out of their blocks (swap-removal inside the
+    block; ``where`` follows), tighten the boxes of their blocks and superblocks and drop the
+    superblocks left empty."""
+    xcol, ocol, ncol, rowat, where, posblock = records
+    bstart, bcnt = blocks[0], blocks[1]
+    scnt, slot_sb, sb_slot = supers[0], supers[1], supers[2]
+    scmin, scmax, somin, somax, snmin, snmax, meta = supers[3:]
+    per = meta[1]
+    bcmin, bcmax, bomin, bomax, bnmin, bnmax = blocks[2:]
+    for a in range(g):
+        p = where[rows[a]]
+        b = posblock[p]
+        # A box needs tightening only when the record leaving it lies on its boundary (a box
+        # left wider than its records stays a valid bound: it is only looser).
+        edge = False
+        for t in range(xcol.shape[0]):
+            v = xcol[t, p]
+            if v == bcmin[t, b] or v == bcmax[t, b]:
+                edge = True
+        for t in range(ocol.shape[0]):
+            w = ocol[t, p]
+            if w == bomin[t, b] or w == bomax[t, b]:
+                edge = True
+        for t in range(ncol.shape[0]):
+            w = ncol[t, p]
+            if w == bnmin[t, b] or w == bnmax[t, b]:
+                edge = True
+        touched[a] = b if edge else -1 - b
+        last = bstart[b] + bcnt[b] - 1
+        if p != last:
+            for t in range(xcol.shape[0]):
+                xcol[t, p] = xcol[t, last]
+            for t in range(ocol.shape[0]):
+                ocol[t, p] = ocol[t, last]
+            for t in range(ncol.shape[0]):
+                ncol[t, p] = ncol[t, last]
+            rowat[p] = rowat[last]
+            where[rowat[p]] = p
+        where[rows[a]] = -1
+        bcnt[b] -= 1
+        scnt[sb_slot[b // per]] -= 1
+    for a in range(g):
+        edge = touched[a] >= 0
+        b = touched[a] if edge else -1 - touched[a]
+        repeat = False
+        for a2 in range(a):
+            if touched[a2] == b or -1 - touched[a2] == b:
+                repeat = True
+                edge = edge or touched[a2] >= 0
+        if repeat and not edge:
+            continue
+        if edge:
+            _block_box(records, blocks, b)
+        sb = b // per
+        s = sb_slot[sb]
+        if s < 0:
+            continue
+        if scnt[s] > 0:
+            if edge:
+                _super_box(blocks, supers, s)
+            continue
+        # Empty: the last slot moves into this one.
+        last = meta[0] - 1
+        if s != last:
+            moved = slot_sb[last]
+            scnt[s] = scnt[last]
+            slot_sb[s] = moved
+            sb_slot[moved] = s
+            for t in range(scmin.shape[0]):
+                scmin[t, s] = scmin[t, last]
+                scmax[t, s] = scmax[t, last]
+            for t in range(somin.shape[0]):
+                somin[t, s] = somin[t, last]
+                somax[t, s] = somax[t, last]
+            for t in range(snmin.shape[0]):
+                snmin[t, s] = snmin[t, last]
+                snmax[t, s] = snmax[t, last]
+        sb_slot[sb] = -1
+        meta[0] = last
+
+
+@njit
+def _gap(
+    ac: np.ndarray,
+    ao: np.ndarray,
+    an: np.ndarray,
+    osq: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+) -> float:
+    """Squared MDAV-generic distance between two points."""
+    s = 0.0
+    for t in range(pc.shape[0]):
+        u = ac[t] - pc[t]
+        s += u * u
+    for t in range(po.shape[0]):
+        s += osq[t, abs(ao[t] - po[t])]
+    for t in range(pn.shape[0]):
+        s += np.float64(an[t] != pn[t])
+    return s
+
+
+#: Principal axes of the anchor list's projection filter (continuous attributes only).
+AXES = 3
+#: Entries per shell of the anchor list (sorted inside along the first principal axis), and per
+#: chunk (consecutive entries of a shell, with bounds).
+SHELL = 2048
+CHUNK = 32
+
+
+def make_anchor(n: int, continuous: np.ndarray, do: int, dn: int) -> tuple[np.ndarray, ...]:
+    """The arrays of an (empty) anchor list for the records of (n, dc) ``continuous`` (see
+    :func:`set_anchor`); the projection filter's axes are the leading principal axes of the
+    continuous attributes (measured on at most 100,000 evenly spaced records; none when their
+    covariance is not finite)."""
+    dc = continuous.shape[1]
+    p = min(AXES, dc) if do == 0 and dn == 0 else 0
+    axes = np.zeros((p, dc))
+    if p and n > 1:
+        sample = continuous[:: max(1, -(-n // 100_000))]
+        with np.errstate(all="ignore"):
+            cov = np.cov(sample, rowvar=False).reshape(dc, dc)
+        if np.isfinite(cov).all():
+            try:
+                _w, vec = np.linalg.eigh(cov)
+                axes = np.ascontiguousarray(vec[:, ::-1][:, :p].T)
+            except np.linalg.LinAlgError:
+                pass
+        # Values so large that their covariance overflows (about 1e154): no filter, the walk's
+        # other bounds still hold (review).
+    chunks = n // CHUNK + n // SHELL + 2
+    return (
+        np.empty(dc),
+        np.empty(do, dtype=np.int64),
+        np.empty(dn, dtype=np.int64),
+        np.zeros(5, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.empty(n),
+        np.empty((n, dc)),
+        np.empty((n, do), dtype=np.int64),
+        np.empty((n, dn), dtype=np.int64),
+        np.zeros(n, dtype=np.bool_),
+        np.full(n, -1, dtype=np.int64),
+        axes,
+        np.empty((n, p + 1)),
+        np.empty(n, dtype=np.int64),
+        np.empty(chunks, dtype=np.int64),
+        np.empty(chunks, dtype=np.int64),
+        np.empty(chunks),
+        np.empty(chunks),
+        np.empty((chunks, p + 1)),
+        np.empty((chunks, p + 1)),
+        np.zeros(chunks, dtype=np.int64),
+    )
+
+
+@njit
+def set_anchor(
+    records: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    anchor: tuple,  # type: ignore[type-arg]
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+) -> int:
+    """Make (pc, po, pn) the anchor and list the remaining records around it; returns m.
+
+    The list holds the records' original rows (``order``) by decreasing distance from the
+    anchor (``radius``), cut into shells of :data:`SHELL` entries; inside a shell the entries are
+    sorted along the first principal axis and cut into chunks of :data:`CHUNK`. Each entry has
+    the record copied row-major (``xa``, ``oa``, ``na``: a walk reads them in sequence) and, for
+    the projection filter (continuous attributes only), its coordinates along the principal
+    ``axes`` relative to the anchor and the length of the rest (``proj``). Each chunk has its
+    first entry and end (``cfirst``, ``cend``), its live entries (``clive``), the largest anchor
+    distance of its shell (``ctop``) and of its own entries (``crho``), and the range of its
+    entries' ``proj`` (``cmin``, ``cmax``; only the largest rest is used).
+
+    ``anchor`` (from :func:`make_anchor`) = (ac, ao, an, head [first chunk with live entries,
+    chunks, distances computed by the walks from the average since the list was made, -,
+    list length], order, radius, xa, oa, na, live, entry
+    (list index of each row), axes, proj, chunk_of, cfirst, cend, ctop, crho, cmin, cmax, clive).
+    """
+    xcol, ocol, ncol, _rowat, where, _posblock = records
+    ac, ao, an, head, order, radius, xa, oa, na, live, entry, axes, proj = anchor[:13]
+    chunk_of, cfirst, cend, ctop, crho, cmin, cmax, clive = anchor[13:]
+    dc = xcol.shape[0]
+    do = ocol.shape[0]
+    dn = ncol.shape[0]
+    npx = axes.shape[0]
+    m = 0
+    for row in range(where.shape[0]):
+        p = where[row]
+        if p >= 0:
+            radius[m] = -np.sqrt(record_distance(records, osq, p, pc, po, pn))
+            order[m] = row
+            m += 1
+    by = np.argsort(radius[:m], kind="mergesort")
+    kept = order[:m][by]
+    r = -radius[:m][by]
+    order[:m] = kept
+    radius[:m] = r
+    key = np.zeros(min(SHELL, max(m, 1)))
+    nch = 0
+    for lo in range(0, m, SHELL):
+        hi = min(lo + SHELL, m)
+        top = radius[lo]
+        if npx:
+            # Inside the shell: along the first principal axis.
+            for i in range(lo, hi):
+                p = where[order[i]]
+                acc = 0.0
+                for t in range(dc):
+                    acc += (xcol[t, p] - pc[t]) * axes[0, t]
+                key[i - lo] = acc
+            by = np.argsort(key[: hi - lo], kind="mergesort")
+            rows_s = order[lo:hi][by]
+            rad_s = radius[lo:hi][by]
+            order[lo:hi] = rows_s
+            radius[lo:hi] = rad_s
+        for i in range(lo, hi):
+            row = order[i]
+            p = where[row]
+            entry[row] = i
+            live[i] = True
+            for t in range(dc):
+                xa[i, t] = xcol[t, p]
+            for t in range(do):
+                oa[i, t] = ocol[t, p]
+            for t in range(dn):
+                na[i, t] = ncol[t, p]
+            rest = radius[i] * radius[i]
+            for j in range(npx):
+                acc = 0.0
+                for t in range(dc):
+                    acc += (xa[i, t] - pc[t]) * axes[j, t]
+                proj[i, j] = acc
+                rest -= acc * acc
+            # rho^2 - sum alpha^2 cancels when the rest is tiny: its rounding (a few eps rho^2)
+            # would then be a relative error of order sqrt(eps) in |w|; widening the radicand by
+            # 1e-12 rho^2 makes |w| an upper bound whatever the cancellation (review).
+            proj[i, npx] = np.sqrt(max(rest, 0.0) + 1e-12 * radius[i] * radius[i])
+        for a in range(lo, hi, CHUNK):
+            b = min(a + CHUNK, hi)
+            cfirst[nch] = a
+            cend[nch] = b
+            clive[nch] = b - a
+            ctop[nch] = top
+            far = 0.0
+            for j in range(npx + 1):
+                cmin[nch, j] = np.inf
+                cmax[nch, j] = -np.inf
+            for i in range(a, b):
+                chunk_of[i] = nch
+                far = max(far, radius[i])
+                for j in range(npx + 1):
+                    cmin[nch, j] = min(cmin[nch, j], proj[i, j])
+                    cmax[nch, j] = max(cmax[nch, j], proj[i, j])
+            crho[nch] = far
+            nch += 1
+    ac[:] = pc
+    ao[:] = po
+    an[:] = pn
+    head[0] = 0
+    head[1] = nch
+    head[2] = 0
+    head[4] = m
+    return m
+
+
+@njit
+def anchor_remove(anchor: tuple, rows: np.ndarray, g: int) -> None:  # type: ignore[type-arg]
+    """Take the original rows rows[:g] out of the anchor list."""
+    head = anchor[3]
+    live = anchor[9]
+    entry = anchor[10]
+    chunk_of = anchor[13]
+    clive = anchor[20]
+    for a in range(g):
+        i = entry[rows[a]]
+        if 0 <= i < head[4] and live[i]:
+            live[i] = False
+            clive[chunk_of[i]] -= 1
+
+
+@njit
+def anchor_farthest(
+    records: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    anchor: tuple,  # type: ignore[type-arg]
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+) -> tuple[int, int]:
+    """Position of the remaining record farthest from (pc, po, pn) (the largest (distance, -row)
+    pair), by a walk down the anchor list; and the number of distances computed (-1, 0 when the
+    list holds no remaining record).
+
+    By the triangle inequality (the MDAV-generic distance is Euclidean in an embedding: z-scores,
+    ranks over |D(V)|, nominal codes one-hot over sqrt 2) a record at anchor distance rho is at
+    most rho + |p - anchor| from p: the walk stops at the first shell whose largest anchor
+    distance is below sqrt(best) - |p - anchor|, and passes over a chunk whose largest anchor
+    distance cannot reach the best. The projection filter (continuous attributes only) bounds a
+    distance before it is computed: with y - a = sum_j alpha_j e_j + w and
+    p - a = sum_j beta_j e_j + u (e_j the principal axes, w and u orthogonal to them),
+    |y - p|^2 = rho^2 + |p - a|^2 - 2 sum_j alpha_j beta_j - 2 w.u
+              <= rho^2 + |p - a|^2 - 2 sum_j alpha_j beta_j + 2 |w| |u|,
+    for a chunk with its largest rho, the smallest alpha_j beta_j over its range and its largest
+    |w|; a chunk or record whose bound is below the best is passed over. These bounds are algebra,
+    not the brute-force arithmetic: they keep a relative margin of 1e-9 of the size of their
+    terms, far above their rounding.
+    """
+    where = records[4]
+    ac, ao, an, head, order, radius, xa, oa, na, live, _entry, axes, proj = anchor[:13]
+    _chunk_of, cfirst, cend, ctop, crho, cmin, cmax, clive = anchor[13:]
+    nch = head[1]
+    while head[0] < nch and clive[head[0]] == 0:
+        head[0] += 1
+    dc = xa.shape[1]
+    do = oa.shape[1]
+    dn = na.shape[1]
+    npx = axes.shape[0]
+    shift2 = _gap(ac, ao, an, osq, pc, po, pn)
+    shift = np.sqrt(shift2)
+    beta = np.zeros(npx)
+    rest_q = shift2
+    for j in range(npx):
+        acc = 0.0
+        for t in range(dc):
+            acc += (pc[t] - ac[t]) * axes[j, t]
+        beta[j] = acc
+        rest_q -= acc * acc
+    res_q = np.sqrt(max(rest_q, 0.0) + 1e-12 * shift2)
+    best = -1
+    best_d = -1.0
+    best_row = 0
+    work = 0
+    reach = -1.0
+    for c in range(head[0], nch):
+        if ctop[c] < reach:
+            break
+        if clive[c] == 0:
+            continue
+        a = cfirst[c]
+        b = cend[c]
+        far = crho[c] + shift
+        if far * far * (1.0 + 1e-9) + 1e-300 < best_d:
+            continue
+        if npx and best_d > 0.0:
+            lin = crho[c] * crho[c] + shift2
+            mag = lin
+            for j in range(npx):
+                x1 = cmin[c, j] * beta[j]
+                x2 = cmax[c, j] * beta[j]
+                lin -= 2.0 * min(x1, x2)
+                mag += 2.0 * max(abs(x1), abs(x2))
+            cross = 2.0 * cmax[c, npx] * res_q
+            if lin + cross + 1e-9 * (mag + cross) < best_d:
+                continue
+        for i in range(a, b):
+            if not live[i]:
+                continue
+            if npx and best_d > 0.0:
+                rho = radius[i]
+                lin = rho * rho + shift2
+                mag = lin
+                for j in range(npx):
+                    x = proj[i, j] * beta[j]
+                    lin -= 2.0 * x
+                    mag += 2.0 * abs(x)
+                cross = 2.0 * proj[i, npx] * res_q
+                if lin + cross + 1e-9 * (mag + cross) < best_d:
+                    continue
+            work += 1
+            # The brute-force kernel's arithmetic, on the anchor's row-major copy.
+            d = 0.0
+            for t in range(dc):
+                u = xa[i, t] - pc[t]
+                d += u * u
+            for t in range(do):
+                d += osq[t, abs(oa[i, t] - po[t])]
+            for t in range(dn):
+                d += np.float64(na[i, t] != pn[t])
+            row = order[i]
+            if d > best_d or (d == best_d and row < best_row):
+                best = i
+                best_d = d
+                best_row = row
+                # Margins on the operands, not on their difference: the rounding of the two
+                # square roots is relative to each of them (review: a difference of nearly
+                # equal numbers lost its margin).
+                reach = (np.sqrt(best_d) * (1.0 - 1e-9) - shift * (1.0 + 1e-9)) / (1.0 + 1e-9)
+    return (where[order[best]] if best >= 0 else -1), work

@@ -1,0 +1,326 @@
+"""Exact MDAV with spatial pruning (issue 17): ``search="pruned"`` gives the partition of the
+brute-force kernel, label for label, ties included.
+
+The brute-force kernel is the reference (itself checked against the textbook numpy
+implementation in ``test_mdav.py``). Cases: random continuous data, heavy ties (integer grids,
+duplicated records, constant columns, every record equal), mixed kinds, sizes around the
+kernel's special cases (n < 2k, 2k <= n < 3k) and the index's (one block, one superblock), the
+CASC reference sets, hypothesis-drawn tables; the ``search`` parameter through a whole run;
+progress and cancellation on the pruned path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from reference_sets import REFERENCE_FILES, reference_dataset
+
+from microgui.core.dataset import Dataset
+from microgui.core.errors import InvalidParameter
+from microgui.core.methods import get_method
+from microgui.core.methods import mdav as mdav_module
+from microgui.core.methods.mdav import choose_search, mdav, mdav_generic
+from microgui.core.methods.spatial import BLOCK_SIZE, SUPER_BLOCKS
+from microgui.core.progress import RunCancelled
+from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.runs import RunSpec, run_protection
+
+HYPO = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compiled() -> None:
+    mdav_module.warm_up()
+
+
+def _same(x: np.ndarray, k: int) -> None:
+    brute = mdav(x, k, search="brute")
+    pruned = mdav(x, k, search="pruned")
+    np.testing.assert_array_equal(pruned, brute)
+
+
+def _same_generic(
+    cont: np.ndarray | None,
+    ords: np.ndarray | None,
+    sizes: list[int] | None,
+    noms: np.ndarray | None,
+    k: int,
+    average: str = "median",
+) -> None:
+    args = (cont, ords, sizes, noms, k)
+    brute = mdav_generic(*args, ordinal_average=average, search="brute")
+    pruned = mdav_generic(*args, ordinal_average=average, search="pruned")
+    np.testing.assert_array_equal(pruned, brute)
+
+
+@pytest.mark.parametrize("n", [5, 9, 10, 14, 15, 16, 63, 64, 65, 600, 3_000])
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_sizes_around_special_cases(n: int, k: int) -> None:
+    if n < k:
+        return
+    x = np.random.default_rng(n * 7 + k).normal(size=(n, 3))
+    _same(x, k)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 7, 10])
+def test_random_continuous(k: int) -> None:
+    rng = np.random.default_rng(k)
+    _same(rng.normal(size=(4_000, 6)), k)
+
+
+def test_index_spans_several_superblocks() -> None:
+    n = BLOCK_SIZE * SUPER_BLOCKS * 6 + 17
+    x = np.random.default_rng(3).standard_t(3, size=(n, 4))
+    _same(x, 3)
+
+
+@pytest.mark.parametrize("levels", [2, 3, 5])
+def test_integer_grids_full_of_ties(levels: int) -> None:
+    rng = np.random.default_rng(levels)
+    x = rng.integers(0, levels, size=(3_000, 4)).astype(float)
+    _same(x, 3)
+    _same(x, 5)
+
+
+def test_duplicated_records_and_constant_columns() -> None:
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(300, 3))
+    x = np.vstack([base] * 7)[rng.permutation(2_100)]
+    x = np.column_stack([x, np.full(len(x), 2.5)])
+    _same(x, 4)
+
+
+def test_every_record_equal() -> None:
+    _same(np.ones((2_500, 3)), 3)
+
+
+def test_one_dimension_and_wide_tables() -> None:
+    rng = np.random.default_rng(5)
+    _same(rng.exponential(size=(2_500, 1)), 3)
+    _same(rng.normal(size=(2_500, 40)), 3)
+
+
+def test_heavy_tails_and_clusters() -> None:
+    rng = np.random.default_rng(8)
+    lognormal = np.exp(rng.normal(size=(3_000, 5)) * 1.5)
+    _same((lognormal - lognormal.mean(0)) / lognormal.std(0), 5)
+    centres = rng.normal(scale=8.0, size=(12, 5))
+    clustered = centres[rng.integers(0, 12, 3_000)] + rng.normal(size=(3_000, 5))
+    _same(clustered, 5)
+
+
+def test_mixed_kinds() -> None:
+    rng = np.random.default_rng(13)
+    n = 3_000
+    cont = rng.normal(size=(n, 3))
+    ords = np.column_stack([rng.integers(0, 5, n), rng.integers(0, 3, n)])
+    noms = np.column_stack([rng.integers(0, 4, n), rng.integers(0, 2, n)])
+    for average in ("median", "convex-median"):
+        _same_generic(cont, ords, [5, 3], noms, 3, average)
+    _same_generic(None, ords, [5, 3], noms, 4)  # categorical only: ties everywhere
+    _same_generic(None, None, None, noms, 5)
+    _same_generic(cont, None, None, noms, 3)
+
+
+@given(
+    x=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(2, 160), st.integers(1, 4)),
+        elements=st.sampled_from([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0]),
+    ),
+    k=st.integers(2, 6),
+)
+@HYPO
+def test_hypothesis_tie_ridden_tables(x: np.ndarray, k: int) -> None:
+    if len(x) < k:
+        return
+    _same(x, k)
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(2, 300),
+    dn=st.integers(0, 2),
+    do=st.integers(0, 2),
+    dc=st.integers(0, 2),
+    k=st.integers(2, 5),
+)
+@HYPO
+def test_hypothesis_mixed(seed: int, n: int, dn: int, do: int, dc: int, k: int) -> None:
+    if dn + do + dc == 0 or n < k:
+        return
+    rng = np.random.default_rng(seed)
+    cont = rng.integers(-2, 3, (n, dc)).astype(float) if dc else None
+    ords = rng.integers(0, 4, (n, do)) if do else None
+    noms = rng.integers(0, 3, (n, dn)) if dn else None
+    _same_generic(cont, ords, [4] * do if do else None, noms, k)
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", ["Census", "Tarragona", "EIA"])
+def test_reference_sets(name: str) -> None:
+    # Through whole runs (the z-scores the app uses); Tarragona and EIA have duplicate records.
+    qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    other = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
+    dataset = reference_dataset(REFERENCE_FILES[name], qi, other)
+    for k in (3, 4, 5, 10):
+        labels = {
+            search: run_protection(dataset, RunSpec.make("mdav", k, params={"search": search}))
+            for search in ("pruned", "brute")
+        }
+        np.testing.assert_array_equal(labels["pruned"].labels, labels["brute"].labels)
+
+
+def test_search_parameter_through_a_run() -> None:
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(rng.normal(size=(3_000, 3)), columns=["a", "b", "c"])
+    roles = RoleMap.from_dict(
+        {c: ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS) for c in "abc"}
+    )
+    dataset = Dataset.from_frame(frame, roles)
+    runs = {
+        search: run_protection(dataset, RunSpec.make("mdav", 4, params={"search": search}))
+        for search in ("auto", "pruned", "brute")
+    }
+    for run in runs.values():
+        np.testing.assert_array_equal(run.labels, runs["brute"].labels)
+        pd.testing.assert_frame_equal(run.protected, runs["brute"].protected)
+    for name in ("mdav", "mdav-generic"):
+        assert "search" in {p.name for p in get_method(name).params}
+    with pytest.raises(InvalidParameter, match="search"):
+        run_protection(dataset, RunSpec.make("mdav", 4, params={"search": "fast"}))
+
+
+def test_bad_search_value_in_the_function() -> None:
+    with pytest.raises(InvalidParameter, match="search='kd'"):
+        mdav(np.zeros((10, 2)), 2, search="kd")
+
+
+def test_auto_is_one_of_the_kernels() -> None:
+    for n in (10, 1_000, 100_000, 10_000_000):
+        for d in (1, 10, 100):
+            assert choose_search(n, d, 5) in ("pruned", "brute")
+
+
+def test_pruned_progress_and_cancel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mdav_module, "_PRUNED_BATCH_WORK", 20_000)
+    x = np.random.default_rng(4).normal(size=(6_000, 4))
+    seen: list[float] = []
+    mdav(x, 3, search="pruned", progress=lambda f, _s="": seen.append(f))
+    assert len(seen) > 5 and seen == sorted(seen) and seen[-1] == 1.0
+
+    def stop(fraction: float, _status: str = "") -> None:
+        if fraction > 0.2:
+            raise RunCancelled()
+
+    with pytest.raises(RunCancelled):
+        mdav(x, 3, search="pruned", progress=stop)
+
+
+def test_block_queries_match_the_passes() -> None:
+    # The index's farthest and nearest queries against the brute-force primitives, on a table
+    # with ties, before and after records leave it.
+    from microgui.core.methods.kernels import farthest, nearest_and_farthest, ordinal_tables
+    from microgui.core.methods.spatial import (
+        block_farthest,
+        block_nearest,
+        block_remove,
+        build_blocks,
+        work_arrays,
+    )
+
+    rng = np.random.default_rng(21)
+    n = 5_000
+    x = rng.integers(-3, 4, (n, 3)).astype(float)
+    empty = np.empty((n, 0), dtype=np.int64)
+    sizes = np.empty(0, dtype=np.int64)
+    osq, _ = ordinal_tables(empty, sizes)
+    index = build_blocks(x, empty, sizes, empty)
+    work = work_arrays(index)
+    none = np.empty(0, dtype=np.int64)
+    alive = np.ones(n, dtype=bool)
+    hd, hx, hp = np.empty(4), np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int64)
+    rowat, where = index.records[3], index.records[4]
+    for _ in range(40):
+        rows = np.flatnonzero(alive)
+        q = x[rng.choice(rows)]
+        dist = ((x[rows] - q) ** 2).sum(axis=1)
+        far_pos = block_farthest(
+            index.records, index.blocks, index.supers, osq, q, none, none, work
+        )
+        assert rowat[far_pos] == rows[farthest(dist, rows, len(rows))]
+        me = int(rng.choice(rows))
+        qm = x[me].copy()
+        block_nearest(
+            index.records, index.blocks, index.supers, osq, qm, none, none, where[me], 4, hd, hx, hp,
+            work,
+        )  # fmt: skip
+        dist = ((x[rows] - qm) ** 2).sum(axis=1)
+        bh = np.empty(4), np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int64)
+        nearest_and_farthest(dist, rows, len(rows), int(np.flatnonzero(rows == me)[0]), 4, *bh)
+        assert sorted(rowat[hp].tolist()) == sorted(rows[bh[2]].tolist())
+        gone = rng.choice(rows, 100, replace=False)
+        alive[gone] = False
+        block_remove(
+            index.records,
+            index.blocks,
+            index.supers,
+            gone,
+            len(gone),
+            np.empty(100, dtype=np.int64),
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# the adversarial review's cases (issue 17): each broke a first version of the anchor walk
+# --------------------------------------------------------------------------------------------
+
+
+def test_records_tied_in_the_last_bit_near_the_anchor() -> None:
+    # 2,500 records within one ulp of 0 (their distances to the drifting average tie in the last
+    # bit), 6,000 at -1 and 3,000 at +2: the walk's stop had its margin on a difference that
+    # cancelled, and stopped before the tied record with the smallest row.
+    ulp = 2.0**-53
+    tied = 0.51 * ulp + np.arange(2_500) * (0.45 * ulp / 2_500)
+    x = np.concatenate([tied, -np.ones(6_000), 2 * np.ones(3_000)])[:, None]
+    _same(x, 500)
+    nominal = np.zeros((len(x), 1), dtype=np.int64)
+    _same_generic(x, None, None, nominal, 500)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_record_almost_on_the_principal_axes(seed: int) -> None:
+    # The part of a record off the filter's axes, sqrt(rho^2 - sum alpha^2), cancelled to 0 where
+    # it was 1e-8 of rho; the filter then ruled out the true farthest record.
+    rng = np.random.default_rng(seed)
+    delta, w, u, nb = 1.5e-8, 1e-8, 1.01, 400
+    f = rng.normal(size=(1_100, 3))
+    f /= np.linalg.norm(f, axis=1)[:, None]
+    f *= np.sqrt(1 + rng.uniform(0.05, 0.9, 1_100) * delta)[:, None]
+    z = rng.normal(size=3)
+    z *= np.sqrt(1 + delta) / np.linalg.norm(z)
+    y = rng.normal(size=(1, 3))
+    y /= np.linalg.norm(y, axis=1)[:, None]
+    b = rng.uniform(-0.5, 0.5, size=(nb, 3))
+    c = u / (2 * nb)
+    x = np.vstack([
+        np.c_[y, -w * np.ones(1)], np.c_[-y, -w * np.ones(1)],
+        np.r_[z, 0.0][None], np.r_[-z, 0.0][None],
+        np.c_[f, np.zeros(1_100)], np.c_[-f, np.zeros(1_100)],
+        np.c_[b, -c * np.ones(nb)], np.c_[-b, -c * np.ones(nb)],
+        np.array([[0, 0, 0, u + 2 * w]]),
+    ])  # fmt: skip
+    _same(x, 2)
+
+
+def test_huge_values_and_non_finite_input() -> None:
+    x = np.random.default_rng(0).normal(size=(100, 3)) * 1e155  # its covariance overflows
+    _same(x, 3)
+    x[5, 1] = np.nan
+    for search in ("brute", "pruned"):
+        with pytest.raises(InvalidParameter, match="column 1 holds NaN"):
+            mdav(x, 3, search=search)
