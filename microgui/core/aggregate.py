@@ -77,6 +77,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.dataset import Dataset, QIMatrix
+from microgui.core.numbers import unique_rows
 
 __all__ = [
     "weighted_lower_median",
@@ -244,8 +245,8 @@ def joint_categorical(
             cost += mismatches * scale if exact else mismatches
     if not exact:
         cost = np.round(cost, 9)
-    _, combo = np.unique(sub, axis=0, return_inverse=True)  # lexicographic order of codes
-    combo = combo.reshape(-1)
+    # Lexicographic order of codes, as np.unique(axis=0) numbers them (lexsort: no GIL held).
+    _, _, combo, _ = unique_rows(sub)
     _, pair, freq = np.unique(
         lab * (int(combo.max()) + 1) + combo, return_inverse=True, return_counts=True
     )

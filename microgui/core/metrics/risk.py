@@ -33,6 +33,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from microgui.core.numbers import unique_rows
+
 __all__ = [
     "INTERVAL_PERCENTS",
     "record_linkage",
@@ -53,37 +55,6 @@ _TIE_PROBE = 4
 def _matrix(values: np.ndarray) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64)
     return x.reshape(-1, 1) if x.ndim == 1 else x
-
-
-def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``np.unique(a, axis=0, return_index=True, return_inverse=True, return_counts=True)``,
-    rows in the same (lexicographic) order, without holding the GIL for long.
-
-    ``np.unique(axis=0)`` sorts a structured view and holds the GIL throughout (555 ms at
-    350,000 × 10 here), freezing the app's window while the measures run in the worker;
-    ``np.lexsort`` releases it. Returns (unique rows, index of each one's first occurrence,
-    inverse (n,), counts).
-    """
-    m = np.ascontiguousarray(a)
-    if m.ndim != 2:
-        raise ValueError("unique_rows takes a 2-D array")
-    n = m.shape[0]
-    if n == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return m[:0], empty, empty, empty
-    order = np.lexsort(m.T[::-1]) if m.shape[1] else np.arange(n)  # column 0 first, stable
-    ordered = m[order]
-    new = np.ones(n, dtype=bool)
-    if m.shape[1]:
-        new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-    else:
-        new[1:] = False
-    group = np.cumsum(new) - 1
-    first = order[new]
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = group
-    counts = np.diff(np.append(np.flatnonzero(new), n))
-    return m[first], first.astype(np.int64), inverse, counts.astype(np.int64)
 
 
 def record_linkage(original: np.ndarray, protected: np.ndarray) -> float:
