@@ -220,7 +220,7 @@ def test_registered() -> None:
     assert m.kinds == frozenset({AttributeKind.CONTINUOUS})
     assert "001_3dadf1a6914d9138.txt Table 3" in m.citation
     assert m.bench_sizes == (10_000, 50_000) and m.complexity
-    assert [p.name for p in m.params] == ["centroid"]
+    assert [p.name for p in m.params] == ["centroid", "search"]
 
 
 def test_bad_centroid_parameter_is_a_user_error() -> None:

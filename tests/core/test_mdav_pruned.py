@@ -324,3 +324,49 @@ def test_huge_values_and_non_finite_input() -> None:
     for search in ("brute", "pruned"):
         with pytest.raises(InvalidParameter, match="column 1 holds NaN"):
             mdav(x, 3, search=search)
+
+
+# --------------------------------------------------------------------------------------------
+# CBFS on the same searches (its farthest-from-the-centroid and k-1 nearest queries)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("centroid", ["remaining", "fixed"])
+def test_cbfs_pruned_is_cbfs(centroid: str) -> None:
+    from microgui.core.methods.cbfs import cbfs_partition
+
+    rng = np.random.default_rng(17)
+    cases = [
+        (rng.normal(size=(4_000, 5)), 3),
+        (rng.integers(-2, 3, (3_000, 3)).astype(float), 4),  # ties everywhere
+        (np.ones((700, 2)), 3),
+        (rng.normal(size=(17, 2)), 5),  # leftovers join groups afterwards
+        (np.exp(rng.normal(size=(3_000, 4)) * 1.5), 2),
+    ]
+    for x, k in cases:
+        pruned = cbfs_partition(x, k, centroid=centroid, search="pruned")
+        brute = cbfs_partition(x, k, centroid=centroid, search="brute")
+        np.testing.assert_array_equal(pruned, brute)
+
+
+@given(
+    x=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(2, 120), st.integers(1, 3)),
+        elements=st.sampled_from([-1.0, 0.0, 0.5, 2.0]),
+    ),
+    k=st.integers(2, 5),
+    fixed=st.booleans(),
+)
+@HYPO
+def test_cbfs_hypothesis_tie_ridden(x: np.ndarray, k: int, fixed: bool) -> None:
+    from microgui.core.methods.cbfs import cbfs_partition
+
+    if len(x) < k:
+        return
+    centroid = "fixed" if fixed else "remaining"
+    np.testing.assert_array_equal(
+        cbfs_partition(x, k, centroid=centroid, search="pruned"),
+        cbfs_partition(x, k, centroid=centroid, search="brute"),
+    )
+    assert "search" in {p.name for p in get_method("cbfs").params}

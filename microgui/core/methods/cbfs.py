@@ -71,6 +71,16 @@ from microgui.core.methods.kernels import (
     squared_distances_to,
     take_group,
 )
+from microgui.core.methods.spatial import (
+    REANCHOR_WALK,
+    anchor_farthest,
+    block_nearest,
+    build_blocks,
+    make_anchor,
+    set_anchor,
+    take_rows,
+    work_arrays,
+)
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind
 
@@ -84,6 +94,12 @@ __all__ = [
 #: Work (coordinate operations) per kernel call before returning to Python for progress and
 #: cancellation; about 20-40 ms at 50,000 x 10.
 _BATCH_WORK = 60_000_000
+
+#: The pruned searches (issue 17): their work budget per kernel call (see MDAV's) and where
+#: ``search="auto"`` takes them (measured: the benchmark's --search table).
+_PRUNED_BATCH_WORK = 8_000_000
+PRUNED_MIN_N = 30_000
+PRUNED_MAX_D = 12
 
 _PROGRESS_STATUS = "forming groups"
 
@@ -150,11 +166,129 @@ def _cbfs_batch(
     state[2] = ptr
 
 
-def _cbfs_groups(
-    x: np.ndarray, k: int, fixed: bool, progress: ProgressFn, status: str = _PROGRESS_STATUS
+@njit
+def _cbfs_pruned_batch(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    work_arrays: tuple,  # type: ignore[type-arg]
+    anchor: tuple,  # type: ignore[type-arg]
+    labels: np.ndarray,
+    total: np.ndarray,
+    order: np.ndarray,
+    state: np.ndarray,
+    k: int,
+    fixed: bool,
+    budget: int,
+) -> None:
+    """:func:`_cbfs_batch` with its two queries answered by the pruned searches of
+    :mod:`microgui.core.methods.spatial` (issue 17, as MDAV's ``search="pruned"``): the record
+    farthest from the centroid by a walk down the anchor list, its k-1 nearest from the blocks;
+    the same groups, bit for bit (same arithmetic, tie rule and running sum)."""
+    xcol, _ocol, _ncol, rowat, where, _posblock = records
+    head = anchor[3]
+    m = state[0]
+    label = state[1]
+    ptr = state[2]
+    d = xcol.shape[0]
+    kk = k - 1
+    pc = np.empty(d)
+    qc = np.empty(d)
+    none = np.empty(0, dtype=np.int64)
+    no_counts = np.empty((0, 1), dtype=np.int64)
+    hd = np.empty(max(kk, 1))
+    hx = np.empty(max(kk, 1), dtype=np.int64)
+    hp = np.empty(max(kk, 1), dtype=np.int64)
+    rows = np.empty(k, dtype=np.int64)
+    touched = np.empty(k, dtype=np.int64)
+    no_sum = np.empty(0)
+    osq = np.zeros((0, 1))
+    counted = work_arrays[3][0]
+    examined = 0
+    work = 0
+    while m >= k and work < budget:
+        if fixed:
+            while labels[order[ptr]] >= 0:
+                ptr += 1
+            r = where[order[ptr]]
+        else:
+            for j in range(d):
+                pc[j] = total[j] / m
+            if head[1] == 0:
+                set_anchor(records, osq, anchor, pc, none, none)
+                examined += m
+            r, w = anchor_farthest(records, osq, anchor, pc, none, none)
+            examined += w
+            head[2] += w
+            if head[2] > max(REANCHOR_WALK, 8 * m):
+                set_anchor(records, osq, anchor, pc, none, none)
+                examined += m
+        for j in range(d):
+            qc[j] = xcol[j, r]
+        block_nearest(records, blocks, supers, osq, qc, none, none, r, kk, hd, hx, hp, work_arrays)
+        rows[0] = rowat[r]
+        for a in range(kk):
+            rows[1 + a] = rowat[hp[a]]
+        take_rows(
+            records, blocks, supers, anchor, rows, k, label, no_counts, no_counts,
+            no_sum if fixed else total, labels, touched,
+        )  # fmt: skip
+        label += 1
+        m -= k
+        work = (examined + work_arrays[3][0] - counted) * (d + 1) + (label - state[1]) * 256 * d
+    state[0] = m
+    state[1] = label
+    state[2] = ptr
+
+
+def _cbfs_groups_pruned(
+    x: np.ndarray, k: int, fixed: bool, progress: ProgressFn, status: str
 ) -> np.ndarray:
-    """Labels of the groups formed while >= k records remain (-1 for the records left)."""
     n = x.shape[0]
+    empty = np.empty((n, 0), dtype=np.int64)
+    index = build_blocks(x, empty, np.empty(0, dtype=np.int64), empty)
+    work = work_arrays(index)
+    anchor = make_anchor(n, x, 0, 0)
+    labels = np.full(n, -1, dtype=np.int64)
+    total = column_sums(x)
+    order = np.empty(0, dtype=np.int64)
+    if fixed:
+        order = seed_order(squared_distances_to(x, total / n))
+    state = np.array([n, 0, 0], dtype=np.int64)
+    if not _cbfs_pruned_batch.signatures:
+        progress(0.0, "compiling the CBFS kernel (first run only)")
+    progress(0.0, status)
+    while state[0] >= k:
+        _cbfs_pruned_batch(
+            index.records, index.blocks, index.supers, work, anchor, labels, total, order, state,
+            k, fixed, _PRUNED_BATCH_WORK,
+        )  # fmt: skip
+        left = int(state[0]) / n
+        progress(1.0 - left * left, status)
+    return labels
+
+
+def _cbfs_groups(
+    x: np.ndarray,
+    k: int,
+    fixed: bool,
+    progress: ProgressFn,
+    status: str = _PROGRESS_STATUS,
+    search: str = "auto",
+) -> np.ndarray:
+    """Labels of the groups formed while >= k records remain (-1 for the records left).
+
+    ``search``: as MDAV's (``auto`` takes the pruned searches from :data:`PRUNED_MIN_N` records
+    up to :data:`PRUNED_MAX_D` attributes; the groups are the same either way)."""
+    n = x.shape[0]
+    if search not in ("auto", "pruned", "brute"):
+        raise InvalidParameter(f"search={search!r} must be one of auto, pruned, brute")
+    if search == "auto":
+        search = "pruned" if n >= PRUNED_MIN_N and x.shape[1] <= PRUNED_MAX_D else "brute"
+    if search == "pruned":
+        if not np.isfinite(x).all():
+            raise InvalidParameter("CBFS needs finite numbers (drop or impute missing values)")
+        return _cbfs_groups_pruned(x, k, fixed, progress, status)
     cont = np.array(x.T, dtype=np.float64, order="C", copy=True)
     idx = np.arange(n, dtype=np.int64)
     where = np.arange(n, dtype=np.int64)
@@ -181,6 +315,7 @@ def cbfs_partition(
     *,
     centroid: str = "remaining",
     progress: ProgressFn = no_progress,
+    search: str = "auto",
 ) -> np.ndarray:
     """CBFS partition of continuous records (Laszlo & Mukherjee 2005; ``001`` Table 3).
 
@@ -195,6 +330,9 @@ def cbfs_partition(
         (default); ``"fixed"``: the centroid of all records, computed once.
     progress
         Progress function; may raise :class:`~microgui.core.progress.RunCancelled` to stop.
+    search
+        ``"brute"`` (passes over the ungrouped records), ``"pruned"`` (the spatial searches of
+        :mod:`microgui.core.methods.spatial`, issue 17) or ``"auto"``; the same partition.
 
     Returns
     -------
@@ -206,7 +344,7 @@ def cbfs_partition(
     k = check_k(k, data.shape[0])
     if centroid not in ("remaining", "fixed"):
         raise InvalidParameter(f"centroid={centroid!r} must be remaining or fixed")
-    labels = _cbfs_groups(data, k, centroid == "fixed", progress)
+    labels = _cbfs_groups(data, k, centroid == "fixed", progress, search=search)
     assign_leftovers(data, labels, 2 * k - 1)
     progress(1.0, _PROGRESS_STATUS)
     return labels
@@ -256,8 +394,9 @@ def warm_up() -> float:
 
     started = time.perf_counter()
     x = np.random.default_rng(0).normal(size=(13, 2))
-    cbfs_partition(x, 3)
-    cbfs_partition(x, 3, centroid="fixed")
+    for search in ("brute", "pruned"):
+        cbfs_partition(x, 3, search=search)
+        cbfs_partition(x, 3, centroid="fixed", search=search)
     return time.perf_counter() - started
 
 
@@ -268,7 +407,13 @@ def warm_up() -> float:
 
 def _run_cbfs(inp: MethodInput) -> MethodOutput:
     centroid = str(inp.params.get("centroid", "remaining"))
-    labels = cbfs_partition(inp.qi.continuous, inp.k, centroid=centroid, progress=inp.progress)
+    labels = cbfs_partition(
+        inp.qi.continuous,
+        inp.k,
+        centroid=centroid,
+        progress=inp.progress,
+        search=str(inp.params.get("search", "auto")),
+    )
     return MethodOutput(labels=labels, extra={"cbfs_centroid": centroid})
 
 
@@ -299,9 +444,19 @@ CBFS = register(
                 "recomputed every round (remaining), or of all records, computed once (fixed).",
                 choices=("remaining", "fixed"),
             ),
+            ParamSpec(
+                "search",
+                str,
+                "auto",
+                "How the farthest and nearest records are found: brute = a pass over all "
+                "ungrouped records each time; pruned = a spatial index that skips the records "
+                "that cannot be the answer; auto = pruned from 30,000 records up to 12 "
+                "attributes. The partition is the same bit for bit.",
+                choices=("auto", "pruned", "brute"),
+            ),
         ),
         complexity="O(n²d/k): two passes over the ungrouped records per group of k (one with "
-        "centroid=fixed)",
+        "centroid=fixed); search=pruned skips most of them",
         bench_sizes=(10_000, 50_000),
         warm_up=warm_up,
     )

@@ -116,12 +116,11 @@ from microgui.core.methods.kernels import (
 from microgui.core.methods.spatial import (
     REANCHOR_WALK,
     anchor_farthest,
-    anchor_remove,
     block_nearest,
-    block_remove,
     build_blocks,
     make_anchor,
     set_anchor,
+    take_rows,
     work_arrays,
 )
 from microgui.core.progress import ProgressFn, no_progress
@@ -337,7 +336,7 @@ def _mdav_pruned_batch(
         rows[0] = rowat[r]
         for a in range(kk):
             rows[1 + a] = rowat[hp[a]]
-        _take_rows(
+        take_rows(
             records, blocks, supers, anchor, rows, k, label, ocount, ncount, total, labels, touched
         )
         label += 1
@@ -360,7 +359,7 @@ def _mdav_pruned_batch(
         rows[0] = rowat[s]
         for a in range(kk):
             rows[1 + a] = rowat[hp[a]]
-        _take_rows(
+        take_rows(
             records, blocks, supers, anchor, rows, k, label, ocount, ncount, total, labels, touched
         )
         label += 1
@@ -377,40 +376,6 @@ def _mdav_pruned_batch(
     state[0] = m
     state[1] = label
     state[2] += examined + work_arrays[3][0] - counted
-
-
-@_njit
-def _take_rows(
-    records: tuple,  # type: ignore[type-arg]
-    blocks: tuple,  # type: ignore[type-arg]
-    supers: tuple,  # type: ignore[type-arg]
-    anchor: tuple,  # type: ignore[type-arg]
-    rows: np.ndarray,
-    g: int,
-    label: int,
-    ocount: np.ndarray,
-    ncount: np.ndarray,
-    total: np.ndarray,
-    labels: np.ndarray,
-    touched: np.ndarray,
-) -> None:
-    """Label the records of original rows rows[:g], take them out of the running sum (in
-    ascending row order, as :func:`~microgui.core.methods.kernels.take_group`) and the category
-    counts, out of their blocks and out of the anchor list."""
-    xcol, ocol, ncol, _rowat, where, _posblock = records
-    rows[:g].sort()
-    for a in range(g):
-        row = rows[a]
-        p = where[row]
-        labels[row] = label
-        for t in range(total.shape[0]):
-            total[t] -= xcol[t, p]
-        for t in range(ocount.shape[0]):
-            ocount[t, ocol[t, p]] -= 1
-        for t in range(ncount.shape[0]):
-            ncount[t, ncol[t, p]] -= 1
-    block_remove(records, blocks, supers, rows, g, touched)
-    anchor_remove(anchor, rows, g)
 
 
 # --------------------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ __all__ = [
     "make_anchor",
     "anchor_farthest",
     "anchor_remove",
+    "take_rows",
     "set_anchor",
 ]
 
@@ -951,3 +952,37 @@ def anchor_farthest(
                 # equal numbers lost its margin).
                 reach = (np.sqrt(best_d) * (1.0 - 1e-9) - shift * (1.0 + 1e-9)) / (1.0 + 1e-9)
     return (where[order[best]] if best >= 0 else -1), work
+
+
+@njit
+def take_rows(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    anchor: tuple,  # type: ignore[type-arg]
+    rows: np.ndarray,
+    g: int,
+    label: int,
+    ocount: np.ndarray,
+    ncount: np.ndarray,
+    total: np.ndarray,
+    labels: np.ndarray,
+    touched: np.ndarray,
+) -> None:
+    """Label the records of original rows rows[:g], take them out of the running sum (in
+    ascending row order, as :func:`~microgui.core.methods.kernels.take_group`) and the category
+    counts, out of their blocks and out of the anchor list."""
+    xcol, ocol, ncol, _rowat, where, _posblock = records
+    rows[:g].sort()
+    for a in range(g):
+        row = rows[a]
+        p = where[row]
+        labels[row] = label
+        for t in range(total.shape[0]):
+            total[t] -= xcol[t, p]
+        for t in range(ocount.shape[0]):
+            ocount[t, ocol[t, p]] -= 1
+        for t in range(ncount.shape[0]):
+            ncount[t, ncol[t, p]] -= 1
+    block_remove(records, blocks, supers, rows, g, touched)
+    anchor_remove(anchor, rows, g)
