@@ -176,7 +176,7 @@ def search_text(*, huge: bool = False, repeat: int = 3) -> str:
                 f"{r.brute / r.pruned:.1f}",
                 "-" if r.numpy is None else f"{r.numpy / r.pruned:.0f}",
                 {True: "yes", False: "NO", None: "-"}[r.same],
-                mdav_module.choose_search(r.n, r.d, K),
+                mdav_module.choose_search(r.n, r.d, K, 4 if r.data.startswith("mixed") else 0),
                 "" if r.target is None else f"<= {r.target:g} s",
             ]
             for r in rows
