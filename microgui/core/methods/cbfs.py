@@ -72,13 +72,10 @@ from microgui.core.methods.kernels import (
     take_group,
 )
 from microgui.core.methods.spatial import (
-    REANCHOR_WALK,
-    anchor_farthest,
-    block_nearest,
     build_blocks,
+    farthest_from_average,
     make_anchor,
-    set_anchor,
-    take_rows,
+    take_around,
     work_arrays,
 )
 from microgui.core.progress import ProgressFn, no_progress
@@ -185,23 +182,25 @@ def _cbfs_pruned_batch(
     :mod:`microgui.core.methods.spatial` (issue 17, as MDAV's ``search="pruned"``): the record
     farthest from the centroid by a walk down the anchor list, its k-1 nearest from the blocks;
     the same groups, bit for bit (same arithmetic, tie rule and running sum)."""
-    xcol, _ocol, _ncol, rowat, where, _posblock = records
-    head = anchor[3]
+    where = records[4]
     m = state[0]
     label = state[1]
     ptr = state[2]
-    d = xcol.shape[0]
-    kk = k - 1
+    d = records[0].shape[0]
+    kk = max(k - 1, 1)
     pc = np.empty(d)
-    qc = np.empty(d)
     none = np.empty(0, dtype=np.int64)
     no_counts = np.empty((0, 1), dtype=np.int64)
-    hd = np.empty(max(kk, 1))
-    hx = np.empty(max(kk, 1), dtype=np.int64)
-    hp = np.empty(max(kk, 1), dtype=np.int64)
-    rows = np.empty(k, dtype=np.int64)
-    touched = np.empty(k, dtype=np.int64)
-    no_sum = np.empty(0)
+    bufs = (
+        np.empty(d),
+        none,
+        none,
+        np.empty(kk),
+        np.empty(kk, dtype=np.int64),
+        np.empty(kk, dtype=np.int64),
+        np.empty(k, dtype=np.int64),
+        np.empty(k, dtype=np.int64),
+    )
     osq = np.zeros((0, 1))
     counted = work_arrays[3][0]
     examined = 0
@@ -214,24 +213,11 @@ def _cbfs_pruned_batch(
         else:
             for j in range(d):
                 pc[j] = total[j] / m
-            if head[1] == 0:
-                set_anchor(records, osq, anchor, pc, none, none)
-                examined += m
-            r, w = anchor_farthest(records, osq, anchor, pc, none, none)
+            r, w = farthest_from_average(records, osq, anchor, pc, none, none, m)
             examined += w
-            head[2] += w
-            if head[2] > max(REANCHOR_WALK, 8 * m):
-                set_anchor(records, osq, anchor, pc, none, none)
-                examined += m
-        for j in range(d):
-            qc[j] = xcol[j, r]
-        block_nearest(records, blocks, supers, osq, qc, none, none, r, kk, hd, hx, hp, work_arrays)
-        rows[0] = rowat[r]
-        for a in range(kk):
-            rows[1 + a] = rowat[hp[a]]
-        take_rows(
-            records, blocks, supers, anchor, rows, k, label, no_counts, no_counts,
-            no_sum if fixed else total, labels, touched,
+        take_around(
+            records, blocks, supers, anchor, osq, r, k, label, no_counts, no_counts,
+            np.empty(0) if fixed else total, labels, work_arrays, bufs,
         )  # fmt: skip
         label += 1
         m -= k
@@ -239,33 +225,6 @@ def _cbfs_pruned_batch(
     state[0] = m
     state[1] = label
     state[2] = ptr
-
-
-def _cbfs_groups_pruned(
-    x: np.ndarray, k: int, fixed: bool, progress: ProgressFn, status: str
-) -> np.ndarray:
-    n = x.shape[0]
-    empty = np.empty((n, 0), dtype=np.int64)
-    index = build_blocks(x, empty, np.empty(0, dtype=np.int64), empty)
-    work = work_arrays(index)
-    anchor = make_anchor(n, x, 0, 0)
-    labels = np.full(n, -1, dtype=np.int64)
-    total = column_sums(x)
-    order = np.empty(0, dtype=np.int64)
-    if fixed:
-        order = seed_order(squared_distances_to(x, total / n))
-    state = np.array([n, 0, 0], dtype=np.int64)
-    if not _cbfs_pruned_batch.signatures:
-        progress(0.0, "compiling the CBFS kernel (first run only)")
-    progress(0.0, status)
-    while state[0] >= k:
-        _cbfs_pruned_batch(
-            index.records, index.blocks, index.supers, work, anchor, labels, total, order, state,
-            k, fixed, _PRUNED_BATCH_WORK,
-        )  # fmt: skip
-        left = int(state[0]) / n
-        progress(1.0 - left * left, status)
-    return labels
 
 
 def _cbfs_groups(
@@ -285,25 +244,41 @@ def _cbfs_groups(
         raise InvalidParameter(f"search={search!r} must be one of auto, pruned, brute")
     if search == "auto":
         search = "pruned" if n >= PRUNED_MIN_N and x.shape[1] <= PRUNED_MAX_D else "brute"
-    if search == "pruned":
-        if not np.isfinite(x).all():
-            raise InvalidParameter("CBFS needs finite numbers (drop or impute missing values)")
-        return _cbfs_groups_pruned(x, k, fixed, progress, status)
-    cont = np.array(x.T, dtype=np.float64, order="C", copy=True)
-    idx = np.arange(n, dtype=np.int64)
-    where = np.arange(n, dtype=np.int64)
+    if search == "pruned" and not np.isfinite(x).all():
+        raise InvalidParameter("CBFS needs finite numbers (drop or impute missing values)")
     labels = np.full(n, -1, dtype=np.int64)
-    dist = np.empty(n)
     total = column_sums(x)
     order = np.empty(0, dtype=np.int64)
     if fixed:
         order = seed_order(squared_distances_to(x, total / n))
     state = np.array([n, 0, 0], dtype=np.int64)
-    if not _cbfs_batch.signatures:
+    if search == "pruned":
+        empty = np.empty((n, 0), dtype=np.int64)
+        index = build_blocks(x, empty, np.empty(0, dtype=np.int64), empty)
+        work, anchor = work_arrays(index), make_anchor(n, x, 0, 0)
+
+        def advance() -> None:
+            _cbfs_pruned_batch(
+                index.records, index.blocks, index.supers, work, anchor, labels, total, order,
+                state, k, fixed, _PRUNED_BATCH_WORK,
+            )  # fmt: skip
+
+        kernel = _cbfs_pruned_batch
+    else:
+        cont = np.array(x.T, dtype=np.float64, order="C", copy=True)
+        idx = np.arange(n, dtype=np.int64)
+        where = np.arange(n, dtype=np.int64)
+        dist = np.empty(n)
+
+        def advance() -> None:
+            _cbfs_batch(cont, idx, where, labels, dist, total, order, state, k, fixed, _BATCH_WORK)
+
+        kernel = _cbfs_batch
+    if not kernel.signatures:
         progress(0.0, "compiling the CBFS kernel (first run only)")
     progress(0.0, status)
     while state[0] >= k:
-        _cbfs_batch(cont, idx, where, labels, dist, total, order, state, k, fixed, _BATCH_WORK)
+        advance()
         left = int(state[0]) / n
         progress(1.0 - left * left, status)
     return labels

@@ -114,13 +114,11 @@ from microgui.core.methods.kernels import (
     take_group,
 )
 from microgui.core.methods.spatial import (
-    REANCHOR_WALK,
     anchor_farthest,
-    block_nearest,
     build_blocks,
+    farthest_from_average,
     make_anchor,
-    set_anchor,
-    take_rows,
+    take_around,
     work_arrays,
 )
 from microgui.core.progress import ProgressFn, no_progress
@@ -278,14 +276,12 @@ def _mdav_pruned_batch(
     (the count of the searches is in ``work_arrays[3]``).
     """
     xcol, ocol, ncol, rowat, where, _posblock = records
-    head = anchor[3]
     m = state[0]
     label = state[1]
     dc = xcol.shape[0]
     do = ocol.shape[0]
     dn = ncol.shape[0]
     width = dc + do + dn + 1
-    kk = k - 1
     pc = np.empty(dc, dtype=np.float64)
     po = np.empty(do, dtype=np.int64)
     pn = np.empty(dn, dtype=np.int64)
@@ -293,11 +289,17 @@ def _mdav_pruned_batch(
     qo = np.empty(do, dtype=np.int64)
     qn = np.empty(dn, dtype=np.int64)
     buf = np.empty(max(ocount.shape[1], 1), dtype=np.int64)
-    hd = np.empty(max(kk, 1), dtype=np.float64)
-    hx = np.empty(max(kk, 1), dtype=np.int64)
-    hp = np.empty(max(kk, 1), dtype=np.int64)
-    rows = np.empty(k, dtype=np.int64)
-    touched = np.empty(k, dtype=np.int64)
+    kk = max(k - 1, 1)
+    bufs = (
+        np.empty(dc, dtype=np.float64),
+        np.empty(do, dtype=np.int64),
+        np.empty(dn, dtype=np.int64),
+        np.empty(kk, dtype=np.float64),
+        np.empty(kk, dtype=np.int64),
+        np.empty(kk, dtype=np.int64),
+        np.empty(k, dtype=np.int64),
+        np.empty(k, dtype=np.int64),
+    )
     work = 0
     examined = 0
     counted = work_arrays[3][0]
@@ -306,62 +308,35 @@ def _mdav_pruned_batch(
         # 003 Algorithm 5.1 step 1a-b (step 2 when fewer than 3k are left): r, farthest from
         # the average record of R.
         average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
-        if head[1] == 0:
-            set_anchor(records, osq, anchor, pc, po, pn)
-            examined += m
-        r, w = anchor_farthest(records, osq, anchor, pc, po, pn)
+        r, w = farthest_from_average(records, osq, anchor, pc, po, pn, m)
         examined += w
-        head[2] += w
-        if head[2] > max(REANCHOR_WALK, 8 * m):
-            # The average has drifted from the anchor: since the list was made, the walks for r
-            # have computed about as much as making it anew costs (a sort and a pass, measured
-            # at roughly 8 m distances); it is re-made around the average (amortized: at most
-            # about twice the cost of the best schedule).
-            set_anchor(records, osq, anchor, pc, po, pn)
-            examined += m
-        for t in range(dc):
-            qc[t] = xcol[t, r]
-        for t in range(do):
-            qo[t] = ocol[t, r]
-        for t in range(dn):
-            qn[t] = ncol[t, r]
         s_row = -1
         if not last_pair:
             # Step 1c: s, the record of R farthest from r.
+            load_mixed_point(xcol, ocol, ncol, r, qc, qo, qn)
             s, w = anchor_farthest(records, osq, anchor, qc, qo, qn)
             examined += w
             s_row = rowat[s]
         # Step 1d: r's group.
-        block_nearest(records, blocks, supers, osq, qc, qo, qn, r, kk, hd, hx, hp, work_arrays)
-        rows[0] = rowat[r]
-        for a in range(kk):
-            rows[1 + a] = rowat[hp[a]]
-        take_rows(
-            records, blocks, supers, anchor, rows, k, label, ocount, ncount, total, labels, touched
-        )
+        take_around(
+            records, blocks, supers, anchor, osq, r, k, label, ocount, ncount, total, labels,
+            work_arrays, bufs,
+        )  # fmt: skip
         label += 1
         m -= k
         if last_pair:
             break
         if where[s_row] < 0:
-            # Ties put the farthest record into r's group: the farthest of the rest.
+            # Ties put the farthest record into r's group: the farthest of the rest (from r,
+            # whose point is still in qc, qo, qn).
             s, w = anchor_farthest(records, osq, anchor, qc, qo, qn)
             examined += w
         else:
             s = where[s_row]
-        for t in range(dc):
-            qc[t] = xcol[t, s]
-        for t in range(do):
-            qo[t] = ocol[t, s]
-        for t in range(dn):
-            qn[t] = ncol[t, s]
-        block_nearest(records, blocks, supers, osq, qc, qo, qn, s, kk, hd, hx, hp, work_arrays)
-        rows[0] = rowat[s]
-        for a in range(kk):
-            rows[1 + a] = rowat[hp[a]]
-        take_rows(
-            records, blocks, supers, anchor, rows, k, label, ocount, ncount, total, labels, touched
-        )
+        take_around(
+            records, blocks, supers, anchor, osq, s, k, label, ocount, ncount, total, labels,
+            work_arrays, bufs,
+        )  # fmt: skip
         label += 1
         m -= k
         work = (examined + work_arrays[3][0] - counted) * width + (label - state[1]) * 256 * width

@@ -69,7 +69,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from microgui.core.methods.jit_cache import njit
-from microgui.core.methods.kernels import build_kdtree, heap_push, heap_sift_down
+from microgui.core.methods.kernels import (
+    build_kdtree,
+    heap_push,
+    heap_sift_down,
+    load_mixed_point,
+    mixed_distances_block,
+)
 
 __all__ = [
     "BLOCK_SIZE",
@@ -89,6 +95,8 @@ __all__ = [
     "anchor_farthest",
     "anchor_remove",
     "take_rows",
+    "take_around",
+    "farthest_from_average",
     "set_anchor",
 ]
 
@@ -208,33 +216,24 @@ def _block_box(records: tuple, blocks: tuple, b: int) -> None:  # type: ignore[t
     c = bcnt[b]
     if c == 0:
         return
-    for t in range(xcol.shape[0]):
-        lo = np.inf
-        hi = -np.inf
-        for p in range(a, a + c):
-            v = xcol[t, p]
-            lo = min(lo, v)
-            hi = max(hi, v)
-        cmin[t, b] = lo
-        cmax[t, b] = hi
-    for t in range(ocol.shape[0]):
-        ilo = ocol[t, a]
-        ihi = ilo
-        for p in range(a + 1, a + c):
-            w = ocol[t, p]
-            ilo = min(ilo, w)
-            ihi = max(ihi, w)
-        omin[t, b] = ilo
-        omax[t, b] = ihi
-    for t in range(ncol.shape[0]):
-        ilo = ncol[t, a]
-        ihi = ilo
-        for p in range(a + 1, a + c):
-            w = ncol[t, p]
-            ilo = min(ilo, w)
-            ihi = max(ihi, w)
-        nmin[t, b] = ilo
-        nmax[t, b] = ihi
+    _ranges(xcol, a, a + c, cmin, cmax, b)
+    _ranges(ocol, a, a + c, omin, omax, b)
+    _ranges(ncol, a, a + c, nmin, nmax, b)
+
+
+@njit
+def _ranges(cols: np.ndarray, a: int, b: int, lo: np.ndarray, hi: np.ndarray, slot: int) -> None:
+    """lo[:, slot], hi[:, slot] = each column's smallest and largest value over positions a..b-1
+    (b > a) of the column-major ``cols``."""
+    for t in range(cols.shape[0]):
+        small = cols[t, a]
+        large = small
+        for p in range(a + 1, b):
+            v = cols[t, p]
+            small = min(small, v)
+            large = max(large, v)
+        lo[t, slot] = small
+        hi[t, slot] = large
 
 
 @njit
@@ -291,41 +290,6 @@ def record_distance(
     for t in range(ncol.shape[0]):
         s += np.float64(ncol[t, p] != pn[t])
     return s
-
-
-@njit
-def _scan(
-    records: tuple,  # type: ignore[type-arg]
-    osq: np.ndarray,
-    a: int,
-    b: int,
-    pc: np.ndarray,
-    po: np.ndarray,
-    pn: np.ndarray,
-    out: np.ndarray,
-) -> None:
-    """out[:b-a] = distances of positions a..b-1, as mixed_distances_block computes them."""
-    xcol, ocol, ncol, _rowat, _where, _posblock = records
-    n = b - a
-    for i in range(n):
-        out[i] = 0.0
-    for t in range(xcol.shape[0]):
-        col = xcol[t, a:b]
-        c = pc[t]
-        for i in range(n):
-            u = col[i] - c
-            out[i] += u * u
-    for t in range(ocol.shape[0]):
-        col_o = ocol[t, a:b]
-        sq = osq[t]
-        c_o = po[t]
-        for i in range(n):
-            out[i] += sq[abs(col_o[i] - c_o)]
-    for t in range(ncol.shape[0]):
-        col_n = ncol[t, a:b]
-        c_n = pn[t]
-        for i in range(n):
-            out[i] += np.float64(col_n[i] != c_n)
 
 
 @njit
@@ -406,8 +370,7 @@ def _search(
     nearest other than position ``exclude`` (their positions into hp[:kk], heap order; returns
     -1). Superblocks, then their blocks, are visited while their bounds can still match the
     answer. ``work`` = (sbound, bbound, dist, counter) work arrays."""
-    rowat = records[3]
-    posblock = records[5]
+    xcol, ocol, ncol, rowat, _where, posblock = records
     bstart = blocks[0]
     bcnt = blocks[1]
     blevel = blocks[2:8]
@@ -469,12 +432,12 @@ def _search(
             if c == 0 or not _may_hold(farthest, bbound[j], best_d, size, kk, hd):
                 continue
             a = bstart[b]
-            _scan(records, osq, a, a + c, pc, po, pn, dist)
+            mixed_distances_block(xcol, ocol, ncol, osq, a, a + c, pc, po, pn, dist)
             counter[0] += c
             counter[3 if farthest else 4] += 1
             if farthest:
                 for q in range(c):
-                    d = dist[q]
+                    d = dist[a + q]
                     if d > best_d or (d == best_d and rowat[a + q] < best_row):
                         best = a + q
                         best_d = d
@@ -484,7 +447,7 @@ def _search(
                 p = a + q
                 if p == exclude:
                     continue
-                d = dist[q]
+                d = dist[p]
                 x = rowat[p]
                 if size < kk:
                     heap_push(hd, hx, hp, size, d, x, p)
@@ -542,12 +505,12 @@ def block_nearest(
 
 
 def work_arrays(index: Blocks) -> tuple[np.ndarray, ...]:
-    """The work arrays of the searches: (superblock bounds, block bounds, distances,
+    """The work arrays of the searches: (superblock bounds, block bounds, distances by position,
     [distances computed, superblocks and blocks visited: farthest, nearest])."""
     ns = index.supers[0].shape[0]
     g = int(index.supers[9][1])
-    widest = max(int(index.blocks[1].max()) if index.blocks[1].size else 1, 1)
-    return (np.empty(ns), np.empty(g), np.empty(widest), np.zeros(5, dtype=np.int64))
+    n = index.records[3].shape[0]
+    return (np.empty(ns), np.empty(g), np.empty(n), np.zeros(5, dtype=np.int64))
 
 
 @njit
@@ -986,3 +949,65 @@ def take_rows(
             ncount[t, ncol[t, p]] -= 1
     block_remove(records, blocks, supers, rows, g, touched)
     anchor_remove(anchor, rows, g)
+
+
+@njit
+def farthest_from_average(
+    records: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    anchor: tuple,  # type: ignore[type-arg]
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    m: int,
+) -> tuple[int, int]:
+    """Position of the remaining record farthest from the average (pc, po, pn) of the m
+    remaining records, by the anchor walk; and the distances computed. The list is made here
+    when there is none, and re-made around the average once the walks from the average have
+    computed about as much as remaking it costs (a sort and a pass: measured at roughly 8 m
+    distances; amortized, at most about twice the cost of the best schedule)."""
+    head = anchor[3]
+    examined = 0
+    if head[1] == 0:
+        set_anchor(records, osq, anchor, pc, po, pn)
+        examined += m
+    r, w = anchor_farthest(records, osq, anchor, pc, po, pn)
+    examined += w
+    head[2] += w
+    if head[2] > max(REANCHOR_WALK, 8 * m):
+        set_anchor(records, osq, anchor, pc, po, pn)
+        examined += m
+    return r, examined
+
+
+@njit
+def take_around(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    anchor: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    p: int,
+    k: int,
+    label: int,
+    ocount: np.ndarray,
+    ncount: np.ndarray,
+    total: np.ndarray,
+    labels: np.ndarray,
+    work: tuple,  # type: ignore[type-arg]
+    bufs: tuple,  # type: ignore[type-arg]
+) -> None:
+    """The group of the record at position p and its k-1 nearest remaining records
+    (:func:`block_nearest`), labelled ``label`` and taken out (:func:`take_rows`). ``bufs`` =
+    (qc, qo, qn, hd, hx, hp, rows, touched) work arrays."""
+    qc, qo, qn, hd, hx, hp, rows, touched = bufs
+    xcol, ocol, ncol, rowat, _where, _posblock = records
+    kk = k - 1
+    load_mixed_point(xcol, ocol, ncol, p, qc, qo, qn)
+    block_nearest(records, blocks, supers, osq, qc, qo, qn, p, kk, hd, hx, hp, work)
+    rows[0] = rowat[p]
+    for a in range(kk):
+        rows[1 + a] = rowat[hp[a]]
+    take_rows(
+        records, blocks, supers, anchor, rows, k, label, ocount, ncount, total, labels, touched
+    )
