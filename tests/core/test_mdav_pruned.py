@@ -221,12 +221,13 @@ def test_pruned_progress_and_cancel(monkeypatch: pytest.MonkeyPatch) -> None:
         mdav(x, 3, search="pruned", progress=stop)
 
 
-def test_block_queries_match_the_passes() -> None:
-    # The index's farthest and nearest queries against the brute-force primitives, on a table
-    # with ties, before and after records leave it.
-    from microgui.core.methods.kernels import farthest, nearest_and_farthest, ordinal_tables
+@pytest.mark.parametrize("dims", [1, 3])
+def test_block_queries_match_the_passes(dims: int) -> None:
+    # The index's nearest query against the brute-force primitive, on a table full of ties,
+    # before and after records leave it; with 3 columns the boxes are rotated (principal axes),
+    # with 1 they are not.
+    from microgui.core.methods.kernels import nearest_and_farthest, ordinal_tables
     from microgui.core.methods.spatial import (
-        block_farthest,
         block_nearest,
         block_remove,
         build_blocks,
@@ -235,11 +236,12 @@ def test_block_queries_match_the_passes() -> None:
 
     rng = np.random.default_rng(21)
     n = 5_000
-    x = rng.integers(-3, 4, (n, 3)).astype(float)
+    x = rng.integers(-3, 4, (n, dims)).astype(float)
     empty = np.empty((n, 0), dtype=np.int64)
     sizes = np.empty(0, dtype=np.int64)
     osq, _ = ordinal_tables(empty, sizes)
     index = build_blocks(x, empty, sizes, empty)
+    assert (index.blocks[10][0] == 1.0) == (dims > 1)
     work = work_arrays(index)
     none = np.empty(0, dtype=np.int64)
     alive = np.ones(n, dtype=bool)
@@ -247,12 +249,6 @@ def test_block_queries_match_the_passes() -> None:
     rowat, where = index.records[3], index.records[4]
     for _ in range(40):
         rows = np.flatnonzero(alive)
-        q = x[rng.choice(rows)]
-        dist = ((x[rows] - q) ** 2).sum(axis=1)
-        far_pos = block_farthest(
-            index.records, index.blocks, index.supers, osq, q, none, none, work
-        )
-        assert rowat[far_pos] == rows[farthest(dist, rows, len(rows))]
         me = int(rng.choice(rows))
         qm = x[me].copy()
         block_nearest(
@@ -370,3 +366,50 @@ def test_cbfs_hypothesis_tie_ridden(x: np.ndarray, k: int, fixed: bool) -> None:
         cbfs_partition(x, k, centroid=centroid, search="brute"),
     )
     assert "search" in {p.name for p in get_method("cbfs").params}
+
+
+# --------------------------------------------------------------------------------------------
+# boxes along the principal axes (their bounds carry the rotation's rounding: a margin)
+# --------------------------------------------------------------------------------------------
+
+
+def test_rotated_boxes_are_used_and_orthonormal() -> None:
+    from microgui.core.methods.spatial import build_blocks, principal_rotation
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4_000, 5)) @ rng.standard_normal((5, 5))
+    rot = principal_rotation(x)
+    assert rot is not None
+    np.testing.assert_allclose(rot.T @ rot, np.eye(5), atol=1e-13)
+    # largest variance first
+    var = (x @ rot).var(axis=0)
+    assert (np.diff(var) <= 1e-9 * var[0]).all()
+    empty = np.empty((len(x), 0), dtype=np.int64)
+    index = build_blocks(x, empty, np.empty(0, dtype=np.int64), empty)
+    assert index.blocks[10][0] == 1.0 and index.blocks[10][1] > 0.0
+    assert principal_rotation(x[:, :1]) is None
+    assert principal_rotation(np.full((50, 3), 1e200)) is None
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e6, 1e12])
+def test_rotated_boxes_on_a_correlated_grid_far_from_the_origin(offset: float) -> None:
+    # Integer grids sheared so that the principal axes are oblique: many exact ties between
+    # records of different boxes; far from the origin the rotated coordinates lose most of
+    # their digits, and the margin (relative to the records' length) must cover it.
+    rng = np.random.default_rng(int(offset) % 97)
+    g = rng.integers(0, 5, (6_000, 2)).astype(float)
+    x = np.column_stack([g[:, 0], g[:, 0] + g[:, 1], g[:, 1] - g[:, 0]]) + offset
+    _same(x, 3)
+    _same(x, 5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rotated_boxes_with_ties_in_the_last_bit(seed: int) -> None:
+    # Clouds of records one ulp apart along an oblique line, with duplicates: the k-1th
+    # distance ties across boxes whose rotated bounds are within rounding of it.
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((400, 4)) @ rng.standard_normal((4, 4))
+    steps = rng.integers(0, 3, (len(base), 1)) * np.spacing(np.abs(base).max())
+    x = np.vstack([base, base + steps, base[::-1] + steps, base])
+    _same(x, 3)
+    _same(x, 4)
