@@ -413,3 +413,65 @@ def test_rotated_boxes_with_ties_in_the_last_bit(seed: int) -> None:
     x = np.vstack([base, base + steps, base[::-1] + steps, base])
     _same(x, 3)
     _same(x, 4)
+
+
+# --------------------------------------------------------------------------------------------
+# V-MDAV on the pruned searches: the same partition as its passes
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.2, 1.1, 1e9])
+@pytest.mark.parametrize("case", ["gaussian", "grid", "duplicates", "one column", "clusters"])
+def test_vmdav_pruned_is_vmdav(case: str, gamma: float) -> None:
+    from microgui.core.methods.vmdav import vmdav_partition
+
+    rng = np.random.default_rng(len(case))
+    n = 4_000
+    if case == "gaussian":
+        x = rng.standard_normal((n, 6)) @ rng.standard_normal((6, 6))
+    elif case == "grid":
+        x = rng.integers(-2, 3, (n, 3)).astype(float)
+    elif case == "duplicates":
+        x = np.repeat(rng.standard_normal((n // 4, 4)), 4, axis=0)[rng.permutation(n)]
+    elif case == "one column":
+        x = rng.integers(0, 40, (n, 1)).astype(float)
+    else:
+        x = rng.standard_normal((20, 5))[rng.integers(0, 20, n)] * 4 + rng.standard_normal((n, 5))
+    for k in (2, 3, 5):
+        np.testing.assert_array_equal(
+            vmdav_partition(x, k, gamma=gamma, search="pruned"),
+            vmdav_partition(x, k, gamma=gamma, search="brute"),
+        )
+
+
+@given(
+    x=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(2, 150), st.integers(1, 3)),
+        elements=st.sampled_from([-1.0, 0.0, 0.5, 2.0]),
+    ),
+    k=st.integers(2, 5),
+    gamma=st.sampled_from([0.0, 0.2, 0.5, 1.0, 1.1, 3.0]),
+)
+@HYPO
+def test_vmdav_hypothesis_tie_ridden(x: np.ndarray, k: int, gamma: float) -> None:
+    from microgui.core.methods.vmdav import vmdav_partition
+
+    if len(x) < k:
+        return
+    np.testing.assert_array_equal(
+        vmdav_partition(x, k, gamma=gamma, search="pruned"),
+        vmdav_partition(x, k, gamma=gamma, search="brute"),
+    )
+
+
+def test_vmdav_search_parameter() -> None:
+    from microgui.core.methods.vmdav import choose_search, vmdav_partition
+
+    assert "search" in {p.name for p in get_method("vmdav").params}
+    assert choose_search(10_000, 10) == "brute" and choose_search(100_000, 10) == "pruned"
+    assert choose_search(100_000, 20) == "brute"
+    with pytest.raises(InvalidParameter, match="search"):
+        vmdav_partition(np.zeros((10, 2)), 3, search="fast")
+    with pytest.raises(ValueError, match="finite"):  # as_matrix refuses it before any search
+        vmdav_partition(np.array([[0.0], [np.nan], [1.0], [2.0]]), 2, search="pruned")

@@ -341,7 +341,8 @@ def test_registered() -> None:
     assert m.kinds == frozenset({AttributeKind.CONTINUOUS})
     assert "002_f464918b99c38812.txt §4.8" in m.citation
     assert m.bench_sizes == (10_000, 50_000) and m.complexity
-    (gamma,) = m.params
+    gamma, search = m.params
+    assert search.name == "search" and search.default == "auto"
     assert isinstance(gamma, GammaParam)
     assert gamma.name == "gamma" and gamma.default == "auto" and gamma.type is str
 
@@ -353,14 +354,14 @@ def test_registered() -> None:
 )  # fmt: skip
 def test_gamma_parses_auto_or_a_number(raw: object, value: object) -> None:
     """``gamma`` is a contract: numbers (typed or as text) still fix γ, ``auto`` searches."""
-    (gamma,) = get_method("vmdav").params
+    gamma = get_method("vmdav").params[0]
     parsed = gamma.parse(raw)
     assert parsed == value and type(parsed) is type(value)
 
 
 @pytest.mark.parametrize("raw", ["abc", "-1", "nan", "inf", float("inf"), True, False, ""])
 def test_gamma_refuses_anything_else(raw: object) -> None:
-    (gamma,) = get_method("vmdav").params
+    gamma = get_method("vmdav").params[0]
     with pytest.raises(InvalidParameter, match="gamma"):
         gamma.parse(raw)
 
