@@ -2014,8 +2014,9 @@ def _number_texts(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | 
             keys = values.view(np.int64)
         else:
             missing, keys = None, values
-        distinct, inverse = np.unique(keys, return_inverse=True)
-        texts = distinct.view(dtype).astype(str).astype(object)[inverse]
+        # hashed, not sorted: a third of np.unique's time on a million cells (issue 17)
+        inverse, distinct = pd.factorize(keys)
+        texts = np.asarray(distinct).view(dtype).astype(str).astype(object)[inverse]
         if missing is not None and missing.any():
             texts[missing] = ""
         return texts

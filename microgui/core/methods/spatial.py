@@ -76,7 +76,6 @@ import numpy as np
 
 from microgui.core.methods.jit_cache import njit
 from microgui.core.methods.kernels import (
-    build_kdtree,
     heap_push,
     heap_sift_down,
     load_mixed_point,
@@ -149,7 +148,7 @@ def build_blocks(
     ordinal_sizes: np.ndarray,
     nominal: np.ndarray,
     block_size: int = BLOCK_SIZE,
-    super_blocks: int = SUPER_BLOCKS,
+    super_blocks: int = 0,
 ) -> Blocks:
     """The blocked layout of (n, dc) z-scores, (n, do) ranks and (n, dn) codes.
 
@@ -169,14 +168,10 @@ def build_blocks(
     split = np.ascontiguousarray(np.hstack(parts))
     if split.shape[1] == 0:
         split = np.zeros((n, 1))
-    perm, lo, hi, left, _right, _parent, _bmin, _bmax, _leaf_of, _dim = build_kdtree(
-        split, block_size
-    )
-    leaves = np.flatnonzero(left < 0)
-    leaves = leaves[np.argsort(lo[leaves])]
-    starts = lo[leaves].astype(np.int64)
-    counts = (hi[leaves] - lo[leaves]).astype(np.int64)
-    nb = len(leaves)
+    perm, starts, counts = _leaf_order(split, block_size)
+    nb = len(starts)
+    if super_blocks <= 0:
+        super_blocks = super_blocks_for(nb)
     ns = -(-nb // super_blocks)
     dc = continuous.shape[1]
     do = ordinal.shape[1]
@@ -208,6 +203,90 @@ def build_blocks(
     )
     _all_boxes(records, blocks, supers)
     return Blocks(records=records, blocks=blocks, supers=supers)
+
+
+def super_blocks_for(blocks: int) -> int:
+    """Blocks per superblock: :data:`SUPER_BLOCKS`, more for many blocks (a query bounds every
+    superblock: measured at 300,000 and 1,000,000 x 10, 16 and 32 took 3-4 % less time than 8)."""
+    if blocks >= 12_000:
+        return 4 * SUPER_BLOCKS
+    if blocks >= 4_000:
+        return 2 * SUPER_BLOCKS
+    return SUPER_BLOCKS
+
+
+@njit
+def _leaf_order(x: np.ndarray, leaf_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The leaves of a k-d tree on the rows of x (n, d): median splits on the widest side until
+    a piece holds at most ``leaf_size`` rows or all of its rows are equal. Returns (perm: the
+    rows in leaf order, each leaf's first position, each leaf's size), leaves in position order.
+
+    As :func:`~microgui.core.methods.kernels.build_kdtree` without its nodes and with a
+    selection (np.partition, then rows below, equal to and above the median value in their
+    order) in place of a sort per node: O(n d) per level instead of O(n log n) (1,000,000 x 10:
+    0.3 s against 1.3 s). The searches do not depend on the tree's shape."""
+    n, d = x.shape
+    perm = np.arange(n)
+    cap = 2 * (n // max(leaf_size // 2, 1)) + 3
+    stack = np.empty((cap, 2), dtype=np.int64)
+    starts = np.empty(cap, dtype=np.int64)
+    sizes = np.empty(cap, dtype=np.int64)
+    vals = np.empty(n)
+    tmp = np.empty(n, dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    top = 1
+    leaves = 0
+    while top > 0:
+        top -= 1
+        a = stack[top, 0]
+        b = stack[top, 1]
+        widest = 0
+        spread = 0.0
+        if b - a > leaf_size:
+            for t in range(d):
+                small = np.inf
+                large = -np.inf
+                for p in range(a, b):
+                    v = x[perm[p], t]
+                    small = min(small, v)
+                    large = max(large, v)
+                if large - small > spread:
+                    spread = large - small
+                    widest = t
+        if b - a <= leaf_size or spread <= 0.0:
+            if b > a:
+                starts[leaves] = a
+                sizes[leaves] = b - a
+                leaves += 1
+            continue
+        m = b - a
+        for p in range(m):
+            vals[p] = x[perm[a + p], widest]
+        h = m // 2
+        kth = np.partition(vals[:m], h)[h]
+        i = a
+        for p in range(m):
+            if vals[p] < kth:
+                tmp[i] = perm[a + p]
+                i += 1
+        for p in range(m):
+            if vals[p] == kth:
+                tmp[i] = perm[a + p]
+                i += 1
+        for p in range(m):
+            if vals[p] > kth:
+                tmp[i] = perm[a + p]
+                i += 1
+        perm[a:b] = tmp[a:b]
+        mid = a + h
+        # Right half pushed first: the left one is taken next, so leaves come in position order.
+        stack[top, 0] = mid
+        stack[top, 1] = b
+        stack[top + 1, 0] = a
+        stack[top + 1, 1] = mid
+        top += 2
+    return perm, starts[:leaves].copy(), sizes[:leaves].copy()
 
 
 def _level_arrays(dc: int, do: int, dn: int, size: int) -> tuple[np.ndarray, ...]:
