@@ -154,6 +154,15 @@ def test_command_row_times_the_real_command() -> None:
     assert ("PASS" in text) != ("MISS" in text)
 
 
+def test_command_rows_carry_issue_17_targets() -> None:
+    from microgui.bench.command import COMMAND_ROWS, CommandResult
+
+    assert COMMAND_ROWS == ((50_000, 1.5, 3), (100_000, 1.5, 3), (1_000_000, 60.0, 1))
+    slow = CommandResult(1_000_000, 10, 5, 70.0, (59.0,), 60.0)
+    assert slow.passed and "target <= 60 s: PASS" in slow.text()
+    assert not CommandResult(100_000, 10, 5, 9.0, (2.5, 2.6), 1.5).passed
+
+
 def test_load_row_judges_the_whole_load() -> None:
     """Issue 17: the load's targets hold for the table read and its roles suggested."""
     from microgui.bench.loading import LoadResult

@@ -177,7 +177,7 @@ def test_command_line_tagging_reads_text_as_nominal() -> None:
 def test_registration() -> None:
     method = get_method("p-sensitive")
     assert method.needs_confidential
-    assert [p.name for p in method.params] == ["p"]
+    assert [p.name for p in method.params] == ["p", "search"]
     assert "002_f464918b99c38812.txt §4.11" in method.citation
     assert method.kinds == {AttributeKind.CONTINUOUS, AttributeKind.ORDINAL, AttributeKind.NOMINAL}
     assert method.bench_sizes and method.complexity
@@ -208,6 +208,10 @@ def test_kernel_matches_reference_with_rare_values(seed: int) -> None:
     np.testing.assert_array_equal(
         got, psensitive_reference(x, o, [4], v, conf, k, p, ordinal_average=average)
     )
+    # issue 17: the pruned searches give the same groups, the pass beyond the candidates included
+    np.testing.assert_array_equal(
+        got, psensitive(x, o, [4], v, conf, k, p, ordinal_average=average, search="pruned")
+    )
     assert np.bincount(got).min() >= k
     for g in range(int(got.max()) + 1):
         assert all(len(np.unique(conf[got == g, a])) >= p for a in range(2))
@@ -230,6 +234,38 @@ def test_kernel_matches_reference(n: int, k: int, data: st.DataObject) -> None:
         return
     got = psensitive(x, None, None, None, conf, k, p)
     np.testing.assert_array_equal(got, psensitive_reference(x, None, None, None, conf, k, p))
+    np.testing.assert_array_equal(got, psensitive(x, None, None, None, conf, k, p, search="pruned"))
+
+
+@pytest.mark.parametrize("case", ["continuous", "mixed", "rare", "ties"])
+def test_pruned_searches_give_the_same_groups(case: str) -> None:
+    # Issue 17: search=pruned (anchor walk for x_r, blocks for the candidates) against the
+    # passes, on tables large enough to span many blocks and superblocks.
+    rng = np.random.default_rng(len(case))
+    n = 6_000
+    x = rng.standard_normal((n, 4)) @ rng.standard_normal((4, 4))
+    o = v = None
+    sizes = None
+    conf = rng.integers(0, 5, (n, 2))
+    if case == "mixed":
+        o, sizes, v = rng.integers(0, 6, (n, 2)), [6, 6], rng.integers(0, 3, (n, 1))
+    elif case == "rare":
+        conf = np.column_stack([np.where(rng.random(n) < 0.002, 1, 0), rng.integers(0, 3, n)])
+        conf[:3, 0] = 1
+    elif case == "ties":
+        x = rng.integers(0, 3, (n, 3)).astype(float)
+    for k, p in ((3, 2), (5, 3)):
+        if case == "rare":
+            p = 2
+        brute = psensitive(x, o, sizes, v, conf, k, p, search="brute")
+        np.testing.assert_array_equal(
+            psensitive(x, o, sizes, v, conf, k, p, search="pruned"), brute
+        )
+
+
+def test_search_parameter_is_checked() -> None:
+    with pytest.raises(InvalidParameter, match="search"):
+        psensitive(np.zeros((6, 1)), None, None, None, np.arange(6) % 2, 3, 2, search="fast")
 
 
 # --------------------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ from microgui.core.methods.kernels import (
 )
 from microgui.core.methods.spatial import (
     build_blocks,
+    choose_search,
     farthest_from_average,
     make_anchor,
     take_around,
@@ -95,8 +96,6 @@ _BATCH_WORK = 60_000_000
 #: The pruned searches (issue 17): their work budget per kernel call (see MDAV's) and where
 #: ``search="auto"`` takes them (measured: the benchmark's --search table).
 _PRUNED_BATCH_WORK = 8_000_000
-PRUNED_MIN_N = 30_000
-PRUNED_MAX_D = 12
 
 _PROGRESS_STATUS = "forming groups"
 
@@ -237,13 +236,13 @@ def _cbfs_groups(
 ) -> np.ndarray:
     """Labels of the groups formed while >= k records remain (-1 for the records left).
 
-    ``search``: as MDAV's (``auto`` takes the pruned searches from :data:`PRUNED_MIN_N` records
-    up to :data:`PRUNED_MAX_D` attributes; the groups are the same either way)."""
+    ``search``: as MDAV's (``auto``: :func:`~microgui.core.methods.spatial.choose_search`; the
+    groups are the same either way)."""
     n = x.shape[0]
     if search not in ("auto", "pruned", "brute"):
         raise InvalidParameter(f"search={search!r} must be one of auto, pruned, brute")
     if search == "auto":
-        search = "pruned" if n >= PRUNED_MIN_N and x.shape[1] <= PRUNED_MAX_D else "brute"
+        search = choose_search(n, x.shape[1], k)
     if search == "pruned" and not np.isfinite(x).all():
         raise InvalidParameter("CBFS needs finite numbers (drop or impute missing values)")
     labels = np.full(n, -1, dtype=np.int64)

@@ -116,6 +116,7 @@ from microgui.core.methods.kernels import (
 from microgui.core.methods.spatial import (
     anchor_farthest,
     build_blocks,
+    choose_search,
     farthest_from_average,
     make_anchor,
     take_around,
@@ -435,35 +436,6 @@ def _partition(
         # Remaining work is proportional to the square of the records left.
         progress(1.0 - left * left, _PROGRESS_STATUS)
     return labels
-
-
-#: ``search="auto"`` takes the pruned search for at most this many attributes...
-PRUNED_MAX_D = 12
-#: ...and at least this many records (fewer for narrow tables, :func:`choose_search`).
-PRUNED_MIN_N = 30_000
-
-
-def choose_search(n: int, d: int, k: int, categorical: int = 0) -> str:
-    """``search="auto"``: the pruned search where it measured faster than the brute-force pass.
-
-    Measured here (the benchmark's ``--search`` table, k = 5; time pruned / brute): d = 10:
-    2.1 at 10,000 records, 0.72 at 50,000, 0.53 at 100,000, about 0.2 at 1,000,000; d = 4: 0.72
-    at 20,000, 0.42 at 50,000; d = 2: even at 10,000; mixed 6 continuous + 2 ordinal + 2 nominal:
-    1.3 at 20,000, 0.61 at 50,000; but d = 20: 1.9 at 100,000 and d = 40: 3.6 at 50,000 (in
-    many dimensions the boxes and the projection filter rule out too little). At 50,000 x 10
-    the ratio is 0.66 with k = 3, 0.72 with k = 5 and 0.86 with k = 10 (fewer, larger groups
-    mean fewer passes for the brute-force kernel to save). With ordinal and nominal attributes
-    (``categorical`` of the d) the projection filter is off and their boxes bound little: UCI
-    Adult (30,162 records, 1 continuous + 7 nominal, MDAV-generic k = 5, whole command) took
-    0.97 s pruned against 0.74 s brute force, so a table with categorical attributes takes the
-    pruned search only from 50,000 records and when at most half of its attributes are
-    categorical.
-    """
-    if d > PRUNED_MAX_D:
-        return "brute"
-    if categorical:
-        return "pruned" if n >= 50_000 and 2 * categorical <= d else "brute"
-    return "pruned" if n >= (PRUNED_MIN_N if d > 4 else PRUNED_MIN_N // 3) else "brute"
 
 
 def mdav(

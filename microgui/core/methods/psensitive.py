@@ -60,6 +60,12 @@ exhaust them does the p-phase scan the rest for the nearest contributing record 
 record it adds). :func:`psensitive_reference` is a plain numpy version with the same arithmetic
 and rules; the tests check that both give the same partition.
 
+**search=pruned** (issue 17; ``--param search=auto|pruned|brute``, default auto, the rule of
+:func:`~microgui.core.methods.spatial.choose_search`): the same groups from the spatial searches
+of :mod:`microgui.core.methods.spatial` instead of the two passes: x_r by the anchor walk from the
+average record (as MDAV's r), the 64 + k candidates by the k-d blocks' nearest search, put in
+(distance, row) order; the rare-value pass beyond them stays a pass over the remaining records.
+
 **Confidential attributes** (``--confidential``) are compared by value: two records hold the same
 value when their cells are equal (numbers as numbers, text as text). See
 :func:`microgui.core.methods.confidential.prepare_confidential` for kinds and missing values.
@@ -87,14 +93,25 @@ from microgui.core.methods.kernels import (
     column_sums,
     farthest,
     group_centroids,
+    heap_sift_down,
     load_mixed_point,
     make_record_pool,
     mixed_distances,
+    mixed_distances_block,
     ordinal_tables,
     qi_arrays,
     qi_blocks,
     sorted_nearest,
     take_group,
+)
+from microgui.core.methods.spatial import (
+    block_nearest,
+    build_blocks,
+    choose_search,
+    farthest_from_average,
+    make_anchor,
+    take_rows,
+    work_arrays,
 )
 from microgui.core.metrics.privacy import distinct_by_group
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
@@ -113,6 +130,9 @@ _BATCH_WORK = 30_000_000
 
 #: Candidates selected per group before the full (distance, row) order is needed.
 _CANDIDATES = 64
+
+#: Work per call of the pruned kernel (issue 17; as MDAV's).
+_PRUNED_BATCH_WORK = 8_000_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -279,6 +299,172 @@ def _psensitive_batch(
 
 
 @_njit
+def _psensitive_pruned_batch(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    work_arrays: tuple,  # type: ignore[type-arg]
+    anchor: tuple,  # type: ignore[type-arg]
+    osizes: np.ndarray,
+    osq: np.ndarray,
+    ocount: np.ndarray,
+    ncount: np.ndarray,
+    total: np.ndarray,
+    labels: np.ndarray,
+    conf: np.ndarray,
+    ucount: np.ndarray,
+    udistinct: np.ndarray,
+    mark: np.ndarray,
+    state: np.ndarray,
+    k: int,
+    p: int,
+    convex: bool,
+    budget: int,
+) -> None:
+    """:func:`_psensitive_batch` with its two queries answered by the pruned searches of
+    :mod:`microgui.core.methods.spatial` (issue 17): x_r by the anchor walk from the average
+    record, its nearest 64 + k candidates by the blocks' nearest search (then put in (distance,
+    row) order); only when rare values exhaust them, a pass over the remaining records. The same
+    groups, bit for bit (same distances, same order, same rules). ``state`` as there."""
+    xcol, ocol, ncol, rowat, _where, _posblock = records
+    bstart = blocks[0]
+    bcnt = blocks[1]
+    dist = work_arrays[2]
+    m = state[0]
+    label = state[1]
+    start_label = label
+    n_attr = conf.shape[0]
+    dc = xcol.shape[0]
+    do = ocol.shape[0]
+    dn = ncol.shape[0]
+    width = dc + do + dn + 1
+    pc = np.empty(dc, dtype=np.float64)
+    po = np.empty(do, dtype=np.int64)
+    pn = np.empty(dn, dtype=np.int64)
+    qc = np.empty(dc, dtype=np.float64)
+    qo = np.empty(do, dtype=np.int64)
+    qn = np.empty(dn, dtype=np.int64)
+    buf = np.empty(max(ocount.shape[1], 1), dtype=np.int64)
+    cap = _CANDIDATES + k
+    hd = np.empty(cap, dtype=np.float64)
+    hx = np.empty(cap, dtype=np.int64)
+    hp = np.empty(cap, dtype=np.int64)
+    cand = np.empty(cap, dtype=np.int64)
+    cand_d = np.empty(cap, dtype=np.float64)
+    cand_x = np.empty(cap, dtype=np.int64)
+    taken = np.zeros(cap, dtype=np.bool_)
+    cdist = np.zeros(n_attr, dtype=np.int64)
+    gcap = k + n_attr * p + 1
+    group = np.empty(gcap, dtype=np.int64)
+    rows = np.empty(gcap, dtype=np.int64)
+    touched = np.empty(gcap, dtype=np.int64)
+    counted = work_arrays[3][0]
+    examined = 0
+    extra = 0
+    work = 0
+    while work < budget:
+        feasible = m >= k
+        for a in range(n_attr):
+            if udistinct[a] < p:
+                feasible = False
+        if not feasible:
+            state[2] = 1
+            break
+        # x_r: the record farthest from the average record of UR.
+        average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
+        r, w = farthest_from_average(records, osq, anchor, pc, po, pn, m)
+        examined += w
+        load_mixed_point(xcol, ocol, ncol, r, qc, qo, qn)
+        # Candidates nearest first: the kk smallest (distance, row) pairs, in order.
+        kk = min(m - 1, cap)
+        if kk > 0:
+            block_nearest(records, blocks, supers, osq, qc, qo, qn, r, kk, hd, hx, hp, work_arrays)
+            size = kk
+            while size > 0:
+                cand[size - 1] = hp[0]
+                cand_d[size - 1] = hd[0]
+                cand_x[size - 1] = hx[0]
+                size -= 1
+                hd[0] = hd[size]
+                hx[0] = hx[size]
+                hp[0] = hp[size]
+                heap_sift_down(hd, hx, hp, size)
+        stamp = label + 1
+        for a in range(n_attr):
+            cdist[a] = 0
+        taken[:kk] = False
+        g = 1
+        group[0] = r
+        _add_member(rowat[r], conf, mark, stamp, cdist)
+        i = 0
+        while not _sensitive(cdist, p) and i < kk:
+            pos = cand[i]
+            if _contributes(rowat[pos], conf, mark, stamp, cdist, p):
+                group[g] = pos
+                g += 1
+                taken[i] = True
+                _add_member(rowat[pos], conf, mark, stamp, cdist)
+            i += 1
+        if not _sensitive(cdist, p):
+            # The candidates ran out (rare values): a pass over the remaining records, as the
+            # brute-force kernel's.
+            last_d = cand_d[kk - 1]
+            last_x = cand_x[kk - 1]
+            nb = bstart.shape[0]
+            for b in range(nb):
+                c = bcnt[b]
+                if c:
+                    mixed_distances_block(
+                        xcol, ocol, ncol, osq, bstart[b], bstart[b] + c, qc, qo, qn, dist
+                    )
+            examined += m
+            while not _sensitive(cdist, p):
+                extra += m * (n_attr + 1)
+                best = -1
+                best_d = 0.0
+                best_x = 0
+                for b in range(nb):
+                    for pos in range(bstart[b], bstart[b] + bcnt[b]):
+                        d = dist[pos]
+                        x = rowat[pos]
+                        if pos == r or d < last_d or (d == last_d and x <= last_x):
+                            continue
+                        if best >= 0 and (d > best_d or (d == best_d and x > best_x)):
+                            continue
+                        if _contributes(x, conf, mark, stamp, cdist, p):
+                            best = pos
+                            best_d = d
+                            best_x = x
+                group[g] = best
+                g += 1
+                _add_member(rowat[best], conf, mark, stamp, cdist)
+        i = 0
+        while g < k:
+            if not taken[i]:
+                group[g] = cand[i]
+                g += 1
+                taken[i] = True
+            i += 1
+        for j in range(g):
+            row = rowat[group[j]]
+            rows[j] = row
+            for a in range(n_attr):
+                v = conf[a, row]
+                ucount[a, v] -= 1
+                if ucount[a, v] == 0:
+                    udistinct[a] -= 1
+        take_rows(
+            records, blocks, supers, anchor, rows, g, label, ocount, ncount, total, labels, touched
+        )
+        label += 1
+        m -= g
+        work = extra + (examined + work_arrays[3][0] - counted) * width
+        work += (label - start_label) * 256 * width
+    state[0] = m
+    state[1] = label
+
+
+@_njit
 def _closest_groups_kernel(
     cont: np.ndarray,
     ords: np.ndarray,
@@ -389,6 +575,7 @@ def psensitive(
     ordinal_average: str = "median",
     names: list[str] | None = None,
     progress: ProgressFn = no_progress,
+    search: str = "auto",
 ) -> np.ndarray:
     """p-sensitive k-anonymous partition (``002`` §4.11, Algorithm 1, MDAV-based seeds).
 
@@ -408,6 +595,10 @@ def psensitive(
         Names of the confidential attributes, for messages.
     progress
         Progress function; may raise :class:`~microgui.core.progress.RunCancelled`.
+    search
+        ``"brute"`` (passes over the remaining records), ``"pruned"`` (the spatial searches of
+        :mod:`microgui.core.methods.spatial`) or ``"auto"``
+        (:func:`~microgui.core.methods.spatial.choose_search`); the same groups, bit for bit.
 
     Returns
     -------
@@ -424,7 +615,13 @@ def psensitive(
     conf = _as_codes(confidential, n)
     _check(int(k), int(p), n, conf, names)
     convex = ordinal_average == "convex-median"
-    pool = make_record_pool(cont, ords, sizes, noms, convex=convex)
+    if search not in ("auto", "pruned", "brute"):
+        raise InvalidParameter(f"search={search!r} must be one of auto, pruned, brute")
+    categorical = ords.shape[1] + noms.shape[1]
+    if search == "auto":
+        search = choose_search(n, cont.shape[1] + categorical, int(k), categorical)
+    if search == "pruned" and not np.isfinite(cont).all():
+        raise InvalidParameter("p-sensitive needs finite numbers (drop or impute missing values)")
     conf_t = np.ascontiguousarray(conf.T)
     width = int(conf.max()) + 1
     ucount = np.zeros((conf.shape[1], width), dtype=np.int64)
@@ -434,11 +631,90 @@ def psensitive(
     mark = np.zeros((conf.shape[1], width), dtype=np.int64)
     state = np.array([n, 0, 0], dtype=np.int64)
     forming = sub_progress(progress, 0.0, 0.9)
-    if not _psensitive_batch.signatures:
+    kernel = _psensitive_pruned_batch if search == "pruned" else _psensitive_batch
+    if not kernel.signatures:
         # Not compiled in this process: numba loads its on-disk cache, or compiles on the very
         # first run (tens of seconds, during which a cancel cannot take effect); see warm_up().
         forming(0.0, "compiling the p-sensitive kernel (first run only)")
     forming(0.0, "forming p-sensitive groups")
+    if search == "pruned":
+        labels = _pruned_groups(
+            cont, ords, sizes, noms, conf_t, ucount, udistinct, mark, state, int(k), int(p),
+            convex, forming,
+        )  # fmt: skip
+        rest = np.flatnonzero(labels < 0)
+    else:
+        labels, rest = _brute_groups(
+            cont, ords, sizes, noms, conf_t, ucount, udistinct, mark, state, int(k), int(p),
+            convex, forming,
+        )  # fmt: skip
+    if len(rest):
+        n_groups = int(state[1])
+        formed = labels >= 0
+        cents = group_centroids(
+            cont[formed], ords[formed], sizes, noms[formed], labels[formed], n_groups, convex=convex
+        )
+        labels[rest] = closest_groups(
+            cont, ords, sizes, noms, rest, cents, progress=sub_progress(progress, 0.9, 1.0)
+        )
+    progress(1.0, "p-sensitive groups formed")
+    return labels
+
+
+def _pruned_groups(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    sizes: np.ndarray,
+    noms: np.ndarray,
+    conf_t: np.ndarray,
+    ucount: np.ndarray,
+    udistinct: np.ndarray,
+    mark: np.ndarray,
+    state: np.ndarray,
+    k: int,
+    p: int,
+    convex: bool,
+    forming: ProgressFn,
+) -> np.ndarray:
+    n = cont.shape[0]
+    osq, ocount = ordinal_tables(ords, sizes)
+    ncat = int(noms.max()) + 1 if noms.size else 1
+    ncount = np.zeros((noms.shape[1], ncat), dtype=np.int64)
+    for j in range(noms.shape[1]):
+        ncount[j] = np.bincount(noms[:, j], minlength=ncat)
+    total = column_sums(cont)
+    labels = np.full(n, -1, dtype=np.int64)
+    index = build_blocks(cont, ords, sizes, noms)
+    work = work_arrays(index)
+    anchor = make_anchor(n, cont, ords.shape[1], noms.shape[1])
+    while state[2] == 0:
+        _psensitive_pruned_batch(
+            index.records, index.blocks, index.supers, work, anchor, sizes, osq, ocount, ncount,
+            total, labels, conf_t, ucount, udistinct, mark, state, k, p, convex,
+            _PRUNED_BATCH_WORK,
+        )  # fmt: skip
+        left = int(state[0]) / n
+        forming(1.0 - left * left, "forming p-sensitive groups")
+    return labels
+
+
+def _brute_groups(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    sizes: np.ndarray,
+    noms: np.ndarray,
+    conf_t: np.ndarray,
+    ucount: np.ndarray,
+    udistinct: np.ndarray,
+    mark: np.ndarray,
+    state: np.ndarray,
+    k: int,
+    p: int,
+    convex: bool,
+    forming: ProgressFn,
+) -> tuple[np.ndarray, np.ndarray]:
+    n = cont.shape[0]
+    pool = make_record_pool(cont, ords, sizes, noms, convex=convex)
     while state[2] == 0:
         _psensitive_batch(
             pool.cont,
@@ -457,26 +733,14 @@ def psensitive(
             udistinct,
             mark,
             state,
-            int(k),
-            int(p),
+            k,
+            p,
             convex,
             _BATCH_WORK,
         )
         left = int(state[0]) / n
         forming(1.0 - left * left, "forming p-sensitive groups")
-    labels = pool.labels
-    rest = np.sort(pool.idx[: int(state[0])])
-    if len(rest):
-        n_groups = int(state[1])
-        formed = labels >= 0
-        cents = group_centroids(
-            cont[formed], ords[formed], sizes, noms[formed], labels[formed], n_groups, convex=convex
-        )
-        labels[rest] = closest_groups(
-            cont, ords, sizes, noms, rest, cents, progress=sub_progress(progress, 0.9, 1.0)
-        )
-    progress(1.0, "p-sensitive groups formed")
-    return labels
+    return pool.labels, np.sort(pool.idx[: int(state[0])])
 
 
 def psensitive_reference(
@@ -622,6 +886,7 @@ def _run(inp: MethodInput) -> MethodOutput:
         ordinal_average=str(inp.params.get("ordinal_average", "median")),
         names=names,
         progress=inp.progress,
+        search=str(inp.params.get("search", "auto")),
     )
     achieved = {a.name: int(distinct_by_group(a.codes, labels).min()) for a in attrs}
     return MethodOutput(
@@ -663,6 +928,16 @@ P_SENSITIVE = register(
                 "Minimum number of distinct values of each confidential attribute in every group "
                 "(1 <= p <= k).",
                 minimum=1,
+            ),
+            ParamSpec(
+                "search",
+                str,
+                "auto",
+                "How the farthest and nearest records are found: brute = a pass over all "
+                "remaining records each time; pruned = a spatial index that skips the records "
+                "that cannot be the answer; auto = pruned on large tables of up to 12 "
+                "attributes (as mdav). The groups are the same bit for bit.",
+                choices=("auto", "pruned", "brute"),
             ),
         ),
         complexity="O(n²/k) distance evaluations (two passes over the remaining records per "

@@ -64,7 +64,7 @@ grows with the rank difference). Nominal codes: lower bound 1 when the point's c
 block's [min, max] code range, else 0.
 
 Where it pays is measured by the benchmark (``python -m microgui.bench --search``); see
-:func:`microgui.core.methods.mdav.choose_search`: above about 12 attributes the boxes and the
+:func:`choose_search`: above about 12 attributes the boxes and the
 projection filter rule out too little and the brute-force passes are faster.
 """
 
@@ -83,6 +83,9 @@ from microgui.core.methods.kernels import (
 )
 
 __all__ = [
+    "PRUNED_MAX_D",
+    "PRUNED_MIN_N",
+    "choose_search",
     "BLOCK_SIZE",
     "SUPER_BLOCKS",
     "REANCHOR_WALK",
@@ -111,6 +114,39 @@ SUPER_BLOCKS = 8
 #: The anchor list is re-made once the walks for r have computed more distances than this, or
 #: than 8 m, since it was made (m: the records remaining).
 REANCHOR_WALK = 256
+
+
+#: ``search="auto"`` takes the pruned search for at most this many attributes...
+PRUNED_MAX_D = 12
+#: ...and at least this many records (fewer for narrow tables, :func:`choose_search`).
+PRUNED_MIN_N = 30_000
+
+
+def choose_search(
+    n: int, d: int, k: int = 5, categorical: int = 0, min_n: int = PRUNED_MIN_N
+) -> str:
+    """``search="auto"`` of every method on these searches (MDAV, MDAV-generic, CBFS, V-MDAV,
+    p-sensitive): the pruned searches where they measured faster than the passes, from
+    ``min_n`` records (a method whose passes are cheaper per group asks for more: V-MDAV 50,000).
+
+    Measured here (the benchmark's ``--search`` table, k = 5; time pruned / brute): d = 10:
+    2.1 at 10,000 records, 0.72 at 50,000, 0.53 at 100,000, about 0.2 at 1,000,000; d = 4: 0.72
+    at 20,000, 0.42 at 50,000; d = 2: even at 10,000; mixed 6 continuous + 2 ordinal + 2 nominal:
+    1.3 at 20,000, 0.61 at 50,000; but d = 20: 1.9 at 100,000 and d = 40: 3.6 at 50,000 (in
+    many dimensions the boxes and the projection filter rule out too little). At 50,000 x 10
+    the ratio is 0.66 with k = 3, 0.72 with k = 5 and 0.86 with k = 10 (fewer, larger groups
+    mean fewer passes for the brute-force kernel to save). With ordinal and nominal attributes
+    (``categorical`` of the d) the projection filter is off and their boxes bound little: UCI
+    Adult (30,162 records, 1 continuous + 7 nominal, MDAV-generic k = 5, whole command) took
+    0.97 s pruned against 0.74 s brute force, so a table with categorical attributes takes the
+    pruned search only from 50,000 records and when at most half of its attributes are
+    categorical.
+    """
+    if d > PRUNED_MAX_D:
+        return "brute"
+    if categorical:
+        return "pruned" if n >= max(min_n, 50_000) and 2 * categorical <= d else "brute"
+    return "pruned" if n >= (min_n if d > 4 else min_n // 3) else "brute"
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,7 @@ from microgui.core.methods.spatial import (
     build_blocks,
     work_arrays,
 )
+from microgui.core.methods.spatial import choose_search as spatial_choose
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.roles import AttributeKind
 
@@ -137,8 +138,8 @@ __all__ = [
 _BATCH_WORK = 60_000_000
 #: The pruned searches (issue 17): work per kernel call, and where ``search="auto"`` takes them.
 _PRUNED_BATCH_WORK = 8_000_000
+#: V-MDAV's passes are cheaper per group than MDAV's: the pruned searches pay from here.
 PRUNED_MIN_N = 50_000
-PRUNED_MAX_D = 12
 _NO_OSQ = np.zeros((0, 1))
 SEARCHES = ("auto", "pruned", "brute")
 _STATUS = "forming groups"
@@ -508,9 +509,9 @@ def vmdav_partition(
 
 
 def choose_search(n: int, d: int) -> str:
-    """``search="auto"``: the pruned searches from :data:`PRUNED_MIN_N` records up to
-    :data:`PRUNED_MAX_D` attributes (measured: ``python -m microgui.bench --search``)."""
-    return "pruned" if n >= PRUNED_MIN_N and d <= PRUNED_MAX_D else "brute"
+    """``search="auto"``: :func:`microgui.core.methods.spatial.choose_search` from
+    :data:`PRUNED_MIN_N` records (measured: see the module docstring)."""
+    return spatial_choose(n, d, min_n=PRUNED_MIN_N)
 
 
 def _pruned_partition(data: np.ndarray, k: int, gamma: float, progress: ProgressFn) -> np.ndarray:
