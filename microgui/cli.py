@@ -668,7 +668,19 @@ def _protect(args: argparse.Namespace) -> int:
 
 #: Output names that are one file: with --engine dask they keep the single-file release of
 #: before issue 17 (the table loaded here, the blocks run on the cluster).
-_FILE_OUTPUT_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx", ".xls", ".json")
+_FILE_OUTPUT_SUFFIXES = (
+    ".csv",
+    ".tsv",
+    ".txt",
+    ".parquet",
+    ".pq",
+    ".xlsx",
+    ".xls",
+    ".json",
+    ".sav",
+    ".zsav",
+    ".dta",
+)
 
 
 def _partitioned_wanted(args: argparse.Namespace) -> bool:

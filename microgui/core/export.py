@@ -1,4 +1,8 @@
-"""Export of a run: the protected CSV and its JSON report, checked before anything is written.
+"""Export of a run: the protected table and its JSON report, checked before anything is written.
+
+The table is written in the format its file name says (issue 18, :mod:`microgui.core.release`):
+CSV, Excel ``.xlsx``, Parquet, SPSS ``.sav``/``.zsav`` or Stata ``.dta``; every format gets
+the checks and the atomic write below. The report gives ``output_format``.
 
 Before writing, the protected table is verified: no identifier column, a k-anonymity level on
 the quasi-identifiers of at least the run's k, and, where the method promised one (its
@@ -43,16 +47,17 @@ import pandas as pd
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidParameter
 from microgui.core.io import (
+    STAT_ATTR,
     check_write_targets,
     csv_writer,
     json_text,
     text_cells,
-    write_csv_atomic,
     write_files_atomic,
 )
 from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.numbers import whole_numbers_written_plain
+from microgui.core.release import release_format, release_writer
 from microgui.core.runs import RunResult
 
 __all__ = [
@@ -262,6 +267,7 @@ def export_run(
     protected = [*input_paths(dataset, result), *(Path(p) for p in also_protect if p is not None)]
     targets = [csv_path] if report_path is None else [csv_path, report_path]
     csv_file = check_write_targets(targets, protect_from=protected)[0]
+    fmt = release_format(csv_file)  # refuses .xls before anything is computed
     reason = None if override is None else _override_reason(override)
     frame = protected_table(result, group_column)
     if check is None:  # a group column is no quasi-identifier: the result's check stands
@@ -279,6 +285,13 @@ def export_run(
             )
         log.warning("export override (%s): %s", reason, "; ".join(check.problems))
         report["export_override"] = {"reason": reason, "problems": list(check.problems)}
+    report["output_format"] = fmt
+    if keep_formula_cells and fmt == "excel":
+        # A workbook runs a cell starting with "=" as a formula: never kept raw there.
+        report["formula_cells"] = (
+            "neutralized (an Excel workbook runs them; the option is for text files)"
+        )
+        keep_formula_cells = False
     if keep_formula_cells:
         report["formula_cells"] = "kept raw (--keep-formula-cells)"
     else:
@@ -288,15 +301,23 @@ def export_run(
         report["neutralized_column_names"] = renamed
         if neutralized or renamed:
             log.info("neutralized formula-like cells: %s; column names: %d", neutralized, renamed)
-    frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
+    writer: Any
+    if fmt == "csv":
+        frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
+        writer = csv_writer(frame)
+    else:
+        stat = dataset.frame.attrs.get(STAT_ATTR)
+        compress = csv_file.suffix.lower() == ".zsav"
+        writer, notes = release_writer(frame, fmt, stat, compress=compress)
+        report.update(notes)
     if report_path is None:
-        write_csv_atomic(frame, csv_path, protect_from=protected)
+        write_files_atomic([(csv_path, writer)], protect_from=protected)
         return report
     # Both files are written before either is renamed, and a failed rename puts the first back:
-    # a full disk never leaves a CSV without its report, nor a new CSV beside an old report.
+    # a full disk never leaves a release without its report, nor a new one beside an old report.
     text = json_text(report)  # strict JSON: NaN/inf as null
     write_files_atomic(
-        [(csv_path, csv_writer(frame)), (report_path, lambda handle: handle.write(text))],
+        [(csv_path, writer), (report_path, lambda handle: handle.write(text))],
         protect_from=protected,
     )
     return report

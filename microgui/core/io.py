@@ -77,6 +77,8 @@ from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.progress import ProgressFn, no_progress
 
 __all__ = [
+    "FileWriter",
+    "STAT_ATTR",
     "SUPPORTED_EXTENSIONS",
     "text_cells",
     "TEXT_EXTENSIONS",
@@ -99,6 +101,10 @@ __all__ = [
     "write_text_atomic",
 ]
 
+#: ``DataFrame.attrs`` key of an SPSS/Stata file's labels, kept for its release (issue 18):
+#: {"format", "column_labels" {column: label}, "value_labels" {column: {code: label}}, "codes"
+#: {column: {text shown: code}}, "measures" {column: nominal/ordinal/scale/unknown}}.
+STAT_ATTR = "microgui.stat_labels"
 TEXT_EXTENSIONS: tuple[str, ...] = (".csv", ".tsv", ".txt")
 EXCEL_EXTENSIONS: tuple[str, ...] = (".xlsx", ".xlsm", ".xls")
 PARQUET_EXTENSIONS: tuple[str, ...] = (".parquet",)
@@ -1543,8 +1549,15 @@ def _code_text(code: object) -> str:
     return str(_code_key(code))
 
 
-def _apply_value_labels(series: pd.Series, labels: Mapping[Any, str], measure: str) -> pd.Series:
-    """Show labels instead of codes (see the module docstring for the rules)."""
+def _apply_value_labels(
+    series: pd.Series,
+    labels: Mapping[Any, str],
+    measure: str,
+    shown_codes: dict[str, object] | None = None,
+) -> pd.Series:
+    """Show labels instead of codes (see the module docstring for the rules). ``shown_codes``,
+    when given, receives {text shown: code} of a column turned into categories: what a release
+    in the same format writes back (:mod:`microgui.core.release`)."""
     mapping = {_code_key(k): str(v) for k, v in labels.items()}
     if not pd.api.types.is_numeric_dtype(series):
         # String codes (rare): replace the labelled ones, keep the others; no order to keep.
@@ -1563,6 +1576,8 @@ def _apply_value_labels(series: pd.Series, labels: Mapping[Any, str], measure: s
     text = {c: (t if counts[t] == 1 else f"{t} ({_code_text(c)})") for c, t in text.items()}
     values = [text[_code_key(v)] if pd.notna(v) else None for v in series.tolist()]
     categories = [text[c] for c in codes]
+    if shown_codes is not None:
+        shown_codes.update({t: c for c, t in text.items()})
     ordered = measure != "nominal"
     cat = pd.Categorical(values, categories=categories, ordered=ordered)
     return pd.Series(cat, index=series.index, name=series.name)
@@ -1598,15 +1613,32 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
     frame.columns = pd.Index(names, dtype=object)
     measures: dict[str, str] = dict(getattr(meta, "variable_measure", None) or {})
     value_labels: dict[str, dict[object, str]] = {}
+    codes: dict[str, dict[str, object]] = {}
     for col, labels in (meta.variable_value_labels or {}).items():
         if col not in frame.columns or not labels:
             continue
         value_labels[str(col)] = {_code_key(k): str(v) for k, v in labels.items()}
-        frame[col] = _apply_value_labels(frame[col], labels, measures.get(col, "unknown"))
+        shown: dict[str, object] = {}
+        frame[col] = _apply_value_labels(frame[col], labels, measures.get(col, "unknown"), shown)
+        if shown:
+            codes[str(col)] = shown
+    column_labels = {
+        str(c): str(label)
+        for c, label in (getattr(meta, "column_names_to_labels", None) or {}).items()
+        if label
+    }
     for col in frame.columns:
         # pyreadstat leaves text as object in an empty-ish file; use the default string dtype.
         if frame[col].dtype == object and all(isinstance(v, str) for v in frame[col].dropna()):
             frame[col] = frame[col].astype(str)
+    # What a release in the same format needs to label its columns again (issue 18).
+    frame.attrs[STAT_ATTR] = {
+        "format": "spss" if spss else "stata",
+        "column_labels": column_labels,
+        "value_labels": value_labels,
+        "codes": codes,
+        "measures": {str(c): str(m) for c, m in measures.items()},
+    }
     return frame, value_labels
 
 
@@ -1840,8 +1872,55 @@ def _backup(target: Path) -> tuple[bool, Path | None]:
     return True, None
 
 
+@dataclass(frozen=True)
+class FileWriter:
+    """A writer of a binary release file (Excel, Parquet, SPSS, Stata) for
+    :func:`write_files_atomic`: ``write`` gets the temporary file's path and writes the whole
+    file there (a library that wants a path, not a text handle). ``what`` names the format in
+    messages ("an Excel workbook")."""
+
+    write: Callable[[Path], object]
+    what: str
+
+
+def _write_temp_file(target: Path, writer: FileWriter) -> Path:
+    """:func:`_write_temp` for a :class:`FileWriter`: the library writes the temporary path,
+    which is then fsynced; an error of the library is an :class:`ExportRefused` naming the
+    format, and the temporary file is removed."""
+    folder = target.parent
+    tmp: Path | None = None
+    try:
+        fd, tmp = _create_temp(folder, target.name)
+        os.close(fd)
+        try:
+            writer.write(tmp)
+        except (OSError, ExportRefused):
+            raise
+        except Exception as exc:  # the library's own errors (pyarrow, openpyxl, pyreadstat)
+            raise ExportRefused(
+                f"{target.name} could not be written as {writer.what}: {exc}; choose another "
+                "format (e.g. .csv) or fix the column named"
+            ) from exc
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with suppress(OSError):
+            if target.exists():
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))  # keep the old permissions
+        done, tmp = tmp, None
+        return done
+    except OSError as exc:
+        raise _write_error(exc, target, folder) from exc
+    finally:
+        if tmp is not None:
+            with suppress(OSError):
+                os.unlink(tmp)
+
+
 def write_files_atomic(
-    items: Sequence[tuple[str | os.PathLike[str], Callable[[IO[str]], object]]],
+    items: Sequence[tuple[str | os.PathLike[str], Callable[[IO[str]], object] | FileWriter]],
     *,
     protect_from: ProtectedPaths = None,
     encoding: str = "utf-8",
@@ -1861,7 +1940,10 @@ def write_files_atomic(
     committed = False
     try:
         for target, (_path, write) in zip(targets, items, strict=True):
-            temps.append(_write_temp(target, write, encoding))
+            if isinstance(write, FileWriter):
+                temps.append(_write_temp_file(target, write))
+            else:
+                temps.append(_write_temp(target, write, encoding))
         for target, tmp in zip(targets, list(temps), strict=True):
             existed, backup = _backup(target) if len(targets) > 1 else (True, None)
             if backup is not None:

@@ -152,6 +152,29 @@ def _row_ranges(rows: np.ndarray) -> list[tuple[int, int]]:
     return [(int(rows[a]), int(rows[b])) for a, b in zip(starts, ends, strict=True)]
 
 
+#: The export dialog's formats (issue 18): the file's extension chooses what is written
+#: (:func:`microgui.core.release.release_format`).
+EXPORT_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("CSV (*.csv)", (".csv", ".tsv", ".txt")),
+    ("Excel workbook (*.xlsx)", (".xlsx",)),
+    ("Parquet (*.parquet)", (".parquet", ".pq")),
+    ("SPSS, labels kept (*.sav *.zsav)", (".sav", ".zsav")),
+    ("Stata, labels kept (*.dta)", (".dta",)),
+)
+
+
+def with_export_suffix(path: str, picked: str) -> str:
+    """The name typed, with the chosen format's extension added when it has none of a known
+    format (a name typed without one, under the "Excel workbook" choice, becomes .xlsx)."""
+    suffix = Path(path).suffix.lower()
+    if any(suffix in exts for _f, exts in EXPORT_FILTERS):
+        return path
+    for name, exts in EXPORT_FILTERS:
+        if name == picked:
+            return path + exts[0]
+    return path
+
+
 class MainWindow(QMainWindow):
     """The microgui window. ``exported`` carries the CSV path of a finished export."""
 
@@ -768,17 +791,31 @@ class MainWindow(QMainWindow):
         folder = self.settings.last_directory() or (
             str(dataset.source.parent) if dataset and dataset.source else "."
         )
-        return Path(folder) / f"{stem}_protected_k{k}.csv"
+        # A table read from SPSS or Stata goes back in its own format, labels kept (issue 18).
+        ext = ".csv"
+        if dataset is not None and dataset.source is not None:
+            if dataset.source.suffix.lower() in (".sav", ".zsav", ".dta"):
+                ext = dataset.source.suffix.lower()
+        return Path(folder) / f"{stem}_protected_k{k}{ext}"
 
     def export_dialog(self) -> None:
         if self.controller.result is None:
             self.show_error("Run a method before exporting.")
             return
-        path, _filter = QFileDialog.getSaveFileName(
-            self, "Export the protected table", str(self.default_export_path()), "CSV files (*.csv)"
+        default = self.default_export_path()
+        chosen = next(
+            (f for f, exts in EXPORT_FILTERS if default.suffix.lower() in exts),
+            EXPORT_FILTERS[0][0],
+        )
+        path, picked = QFileDialog.getSaveFileName(
+            self,
+            "Export the protected table",
+            str(default),
+            ";;".join(f for f, _ in EXPORT_FILTERS),
+            chosen,
         )
         if path:
-            self.export_to(path)
+            self.export_to(with_export_suffix(path, picked))
 
     def export_to(self, path: str | Path) -> bool:
         """Export the current result to ``path`` (and its report beside it).

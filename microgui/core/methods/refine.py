@@ -200,7 +200,7 @@ class _State:
         self.k = k
         self.kmax = 2 * k - 1
         sizes = np.bincount(labels)
-        self.cap = int(max(4 * k + 2, sizes.max()))
+        self.cap = max(4 * k + 2, int(sizes.max()))
         n_slots = n // k + 2
         self.lab = labels.astype(np.int64).copy()
         self.cnt, self.sums, self.mem, self.pos = rk.build_state(x, self.lab, n_slots, self.cap)

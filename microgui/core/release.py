@@ -1,0 +1,254 @@
+"""Release formats (issue 18): the protected table as CSV, Excel, Parquet, SPSS or Stata.
+
+The output file's extension chooses the format (:func:`release_format`): ``.xlsx`` an Excel
+workbook (one sheet), ``.parquet``/``.pq`` Parquet, ``.sav`` an SPSS file (``.zsav``
+compressed), ``.dta`` a Stata file (version 15), ``.csv``/``.tsv``/``.txt`` and any other name
+CSV as before. ``.xls`` and ``.xlsm`` are refused (microgui writes workbooks as ``.xlsx``). Every
+format goes through :func:`microgui.core.export.export_run`: the same release check, the same
+formula neutralization (always on in a workbook, which runs a cell starting with ``=`` as a
+formula), and the same atomic write (a temporary file beside the target, fsynced, renamed with
+the report; :class:`~microgui.core.io.FileWriter`).
+
+**Labels.** A table read from SPSS or Stata keeps its labels in the frame's attributes
+(:data:`~microgui.core.io.STAT_ATTR`): variable (column) labels, value labels, and for each
+labelled column shown as categories the code of each text shown. A release in SPSS or Stata
+writes those columns back as their codes with their value labels, and every column's variable
+label. A released value that is no code of its column's labelled set (a generalized interval of
+``mstk``, a category a method made) cannot be written as a code: that column is written as text
+without value labels, and the report says so (``labels.values_outside_labels``: column -> the
+number of such values, ``labels.written_as_text``). Numeric columns whose labels only mark a few
+special codes (``-99 = "refused"``) stay numbers and keep those labels. A table from another
+format released as SPSS or Stata gets no labels. Excel and Parquet hold the texts shown.
+
+**Names and cells the formats refuse** are refused before anything is written, naming the column:
+Stata variable names (letters, digits and ``_``, not starting with a digit, at most 32
+characters), SPSS names (at most 64 bytes, starting with a letter, ``@``, ``#`` or ``$``, then
+letters, digits or ``_ . @ # $``, not ending with ``.``), Excel's 1,048,576 rows and 16,384
+columns, and control characters in text cells of a workbook.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microgui.core.errors import ExportRefused
+from microgui.core.io import FileWriter
+
+__all__ = [
+    "RELEASE_FORMATS",
+    "FORMAT_NAMES",
+    "release_format",
+    "release_writer",
+]
+
+#: Output extension -> release format (any other extension: CSV, as before issue 18).
+RELEASE_FORMATS: dict[str, str] = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "csv",
+    ".xlsx": "excel",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".sav": "spss",
+    ".zsav": "spss",
+    ".dta": "stata",
+}
+FORMAT_NAMES = {
+    "csv": "a CSV file",
+    "excel": "an Excel workbook",
+    "parquet": "a Parquet file",
+    "spss": "an SPSS file",
+    "stata": "a Stata file",
+}
+EXCEL_MAX_ROWS = 1_048_576  # the header is one of them
+EXCEL_MAX_COLUMNS = 16_384
+_STATA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
+_SPSS_NAME = re.compile(r"[A-Za-z@#$][A-Za-z0-9_.@#$]*")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_MEASURES = ("nominal", "ordinal", "scale")
+
+
+def release_format(path: str | os.PathLike[str]) -> str:
+    """The release format of an output file name (:data:`RELEASE_FORMATS`; CSV for any other
+    extension); ``.xls``/``.xlsm`` refused with what to do."""
+    name = Path(path).name
+    ext = Path(path).suffix.lower()
+    if ext in (".xls", ".xlsm"):
+        raise ExportRefused(
+            f"{name}: microgui writes Excel workbooks as .xlsx (not {ext}); name the output "
+            f"{Path(name).stem}.xlsx"
+        )
+    return RELEASE_FORMATS.get(ext, "csv")
+
+
+def release_writer(
+    frame: pd.DataFrame,
+    fmt: str,
+    stat: Mapping[str, Any] | None = None,
+    *,
+    compress: bool = False,
+) -> tuple[FileWriter, dict[str, Any]]:
+    """The :class:`~microgui.core.io.FileWriter` of ``frame`` in format ``fmt`` (not CSV) and
+    what the report says of it. ``stat`` is the input's :data:`~microgui.core.io.STAT_ATTR`
+    (SPSS/Stata labels), used by the SPSS and Stata formats. Refuses (:class:`ExportRefused`)
+    what the format cannot hold, before anything is written."""
+    if fmt == "excel":
+        return _excel(frame)
+    if fmt == "parquet":
+        return FileWriter(lambda path: frame.to_parquet(path, index=False), FORMAT_NAMES[fmt]), {}
+    if fmt in ("spss", "stata"):
+        return _stat(frame, fmt, stat or {}, compress)
+    raise ValueError(f"no file writer for format {fmt!r}")
+
+
+def _excel(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
+    rows, cols = frame.shape
+    if rows + 1 > EXCEL_MAX_ROWS or cols > EXCEL_MAX_COLUMNS:
+        raise ExportRefused(
+            f"an Excel sheet holds at most {EXCEL_MAX_ROWS - 1:,} records and "
+            f"{EXCEL_MAX_COLUMNS:,} columns; this table has {rows:,} x {cols:,}: write .csv or "
+            ".parquet"
+        )
+    for name in frame.columns:
+        column = frame[name]
+        if not _is_text(column):
+            continue
+        bad = column.astype("string").str.contains(_CONTROL, na=False).to_numpy(dtype=bool)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ExportRefused(
+                f"column {name!r}, record {row + 1:,}: a control character that an Excel "
+                "workbook cannot hold; write .csv or .parquet, or remove it"
+            )
+    for name in frame.columns:
+        if isinstance(frame[name].dtype, pd.DatetimeTZDtype):
+            raise ExportRefused(
+                f"column {name!r} holds dates with a time zone, which an Excel workbook cannot "
+                "hold; write .csv or .parquet"
+            )
+
+    def write(path: Path) -> None:
+        frame.to_excel(path, index=False, engine="openpyxl", sheet_name="protected")
+
+    return FileWriter(write, FORMAT_NAMES["excel"]), {}
+
+
+def _is_text(column: pd.Series) -> bool:
+    dtype = column.dtype
+    return bool(
+        (isinstance(dtype, np.dtype) and dtype.kind == "O")
+        or pd.api.types.is_string_dtype(dtype)
+        or isinstance(dtype, pd.CategoricalDtype)
+    )
+
+
+def _check_names(frame: pd.DataFrame, fmt: str) -> None:
+    for name in frame.columns:
+        text = str(name)
+        if fmt == "stata":
+            ok = _STATA_NAME.fullmatch(text) is not None
+            rule = "letters, digits and _, not starting with a digit, at most 32 characters"
+        else:
+            ok = (
+                _SPSS_NAME.fullmatch(text) is not None
+                and len(text.encode("utf-8")) <= 64
+                and not text.endswith(".")
+            )
+            rule = (
+                "at most 64 bytes, starting with a letter, @, # or $, then letters, digits or "
+                "_ . @ # $, not ending with a dot"
+            )
+        if not ok:
+            raise ExportRefused(
+                f"column {text!r} is not a valid {'Stata' if fmt == 'stata' else 'SPSS'} "
+                f"variable name ({rule}); rename it in the input, or write .csv or .parquet"
+            )
+
+
+def _stat(
+    frame: pd.DataFrame, fmt: str, stat: Mapping[str, Any], compress: bool
+) -> tuple[FileWriter, dict[str, Any]]:
+    _check_names(frame, fmt)
+    codes: Mapping[str, Mapping[str, object]] = stat.get("codes", {})
+    value_labels: Mapping[str, Mapping[object, str]] = stat.get("value_labels", {})
+    column_labels: Mapping[str, str] = stat.get("column_labels", {})
+    measures: Mapping[str, str] = stat.get("measures", {})
+    out = frame.copy(deep=False)
+    labels_out: dict[str, dict[float, str]] = {}
+    outside: dict[str, int] = {}
+    as_text: list[str] = []
+    for name in frame.columns:
+        column = frame[name]
+        shown = codes.get(str(name))
+        if shown is not None and _is_text(column):
+            texts = column.astype(object)
+            present = pd.notna(texts.to_numpy())
+            mapped = texts.map(lambda v, m=shown: m.get(v) if isinstance(v, str) else None)
+            missing = present & pd.isna(mapped.to_numpy())
+            if missing.any():
+                outside[str(name)] = int(pd.Series(texts[missing]).nunique())
+                as_text.append(str(name))
+                out[name] = _as_text(column)
+                continue
+            out[name] = pd.to_numeric(mapped, errors="coerce").astype(np.float64)
+            labels_out[str(name)] = _numeric_labels(value_labels.get(str(name), {}))
+        elif str(name) in value_labels and pd.api.types.is_numeric_dtype(column):
+            labels_out[str(name)] = _numeric_labels(value_labels[str(name)])
+        elif _is_text(column) or column.dtype == object:
+            out[name] = _as_text(column)
+    labels_out = {c: m for c, m in labels_out.items() if m}
+    kept_labels = {str(c): column_labels[str(c)] for c in frame.columns if str(c) in column_labels}
+    notes: dict[str, Any] = {
+        "labels": {
+            "value_labels_kept": sorted(labels_out),
+            "variable_labels_kept": sorted(kept_labels),
+            "values_outside_labels": outside,
+            "written_as_text": as_text,
+        }
+    }
+
+    def write(path: Path) -> None:
+        import pyreadstat
+
+        common: dict[str, Any] = {
+            "column_labels": kept_labels or None,
+            "variable_value_labels": labels_out or None,
+        }
+        if fmt == "spss":
+            measure = {
+                str(c): measures[str(c)]
+                for c in frame.columns
+                if measures.get(str(c)) in _MEASURES and str(c) not in as_text
+            }
+            pyreadstat.write_sav(
+                out, os.fspath(path), compress=compress, variable_measure=measure or None, **common
+            )
+        else:
+            pyreadstat.write_dta(out, os.fspath(path), version=15, **common)
+
+    return FileWriter(write, FORMAT_NAMES[fmt]), notes
+
+
+def _numeric_labels(labels: Mapping[object, str]) -> dict[float, str]:
+    """Value labels with numeric codes, as pyreadstat writes them (text codes are dropped: an
+    SPSS/Stata numeric variable cannot carry them)."""
+    out: dict[float, str] = {}
+    for code, label in labels.items():
+        if isinstance(code, (int, float, np.integer, np.floating)) and not isinstance(code, bool):
+            number = float(code)
+            out[int(number) if number.is_integer() else number] = str(label)
+    return out
+
+
+def _as_text(column: pd.Series) -> pd.Series:
+    """A column as Python text (missing cells stay missing): what SPSS and Stata store as a
+    string variable."""
+    values = [None if pd.isna(v) else str(v) for v in column.astype(object).tolist()]
+    return pd.Series(values, index=column.index, name=column.name, dtype=object)

@@ -1,0 +1,238 @@
+"""Issue 18, item 1: the protected table released as Excel, Parquet, SPSS and Stata as well as
+CSV, chosen by the output's extension, with the same release check, formula rules and atomic
+write; SPSS/Stata value and variable labels kept.
+
+Round trips: a labelled ``.sav`` and ``.dta`` in, the same format out: the labels are there, and
+the values and row order are those of the CSV release of the same run.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyreadstat
+import pytest
+
+from microgui.cli import main
+from microgui.core.errors import ExportRefused
+from microgui.core.export import export_run
+from microgui.core.io import read_table
+from microgui.core.release import release_format, release_writer
+from microgui.core.roles import roles_from_lists
+from microgui.core.runs import RunSpec, run_protection
+
+FORMATS = [".csv", ".xlsx", ".parquet", ".sav", ".zsav", ".dta"]
+VALUE_LABELS = {
+    "sex": {1: "male", 2: "female"},
+    "region": {1: "North", 2: "South", 3: "East", 4: "West"},
+}
+COLUMN_LABELS = {
+    "id": "Record id",
+    "sex": "Sex of respondent",
+    "region": "Region",
+    "age": "Age in years",
+    "income": "Yearly income",
+    "note": "Free note",
+}
+
+
+def _table(n: int = 240) -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    return pd.DataFrame(
+        {
+            "id": np.arange(n, dtype=float),
+            "sex": rng.integers(1, 3, n).astype(float),
+            "region": rng.integers(1, 5, n).astype(float),
+            "age": rng.integers(18, 90, n).astype(float),
+            "income": np.round(rng.lognormal(10, 1, n), 2),
+            "note": [f"r{i}" for i in range(n)],
+        }
+    )
+
+
+@pytest.fixture
+def labelled(tmp_path: Path) -> dict[str, Path]:
+    frame = _table()
+    sav, dta = tmp_path / "in.sav", tmp_path / "in.dta"
+    measure = {"sex": "nominal", "region": "nominal", "age": "scale", "income": "scale"}
+    pyreadstat.write_sav(
+        frame, sav, variable_value_labels=VALUE_LABELS, column_labels=COLUMN_LABELS,
+        variable_measure=measure,
+    )  # fmt: skip
+    pyreadstat.write_dta(
+        frame, dta, variable_value_labels=VALUE_LABELS, column_labels=COLUMN_LABELS
+    )
+    return {".sav": sav, ".dta": dta}
+
+
+def _protect(source: Path, out: Path, *extra: str) -> int:
+    return main(
+        [
+            "protect", str(source), "-o", str(out), "--identifiers", "id",
+            "--qi", "sex,region,age,income", "--nominal", "sex,region", "-k", "5",
+            "--method", "mdav-generic", "--report", str(out.with_suffix(".json")), *extra,
+        ]
+    )  # fmt: skip
+
+
+def _read_stat(path: Path) -> tuple[pd.DataFrame, object]:
+    reader = pyreadstat.read_dta if path.suffix == ".dta" else pyreadstat.read_sav
+    return reader(path)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("ext", [".sav", ".dta"])
+def test_labelled_round_trip_keeps_labels_values_and_order(
+    labelled: dict[str, Path], tmp_path: Path, ext: str
+) -> None:
+    source = labelled[ext]
+    assert _protect(source, tmp_path / f"out{ext}") == 0
+    assert _protect(source, tmp_path / "out.csv") == 0
+    released, meta = _read_stat(tmp_path / f"out{ext}")
+    csv = pd.read_csv(tmp_path / "out.csv")
+    assert list(released.columns) == ["sex", "region", "age", "income", "note"]  # id removed
+    # value labels and variable labels are back
+    for column, labels in VALUE_LABELS.items():
+        assert {int(k): v for k, v in meta.variable_value_labels[column].items()} == labels
+    assert meta.column_names_to_labels["income"] == "Yearly income"
+    assert meta.column_names_to_labels["note"] == "Free note"
+    # the same release as the CSV, row for row: codes mapped to their labels
+    for column, labels in VALUE_LABELS.items():
+        shown = released[column].map(lambda c, m=labels: m[int(c)])
+        assert shown.tolist() == csv[column].tolist()
+    np.testing.assert_allclose(released["age"], csv["age"])
+    np.testing.assert_allclose(released["income"], csv["income"])
+    assert released["note"].tolist() == csv["note"].tolist()
+    report = json.loads((tmp_path / "out.json").read_text())  # the last run's: the CSV
+    assert report["output_format"] == "csv"
+
+
+@pytest.mark.parametrize("ext", [".xlsx", ".parquet", ".zsav"])
+def test_other_formats_hold_the_same_release(
+    labelled: dict[str, Path], tmp_path: Path, ext: str
+) -> None:
+    assert _protect(labelled[".sav"], tmp_path / "ref.csv") == 0
+    assert _protect(labelled[".sav"], tmp_path / f"out{ext}") == 0
+    csv = pd.read_csv(tmp_path / "ref.csv")
+    report = json.loads((tmp_path / "out.json").read_text())
+    assert (
+        report["output_format"] == {"xlsx": "excel", "parquet": "parquet", "zsav": "spss"}[ext[1:]]
+    )
+    if ext == ".zsav":
+        got, _meta = pyreadstat.read_sav(tmp_path / f"out{ext}", apply_value_formats=True)
+    else:
+        got = read_table(tmp_path / f"out{ext}").frame
+    assert list(got.columns) == list(csv.columns)
+    for column in csv.columns:
+        if column in ("age", "income"):
+            np.testing.assert_allclose(pd.to_numeric(got[column]), csv[column])
+        else:
+            assert [str(v) for v in got[column]] == [str(v) for v in csv[column]], column
+
+
+@pytest.mark.parametrize("ext", FORMATS)
+def test_release_check_refuses_every_format(tmp_path: Path, ext: str) -> None:
+    # individual ranking masks each attribute on its own: no k-anonymity, so the release check
+    # refuses it in every format, and nothing is written
+    source = tmp_path / "in.csv"
+    _table(60).to_csv(source, index=False)
+    dataset = read_table(source)
+    dataset = dataset.with_roles(
+        roles_from_lists(list(dataset.frame.columns), qi=["age", "income"])
+    )
+    result = run_protection(dataset, RunSpec.make("individual-ranking", 3))
+    out = tmp_path / f"out{ext}"
+    with pytest.raises(ExportRefused, match="refused"):
+        export_run(dataset, result, out, tmp_path / "out.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+    report = export_run(dataset, result, out, override="internal test file, not released")
+    assert report["export_override"]["reason"] and out.exists()
+
+
+@pytest.mark.parametrize("ext", FORMATS)
+def test_full_disk_leaves_the_old_file_and_no_temporary(
+    labelled: dict[str, Path], tmp_path: Path, ext: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / f"out{ext}"
+    out.write_bytes(b"the previous release")
+    report = tmp_path / "out.json"
+    report.write_text("{}")
+
+    def full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    assert _protect(labelled[".sav"], out) != 0
+    assert out.read_bytes() == b"the previous release"
+    assert report.read_text() == "{}"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_extensions_choose_the_format() -> None:
+    assert release_format("a.CSV") == "csv" and release_format("a.tsv") == "csv"
+    assert release_format("a") == "csv" and release_format("a.out") == "csv"  # as before
+    assert release_format("a.xlsx") == "excel" and release_format("a.pq") == "parquet"
+    assert release_format("a.sav") == "spss" and release_format("a.zsav") == "spss"
+    assert release_format("a.dta") == "stata"
+    for old in ("a.xls", "a.XLSM"):
+        with pytest.raises(ExportRefused, match=r"\.xlsx"):
+            release_format(old)
+
+
+def test_names_the_format_cannot_hold_are_refused_before_writing() -> None:
+    frame = pd.DataFrame({"income per year": [1.0, 2.0], "1st": [3.0, 4.0]})
+    with pytest.raises(ExportRefused, match="'income per year' is not a valid Stata"):
+        release_writer(frame, "stata")
+    with pytest.raises(ExportRefused, match="'income per year' is not a valid SPSS"):
+        release_writer(frame, "spss")
+    with pytest.raises(ExportRefused, match=r"record 2: a control character"):
+        release_writer(pd.DataFrame({"t": ["ok", "bell\x07"]}), "excel")
+
+
+def test_values_outside_a_labelled_set_are_written_as_text_and_reported(tmp_path: Path) -> None:
+    stat = {
+        "codes": {"region": {"North": 1, "South": 2}},
+        "value_labels": {"region": {1: "North", 2: "South"}},
+        "column_labels": {"region": "Region"},
+        "measures": {"region": "nominal"},
+    }
+    frame = pd.DataFrame({"region": ["North", "North-or-South", "South", None]})
+    writer, notes = release_writer(frame, "spss", stat)
+    assert notes["labels"]["values_outside_labels"] == {"region": 1}
+    assert notes["labels"]["written_as_text"] == ["region"]
+    writer.write(tmp_path / "x.sav")
+    got, meta = pyreadstat.read_sav(tmp_path / "x.sav")
+    assert got["region"].tolist()[:3] == ["North", "North-or-South", "South"]
+    assert "region" not in (meta.variable_value_labels or {})
+    assert meta.column_names_to_labels["region"] == "Region"
+    # all inside: codes with their labels
+    writer, notes = release_writer(frame.iloc[[0, 2, 3]], "stata", stat)
+    assert notes["labels"]["value_labels_kept"] == ["region"]
+    writer.write(tmp_path / "y.dta")
+    got, meta = pyreadstat.read_dta(tmp_path / "y.dta")
+    assert got["region"].tolist()[:2] == [1, 2] and meta.variable_value_labels["region"]
+
+
+def test_workbook_formulas_are_neutralized_even_when_kept_for_text(tmp_path: Path) -> None:
+    source = tmp_path / "in.csv"
+    frame = _table(30)
+    frame["note"] = ['=HYPERLINK("x")'] * 30
+    frame.to_csv(source, index=False)
+    out = tmp_path / "out.xlsx"
+    code = main(
+        ["protect", str(source), "-o", str(out), "--qi", "age,income", "-k", "3",
+         "--method", "mdav", "--keep-formula-cells", "--report", str(tmp_path / "r.json")]
+    )  # fmt: skip
+    assert code == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["neutralized_cells"] == {"note": 30}
+    assert "neutralized" in report["formula_cells"]
+    from openpyxl import load_workbook
+
+    sheet = load_workbook(out).active
+    assert sheet is not None
+    assert all(cell.data_type == "s" for cell in sheet["F"][1:])
