@@ -168,6 +168,24 @@ def build_parser() -> argparse.ArgumentParser:
         "leading ' so that a spreadsheet does not run them as formulas (CSV injection)",
     )
     p.add_argument(
+        "--csv-sep",
+        metavar="SEP",
+        help="separator of a CSV output: one character such as ; or |, or 'tab' (default , ; "
+        "a .tsv output: tab)",
+    )
+    p.add_argument(
+        "--csv-decimal",
+        metavar="MARK",
+        choices=(".", ","),
+        help="decimal mark of the numbers of a CSV output: . (default) or , (with --csv-sep ';')",
+    )
+    p.add_argument(
+        "--csv-encoding",
+        metavar="ENC",
+        help="encoding of a CSV output: utf-8 (default), utf-8-sig (Excel), utf-16, cp1252 or "
+        "latin-1; a cell it cannot hold is refused, naming its column and record",
+    )
+    p.add_argument(
         "--strata",
         action="append",
         metavar="COL,...",
@@ -578,6 +596,7 @@ def _protect(args: argparse.Namespace) -> int:
             "the report), e.g. --allow-unsafe 'internal test file, not released'"
         )
     seed = parse_seed(args.seed, "--seed")  # before any file is read
+    csv_options = _csv_options(args)  # checked before any file is read too
     ordinal = _parse_ordinal(args.ordinal)
     params = _parse_params(args.param)
     if args.round is not None:
@@ -640,6 +659,7 @@ def _protect(args: argparse.Namespace) -> int:
         group_column=args.group_column,
         override=args.allow_unsafe,
         keep_formula_cells=args.keep_formula_cells,
+        csv_options=csv_options,
     )
     print(
         f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "
@@ -664,6 +684,29 @@ def _protect(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _csv_options(args: argparse.Namespace) -> Any:
+    """``--csv-sep/--csv-decimal/--csv-encoding`` as checked
+    :class:`~microgui.core.release.CsvOptions` (None when none is given); refused with a
+    non-CSV output."""
+    from microgui.core.errors import ExportRefused
+    from microgui.core.release import CsvOptions, release_format
+
+    given = [getattr(args, n, None) for n in ("csv_sep", "csv_decimal", "csv_encoding")]
+    if all(v is None for v in given):
+        return None
+    try:
+        options = CsvOptions.make(*given)
+        fmt = release_format(args.output)
+    except ExportRefused as exc:
+        raise _UsageError(str(exc)) from exc
+    if fmt != "csv":
+        raise _UsageError(
+            f"--csv-sep/--csv-decimal/--csv-encoding are for a CSV output, and {args.output!r} "
+            f"is written as {fmt}; drop them or name the output .csv"
+        )
+    return options
 
 
 #: Output names that are one file: with --engine dask they keep the single-file release of

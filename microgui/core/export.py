@@ -57,7 +57,7 @@ from microgui.core.io import (
 from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.numbers import whole_numbers_written_plain
-from microgui.core.release import release_format, release_writer
+from microgui.core.release import CsvOptions, csv_options_writer, release_format, release_writer
 from microgui.core.runs import RunResult
 
 __all__ = [
@@ -251,6 +251,7 @@ def export_run(
     keep_formula_cells: bool = False,
     check: ExportCheck | None = None,
     also_protect: Iterable[str | os.PathLike[str] | None] = (),
+    csv_options: CsvOptions | None = None,
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
 
@@ -268,6 +269,12 @@ def export_run(
     targets = [csv_path] if report_path is None else [csv_path, report_path]
     csv_file = check_write_targets(targets, protect_from=protected)[0]
     fmt = release_format(csv_file)  # refuses .xls before anything is computed
+    if csv_options is not None and not csv_options.is_default and fmt != "csv":
+        raise ExportRefused(
+            f"the CSV options (separator, decimal mark, encoding) are for a CSV output, and "
+            f"{csv_file.name} is {fmt}; drop them or name the output .csv"
+        )
+    options = (csv_options or CsvOptions()).for_name(csv_file)
     reason = None if override is None else _override_reason(override)
     frame = protected_table(result, group_column)
     if check is None:  # a group column is no quasi-identifier: the result's check stands
@@ -304,7 +311,8 @@ def export_run(
     writer: Any
     if fmt == "csv":
         frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
-        writer = csv_writer(frame)
+        report["csv_format"] = options.to_json()
+        writer = csv_writer(frame) if options.is_default else csv_options_writer(frame, options)
     else:
         stat = dataset.frame.attrs.get(STAT_ATTR)
         compress = csv_file.suffix.lower() == ".zsav"

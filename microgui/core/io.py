@@ -77,6 +77,7 @@ from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.progress import ProgressFn, no_progress
 
 __all__ = [
+    "EncodedWriter",
     "FileWriter",
     "STAT_ATTR",
     "SUPPORTED_EXTENSIONS",
@@ -1883,6 +1884,15 @@ class FileWriter:
     what: str
 
 
+@dataclass(frozen=True)
+class EncodedWriter:
+    """A text writer for :func:`write_files_atomic` whose file has its own encoding (a CSV
+    release in cp1252, say, beside its UTF-8 report)."""
+
+    write: Callable[[IO[str]], object]
+    encoding: str
+
+
 def _write_temp_file(target: Path, writer: FileWriter) -> Path:
     """:func:`_write_temp` for a :class:`FileWriter`: the library writes the temporary path,
     which is then fsynced; an error of the library is an :class:`ExportRefused` naming the
@@ -1920,7 +1930,9 @@ def _write_temp_file(target: Path, writer: FileWriter) -> Path:
 
 
 def write_files_atomic(
-    items: Sequence[tuple[str | os.PathLike[str], Callable[[IO[str]], object] | FileWriter]],
+    items: Sequence[
+        tuple[str | os.PathLike[str], Callable[[IO[str]], object] | FileWriter | EncodedWriter]
+    ],
     *,
     protect_from: ProtectedPaths = None,
     encoding: str = "utf-8",
@@ -1942,6 +1954,8 @@ def write_files_atomic(
         for target, (_path, write) in zip(targets, items, strict=True):
             if isinstance(write, FileWriter):
                 temps.append(_write_temp_file(target, write))
+            elif isinstance(write, EncodedWriter):
+                temps.append(_write_temp(target, write.write, write.encoding))
             else:
                 temps.append(_write_temp(target, write, encoding))
         for target, tmp in zip(targets, list(temps), strict=True):

@@ -29,19 +29,24 @@ columns, and control characters in text cells of a workbook.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
 
 from microgui.core.errors import ExportRefused
-from microgui.core.io import FileWriter
+from microgui.core.io import EncodedWriter, FileWriter, _number_texts
 
 __all__ = [
+    "CSV_ENCODINGS",
+    "CsvOptions",
+    "csv_options_writer",
     "RELEASE_FORMATS",
     "FORMAT_NAMES",
     "release_format",
@@ -73,6 +78,114 @@ _STATA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
 _SPSS_NAME = re.compile(r"[A-Za-z@#$][A-Za-z0-9_.@#$]*")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _MEASURES = ("nominal", "ordinal", "scale")
+
+
+#: Encodings a CSV release can be written in (``--csv-encoding``).
+CSV_ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "cp1252", "latin-1")
+
+
+@dataclass(frozen=True)
+class CsvOptions:
+    """How a CSV release is written (``--csv-sep``, ``--csv-decimal``, ``--csv-encoding``): the
+    separator (one character; ``tab`` accepted), the decimal mark of numbers (``.`` or ``,``)
+    and the encoding (:data:`CSV_ENCODINGS`). The default is the CSV of before issue 18: ``,``,
+    ``.``, UTF-8 (a ``.tsv`` name: tab)."""
+
+    sep: str = ","
+    decimal: str = "."
+    encoding: str = "utf-8"
+
+    @classmethod
+    def make(
+        cls, sep: str | None = None, decimal: str | None = None, encoding: str | None = None
+    ) -> CsvOptions:
+        """Checked options (:class:`ExportRefused` naming the option and what to give)."""
+        sep = {"tab": "\t", "\\t": "\t", "semicolon": ";", "comma": ","}.get(sep or ",", sep or ",")
+        if len(sep) != 1 or sep.isalnum() or sep in '"\r\n. ':
+            raise ExportRefused(
+                f"--csv-sep {sep!r}: give one character that is not a letter, digit, dot, "
+                "space or quote (, ; | or tab)"
+            )
+        decimal = decimal or "."
+        if decimal not in (".", ","):
+            raise ExportRefused(f"--csv-decimal {decimal!r}: give . or ,")
+        if decimal == sep:
+            raise ExportRefused(
+                f"--csv-decimal {decimal!r} is also the separator; use --csv-sep ';' with a "
+                "decimal comma"
+            )
+        encoding = (encoding or "utf-8").lower()
+        if encoding not in CSV_ENCODINGS:
+            raise ExportRefused(
+                f"--csv-encoding {encoding!r}: give one of {', '.join(CSV_ENCODINGS)}"
+            )
+        return cls(sep, decimal, encoding)
+
+    def for_name(self, path: str | os.PathLike[str]) -> CsvOptions:
+        """A ``.tsv`` output with the default separator gets a tab."""
+        if self.sep == "," and Path(path).suffix.lower() == ".tsv":
+            return CsvOptions("\t", self.decimal, self.encoding)
+        return self
+
+    @property
+    def is_default(self) -> bool:
+        return self == CsvOptions()
+
+    def to_json(self) -> dict[str, str]:
+        return {"separator": self.sep, "decimal": self.decimal, "encoding": self.encoding}
+
+
+def csv_options_writer(frame: pd.DataFrame, options: CsvOptions) -> EncodedWriter:
+    """The writer of ``frame`` as CSV with these options: numbers as the default CSV writes
+    them (round-trip repr, whole numbers plain) with the decimal mark given, text cells as they
+    are, quoted where they hold the separator, a quote or a line break (all text quoted when
+    some cell holds a carriage return). A cell the encoding cannot hold is refused first, naming
+    its column and record."""
+    cells: dict[object, list[object]] = {}
+    quote_all = False
+    for name in frame.columns:
+        column = frame[name]
+        texts = _number_texts(column)
+        if texts is not None:
+            values = texts.tolist()
+            if options.decimal == ",":
+                values = [v.replace(".", ",") if isinstance(v, str) else v for v in values]
+            cells[name] = values
+            continue
+        values = column.astype(object).tolist()
+        cells[name] = values
+        if any(isinstance(v, str) and "\r" in v for v in values):
+            quote_all = True
+    table = pd.DataFrame(cells, index=frame.index, columns=frame.columns, dtype=object)
+    if not options.encoding.startswith("utf"):
+        for name in [*frame.columns]:
+            _check_encodable(str(name), "the column name", options.encoding)
+            for row, value in enumerate(cells[name]):
+                if isinstance(value, str):
+                    _check_encodable(
+                        value, f"column {str(name)!r}, record {row + 1:,}", options.encoding
+                    )
+
+    def write(handle: IO[str]) -> None:
+        table.to_csv(
+            handle,
+            sep=options.sep,
+            index=False,
+            lineterminator="\n",
+            quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL,
+        )
+
+    return EncodedWriter(write, options.encoding)
+
+
+def _check_encodable(text: str, where: str, encoding: str) -> None:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise ExportRefused(
+            f"{where}: {text[exc.start : exc.end]!r} cannot be written in {encoding}; choose "
+            "--csv-encoding utf-8 (or utf-8-sig for Excel)"
+        ) from exc
 
 
 def release_format(path: str | os.PathLike[str]) -> str:

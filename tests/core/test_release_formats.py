@@ -236,3 +236,114 @@ def test_workbook_formulas_are_neutralized_even_when_kept_for_text(tmp_path: Pat
     sheet = load_workbook(out).active
     assert sheet is not None
     assert all(cell.data_type == "s" for cell in sheet["F"][1:])
+
+
+# --------------------------------------------------------------------------------------------
+# CSV options: separator, decimal mark, encoding
+# --------------------------------------------------------------------------------------------
+
+EU = 'name,age,income,city\nAnna,34,1200.5,Zürich\nBo,45,2000.25,Genève\nCé,23,1500.75,"Lyon; FR"\n'
+
+
+def _eu(tmp_path: Path) -> Path:
+    source = tmp_path / "eu.csv"
+    source.write_text(EU + "Di,51,3000.5,Köln\nEl,38,2500.25,Wien\nFa,29,1800.75,Bern\n")
+    return source
+
+
+def _eu_protect(source: Path, out: Path, *options: str) -> int:
+    return main(
+        ["protect", str(source), "-o", str(out), "--qi", "age,income", "-k", "3", "--method",
+         "mdav", "--report", str(out.with_suffix(".json")), *options]
+    )  # fmt: skip
+
+
+def test_csv_with_semicolons_decimal_commas_and_cp1252(tmp_path: Path) -> None:
+    source = _eu(tmp_path)
+    assert _eu_protect(source, tmp_path / "plain.csv") == 0
+    out = tmp_path / "eu_out.csv"
+    assert (
+        _eu_protect(source, out, "--csv-sep", ";", "--csv-decimal", ",", "--csv-encoding", "cp1252")
+        == 0
+    )
+    text = out.read_bytes().decode("cp1252")
+    plain = (tmp_path / "plain.csv").read_text(encoding="utf-8")
+    # the same release: separators and decimal marks swapped, the text cell with ";" quoted
+    expected = [
+        line.replace(",", "\0")
+        .replace(".", ",")
+        .replace("\0", ";")
+        .replace("Lyon; FR", '"Lyon; FR"')
+        for line in plain.replace('"Lyon; FR"', "Lyon; FR").splitlines()
+    ]
+    assert text.splitlines() == expected
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["csv_format"] == {"separator": ";", "decimal": ",", "encoding": "cp1252"}
+    back = read_table(out).frame  # detected: ";" and cp1252
+    assert back["city"].tolist()[:3] == ["Zürich", "Genève", "Lyon; FR"]
+
+
+def test_tsv_gets_tabs_and_the_default_csv_is_unchanged(tmp_path: Path) -> None:
+    source = _eu(tmp_path)
+    assert _eu_protect(source, tmp_path / "a.csv") == 0
+    assert _eu_protect(source, tmp_path / "b.tsv") == 0
+    a = (tmp_path / "a.csv").read_text(encoding="utf-8").splitlines()
+    b = (tmp_path / "b.tsv").read_text(encoding="utf-8").splitlines()
+    assert b[0] == "name\tage\tincome\tcity" and b[3].endswith("\tLyon; FR")
+    assert a[0] == "name,age,income,city" and a[3].endswith(",Lyon; FR")  # no quote needed
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--csv-sep", "ab"], "one character"),
+        (["--csv-sep", ";", "--csv-decimal", ";"], "invalid choice"),
+        (["--csv-decimal", ","], "also the separator"),
+        (["--csv-encoding", "ebcdic"], "give one of"),
+    ],
+)
+def test_bad_csv_options_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    source = _eu(tmp_path)
+    if "invalid choice" in message:  # argparse's own refusal of a --csv-decimal choice
+        with pytest.raises(SystemExit):
+            _eu_protect(source, tmp_path / "o.csv", *options)
+    else:
+        assert _eu_protect(source, tmp_path / "o.csv", *options) != 0
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_cell_the_encoding_cannot_hold_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "pl.csv"
+    source.write_text("name,age,income\nAnna,34,1\nŁukasz,45,2\nBo,23,3\n", encoding="utf-8")
+    assert _eu_protect(source, tmp_path / "o.csv", "--csv-encoding", "latin-1") != 0
+    err = capsys.readouterr().err
+    assert "column 'name', record 2: 'Ł' cannot be written in latin-1" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pl.csv"]
+
+
+def test_csv_options_with_another_format_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _eu_protect(_eu(tmp_path), tmp_path / "o.xlsx", "--csv-sep", ";") != 0
+    assert "are for a CSV output" in capsys.readouterr().err
+
+
+def test_full_disk_with_csv_options_leaves_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "o.csv"
+    out.write_bytes(b"old")
+
+    def full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    assert _eu_protect(_eu(tmp_path), out, "--csv-sep", ";", "--csv-encoding", "utf-16") != 0
+    assert out.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

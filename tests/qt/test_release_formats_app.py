@@ -26,7 +26,9 @@ def test_every_format_is_offered_and_the_chosen_extension_added() -> None:
 
 
 def test_a_labelled_sav_goes_back_as_sav_with_its_labels(
-    window: MainWindow, qtbot, tmp_path: Path  # type: ignore[no-untyped-def]
+    window: MainWindow,
+    qtbot,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     rng = np.random.default_rng(3)
     n = 120
@@ -55,6 +57,9 @@ def test_a_labelled_sav_goes_back_as_sav_with_its_labels(
     out = tmp_path / default.name
     assert window.export_to(out)
     released, meta = pyreadstat.read_sav(out)
-    assert {int(k): v for k, v in meta.variable_value_labels["sex"].items()} == {1: "male", 2: "female"}
+    assert {int(k): v for k, v in meta.variable_value_labels["sex"].items()} == {
+        1: "male",
+        2: "female",
+    }
     assert meta.column_names_to_labels == {"sex": "Sex", "age": "Age", "income": "Income"}
     assert set(released["sex"].unique()) <= {1.0, 2.0} and len(released) == n
