@@ -215,7 +215,7 @@ def release_writer(
     if fmt == "excel":
         return _excel(frame)
     if fmt == "parquet":
-        return FileWriter(lambda path: frame.to_parquet(path, index=False), FORMAT_NAMES[fmt]), {}
+        return _parquet(frame)
     if fmt in ("spss", "stata"):
         return _stat(frame, fmt, stat or {}, compress)
     raise ValueError(f"no file writer for format {fmt!r}")
@@ -251,6 +251,35 @@ def _excel(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
         frame.to_excel(path, index=False, engine="openpyxl", sheet_name="protected")
 
     return FileWriter(write, FORMAT_NAMES["excel"]), {}
+
+
+def _parquet(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
+    """Parquet holds one type per column: a column of mixed Python values (numbers and text, as
+    a spreadsheet's column can be) is written as text, and the report says which."""
+    out = frame
+    as_text: list[str] = []
+    for name in frame.columns:
+        column = frame[name]
+        if isinstance(column.dtype, np.dtype) and column.dtype.kind == "O":
+            kinds = {type(v) for v in column.tolist() if not _missing(v)}
+            if len(kinds) > 1:
+                if out is frame:
+                    out = frame.copy(deep=False)
+                out[name] = _as_text(column)
+                as_text.append(str(name))
+
+    def write(path: Path) -> None:
+        out.to_parquet(path, index=False)
+
+    notes = {"parquet_columns_written_as_text": as_text} if as_text else {}
+    return FileWriter(write, FORMAT_NAMES["parquet"]), notes
+
+
+def _missing(value: object) -> bool:
+    try:
+        return bool(pd.isna(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return False
 
 
 def _is_text(column: pd.Series) -> bool:

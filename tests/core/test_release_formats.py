@@ -347,3 +347,47 @@ def test_full_disk_with_csv_options_leaves_the_old_file(
     assert _eu_protect(_eu(tmp_path), out, "--csv-sep", ";", "--csv-encoding", "utf-16") != 0
     assert out.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# --------------------------------------------------------------------------------------------
+# every column type a reader returns, through every format (the defect class, not one case)
+# --------------------------------------------------------------------------------------------
+
+
+def _odd_columns(n: int = 12) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n).astype(float),
+            "income": rng.normal(1000, 100, n),
+            "when": pd.date_range("2024-01-01", periods=n, freq="D"),
+            "how_long": pd.to_timedelta(np.arange(n), unit="h"),
+            "flag": [True, False] * (n // 2),
+            "count": pd.array(list(range(n - 1)) + [None], dtype="Int64"),
+            "label": pd.Categorical(["a", "b", "c"] * (n // 3)),
+            "text": ["x", None, "=1+1", "ünï"] * (n // 4),
+            "mixed": [1, "two", 3.5, None] * (n // 4),
+            "money": [__import__("decimal").Decimal("1.10")] * n,
+        }
+    )
+
+
+@pytest.mark.parametrize("ext", FORMATS)
+def test_every_column_type_goes_out_or_is_refused_in_one_sentence(tmp_path: Path, ext: str) -> None:
+    from microgui.core.dataset import Dataset
+
+    frame = _odd_columns()
+    roles = roles_from_lists(list(frame.columns), qi=["age", "income"])
+    dataset = Dataset.from_frame(frame, roles)
+    result = run_protection(dataset, RunSpec.make("mdav", 3))
+    out = tmp_path / f"out{ext}"
+    try:
+        report = export_run(dataset, result, out)
+    except ExportRefused as exc:
+        message = str(exc)
+        assert "\n" not in message and "Traceback" not in message
+        assert not out.exists()
+        pytest.fail(f"{ext}: refused: {message}")  # every type here should go out
+    assert out.exists() and report["output_format"]
+    back = read_table(out).frame
+    assert len(back) == len(frame) and list(back.columns) == list(frame.columns)
