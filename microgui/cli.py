@@ -168,6 +168,20 @@ def build_parser() -> argparse.ArgumentParser:
         "leading ' so that a spreadsheet does not run them as formulas (CSV injection)",
     )
     p.add_argument(
+        "--pseudonymize",
+        action="append",
+        metavar="COL,...",
+        help="release these identifier columns as random pseudonyms (PSN-...) instead of "
+        "leaving them out; the same value gets the same pseudonym, nothing of the value is in it "
+        "(drawn, never hashed). Pseudonymised data are still personal data",
+    )
+    p.add_argument(
+        "--pseudonym-key",
+        metavar="FILE",
+        help="also write the key (column, original, pseudonym) to FILE, a CSV of its own: the "
+        "only way back to the identities, so keep it apart from the release",
+    )
+    p.add_argument(
         "--csv-sep",
         metavar="SEP",
         help="separator of a CSV output: one character such as ; or |, or 'tab' (default , ; "
@@ -587,7 +601,11 @@ def _protect(args: argparse.Namespace) -> int:
     # Output targets are checked before anything is read or computed: never the input or a
     # hierarchy file (by inode), never a folder, a special file or a missing folder (issue 12).
     _check_outputs(
-        [args.output, *([args.report] if args.report else [])],
+        [
+            args.output,
+            *([args.report] if args.report else []),
+            *([args.pseudonym_key] if getattr(args, "pseudonym_key", None) else []),
+        ],
         [src, *_parse_hierarchies(args.hierarchy).values()],
     )
     if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
@@ -660,6 +678,8 @@ def _protect(args: argparse.Namespace) -> int:
         override=args.allow_unsafe,
         keep_formula_cells=args.keep_formula_cells,
         csv_options=csv_options,
+        pseudonymize=_split(args.pseudonymize),
+        key_path=args.pseudonym_key,
     )
     print(
         f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "

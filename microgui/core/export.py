@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,10 @@ from microgui.core.io import (
 from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.numbers import whole_numbers_written_plain
+from microgui.core.pseudonyms import PSEUDONYM_WARNING, check_pseudonyms, key_frame
+from microgui.core.pseudonyms import pseudonymize as pseudonymize_column
 from microgui.core.release import CsvOptions, csv_options_writer, release_format, release_writer
+from microgui.core.roles import resolve_columns
 from microgui.core.runs import RunResult
 
 __all__ = [
@@ -252,6 +255,8 @@ def export_run(
     check: ExportCheck | None = None,
     also_protect: Iterable[str | os.PathLike[str] | None] = (),
     csv_options: CsvOptions | None = None,
+    pseudonymize: Sequence[str] = (),
+    key_path: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
 
@@ -267,7 +272,15 @@ def export_run(
     """
     protected = [*input_paths(dataset, result), *(Path(p) for p in also_protect if p is not None)]
     targets = [csv_path] if report_path is None else [csv_path, report_path]
-    csv_file = check_write_targets(targets, protect_from=protected)[0]
+    pseudonymize = list(
+        dict.fromkeys(
+            resolve_columns(pseudonymize, [str(c) for c in dataset.frame.columns], "--pseudonymize")
+        )
+    )
+    _check_pseudonym_request(result, pseudonymize, key_path)
+    csv_file = check_write_targets(
+        [*targets, *([key_path] if key_path is not None else [])], protect_from=protected
+    )[0]
     fmt = release_format(csv_file)  # refuses .xls before anything is computed
     if csv_options is not None and not csv_options.is_default and fmt != "csv":
         raise ExportRefused(
@@ -293,6 +306,13 @@ def export_run(
         log.warning("export override (%s): %s", reason, "; ".join(check.problems))
         report["export_override"] = {"reason": reason, "problems": list(check.problems)}
     report["output_format"] = fmt
+    keys: dict[str, dict[str, str]] = {}
+    if pseudonymize:
+        frame, keys = _with_pseudonyms(dataset, frame, pseudonymize)
+        report["pseudonymized"] = {c: len(keys[c]) for c in pseudonymize}
+        report["pseudonym_warning"] = PSEUDONYM_WARNING
+        report["pseudonym_key"] = Path(key_path).name if key_path is not None else None
+        log.warning("pseudonymised columns %s: %s", pseudonymize, PSEUDONYM_WARNING)
     if keep_formula_cells and fmt == "excel":
         # A workbook runs a cell starting with "=" as a formula: never kept raw there.
         report["formula_cells"] = (
@@ -315,17 +335,60 @@ def export_run(
         writer = csv_writer(frame) if options.is_default else csv_options_writer(frame, options)
     else:
         stat = dataset.frame.attrs.get(STAT_ATTR)
+        if stat and pseudonymize:  # pseudonyms carry none of the column's value labels
+            stat = {**stat, "codes": _without(stat.get("codes", {}), pseudonymize)}
+            stat["value_labels"] = _without(stat.get("value_labels", {}), pseudonymize)
         compress = csv_file.suffix.lower() == ".zsav"
         writer, notes = release_writer(frame, fmt, stat, compress=compress)
         report.update(notes)
-    if report_path is None:
-        write_files_atomic([(csv_path, writer)], protect_from=protected)
-        return report
-    # Both files are written before either is renamed, and a failed rename puts the first back:
-    # a full disk never leaves a release without its report, nor a new one beside an old report.
-    text = json_text(report)  # strict JSON: NaN/inf as null
-    write_files_atomic(
-        [(csv_path, writer), (report_path, lambda handle: handle.write(text))],
-        protect_from=protected,
-    )
+    items: list[tuple[str | os.PathLike[str], Any]] = [(csv_path, writer)]
+    if report_path is not None:
+        text = json_text(report)  # strict JSON: NaN/inf as null
+        items.append((report_path, lambda handle: handle.write(text)))
+    if key_path is not None:
+        key, _count = neutralize_formulas(key_frame(keys, pseudonymize))
+        items.append((key_path, csv_writer(key)))
+    # Every file is written before any is renamed, and a failed rename puts the others back: a
+    # full disk never leaves a release without its report (or key), nor a new one beside an old
+    # report.
+    write_files_atomic(items, protect_from=protected)
     return report
+
+
+def _without(mapping: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:
+    return {c: v for c, v in mapping.items() if c not in columns}
+
+
+def _check_pseudonym_request(
+    result: RunResult, columns: Sequence[str], key_path: str | os.PathLike[str] | None
+) -> None:
+    identifiers = set(result.roles.identifiers)
+    for column in columns:
+        if column not in identifiers:
+            raise ExportRefused(
+                f"--pseudonymize {column!r}: only identifier columns are released as "
+                f"pseudonyms, and {column!r} is not tagged identifier (tag it with "
+                "--identifiers)"
+            )
+    if key_path is not None and not columns:
+        raise ExportRefused(
+            "--pseudonym-key is the key of pseudonymised columns; give --pseudonymize COL,... "
+            "too, or drop it"
+        )
+
+
+def _with_pseudonyms(
+    dataset: Dataset, frame: pd.DataFrame, columns: Sequence[str]
+) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
+    """The release with each of ``columns`` (identifiers, left out of ``frame``) put back at
+    its place in the input as pseudonyms, checked (:func:`check_pseudonyms`)."""
+    keys: dict[str, dict[str, str]] = {}
+    out = frame.copy(deep=False)
+    for column in columns:
+        original = dataset.frame[column]
+        tokens, keys[column] = pseudonymize_column(original)
+        check_pseudonyms(tokens, original)
+        out[column] = tokens.to_numpy()
+    order = [c for c in dataset.frame.columns if c in out.columns]
+    order += [c for c in out.columns if c not in order]  # a group column last
+    return out[order], keys
