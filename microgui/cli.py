@@ -168,6 +168,25 @@ def build_parser() -> argparse.ArgumentParser:
         "leading ' so that a spreadsheet does not run them as formulas (CSV injection)",
     )
     p.add_argument(
+        "--project",
+        metavar="FILE",
+        help="replay a project saved in the app: its table (or --input), roles, hierarchies and "
+        "its last run (or --run N), headless; no --method/-k/--qi/... then",
+    )
+    p.add_argument(
+        "--input",
+        dest="input_option",
+        metavar="NEW",
+        help="with --project: protect this table (today's extract) instead of the project's",
+    )
+    p.add_argument(
+        "--run",
+        dest="run_number",
+        metavar="N",
+        help="with --project: the run of the project's history to replay, numbered from 1 as in "
+        "the app (default: the last)",
+    )
+    p.add_argument(
         "--pseudonymize",
         action="append",
         metavar="COL,...",
@@ -575,12 +594,12 @@ def _list_methods() -> int:
 
 def _protect(args: argparse.Namespace) -> int:
     from microgui.core.dataset import Dataset
-    from microgui.core.export import export_run
-    from microgui.core.roles import roles_from_lists
-    from microgui.core.runs import RunSpec, information_loss_text, parse_seed, run_protection
+    from microgui.core.runs import parse_seed
 
     if args.list_methods:
         return _list_methods()
+    if args.project is not None or args.input_option is not None or args.run_number is not None:
+        return _protect_project(args)
     missing = [
         name
         for name, val in (
@@ -613,40 +632,168 @@ def _protect(args: argparse.Namespace) -> int:
             f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
             "the report), e.g. --allow-unsafe 'internal test file, not released'"
         )
-    seed = parse_seed(args.seed, "--seed")  # before any file is read
+    parse_seed(args.seed, "--seed")  # before any file is read
     csv_options = _csv_options(args)  # checked before any file is read too
-    ordinal = _parse_ordinal(args.ordinal)
+    _parse_ordinal(args.ordinal)
+    _run_params(args)
+    loaded = _read_input(src, args)
+    roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
+    dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
+    spec = spec_from_args(args)
+    return _run_and_export(args, loaded, dataset, spec, csv_options, out)
+
+
+def _run_params(args: argparse.Namespace) -> dict[str, str]:
     params = _parse_params(args.param)
     if args.round is not None:
         if "round" in params:
             raise _UsageError("give the rounding once: --round or --param round=, not both")
         params["round"] = args.round.strip()
-    hierarchies = _parse_hierarchies(args.hierarchy)
-    loaded = _read_input(src, args)
-    roles = roles_from_lists(
-        [str(c) for c in loaded.frame.columns],
+    return params
+
+
+def roles_from_args(args: argparse.Namespace, columns: Sequence[str]) -> Any:
+    """The :class:`~microgui.core.roles.RoleMap` that ``protect``'s role options give the
+    table's ``columns`` (what the app's "Copy as command" text is checked against)."""
+    from microgui.core.roles import roles_from_lists
+
+    return roles_from_lists(
+        list(columns),
         qi=_split(args.qi),
         identifiers=_split(args.identifiers),
         confidential=_split(args.confidential),
-        ordinal=ordinal,
+        ordinal=_parse_ordinal(args.ordinal),
         nominal=_split(args.nominal),
         missing_as_category=_split(args.missing_as_category),
     )
-    dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
-    spec = RunSpec.make(
+
+
+def spec_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~microgui.core.runs.RunSpec` that ``protect``'s options give."""
+    from microgui.core.runs import RunSpec, parse_seed
+
+    return RunSpec.make(
         args.method,
         args.k,
-        params,
-        seed,
-        hierarchies,
+        _run_params(args),
+        parse_seed(args.seed, "--seed"),
+        _parse_hierarchies(args.hierarchy),
         strata=_split(args.strata),
         block_size=args.block_size,
         engine=args.engine,
         scheduler=args.scheduler,
         workers=args.workers,
     )
+
+
+#: ``protect`` options a project gives (roles and the run): refused beside --project.
+_PROJECT_GIVES = (
+    ("method", "--method"), ("k", "-k"), ("qi", "--qi"), ("identifiers", "--identifiers"),
+    ("confidential", "--confidential"), ("ordinal", "--ordinal"), ("nominal", "--nominal"),
+    ("missing_as_category", "--missing-as-category"), ("param", "--param"),
+    ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
+    ("strata", "--strata"), ("block_size", "--block-size"),
+)  # fmt: skip
+
+
+def _protect_project(args: argparse.Namespace) -> int:
+    """``protect --project FILE [--input NEW] [--run N] -o OUT``: the project's roles and run
+    (issue 18, replay), headless. The table is the project's unless --input (or INPUT) names
+    another with the same columns; engine, scheduler and workers are this machine's choice, as
+    in the app (a project never carries them)."""
+    from dataclasses import replace
+
+    from microgui.core.dataset import Dataset
+    from microgui.core.errors import InvalidInput
+    from microgui.core.project_file import load_project
+
+    if args.project is None:
+        raise _UsageError("--input and --run replay a project: give --project FILE too")
+    given = [flag for name, flag in _PROJECT_GIVES if getattr(args, name, None) is not None]
+    if given:
+        raise _UsageError(
+            f"--project gives the roles and the run; drop {', '.join(given)} (or drop --project "
+            "and give them all)"
+        )
+    if args.input is not None and args.input_option is not None:
+        raise _UsageError("give the table once: INPUT or --input, not both")
+    if not args.output:
+        raise _UsageError("protect --project needs -o OUTPUT (see microgui protect --help)")
+    project_path = Path(args.project)
+    project = load_project(project_path)
+    folder = project_path.resolve().parent
+    table = args.input_option or args.input
+    src = Path(table) if table is not None else project.resolved_data_path(folder)
+    if src is None:
+        raise _UsageError(f"{project_path.name} names no table; give the table with --input FILE")
+    runs = project.resolved_runs(folder)
+    if not runs:
+        raise _UsageError(
+            f"{project_path.name} holds no run; run a method in the app, save the project, "
+            "then replay it"
+        )
+    number = len(runs)
+    if args.run_number is not None:
+        try:
+            number = int(args.run_number)
+        except ValueError:
+            number = 0
+        if not 1 <= number <= len(runs):
+            raise _UsageError(
+                f"--run {args.run_number!r}: {project_path.name} holds runs 1 to {len(runs)}"
+            )
+    spec = replace(
+        runs[number - 1],
+        engine=args.engine,
+        scheduler=args.scheduler,
+        workers=int(args.workers) if args.workers is not None else None,
+    )
+    _check_outputs(
+        [
+            args.output,
+            *([args.report] if args.report else []),
+            *([args.pseudonym_key] if args.pseudonym_key else []),
+        ],
+        [src, project_path, *(Path(p) for _c, p in spec.hierarchies)],
+    )
+    csv_options = _csv_options(args)
+    loaded = _read_input(src, args)
+    columns = [str(c) for c in loaded.frame.columns]
+    known = list(project.roles)
+    missing = [c for c in known if c not in columns]
+    extra = [c for c in columns if c not in known]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"lacks the project's column(s) {', '.join(map(repr, missing))}")
+        if extra:
+            parts.append(f"has column(s) the project does not know: {', '.join(map(repr, extra))}")
+        raise InvalidInput(
+            f"{src.name} {' and '.join(parts)}; open it in the app, tag its columns and save "
+            "the project again"
+        )
+    dataset = Dataset(loaded.frame, project.roles, loaded.source, loaded.value_labels)
+    print(
+        f"replaying run {number} of {len(runs)} of {project_path.name}: {spec.method}, "
+        f"k = {spec.k} on {src.name}",
+        file=sys.stderr,
+    )
+    return _run_and_export(args, loaded, dataset, spec, csv_options, Path(args.output))
+
+
+def _run_and_export(
+    args: argparse.Namespace,
+    loaded: Any,
+    dataset: Any,
+    spec: Any,
+    csv_options: Any,
+    out: Path,
+) -> int:
+    """The run and the release of ``protect`` (also of ``protect --project``)."""
+    from microgui.core.export import export_run
     from microgui.core.methods.jit_cache import on_first_compile
     from microgui.core.progress import no_progress
+    from microgui.core.runs import information_loss_text, run_protection
 
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
 

@@ -10,9 +10,11 @@ and measures: selecting one re-runs its spec with the same seed in the worker, t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -188,9 +190,16 @@ class HistoryPanel(QWidget):
             f"Put 2 to {MAX_COMPARED} selected runs side by side (sweep points among them are "
             "re-computed first with their seeds: same seed, same result)"
         )
+        self.command_button = QPushButton("Copy as command")
+        self.command_button.setToolTip(
+            "Copy the selected run as the microgui protect command line that makes it again "
+            "(same roles, parameters and seed); a saved project replays with "
+            "microgui protect --project FILE -o OUT"
+        )
         self.rerun_button.clicked.connect(self.rerun_selected)
         self.remove_button.clicked.connect(self.remove_selected)
         self.compare_button.clicked.connect(self.compare_selected)
+        self.command_button.clicked.connect(self.copy_command)
         self.hint = QLabel(
             "Finished runs are kept here. Select one to show it; Ctrl+click 2–4 to compare. "
             "Sweep points (italic) keep only their measures: selecting one re-runs it with the "
@@ -200,7 +209,7 @@ class HistoryPanel(QWidget):
         self.hint.setStyleSheet("color: #666;")
 
         buttons = QHBoxLayout()
-        for b in (self.rerun_button, self.remove_button, self.compare_button):
+        for b in (self.rerun_button, self.remove_button, self.compare_button, self.command_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
@@ -272,6 +281,30 @@ class HistoryPanel(QWidget):
         self.rerun_button.setEnabled(len(ids) == 1)
         self.remove_button.setEnabled(bool(ids))
         self.compare_button.setEnabled(2 <= len(ids) <= MAX_COMPARED)
+        self.command_button.setEnabled(len(ids) == 1)
+
+    def command_text(self, run_id: int) -> str:
+        """The command line of run ``run_id`` (its roles, parameters and the seed it used), with
+        a comment line for what the command line cannot say."""
+        from microgui.core.replay import command_for_run
+
+        entry = self._controller.entry(run_id)
+        dataset = entry.dataset
+        source = dataset.source if dataset.source is not None else Path("TABLE.csv")
+        output = source.with_name(f"{source.stem}_protected_k{entry.spec.k}.csv")
+        command = command_for_run(source, dataset.roles, entry.reproducible_spec, output)
+        lines = [command.text, *(f"# note: {c}" for c in command.caveats)]
+        return "\n".join(lines)
+
+    def copy_command(self) -> str:
+        """Put the selected run's command line on the clipboard; returns it ("" when not one
+        run is selected)."""
+        ids = self.selected_ids()
+        if len(ids) != 1:
+            return ""
+        text = self.command_text(ids[0])
+        QGuiApplication.clipboard().setText(text)
+        return text
 
     def rerun_selected(self) -> int | None:
         ids = self.selected_ids()

@@ -1,0 +1,103 @@
+"""A run as the command line that makes it again (issue 18, item 3: the app's "Copy as command").
+
+:func:`command_for_run` writes ``microgui protect`` with the table, the roles (``--qi``,
+``--nominal``, ``--ordinal COL=V1<V2<...`` with ``\\<`` and ``\\=`` escaped as the command line
+reads them, ``--identifiers``, ``--confidential``, ``--missing-as-category``) and the run
+(``--method``, ``-k``, every ``--param``, ``--seed``, ``--hierarchy``, ``--strata``,
+``--block-size``, ``--engine``/``--scheduler``/``--workers`` when not the defaults). Names
+holding a comma are written with ``\\,``. The text is quoted for a POSIX shell
+(:func:`shlex.join`). Parsed by the command line, it gives the same :class:`RunSpec` and the same
+roles, except what the command line cannot say: the kind of a confidential column (it is given
+as a plain ``--confidential``); :func:`command_for_run` lists such differences in ``caveats``.
+
+A saved project replays without retyping anything: ``microgui protect --project FILE -o OUT``
+(``--run N``, ``--input NEW``).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
+from microgui.core.runs import RunSpec
+
+__all__ = ["Command", "command_for_run"]
+
+
+@dataclass(frozen=True)
+class Command:
+    """The arguments (without the program name), the shell text, and what it cannot carry."""
+
+    args: tuple[str, ...]
+    caveats: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return shlex.join(["microgui", *self.args])
+
+
+def _names(names: list[str]) -> str:
+    return ",".join(n.replace(",", "\\,") for n in names)
+
+
+def command_for_run(
+    data_path: str | Path, roles: RoleMap, spec: RunSpec, output: str | Path = "protected.csv"
+) -> Command:
+    """``microgui protect`` giving ``spec`` on the table at ``data_path`` tagged ``roles``."""
+    args: list[str] = ["protect", str(data_path), "-o", str(output)]
+    caveats: list[str] = []
+    qi = [c for c in roles if roles[c].role is AttributeRole.QUASI_IDENTIFIER]
+    args += ["--qi", _names(qi)]
+    nominal = [c for c in qi if roles[c].kind is AttributeKind.NOMINAL]
+    if nominal:
+        args += ["--nominal", _names(nominal)]
+    for c in qi:
+        spec_c = roles[c]
+        if spec_c.kind is AttributeKind.ORDINAL:
+            name = c.replace("=", "\\=")
+            if spec_c.order:
+                order = "<".join(v.replace("<", "\\<") for v in spec_c.order)
+                args += ["--ordinal", f"{name}={order}"]
+            else:
+                args += ["--ordinal", name]
+    missing = [c for c in qi if roles[c].missing_as_category]
+    if missing:
+        args += ["--missing-as-category", _names(missing)]
+    identifiers = [c for c in roles if roles[c].role is AttributeRole.IDENTIFIER]
+    if identifiers:
+        args += ["--identifiers", _names(identifiers)]
+    confidential = [c for c in roles if roles[c].role is AttributeRole.CONFIDENTIAL]
+    if confidential:
+        args += ["--confidential", _names(confidential)]
+        kinds = [c for c in confidential if roles[c].kind is not AttributeKind.CONTINUOUS]
+        if kinds:
+            caveats.append(
+                "the command line reads the kind of a confidential column from its values: "
+                + ", ".join(f"{c!r} ({roles[c].kind.value})" for c in kinds)
+            )
+    args += ["--method", spec.method, "-k", str(spec.k)]
+    for name, value in spec.params:
+        args += ["--param", f"{name}={_value(value)}"]
+    if spec.seed is not None:
+        args += ["--seed", str(spec.seed)]
+    for column, path in spec.hierarchies:
+        args += ["--hierarchy", f"{column}={path}"]
+    if spec.strata:
+        args += ["--strata", _names(list(spec.strata))]
+    if spec.block_size is not None:
+        args += ["--block-size", str(spec.block_size)]
+    if spec.engine != "local":
+        args += ["--engine", spec.engine]
+    if spec.scheduler:
+        args += ["--scheduler", spec.scheduler]
+    if spec.workers is not None:
+        args += ["--workers", str(spec.workers)]
+    return Command(tuple(args), tuple(caveats))
+
+
+def _value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
