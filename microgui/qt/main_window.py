@@ -27,11 +27,13 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QLabel,
     QLineEdit,
     QMainWindow,
     QMenu,
     QMessageBox,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -233,8 +235,20 @@ class MainWindow(QMainWindow):
         self.run_panel = RunPanel(self.controller)
         self.roles_panel = RolesPanel(self.controller)
         self.results_panel = ResultsPanel(self.controller)
+        # The method panel scrolls when its dock is shorter than the panel (a 768 px screen
+        # with the parameters open): its rows never overlap (the explanation was drawn over the
+        # k row at 1366 x 768).
+        self.run_scroll = QScrollArea()
+        self.run_scroll.setWidget(self.run_panel)
+        self.run_scroll.setWidgetResizable(True)
+        self.run_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.run_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # ... but the dock keeps room for the whole panel with its parameters folded (Run and
+        # the progress bar in sight without scrolling)
+        status_lines = self.run_panel.status_label.fontMetrics().lineSpacing()  # a 2nd line
+        self.run_scroll.setMinimumHeight(self.run_panel.minimumSizeHint().height() + status_lines)
         self.run_dock = self._dock(
-            "Method", "run_dock", self.run_panel, Qt.DockWidgetArea.LeftDockWidgetArea
+            "Method", "run_dock", self.run_scroll, Qt.DockWidgetArea.LeftDockWidgetArea
         )
         self.roles_dock = self._dock(
             "Columns and roles",

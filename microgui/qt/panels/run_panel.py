@@ -287,7 +287,7 @@ class RunPanel(QWidget):
         self.summary_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # a few lines (it scrolls): on a 768 px screen the roles below need the height
         self.summary_area.setMinimumHeight(64)
-        self.summary_area.setMaximumHeight(170)
+        self.summary_area.setMaximumHeight(72)
         self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         form.addRow(self.summary_area)
         form.addRow("k", self.k_spin)
