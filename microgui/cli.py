@@ -637,6 +637,7 @@ def _protect(args: argparse.Namespace) -> int:
     _parse_ordinal(args.ordinal)
     _run_params(args)
     loaded = _read_input(src, args)
+    _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
     roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
     spec = spec_from_args(args)
@@ -694,6 +695,22 @@ _PROJECT_GIVES = (
     ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
     ("strata", "--strata"), ("block_size", "--block-size"),
 )  # fmt: skip
+
+
+def _check_release_size(output: str, rows: int, columns: int) -> None:
+    """An Excel output that cannot hold the table is refused before the run, not after it."""
+    from microgui.core.release import EXCEL_MAX_COLUMNS, EXCEL_MAX_ROWS, release_format
+
+    try:
+        fmt = release_format(output)
+    except Exception:  # noqa: BLE001 - refused again, with its message, by the export
+        return
+    if fmt == "excel" and (rows + 1 > EXCEL_MAX_ROWS or columns > EXCEL_MAX_COLUMNS):
+        raise _UsageError(
+            f"an Excel sheet holds at most {EXCEL_MAX_ROWS - 1:,} records and "
+            f"{EXCEL_MAX_COLUMNS:,} columns; {Path(output).name} would need {rows:,} x "
+            f"{columns:,}: write .csv or .parquet"
+        )
 
 
 def _protect_project(args: argparse.Namespace) -> int:
@@ -772,6 +789,7 @@ def _protect_project(args: argparse.Namespace) -> int:
             f"{src.name} {' and '.join(parts)}; open it in the app, tag its columns and save "
             "the project again"
         )
+    _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
     dataset = Dataset(loaded.frame, project.roles, loaded.source, loaded.value_labels)
     print(
         f"replaying run {number} of {len(runs)} of {project_path.name}: {spec.method}, "

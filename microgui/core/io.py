@@ -56,6 +56,7 @@ import math
 import os
 import re
 import secrets
+import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -1907,9 +1908,13 @@ def _write_temp_file(target: Path, writer: FileWriter) -> Path:
         except (OSError, ExportRefused):
             raise
         except Exception as exc:  # the library's own errors (pyarrow, openpyxl, pyreadstat)
+            full = ""
+            with suppress(OSError):
+                if shutil.disk_usage(folder).free < 16 * 1024 * 1024:
+                    full = "the disk is full or nearly: free space, or write elsewhere; "
             raise ExportRefused(
-                f"{target.name} could not be written as {writer.what}: {exc}; choose another "
-                "format (e.g. .csv) or fix the column named"
+                f"{target.name} could not be written as {writer.what}: {full}{exc}; choose "
+                "another format (e.g. .csv) or fix the column named"
             ) from exc
         fd = os.open(tmp, os.O_RDONLY)
         try:

@@ -30,6 +30,7 @@ columns, and control characters in text cells of a workbook.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import os
 import re
 from collections.abc import Mapping
@@ -74,14 +75,31 @@ FORMAT_NAMES = {
 }
 EXCEL_MAX_ROWS = 1_048_576  # the header is one of them
 EXCEL_MAX_COLUMNS = 16_384
-_STATA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
-_SPSS_NAME = re.compile(r"[A-Za-z@#$][A-Za-z0-9_.@#$]*")
+# Unicode letters are allowed (Stata 14+, SPSS 16+; pyreadstat writes them)
+_STATA_NAME = re.compile(r"[^\W\d]\w{0,31}")
+_SPSS_NAME = re.compile(r"(?:[^\W\d_]|@)[\w.@#$]*")
+_STATA_RESERVED = frozenset(
+    "_all _b byte _coef _cons double float if in int long _n _N _pi _pred _rc _skip strL "
+    "using with".split()
+)
+_SPSS_RESERVED = frozenset("ALL AND BY EQ GE GT LE LT NE NOT OR TO WITH".split())
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+#: Longest text cell a format holds: Excel 32,767 characters; SPSS 32,767 bytes; Stata 2,045
+#: bytes (a str variable; pyreadstat writes no strL).
+_LONGEST = {"excel": ("characters", 32_767), "spss": ("bytes", 32_767), "stata": ("bytes", 2_045)}
+#: Integers beyond this are not exact in a float64 (SPSS, Stata, Excel store numbers so).
+_EXACT_INT = 2**53
+_PLAIN_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?"
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _MEASURES = ("nominal", "ordinal", "scale")
 
 
 #: Encodings a CSV release can be written in (``--csv-encoding``).
 CSV_ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "cp1252", "latin-1")
+_ENCODING_ALIASES = {
+    "utf8": "utf-8", "utf-8-bom": "utf-8-sig", "utf16": "utf-16", "latin1": "latin-1",
+    "iso-8859-1": "latin-1", "iso8859-1": "latin-1", "windows-1252": "cp1252",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -94,17 +112,26 @@ class CsvOptions:
     sep: str = ","
     decimal: str = "."
     encoding: str = "utf-8"
+    #: the separator was given (a .tsv output then keeps it)
+    sep_given: bool = False
 
     @classmethod
     def make(
         cls, sep: str | None = None, decimal: str | None = None, encoding: str | None = None
     ) -> CsvOptions:
         """Checked options (:class:`ExportRefused` naming the option and what to give)."""
+        given = sep is not None
         sep = {"tab": "\t", "\\t": "\t", "semicolon": ";", "comma": ","}.get(sep or ",", sep or ",")
-        if len(sep) != 1 or sep.isalnum() or sep in '"\r\n. ':
+        if (
+            len(sep) != 1
+            or sep.isalnum()
+            or sep in "\"'\r\n. =+-@"
+            or (ord(sep) < 32 and sep != "\t")
+        ):
             raise ExportRefused(
                 f"--csv-sep {sep!r}: give one character that is not a letter, digit, dot, "
-                "space or quote (, ; | or tab)"
+                "space, quote, control character or one of = + - @ (a line starting with one "
+                "is run as a formula by a spreadsheet): , ; | or tab"
             )
         decimal = decimal or "."
         if decimal not in (".", ","):
@@ -114,22 +141,23 @@ class CsvOptions:
                 f"--csv-decimal {decimal!r} is also the separator; use --csv-sep ';' with a "
                 "decimal comma"
             )
-        encoding = (encoding or "utf-8").lower()
+        encoding = (encoding or "utf-8").lower().replace("_", "-")
+        encoding = _ENCODING_ALIASES.get(encoding, encoding)
         if encoding not in CSV_ENCODINGS:
             raise ExportRefused(
                 f"--csv-encoding {encoding!r}: give one of {', '.join(CSV_ENCODINGS)}"
             )
-        return cls(sep, decimal, encoding)
+        return cls(sep, decimal, encoding, given)
 
     def for_name(self, path: str | os.PathLike[str]) -> CsvOptions:
         """A ``.tsv`` output with the default separator gets a tab."""
-        if self.sep == "," and Path(path).suffix.lower() == ".tsv":
-            return CsvOptions("\t", self.decimal, self.encoding)
+        if not self.sep_given and Path(path).suffix.lower() == ".tsv":
+            return CsvOptions("\t", self.decimal, self.encoding, True)
         return self
 
     @property
     def is_default(self) -> bool:
-        return self == CsvOptions()
+        return (self.sep, self.decimal, self.encoding) == (",", ".", "utf-8")
 
     def to_json(self) -> dict[str, str]:
         return {"separator": self.sep, "decimal": self.decimal, "encoding": self.encoding}
@@ -141,6 +169,9 @@ def csv_options_writer(frame: pd.DataFrame, options: CsvOptions) -> EncodedWrite
     are, quoted where they hold the separator, a quote or a line break (all text quoted when
     some cell holds a carriage return). A cell the encoding cannot hold is refused first, naming
     its column and record."""
+    _check_cells(frame, "csv")
+    if options.decimal != ".":
+        frame, _numbers = typed_numbers(frame)  # the decimal mark applies to them too
     cells: dict[object, list[object]] = {}
     quote_all = False
     for name in frame.columns:
@@ -212,13 +243,24 @@ def release_writer(
     what the report says of it. ``stat`` is the input's :data:`~microgui.core.io.STAT_ATTR`
     (SPSS/Stata labels), used by the SPSS and Stata formats. Refuses (:class:`ExportRefused`)
     what the format cannot hold, before anything is written."""
+    if fmt not in ("excel", "parquet", "spss", "stata"):
+        raise ValueError(f"no file writer for format {fmt!r}")
+    _check_cells(frame, fmt)
+    frame, numbers = typed_numbers(frame)
+    notes: dict[str, Any] = {}
+    if numbers:
+        notes["columns_written_as_numbers"] = numbers
+    if fmt != "parquet":
+        frame, inexact = _inexact_integers(frame)
+        if inexact:
+            notes["integers_written_as_text"] = inexact
     if fmt == "excel":
-        return _excel(frame)
-    if fmt == "parquet":
-        return _parquet(frame)
-    if fmt in ("spss", "stata"):
-        return _stat(frame, fmt, stat or {}, compress)
-    raise ValueError(f"no file writer for format {fmt!r}")
+        writer, more = _excel(frame)
+    elif fmt == "parquet":
+        writer, more = _parquet(frame)
+    else:
+        writer, more = _stat(frame, fmt, stat or {}, compress)
+    return writer, {**notes, **more}
 
 
 def _excel(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
@@ -292,26 +334,123 @@ def _is_text(column: pd.Series) -> bool:
 
 
 def _check_names(frame: pd.DataFrame, fmt: str) -> None:
+    seen: dict[str, str] = {}
     for name in frame.columns:
         text = str(name)
         if fmt == "stata":
-            ok = _STATA_NAME.fullmatch(text) is not None
-            rule = "letters, digits and _, not starting with a digit, at most 32 characters"
+            ok = (
+                _STATA_NAME.fullmatch(text) is not None
+                and len(text.encode("utf-8")) <= 128
+                and text not in _STATA_RESERVED
+                and re.fullmatch(r"str\d+", text) is None
+            )
+            rule = (
+                "letters, digits and _, not starting with a digit, at most 32 characters, not a "
+                "reserved word such as in, if, byte, _n"
+            )
         else:
             ok = (
                 _SPSS_NAME.fullmatch(text) is not None
                 and len(text.encode("utf-8")) <= 64
                 and not text.endswith(".")
+                and text.upper() not in _SPSS_RESERVED
             )
             rule = (
-                "at most 64 bytes, starting with a letter, @, # or $, then letters, digits or "
-                "_ . @ # $, not ending with a dot"
+                "at most 64 bytes, starting with a letter or @, then letters, digits or _ . @ # "
+                "$, not ending with a dot, not a reserved word such as BY, ALL, TO"
             )
+            other = seen.get(text.upper())
+            if ok and other is not None:
+                raise ExportRefused(
+                    f"columns {other!r} and {text!r} are one SPSS variable name (SPSS ignores "
+                    "case); rename one in the input, or write .csv or .parquet"
+                )
+            seen[text.upper()] = text
         if not ok:
             raise ExportRefused(
                 f"column {text!r} is not a valid {'Stata' if fmt == 'stata' else 'SPSS'} "
                 f"variable name ({rule}); rename it in the input, or write .csv or .parquet"
             )
+
+
+def _check_cells(frame: pd.DataFrame, fmt: str) -> None:
+    """NUL characters (every format) and text longer than the format holds, refused naming the
+    column and record (readers cut or blank such cells without a word)."""
+    unit, longest = _LONGEST.get(fmt, ("characters", 0))
+    for name in frame.columns:
+        column = frame[name]
+        if not _is_text(column):
+            continue
+        text = column.astype("string")
+        nul = text.str.contains("\x00", regex=False, na=False).to_numpy(dtype=bool)
+        if nul.any():
+            row = int(np.flatnonzero(nul)[0])
+            raise ExportRefused(
+                f"column {name!r}, record {row + 1:,}: a NUL character, which "
+                f"{FORMAT_NAMES[fmt]} cannot hold; remove it or write .csv"
+            )
+        if not longest:
+            continue
+        if unit == "bytes":
+            sizes = text.map(lambda v: len(v.encode("utf-8")) if isinstance(v, str) else 0)
+        else:
+            sizes = text.str.len().fillna(0)
+        too_long = sizes.to_numpy(dtype=np.int64) > longest
+        if too_long.any():
+            row = int(np.flatnonzero(too_long)[0])
+            raise ExportRefused(
+                f"column {name!r}, record {row + 1:,}: text longer than {FORMAT_NAMES[fmt]} "
+                f"holds ({longest:,} {unit}); write .csv or .parquet"
+            )
+
+
+def typed_numbers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Text columns whose every cell is a plain number written as the number itself (no
+    leading zero, no trailing zero after the point, at most 15 digits: ``1000.5``, ``-3``,
+    never ``01234`` or ``1.50``) or missing, as numbers: what a CSV input's pass-through number
+    columns are in a typed format (and where a CSV's decimal mark applies). Returns the frame
+    and the columns converted."""
+    out = frame
+    converted: list[str] = []
+    for name in frame.columns:
+        column = frame[name]
+        if not _is_text(column) or isinstance(column.dtype, pd.CategoricalDtype):
+            continue
+        values = column.tolist()
+        if not all(isinstance(v, str) or _missing(v) for v in values):
+            continue
+        text = pd.Series(values, dtype="string").str.strip()
+        missing = text.isna() | text.isin(["", "NA", "N/A", "NaN", "nan", "."])
+        present = text[~missing]
+        if present.empty:
+            continue
+        plain = present.str.fullmatch(_PLAIN_NUMBER_TEXT).fillna(False)
+        digits = present.str.count(r"[0-9]")
+        if not bool(plain.all()) or int(digits.max()) > 15 or bool((present == "-0").any()):
+            continue
+        numbers = pd.to_numeric(text.where(~missing), errors="coerce")
+        whole = not present.str.contains(".", regex=False).any() and not missing.any()
+        out = frame.copy(deep=False) if out is frame else out
+        out[name] = (numbers.astype(np.int64) if whole else numbers.astype(np.float64)).to_numpy()
+        converted.append(str(name))
+    return out, converted
+
+
+def _inexact_integers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Integer columns holding a value beyond 2**53, which a float64 (SPSS, Stata, Excel)
+    would round, as text (the exact digits); returns the columns."""
+    out = frame
+    done: list[str] = []
+    for name in frame.columns:
+        column = frame[name]
+        if not pd.api.types.is_integer_dtype(column.dtype):
+            continue
+        big = column.abs() > _EXACT_INT
+        if bool(big.fillna(False).any()):
+            out = frame.copy(deep=False) if out is frame else out
+            out[name] = _as_text(column.astype(object))
+            done.append(str(name))
+    return out, done
 
 
 def _stat(
@@ -326,13 +465,17 @@ def _stat(
     labels_out: dict[str, dict[float, str]] = {}
     outside: dict[str, int] = {}
     as_text: list[str] = []
+    dropped: list[str] = []
+    neutralized = 0
     for name in frame.columns:
         column = frame[name]
         shown = codes.get(str(name))
         if shown is not None and _is_text(column):
+            # the release's text may carry the formula rule's leading ' (export_run)
+            lookup = {**{_neutral(t): c for t, c in shown.items()}, **shown}
             texts = column.astype(object)
             present = pd.notna(texts.to_numpy())
-            mapped = texts.map(lambda v, m=shown: m.get(v) if isinstance(v, str) else None)
+            mapped = texts.map(lambda v, m=lookup: m.get(v) if isinstance(v, str) else None)
             missing = present & pd.isna(mapped.to_numpy())
             if missing.any():
                 outside[str(name)] = int(pd.Series(texts[missing]).nunique())
@@ -343,16 +486,41 @@ def _stat(
             labels_out[str(name)] = _numeric_labels(value_labels.get(str(name), {}))
         elif str(name) in value_labels and pd.api.types.is_numeric_dtype(column):
             labels_out[str(name)] = _numeric_labels(value_labels[str(name)])
-        elif _is_text(column) or column.dtype == object:
+        elif (_is_text(column) or column.dtype == object) and not _dates(column):
             out[name] = _as_text(column)
+        if str(name) in value_labels and str(name) not in labels_out:
+            if str(name) not in as_text:
+                dropped.append(str(name))  # text codes: SPSS/Stata numeric labels cannot hold
+    for column_name, labels in list(labels_out.items()):
+        if fmt == "stata":
+            whole = {c: t for c, t in labels.items() if float(c).is_integer() and abs(c) < 2**31}
+            if len(whole) < len(labels):
+                dropped.append(column_name)  # Stata labels integer codes only
+            labels = whole
+        safe = {c: _neutral(t) for c, t in labels.items()}
+        neutralized += sum(safe[c] != labels[c] for c in labels)
+        labels_out[column_name] = safe
     labels_out = {c: m for c, m in labels_out.items() if m}
-    kept_labels = {str(c): column_labels[str(c)] for c in frame.columns if str(c) in column_labels}
+    kept_labels: dict[str, str] = {}
+    for c in frame.columns:
+        label = column_labels.get(str(c))
+        if label is None:
+            continue
+        if fmt == "stata" and len(label) > 80:
+            raise ExportRefused(
+                f"column {str(c)!r}: its variable label has {len(label)} characters and a Stata "
+                "label holds 80; shorten it in the input, or write .sav"
+            )
+        kept_labels[str(c)] = _neutral(label)
+        neutralized += kept_labels[str(c)] != label
     notes: dict[str, Any] = {
         "labels": {
             "value_labels_kept": sorted(labels_out),
             "variable_labels_kept": sorted(kept_labels),
             "values_outside_labels": outside,
             "written_as_text": as_text,
+            "value_labels_dropped": sorted(set(dropped)),
+            "labels_neutralized": int(neutralized),
         }
     }
 
@@ -376,6 +544,24 @@ def _stat(
             pyreadstat.write_dta(out, os.fspath(path), version=15, **common)
 
     return FileWriter(write, FORMAT_NAMES[fmt]), notes
+
+
+def _neutral(text: str) -> str:
+    """A label or text as the formula rule writes it: a leading ' before = + - @ tab CR,
+    except plain numbers (:func:`microgui.core.export.neutralize_formulas`)."""
+    if (
+        text[:1] in _FORMULA_START
+        and re.fullmatch(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", text) is None
+    ):
+        return "'" + text
+    return text
+
+
+def _dates(column: pd.Series) -> bool:
+    """Whether every value of an object column is a date, a time or a date-time (pyreadstat
+    writes them as SPSS/Stata dates and times)."""
+    values = [v for v in column.tolist() if not _missing(v)]
+    return bool(values) and all(isinstance(v, (dt.date, dt.time)) for v in values)
 
 
 def _numeric_labels(labels: Mapping[object, str]) -> dict[float, str]:

@@ -391,3 +391,132 @@ def test_every_column_type_goes_out_or_is_refused_in_one_sentence(tmp_path: Path
     assert out.exists() and report["output_format"]
     back = read_table(out).frame
     assert len(back) == len(frame) and list(back.columns) == list(frame.columns)
+
+
+# --------------------------------------------------------------------------------------------
+# the adversarial review's findings (issue 18): each broke the first version
+# --------------------------------------------------------------------------------------------
+
+
+def test_number_columns_of_a_csv_input_go_out_as_numbers(tmp_path: Path) -> None:
+    source = tmp_path / "r.csv"
+    source.write_text(
+        "age,income,zip,price\n21,1000.5,01234,1.50\n22,2000.25,02345,2.50\n23,,03456,3.50\n"
+    )
+    args = ["--qi", "age", "--confidential", "income", "-k", "3", "--method", "mdav"]
+    for ext in (".sav", ".dta", ".xlsx", ".parquet"):
+        out = tmp_path / f"o{ext}"
+        assert main(["protect", str(source), "-o", str(out), *args]) == 0
+        if ext in (".sav", ".dta"):
+            got, _meta = _read_stat(out)
+        elif ext == ".xlsx":
+            got = pd.read_excel(out, engine="openpyxl", dtype={"zip": str, "price": str})
+        else:
+            got = pd.read_parquet(out)
+        assert pd.api.types.is_float_dtype(got["income"]), ext
+        assert got["income"].tolist()[:2] == [1000.5, 2000.25] and pd.isna(got["income"][2])
+        assert [str(v) for v in got["zip"]] == ["01234", "02345", "03456"], ext  # text kept
+        assert [str(v) for v in got["price"]] == ["1.50", "2.50", "3.50"], ext  # as written
+    out = tmp_path / "eu.csv"
+    assert (
+        main(
+            ["protect", str(source), "-o", str(out), *args, "--csv-sep", ";", "--csv-decimal", ","]
+        )
+        == 0
+    )
+    assert out.read_text().splitlines()[1].split(";")[1] == "1000,5"
+
+
+def test_integers_beyond_2_53_are_not_rounded(tmp_path: Path) -> None:
+    frame = pd.DataFrame(
+        {"hh": np.array([12345678901234567, 12345678901234568, 3], dtype=np.int64)}
+    )
+    for fmt, path in (("spss", "a.sav"), ("stata", "a.dta"), ("excel", "a.xlsx")):
+        writer, notes = release_writer(frame, fmt)
+        assert notes["integers_written_as_text"] == ["hh"]
+        writer.write(tmp_path / path)
+    got, _meta = pyreadstat.read_sav(tmp_path / "a.sav")
+    assert got["hh"].tolist() == ["12345678901234567", "12345678901234568", "3"]
+    writer, notes = release_writer(frame, "parquet")
+    writer.write(tmp_path / "a.parquet")
+    assert pd.read_parquet(tmp_path / "a.parquet")["hh"].tolist() == frame["hh"].tolist()
+
+
+def test_spss_dates_stay_dates(tmp_path: Path) -> None:
+    import datetime as dt
+
+    frame = pd.DataFrame(
+        {"age": [30.0, 31.0, 32.0], "born": [dt.date(1990, 1, 1), dt.date(1991, 2, 3), None]}
+    )
+    source = tmp_path / "d.sav"
+    pyreadstat.write_sav(frame, source)
+    out = tmp_path / "o.sav"
+    assert (
+        main(["protect", str(source), "-o", str(out), "--qi", "age", "-k", "3", "--method", "mdav"])
+        == 0
+    )
+    _got, meta = pyreadstat.read_sav(out)
+    assert meta.original_variable_types["born"].startswith("DATE")
+
+
+def test_formula_like_labels_keep_their_codes_and_are_neutralized(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"age": [30.0, 31.0, 32.0, 40.0, 41.0, 42.0], "frm": [1.0, 2.0] * 3})
+    source = tmp_path / "f.sav"
+    pyreadstat.write_sav(
+        frame, source, variable_value_labels={"frm": {1: "- none", 2: "@home"}},
+        column_labels={"age": "=1+1 age"},
+    )  # fmt: skip
+    out = tmp_path / "o.sav"
+    code = main(
+        ["protect", str(source), "-o", str(out), "--qi", "age", "-k", "3", "--method", "mdav",
+         "--report", str(tmp_path / "r.json")]
+    )  # fmt: skip
+    assert code == 0
+    got, meta = pyreadstat.read_sav(out)
+    assert got["frm"].tolist() == [1.0, 2.0] * 3  # codes, not text
+    assert meta.variable_value_labels["frm"] == {1.0: "'- none", 2.0: "'@home"}
+    assert meta.column_names_to_labels["age"] == "'=1+1 age"
+    labels = json.loads((tmp_path / "r.json").read_text())["labels"]
+    assert labels["values_outside_labels"] == {} and labels["labels_neutralized"] == 3
+
+
+@pytest.mark.parametrize("sep", ["=", "+", "-", "@", "\x01", "'"])
+def test_separators_a_spreadsheet_would_run_are_refused(sep: str) -> None:
+    from microgui.core.release import CsvOptions
+
+    with pytest.raises(ExportRefused, match="--csv-sep"):
+        CsvOptions.make(sep)
+
+
+def test_text_longer_than_the_format_holds_and_nul_are_refused() -> None:
+    long = pd.DataFrame({"t": ["a", "x" * 40_000]})
+    with pytest.raises(ExportRefused, match=r"record 2: text longer than an Excel workbook"):
+        release_writer(long, "excel")
+    with pytest.raises(ExportRefused, match=r"longer than a Stata file holds \(2,045 bytes\)"):
+        release_writer(pd.DataFrame({"t": ["é" * 1_100]}), "stata")
+    for fmt in ("excel", "parquet", "spss", "stata"):
+        with pytest.raises(ExportRefused, match="a NUL character"):
+            release_writer(pd.DataFrame({"t": ["ok", "a\x00b"]}), fmt)
+
+
+def test_names_unicode_reserved_and_case_duplicates() -> None:
+    frame = pd.DataFrame({"Größe": [1.0], "âge": [2.0]})
+    release_writer(frame, "spss")
+    release_writer(frame, "stata")
+    with pytest.raises(ExportRefused, match="'in' is not a valid Stata"):
+        release_writer(pd.DataFrame({"in": [1.0]}), "stata")
+    with pytest.raises(ExportRefused, match="'BY' is not a valid SPSS"):
+        release_writer(pd.DataFrame({"BY": [1.0]}), "spss")
+    with pytest.raises(ExportRefused, match="SPSS ignores case"):
+        release_writer(pd.DataFrame({"age": [1.0], "AGE": [2.0]}), "spss")
+    with pytest.raises(ExportRefused, match="not a valid SPSS"):
+        release_writer(pd.DataFrame({"#x": [1.0]}), "spss")
+
+
+def test_tsv_keeps_an_explicit_comma_and_encoding_aliases() -> None:
+    from microgui.core.release import CsvOptions
+
+    assert CsvOptions.make(",").for_name("a.tsv").sep == ","
+    assert CsvOptions.make().for_name("a.tsv").sep == "\t"
+    assert CsvOptions.make(encoding="latin1").encoding == "latin-1"
+    assert CsvOptions.make(encoding="UTF_8").encoding == "utf-8"
