@@ -934,6 +934,23 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
             "--sheet is for Excel workbooks, which --engine dask does not read; save the sheet "
             "as Parquet or CSV, or run with --engine local"
         )
+    unsupported = [
+        flag
+        for name, flag in (
+            ("pseudonymize", "--pseudonymize"),
+            ("pseudonym_key", "--pseudonym-key"),
+            ("csv_sep", "--csv-sep"),
+            ("csv_decimal", "--csv-decimal"),
+            ("csv_encoding", "--csv-encoding"),
+            ("project", "--project"),
+        )  # fmt: skip
+        if getattr(args, name, None) is not None
+    ]
+    if unsupported:
+        raise _UsageError(
+            f"{', '.join(unsupported)}: not available when the table is read and written in "
+            "partitions on the workers (an output folder); name one output file, or drop them"
+        )
     if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
         raise _UsageError(
             f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "

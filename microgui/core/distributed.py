@@ -1387,6 +1387,14 @@ def _run(
             **({"extra_not_combined": not_combined} if not_combined else {}),
         },
         "output": folder.name,
+        # the keys of a single-file release (issue 18): the parts' format; CSV parts are
+        # written with the default options
+        "output_format": out_kind,
+        **(
+            {"csv_format": {"separator": ",", "decimal": ".", "encoding": "utf-8"}}
+            if out_kind == "csv"
+            else {}
+        ),
     }
     if mode != "none":
         used = {c: (written[j] if mode == "source" else int(mode)) for j, c in enumerate(names)}

@@ -131,3 +131,19 @@ def test_pseudonyms_in_an_spss_release(tmp_path: Path) -> None:
     assert _protect(source, out, "--pseudonymize", "ssn") == 0
     released, _meta = pyreadstat.read_sav(out)
     assert all(PSEUDONYM_PATTERN.fullmatch(v) or v == "" for v in released["ssn"])
+
+
+def test_partitioned_runs_refuse_what_they_cannot_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --engine dask with an output folder reads and writes in partitions on the workers: the
+    # release options of a single file are refused there, not silently dropped
+    source = _table(tmp_path)
+    for extra in (["--pseudonymize", "ssn"], ["--csv-sep", ";"]):
+        code = main(
+            ["protect", str(source), "-o", str(tmp_path / "parts"), "--identifiers", "ssn,name",
+             "--qi", "age,income", "-k", "3", "--method", "mdav", "--engine", "dask", *extra]
+        )  # fmt: skip
+        err = capsys.readouterr().err
+        assert code != 0 and "not available when the table is read and written in partitions" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv"]
