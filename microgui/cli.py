@@ -619,14 +619,7 @@ def _protect(args: argparse.Namespace) -> int:
     src, out = Path(args.input), Path(args.output)
     # Output targets are checked before anything is read or computed: never the input or a
     # hierarchy file (by inode), never a folder, a special file or a missing folder (issue 12).
-    _check_outputs(
-        [
-            args.output,
-            *([args.report] if args.report else []),
-            *([args.pseudonym_key] if getattr(args, "pseudonym_key", None) else []),
-        ],
-        [src, *_parse_hierarchies(args.hierarchy).values()],
-    )
+    _check_outputs(_output_targets(args), [src, *_parse_hierarchies(args.hierarchy).values()])
     if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
         raise _UsageError(
             f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
@@ -695,6 +688,11 @@ _PROJECT_GIVES = (
     ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
     ("strata", "--strata"), ("block_size", "--block-size"),
 )  # fmt: skip
+
+
+def _output_targets(args: argparse.Namespace) -> list[str]:
+    """The files ``protect`` writes: OUTPUT, the report and the pseudonym key when asked."""
+    return [args.output, *(p for p in (args.report, args.pseudonym_key) if p)]
 
 
 def _check_release_size(output: str, rows: int, columns: int) -> None:
@@ -766,12 +764,7 @@ def _protect_project(args: argparse.Namespace) -> int:
         workers=int(args.workers) if args.workers is not None else None,
     )
     _check_outputs(
-        [
-            args.output,
-            *([args.report] if args.report else []),
-            *([args.pseudonym_key] if args.pseudonym_key else []),
-        ],
-        [src, project_path, *(Path(p) for _c, p in spec.hierarchies)],
+        _output_targets(args), [src, project_path, *(Path(p) for _c, p in spec.hierarchies)]
     )
     csv_options = _csv_options(args)
     loaded = _read_input(src, args)

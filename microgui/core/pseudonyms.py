@@ -32,6 +32,7 @@ import pandas as pd
 
 from microgui.core.dataset import is_missing
 from microgui.core.errors import ExportRefused
+from microgui.core.release import is_missing_value
 
 __all__ = [
     "PSEUDONYM_PATTERN",
@@ -53,7 +54,8 @@ PSEUDONYM_WARNING = (
 def pseudonymize(values: pd.Series) -> tuple[pd.Series, dict[str, str]]:
     """(the column as pseudonyms, {original value as text: pseudonym}). Each distinct value
     gets its own random token; missing cells stay missing (None)."""
-    missing = is_missing(values)  # the policy of the whole app: empty, NA, N/A, NaN, nan, "."
+    # the policy of the whole app: empty, NA, N/A, NaN, nan, "."
+    missing = is_missing(values)
     cells = values.tolist()
     originals = {_text(v) for v, m in zip(cells, missing, strict=True) if not m}
     key: dict[str, str] = {}
@@ -73,9 +75,9 @@ def check_pseudonyms(released: pd.Series, original: pd.Series) -> None:
     """Refuse (:class:`ExportRefused`) a pseudonymised column that is not in the form
     :func:`pseudonymize` makes: a cell that is no token, or a token equal to an original value."""
     name = str(released.name)
-    originals = {_text(v) for v in original.tolist() if not _missing(v)}
+    originals = {_text(v) for v in original.tolist() if not is_missing_value(v)}
     for row, value in enumerate(released.tolist()):
-        if _missing(value):
+        if is_missing_value(value):
             continue
         if not isinstance(value, str) or not PSEUDONYM_PATTERN.fullmatch(value):
             raise ExportRefused(
@@ -96,15 +98,6 @@ def key_frame(keys: dict[str, dict[str, str]], columns: Sequence[str]) -> pd.Dat
         for original, token in keys.get(column, {}).items()
     ]
     return pd.DataFrame(rows, columns=["column", "original", "pseudonym"], dtype=object)
-
-
-def _missing(value: object) -> bool:
-    if value is None:
-        return True
-    try:
-        return bool(pd.isna(value))  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return False
 
 
 def _text(value: object) -> str:

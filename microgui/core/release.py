@@ -50,6 +50,7 @@ __all__ = [
     "csv_options_writer",
     "RELEASE_FORMATS",
     "FORMAT_NAMES",
+    "is_missing_value",
     "release_format",
     "release_writer",
 ]
@@ -90,7 +91,6 @@ _LONGEST = {"excel": ("characters", 32_767), "spss": ("bytes", 32_767), "stata":
 #: Integers beyond this are not exact in a float64 (SPSS, Stata, Excel store numbers so).
 _EXACT_INT = 2**53
 _PLAIN_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?"
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _MEASURES = ("nominal", "ordinal", "scale")
 
 
@@ -317,7 +317,7 @@ def _excel_cells(column: pd.Series) -> list[object]:
         return out
     cells: list[object] = []
     for v in column.tolist():
-        if _missing(v):
+        if is_missing_value(v):
             cells.append(None)
         elif isinstance(v, pd.Timestamp):
             cells.append(v.to_pydatetime())
@@ -340,7 +340,7 @@ def _parquet(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
     for name in frame.columns:
         column = frame[name]
         if isinstance(column.dtype, np.dtype) and column.dtype.kind == "O":
-            kinds = {type(v) for v in column.tolist() if not _missing(v)}
+            kinds = {type(v) for v in column.tolist() if not is_missing_value(v)}
             if len(kinds) > 1:
                 if out is frame:
                     out = frame.copy(deep=False)
@@ -354,7 +354,9 @@ def _parquet(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
     return FileWriter(write, FORMAT_NAMES["parquet"]), notes
 
 
-def _missing(value: object) -> bool:
+def is_missing_value(value: object) -> bool:
+    """Whether one cell is missing (None, NaN, NaT, pd.NA); False for anything pandas cannot
+    judge."""
     try:
         return bool(pd.isna(value))  # type: ignore[call-overload]
     except (TypeError, ValueError):
@@ -454,7 +456,7 @@ def typed_numbers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         if not _is_text(column) or isinstance(column.dtype, pd.CategoricalDtype):
             continue
         values = column.tolist()
-        if not all(isinstance(v, str) or _missing(v) for v in values):
+        if not all(isinstance(v, str) or is_missing_value(v) for v in values):
             continue
         text = pd.Series(values, dtype="string").str.strip()
         missing = text.isna() | text.isin(["", "NA", "N/A", "NaN", "nan", "."])
@@ -584,20 +586,17 @@ def _stat(
 
 
 def _neutral(text: str) -> str:
-    """A label or text as the formula rule writes it: a leading ' before = + - @ tab CR,
-    except plain numbers (:func:`microgui.core.export.neutralize_formulas`)."""
-    if (
-        text[:1] in _FORMULA_START
-        and re.fullmatch(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", text) is None
-    ):
-        return "'" + text
-    return text
+    """A label as the formula rule writes a cell (:func:`microgui.core.export.neutralize_formulas`:
+    a leading ' before each line a spreadsheet would run)."""
+    from microgui.core.export import _neutralized  # export imports this module
+
+    return _neutralized(text) or text
 
 
 def _dates(column: pd.Series) -> bool:
     """Whether every value of an object column is a date, a time or a date-time (pyreadstat
     writes them as SPSS/Stata dates and times)."""
-    values = [v for v in column.tolist() if not _missing(v)]
+    values = [v for v in column.tolist() if not is_missing_value(v)]
     return bool(values) and all(isinstance(v, (dt.date, dt.time)) for v in values)
 
 

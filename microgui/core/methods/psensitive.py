@@ -93,7 +93,7 @@ from microgui.core.methods.kernels import (
     column_sums,
     farthest,
     group_centroids,
-    heap_sift_down,
+    heap_drain_sorted,
     load_mixed_point,
     make_record_pool,
     mixed_distances,
@@ -350,8 +350,6 @@ def _psensitive_pruned_batch(
     hx = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
     cand = np.empty(cap, dtype=np.int64)
-    cand_d = np.empty(cap, dtype=np.float64)
-    cand_x = np.empty(cap, dtype=np.int64)
     taken = np.zeros(cap, dtype=np.bool_)
     cdist = np.zeros(n_attr, dtype=np.int64)
     gcap = k + n_attr * p + 1
@@ -379,16 +377,7 @@ def _psensitive_pruned_batch(
         kk = min(m - 1, cap)
         if kk > 0:
             block_nearest(records, blocks, supers, osq, qc, qo, qn, r, kk, hd, hx, hp, work_arrays)
-            size = kk
-            while size > 0:
-                cand[size - 1] = hp[0]
-                cand_d[size - 1] = hd[0]
-                cand_x[size - 1] = hx[0]
-                size -= 1
-                hd[0] = hd[size]
-                hx[0] = hx[size]
-                hp[0] = hp[size]
-                heap_sift_down(hd, hx, hp, size)
+            heap_drain_sorted(hd, hx, hp, kk, cand)
         stamp = label + 1
         for a in range(n_attr):
             cdist[a] = 0
@@ -408,8 +397,9 @@ def _psensitive_pruned_batch(
         if not _sensitive(cdist, p):
             # The candidates ran out (rare values): a pass over the remaining records, as the
             # brute-force kernel's.
-            last_d = cand_d[kk - 1]
-            last_x = cand_x[kk - 1]
+            # the last candidate's distance (the search computed it: dist holds it by position)
+            last_d = dist[cand[kk - 1]]
+            last_x = rowat[cand[kk - 1]]
             nb = bstart.shape[0]
             for b in range(nb):
                 c = bcnt[b]
