@@ -84,7 +84,9 @@ _STATA_RESERVED = frozenset(
     "using with".split()
 )
 _SPSS_RESERVED = frozenset("ALL AND BY EQ GE GT LE LT NE NOT OR TO WITH".split())
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# control characters a workbook cannot hold, and the carriage return, which its XML turns into
+# a line feed (a cell would change without a word)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0d\x0e-\x1f]")
 #: Longest text cell a format holds: Excel 32,767 characters; SPSS 32,767 bytes; Stata 2,045
 #: bytes (a str variable; pyreadstat writes no strL).
 _LONGEST = {"excel": ("characters", 32_767), "spss": ("bytes", 32_767), "stata": ("bytes", 2_045)}
@@ -279,8 +281,9 @@ def _excel(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise ExportRefused(
-                f"column {name!r}, record {row + 1:,}: a control character that an Excel "
-                "workbook cannot hold; write .csv or .parquet, or remove it"
+                f"column {name!r}, record {row + 1:,}: a control character (or a carriage "
+                "return) that an Excel workbook cannot hold as it is; write .csv or .parquet, "
+                "or remove it"
             )
     for name in frame.columns:
         if isinstance(frame[name].dtype, pd.DatetimeTZDtype):

@@ -191,6 +191,9 @@ def test_names_the_format_cannot_hold_are_refused_before_writing() -> None:
         release_writer(frame, "spss")
     with pytest.raises(ExportRefused, match=r"record 2: a control character"):
         release_writer(pd.DataFrame({"t": ["ok", "bell\x07"]}), "excel")
+    # a workbook's XML turns a carriage return into a line feed: refused, not changed
+    with pytest.raises(ExportRefused, match=r"record 1: a control character \(or a carriage"):
+        release_writer(pd.DataFrame({"t": ["line1\rline2"]}), "excel")
 
 
 def test_values_outside_a_labelled_set_are_written_as_text_and_reported(tmp_path: Path) -> None:
