@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,8 @@ import pandas as pd
 
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidParameter
+from microgui.core.formulas import FORMULA_PREFIXES
+from microgui.core.formulas import neutralized as _neutralized
 from microgui.core.io import (
     STAT_ATTR,
     check_write_targets,
@@ -77,29 +78,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Leading characters that make a spreadsheet read a cell as a formula (OWASP CSV Injection).
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-
-
-_LINE_START = ("=", "+", "-", "@", "\t")
 _PREFIX_SET = frozenset(FORMULA_PREFIXES)
-_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
-
-
-def _neutralized(value: str) -> str | None:
-    """``value`` with a ``'`` before each line a spreadsheet would run; None when none would."""
-    parts = _LINE_BREAK.split(value)  # line, break, line, break, ...
-    changed = False
-    if value.startswith(FORMULA_PREFIXES) and _PLAIN_NUMBER.fullmatch(value) is None:
-        parts[0] = "'" + parts[0]
-        changed = True
-    for i in range(2, len(parts), 2):
-        line = parts[i]
-        if line.startswith(_LINE_START) and _PLAIN_NUMBER.fullmatch(line) is None:
-            parts[i] = "'" + line
-            changed = True
-    return "".join(parts) if changed else None
 
 
 def _is_formula(value: object) -> bool:

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.errors import ExportRefused
+from microgui.core.formulas import neutralized
 from microgui.core.io import EncodedWriter, FileWriter, _number_texts
 
 __all__ = [
@@ -591,9 +592,7 @@ def _stat(
 def _neutral(text: str) -> str:
     """A label as the formula rule writes a cell (:func:`microgui.core.export.neutralize_formulas`:
     a leading ' before each line a spreadsheet would run)."""
-    from microgui.core.export import _neutralized  # export imports this module
-
-    return _neutralized(text) or text
+    return neutralized(text) or text
 
 
 def _dates(column: pd.Series) -> bool:
