@@ -1387,6 +1387,26 @@ def _run(
             **({"extra_not_combined": not_combined} if not_combined else {}),
         },
         "output": folder.name,
+        # the release's fingerprint (issue 18): partitions are read and written on the workers,
+        # so no file is hashed here; the counts are the whole table's
+        "fingerprint": {
+            "input": {
+                "file": source_name,
+                "sha256": None,
+                "bytes": None,
+                "rows": n,
+                "columns": None,
+                "note": "partitioned input: not hashed",
+            },
+            "output": {
+                "file": folder.name,
+                "format": out_kind,
+                "sha256": None,
+                "rows": n,
+                "columns": None,
+                "note": "a folder of parts: hash each part file",
+            },
+        },
         # the keys of a single-file release (issue 18): the parts' format; CSV parts are
         # written with the default options
         "output_format": out_kind,

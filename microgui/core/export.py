@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pandas as pd
 
@@ -48,9 +48,14 @@ from microgui.core.errors import ExportRefused, InvalidParameter
 from microgui.core.formulas import FORMULA_PREFIXES
 from microgui.core.formulas import neutralized as _neutralized
 from microgui.core.io import (
+    FINGERPRINT_ATTR,
     STAT_ATTR,
+    DerivedWriter,
+    EncodedWriter,
+    FileWriter,
     check_write_targets,
     csv_writer,
+    file_sha256,
     json_text,
     text_cells,
     write_files_atomic,
@@ -73,6 +78,9 @@ __all__ = [
     "neutralize_formulas",
     "neutralize_column_names",
     "input_paths",
+    "input_fingerprint",
+    "ReleaseContext",
+    "ReportMaker",
     "FORMULA_PREFIXES",
 ]
 
@@ -137,6 +145,36 @@ def neutralize_column_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     out = frame.copy(deep=False)
     out.columns = pd.Index(new, dtype=object)
     return out, count
+
+
+def input_fingerprint(dataset: Dataset) -> dict[str, Any]:
+    """The input's fingerprint for the report (``fingerprint.input``): file name, SHA-256 and
+    bytes as taken when the table was read (None each for a table given in Python), records and
+    columns. Never a value."""
+    source = dict(dataset.frame.attrs.get(FINGERPRINT_ATTR) or {})
+    return {
+        "file": source.get("file", dataset.source.name if dataset.source is not None else None),
+        "sha256": source.get("sha256"),
+        "bytes": source.get("bytes"),
+        "rows": int(len(dataset.frame)),
+        "columns": int(len(dataset.frame.columns)),
+    }
+
+
+@dataclass(frozen=True)
+class ReleaseContext:
+    """What a further report of a release is made from (:func:`export_run`'s ``extra_reports``):
+    the table as written (after pseudonyms and the formula rule) and the run report written with
+    it, whose ``fingerprint.output`` holds the release file's SHA-256 as written."""
+
+    dataset: Dataset
+    result: RunResult
+    frame: pd.DataFrame
+    report: dict[str, Any]
+
+
+#: Makes the writer of one further report of a release (the HTML or PDF release report).
+ReportMaker = Callable[[ReleaseContext], Callable[[IO[str]], object] | FileWriter | EncodedWriter]
 
 
 def input_paths(dataset: Dataset, result: RunResult) -> list[Path]:
@@ -236,6 +274,7 @@ def export_run(
     csv_options: CsvOptions | None = None,
     pseudonymize: Sequence[str] = (),
     key_path: str | os.PathLike[str] | None = None,
+    extra_reports: Sequence[tuple[str | os.PathLike[str], ReportMaker]] = (),
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
 
@@ -244,6 +283,11 @@ def export_run(
     ``check`` is :func:`check_export` of this result when the caller has already made it (the app
     shows its problems before asking for an override); it is then not computed again.
     The CSV and the report are one release: both are written, or neither is changed.
+    The report's ``fingerprint`` gives the input's (:func:`input_fingerprint`) and the release
+    file's name, format, SHA-256 as written, records and columns. ``extra_reports`` are further
+    reports of the release, (path, maker): each maker gets the :class:`ReleaseContext` once the
+    release file is written (not yet renamed) and returns the writer of its file, written with
+    the others as one release.
 
     Raises :class:`ExportRefused` when the table fails :func:`check_export` and no ``override``
     reason (with words) is given, or when a target is a file the run read (:func:`input_paths`,
@@ -251,6 +295,7 @@ def export_run(
     """
     protected = [*input_paths(dataset, result), *(Path(p) for p in also_protect if p is not None)]
     targets = [csv_path] if report_path is None else [csv_path, report_path]
+    targets += [path for path, _maker in extra_reports]
     pseudonymize = list(
         dict.fromkeys(
             resolve_columns(pseudonymize, [str(c) for c in dataset.frame.columns], "--pseudonymize")
@@ -320,10 +365,36 @@ def export_run(
         compress = csv_file.suffix.lower() == ".zsav"
         writer, notes = release_writer(frame, fmt, stat, compress=compress)
         report.update(notes)
+    report["fingerprint"] = {"input": input_fingerprint(dataset), "output": None}
+    written = frame
+
+    def released(temps: Sequence[Path]) -> None:
+        """The release file's fingerprint, from its temporary file (the first item)."""
+        if report["fingerprint"]["output"] is None:
+            report["fingerprint"]["output"] = {
+                "file": csv_file.name,
+                "format": fmt,
+                "sha256": file_sha256(temps[0]),
+                "rows": int(len(written)),
+                "columns": int(len(written.columns)),
+            }
+
+    def json_writer(temps: Sequence[Path]) -> Callable[[IO[str]], object]:
+        released(temps)
+        text = json_text(report)  # strict JSON: NaN/inf as null
+        return lambda handle: handle.write(text)
+
+    def extra_writer(maker: ReportMaker) -> DerivedWriter:
+        def make(temps: Sequence[Path]) -> Any:
+            released(temps)
+            return maker(ReleaseContext(dataset, result, written, report))
+
+        return DerivedWriter(make)
+
     items: list[tuple[str | os.PathLike[str], Any]] = [(csv_path, writer)]
     if report_path is not None:
-        text = json_text(report)  # strict JSON: NaN/inf as null
-        items.append((report_path, lambda handle: handle.write(text)))
+        items.append((report_path, DerivedWriter(json_writer)))
+    items += [(path, extra_writer(maker)) for path, maker in extra_reports]
     if key_path is not None:
         key, _count = neutralize_formulas(key_frame(keys, pseudonymize))
         items.append((key_path, csv_writer(key)))

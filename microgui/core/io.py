@@ -50,6 +50,7 @@ import codecs
 import csv
 import datetime
 import errno
+import hashlib
 import io
 import json
 import math
@@ -78,9 +79,12 @@ from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.progress import ProgressFn, no_progress
 
 __all__ = [
+    "DerivedWriter",
     "EncodedWriter",
     "FileWriter",
+    "FINGERPRINT_ATTR",
     "STAT_ATTR",
+    "file_sha256",
     "SUPPORTED_EXTENSIONS",
     "text_cells",
     "TEXT_EXTENSIONS",
@@ -107,6 +111,11 @@ __all__ = [
 #: {"format", "column_labels" {column: label}, "value_labels" {column: {code: label}}, "codes"
 #: {column: {text shown: code}}, "measures" {column: nominal/ordinal/scale/unknown}}.
 STAT_ATTR = "microgui.stat_labels"
+#: ``DataFrame.attrs`` key of the fingerprint of the file a table was read from (issue 18, the
+#: release report): {"file": name, "sha256": hex digest of its bytes, "bytes": size}. Taken when
+#: the table is read, so a file changed afterwards does not change what the report says was
+#: protected. Never a value of the table.
+FINGERPRINT_ATTR = "microgui.fingerprint"
 TEXT_EXTENSIONS: tuple[str, ...] = (".csv", ".tsv", ".txt")
 EXCEL_EXTENSIONS: tuple[str, ...] = (".xlsx", ".xlsm", ".xls")
 PARQUET_EXTENSIONS: tuple[str, ...] = (".parquet",)
@@ -198,6 +207,12 @@ def read_table(
     """
     source = Path(path)
     frame, labels = _read(source, sheet, progress)
+    with suppress(OSError):  # the file was just read; a vanished file has no fingerprint
+        frame.attrs[FINGERPRINT_ATTR] = {
+            "file": source.name,
+            "sha256": file_sha256(source),
+            "bytes": source.stat().st_size,
+        }
     progress(0.97, f"suggesting roles for {len(frame.columns):,} columns")
     dataset = Dataset.from_frame(frame, source=source)
     progress(1.0, f"read {source.name}")
@@ -206,6 +221,15 @@ def read_table(
             dataset.frame, dataset.roles, dataset.source, labels, dataset.role_reasons
         )
     return dataset
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes as hex (read in 1 MiB pieces), what ``sha256sum`` prints."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for piece in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(piece)
+    return digest.hexdigest()
 
 
 def read_frame(
@@ -1894,6 +1918,16 @@ class EncodedWriter:
     encoding: str
 
 
+@dataclass(frozen=True)
+class DerivedWriter:
+    """A file of a release made from the files written before it, for
+    :func:`write_files_atomic`: ``make`` gets the temporary paths of the items before it (in
+    order, not yet renamed) and returns the writer of this one. The run report uses it to state
+    the SHA-256 of the release file it goes with, as written."""
+
+    make: Callable[[Sequence[Path]], Callable[[IO[str]], object] | FileWriter | EncodedWriter]
+
+
 def _write_temp_file(target: Path, writer: FileWriter) -> Path:
     """:func:`_write_temp` for a :class:`FileWriter`: the library writes the temporary path,
     which is then fsynced; an error of the library is an :class:`ExportRefused` naming the
@@ -1936,7 +1970,10 @@ def _write_temp_file(target: Path, writer: FileWriter) -> Path:
 
 def write_files_atomic(
     items: Sequence[
-        tuple[str | os.PathLike[str], Callable[[IO[str]], object] | FileWriter | EncodedWriter]
+        tuple[
+            str | os.PathLike[str],
+            Callable[[IO[str]], object] | FileWriter | EncodedWriter | DerivedWriter,
+        ]
     ],
     *,
     protect_from: ProtectedPaths = None,
@@ -1956,7 +1993,8 @@ def write_files_atomic(
     backups: list[Path] = []
     committed = False
     try:
-        for target, (_path, write) in zip(targets, items, strict=True):
+        for target, (_path, item) in zip(targets, items, strict=True):
+            write = item.make(list(temps)) if isinstance(item, DerivedWriter) else item
             if isinstance(write, FileWriter):
                 temps.append(_write_temp_file(target, write))
             elif isinstance(write, EncodedWriter):

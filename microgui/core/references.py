@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Reference", "REFERENCES", "readable"]
+__all__ = ["Reference", "REFERENCES", "cited", "readable"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +95,19 @@ def readable(text: str) -> str:
         return REFERENCES[match.group(1)].short + comma
 
     return _NUMBER.sub(named, _FILE.sub(named, text))
+
+
+def cited(text: str) -> list[Reference]:
+    """The source papers ``text`` cites by reference-text name or number, in order of first
+    mention, each once (for a report's list of references)."""
+    keys = [m.group(1) for m in _FILE.finditer(text)] + [m.group(1) for m in _NUMBER.finditer(text)]
+    found = sorted(
+        dict.fromkeys(keys),
+        key=lambda key: min(
+            m.start()
+            for pattern in (_FILE, _NUMBER)
+            for m in pattern.finditer(text)
+            if m.group(1) == key
+        ),
+    )
+    return [REFERENCES[key] for key in found if key in REFERENCES]

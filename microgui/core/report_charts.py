@@ -421,9 +421,12 @@ def chart_svg(chart: ReportChart, width: int = 640, height: int = 380) -> str:
                 held = "" if sizes is None else f" · {int(sizes[j]):,} record(s)"
                 tip = f"<title>{_e(label or s.name)}: ({xv:.6g}, {yv:.6g}){held}</title>"
             cx, cy = px(xv), py(yv)
-            # a mark outside the frame: an arrow at the frame's edge, pointing where it lies
+            # a mark outside the frame: an arrow at the frame's edge, pointing where it lies (a
+            # value on the frame's edge, 0 on an axis that starts at 0, is drawn where it is)
+            tol_x, tol_y = 1e-9 * (abs(x0) + abs(x1)), 1e-9 * (abs(y0) + abs(y1))
+            outside = not (x0 - tol_x <= xv <= x1 + tol_x and y0 - tol_y <= yv <= y1 + tol_y)
             ex, ey = min(max(cx, left + 7), left + pw - 7), min(max(cy, top + 7), top + ph - 7)
-            if (ex, ey) != (cx, cy):
+            if outside and (ex, ey) != (cx, cy):
                 dx, dy = float(np.sign(cx - ex)), float(np.sign(cy - ey))
                 norm = math.hypot(dx, dy)
                 dx, dy = dx / norm, dy / norm

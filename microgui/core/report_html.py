@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,6 +24,8 @@ from microgui.core.report_charts import ReportChart, chart_svg
 from microgui.core.runs import RunResult
 
 __all__ = [
+    "ReleaseCheckRow",
+    "ReleaseFacts",
     "ReportRun",
     "report_run",
     "best_indices",
@@ -89,6 +91,50 @@ class ReportRun:
     measures: Mapping[str, float | int | None] = field(default_factory=dict)
     quasi_identifiers: Mapping[str, str] = field(default_factory=dict)
     input_name: str = ""
+
+
+@dataclass(frozen=True)
+class ReleaseCheckRow:
+    """One property of the release verified on the released table: ``promised`` is what the run
+    promised ("k = 5", "t = 0.2"; "" for a property measured but not promised), ``reached`` what
+    the table has, ``kept`` whether it keeps the promise (None: nothing was promised)."""
+
+    what: str
+    promised: str
+    reached: str
+    kept: bool | None
+
+
+@dataclass(frozen=True)
+class ReleaseFacts:
+    """What a release board signs beside the measures (issue 18): the data set's fingerprint
+    (file name, SHA-256, size, rows, columns, never a value), each column's role and kind, the
+    method's references, the privacy checks measured on the released table, the overrides with
+    their reasons and notes (pseudonyms, labels, neutralized cells).
+
+    ``output_*`` describe the release file when the report goes with one (CLI, export); a report
+    saved from the app for a run not exported says so (``output_file`` None)."""
+
+    input_file: str | None
+    input_sha256: str | None
+    input_bytes: int | None
+    input_rows: int
+    input_columns: int
+    roles: tuple[tuple[str, str, str], ...]
+    references: tuple[str, ...] = ()
+    checks: tuple[ReleaseCheckRow, ...] = ()
+    measured_on: str = ""
+    output_file: str | None = None
+    output_format: str | None = None
+    output_sha256: str | None = None
+    output_rows: int | None = None
+    output_columns: int | None = None
+    overrides: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def all_kept(self) -> bool:
+        return all(row.kept is not False for row in self.checks)
 
 
 def report_run(
@@ -173,7 +219,10 @@ table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 4px 10px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f2f2f2; }
+table.sign th, table.sign td { border: none; background: none; }
 td.best { font-weight: bold; color: #1a7f37; background: #eaf6ec; }
+td.bad { font-weight: bold; color: #b42318; background: #fdecea; }
+td.mono { font-family: "DejaVu Sans Mono", Consolas, monospace; font-size: 0.85em; }
 .note { color: #666; font-size: 0.9em; }
 svg { max-width: 100%; height: auto; border: 1px solid #ddd; margin: 0.5em 0; }
 """
@@ -208,7 +257,10 @@ def _spec_table(runs: Sequence[ReportRun]) -> str:
                 f"<td class='num'>{_e(format_measure(r.facts.get(key)))}</td>" for r in runs
             )
             rows.append(f"<tr><th>{_e(fact)}</th>{facts}</tr>")
-    return f"<table><tr><th>Specification</th>{head}</tr>{''.join(rows)}</table>"
+    return (
+        f"<table border='1' cellspacing='0' cellpadding='4'><tr><th>Specification</th>{head}</tr>"
+        f"{''.join(rows)}</table>"
+    )
 
 
 def _measures_table(
@@ -238,7 +290,8 @@ def _measures_table(
             f"<td>{_e(direction)} {arrow}</td>{cells}</tr>"
         )
     table = (
-        f"<table><tr><th>Measure</th><th>Kind</th><th>Direction</th>{head}</tr>"
+        "<table border='1' cellspacing='0' cellpadding='4'>"
+        f"<tr><th>Measure</th><th>Kind</th><th>Direction</th>{head}</tr>"
         f"{''.join(rows)}</table>"
     )
     return table, len(keys)
@@ -252,6 +305,8 @@ def build_report_html(
     charts: Sequence[ReportChart] = (),
     generated: datetime | None = None,
     correlations: Any = None,
+    release: ReleaseFacts | None = None,
+    chart_html: Callable[[int, ReportChart], str] | None = None,
 ) -> str:
     """The HTML report of one run or a comparison of several.
 
@@ -273,6 +328,12 @@ def build_report_html(
         Optional correlation change of the (first) run: a frame as
         :func:`microgui.core.metrics.utility.correlation_change` returns (``column_a``,
         ``column_b``, ``original``, ``protected``, ``difference``); aggregate statistics only.
+    release
+        The release facts (:class:`ReleaseFacts`): data set fingerprint, verification on the
+        released table, overrides, roles, references; shown first when given.
+    chart_html
+        How chart number i is put in the page (default: inline SVG); the PDF printer, whose
+        HTML engine draws no SVG, gives ``<img>`` tags of pictures it made from the same SVG.
     """
     if not runs:
         raise ValueError("a report needs at least one run")
@@ -305,12 +366,24 @@ def build_report_html(
     if qis:
         listed = ", ".join(f"{name} ({kind})" for name, kind in qis.items())
         parts.append(f"<p>Quasi-identifiers: {_e(listed)}.</p>")
-    parts.append("<h2>Specification</h2>")
+    if release is not None:
+        parts.extend(_release_sections(release))
+    # a release report's first page is what the board signs off: fingerprint, checks, overrides
+    spec_style = " style='page-break-before: always'" if release is not None else ""
+    parts.append(f"<h2{spec_style}>Specification</h2>")
     parts.append(_spec_table(runs))
+    if release is not None and release.references:
+        parts.append(
+            "<p>References of the method:</p><ul>"
+            + "".join(f"<li>{_e(r)}</li>" for r in release.references)
+            + "</ul>"
+        )
     parts.append(
         "<p class='note'>Each run is reproducible from its specification: same table, same "
         "roles, same method, k, parameters and seed.</p>"
     )
+    if release is not None:
+        parts.extend(_roles_section(release))
     table, n_rows = _measures_table(runs, catalog)
     parts.append("<h2>Measures</h2>")
     if n_rows:
@@ -332,21 +405,122 @@ def build_report_html(
             for r in correlations.itertuples()
         )
         parts.append(
-            "<table><tr><th>Pair</th><th>Original r</th><th>Protected r</th>"
+            "<table border='1' cellspacing='0' cellpadding='4'><tr><th>Pair</th><th>Original r</th><th>Protected r</th>"
             f"<th>Difference</th></tr>{rows}</table>"
         )
         parts.append("<p class='note'>Pearson correlations; difference = protected − original.</p>")
     if charts:
-        parts.append("<h2>Charts</h2>")
-        for chart in charts:
+        parts.append("<h2 style='page-break-before: always'>Charts</h2>")
+        for i, chart in enumerate(charts):
             shows = f" Shows {chart.shows}." if chart.shows else ""
+            drawn = chart_svg(chart) if chart_html is None else chart_html(i, chart)
             parts.append(
-                f"<figure>{chart_svg(chart)}"
-                f"<figcaption>{_e(chart.caption)}.{_e(shows)}</figcaption></figure>"
+                f"<figure>{drawn}<figcaption>{_e(chart.caption)}.{_e(shows)}</figcaption></figure>"
             )
     parts.append(f"<p class='note'>{_e(_footer(charts))}</p>")
+    if release is not None:
+        parts.append(_sign_off())
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _release_sections(facts: ReleaseFacts) -> list[str]:
+    """The sections a release board reads first: data set, verification, overrides, roles."""
+    parts = ["<h2>Data set</h2>"]
+    rows = [
+        ("Input file", facts.input_file or "a table given in Python (no file)"),
+        ("Input SHA-256", facts.input_sha256 or "—"),
+        ("Input size", "—" if facts.input_bytes is None else f"{facts.input_bytes:,} bytes"),
+        ("Input records × columns", f"{facts.input_rows:,} × {facts.input_columns:,}"),
+    ]
+    if facts.output_file is not None:
+        rows += [
+            ("Release file", f"{facts.output_file} ({facts.output_format or 'csv'})"),
+            ("Release SHA-256", facts.output_sha256 or "—"),
+            (
+                "Release records × columns",
+                f"{facts.output_rows or 0:,} × {facts.output_columns or 0:,}",
+            ),
+        ]
+    else:
+        rows.append(("Release file", "not exported with this report"))
+    parts.append(
+        "<table border='1' cellspacing='0' cellpadding='4'>"
+        + "".join(
+            f"<tr><th>{_e(k)}</th><td class='mono'>{_e(v)}</td></tr>"
+            if "SHA" in k
+            else f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>"
+            for k, v in rows
+        )
+        + "</table>"
+    )
+    parts.append(
+        "<p class='note'>SHA-256 of the files' bytes, as <code>sha256sum</code> prints it: "
+        "anyone holding a file can check it is the one this report describes.</p>"
+    )
+    verdict = "every promise kept" if facts.all_kept else "A PROMISE IS NOT KEPT"
+    parts.append(f"<h2>Verified on the released table: {_e(verdict)}</h2>")
+    if facts.checks:
+        body = "".join(
+            f"<tr><td>{_e(r.what)}</td><td>{_e(r.promised or '—')}</td>"
+            f"<td class='num'>{_e(r.reached)}</td><td class='{_verdict_class(r.kept)}'>"
+            f"{_e(_verdict(r.kept))}</td></tr>"
+            for r in facts.checks
+        )
+        parts.append(
+            "<table border='1' cellspacing='0' cellpadding='4'><tr><th>Property</th>"
+            f"<th>Promised</th><th>Released table</th><th>Verdict</th></tr>{body}</table>"
+        )
+    if facts.measured_on:
+        parts.append(f"<p class='note'>{_e(facts.measured_on)}</p>")
+    parts.append("<h2>Overrides</h2>")
+    if facts.overrides:
+        for reason, problems in facts.overrides:
+            parts.append(
+                f"<p><b>Released despite the check</b>, reason given: “{_e(reason)}”.</p><ul>"
+                + "".join(f"<li>{_e(p)}</li>" for p in problems)
+                + "</ul>"
+            )
+    else:
+        parts.append("<p>None: the release passed its check.</p>")
+    if facts.notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in facts.notes))
+        parts.append("</ul>")
+    return parts
+
+
+def _roles_section(facts: ReleaseFacts) -> list[str]:
+    parts = ["<h2>Roles of the columns</h2>"]
+    body = "".join(
+        f"<tr><td>{_e(col)}</td><td>{_e(role)}</td><td>{_e(kind)}</td></tr>"
+        for col, role, kind in facts.roles
+    )
+    parts.append(
+        "<table border='1' cellspacing='0' cellpadding='4'><tr><th>Column</th><th>Role</th>"
+        f"<th>Kind</th></tr>{body}</table>"
+    )
+    return parts
+
+
+def _sign_off() -> str:
+    """Room for the release board's decision (filled in by hand on the printed report)."""
+    line = "_" * 34
+    rows = "".join(
+        f"<tr><th>{_e(what)}</th><td>{line}</td></tr>"
+        for what in ("Decision (release / do not release)", "Name", "Role", "Date", "Signature")
+    )
+    return (
+        "<h2>Release decision</h2>"
+        f"<table border='0' cellspacing='0' cellpadding='8' class='sign'>{rows}</table>"
+    )
+
+
+def _verdict(kept: bool | None) -> str:
+    return "measured" if kept is None else "kept" if kept else "NOT KEPT"
+
+
+def _verdict_class(kept: bool | None) -> str:
+    return "" if kept is None else "best" if kept else "bad"
 
 
 def _footer(charts: Sequence[ReportChart]) -> str:

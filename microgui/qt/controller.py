@@ -107,6 +107,9 @@ class AppController(QObject):
         super().__init__(parent)
         #: the release check of a result, kept so that the export does not repeat it
         self._export_check: tuple[RunResult, ExportCheck] | None = None
+        #: the report of each result exported in this session, by id (the result kept: ids are
+        #: reused once an object is gone)
+        self._exports: dict[int, tuple[RunResult, dict[str, Any]]] = {}
         self.pool: QThreadPool = make_run_pool(self)
         self.dataset: Dataset | None = None
         self.result: RunResult | None = None
@@ -683,7 +686,7 @@ class AppController(QObject):
         if self.result is None or self.result_dataset is None:
             raise InvalidRoles("run a method before exporting")
         csv_path = Path(csv_path)
-        return export_run(
+        report = export_run(
             self.result_dataset,
             self.result,
             csv_path,
@@ -693,3 +696,11 @@ class AppController(QObject):
             # attached hierarchy files are inputs too, whatever the run used (issue 13 review)
             also_protect=[Path(p) for p in self.hierarchies.paths().values()],
         )
+        self._exports[id(self.result)] = (self.result, report)
+        return report
+
+    def export_report_of(self, result: Any) -> dict[str, Any] | None:
+        """The report of the last export of ``result`` in this session (None if not exported):
+        a saved report then gives the release file's fingerprint and the override."""
+        kept = self._exports.get(id(result))
+        return kept[1] if kept is not None and kept[0] is result else None

@@ -156,6 +156,8 @@ def _row_ranges(rows: np.ndarray) -> list[tuple[int, int]]:
 
 #: The export dialog's formats (issue 18): the file's extension chooses what is written
 #: (:func:`microgui.core.release.release_format`).
+#: The report's formats in the "Save report" dialog (issue 18: PDF printed through Qt).
+REPORT_FILTERS: tuple[str, ...] = ("HTML (*.html)", "PDF (*.pdf)")
 EXPORT_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CSV (*.csv)", (".csv", ".tsv", ".txt")),
     ("Excel workbook (*.xlsx)", (".xlsx",)),
@@ -705,21 +707,33 @@ class MainWindow(QMainWindow):
         comparison = self._report_is_comparison()
         stem = "comparison" if comparison else "run"
         folder = self.settings.last_directory() or "."
-        path, _filter = QFileDialog.getSaveFileName(
-            self, "Save the report", str(Path(folder) / f"{stem}_report.html"), "HTML (*.html)"
+        path, picked = QFileDialog.getSaveFileName(
+            self,
+            "Save the report",
+            str(Path(folder) / f"{stem}_report.html"),
+            ";;".join(REPORT_FILTERS),
         )
         if path:
+            if Path(path).suffix.lower() not in (".html", ".htm", ".pdf"):
+                path += ".pdf" if picked.startswith("PDF") else ".html"
             self.save_report(path, comparison=comparison)
 
     def _report_is_comparison(self) -> bool:
         return bool(self.controller.compared) and self.tabs.currentWidget() is self.compare_panel
 
     def save_report(self, path: str | Path, *, comparison: bool | None = None) -> bool:
-        """Write the HTML report of the run shown (or of the comparison) to ``path``
-        atomically; True when it was written. ``comparison=None``: the comparison when its tab
-        is open."""
-        from microgui.core.io import write_text_atomic
+        """Write the report of the run shown (or of the comparison) to ``path`` atomically, as
+        PDF when its name ends in ``.pdf``, else HTML; True when it was written.
+        ``comparison=None``: the comparison when its tab is open.
+
+        A single run's report is its release report (issue 18: fingerprint, roles, promises
+        verified on the protected table, overrides, references; the export's report when this
+        run was exported, with the release file's SHA-256)."""
+        from microgui.core.export import protected_table
+        from microgui.core.io import FileWriter, write_files_atomic
+        from microgui.core.release_report import ReleaseReport
         from microgui.core.report_html import build_report_html, report_run
+        from microgui.qt.report_pdf import report_pdf
 
         ctl = self.controller
         if comparison is None:
@@ -727,6 +741,7 @@ class MainWindow(QMainWindow):
         path = Path(path)
         if path.suffix == "":
             path = path.with_suffix(".html")
+        as_pdf = path.suffix.lower() == ".pdf"
         if comparison:
             entries = [ctl.entry(i) for i in ctl.compared]
         elif ctl.shown_run_id is not None:
@@ -745,13 +760,47 @@ class MainWindow(QMainWindow):
             if not comparison and shown is not None and shown.run_id == entries[0].run_id
             else None
         )
-        text = build_report_html(runs, measure_catalog(), charts=charts, correlations=correlations)
+        make_html: Any
+        title = "microgui report"
+        if comparison:
+
+            def make_html(chart_html: Any = None) -> str:
+                return build_report_html(
+                    runs,
+                    measure_catalog(),
+                    charts=charts,
+                    correlations=correlations,
+                    chart_html=chart_html,
+                )
+
+        else:
+            entry = entries[0]
+            exported = ctl.export_report_of(entry.result)
+            release = ReleaseReport(
+                entry.dataset,
+                entry.result,
+                protected_table(entry.result),
+                exported if exported is not None else entry.result.report,
+                name=entry.name,
+                measures=entry.measures,
+                finished=entry.finished_at,
+                charts=charts,
+                correlations=correlations,
+            )
+            make_html, title = release.html, release.title
+        writer: Any
         try:
+            if as_pdf:
+                data = report_pdf(make_html, charts, title=title)
+                writer = FileWriter(lambda target: target.write_bytes(data), "a PDF report")
+            else:
+                text = make_html()
+                writer = lambda handle: handle.write(text)  # noqa: E731
             # never a file the runs read: the data file, each run's hierarchy files (issue 12)
             read = [e.dataset.source for e in entries]
             read += [Path(p) for e in entries for _column, p in e.spec.hierarchies]
             read += [Path(p) for p in self.controller.hierarchies.paths().values()]
-            write_text_atomic(text, path, protect_from=read)
+            write_files_atomic([(path, writer)], protect_from=read)
         except MicroguiError as exc:
             self.show_error(str(exc), title="Cannot save the report")
             return False

@@ -217,6 +217,32 @@ class ReleaseCheck:
     model: Literal["p-sensitive", "l-diversity", "t-closeness"]
     param: str
 
+    def measure(
+        self,
+        frame: pd.DataFrame,
+        qis: Sequence[str],
+        confidential: Sequence[str],
+        roles: RoleMap,
+        params: Mapping[str, Any],
+    ) -> tuple[float, float, bool] | None:
+        """(promised level, level reached by the released ``frame``, kept) with groups =
+        identical quasi-identifier values; None when the run's ``params`` hold no level. A t is
+        kept when reached ≤ t (1e-9 tolerance), a p or an l when reached ≥ it."""
+        from microgui.core.metrics.privacy import distinct_l_diversity, p_sensitivity, t_closeness
+
+        if self.param not in params:
+            return None
+        if self.model == "t-closeness":
+            t = float(params[self.param])
+            reached = float(t_closeness(frame, qis, confidential, roles))
+            return t, reached, reached <= t + 1e-9
+        promised = int(params[self.param])
+        if self.model == "p-sensitive":
+            level = p_sensitivity(frame, qis, confidential)
+        else:
+            level = distinct_l_diversity(frame, qis, confidential)
+        return float(promised), float(level), level >= promised
+
     def problem(
         self,
         frame: pd.DataFrame,
@@ -227,30 +253,20 @@ class ReleaseCheck:
     ) -> str | None:
         """Why the released ``frame`` breaks the promise (groups = identical quasi-identifier
         values), or None when it keeps it or the run's ``params`` hold no level."""
-        from microgui.core.metrics.privacy import distinct_l_diversity, p_sensitivity, t_closeness
-
-        if self.param not in params:
+        measured = self.measure(frame, qis, confidential, roles, params)
+        if measured is None or measured[2]:
             return None
+        promised, reached, _kept = measured
         if self.model == "t-closeness":
-            t = float(params[self.param])
-            reached = t_closeness(frame, qis, confidential, roles)
-            if reached > t + 1e-9:
-                return (
-                    f"a group is {reached:.4f} away (EMD) from the whole table on a confidential "
-                    f"attribute, above the promised t = {t}"
-                )
-            return None
-        promised = int(params[self.param])
-        if self.model == "p-sensitive":
-            level, what = p_sensitivity(frame, qis, confidential), "sensitive"
-        else:
-            level, what = distinct_l_diversity(frame, qis, confidential), "diverse"
-        if level < promised:
             return (
-                f"the table is only {level}-{what} on {', '.join(map(repr, confidential))}, "
-                f"below the promised {self.param} = {promised}"
+                f"a group is {reached:.4f} away (EMD) from the whole table on a confidential "
+                f"attribute, above the promised t = {params[self.param]}"
             )
-        return None
+        what = "sensitive" if self.model == "p-sensitive" else "diverse"
+        return (
+            f"the table is only {int(reached)}-{what} on {', '.join(map(repr, confidential))}, "
+            f"below the promised {self.param} = {int(promised)}"
+        )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,354 @@
+"""The report a release board signs (issue 18): one run's release, as HTML (and, through Qt,
+PDF: :mod:`microgui.qt.report_pdf`), beside the JSON run report.
+
+What it holds, never a value of a record:
+
+- the data set's **fingerprint**: the input file's name, SHA-256 (taken when it was read:
+  :data:`microgui.core.io.FINGERPRINT_ATTR`), size, records and columns; the release file's name,
+  format and SHA-256 as written (the report is made from the temporary file before the rename,
+  :class:`microgui.core.io.DerivedWriter`), records and columns;
+- each column's **role and kind** (an ordinal column's number of categories, not the categories,
+  which are values);
+- the **method**, k, parameters and seed, with the papers it follows (:func:`references.cited`);
+- the **promises verified on the released table** (the frame written to the file: after
+  pseudonyms and the formula rule, which map cells one to one, so its groups are the file's):
+  identifiers absent, k-anonymity ≥ k, and the p of p-sensitive k-anonymity, the l of
+  l-diversity or the t of t-closeness the method promised (:class:`methods.base.ReleaseCheck`);
+  distinct l-diversity and t-closeness measured besides when there are confidential columns;
+- **information loss and disclosure risk** (:func:`microgui.core.analysis.measure_run`) and
+  charts built from released or aggregated values only: the released values, the group sizes and
+  the **risk–utility position** of the release beside the unprotected table (information loss 0,
+  its risk by the same measure: :func:`unprotected_risk`);
+- **overrides** with their reasons, notes (pseudonyms are personal data; labels; neutralized
+  cells), the software version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microgui.core import report_html
+from microgui.core.analysis import measure_catalog, measure_run, one_line
+from microgui.core.dataset import Dataset
+from microgui.core.errors import InvalidParameter, MicroguiError
+from microgui.core.export import input_fingerprint
+from microgui.core.methods import get_method
+from microgui.core.metrics.kanonymity import k_anonymity_level
+from microgui.core.references import cited
+from microgui.core.report_charts import (
+    ReportChart,
+    group_sizes_chart,
+    padded_range,
+    released_values_chart,
+    ru_map_chart,
+)
+from microgui.core.report_html import ReleaseCheckRow, ReleaseFacts, report_run
+from microgui.core.roles import AttributeKind, AttributeRole
+from microgui.core.runs import RunResult
+
+__all__ = [
+    "ReleaseReport",
+    "RU_RISK_KEYS",
+    "release_checks",
+    "unprotected_risk",
+]
+
+#: The risk measure of the report's risk–utility position, the first the run has:
+#: distance-based record linkage (continuous keys), else the mean re-identification risk.
+RU_RISK_KEYS: tuple[str, ...] = ("record_linkage", "reidentification_risk_mean")
+#: Its information loss: over every quasi-identifier (``003`` §5.2-5.4).
+RU_LOSS_KEY = "information_loss_all_qi"
+
+
+def _kind_text(dataset: Dataset, column: str) -> str:
+    spec = dataset.roles[column]
+    if spec.role in (AttributeRole.IDENTIFIER, AttributeRole.NON_CONFIDENTIAL):
+        return "—"
+    text = spec.kind.value
+    if spec.kind is AttributeKind.ORDINAL and spec.order:
+        text += f" ({len(spec.order)} categories in a given order)"
+    if spec.missing_as_category:
+        text += "; missing cells as a category"
+    return text
+
+
+def release_checks(result: RunResult, frame: pd.DataFrame) -> tuple[ReleaseCheckRow, ...]:
+    """The promises of a run measured on its released table ``frame`` (groups = identical
+    quasi-identifier values, what an intruder sees)."""
+    roles = result.roles
+    qis = [c for c in roles.quasi_identifiers if c in frame.columns]
+    conf = [c for c in roles.confidential if c in frame.columns]
+    rows: list[ReleaseCheckRow] = []
+    pseudonymized = set(dict(result.report.get("pseudonymized") or {}))
+    leaked = [c for c in roles.identifiers if c in frame.columns and c not in pseudonymized]
+    as_pseudonyms = [c for c in roles.identifiers if c in frame.columns and c in pseudonymized]
+    reached = "none" if not leaked else ", ".join(leaked)
+    if as_pseudonyms:
+        reached += f" ({', '.join(as_pseudonyms)} as random pseudonyms)"
+    rows.append(ReleaseCheckRow("Identifier columns released", "none", reached, kept=not leaked))
+    k = int(result.spec.k)
+    level = k_anonymity_level(frame, qis) if qis else len(frame)
+    promised_k = result.report.get("k_anonymity_guaranteed") is not False
+    rows.append(
+        ReleaseCheckRow(
+            "k-anonymity (smallest class of identical quasi-identifiers)",
+            f"k = {k}" if promised_k else f"not promised by the method (k = {k} asked)",
+            f"{level:,}",
+            kept=level >= k if promised_k else (True if level >= k else None),
+        )
+    )
+    promised_model = ""
+    try:
+        method = get_method(str(result.report.get("method", result.spec.method)))
+    except InvalidParameter:
+        method = None
+    params = dict(result.report.get("parameters", {}))
+    if method is not None and method.release_check is not None and conf and qis and len(frame):
+        check = method.release_check
+        measured = check.measure(frame, qis, conf, roles, params)
+        if measured is not None:
+            promised, got, kept = measured
+            promised_model = check.model
+            shown = f"{got:.4f}" if check.model == "t-closeness" else f"{int(got)}"
+            want = f"{promised:g}" if check.model == "t-closeness" else f"{int(promised)}"
+            rows.append(
+                ReleaseCheckRow(
+                    f"{check.model} on {', '.join(conf)}", f"{check.param} = {want}", shown, kept
+                )
+            )
+    if conf and qis and len(frame):
+        from microgui.core.metrics.privacy import distinct_l_diversity, t_closeness
+
+        extra: list[tuple[str, Callable[[], str]]] = []
+        if promised_model != "l-diversity":
+            extra.append(
+                (
+                    f"distinct l-diversity on {', '.join(conf)}",
+                    lambda: f"{distinct_l_diversity(frame, qis, conf):,}",
+                )
+            )
+        if promised_model != "t-closeness":
+            extra.append(
+                (
+                    f"t-closeness on {', '.join(conf)} (EMD; lower is closer)",
+                    lambda: f"{t_closeness(frame, qis, conf, roles):.4f}",
+                )
+            )
+        for what, value in extra:
+            try:
+                text = value()
+            except (ValueError, MicroguiError) as exc:  # e.g. missing cells of an ordered one
+                text = f"not measured: {one_line(exc)}"
+            rows.append(ReleaseCheckRow(what, "", text, None))
+    return tuple(rows)
+
+
+def unprotected_risk(dataset: Dataset, key: str) -> float | None:
+    """The risk measure ``key`` (of :data:`RU_RISK_KEYS`) of the unprotected table (its
+    identifiers left out), for the risk–utility position; None when it does not apply."""
+    from microgui.core.metrics.evaluate import evaluate
+
+    drop = [c for c in dataset.roles.identifiers if c in dataset.frame.columns]
+    measures = evaluate(dataset, dataset.frame.drop(columns=drop))
+    value = measures.get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+class ReleaseReport:
+    """The report of one release: ``frame`` is the table as written (after pseudonyms and the
+    formula rule), ``report`` the run report written with it (its ``fingerprint`` gives the
+    files), ``measures`` the run's measures when already computed (the app's), else computed
+    here once. :meth:`html` gives the page; :attr:`charts` its charts (the PDF draws them)."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        result: RunResult,
+        frame: pd.DataFrame,
+        report: Mapping[str, Any],
+        *,
+        name: str = "",
+        measures: Mapping[str, float | int | None] | None = None,
+        finished: datetime | None = None,
+        generated: datetime | None = None,
+        charts: Sequence[ReportChart] | None = None,
+        correlations: Any = None,
+    ) -> None:
+        self.dataset = dataset
+        self.result = result
+        self.frame = frame
+        self.report = dict(report)
+        self.name = name or str(report.get("output") or "this release")
+        self._measures = None if measures is None else dict(measures)
+        self.finished = finished
+        self.generated = generated
+        self._charts = None if charts is None else list(charts)
+        self.correlations = correlations
+
+    @cached_property
+    def measures(self) -> dict[str, float | int | None]:
+        if self._measures is not None:
+            return self._measures
+        measures, _note = measure_run(self.dataset, self.result)
+        return measures
+
+    @cached_property
+    def facts(self) -> ReleaseFacts:
+        dataset, result, report = self.dataset, self.result, self.report
+        given = dict(report.get("fingerprint") or {})
+        source = dict(given.get("input") or input_fingerprint(dataset))
+        output = dict(given.get("output") or {})
+        method_name = str(report.get("method", result.spec.method))
+        try:
+            citation = get_method(method_name).citation
+        except InvalidParameter:
+            citation = ""
+        override = report.get("export_override")
+        overrides: tuple[tuple[str, tuple[str, ...]], ...] = ()
+        if isinstance(override, Mapping):
+            problems = tuple(str(p) for p in override.get("problems", ()))
+            overrides = ((str(override.get("reason", "")), problems),)
+        return ReleaseFacts(
+            input_file=source.get("file"),
+            input_sha256=source.get("sha256"),
+            input_bytes=source.get("bytes"),
+            input_rows=int(source.get("rows", len(dataset.frame))),
+            input_columns=int(source.get("columns", len(dataset.frame.columns))),
+            roles=tuple(
+                (str(c), dataset.roles[str(c)].role.value, _kind_text(dataset, str(c)))
+                for c in dataset.frame.columns
+            ),
+            references=tuple(r.full for r in cited(citation)),
+            checks=release_checks(result, self.frame),
+            measured_on=(
+                "Measured on the released table as written"
+                + (f" to {output['file']}" if output.get("file") else "")
+                + " (groups = records with identical quasi-identifier values, what an intruder "
+                "sees); 'measured' rows are facts the method did not promise."
+            ),
+            output_file=output.get("file"),
+            output_format=output.get("format"),
+            output_sha256=output.get("sha256"),
+            output_rows=output.get("rows"),
+            output_columns=output.get("columns"),
+            overrides=overrides,
+            notes=tuple(_notes(report)),
+        )
+
+    @cached_property
+    def charts(self) -> list[ReportChart]:
+        """The charts given (the app's: its axes and its map of runs), else the released
+        values, the group sizes and the risk–utility position."""
+        if self._charts is not None:
+            return self._charts
+        result, name = self.result, self.name
+        charts: list[ReportChart] = []
+        released = released_values_chart(result, name)
+        if released is not None:
+            charts.append(released)
+        charts.append(group_sizes_chart([(name, result)]))
+        ru = self.ru_position()
+        if ru is not None:
+            charts.append(ru)
+        return charts
+
+    def ru_position(self) -> ReportChart | None:
+        """The release beside the unprotected table on (information loss, risk)."""
+        loss = self.measures.get(RU_LOSS_KEY)
+        key = next((k for k in RU_RISK_KEYS if self.measures.get(k) is not None), None)
+        if loss is None or key is None:
+            return None
+        before = unprotected_risk(self.dataset, key)
+        catalog = measure_catalog()
+        label_x = _axis(catalog, RU_LOSS_KEY)
+        label_y = _axis(catalog, key)
+        points = [(self.name, loss, self.measures.get(key))]
+        if before is not None:
+            points.insert(0, ("unprotected table", 0.0, before))
+        chart = ru_map_chart(points, label_x, label_y)
+        if chart is None:
+            return None
+        # both points inside the frame (the app's framing would push the unprotected table,
+        # far from a front of runs, to an arrow at the edge)
+        xs = np.array([float(x) for _n, x, _y in points if x is not None], dtype=np.float64)
+        ys = np.array([float(y) for _n, _x, y in points if y is not None], dtype=np.float64)
+        _x_lo, x_hi = padded_range(xs, 0.15)
+        _y_lo, y_hi = padded_range(ys, 0.1)
+        return dataclasses.replace(
+            chart,
+            frame=((0.0, max(x_hi, 1.0)), (0.0, max(y_hi, 1.0))),  # losses and risks: from 0
+            caption=f"Risk–utility position of {self.name}: {label_y} against {label_x}, "
+            "beside the unprotected table (no information lost, its risk by the same measure)",
+        )
+
+    @property
+    def title(self) -> str:
+        return f"Release report: {self.name}"
+
+    def html(self, chart_html: Callable[[int, ReportChart], str] | None = None) -> str:
+        run = report_run(self.name, self.result, self.measures, self.finished)
+        # through the module: the tests' spy on what reaches a report sees this call too
+        return report_html.build_report_html(
+            [run],
+            measure_catalog(),
+            title=self.title,
+            charts=self.charts,
+            generated=self.generated,
+            release=self.facts,
+            chart_html=chart_html,
+            correlations=self.correlations,
+        )
+
+
+def _axis(catalog: Mapping[str, Sequence[str]], key: str) -> str:
+    info = list(catalog.get(key, (key, "")))
+    label, unit = (info + ["", ""])[:2]
+    return f"{label} ({unit})" if unit else str(label)
+
+
+def _notes(report: Mapping[str, Any]) -> list[str]:
+    """What else the release board should know, from the run report's entries (counts and
+    column names only)."""
+    notes: list[str] = []
+    if report.get("pseudonym_warning"):
+        notes.append(str(report["pseudonym_warning"]))
+        key = report.get("pseudonym_key")
+        notes.append(
+            f"The pseudonym key was written to {key}, a file of its own: keep it apart."
+            if key
+            else "No pseudonym key was written: the pseudonyms cannot be traced back."
+        )
+    labels = report.get("labels")
+    if isinstance(labels, Mapping):
+        outside = labels.get("values_outside_labels")
+        if outside:
+            cols = ", ".join(str(c) for c in dict(outside)) if isinstance(outside, Mapping) else ""
+            notes.append(
+                "Aggregated values outside their column's labelled set were written as text"
+                + (f": {cols}" if cols else "")
+                + "."
+            )
+    cells = report.get("neutralized_cells")
+    if isinstance(cells, Mapping) and cells:
+        total = sum(int(v) for v in cells.values())
+        notes.append(
+            f"{total:,} text cell(s) starting with = + - @ were given a leading ' so that a "
+            f"spreadsheet does not run them as formulas ({', '.join(map(str, cells))})."
+        )
+    if report.get("formula_cells"):
+        notes.append(f"Formula-like cells: {report['formula_cells']}.")
+    if report.get("k_anonymity_guaranteed") is False and report.get("note"):
+        notes.append(str(report["note"]))
+    missing = report.get("missing_as_category")
+    if isinstance(missing, Mapping) and missing:
+        notes.append(
+            "Missing cells formed a category of their own in: " + ", ".join(map(str, missing)) + "."
+        )
+    return notes

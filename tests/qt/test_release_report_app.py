@@ -1,0 +1,67 @@
+"""Issue 18, item 2, in the app: "Save report" writes the run's release report as HTML or PDF;
+after an export it states the exported file's SHA-256 (the same report as the command line's
+``--report-html``/``--report-pdf``: :mod:`microgui.core.release_report`)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from microgui.core.roles import roles_from_lists
+from microgui.core.runs import RunSpec
+from microgui.qt.main_window import REPORT_FILTERS, MainWindow
+
+TIMEOUT_MS = 60_000
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_save_report_as_html_and_pdf_before_and_after_the_export(
+    window: MainWindow,
+    qtbot,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    assert [f.split()[0] for f in REPORT_FILTERS] == ["HTML", "PDF"]
+    rng = np.random.default_rng(5)
+    n = 90
+    frame = pd.DataFrame(
+        {
+            "name": [f"Person{i:03d}Q" for i in range(n)],
+            "age": rng.integers(18, 90, n),
+            "income": rng.integers(10_000, 90_000, n),
+        }
+    )
+    source = tmp_path / "people.csv"
+    frame.to_csv(source, index=False)
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
+        window.open_file(source)
+    roles = roles_from_lists(list(frame.columns), qi=["age", "income"], identifiers=["name"])
+    with qtbot.waitSignal(ctl.roles_changed):
+        ctl.set_roles(roles)
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav", 3))
+    qtbot.waitUntil(lambda: ctl.shown_run_id is not None, timeout=TIMEOUT_MS)
+
+    before = tmp_path / "before.html"
+    assert window.save_report(before, comparison=False), window.last_error
+    text = before.read_text(encoding="utf-8")
+    assert "Release report" in text and _sha(source) in text
+    assert "not exported with this report" in text and "every promise kept" in text
+    assert not any(name in text for name in frame["name"])
+
+    pdf = tmp_path / "before.pdf"
+    assert window.save_report(pdf, comparison=False)
+    assert pdf.read_bytes().startswith(b"%PDF-")
+
+    out = tmp_path / "released.csv"
+    assert window.export_to(out)
+    after = tmp_path / "after.html"
+    assert window.save_report(after, comparison=False)
+    text = after.read_text(encoding="utf-8")
+    assert _sha(out) in text and "released.csv (csv)" in text
