@@ -77,6 +77,7 @@ def protect(
     ordinal: Mapping[str, Sequence[str] | None] | Iterable[str] | str | None = None,
     nominal: Iterable[str] | str = (),
     missing_as_category: Iterable[str] | str = (),
+    weight: str | None = None,
     params: Mapping[str, Any] | None = None,
     seed: int | None = None,
     roles: RoleMap | None = None,
@@ -93,7 +94,9 @@ def protect(
     Roles are given as on the command line (``qi``, ``identifiers``, ``confidential``,
     ``ordinal={col: [lowest, ..., highest]}`` or a list of columns in their natural order,
     ``nominal``; ``missing_as_category``: nominal/ordinal columns whose missing cells form a
-    category of their own instead of refusing the run), or as a ready ``roles`` RoleMap. One string is one column (``qi="age"``).
+    category of their own instead of refusing the run; ``weight``: the survey weight column,
+    released unchanged, used by ``params={"weighted_means": True}``), or as a ready ``roles``
+    RoleMap. One string is one column (``qi="age"``).
     A name matches its column exactly, or else the one column equal to it once spaces at the
     ends, Unicode form and case are ignored; two such columns are an ambiguity, refused.
     ``frame`` must be a DataFrame with unique text column names (not a MultiIndex, not the
@@ -133,6 +136,7 @@ def protect(
             ordinal=ordinal,
             nominal=nominal,
             missing_as_category=missing_as_category,
+            weight=weight,
         )
     elif not isinstance(roles, RoleMap):
         raise InvalidRoles(f"roles must be a RoleMap, not a {type(roles).__name__}")

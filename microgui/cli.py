@@ -6,7 +6,7 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
     microgui protect INPUT -o OUTPUT --method METHOD -k K --qi COL[,COL...]
         [--identifiers COL,...] [--confidential COL,...]
         [--ordinal COL=V1<V2<...]... [--nominal COL,...] [--missing-as-category COL,...]
-        [--param NAME=VALUE]... [--round source|N] [--seed N] [--group-column NAME] [--report REPORT.json]
+        [--weight COL] [--param NAME=VALUE]... [--round source|N] [--seed N] [--group-column NAME] [--report REPORT.json]
         [--strata COL,...] [--block-size N] [--engine local|dask] [--scheduler ADDRESS]
         [--workers N] [--quiet]
         [--report-html REPORT.html] [--report-pdf REPORT.pdf]
@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COL,...",
         help="confidential columns (passed through unchanged)",
     )
+    p.add_argument("--weight", metavar="COL", help=_WEIGHT_HELP)
     p.add_argument(
         "--ordinal",
         action="append",
@@ -485,6 +486,11 @@ _ROUND_HELP = (
     "rounding. Without it values are only cleaned of float noise (1565.4, not "
     "1565.4000000000008). The same as --param round=..."
 )
+_WEIGHT_HELP = (
+    "the survey (sampling) weight column: released unchanged; the risk measures use it to "
+    "estimate population frequencies and individual risk (as sdcMicro's freqCalc/indivRisk), "
+    "and --param weighted_means=yes aggregates by weighted means"
+)
 _MISSING_HELP = (
     "nominal or ordinal quasi-identifiers whose missing cells form a category of their own "
     "(released as empty cells; last in an ordinal order) instead of refusing the run; "
@@ -504,6 +510,7 @@ def _add_role_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--confidential", action="append", metavar="COL,...", help="confidential columns"
     )
+    p.add_argument("--weight", metavar="COL", help=_WEIGHT_HELP)
     p.add_argument(
         "--ordinal",
         action="append",
@@ -673,6 +680,7 @@ def roles_from_args(args: argparse.Namespace, columns: Sequence[str]) -> Any:
         ordinal=_parse_ordinal(args.ordinal),
         nominal=_split(args.nominal),
         missing_as_category=_split(args.missing_as_category),
+        weight=args.weight,
     )
 
 
@@ -700,7 +708,7 @@ _PROJECT_GIVES = (
     ("confidential", "--confidential"), ("ordinal", "--ordinal"), ("nominal", "--nominal"),
     ("missing_as_category", "--missing-as-category"), ("param", "--param"),
     ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
-    ("strata", "--strata"), ("block_size", "--block-size"),
+    ("strata", "--strata"), ("block_size", "--block-size"), ("weight", "--weight"),
 )  # fmt: skip
 
 
@@ -988,6 +996,7 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
             ("pseudonym_key", "--pseudonym-key"),
             ("report_html", "--report-html"),
             ("report_pdf", "--report-pdf"),
+            ("weight", "--weight"),
             ("csv_sep", "--csv-sep"),
             ("csv_decimal", "--csv-decimal"),
             ("csv_encoding", "--csv-encoding"),
@@ -1213,6 +1222,7 @@ def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
         ordinal=_parse_ordinal(args.ordinal),
         nominal=_split(args.nominal),
         missing_as_category=_split(args.missing_as_category),
+        weight=args.weight,
     )
 
 

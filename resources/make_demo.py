@@ -47,7 +47,7 @@ file order (role and kind in brackets):
 ``health_score`` (confidential, continuous)
     Self-assessed health 0-100 with one decimal: falls with age, rises a little with income and
     education. It is the sensitive variable the release is for; it passes through unchanged.
-``survey_weight`` (non-confidential)
+``survey_weight`` (weight: the survey weight, released unchanged, used by the risk measures)
     Design weight (persons represented), from the region's population share over its sample
     share, with a non-response adjustment, calibrated to sum to the population; two decimals.
 """
@@ -117,7 +117,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "income": ("quasi-identifier", "continuous"),
     "wealth": ("quasi-identifier", "continuous"),
     "health_score": ("confidential", "continuous"),
-    "survey_weight": ("non-confidential", "continuous"),
+    "survey_weight": ("weight", "continuous"),
 }
 
 

@@ -76,7 +76,8 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import Dataset, QIMatrix
+from microgui.core.dataset import Dataset, QIMatrix, survey_weights
+from microgui.core.errors import InvalidParameter
 from microgui.core.numbers import unique_rows
 
 __all__ = [
@@ -144,6 +145,20 @@ def group_means(values: np.ndarray, labels: np.ndarray, n_groups: int) -> np.nda
     out = np.empty((n_groups, values.shape[1]), dtype=np.float64)
     for j in range(values.shape[1]):
         out[:, j] = np.bincount(labels, weights=values[:, j], minlength=n_groups) / counts
+    return out
+
+
+def weighted_group_means(
+    values: np.ndarray, weights: np.ndarray, labels: np.ndarray, n_groups: int
+) -> np.ndarray:
+    """Per-group survey-weighted column means Σ w·x / Σ w of a (n, d) array (issue 18: as
+    sdcMicro's ``microaggregation(weights=)`` with ``measure="mean"``, ``stats::weighted.mean``
+    per group and column); returns (n_groups, d). Every weight is > 0
+    (:func:`~microgui.core.dataset.survey_weights`), so no group's sum is 0."""
+    totals = np.bincount(labels, weights=weights, minlength=n_groups)
+    out = np.empty((n_groups, values.shape[1]), dtype=np.float64)
+    for j in range(values.shape[1]):
+        out[:, j] = np.bincount(labels, weights=values[:, j] * weights, minlength=n_groups) / totals
     return out
 
 
@@ -275,7 +290,17 @@ def aggregate(
             if qi.cont_values is not None
             else qi.continuous * qi.cont_std + qi.cont_mean
         )
-        means = group_means(original, labels, n_groups)[labels]
+        if params.get("weighted_means", False):
+            column = dataset.roles.weight
+            if column is None:
+                raise InvalidParameter(
+                    "weighted_means=yes needs a survey weight column: tag one with the role "
+                    "weight (--weight COL), or drop the parameter"
+                )
+            weights, _what = survey_weights(frame, column)
+            means = weighted_group_means(original, weights, labels, n_groups)[labels]
+        else:
+            means = group_means(original, labels, n_groups)[labels]
         if params.get("rescale_variance", False):
             means = rescale_variance(means, original)
         for j, col in enumerate(qi.continuous_names):

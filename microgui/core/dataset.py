@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from microgui.core.errors import InvalidInput, InvalidRoles
+from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ __all__ = [
     "LINES_ATTR",
     "LINE_WORD_ATTR",
     "SOURCE_ATTR",
+    "survey_weights",
     "MAX_ABS_VALUE",
     "MISSING_CATEGORY",
     "is_missing",
@@ -350,11 +351,21 @@ class Dataset:
         ``kind``: a column made ordinal keeps its order or gets :func:`category_values` (its
         values in their natural order); the same kind returns the roles unchanged (the same
         object). ``order`` (lowest first) makes the column ordinal; a category listed twice is
-        refused with :class:`InvalidRoles`.
+        refused with :class:`InvalidRoles`. ``role`` weight: the column's values are checked
+        (:func:`survey_weights`) and the column tagged weight before, if another, becomes
+        non-confidential (one survey weight per table).
         """
         spec = self.roles[column]
+        roles = self.roles
         if role is not None:
             spec = spec.with_role(AttributeRole(role))
+            if spec.role is AttributeRole.WEIGHT:
+                survey_weights(self.frame, column)  # refused here, naming the rows
+                for other in roles.columns_with(AttributeRole.WEIGHT):
+                    if other != column:
+                        roles = roles.replace(
+                            other, roles[other].with_role(AttributeRole.NON_CONFIDENTIAL)
+                        )
         if kind is not None:
             kind = AttributeKind(kind)
             if kind is spec.kind:
@@ -369,7 +380,7 @@ class Dataset:
             spec = spec.with_kind(AttributeKind.ORDINAL, list(order))
         if missing_as_category is not None:
             spec = spec.with_missing_as_category(missing_as_category)
-        return self.roles.replace(column, spec)
+        return roles.replace(column, spec)
 
     @property
     def n_records(self) -> int:
@@ -1270,3 +1281,53 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
         nominal_categories=tuple(cats),
         cont_values=cont,
     )
+
+
+def survey_weights(
+    frame: pd.DataFrame, weights: str | Sequence[float] | np.ndarray | None
+) -> tuple[np.ndarray, str]:
+    """The survey weights of ``frame`` as float64 (a column name, one value per record, or
+    None: all 1) and the words naming them in messages. Refuses (:class:`InvalidInput`) a
+    weight that is missing, not a number, not finite or not above 0, naming the column and
+    the rows (issue 18: the weight role; sdcMicro checks none of this)."""
+    n = len(frame)
+    if weights is None:
+        return np.ones(n, dtype=np.float64), "the weights"
+    if isinstance(weights, str):
+        if weights not in frame.columns:
+            raise InvalidParameter(f"weight column {weights!r} is not a column of the table")
+        raw = frame[weights].reset_index(drop=True)
+        what = f"weight column {weights!r}"
+    else:
+        raw = pd.Series(np.asarray(weights).reshape(-1))
+        what = "the weights"
+        if len(raw) != n:
+            raise InvalidParameter(f"{len(raw):,} weights given for {n:,} records")
+    if pd.api.types.is_bool_dtype(raw.dtype):
+        raise InvalidInput(f"{what} holds true/false values, not survey weights")
+    absent = raw.isna().to_numpy()
+    if pd.api.types.is_numeric_dtype(raw.dtype):
+        values = raw.to_numpy(dtype=np.float64, na_value=np.nan)
+        text = np.zeros(n, dtype=bool)
+    else:
+        flags = np.array([isinstance(v, (bool, np.bool_)) for v in raw], dtype=bool)
+        values = pd.to_numeric(raw.where(~flags), errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan
+        )
+        text = ~absent & (np.isnan(values) | flags)
+    bad = absent | text | ~np.isfinite(values) | (values <= 0)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        i = int(rows[0])
+        if absent[i]:
+            first = "is missing"
+        elif text[i]:
+            first = f"holds {raw.iloc[i]!r}, not a number"
+        else:
+            first = f"holds {values[i]:g}"
+        raise InvalidInput(
+            f"{what} must hold a finite number greater than 0 for every record (the number of "
+            f"population units it stands for): at {rows_text(frame, rows)} it does not (the "
+            f"first {first})"
+        )
+    return values, what

@@ -383,6 +383,11 @@ def partitioned_refusal(
             "rescale_variance rescales with the whole release's variance, which --engine dask "
             f"never holds in one place; drop --param rescale_variance, or {local}"
         )
+    if params.get("weighted_means", False):
+        return (
+            "weighted_means needs the survey weight column, which a partitioned run does not "
+            f"read; drop --param weighted_means, or {local}"
+        )
     return ""
 
 

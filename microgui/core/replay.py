@@ -77,6 +77,9 @@ def command_for_run(
                 "the command line reads the kind of a confidential column from its values: "
                 + ", ".join(f"{c!r} ({roles[c].kind.value})" for c in kinds)
             )
+    weight = roles.weight
+    if weight is not None:
+        args += ["--weight", weight]
     args += ["--method", spec.method, "-k", str(spec.k)]
     for name, value in spec.params:
         args += ["--param", f"{name}={_value(value)}"]

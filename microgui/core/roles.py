@@ -34,6 +34,11 @@ class AttributeRole(StrEnum):
     QUASI_IDENTIFIER = "quasi-identifier"
     CONFIDENTIAL = "confidential"
     NON_CONFIDENTIAL = "non-confidential"
+    #: a survey (sampling) weight (issue 18): released unchanged like a non-confidential
+    #: column; the risk measures use it to estimate population frequencies (sdcMicro's
+    #: ``freqCalc``/``indivRisk``) and, when asked (``weighted_means``), the aggregation takes
+    #: weighted group means. One column at most.
+    WEIGHT = "weight"
 
     @property
     def label(self) -> str:
@@ -139,6 +144,17 @@ class RoleMap(Mapping[str, ColumnSpec]):
     @property
     def confidential(self) -> list[str]:
         return self.columns_with(AttributeRole.CONFIDENTIAL)
+
+    @property
+    def weight(self) -> str | None:
+        """The survey weight column, if one is tagged (:attr:`AttributeRole.WEIGHT`)."""
+        names = self.columns_with(AttributeRole.WEIGHT)
+        if len(names) > 1:
+            raise InvalidRoles(
+                f"{len(names)} columns are tagged as the survey weight ({', '.join(map(repr, names))}); "
+                "tag one, and the others non-confidential"
+            )
+        return names[0] if names else None
 
     def qi_of_kind(self, kind: AttributeKind) -> list[str]:
         return [
@@ -254,8 +270,11 @@ def roles_from_lists(
     ordinal: Mapping[str, Iterable[str] | None] | Iterable[str] | str | None = None,
     nominal: Iterable[str] | str = (),
     missing_as_category: Iterable[str] | str = (),
+    weight: str | None = None,
 ) -> RoleMap:
     """Build a :class:`RoleMap` the way the command line and the Python API describe roles.
+
+    ``weight`` names the survey weight column (``--weight``), released unchanged.
 
     Quasi-identifiers not named in ``ordinal`` or ``nominal`` are continuous; an ordinal column
     maps to its category order, lowest first (None: numeric order of its values, else text
@@ -313,11 +332,13 @@ def roles_from_lists(
         raise InvalidRoles(
             f"column {sorted(both)[0]!r} is given as both ordinal and nominal; choose one"
         )
+    weight_list = [] if weight is None else [index.resolve(weight, "--weight")]
     seen: dict[str, str] = {}
     for option, names in (
         ("--qi", qi_list),
         ("--identifiers", id_list),
         ("--confidential", conf_list),
+        ("--weight", weight_list),
     ):
         for name in names:
             if name in seen and seen[name] != option:
@@ -343,6 +364,8 @@ def roles_from_lists(
             specs[col] = ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL)
         elif col in conf_set:
             specs[col] = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
+        elif col in weight_list:
+            specs[col] = ColumnSpec(AttributeRole.WEIGHT, AttributeKind.CONTINUOUS)
         else:
             specs[col] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
         if col in missing_list:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from microgui._version import __version__
 from microgui.core.aggregate import aggregate, protected_continuous_z
-from microgui.core.dataset import Dataset, QIMatrix, is_missing, prepare_qi
+from microgui.core.dataset import Dataset, QIMatrix, is_missing, prepare_qi, survey_weights
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import (
     Method,
@@ -330,6 +330,7 @@ def run_protection(
     progress(0.0, "checking the data")
     qi = prepare_qi(dataset)
     check_kinds(method, dataset.roles)
+    _check_weight(dataset, params)
     seed = parse_seed(spec.seed)  # a spec may come from a project file, not RunSpec.make
     seed = seed if seed is not None else secrets.randbits(63)
     prefetch(qi, k, method.aggregates)  # the report's IL bound, on the other core meanwhile
@@ -525,6 +526,19 @@ def check_kinds(method: Method, roles: RoleMap) -> None:
         raise InvalidRoles(f"method {method.name!r} {why}")
 
 
+def _check_weight(dataset: Dataset, params: Mapping[str, Any]) -> None:
+    """The survey weight column (issue 18) checked before the run, not after it: one column,
+    every weight a number above 0; ``weighted_means`` needs one."""
+    weight = dataset.roles.weight  # two weight columns: refused here
+    if weight is not None:
+        survey_weights(dataset.frame, weight)
+    elif params.get("weighted_means", False):
+        raise InvalidParameter(
+            "weighted_means=yes needs a survey weight column: tag one with the role weight "
+            "(--weight COL), or drop the parameter"
+        )
+
+
 def build_report(
     dataset: Dataset,
     spec: RunSpec,
@@ -595,5 +609,7 @@ def build_report(
         "confidential": roles.confidential,
         "citation": method.reference,  # "Domingo-Ferrer & Torra 2005, Algorithm 5.1"
     }
+    if roles.weight is not None:  # issue 18: the survey weight column, released unchanged
+        report["weight"] = roles.weight
     report.update(extra)
     return report

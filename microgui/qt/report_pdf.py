@@ -7,7 +7,7 @@ times its size (sharp when printed) and the page refers to it by name
 (``build_report_html(chart_html=...)``). Pages are A4 with 15 mm margins, numbered at the foot.
 
 Used by the app's "Save report" (PDF chosen) and by ``microgui protect --report-pdf``; the command
-line has no window, so :func:`ensure_gui_application` starts a headless ``QGuiApplication``
+line has no window, so :func:`ensure_gui_application` starts a headless Qt application
 (Qt's ``offscreen`` platform when no display is set).
 """
 
@@ -29,6 +29,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QApplication
 
 from microgui._version import __version__
 from microgui.core.report_charts import ReportChart, chart_svg
@@ -39,12 +40,14 @@ __all__ = ["ensure_gui_application", "report_pdf", "CHART_WIDTH", "CHART_HEIGHT"
 CHART_WIDTH, CHART_HEIGHT = 640, 380
 SCALE = 3
 
-_APP: QGuiApplication | None = None
+_APP: QApplication | None = None
 
 
 def ensure_gui_application() -> None:
     """A Qt application for drawing text and pictures: the running one (the app's), else a
-    headless ``QGuiApplication`` (``offscreen`` when there is no display, as on a server)."""
+    headless one (``offscreen`` when there is no display, as on a server). A ``QApplication``,
+    not the lighter ``QGuiApplication``: the process's one application may later have to carry
+    widgets (a test session that prints a report, then opens the app)."""
     global _APP
     if QGuiApplication.instance() is not None:
         return
@@ -55,7 +58,7 @@ def ensure_gui_application() -> None:
         and not os.environ.get("WAYLAND_DISPLAY")
     ):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    _APP = QGuiApplication(["microgui"])
+    _APP = QApplication(["microgui"])
 
 
 def _chart_image(chart: ReportChart) -> QImage:

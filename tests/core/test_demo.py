@@ -40,7 +40,7 @@ def test_demo_loads_with_its_roles() -> None:
     assert roles.qi_of_kind(AttributeKind.ORDINAL) == ["education"]
     assert roles["education"].order == EDUCATION
     assert "region" in roles.qi_of_kind(AttributeKind.NOMINAL)
-    assert roles["survey_weight"].role is AttributeRole.NON_CONFIDENTIAL
+    assert roles["survey_weight"].role is AttributeRole.WEIGHT and roles.weight == "survey_weight"
     assert ds.frame["person_id"].is_unique
     assert set(ds.frame["education"]) == set(EDUCATION)
     assert demo_defaults() == ("mdav-generic", 5)

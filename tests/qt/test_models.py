@@ -148,3 +148,21 @@ def test_order_dialog_refuses_a_column_that_is_not_ordinal(demo_window: MainWind
         assert panel.edit_order(row) is None
     assert "income" in demo_window.last_error
     demo_window.error_box.close()  # type: ignore[union-attr]
+
+
+def test_the_weight_role_in_the_roles_editor(controller: AppController, qtbot) -> None:
+    """Issue 18: a survey weight is one column whose values are all numbers above 0; tagging
+    another column moves the role; a column of other values is refused with the reason."""
+    model = RolesModel(controller)
+    size = model.index(2, RolesColumn.ROLE)
+    with qtbot.waitSignal(controller.roles_changed):
+        assert model.setData(size, "weight")
+    assert controller.roles is not None and controller.roles.weight == "size"
+    assert size.data() == "Weight"
+    with qtbot.waitSignal(controller.roles_changed):
+        assert model.setData(model.index(1, RolesColumn.ROLE), AttributeRole.WEIGHT)
+    assert controller.roles.weight == "income"
+    assert controller.roles["size"].role is AttributeRole.NON_CONFIDENTIAL
+    with qtbot.waitSignal(model.edit_failed) as blocker:
+        assert not model.setData(model.index(3, RolesColumn.ROLE), "weight")
+    assert "weight column 'colour'" in blocker.args[0]

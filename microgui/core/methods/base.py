@@ -111,6 +111,15 @@ COMMON_PARAMS: tuple[ParamSpec, ...] = (
         "(003 §5.2); means stay exact and k-anonymity is kept.",
     ),
     ParamSpec(
+        "weighted_means",
+        bool,
+        False,
+        "Release each group's survey-weighted mean (sum of w·x over sum of w, w the column tagged "
+        "weight) of the continuous quasi-identifiers instead of the plain mean, as sdcMicro's "
+        "microaggregation(weights=); still k-anonymous, but the SSE is no longer the smallest "
+        "for the partition.",
+    ),
+    ParamSpec(
         "ordinal_average",
         str,
         "median",

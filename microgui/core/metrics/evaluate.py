@@ -75,6 +75,7 @@ from microgui.core.dataset import (
     is_missing,
     numeric_column,
     prepare_qi,
+    survey_weights,
 )
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.hierarchy import Hierarchy, value_key
@@ -105,6 +106,7 @@ from microgui.core.metrics.utility import (
     il_measures,
     pil_measures,
 )
+from microgui.core.metrics.weighted_risk import frequencies, individual_risk, risky_records
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.roles import AttributeKind, RoleMap
 
@@ -165,6 +167,28 @@ MEASURES: Final[dict[str, tuple[str, str, str, str]]] = {
     "reidentification_risk_max": ("re-identification risk, max", "%", LOWER, "risk"),
     "reidentification_risk_mean": ("re-identification risk, mean", "%", LOWER, "risk"),
     "sample_uniques": ("sample uniques (categorical keys)", "records", LOWER, "risk"),
+    # with a survey weight column (issue 18; sdcMicro freqCalc/indivRisk/measure_risk): over
+    # the released quasi-identifiers, Fk = the weights' sum of a combination
+    "population_frequency_min": (
+        "smallest estimated population frequency Fk (weights)",
+        "units",
+        HIGHER,
+        "risk",
+    ),
+    "individual_risk_mean": ("individual risk, mean (indivRisk, weights)", "%", LOWER, "risk"),
+    "individual_risk_max": ("individual risk, max (indivRisk, weights)", "%", LOWER, "risk"),
+    "expected_reidentifications": (
+        "expected re-identifications Σ rk (weights)",
+        "records",
+        LOWER,
+        "risk",
+    ),
+    "risky_records": (
+        "records at higher risk (rk > median + 2·MAD and > 0.1)",
+        "records",
+        LOWER,
+        "risk",
+    ),
     "k_anonymity": ("k-anonymity", "records", HIGHER, "risk"),
     "l_diversity": ("distinct l-diversity", "values", HIGHER, "risk"),
     "entropy_l_diversity": ("entropy l-diversity", "", HIGHER, "risk"),
@@ -478,6 +502,8 @@ def evaluate(
         protected, qis
     )
     out["k_anonymity"] = k_anonymity_level(protected, qis)
+    if roles.weight is not None and len(protected) and qis:
+        out.update(_weighted_risk(original, protected, qis, roles.weight))
     conf = roles.confidential
     if conf and len(protected):
         from microgui.core.metrics import privacy  # written alongside (issue 4): import late
@@ -504,6 +530,26 @@ def evaluate(
     result: Measures = dict(out)
     result["information_loss_by_attribute"] = mixed.by_attribute
     return result
+
+
+def _weighted_risk(
+    original: Dataset, protected: pd.DataFrame, qis: Sequence[str], weight: str
+) -> dict[str, float | int | None]:
+    """The survey-weighted risk measures (:mod:`microgui.core.metrics.weighted_risk`, sdcMicro's
+    freqCalc/indivRisk): keys = every released quasi-identifier, as k-anonymity and the
+    re-identification risk count them (a missing value one more category), weights the original
+    weight column (released unchanged)."""
+    weights, _what = survey_weights(original.frame, weight)  # refused naming column and rows
+    keys = protected.loc[:, list(qis)].reset_index(drop=True)
+    freq = frequencies(keys, list(qis), weights, missing="category")
+    rk = individual_risk(freq.fk, freq.Fk)
+    return {
+        "population_frequency_min": float(freq.Fk.min()),
+        "individual_risk_mean": 100.0 * float(rk.mean()),
+        "individual_risk_max": 100.0 * float(rk.max()),
+        "expected_reidentifications": float(rk.sum()),
+        "risky_records": int(risky_records(rk).sum()),
+    }
 
 
 def _finite(values: dict[str, float]) -> dict[str, float | None]:

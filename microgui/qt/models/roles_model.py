@@ -59,6 +59,7 @@ ROLE_CHOICES: tuple[AttributeRole, ...] = (
     AttributeRole.IDENTIFIER,
     AttributeRole.CONFIDENTIAL,
     AttributeRole.NON_CONFIDENTIAL,
+    AttributeRole.WEIGHT,
 )
 KIND_CHOICES: tuple[AttributeKind, ...] = (
     AttributeKind.CONTINUOUS,
@@ -71,6 +72,8 @@ ROLE_HELP = {
     AttributeRole.QUASI_IDENTIFIER: "Could identify a person when combined: microaggregated.",
     AttributeRole.CONFIDENTIAL: "Sensitive values: released unchanged.",
     AttributeRole.NON_CONFIDENTIAL: "Neither: released unchanged.",
+    AttributeRole.WEIGHT: "Survey weight (one column): released unchanged; estimates population "
+    "frequencies for the risk measures, and weighted group means if asked.",
 }
 KIND_HELP = {
     AttributeKind.CONTINUOUS: "Numbers: distance on z-scores, group mean.",
@@ -83,6 +86,7 @@ _ROLE_COLORS = {
     AttributeRole.IDENTIFIER: "#b03030",
     AttributeRole.CONFIDENTIAL: "#8a5a00",
     AttributeRole.NON_CONFIDENTIAL: "#555555",
+    AttributeRole.WEIGHT: "#2e7d5b",
 }
 
 
