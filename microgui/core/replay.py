@@ -17,9 +17,11 @@ A saved project replays without retyping anything: ``microgui protect --project 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from microgui.core.release import CsvOptions
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunSpec
 
@@ -43,9 +45,19 @@ def _names(names: list[str]) -> str:
 
 
 def command_for_run(
-    data_path: str | Path, roles: RoleMap, spec: RunSpec, output: str | Path = "protected.csv"
+    data_path: str | Path,
+    roles: RoleMap,
+    spec: RunSpec,
+    output: str | Path = "protected.csv",
+    *,
+    csv_options: CsvOptions | None = None,
+    pseudonymize: Sequence[str] = (),
+    key_path: str | Path | None = None,
 ) -> Command:
-    """``microgui protect`` giving ``spec`` on the table at ``data_path`` tagged ``roles``."""
+    """``microgui protect`` giving ``spec`` on the table at ``data_path`` tagged ``roles``; the
+    app's export options too (``csv_options`` when not the default, ``pseudonymize`` and
+    ``key_path``: ``--csv-sep/--csv-decimal/--csv-encoding``, ``--pseudonymize``,
+    ``--pseudonym-key``)."""
     args: list[str] = ["protect", str(data_path), "-o", str(output)]
     caveats: list[str] = []
     qi = [c for c in roles if roles[c].role is AttributeRole.QUASI_IDENTIFIER]
@@ -97,6 +109,14 @@ def command_for_run(
         args += ["--scheduler", spec.scheduler]
     if spec.workers is not None:
         args += ["--workers", str(spec.workers)]
+    if csv_options is not None and not csv_options.is_default:
+        sep = "tab" if csv_options.sep == "\t" else csv_options.sep
+        args += ["--csv-sep", sep, "--csv-decimal", csv_options.decimal]
+        args += ["--csv-encoding", csv_options.encoding]
+    if pseudonymize:
+        args += ["--pseudonymize", _names(list(pseudonymize))]
+        if key_path is not None:
+            args += ["--pseudonym-key", str(key_path)]
     return Command(tuple(args), tuple(caveats))
 
 

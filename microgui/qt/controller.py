@@ -47,9 +47,11 @@ from microgui.core.layout import MstLayout, TreeLayout
 from microgui.core.methods import Method, available_methods
 from microgui.core.project_file import Project, save_project, write_autosave
 from microgui.core.projection import QIProjection
+from microgui.core.release import release_format
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.sweep import SweepPoint, run_sweep
+from microgui.qt.export_options import ExportOptions, key_path_for
 from microgui.qt.hierarchies import HierarchyAttachments
 from microgui.qt.history import (
     HistoryEntry,
@@ -110,6 +112,8 @@ class AppController(QObject):
         #: the report of each result exported in this session, by id (the result kept: ids are
         #: reused once an object is gone)
         self._exports: dict[int, tuple[RunResult, dict[str, Any]]] = {}
+        #: CSV format and pseudonyms of every export (File → Export options…, issue 18)
+        self.export_options = ExportOptions()
         self.pool: QThreadPool = make_run_pool(self)
         self.dataset: Dataset | None = None
         self.result: RunResult | None = None
@@ -686,6 +690,8 @@ class AppController(QObject):
         if self.result is None or self.result_dataset is None:
             raise InvalidRoles("run a method before exporting")
         csv_path = Path(csv_path)
+        options = self.export_options.for_identifiers(self.result.roles.identifiers)
+        is_csv = release_format(csv_path) == "csv"
         report = export_run(
             self.result_dataset,
             self.result,
@@ -695,6 +701,9 @@ class AppController(QObject):
             check=self.check_current_export(),
             # attached hierarchy files are inputs too, whatever the run used (issue 13 review)
             also_protect=[Path(p) for p in self.hierarchies.paths().values()],
+            csv_options=options.csv if is_csv else None,
+            pseudonymize=options.pseudonymize,
+            key_path=key_path_for(csv_path) if options.write_key else None,
         )
         self._exports[id(self.result)] = (self.result, report)
         return report

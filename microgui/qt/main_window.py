@@ -8,6 +8,7 @@ crash. Closing the window cancels the run and waits for the pool.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from microgui.core.export import report_path_for
 from microgui.core.project_file import Project, clear_autosave, load_project
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
+from microgui.qt.export_options import ExportOptionsDialog
 from microgui.qt.kernel_prep import KernelPrep, KernelStatusLabel
 from microgui.qt.models.dataframe_model import DataFrameModel
 from microgui.qt.panels.association_panel import AssociationPanel
@@ -130,6 +132,26 @@ class ExportOverrideDialog(QDialog):
 
     def reason(self) -> str:
         return self.reason_edit.text().strip()
+
+
+def applied_export_options(report: Mapping[str, Any]) -> str:
+    """What an export applied beyond the defaults, read from its report: a CSV format other than
+    comma, point, UTF-8 and the pseudonymised columns ("" when none)."""
+    parts = []
+    csv = report.get("csv_format") or {}
+    if csv and (csv.get("separator"), csv.get("decimal"), csv.get("encoding")) != (
+        ",",
+        ".",
+        "utf-8",
+    ):
+        sep = "tab" if csv.get("separator") == "\t" else csv.get("separator")
+        parts.append(f"CSV separator {sep}, decimal {csv.get('decimal')}, {csv.get('encoding')}")
+    pseudonymized = list(report.get("pseudonymized") or {})
+    if pseudonymized:
+        parts.append(f"pseudonyms for {', '.join(pseudonymized)}")
+        if report.get("pseudonym_key"):
+            parts.append(f"key in {report['pseudonym_key']}")
+    return "; ".join(parts)
 
 
 def view_rows(model: DataFrameModel, rows: np.ndarray) -> np.ndarray:
@@ -409,9 +431,16 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.save_project_action)
         file_menu.addSeparator()
         file_menu.addAction(self.export_action)
+        self.export_options_action = QAction("Export &options…", self)
+        self.export_options_action.setToolTip(
+            "CSV separator, decimal mark and encoding; identifier columns released as pseudonyms"
+        )
+        self.export_options_action.triggered.connect(self.export_options_dialog)
+        file_menu.addAction(self.export_options_action)
         self.report_action = QAction("Save &report…", self)
         self.report_action.setToolTip(
-            "An HTML report of the run shown, or of the comparison when its tab is open"
+            "The release report (HTML or PDF) of the run shown, or the comparison's when its "
+            "tab is open"
         )
         self.report_action.triggered.connect(self.report_dialog)
         file_menu.addAction(self.report_action)
@@ -880,6 +909,25 @@ class MainWindow(QMainWindow):
         if path:
             self.export_to(with_export_suffix(path, picked))
 
+    def export_options_dialog(self) -> ExportOptionsDialog:
+        """File → Export options…: opens the dialog (non-modal); its OK sets the options."""
+        ctl = self.controller
+        roles = ctl.roles if ctl.roles is not None else None
+        identifiers = roles.identifiers if roles is not None else []
+        dialog = ExportOptionsDialog(ctl.export_options, identifiers, self)
+
+        def accepted() -> None:
+            ctl.export_options = dialog.options()
+            said = ctl.export_options.describe()
+            self.statusBar().showMessage(
+                f"Export options: {said}." if said else "Export options: the defaults.", 10000
+            )
+
+        dialog.accepted.connect(accepted)
+        self.export_options_window = dialog
+        dialog.open()
+        return dialog
+
     def export_to(self, path: str | Path) -> bool:
         """Export the current result to ``path`` (and its report beside it).
 
@@ -921,9 +969,10 @@ class MainWindow(QMainWindow):
             return False
         self.settings.set_last_directory(path.resolve().parent)
         note = " (override recorded)" if override else ""
+        options = applied_export_options(report)
         self.statusBar().showMessage(
             f"Exported {report.get('n_records', 0):,} records to {path.name} and the report to "
-            f"{report_path_for(path).name}{note}.",
+            f"{report_path_for(path).name}{note}" + (f" ({options})" if options else "") + ".",
             15000,
         )
         self.exported.emit(path)

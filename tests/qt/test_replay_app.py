@@ -155,3 +155,53 @@ def test_copy_as_command_parses_back_to_the_same_run(
         window.controller.show_run(run_id)
         assert window.export_to(tmp_path / f"app{run_id}.csv")
         assert out.read_bytes() == (tmp_path / f"app{run_id}.csv").read_bytes()
+
+
+def test_export_options_reach_the_release_and_the_copied_command(
+    window: MainWindow,
+    qtbot,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """File → Export options… (issue 18): a CSV format and pseudonyms apply to the app's export;
+    "Copy as command" says them, and its command gives the same bytes (pseudonyms aside:
+    they are drawn anew, by design)."""
+    from microgui.core.pseudonyms import PSEUDONYM_PATTERN
+    from microgui.core.release import CsvOptions
+    from microgui.qt.export_options import ExportOptions
+
+    _source, ids = _session(window, qtbot, tmp_path)
+    ctl = window.controller
+    dialog = window.export_options_dialog()
+    dialog.sep.setCurrentIndex(dialog.sep.findData(","))
+    dialog.decimal.setCurrentIndex(dialog.decimal.findData(","))
+    dialog._accept()  # a decimal comma with a comma separator: refused in the dialog
+    assert dialog.isVisible() and "separator" in dialog.error.text()
+    dialog.sep.setCurrentIndex(dialog.sep.findData(";"))
+    dialog.encoding.setCurrentIndex(dialog.encoding.findData("cp1252"))
+    dialog._accept()
+    assert not dialog.isVisible()
+    assert ctl.export_options.csv == CsvOptions.make(";", ",", "cp1252")
+    assert ctl.export_options.pseudonymize == ()
+
+    run_id = ids[-1]
+    window.history_panel.select_runs([run_id])
+    argv = shlex.split(window.history_panel.copy_command().splitlines()[0])
+    assert argv[argv.index("--csv-sep") + 1] == ";" and "--csv-encoding" in argv
+    out, app_out = tmp_path / "cmd.csv", tmp_path / "app.csv"
+    argv[argv.index("-o") + 1] = str(out)
+    assert main(argv[1:]) == 0
+    ctl.show_run(run_id)
+    assert window.export_to(app_out)
+    assert out.read_bytes() == app_out.read_bytes()
+    text = app_out.read_bytes().decode("cp1252")
+    assert text.splitlines()[0].count(";") == 4  # five columns: the identifier left out
+    assert "Exported" in window.statusBar().currentMessage()
+    assert "separator ;" in window.statusBar().currentMessage()
+
+    ctl.export_options = ExportOptions(CsvOptions(), ("person",), True)
+    released = tmp_path / "pseud.csv"
+    assert window.export_to(released)
+    frame = pd.read_csv(released)
+    assert all(PSEUDONYM_PATTERN.fullmatch(v) for v in frame["person"])
+    assert (tmp_path / "pseud.pseudonym-key.csv").exists()
+    assert "pseudonyms for person" in window.statusBar().currentMessage()

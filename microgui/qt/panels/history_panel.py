@@ -287,12 +287,22 @@ class HistoryPanel(QWidget):
         """The command line of run ``run_id`` (its roles, parameters and the seed it used), with
         a comment line for what the command line cannot say."""
         from microgui.core.replay import command_for_run
+        from microgui.qt.export_options import key_path_for
 
         entry = self._controller.entry(run_id)
         dataset = entry.dataset
         source = dataset.source if dataset.source is not None else Path("TABLE.csv")
         output = source.with_name(f"{source.stem}_protected_k{entry.spec.k}.csv")
-        command = command_for_run(source, dataset.roles, entry.reproducible_spec, output)
+        options = self._controller.export_options.for_identifiers(dataset.roles.identifiers)
+        command = command_for_run(
+            source,
+            dataset.roles,
+            entry.reproducible_spec,
+            output,
+            csv_options=options.csv,
+            pseudonymize=options.pseudonymize,
+            key_path=key_path_for(output) if options.write_key else None,
+        )
         lines = [command.text, *(f"# note: {c}" for c in command.caveats)]
         return "\n".join(lines)
 

@@ -171,6 +171,9 @@ def roles_summary(roles: RoleMap) -> str:
         parts.append(f"{len(roles.identifiers)} identifier(s) removed")
     if roles.confidential:
         parts.append(f"{len(roles.confidential)} confidential")
+    weights = roles.columns_with(AttributeRole.WEIGHT)
+    if weights:
+        parts.append(f"weight: {', '.join(weights)}")
     return " · ".join(parts)
 
 

@@ -1,0 +1,175 @@
+"""The app's export options (issue 18): how a CSV release is written and which identifier
+columns are released as random pseudonyms instead of being left out, the same choices as
+``protect``'s ``--csv-sep``/``--csv-decimal``/``--csv-encoding`` and ``--pseudonymize``/
+``--pseudonym-key`` (:mod:`microgui.core.release`, :mod:`microgui.core.pseudonyms`).
+
+File → *Export options…* sets them; every later export uses them (the CSV options only for a
+CSV file), and the status line after an export says what was applied. Pseudonyms are off by
+default: an identifier is left out unless its box is ticked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
+
+from microgui.core.pseudonyms import PSEUDONYM_WARNING
+from microgui.core.release import CsvOptions
+
+__all__ = ["ExportOptions", "ExportOptionsDialog", "key_path_for", "SEPARATORS", "ENCODINGS"]
+
+#: (label, separator) offered for a CSV release.
+SEPARATORS: tuple[tuple[str, str], ...] = (
+    ("comma ,", ","),
+    ("semicolon ;", ";"),
+    ("tab", "\t"),
+    ("vertical bar |", "|"),
+)
+#: (label, decimal mark).
+DECIMALS: tuple[tuple[str, str], ...] = (("point .", "."), ("comma ,", ","))
+#: (label, encoding) — the encodings :class:`CsvOptions` accepts.
+ENCODINGS: tuple[tuple[str, str], ...] = (
+    ("UTF-8", "utf-8"),
+    ("UTF-8 with BOM (Excel)", "utf-8-sig"),
+    ("Windows-1252 (Western Europe)", "cp1252"),
+    ("Latin-1 (ISO-8859-1)", "latin-1"),
+    ("UTF-16", "utf-16"),
+)
+
+
+def key_path_for(release: Path) -> Path:
+    """Where the pseudonym key goes beside a release: ``name.pseudonym-key.csv``."""
+    return release.with_name(release.stem + ".pseudonym-key.csv")
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """The export options: ``csv`` (default: comma, point, UTF-8), the identifier columns to
+    release as pseudonyms, and whether to write the key file beside the release."""
+
+    csv: CsvOptions = field(default_factory=CsvOptions)
+    pseudonymize: tuple[str, ...] = ()
+    write_key: bool = False
+
+    def for_identifiers(self, identifiers: Sequence[str]) -> ExportOptions:
+        """The options with pseudonyms only for columns that are identifiers now."""
+        kept = tuple(c for c in self.pseudonymize if c in identifiers)
+        return ExportOptions(self.csv, kept, self.write_key and bool(kept))
+
+    def describe(self) -> str:
+        """One line for the status bar ("" when everything is the default)."""
+        parts = []
+        if not self.csv.is_default:
+            sep = "tab" if self.csv.sep == "\t" else self.csv.sep
+            parts.append(f"CSV separator {sep}, decimal {self.csv.decimal}, {self.csv.encoding}")
+        if self.pseudonymize:
+            parts.append(f"pseudonyms for {', '.join(self.pseudonymize)}")
+            if self.write_key:
+                parts.append("key file written")
+        return "; ".join(parts)
+
+
+class ExportOptionsDialog(QDialog):
+    """Edit :class:`ExportOptions`; :meth:`options` reads the choice (checked by
+    :meth:`CsvOptions.make`, whose refusal is shown in the dialog)."""
+
+    def __init__(
+        self, options: ExportOptions, identifiers: Sequence[str], parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export options")
+        layout = QVBoxLayout(self)
+        csv_box = QGroupBox("CSV files")
+        form = QFormLayout(csv_box)
+        self.sep = self._combo(SEPARATORS, options.csv.sep)
+        self.decimal = self._combo(DECIMALS, options.csv.decimal)
+        self.encoding = self._combo(ENCODINGS, options.csv.encoding)
+        form.addRow("Separator", self.sep)
+        form.addRow("Decimal mark", self.decimal)
+        form.addRow("Encoding", self.encoding)
+        layout.addWidget(csv_box)
+        id_box = QGroupBox("Identifier columns")
+        id_layout = QVBoxLayout(id_box)
+        self.pseudonym_boxes: dict[str, QCheckBox] = {}
+        if identifiers:
+            intro = QLabel(
+                "Left out of the release unless ticked: a ticked column is released as random "
+                "pseudonyms (PSN-…), the same value getting the same pseudonym; nothing of the "
+                "value is in it."
+            )
+            intro.setWordWrap(True)
+            id_layout.addWidget(intro)
+            for column in identifiers:
+                box = QCheckBox(f"Release {column} as pseudonyms")
+                box.setChecked(column in options.pseudonymize)
+                self.pseudonym_boxes[column] = box
+                id_layout.addWidget(box)
+            self.write_key = QCheckBox("Also write the key file (original → pseudonym) beside it")
+            self.write_key.setChecked(options.write_key)
+            id_layout.addWidget(self.write_key)
+            warning = QLabel(PSEUDONYM_WARNING)
+            warning.setWordWrap(True)
+            warning.setStyleSheet("color: #8a5a00;")
+            id_layout.addWidget(warning)
+        else:
+            self.write_key = QCheckBox("Also write the key file")
+            self.write_key.setVisible(False)
+            id_layout.addWidget(QLabel("No column is tagged identifier."))
+        layout.addWidget(id_box)
+        self.error = QLabel("")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b03030;")
+        layout.addWidget(self.error)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self._options = options
+        self.resize(460, 0)
+
+    @staticmethod
+    def _combo(choices: Sequence[tuple[str, str]], current: str) -> QComboBox:
+        combo = QComboBox()
+        for label, value in choices:
+            combo.addItem(label, value)
+        index = combo.findData(current)
+        combo.setCurrentIndex(max(index, 0))
+        return combo
+
+    def _read(self) -> ExportOptions:
+        sep = str(self.sep.currentData())
+        csv = CsvOptions.make(
+            None if sep == "," else sep,  # the default: a .tsv name still gets a tab
+            str(self.decimal.currentData()),
+            str(self.encoding.currentData()),
+        )
+        chosen = tuple(c for c, box in self.pseudonym_boxes.items() if box.isChecked())
+        return ExportOptions(csv, chosen, self.write_key.isChecked() and bool(chosen))
+
+    def _accept(self) -> None:
+        from microgui.core.errors import MicroguiError
+
+        try:
+            self._options = self._read()
+        except MicroguiError as exc:  # e.g. a decimal comma with a comma separator
+            self.error.setText(str(exc).replace("--csv-", ""))
+            return
+        self.accept()
+
+    def options(self) -> ExportOptions:
+        return self._options
