@@ -18,6 +18,7 @@ example) is returned with ``check.ok`` False and an :class:`UnsafeReleaseWarning
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,11 +60,64 @@ class ProtectionResult:
     report: Mapping[str, Any]
     run: RunResult
     check: ExportCheck
+    dataset: Dataset | None = None
 
     @property
     def safe(self) -> bool:
         """Whether ``frame`` passes the release check (``check.ok``)."""
         return self.check.ok
+
+    def export(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        report: str | os.PathLike[str] | None = None,
+        report_html: str | os.PathLike[str] | None = None,
+        report_pdf: str | os.PathLike[str] | None = None,
+        override: str | None = None,
+        csv_sep: str | None = None,
+        csv_decimal: str | None = None,
+        csv_encoding: str | None = None,
+        pseudonymize: Iterable[str] | str = (),
+        pseudonym_key: str | os.PathLike[str] | None = None,
+        keep_formula_cells: bool = False,
+    ) -> dict[str, Any]:
+        """Write the release as ``microgui protect`` does (issue 18): the format from the
+        file's extension (.csv, .xlsx, .parquet, .sav/.zsav, .dta), the release check (a table
+        that fails is refused unless ``override`` gives the reason, recorded), the formula rule,
+        the JSON ``report`` and the HTML/PDF release report if asked (the PDF needs Qt), the
+        CSV options, pseudonyms and their key; all files or none. Returns the run report as
+        written."""
+        from microgui.core.export import export_run
+        from microgui.core.release import CsvOptions
+        from microgui.core.release_report import release_report_makers
+
+        if self.dataset is None:
+            raise InvalidParameter("this result has no table to export (made before 0.1)")
+        printer: Any = None
+        if report_pdf is not None:
+            from microgui.qt.report_pdf import report_pdf as qt_printer
+
+            printer = qt_printer
+        options = (
+            CsvOptions.make(csv_sep, csv_decimal, csv_encoding)
+            if (csv_sep, csv_decimal, csv_encoding) != (None, None, None)
+            else None
+        )
+        names = [pseudonymize] if isinstance(pseudonymize, str) else list(pseudonymize)
+        return export_run(
+            self.dataset,
+            self.run,
+            path,
+            report,
+            override=override,
+            keep_formula_cells=keep_formula_cells,
+            check=self.check,
+            csv_options=options,
+            pseudonymize=names,
+            key_path=pseudonym_key,
+            extra_reports=release_report_makers(report_html, report_pdf, printer),
+        )
 
 
 def protect(
@@ -171,6 +225,7 @@ def protect(
         report=result.report,
         run=result,
         check=check,
+        dataset=dataset,
     )
 
 

@@ -888,42 +888,19 @@ def _run_and_export(
     return 0
 
 
-def _release_reports(args: argparse.Namespace) -> list[tuple[str, Any]]:
-    """``--report-html`` and ``--report-pdf``: (path, maker) for ``export_run``, each made from
-    the release as written (:class:`~microgui.core.release_report.ReleaseReport`, computed once
-    for both: the measures take about a second at 100,000 records)."""
+def _release_reports(args: argparse.Namespace) -> list[tuple[Any, Any]]:
+    """``--report-html`` and ``--report-pdf``: (path, maker) for ``export_run``
+    (:func:`~microgui.core.release_report.release_report_makers`; the PDF printed by Qt)."""
     if not (args.report_html or args.report_pdf):
         return []
-    from microgui.core.export import ReleaseContext
-    from microgui.core.release_report import ReleaseReport
+    from microgui.core.release_report import release_report_makers
 
-    made: dict[int, ReleaseReport] = {}
-
-    def release_report(context: ReleaseContext) -> ReleaseReport:
-        if id(context.report) not in made:
-            made[id(context.report)] = ReleaseReport(
-                context.dataset, context.result, context.frame, context.report
-            )
-        return made[id(context.report)]
-
-    def html(context: ReleaseContext) -> Any:
-        text = release_report(context).html()
-        return lambda handle: handle.write(text)
-
-    def pdf(context: ReleaseContext) -> Any:
-        from microgui.core.io import FileWriter
-        from microgui.qt.report_pdf import report_pdf
-
-        made_report = release_report(context)
-        data = report_pdf(made_report.html, made_report.charts, title=made_report.title)
-        return FileWriter(lambda path: path.write_bytes(data), "a PDF report")
-
-    makers: list[tuple[str, Any]] = []
-    if args.report_html:
-        makers.append((args.report_html, html))
+    printer: Any = None
     if args.report_pdf:
-        makers.append((args.report_pdf, pdf))
-    return makers
+        from microgui.qt.report_pdf import report_pdf as qt_printer
+
+        printer = qt_printer
+    return release_report_makers(args.report_html, args.report_pdf, printer)
 
 
 def _csv_options(args: argparse.Namespace) -> Any:

@@ -26,6 +26,7 @@ What it holds, never a value of a record:
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -38,7 +39,8 @@ from microgui.core import report_html
 from microgui.core.analysis import measure_catalog, measure_run, one_line
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, MicroguiError
-from microgui.core.export import input_fingerprint
+from microgui.core.export import ReleaseContext, ReportMaker, input_fingerprint
+from microgui.core.io import FileWriter
 from microgui.core.methods import get_method
 from microgui.core.metrics.kanonymity import k_anonymity_level
 from microgui.core.references import cited
@@ -54,7 +56,9 @@ from microgui.core.roles import AttributeKind, AttributeRole
 from microgui.core.runs import RunResult
 
 __all__ = [
+    "PdfPrinter",
     "ReleaseReport",
+    "release_report_makers",
     "RU_RISK_KEYS",
     "release_checks",
     "unprotected_risk",
@@ -352,3 +356,45 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
             "Missing cells formed a category of their own in: " + ", ".join(map(str, missing)) + "."
         )
     return notes
+
+
+#: Prints a report to PDF bytes: (make_html(chart_html), charts, title) -> bytes; the Qt one is
+#: :func:`microgui.qt.report_pdf.report_pdf` (the core never imports Qt).
+PdfPrinter = Callable[..., bytes]
+
+
+def release_report_makers(
+    html: str | os.PathLike[str] | None,
+    pdf: str | os.PathLike[str] | None,
+    print_pdf: PdfPrinter | None = None,
+) -> list[tuple[str | os.PathLike[str], ReportMaker]]:
+    """The ``extra_reports`` of :func:`~microgui.core.export.export_run` for an HTML and/or PDF
+    release report (``protect --report-html/--report-pdf``, the API's ``export``): one
+    :class:`ReleaseReport` made once for both from the release as written."""
+    made: dict[int, ReleaseReport] = {}
+
+    def release_report(context: ReleaseContext) -> ReleaseReport:
+        key = id(context.report)
+        if key not in made:
+            made[key] = ReleaseReport(
+                context.dataset, context.result, context.frame, context.report
+            )
+        return made[key]
+
+    def html_writer(context: ReleaseContext) -> Any:
+        text = release_report(context).html()
+        return lambda handle: handle.write(text)
+
+    def pdf_writer(context: ReleaseContext) -> Any:
+        if print_pdf is None:
+            raise ValueError("a PDF report needs a printer (microgui.qt.report_pdf.report_pdf)")
+        made_report = release_report(context)
+        data = print_pdf(made_report.html, made_report.charts, title=made_report.title)
+        return FileWriter(lambda path: path.write_bytes(data), "a PDF report")
+
+    makers: list[tuple[str | os.PathLike[str], ReportMaker]] = []
+    if html:
+        makers.append((html, html_writer))
+    if pdf:
+        makers.append((pdf, pdf_writer))
+    return makers

@@ -216,3 +216,34 @@ def test_a_mark_on_the_frames_edge_is_a_circle_and_one_beyond_it_an_arrow() -> N
     svg = chart_svg(chart)
     assert svg.count("<circle") == 2  # (0, 0) on the edge and (5, 3) inside
     assert svg.count("<polygon") == 1  # x = 50 beyond the frame
+
+
+def test_the_python_api_exports_a_release_with_its_reports(tmp_path: Path) -> None:
+    import microgui
+    from microgui.core.errors import ExportRefused
+
+    frame = pd.read_csv(_table(tmp_path))
+    res = microgui.protect(
+        frame, qi=["age", "income"], identifiers="pid", confidential="disease", k=4
+    )
+    written = res.export(
+        tmp_path / "api.parquet",
+        report=tmp_path / "api.json",
+        report_html=tmp_path / "api.html",
+        pseudonymize="pid",
+    )
+    released = pd.read_parquet(tmp_path / "api.parquet")
+    assert len(released) == len(frame) and released["pid"].str.startswith("PSN-").all()
+    assert written["fingerprint"]["output"]["sha256"] == _sha(tmp_path / "api.parquet")
+    assert written["fingerprint"]["input"]["sha256"] is None  # a frame given in Python
+    assert "a table given in Python" in (tmp_path / "api.html").read_text(encoding="utf-8")
+    masked = microgui.protect(
+        frame, qi=["age", "income"], identifiers="pid", k=4, method="individual-ranking",
+        unsafe="allow",
+    )  # fmt: skip
+    with pytest.raises(ExportRefused, match="refused"):
+        masked.export(tmp_path / "masked.csv")
+    assert not (tmp_path / "masked.csv").exists()
+    report = masked.export(tmp_path / "masked.csv", override="a test of the override", csv_sep=";")
+    assert report["export_override"]["reason"] == "a test of the override"
+    assert (tmp_path / "masked.csv").read_text().splitlines()[0].count(";") == 3
