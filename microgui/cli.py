@@ -63,6 +63,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class _Once(argparse.Action):
+    """An option given at most once (``--weight``: one survey weight column): a second one is a
+    usage error, not a silent replacement of the first."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} is given twice; a table has one survey weight column")
+        setattr(namespace, self.dest, values)
+
+
 def _split(values: Sequence[str] | None) -> list[str]:
     """COL,COL,... lists; a comma inside a column name is written ``\\,`` (``--qi 'a\\,b'``).
 
@@ -124,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COL,...",
         help="confidential columns (passed through unchanged)",
     )
-    p.add_argument("--weight", metavar="COL", help=_WEIGHT_HELP)
+    p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
     p.add_argument(
         "--ordinal",
         action="append",
@@ -510,7 +526,7 @@ def _add_role_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--confidential", action="append", metavar="COL,...", help="confidential columns"
     )
-    p.add_argument("--weight", metavar="COL", help=_WEIGHT_HELP)
+    p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
     p.add_argument(
         "--ordinal",
         action="append",
@@ -897,8 +913,10 @@ def _release_reports(args: argparse.Namespace) -> list[tuple[Any, Any]]:
 
     printer: Any = None
     if args.report_pdf:
+        from microgui.qt.report_pdf import ensure_gui_application
         from microgui.qt.report_pdf import report_pdf as qt_printer
 
+        ensure_gui_application(headless=True)  # before any file is written
         printer = qt_printer
     return release_report_makers(args.report_html, args.report_pdf, printer)
 

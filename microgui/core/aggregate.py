@@ -155,10 +155,15 @@ def weighted_group_means(
     sdcMicro's ``microaggregation(weights=)`` with ``measure="mean"``, ``stats::weighted.mean``
     per group and column); returns (n_groups, d). Every weight is > 0
     (:func:`~microgui.core.dataset.survey_weights`), so no group's sum is 0."""
-    totals = np.bincount(labels, weights=weights, minlength=n_groups)
+    # each group's weights divided by its largest: Σ w·x cannot overflow (weights of 1e300)
+    # nor a group's Σ w underflow to 0 (weights of 1e-300 beside others of 1e300)
+    largest = np.zeros(n_groups, dtype=np.float64)
+    np.maximum.at(largest, labels, weights)
+    scaled = weights / largest[labels]
+    totals = np.bincount(labels, weights=scaled, minlength=n_groups)
     out = np.empty((n_groups, values.shape[1]), dtype=np.float64)
     for j in range(values.shape[1]):
-        out[:, j] = np.bincount(labels, weights=values[:, j] * weights, minlength=n_groups) / totals
+        out[:, j] = np.bincount(labels, weights=values[:, j] * scaled, minlength=n_groups) / totals
     return out
 
 

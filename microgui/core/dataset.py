@@ -1310,11 +1310,19 @@ def survey_weights(
         values = raw.to_numpy(dtype=np.float64, na_value=np.nan)
         text = np.zeros(n, dtype=bool)
     else:
+        # text as a file's reader returns it: "", "NA" ... are missing (is_missing), and a
+        # column written with decimal commas (975,03) is read as the quasi-identifiers are
+        absent = is_missing(raw)
         flags = np.array([isinstance(v, (bool, np.bool_)) for v in raw], dtype=bool)
-        values = pd.to_numeric(raw.where(~flags), errors="coerce").to_numpy(
+        values = pd.to_numeric(raw.where(~flags & ~absent), errors="coerce").to_numpy(
             dtype=np.float64, na_value=np.nan
         )
         text = ~absent & (np.isnan(values) | flags)
+        if text.any() and not flags.any():
+            comma, _ambiguous = _decimal_comma(raw.where(~absent).astype("string").str.strip())
+            if comma is not None:
+                values = comma
+                text = ~absent & np.isnan(values)
     bad = absent | text | ~np.isfinite(values) | (values <= 0)
     if bad.any():
         rows = np.flatnonzero(bad)

@@ -164,8 +164,10 @@ def input_fingerprint(dataset: Dataset) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ReleaseContext:
     """What a further report of a release is made from (:func:`export_run`'s ``extra_reports``):
-    the table as written (after pseudonyms and the formula rule) and the run report written with
-    it, whose ``fingerprint.output`` holds the release file's SHA-256 as written."""
+    the table as written (after pseudonyms and the formula rule on cells), under the columns' own
+    names (a name neutralized in the file, ``'=age`` for ``=age``, is the same column), and the
+    run report written with it, whose ``fingerprint.output`` holds the release file's SHA-256 as
+    written."""
 
     dataset: Dataset
     result: RunResult
@@ -343,10 +345,16 @@ def export_run(
             "neutralized (an Excel workbook runs them; the option is for text files)"
         )
         keep_formula_cells = False
+    if fmt == "csv":  # by the columns' own names, before any is neutralized
+        frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
+    # The table as released, under the columns' own names: what the release report measures
+    # (a neutralized name, '=age for =age, is the same column; cells map one to one).
+    written = frame
     if keep_formula_cells:
         report["formula_cells"] = "kept raw (--keep-formula-cells)"
     else:
         frame, neutralized = neutralize_formulas(frame)
+        written = frame
         frame, renamed = neutralize_column_names(frame)
         report["neutralized_cells"] = neutralized
         report["neutralized_column_names"] = renamed
@@ -354,7 +362,6 @@ def export_run(
             log.info("neutralized formula-like cells: %s; column names: %d", neutralized, renamed)
     writer: Any
     if fmt == "csv":
-        frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
         report["csv_format"] = options.to_json()
         writer = csv_writer(frame) if options.is_default else csv_options_writer(frame, options)
     else:
@@ -366,7 +373,6 @@ def export_run(
         writer, notes = release_writer(frame, fmt, stat, compress=compress)
         report.update(notes)
     report["fingerprint"] = {"input": input_fingerprint(dataset), "output": None}
-    written = frame
 
     def released(temps: Sequence[Path]) -> None:
         """The release file's fingerprint, from its temporary file (the first item)."""

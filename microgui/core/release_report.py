@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core import report_html
-from microgui.core.analysis import measure_catalog, measure_run, one_line
+from microgui.core.analysis import measure_catalog, measure_run
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, MicroguiError
 from microgui.core.export import ReleaseContext, ReportMaker, input_fingerprint
@@ -148,8 +148,9 @@ def release_checks(result: RunResult, frame: pd.DataFrame) -> tuple[ReleaseCheck
         for what, value in extra:
             try:
                 text = value()
-            except (ValueError, MicroguiError) as exc:  # e.g. missing cells of an ordered one
-                text = f"not measured: {one_line(exc)}"
+            except (ValueError, MicroguiError):  # e.g. missing cells of an ordered one
+                # a fixed text: the error's own message may quote a value of the table
+                text = "not measured (the column's values do not fit its kind or order)"
             rows.append(ReleaseCheckRow(what, "", text, None))
     return tuple(rows)
 
@@ -200,8 +201,13 @@ class ReleaseReport:
     def measures(self) -> dict[str, float | int | None]:
         if self._measures is not None:
             return self._measures
-        measures, _note = measure_run(self.dataset, self.result)
+        measures, note = measure_run(self.dataset, self.result)
+        self.measures_note = note
         return measures
+
+    #: why measures are missing ("" when all were computed); its text is not put in the report
+    #: (an error's message may quote a value), only that they are missing
+    measures_note: str = ""
 
     @cached_property
     def facts(self) -> ReleaseFacts:
@@ -243,8 +249,26 @@ class ReleaseReport:
             output_rows=output.get("rows"),
             output_columns=output.get("columns"),
             overrides=overrides,
-            notes=tuple(_notes(report)),
+            notes=tuple(_notes(report)) + self._measure_notes(),
         )
+
+    def _measure_notes(self) -> tuple[str, ...]:
+        measures = self.measures  # computed first: its note is known then
+        notes = []
+        if self.measures_note:
+            notes.append(
+                "Some measures could not be computed, so the table of measures holds only the "
+                "run's own figures: `microgui evaluate` on the input and the release names the "
+                "reason."
+            )
+        elif self.dataset.roles.weight is not None and measures.get("individual_risk_mean") is None:
+            notes.append(
+                f"The survey-weighted risk was not computed: the weights of "
+                f"{self.dataset.roles.weight} sum to less than the number of records of some "
+                "combination of quasi-identifiers (weights normalised to mean 1?); a survey "
+                "weight is the number of population units a record stands for."
+            )
+        return tuple(notes)
 
     @cached_property
     def charts(self) -> list[ReportChart]:

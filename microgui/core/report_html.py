@@ -458,7 +458,12 @@ def _release_sections(facts: ReleaseFacts) -> list[str]:
         "<p class='note'>SHA-256 of the files' bytes, as <code>sha256sum</code> prints it: "
         "anyone holding a file can check it is the one this report describes.</p>"
     )
-    verdict = "every promise kept" if facts.all_kept else "A PROMISE IS NOT KEPT"
+    if not facts.all_kept:
+        verdict = "A PROMISE IS NOT KEPT"
+    elif facts.overrides:
+        verdict = "released with an override (see Overrides)"
+    else:
+        verdict = "every promise kept"
     parts.append(f"<h2>Verified on the released table: {_e(verdict)}</h2>")
     if facts.checks:
         body = "".join(

@@ -530,6 +530,11 @@ def _check_weight(dataset: Dataset, params: Mapping[str, Any]) -> None:
     """The survey weight column (issue 18) checked before the run, not after it: one column,
     every weight a number above 0; ``weighted_means`` needs one."""
     weight = dataset.roles.weight  # two weight columns: refused here
+    if params.get("weighted_means", False) and params.get("rescale_variance", False):
+        raise InvalidParameter(
+            "weighted_means and rescale_variance together: the rescaling uses the unweighted "
+            "variance and would move the weighted means; choose one"
+        )
     if weight is not None:
         survey_weights(dataset.frame, weight)
     elif params.get("weighted_means", False):

@@ -886,7 +886,9 @@ def run_scaled(
         names = ["all records"]
         stratum_rows = [np.arange(n, dtype=np.int64)]
 
+    # the survey weight too: the aggregation (and a refinement's) may take weighted means
     used = set(roles.quasi_identifiers) | set(roles.confidential)
+    used |= {roles.weight} if roles.weight is not None else set()
     # Per stratum: its dataset and quasi-identifiers, and its blocks (rows within the stratum).
     plans: list[tuple[Dataset, QIMatrix, list[np.ndarray]]] = []
     for s, rows in enumerate(stratum_rows):
@@ -957,7 +959,8 @@ def run_scaled(
         for block, out in zip(blocks, unit_outputs, strict=True):
             local[block] = out.labels + stratum_offset
             stratum_offset += int(out.labels.max()) + 1 if len(out.labels) else 0
-        qi_only = _subset(sub, None, qi_names) if strata else sub
+        kept = [*qi_names, *([roles.weight] if roles.weight is not None else [])]
+        qi_only = _subset(sub, None, kept) if strata else sub
         protected_s = aggregate(qi_only, sub_qi, local, params)
         for block, out in zip(blocks, unit_outputs, strict=True):
             for col, values in (out.protected_qi or {}).items():

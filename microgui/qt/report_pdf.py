@@ -43,15 +43,21 @@ SCALE = 3
 _APP: QApplication | None = None
 
 
-def ensure_gui_application() -> None:
+def ensure_gui_application(*, headless: bool = False) -> None:
     """A Qt application for drawing text and pictures: the running one (the app's), else a
     headless one (``offscreen`` when there is no display, as on a server). A ``QApplication``,
     not the lighter ``QGuiApplication``: the process's one application may later have to carry
-    widgets (a test session that prints a report, then opens the app)."""
+    widgets (a test session that prints a report, then opens the app). ``headless``: Qt's
+    ``offscreen`` platform whatever the environment says (the command line, the API), started
+    by the caller before any file is written, so that Qt failing to start leaves nothing."""
     global _APP
     if QGuiApplication.instance() is not None:
         return
-    if (
+    if headless:
+        # the command line and the API print without a window: never a display, whose failure
+        # (a DISPLAY set but unreachable) would abort the process
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    elif (
         sys.platform.startswith("linux")
         and not os.environ.get("QT_QPA_PLATFORM")
         and not os.environ.get("DISPLAY")

@@ -25,7 +25,7 @@ from microgui._version import __version__
 from microgui.cli import main
 from microgui.core.export import ReleaseContext, export_run
 from microgui.core.io import read_table
-from microgui.core.release_report import ReleaseReport, release_checks
+from microgui.core.release_report import ReleaseReport, release_checks, release_report_makers
 from microgui.core.report_charts import ChartSeries, ReportChart, chart_svg
 from microgui.core.roles import RoleMap
 from microgui.core.runs import RunSpec, run_protection
@@ -146,6 +146,7 @@ def test_an_override_and_a_broken_promise_are_on_the_first_page(tmp_path: Path) 
     text = html.read_text(encoding="utf-8")
     assert "A PROMISE IS NOT KEPT" not in text  # individual ranking promised no k-anonymity
     assert "not promised by the method" in text
+    assert "released with an override (see Overrides)" in text
     assert "internal test file, not released" in text and "Released despite the check" in text
     first_page = text.split("page-break-before")[0]
     assert "Overrides" in first_page and "SHA-256" in first_page
@@ -247,3 +248,77 @@ def test_the_python_api_exports_a_release_with_its_reports(tmp_path: Path) -> No
     report = masked.export(tmp_path / "masked.csv", override="a test of the override", csv_sep=";")
     assert report["export_override"]["reason"] == "a test of the override"
     assert (tmp_path / "masked.csv").read_text().splitlines()[0].count(";") == 3
+
+
+# --- the adversarial review's findings (each failed before its fix) ---------------------------
+def test_columns_named_like_formulas_are_still_checked(tmp_path: Path) -> None:
+    """'=age' is written as "'=age" in the file (formula rule); the checks must still find it,
+    not report a 1-anonymous release as k-anonymous."""
+    frame = pd.read_csv(_table(tmp_path)).rename(columns={"age": "=age", "income": "+income"})
+    source = tmp_path / "odd.csv"
+    frame.to_csv(source, index=False)
+    html = tmp_path / "odd.html"
+    code = main(
+        ["protect", str(source), "-o", str(tmp_path / "odd_out.csv"), "--identifiers", "pid",
+         "--qi", "=age,+income", "-k", "4", "--method", "individual-ranking", "-q",
+         "--allow-unsafe", "a test", "--report-html", str(html)]
+    )  # fmt: skip
+    assert code == 0
+    text = html.read_text(encoding="utf-8")
+    k_row = re.search(r"k-anonymity \(smallest.*?<td class='num'>([\d,]+)</td>", text, re.S)
+    assert k_row is not None and int(k_row.group(1)) < 4
+    assert "every promise kept" not in text
+
+
+def test_an_error_quoting_a_value_never_reaches_the_report(tmp_path: Path) -> None:
+    source = _table(tmp_path)
+    dataset = _dataset(source)
+    # a confidential ordinal whose declared order leaves out one of its values ("gout")
+    roles = dataset.roles.replace(
+        "disease",
+        dataset.roles["disease"].with_kind(
+            __import__("microgui.core.roles", fromlist=["AttributeKind"]).AttributeKind.ORDINAL,
+            ["flu", "asthma", "diabetes", "none"],
+        ),
+    )
+    dataset = dataset.with_roles(roles)
+    result = run_protection(dataset, RunSpec.make("mdav", 3))
+    export_run(
+        dataset, result, tmp_path / "o.csv",
+        extra_reports=release_report_makers(tmp_path / "o.html", None),
+    )  # fmt: skip
+    text = (tmp_path / "o.html").read_text(encoding="utf-8")
+    assert "not measured" in text
+    for value in ("gout", "asthma", "diabetes", "flu"):
+        assert value not in text, value
+
+
+def test_unusable_weights_leave_a_note_and_the_other_measures(tmp_path: Path) -> None:
+    frame = pd.read_csv(_table(tmp_path)).assign(w=0.5)  # weights summing below the counts
+    source = tmp_path / "w.csv"
+    frame.to_csv(source, index=False)
+    html = tmp_path / "w.html"
+    assert main(["protect", str(source), "-o", str(tmp_path / "wo.csv"), "--identifiers", "pid",
+                 "--qi", "age,income", "-k", "4", "--method", "mdav", "--weight", "w", "-q",
+                 "--report-html", str(html)]) == 0  # fmt: skip
+    text = html.read_text(encoding="utf-8")
+    assert "survey-weighted risk was not computed" in text
+    assert "distance-based record linkage" in text  # the other measures are there
+
+
+def test_the_pdf_report_does_not_need_a_working_display(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    source = _table(tmp_path)
+    env = {**os.environ, "DISPLAY": ":99", "QT_QPA_PLATFORM": "xcb"}
+    done = subprocess.run(
+        [sys.executable, "-m", "microgui", "protect", str(source), "-o", str(tmp_path / "d.csv"),
+         "--identifiers", "pid", "--qi", "age,income", "-k", "4", "--method", "mdav", "-q",
+         "--report-pdf", str(tmp_path / "d.pdf")],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "d.pdf").read_bytes().startswith(b"%PDF-")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

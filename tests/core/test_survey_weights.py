@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from microgui.cli import build_parser, main, roles_from_args
-from microgui.core.dataset import Dataset
+from microgui.core.dataset import Dataset, survey_weights
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.metrics.evaluate import evaluate
 from microgui.core.replay import command_for_run
@@ -161,3 +161,41 @@ def test_partitioned_runs_refuse_the_weight(
     code = main(["protect", str(source), "-o", str(tmp_path / "parts"), "--engine", "dask",
                  "--qi", "x", "-k", "3", "--method", "mdav", "--weight", "w"])  # fmt: skip
     assert code == 2 and "--weight" in capsys.readouterr().err
+
+
+# --- the adversarial review's findings (each failed before its fix) ---------------------------
+def test_weighted_means_with_strata_and_blocks() -> None:
+    frame = FRAME.assign(s=["a", "a", "a", "b", "b", "b"])
+    roles = roles_from_lists(list(frame.columns), qi=["x"], weight="w")
+    spec = RunSpec.make("mdav", 3, {"weighted_means": "yes"}, strata=["s"])
+    result = run_protection(Dataset(frame, roles), spec)
+    assert result.protected["x"].tolist() == [2.25, 2.25, 2.25, 102.5, 102.5, 102.5]
+
+
+def test_huge_and_tiny_weights_give_finite_weighted_means() -> None:
+    frame = FRAME.assign(w=[1e300, 1e300, 1e300, 1e-300, 1e-300, 2e-300])
+    result = run_protection(_dataset(frame), RunSpec.make("mdav", 3, {"weighted_means": "yes"}))
+    # group 1: equal weights, the plain mean; group 2: weights 1:1:2
+    assert result.protected["x"].tolist() == [2.0, 2.0, 2.0, 102.25, 102.25, 102.25]
+
+
+def test_weights_written_with_decimal_commas_and_blank_cells() -> None:
+    frame = FRAME.assign(w=["1,5", "2,25", "3,0", "4,5", "5,0", "6,75"])
+    weights, _what = survey_weights(frame, "w")
+    assert weights.tolist() == [1.5, 2.25, 3.0, 4.5, 5.0, 6.75]
+    frame.loc[2, "w"] = ""
+    with pytest.raises(InvalidInput, match="is missing"):
+        survey_weights(frame, "w")
+
+
+def test_weighted_means_and_rescaled_variance_are_not_combined() -> None:
+    spec = RunSpec.make("mdav", 3, {"weighted_means": "yes", "rescale_variance": "yes"})
+    with pytest.raises(InvalidParameter, match="choose one"):
+        run_protection(_dataset(), spec)
+
+
+def test_weight_given_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["protect", "x.csv", "--weight", "a", "--weight", "b"])
+    assert stop.value.code == 2
+    assert "--weight is given twice" in capsys.readouterr().err

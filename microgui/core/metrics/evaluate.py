@@ -532,16 +532,35 @@ def evaluate(
     return result
 
 
+_WEIGHTED_KEYS = (
+    "population_frequency_min",
+    "individual_risk_mean",
+    "individual_risk_max",
+    "expected_reidentifications",
+    "risky_records",
+)
+
+
 def _weighted_risk(
     original: Dataset, protected: pd.DataFrame, qis: Sequence[str], weight: str
 ) -> dict[str, float | int | None]:
     """The survey-weighted risk measures (:mod:`microgui.core.metrics.weighted_risk`, sdcMicro's
     freqCalc/indivRisk): keys = every released quasi-identifier, as k-anonymity and the
-    re-identification risk count them (a missing value one more category), weights the original
-    weight column (released unchanged)."""
-    weights, _what = survey_weights(original.frame, weight)  # refused naming column and rows
-    keys = protected.loc[:, list(qis)].reset_index(drop=True)
-    freq = frequencies(keys, list(qis), weights, missing="category")
+    re-identification risk count them, weights the original weight column (released unchanged).
+
+    A missing key value counts as a category of its own, as k-anonymity counts it; sdcMicro
+    reads it as matching any value (``weighted_risk.frequencies(missing="any")`` gives its
+    figures), which makes classes larger and the risk lower: ours is the more cautious figure.
+    Weights the estimate cannot use (summing below a combination's record count) leave these
+    measures None."""
+    try:
+        weights, _what = survey_weights(original.frame, weight)
+        keys = protected.loc[:, list(qis)].reset_index(drop=True)
+        freq = frequencies(keys, list(qis), weights, missing="category")
+    except (InvalidInput, InvalidParameter):
+        # weights the estimate cannot use (summing below their records' count: normalised to
+        # mean 1, say): these measures are None, every other one stands
+        return dict.fromkeys(_WEIGHTED_KEYS)
     rk = individual_risk(freq.fk, freq.Fk)
     return {
         "population_frequency_min": float(freq.Fk.min()),
