@@ -346,7 +346,8 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
     column names only)."""
     notes: list[str] = []
     if report.get("pseudonym_warning"):
-        notes.append(str(report["pseudonym_warning"]))
+        warning = str(report["pseudonym_warning"])
+        notes.append(warning[:1].upper() + warning[1:].rstrip(".") + ".")
         key = report.get("pseudonym_key")
         notes.append(
             f"The pseudonym key was written to {key}, a file of its own: keep it apart."

@@ -120,7 +120,7 @@ class ExportOptionsDialog(QDialog):
             self.write_key = QCheckBox("Also write the key file (original → pseudonym) beside it")
             self.write_key.setChecked(options.write_key)
             id_layout.addWidget(self.write_key)
-            warning = QLabel(PSEUDONYM_WARNING)
+            warning = QLabel(PSEUDONYM_WARNING[:1].upper() + PSEUDONYM_WARNING[1:] + ".")
             warning.setWordWrap(True)
             warning.setStyleSheet("color: #8a5a00;")
             id_layout.addWidget(warning)
@@ -140,7 +140,13 @@ class ExportOptionsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self._options = options
-        self.resize(460, 0)
+        # wrapped labels get the height of their text at the dialog's width (a QVBoxLayout
+        # would otherwise cut them to one or two lines)
+        self.setMinimumWidth(500)
+        for label in self.findChildren(QLabel):
+            if label.wordWrap():
+                label.setMinimumHeight(label.heightForWidth(440))
+        self.resize(500, self.sizeHint().height())
 
     @staticmethod
     def _combo(choices: Sequence[tuple[str, str]], current: str) -> QComboBox:
