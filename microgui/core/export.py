@@ -369,6 +369,15 @@ def export_run(
         if stat and pseudonymize:  # pseudonyms carry none of the column's value labels
             stat = {**stat, "codes": _without(stat.get("codes", {}), pseudonymize)}
             stat["value_labels"] = _without(stat.get("value_labels", {}), pseudonymize)
+        if stat and stat.get("user_missing"):
+            # SPSS user-missing codes go back only where the column is passed through
+            # unchanged: a quasi-identifier's cells are aggregates, a pseudonym is drawn
+            changed = {*result.roles.quasi_identifiers, *pseudonymize}
+            stat = {
+                **stat,
+                "user_missing": _without(stat["user_missing"], list(changed)),
+                "user_missing_dropped": sorted(c for c in stat["user_missing"] if c in changed),
+            }
         compress = csv_file.suffix.lower() == ".zsav"
         writer, notes = release_writer(frame, fmt, stat, compress=compress)
         report.update(notes)

@@ -1618,13 +1618,18 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
     reader = pyreadstat.read_sav if spss else pyreadstat.read_dta
     # pyreadstat's own apply_value_formats fails on pandas 3 (null categories), so labels are
     # applied here.
+    # SPSS user-missing values (-99 "refused") are read as their codes, then made missing here
+    # with their codes kept for a release in the same format (issue 18)
+    extra: dict[str, Any] = {"user_missing": True} if spss else {}
     try:
         try:
-            frame, meta = reader(os.fspath(path), apply_value_formats=False)
+            frame, meta = reader(os.fspath(path), apply_value_formats=False, **extra)
         except Exception as exc:
             if "encoding" not in str(exc).lower() and "convert string" not in str(exc).lower():
                 raise
-            frame, meta = reader(os.fspath(path), apply_value_formats=False, encoding="latin1")
+            frame, meta = reader(
+                os.fspath(path), apply_value_formats=False, encoding="latin1", **extra
+            )
     except Exception as exc:  # pyreadstat.ReadstatError and friends
         raise InvalidInput(
             f"{name!r} cannot be read as {what} file ({exc}); check that the file is complete, "
@@ -1637,6 +1642,7 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
     if frame.empty:
         raise _zero_records(name, "file ")
     frame.columns = pd.Index(names, dtype=object)
+    user_missing = _user_missing(frame, dict(getattr(meta, "missing_ranges", None) or {}))
     measures: dict[str, str] = dict(getattr(meta, "variable_measure", None) or {})
     value_labels: dict[str, dict[object, str]] = {}
     codes: dict[str, dict[str, object]] = {}
@@ -1664,8 +1670,42 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
         "value_labels": value_labels,
         "codes": codes,
         "measures": {str(c): str(m) for c, m in measures.items()},
+        "user_missing": user_missing,
     }
     return frame, value_labels
+
+
+def _user_missing(
+    frame: pd.DataFrame, ranges: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> dict[str, dict[str, Any]]:
+    """SPSS user-defined missing values (``missing_ranges``: -99 "refused", -9 to -1): their
+    cells made missing in ``frame`` (in place), as every other reader's missing cells are, and
+    {column: {"ranges", "rows", "codes"}} kept so that a ``.sav`` release writes the codes back
+    in the columns it passes through unchanged, with their declaration
+    (:func:`microgui.core.release.release_writer`)."""
+    kept: dict[str, dict[str, Any]] = {}
+    for col, spans in ranges.items():
+        if col not in frame.columns or not spans:
+            continue
+        values = frame[col]
+        if pd.api.types.is_numeric_dtype(values.dtype):
+            numbers = values.to_numpy(dtype=np.float64, na_value=np.nan)
+            mask = np.zeros(len(values), dtype=bool)
+            for span in spans:
+                mask |= (numbers >= float(span["lo"])) & (numbers <= float(span["hi"]))
+        else:
+            codes = {str(span["lo"]) for span in spans} | {str(span["hi"]) for span in spans}
+            mask = values.astype(object).isin(codes).to_numpy()
+        rows = np.flatnonzero(mask)
+        kept[str(col)] = {
+            "ranges": [{"lo": span["lo"], "hi": span["hi"]} for span in spans],
+            "rows": rows,
+            "codes": values.to_numpy()[rows].copy(),
+        }
+        if len(rows):
+            column = values.astype(object) if not pd.api.types.is_numeric_dtype(values) else values
+            frame[col] = column.mask(mask)
+    return kept
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import csv
 import datetime as dt
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -556,8 +556,13 @@ def _stat(
             )
         kept_labels[str(c)] = _neutral(label)
         neutralized += kept_labels[str(c)] != label
+    missing_ranges: dict[str, list[Any]] = {}
+    if fmt == "spss":
+        missing_ranges = _user_missing_back(out, stat.get("user_missing") or {}, as_text)
     notes: dict[str, Any] = {
         "labels": {
+            "user_missing_kept": sorted(missing_ranges),
+            "user_missing_dropped": list(stat.get("user_missing_dropped") or ()),
             "value_labels_kept": sorted(labels_out),
             "variable_labels_kept": sorted(kept_labels),
             "values_outside_labels": outside,
@@ -581,12 +586,50 @@ def _stat(
                 if measures.get(str(c)) in _MEASURES and str(c) not in as_text
             }
             pyreadstat.write_sav(
-                out, os.fspath(path), compress=compress, variable_measure=measure or None, **common
+                out,
+                os.fspath(path),
+                compress=compress,
+                variable_measure=measure or None,
+                missing_ranges=missing_ranges or None,
+                **common,
             )
         else:
             pyreadstat.write_dta(out, os.fspath(path), version=15, **common)
 
     return FileWriter(write, FORMAT_NAMES[fmt]), notes
+
+
+def _user_missing_back(
+    out: pd.DataFrame, kept: Mapping[str, Mapping[str, Any]], as_text: Sequence[str]
+) -> dict[str, list[Any]]:
+    """Write the input's SPSS user-missing codes back into ``out`` (in place) in the columns
+    passed through (``kept``: :func:`microgui.core.io._user_missing`, filtered by the export),
+    where the release still has the missing cell; returns the ``missing_ranges`` to declare."""
+    declared: dict[str, list[Any]] = {}
+    for name, entry in kept.items():
+        if name not in out.columns or name in as_text:
+            continue
+        rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
+        codes = np.asarray(entry.get("codes", ()))
+        column = out[name]
+        if len(rows) and (len(column) <= int(rows.max())):
+            continue  # not the input's rows (cannot happen for a release; never guess)
+        numeric = pd.api.types.is_numeric_dtype(column.dtype)
+        values = (
+            column.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+            if numeric
+            else column.astype(object).to_numpy(copy=True)
+        )
+        if len(rows):
+            empty = pd.isna(values[rows])
+            values[rows[empty]] = codes[empty].astype(np.float64) if numeric else codes[empty]
+        out[name] = pd.Series(values, index=out.index, dtype=np.float64 if numeric else object)
+        spans = list(entry.get("ranges", ()))
+        if numeric:
+            declared[name] = [{"lo": float(r["lo"]), "hi": float(r["hi"])} for r in spans]
+        else:
+            declared[name] = [str(r["lo"]) for r in spans][:3]  # SPSS: 3 text codes at most
+    return declared
 
 
 def _neutral(text: str) -> str:

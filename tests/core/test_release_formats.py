@@ -523,3 +523,51 @@ def test_tsv_keeps_an_explicit_comma_and_encoding_aliases() -> None:
     assert CsvOptions.make().for_name("a.tsv").sep == "\t"
     assert CsvOptions.make(encoding="latin1").encoding == "latin-1"
     assert CsvOptions.make(encoding="UTF_8").encoding == "utf-8"
+
+
+def test_spss_user_missing_codes_go_back_where_the_column_passes_through(tmp_path: Path) -> None:
+    """SPSS user-missing values (-99 "refused"): read as missing (never averaged), written back
+    with their declaration in a .sav release in the columns passed through unchanged; a
+    quasi-identifier's are not (its cells are aggregates), and the report says which."""
+    rng = np.random.default_rng(4)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, n).astype(float),
+            "income": np.round(rng.lognormal(9, 1, n), 2),
+            "happy": rng.choice([1.0, 2.0, 3.0], n),
+            "note": rng.choice(["ok", "fine", "NR"], n),
+        }
+    )
+    frame.loc[[3, 17, 40], "happy"] = -99.0
+    frame.loc[[5], "happy"] = -98.0
+    source = tmp_path / "s.sav"
+    pyreadstat.write_sav(
+        frame, source,
+        missing_ranges={"happy": [{"lo": -99.0, "hi": -98.0}], "note": ["NR"]},
+        variable_value_labels={"happy": {1: "no", 2: "so so", 3: "yes", -99: "refused"}},
+    )  # fmt: skip
+    dataset = read_table(source)
+    assert dataset.frame["happy"].isna().sum() == 4  # read as missing, not as -99
+    assert dataset.frame["note"].isna().sum() == int((frame["note"] == "NR").sum())
+    out = tmp_path / "o.sav"
+    code = main(["protect", str(source), "-o", str(out), "--qi", "age", "--method", "mdav",
+                 "-k", "3", "--confidential", "happy", "--report", str(tmp_path / "r.json"),
+                 "-q"])  # fmt: skip
+    assert code == 0
+    back, meta = pyreadstat.read_sav(out, user_missing=True)
+    assert back["happy"].tolist() == frame["happy"].tolist()  # -99/-98 back, row for row
+    assert back["note"].tolist() == frame["note"].tolist()
+    assert meta.missing_ranges["happy"] == [{"lo": -99.0, "hi": -98.0}]
+    assert [r["lo"] for r in meta.missing_ranges["note"]] == ["NR"]
+    labels = json.loads((tmp_path / "r.json").read_text())["labels"]
+    assert labels["user_missing_kept"] == ["happy", "note"]
+    # a quasi-identifier with user-missing cells: its declaration is not carried
+    code = main(["protect", str(source), "-o", str(tmp_path / "q.sav"), "--qi", "age,happy",
+                 "--method", "mdav-generic", "-k", "3", "--missing-as-category", "happy", "--ordinal",
+                 "happy", "--report", str(tmp_path / "q.json"), "-q"])  # fmt: skip
+    assert code == 0
+    labels = json.loads((tmp_path / "q.json").read_text())["labels"]
+    assert (
+        labels["user_missing_dropped"] == ["happy"] and "happy" not in labels["user_missing_kept"]
+    )
