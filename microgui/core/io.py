@@ -1620,7 +1620,7 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
     # applied here.
     # SPSS user-missing values (-99 "refused") are read as their codes, then made missing here
     # with their codes kept for a release in the same format (issue 18)
-    extra: dict[str, Any] = {"user_missing": True} if spss else {}
+    extra: dict[str, Any] = {"user_missing": True}  # Stata: the extended missing .a to .z
     try:
         try:
             frame, meta = reader(os.fspath(path), apply_value_formats=False, **extra)
@@ -1642,7 +1642,10 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
     if frame.empty:
         raise _zero_records(name, "file ")
     frame.columns = pd.Index(names, dtype=object)
-    user_missing = _user_missing(frame, dict(getattr(meta, "missing_ranges", None) or {}))
+    spans = dict(getattr(meta, "missing_ranges", None) or {})
+    for col, letters in dict(getattr(meta, "missing_user_values", None) or {}).items():
+        spans[col] = [{"lo": str(x), "hi": str(x)} for x in letters]  # Stata: .a ... .z
+    user_missing = _user_missing(frame, spans)
     measures: dict[str, str] = dict(getattr(meta, "variable_measure", None) or {})
     value_labels: dict[str, dict[object, str]] = {}
     codes: dict[str, dict[str, object]] = {}
@@ -1678,7 +1681,8 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
 def _user_missing(
     frame: pd.DataFrame, ranges: Mapping[str, Sequence[Mapping[str, Any]]]
 ) -> dict[str, dict[str, Any]]:
-    """SPSS user-defined missing values (``missing_ranges``: -99 "refused", -9 to -1): their
+    """SPSS user-defined missing values (``missing_ranges``: -99 "refused", -9 to -1) and Stata's
+    extended missing values (.a to .z, given as spans of one letter): their
     cells made missing in ``frame`` (in place), as every other reader's missing cells are, and
     {column: {"ranges", "rows", "codes"}} kept so that a ``.sav`` release writes the codes back
     in the columns it passes through unchanged, with their declaration
@@ -1704,7 +1708,13 @@ def _user_missing(
         }
         if len(rows):
             column = values.astype(object) if not pd.api.types.is_numeric_dtype(values) else values
-            frame[col] = column.mask(mask)
+            column = column.mask(mask)
+            rest = column.dropna()
+            if not pd.api.types.is_numeric_dtype(values) and all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in rest
+            ):
+                column = column.astype(np.float64)  # Stata: numbers once .a ... .z are out
+            frame[col] = column
     return kept
 
 

@@ -556,9 +556,7 @@ def _stat(
             )
         kept_labels[str(c)] = _neutral(label)
         neutralized += kept_labels[str(c)] != label
-    missing_ranges: dict[str, list[Any]] = {}
-    if fmt == "spss":
-        missing_ranges = _user_missing_back(out, stat.get("user_missing") or {}, as_text)
+    missing_ranges = _user_missing_back(out, stat.get("user_missing") or {}, as_text, fmt)
     notes: dict[str, Any] = {
         "labels": {
             "user_missing_kept": sorted(missing_ranges),
@@ -594,24 +592,49 @@ def _stat(
                 **common,
             )
         else:
-            pyreadstat.write_dta(out, os.fspath(path), version=15, **common)
+            pyreadstat.write_dta(
+                out,
+                os.fspath(path),
+                version=15,
+                missing_user_values=missing_ranges or None,
+                **common,
+            )
 
     return FileWriter(write, FORMAT_NAMES[fmt]), notes
 
 
 def _user_missing_back(
-    out: pd.DataFrame, kept: Mapping[str, Mapping[str, Any]], as_text: Sequence[str]
+    out: pd.DataFrame, kept: Mapping[str, Mapping[str, Any]], as_text: Sequence[str], fmt: str
 ) -> dict[str, list[Any]]:
-    """Write the input's SPSS user-missing codes back into ``out`` (in place) in the columns
-    passed through (``kept``: :func:`microgui.core.io._user_missing`, filtered by the export),
-    where the release still has the missing cell; returns the ``missing_ranges`` to declare."""
+    """Write the input's user-missing codes back into ``out`` (in place) in the columns passed
+    through (``kept``: :func:`microgui.core.io._user_missing`, filtered by the export), where the
+    release still has the missing cell; returns what to declare: SPSS ``missing_ranges``, or
+    Stata ``missing_user_values`` (its letters .a to .z). Only into the format they came from:
+    an SPSS code is no Stata letter."""
     declared: dict[str, list[Any]] = {}
     for name, entry in kept.items():
         if name not in out.columns or name in as_text:
             continue
+        spans = list(entry.get("ranges", ()))
+        letters = [str(r["lo"]) for r in spans]
+        stata_codes = all(len(x) == 1 and x.isalpha() for x in letters) and bool(letters)
+        column = out[name]
+        if fmt == "stata":
+            if not stata_codes or not pd.api.types.is_numeric_dtype(column.dtype):
+                continue
+            rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
+            if len(rows) and len(column) <= int(rows.max()):
+                continue
+            values = column.astype(object).to_numpy(copy=True)
+            empty = pd.isna(values[rows]) if len(rows) else np.zeros(0, dtype=bool)
+            values[rows[empty]] = np.asarray(entry.get("codes", ()), dtype=object)[empty]
+            out[name] = pd.Series(values, index=out.index, dtype=object)
+            declared[name] = sorted(set(letters))
+            continue
+        if stata_codes and pd.api.types.is_numeric_dtype(column.dtype):
+            continue  # Stata letters in a numeric column: SPSS has no such codes
         rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
         codes = np.asarray(entry.get("codes", ()))
-        column = out[name]
         if len(rows) and (len(column) <= int(rows.max())):
             continue  # not the input's rows (cannot happen for a release; never guess)
         numeric = pd.api.types.is_numeric_dtype(column.dtype)
@@ -624,7 +647,6 @@ def _user_missing_back(
             empty = pd.isna(values[rows])
             values[rows[empty]] = codes[empty].astype(np.float64) if numeric else codes[empty]
         out[name] = pd.Series(values, index=out.index, dtype=np.float64 if numeric else object)
-        spans = list(entry.get("ranges", ()))
         if numeric:
             declared[name] = [{"lo": float(r["lo"]), "hi": float(r["hi"])} for r in spans]
         else:

@@ -571,3 +571,33 @@ def test_spss_user_missing_codes_go_back_where_the_column_passes_through(tmp_pat
     assert (
         labels["user_missing_dropped"] == ["happy"] and "happy" not in labels["user_missing_kept"]
     )
+
+
+def test_stata_extended_missing_values_go_back_in_a_dta_release(tmp_path: Path) -> None:
+    """Stata's .a to .z ("not asked", "refused"): read as missing, written back as the same
+    letters in a .dta release where the column passes through; never into an SPSS file."""
+    rng = np.random.default_rng(5)
+    n = 40
+    happy = rng.choice([1.0, 2.0, 3.0], n).astype(object)
+    happy[[2, 11]] = "a"
+    happy[[20]] = "r"
+    frame = pd.DataFrame({"age": rng.integers(18, 90, n).astype(float), "happy": happy})
+    source = tmp_path / "s.dta"
+    pyreadstat.write_dta(frame, source, missing_user_values={"happy": ["a", "r"]})
+    dataset = read_table(source)
+    assert dataset.frame["happy"].isna().sum() == 3
+    assert pd.api.types.is_numeric_dtype(dataset.frame["happy"].dtype)
+    out = tmp_path / "o.dta"
+    code = main(["protect", str(source), "-o", str(out), "--qi", "age", "--method", "mdav",
+                 "-k", "3", "--confidential", "happy", "--report", str(tmp_path / "r.json"),
+                 "-q"])  # fmt: skip
+    assert code == 0
+    back, meta = pyreadstat.read_dta(out, user_missing=True)
+    assert back["happy"].tolist() == list(happy)
+    assert sorted(meta.missing_user_values["happy"]) == ["a", "r"]
+    assert json.loads((tmp_path / "r.json").read_text())["labels"]["user_missing_kept"] == ["happy"]
+    sav = tmp_path / "o.sav"  # into SPSS: system-missing, no letters
+    assert main(["protect", str(source), "-o", str(sav), "--qi", "age", "--method", "mdav",
+                 "-k", "3", "--confidential", "happy", "-q"]) == 0  # fmt: skip
+    back, _meta = pyreadstat.read_sav(sav, user_missing=True)
+    assert back["happy"].isna().sum() == 3
