@@ -205,3 +205,27 @@ def test_export_options_reach_the_release_and_the_copied_command(
     assert all(PSEUDONYM_PATTERN.fullmatch(v) for v in frame["person"])
     assert (tmp_path / "pseud.pseudonym-key.csv").exists()
     assert "pseudonyms for person" in window.statusBar().currentMessage()
+
+
+def test_every_protect_option_is_known_to_the_replay() -> None:
+    """``protect --project`` refuses the options a project gives (cli._PROJECT_GIVES); every
+    other option of protect is an output, a reading option or how to run. A new protect option
+    must be put in one of the two lists, so that the replay never silently ignores it."""
+    from microgui import cli
+
+    parser = build_parser()
+    protect = next(
+        a
+        for a in parser._subparsers._group_actions[0].choices.items()
+        if a[0] == "protect"  # type: ignore[union-attr]
+    )[1]
+    options = {a.dest for a in protect._actions if a.option_strings and a.dest != "help"}
+    given = {name for name, _flag in cli._PROJECT_GIVES}
+    not_run = {
+        "output", "sheet", "report", "report_html", "report_pdf", "allow_unsafe",
+        "keep_formula_cells", "project", "input_option", "run_number", "pseudonymize",
+        "pseudonym_key", "csv_sep", "csv_decimal", "csv_encoding", "engine", "scheduler",
+        "workers", "quiet", "list_methods", "group_column",
+    }  # fmt: skip
+    assert options - given - not_run == set(), "a protect option unknown to the replay"
+    assert not (given & not_run)
