@@ -93,7 +93,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0d\x0e-\x1f]")
 _LONGEST = {"excel": ("characters", 32_767), "spss": ("bytes", 32_767), "stata": ("bytes", 2_045)}
 #: Integers beyond this are not exact in a float64 (SPSS, Stata, Excel store numbers so).
 _EXACT_INT = 2**53
-_PLAIN_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?"
+#: A number written plainly: no leading zero (01234 is a code), no exponent, no sign but "-";
+#: trailing zeros after the point allowed (1.50, 80.0: a fixed number of decimals).
+_PLAIN_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
 _MEASURES = ("nominal", "ordinal", "scale")
 
 
@@ -173,12 +175,22 @@ def csv_options_writer(frame: pd.DataFrame, options: CsvOptions) -> EncodedWrite
     some cell holds a carriage return). A cell the encoding cannot hold is refused first, naming
     its column and record."""
     _check_cells(frame, "csv")
-    if options.decimal != ".":
-        frame, _numbers = typed_numbers(frame)  # the decimal mark applies to them too
+    # a CSV input's number columns (text) take the decimal mark too, their digits as written
+    plain = (
+        {c for c, (_d, mark) in plain_number_columns(frame).items() if mark == "."}
+        if options.decimal != "."
+        else set()
+    )
     cells: dict[object, list[object]] = {}
     quote_all = False
     for name in frame.columns:
         column = frame[name]
+        if str(name) in plain:
+            cells[name] = [
+                v.replace(".", options.decimal) if isinstance(v, str) else v
+                for v in column.astype(object).tolist()
+            ]
+            continue
         texts = _number_texts(column)
         if texts is not None:
             values = texts.tolist()
@@ -249,6 +261,7 @@ def release_writer(
     if fmt not in ("excel", "parquet", "spss", "stata"):
         raise ValueError(f"no file writer for format {fmt!r}")
     _check_cells(frame, fmt)
+    decimals = {c: d for c, (d, _mark) in plain_number_columns(frame).items() if d}
     frame, numbers = typed_numbers(frame)
     notes: dict[str, Any] = {}
     if numbers:
@@ -262,7 +275,7 @@ def release_writer(
     elif fmt == "parquet":
         writer, more = _parquet(frame)
     else:
-        writer, more = _stat(frame, fmt, stat or {}, compress)
+        writer, more = _stat(frame, fmt, stat or {}, compress, decimals)
     return writer, {**notes, **more}
 
 
@@ -447,14 +460,14 @@ def _check_cells(frame: pd.DataFrame, fmt: str) -> None:
             )
 
 
-def typed_numbers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """Text columns whose every cell is a plain number written as the number itself (no
-    leading zero, no trailing zero after the point, at most 15 digits: ``1000.5``, ``-3``,
-    never ``01234`` or ``1.50``) or missing, as numbers: what a CSV input's pass-through number
-    columns are in a typed format (and where a CSV's decimal mark applies). Returns the frame
-    and the columns converted."""
-    out = frame
-    converted: list[str] = []
+def plain_number_columns(frame: pd.DataFrame) -> dict[str, tuple[int | None, str]]:
+    """The text columns whose every cell is a plain number (:data:`_PLAIN_NUMBER_TEXT`: no
+    leading zero, no exponent, at most 15 digits, never ``-0``; the point or, in every cell, a
+    decimal comma) or missing, each with (its fixed number of decimals, ``80.0`` and ``79.6``:
+    1, or None when the cells differ; its decimal mark): what a CSV input's pass-through number
+    columns are. Only columns whose distinct texts are distinct numbers (``1.1`` and ``1.10``
+    in one column are two codes, left as text)."""
+    found: dict[str, tuple[int | None, str]] = {}
     for name in frame.columns:
         column = frame[name]
         if not _is_text(column) or isinstance(column.dtype, pd.CategoricalDtype):
@@ -467,12 +480,45 @@ def typed_numbers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         present = text[~missing]
         if present.empty:
             continue
-        plain = present.str.fullmatch(_PLAIN_NUMBER_TEXT).fillna(False)
         digits = present.str.count(r"[0-9]")
-        if not bool(plain.all()) or int(digits.max()) > 15 or bool((present == "-0").any()):
+        if int(digits.max()) > 15:
             continue
+        mark = "."
+        if not bool(present.str.fullmatch(_PLAIN_NUMBER_TEXT).fillna(False).all()):
+            # a decimal comma (79,6) as the reader accepts it in a quasi-identifier: every cell
+            # plain with a comma for the point, and not every comma before three digits (1,234
+            # may be a thousands separator: left as text)
+            comma = present.str.fullmatch(_PLAIN_NUMBER_TEXT.replace("\\.", ","))
+            after = present.str.extract(r",([0-9]+)$")[0].dropna().str.len()
+            if not bool(comma.fillna(False).all()) or after.empty or bool((after == 3).all()):
+                continue
+            mark = ","
+            present = present.str.replace(",", ".", regex=False)
+        if bool(present.str.fullmatch(r"-0(?:\.0*)?").fillna(False).any()):
+            continue  # -0: the sign would be lost
+        distinct = pd.unique(present.to_numpy(dtype=object))
+        if len(set(pd.to_numeric(pd.Series(distinct)).tolist())) != len(distinct):
+            continue  # 1.1 and 1.10: two codes, not one number
+        decimals = present.str.extract(r"\.([0-9]+)$")[0].str.len().fillna(0).astype(int)
+        found[str(name)] = (int(decimals.iloc[0]) if decimals.nunique() == 1 else None, mark)
+    return found
+
+
+def typed_numbers(
+    frame: pd.DataFrame,
+) -> tuple[pd.DataFrame, list[str]]:
+    """The columns of :func:`plain_number_columns` as numbers (integers when no cell has a
+    point and none is missing, else floats): what a CSV input's pass-through number columns are
+    in a typed format. Returns the frame and the columns converted."""
+    out = frame
+    converted: list[str] = []
+    for name, (_decimals, mark) in plain_number_columns(frame).items():
+        text = pd.Series(frame[name].tolist(), dtype="string").str.strip()
+        if mark == ",":
+            text = text.str.replace(",", ".", regex=False)
+        missing = text.isna() | text.isin(["", "NA", "N/A", "NaN", "nan", "."])
         numbers = pd.to_numeric(text.where(~missing), errors="coerce")
-        whole = not present.str.contains(".", regex=False).any() and not missing.any()
+        whole = not text[~missing].str.contains(".", regex=False).any() and not missing.any()
         out = frame.copy(deep=False) if out is frame else out
         out[name] = (numbers.astype(np.int64) if whole else numbers.astype(np.float64)).to_numpy()
         converted.append(str(name))
@@ -497,7 +543,11 @@ def _inexact_integers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def _stat(
-    frame: pd.DataFrame, fmt: str, stat: Mapping[str, Any], compress: bool
+    frame: pd.DataFrame,
+    fmt: str,
+    stat: Mapping[str, Any],
+    compress: bool,
+    decimals: Mapping[str, int] | None = None,
 ) -> tuple[FileWriter, dict[str, Any]]:
     _check_names(frame, fmt)
     codes: Mapping[str, Mapping[str, object]] = stat.get("codes", {})
@@ -573,9 +623,22 @@ def _stat(
     def write(path: Path) -> None:
         import pyreadstat
 
+        # a CSV number column's fixed decimals (79.6, 80.0) kept as its display format
+        shown = {c: d for c, d in (decimals or {}).items() if c in out.columns and d <= 16}
+        formats = (
+            {c: f"F{min(40, 17 + d)}.{d}" for c, d in shown.items()}
+            if fmt == "spss"
+            else {c: f"%{min(40, 17 + d)}.{d}f" for c, d in shown.items()}
+        )
+        if fmt == "spss":  # whole numbers shown without decimals (SPSS's default is F8.2)
+            for c in out.columns:
+                if pd.api.types.is_integer_dtype(out[c].dtype) and str(c) not in formats:
+                    widest = int(out[c].abs().max()) if len(out[c]) else 0
+                    formats[str(c)] = f"F{min(40, max(8, len(str(widest)) + 2))}.0"
         common: dict[str, Any] = {
             "column_labels": kept_labels or None,
             "variable_value_labels": labels_out or None,
+            "variable_format": formats or None,
         }
         if fmt == "spss":
             measure = {

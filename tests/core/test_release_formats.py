@@ -404,7 +404,8 @@ def test_every_column_type_goes_out_or_is_refused_in_one_sentence(tmp_path: Path
 def test_number_columns_of_a_csv_input_go_out_as_numbers(tmp_path: Path) -> None:
     source = tmp_path / "r.csv"
     source.write_text(
-        "age,income,zip,price\n21,1000.5,01234,1.50\n22,2000.25,02345,2.50\n23,,03456,3.50\n"
+        "age,income,zip,price,code\n21,1000.5,01234,1.50,1.1\n22,2000.25,02345,2.50,1.10\n"
+        "23,,03456,3.50,2\n"
     )
     args = ["--qi", "age", "--confidential", "income", "-k", "3", "--method", "mdav"]
     for ext in (".sav", ".dta", ".xlsx", ".parquet"):
@@ -413,13 +414,18 @@ def test_number_columns_of_a_csv_input_go_out_as_numbers(tmp_path: Path) -> None
         if ext in (".sav", ".dta"):
             got, _meta = _read_stat(out)
         elif ext == ".xlsx":
-            got = pd.read_excel(out, engine="openpyxl", dtype={"zip": str, "price": str})
+            got = pd.read_excel(out, engine="openpyxl", dtype={"zip": str, "code": str})
         else:
             got = pd.read_parquet(out)
         assert pd.api.types.is_float_dtype(got["income"]), ext
         assert got["income"].tolist()[:2] == [1000.5, 2000.25] and pd.isna(got["income"][2])
         assert [str(v) for v in got["zip"]] == ["01234", "02345", "03456"], ext  # text kept
-        assert [str(v) for v in got["price"]] == ["1.50", "2.50", "3.50"], ext  # as written
+        # a fixed number of decimals is a number (its display format keeps 2 decimals in
+        # SPSS/Stata); 1.1 and 1.10 in one column are two codes: text
+        assert got["price"].tolist() == [1.5, 2.5, 3.5], ext
+        assert [str(v) for v in got["code"]] == ["1.1", "1.10", "2"], ext
+        if ext == ".sav":
+            assert _meta.original_variable_types["price"] == "F19.2"
     out = tmp_path / "eu.csv"
     assert (
         main(
@@ -428,6 +434,8 @@ def test_number_columns_of_a_csv_input_go_out_as_numbers(tmp_path: Path) -> None
         == 0
     )
     assert out.read_text().splitlines()[1].split(";")[1] == "1000,5"
+    # the decimal mark reaches every number column, its digits as written (1.50 -> 1,50)
+    assert out.read_text().splitlines()[1].split(";")[3:] == ["1,50", "1.1"]
 
 
 def test_integers_beyond_2_53_are_not_rounded(tmp_path: Path) -> None:
