@@ -41,6 +41,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from microgui.core.dataset import is_missing
 from microgui.core.errors import ExportRefused
 from microgui.core.formulas import neutralized
 from microgui.core.io import EncodedWriter, FileWriter, _number_texts
@@ -567,7 +568,10 @@ def _stat(
             # the release's text may carry the formula rule's leading ' (export_run)
             lookup = {**{_neutral(t): c for t, c in shown.items()}, **shown}
             texts = column.astype(object)
-            present = pd.notna(texts.to_numpy())
+            # a missing cell (also the empty cell a missing category is released as) is no
+            # value outside the labels: it is written system-missing
+            present = ~is_missing(texts)
+            texts = texts.where(present, None)
             mapped = texts.map(lambda v, m=lookup: m.get(v) if isinstance(v, str) else None)
             missing = present & pd.isna(mapped.to_numpy())
             if missing.any():

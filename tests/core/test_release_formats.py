@@ -609,3 +609,31 @@ def test_stata_extended_missing_values_go_back_in_a_dta_release(tmp_path: Path) 
                  "-k", "3", "--confidential", "happy", "-q"]) == 0  # fmt: skip
     back, _meta = pyreadstat.read_sav(sav, user_missing=True)
     assert back["happy"].isna().sum() == 3
+
+
+def test_a_missing_category_keeps_the_value_labels(tmp_path: Path) -> None:
+    """An ordinal with missing cells released with --missing-as-category: its empty cells are
+    system-missing in the .sav, not 'values outside the labels' (which wrote the column as text
+    without its labels; found by a newcomer tour)."""
+    rng = np.random.default_rng(6)
+    n = 60
+    frame = pd.DataFrame(
+        {"age": rng.integers(18, 90, n).astype(float), "educ": rng.choice([1.0, 2.0, 3.0], n)}
+    )
+    frame.loc[rng.choice(n, 25, replace=False), "educ"] = np.nan  # some groups' median
+    source = tmp_path / "e.sav"
+    pyreadstat.write_sav(
+        frame, source, variable_value_labels={"educ": {1: "low", 2: "mid", 3: "high"}}
+    )
+    out = tmp_path / "o.sav"
+    code = main(["protect", str(source), "-o", str(out), "--qi", "age,educ", "--ordinal",
+                 "educ=low<mid<high", "--missing-as-category", "educ", "--method",
+                 "mdav-generic", "-k", "3", "--report", str(tmp_path / "r.json"), "-q"])  # fmt: skip
+    assert code == 0
+    labels = json.loads((tmp_path / "r.json").read_text())["labels"]
+    assert labels["values_outside_labels"] == {} and labels["written_as_text"] == []
+    back, meta = pyreadstat.read_sav(out)
+    assert {int(k): v for k, v in meta.variable_value_labels["educ"].items()} == {
+        1: "low", 2: "mid", 3: "high",
+    }  # fmt: skip
+    assert set(back["educ"].dropna()) <= {1.0, 2.0, 3.0}
