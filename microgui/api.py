@@ -78,7 +78,7 @@ class ProtectionResult:
         csv_sep: str | None = None,
         csv_decimal: str | None = None,
         csv_encoding: str | None = None,
-        pseudonymize: Iterable[str] | str = (),
+        pseudonymize: Iterable[str] | str | None = (),
         pseudonym_key: str | os.PathLike[str] | None = None,
         keep_formula_cells: bool = False,
     ) -> dict[str, Any]:
@@ -106,7 +106,13 @@ class ProtectionResult:
             if (csv_sep, csv_decimal, csv_encoding) != (None, None, None)
             else None
         )
-        names = [pseudonymize] if isinstance(pseudonymize, str) else list(pseudonymize)
+        names = (
+            []
+            if pseudonymize is None
+            else [pseudonymize]
+            if isinstance(pseudonymize, str)
+            else list(pseudonymize)
+        )
         return export_run(
             self.dataset,
             self.run,

@@ -113,7 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="CSV, TSV, Excel, Parquet, SPSS (.sav) or Stata (.dta) file",
     )
     p.add_argument(
-        "-o", "--output", metavar="OUTPUT", help="protected CSV to write (never the input)"
+        "-o",
+        "--output",
+        metavar="OUTPUT",
+        help="the protected table to write, in the format its extension names: .csv (any other "
+        "name too), .tsv, .xlsx, .parquet, .sav/.zsav, .dta; never the input",
     )
     p.add_argument(
         "--sheet",
@@ -507,6 +511,10 @@ _WEIGHT_HELP = (
     "estimate population frequencies and individual risk (as sdcMicro's freqCalc/indivRisk), "
     "and --param weighted_means=yes aggregates by weighted means"
 )
+_WEIGHT_MEASURE_HELP = (
+    "the survey (sampling) weight column: the risk measures use it to estimate population "
+    "frequencies and individual risk (as sdcMicro's freqCalc/indivRisk)"
+)
 _MISSING_HELP = (
     "nominal or ordinal quasi-identifiers whose missing cells form a category of their own "
     "(released as empty cells; last in an ordinal order) instead of refusing the run; "
@@ -526,7 +534,7 @@ def _add_role_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--confidential", action="append", metavar="COL,...", help="confidential columns"
     )
-    p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
+    p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_MEASURE_HELP)
     p.add_argument(
         "--ordinal",
         action="append",

@@ -336,6 +336,9 @@ def export_run(
     if pseudonymize:
         frame, keys = _with_pseudonyms(dataset, frame, pseudonymize)
         report["pseudonymized"] = {c: len(keys[c]) for c in pseudonymize}
+        report["identifiers_removed"] = [  # released as pseudonyms: not removed
+            c for c in report.get("identifiers_removed", []) if c not in pseudonymize
+        ]
         report["pseudonym_warning"] = PSEUDONYM_WARNING
         report["pseudonym_key"] = Path(key_path).name if key_path is not None else None
         log.warning("pseudonymised columns %s: %s", pseudonymize, PSEUDONYM_WARNING)
@@ -412,12 +415,24 @@ def export_run(
     items += [(path, extra_writer(maker)) for path, maker in extra_reports]
     if key_path is not None:
         key, _count = neutralize_formulas(key_frame(keys, pseudonymize))
-        items.append((key_path, csv_writer(key)))
+        items.append((key_path, _private(csv_writer(key))))
     # Every file is written before any is renamed, and a failed rename puts the others back: a
     # full disk never leaves a release without its report (or key), nor a new one beside an old
     # report.
     write_files_atomic(items, protect_from=protected)
     return report
+
+
+def _private(write: Callable[[IO[str]], object]) -> FileWriter:
+    """A text writer whose file only its owner may read (mode 0600, set on the temporary file
+    before it is renamed into place): the pseudonym key re-identifies every record."""
+
+    def write_file(path: Path) -> None:
+        os.chmod(path, 0o600)  # before a byte of the key is in it
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            write(handle)
+
+    return FileWriter(write_file, "a pseudonym key (CSV)", private=True)
 
 
 def _without(mapping: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:

@@ -1957,6 +1957,8 @@ class FileWriter:
 
     write: Callable[[Path], object]
     what: str
+    #: only its owner may read the file (0600, whatever an older file's mode was): a key
+    private: bool = False
 
 
 @dataclass(frozen=True)
@@ -2005,8 +2007,10 @@ def _write_temp_file(target: Path, writer: FileWriter) -> Path:
             os.fsync(fd)
         finally:
             os.close(fd)
+        if writer.private:
+            os.chmod(tmp, 0o600)
         with suppress(OSError):
-            if target.exists():
+            if target.exists() and not writer.private:
                 os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))  # keep the old permissions
         done, tmp = tmp, None
         return done

@@ -151,7 +151,13 @@ def release_checks(result: RunResult, frame: pd.DataFrame) -> tuple[ReleaseCheck
             except (ValueError, MicroguiError):  # e.g. missing cells of an ordered one
                 # a fixed text: the error's own message may quote a value of the table
                 text = "not measured (the column's values do not fit its kind or order)"
-            rows.append(ReleaseCheckRow(what, "", text, None))
+            warning = ""
+            if what.startswith("distinct l-diversity") and text == "1":
+                warning = (
+                    "warning: a group shares one confidential value (belonging to it "
+                    "discloses the value); p-sensitive or t-closeness protect against it"
+                )
+            rows.append(ReleaseCheckRow(what, "", text, None, warning))
     return tuple(rows)
 
 

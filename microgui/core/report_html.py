@@ -103,6 +103,9 @@ class ReleaseCheckRow:
     promised: str
     reached: str
     kept: bool | None
+    #: a fact not promised but worth a look (distinct l-diversity 1: some group shares one
+    #: confidential value, so belonging to it discloses the value)
+    warning: str = ""
 
 
 @dataclass(frozen=True)
@@ -464,12 +467,15 @@ def _release_sections(facts: ReleaseFacts) -> list[str]:
         verdict = "released with an override (see Overrides)"
     else:
         verdict = "every promise kept"
+    if any(r.warning for r in facts.checks):
+        verdict += "; attention: see the warning below"
     parts.append(f"<h2>Verified on the released table: {_e(verdict)}</h2>")
     if facts.checks:
         body = "".join(
             f"<tr><td>{_e(r.what)}</td><td>{_e(r.promised or '—')}</td>"
-            f"<td class='num'>{_e(r.reached)}</td><td class='{_verdict_class(r.kept)}'>"
-            f"{_e(_verdict(r.kept))}</td></tr>"
+            f"<td class='num'>{_e(r.reached)}</td>"
+            f"<td class='{'bad' if r.warning else _verdict_class(r.kept)}'>"
+            f"{_e(r.warning or _verdict(r.kept))}</td></tr>"
             for r in facts.checks
         )
         parts.append(

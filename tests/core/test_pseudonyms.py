@@ -147,3 +147,18 @@ def test_partitioned_runs_refuse_what_they_cannot_do(
         err = capsys.readouterr().err
         assert code != 0 and "not available when the table is read and written in partitions" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv"]
+
+
+def test_the_key_file_is_readable_by_its_owner_only_and_ids_are_not_said_removed(
+    tmp_path: Path,
+) -> None:
+    import stat
+
+    source = _table(tmp_path)
+    out, key = tmp_path / "o.csv", tmp_path / "key.csv"
+    key.write_text("old key\n")
+    key.chmod(0o644)  # an older key's mode is not kept
+    assert _protect(source, out, "--pseudonymize", "ssn", "--pseudonym-key", str(key)) == 0
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["identifiers_removed"] == ["name"]  # ssn is released, as pseudonyms

@@ -322,3 +322,18 @@ def test_the_pdf_report_does_not_need_a_working_display(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "d.pdf").read_bytes().startswith(b"%PDF-")
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_group_with_one_confidential_value_is_flagged(tmp_path: Path) -> None:
+    """Not a broken promise (MDAV promises k-anonymity only) but worth the board's eye:
+    distinct l-diversity 1 means some group's confidential value is disclosed."""
+    frame = pd.read_csv(_table(tmp_path)).assign(disease="flu")  # one value everywhere
+    source = tmp_path / "one.csv"
+    frame.to_csv(source, index=False)
+    html = tmp_path / "one.html"
+    assert main(["protect", str(source), "-o", str(tmp_path / "one_out.csv"), "--identifiers",
+                 "pid", "--qi", "age,income", "--confidential", "disease", "-k", "4",
+                 "--method", "mdav", "-q", "--report-html", str(html)]) == 0  # fmt: skip
+    text = html.read_text(encoding="utf-8")
+    assert "every promise kept; attention: see the warning below" in text
+    assert "warning: a group shares one confidential value" in text
