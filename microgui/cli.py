@@ -38,7 +38,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from microgui._version import __version__
 from microgui.text_table import text_table
@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="confidential columns (passed through unchanged)",
     )
     p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
+    p.add_argument("--roles", metavar="FILE", help=_ROLES_HELP)
     p.add_argument(
         "--ordinal",
         action="append",
@@ -506,6 +507,11 @@ _ROUND_HELP = (
     "rounding. Without it values are only cleaned of float noise (1565.4, not "
     "1565.4000000000008). The same as --param round=..."
 )
+_ROLES_HELP = (
+    'a roles file (JSON: {"columns": {COL: {"role": ..., "kind": ..., "order": [...]}}}, '
+    "as resources/demo_persons.roles.json) tagging every column, instead of --qi, --identifiers, "
+    "--confidential, --ordinal, --nominal, --missing-as-category and --weight"
+)
 _WEIGHT_HELP = (
     "the survey (sampling) weight column: released unchanged; the risk measures use it to "
     "estimate population frequencies and individual risk (as sdcMicro's freqCalc/indivRisk), "
@@ -535,6 +541,7 @@ def _add_role_options(p: argparse.ArgumentParser) -> None:
         "--confidential", action="append", metavar="COL,...", help="confidential columns"
     )
     p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_MEASURE_HELP)
+    p.add_argument("--roles", metavar="FILE", help=_ROLES_HELP)
     p.add_argument(
         "--ordinal",
         action="append",
@@ -652,7 +659,7 @@ def _protect(args: argparse.Namespace) -> int:
             ("-o OUTPUT", args.output),
             ("--method", args.method),
             ("-k", args.k),
-            ("--qi", args.qi),
+            ("--qi (or --roles FILE)", args.qi or args.roles),
         )
         if not val
     ]
@@ -691,11 +698,36 @@ def _run_params(args: argparse.Namespace) -> dict[str, str]:
     return params
 
 
+#: The options a roles file replaces (``--roles FILE``): refused beside it.
+_ROLE_OPTIONS = (
+    ("qi", "--qi"), ("identifiers", "--identifiers"), ("confidential", "--confidential"),
+    ("ordinal", "--ordinal"), ("nominal", "--nominal"),
+    ("missing_as_category", "--missing-as-category"), ("weight", "--weight"),
+)  # fmt: skip
+
+
+def _roles_file(args: argparse.Namespace, columns: Sequence[str]) -> Any:
+    """The roles of ``--roles FILE``, or None when it is not given."""
+    if getattr(args, "roles", None) is None:
+        return None
+    from microgui.core.roles import roles_from_file
+
+    given = [flag for name, flag in _ROLE_OPTIONS if getattr(args, name, None)]
+    if given:
+        raise _UsageError(
+            f"--roles {args.roles} tags every column; drop {', '.join(given)} (or drop --roles)"
+        )
+    return roles_from_file(args.roles, columns)
+
+
 def roles_from_args(args: argparse.Namespace, columns: Sequence[str]) -> Any:
     """The :class:`~microgui.core.roles.RoleMap` that ``protect``'s role options give the
     table's ``columns`` (what the app's "Copy as command" text is checked against)."""
     from microgui.core.roles import roles_from_lists
 
+    from_file = _roles_file(args, columns)
+    if from_file is not None:
+        return from_file
     return roles_from_lists(
         list(columns),
         qi=_split(args.qi),
@@ -733,6 +765,7 @@ _PROJECT_GIVES = (
     ("missing_as_category", "--missing-as-category"), ("param", "--param"),
     ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
     ("strata", "--strata"), ("block_size", "--block-size"), ("weight", "--weight"),
+    ("roles", "--roles"),
 )  # fmt: skip
 
 
@@ -893,7 +926,8 @@ def _run_and_export(
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
-    _note_untagged(dataset, loaded.roles)  # after the release: a user error stays one line
+    if args.roles is None and args.project is None:  # else every column was tagged on purpose
+        _note_untagged(dataset, loaded.roles)  # after the release: a user error stays one line
     if report.get("invented_combinations"):  # only independent aggregation can invent them
         how = report["parameters"].get("categorical_aggregate")
         print(
@@ -1000,6 +1034,7 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
             ("report_html", "--report-html"),
             ("report_pdf", "--report-pdf"),
             ("weight", "--weight"),
+            ("roles", "--roles"),
             ("csv_sep", "--csv-sep"),
             ("csv_decimal", "--csv-decimal"),
             ("csv_encoding", "--csv-encoding"),
@@ -1162,7 +1197,8 @@ def _note_untagged(dataset: Dataset, suggested: RoleMap) -> None:
     print(
         f"microgui: note: {len(risky)} column(s) named by no option pass through unchanged "
         f"though they look identifying: {shown}{more}; tag them (--identifiers, --qi, "
-        "--confidential) or see `microgui suggest-roles`",
+        "--confidential), or every column in a roles file (--roles FILE), or see "
+        "`microgui suggest-roles`",
         file=sys.stderr,
     )
 
@@ -1217,6 +1253,9 @@ def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
     """The RoleMap of the role options, built exactly as ``protect`` builds it."""
     from microgui.core.roles import roles_from_lists
 
+    from_file = _roles_file(args, [str(c) for c in columns])
+    if from_file is not None:
+        return cast("RoleMap", from_file)
     return roles_from_lists(
         [str(c) for c in columns],
         qi=_split(args.qi),
@@ -1276,8 +1315,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     from microgui.core.dataset import Dataset
     from microgui.core.io import json_number, write_json_atomic
 
-    if not args.qi:
-        raise _UsageError("evaluate needs --qi COL,... (see microgui evaluate --help)")
+    if not args.qi and not args.roles:
+        raise _UsageError(
+            "evaluate needs --qi COL,... or --roles FILE (see microgui evaluate --help)"
+        )
     original, protected = Path(args.original), Path(args.protected)
     inputs = [original, protected, *_parse_hierarchies(args.hierarchy).values()]
     if args.json:
@@ -1454,8 +1495,8 @@ def _sweep(args: argparse.Namespace) -> int:
         run_sweep,
     )
 
-    if not args.qi:
-        raise _UsageError("sweep needs --qi COL,... (see microgui sweep --help)")
+    if not args.qi and not args.roles:
+        raise _UsageError("sweep needs --qi COL,... or --roles FILE (see microgui sweep --help)")
     methods = _parse_list(args.methods, "--methods M1,M2,...")
     _parse_list(args.k, "--k K1,K2,...")
     ks = parse_k_list(args.k)

@@ -9,10 +9,12 @@ nominal (equality distance, mode).
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from pathlib import Path
 
 from microgui.core.errors import InvalidRoles
 
@@ -26,6 +28,7 @@ __all__ = [
     "resolve_column",
     "resolve_columns",
     "name_list",
+    "roles_from_file",
 ]
 
 
@@ -371,3 +374,76 @@ def roles_from_lists(
         if col in missing_list:
             specs[col] = specs[col].with_missing_as_category(True)
     return RoleMap.from_dict(specs)
+
+
+#: The newest roles-file schema :func:`roles_from_file` reads.
+ROLES_SCHEMA = 1
+
+
+def roles_from_file(path: str | os.PathLike[str], columns: Iterable[str]) -> RoleMap:
+    """The roles of a roles file (``--roles FILE``): JSON ``{"schema_version": 1, "columns":
+    {name: {"role", "kind", "order", "missing_as_category"}}}``, the format of the demo's
+    ``demo_persons.roles.json`` (other keys are ignored). Every column of the table must be in
+    it, and nothing else: a column the file does not tag is refused, not passed through
+    silently. Errors (:class:`InvalidRoles`) name the file and the column."""
+    import json
+
+    name = Path(path).name
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidRoles(f"cannot read the roles file {name!r}: {exc}") from exc
+    except ValueError as exc:
+        raise InvalidRoles(f"the roles file {name!r} is not JSON ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("columns"), dict):
+        raise InvalidRoles(
+            f"the roles file {name!r} has no 'columns' mapping (column -> role, kind); see "
+            "resources/demo_persons.roles.json"
+        )
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or version > ROLES_SCHEMA:
+        raise InvalidRoles(
+            f"the roles file {name!r} has schema_version {version!r}, newer than this microgui "
+            f"reads ({ROLES_SCHEMA}); update microgui"
+        )
+    table = [str(c) for c in columns]
+    given: dict[str, object] = data["columns"]
+    unknown = [c for c in given if c not in table]
+    if unknown:
+        raise InvalidRoles(
+            f"the roles file {name!r} tags {unknown[0]!r}, which is not a column of the table"
+            + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
+        )
+    untagged = [c for c in table if c not in given]
+    if untagged:
+        raise InvalidRoles(
+            f"the roles file {name!r} does not tag column {untagged[0]!r}"
+            + (f" (and {len(untagged) - 1} more)" if len(untagged) > 1 else "")
+            + '; give every column a role ({"role": "non-confidential"} passes it through)'
+        )
+    specs: dict[str, ColumnSpec] = {}
+    for column in table:
+        entry = given[column]
+        if not isinstance(entry, dict):
+            raise InvalidRoles(f"the roles file {name!r}: column {column!r} is not an object")
+        order = entry.get("order")
+        if order is not None and (
+            not isinstance(order, list) or not all(isinstance(v, str) for v in order)
+        ):
+            raise InvalidRoles(
+                f"the roles file {name!r}: the order of {column!r} must be a list of texts, "
+                "lowest first"
+            )
+        try:
+            specs[column] = ColumnSpec.from_json(entry)
+        except ValueError as exc:
+            raise InvalidRoles(
+                f"the roles file {name!r}: column {column!r} has {exc}; roles are "
+                f"{', '.join(r.value for r in AttributeRole)}, kinds "
+                f"{', '.join(k.value for k in AttributeKind)}"
+            ) from exc
+    roles = RoleMap.from_dict(specs)
+    _ = roles.weight  # two weight columns: refused here
+    if not roles.quasi_identifiers:
+        raise InvalidRoles(f"the roles file {name!r} tags no quasi-identifier")
+    return roles

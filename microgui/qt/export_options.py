@@ -144,8 +144,8 @@ class ExportOptionsDialog(QDialog):
         # would otherwise cut them to one or two lines)
         self.setMinimumWidth(500)
         for label in self.findChildren(QLabel):
-            if label.wordWrap():
-                label.setMinimumHeight(label.heightForWidth(440))
+            if label.wordWrap() and label.text():
+                label.setMinimumHeight(max(0, label.heightForWidth(440)))
         self.resize(500, self.sizeHint().height())
 
     @staticmethod
