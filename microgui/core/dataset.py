@@ -436,10 +436,21 @@ def numeric_column(frame: pd.DataFrame, column: str, what: str = "continuous") -
                 "separator; write the numbers with a decimal point (1234 or 1.234) and no "
                 "thousands separator"
             )
+        dated = bool(
+            re.fullmatch(
+                r"\d{4}-\d{2}-\d{2}(?:[ T][\d:.]+)?|\d{1,2}[./]\d{1,2}[./]\d{2,4}", example.strip()
+            )
+        )
+        advice = (
+            "it holds dates: tag it ordinal (time order) or convert it to a number first (a "
+            "year, an age)"
+            if dated
+            else "fix those cells or tag the column nominal"
+        )
         raise InvalidInput(
             f"column {column!r}{where} is tagged {what} but {rows_text(frame, bad[:1])} holds "
-            f"{example!r}, not a number ({len(bad)} such cell(s): {rows_text(frame, bad)}); fix "
-            "those cells or tag the column nominal"
+            f"{example!r}, not a number ({len(bad)} such cell(s): {rows_text(frame, bad)}); "
+            f"{advice}"
         )
     return values.to_numpy(dtype=np.float64, na_value=np.nan)
 
@@ -1185,9 +1196,16 @@ def prepare_qi(dataset: Dataset) -> QIMatrix:
                 if categorical
                 else ""
             )
+            # every other quasi-identifier with holes named at once: one fix, one rerun
+            others = [
+                c
+                for c in qis
+                if c != col and not roles[c].missing_is_category and is_missing(frame[c]).any()
+            ]
+            also = f" (missing cells also in {', '.join(map(repr, others))})" if others else ""
             raise InvalidInput(
                 f"quasi-identifier {col!r}{where} has {len(miss)} missing value(s) "
-                f"({rows_text(frame, miss)}); "
+                f"({rows_text(frame, miss)}){also}; "
                 "microgui does not microaggregate around holes: fill or remove those records"
                 f"{choice}"
             )

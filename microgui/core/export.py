@@ -382,6 +382,7 @@ def export_run(
                 "user_missing_dropped": sorted(c for c in stat["user_missing"] if c in changed),
             }
         compress = csv_file.suffix.lower() == ".zsav"
+        frame = _dates_back(dataset.frame, frame)
         writer, notes = release_writer(frame, fmt, stat, compress=compress)
         report.update(notes)
     report["fingerprint"] = {"input": input_fingerprint(dataset), "output": None}
@@ -421,6 +422,29 @@ def export_run(
     # report.
     write_files_atomic(items, protect_from=protected)
     return report
+
+
+def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """A date or date-time column of the input released as text (an ordinal quasi-identifier's
+    categories are its values as text) as dates again, for a typed format (SPSS, Stata, Excel,
+    Parquet keep the type; found by a newcomer tour: DATETIME20 in, A19 text out), when every
+    released value reads back as one."""
+    out = frame
+    for name in frame.columns:
+        if name not in original.columns:
+            continue
+        source = original[name]
+        if not pd.api.types.is_datetime64_any_dtype(source.dtype):
+            continue
+        column = frame[name]
+        if pd.api.types.is_datetime64_any_dtype(column.dtype):
+            continue
+        present = column.notna() & (column.astype(str).str.strip() != "")
+        parsed = pd.to_datetime(column.where(present), errors="coerce")
+        if bool((parsed.notna() == present).all()):
+            out = frame.copy(deep=False) if out is frame else out
+            out[name] = parsed.astype(source.dtype) if source.dt.tz is None else parsed
+    return out
 
 
 def _private(write: Callable[[IO[str]], object]) -> FileWriter:

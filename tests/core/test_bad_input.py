@@ -487,3 +487,32 @@ def test_million_rows_load_can_be_cancelled(large: Path) -> None:
         read_table(large / make_large.MILLION_NAME, progress=progress)
     assert len(progress.calls) == 5
     assert time.perf_counter() - started < 30  # stopped in the middle, not after the whole file
+
+
+def test_holes_in_several_quasi_identifiers_are_named_at_once() -> None:
+    """One message names every quasi-identifier with missing cells (found by a newcomer tour:
+    fixing one column and rerunning only to hear about the next)."""
+    import pandas as pd
+
+    from microgui.core.dataset import Dataset, prepare_qi
+    from microgui.core.errors import InvalidInput
+    from microgui.core.roles import roles_from_lists
+
+    frame = pd.DataFrame({"a": [1.0, None, 3.0], "b": ["x", None, "y"], "c": [1.0, 2.0, None]})
+    roles = roles_from_lists(list(frame.columns), qi=["a", "b", "c"], nominal=["b"])
+    with pytest.raises(InvalidInput, match=r"'a'.*missing cells also in 'b', 'c'"):
+        prepare_qi(Dataset(frame, roles))
+
+
+def test_dates_tagged_continuous_get_the_advice_for_dates() -> None:
+    import pandas as pd
+
+    from microgui.core.dataset import Dataset, prepare_qi
+    from microgui.core.errors import InvalidInput
+    from microgui.core.roles import roles_from_lists
+
+    frame = pd.DataFrame(
+        {"born": pd.array(["2001-09-28", "1999-01-02", "1985-12-31"], dtype="string")}
+    )
+    with pytest.raises(InvalidInput, match="it holds dates: tag it ordinal"):
+        prepare_qi(Dataset(frame, roles_from_lists(["born"], qi=["born"])))

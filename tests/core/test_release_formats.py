@@ -637,3 +637,23 @@ def test_a_missing_category_keeps_the_value_labels(tmp_path: Path) -> None:
         1: "low", 2: "mid", 3: "high",
     }  # fmt: skip
     assert set(back["educ"].dropna()) <= {1.0, 2.0, 3.0}
+
+
+def test_a_date_quasi_identifier_goes_back_as_dates(tmp_path: Path) -> None:
+    """A date column of a .sav, made an ordinal quasi-identifier, is released as its
+    categories' text by the aggregation; a typed release writes them as dates again (it came
+    out as A19 text; found by a newcomer tour)."""
+    rng = np.random.default_rng(7)
+    n = 40
+    days = pd.to_datetime("2000-01-01") + pd.to_timedelta(rng.integers(0, 5, n), unit="D")
+    frame = pd.DataFrame({"age": rng.integers(18, 90, n).astype(float), "seen": days})
+    source = tmp_path / "d.sav"
+    pyreadstat.write_sav(frame, source)
+    for ext in (".sav", ".dta", ".parquet"):
+        out = tmp_path / f"o{ext}"
+        code = main(["protect", str(source), "-o", str(out), "--qi", "age,seen", "--ordinal",
+                     "seen", "--method", "mdav-generic", "-k", "4", "-q"])  # fmt: skip
+        assert code == 0, ext
+        back = pd.read_parquet(out) if ext == ".parquet" else _read_stat(out)[0]
+        assert pd.api.types.is_datetime64_any_dtype(back["seen"]), (ext, back["seen"].dtype)
+        assert set(back["seen"]) <= set(days)
