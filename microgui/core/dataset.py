@@ -815,6 +815,28 @@ def _missing_note(missing: int, spec: ColumnSpec, series: pd.Series) -> str:
     )
 
 
+#: Words of a column name that say survey weight (``survey_weight``, ``fnlwgt``, ``WTPER``).
+_WEIGHT_NAME = re.compile(
+    r"(?:^|[^a-z])(?:weights?|wgt|wt|fnlwgt|pondera\w*|poids|gewicht\w*)(?:$|[^a-z])|"
+    r"^(?:wt|wgt)\w*|\w*(?:wgt|weight)$",
+    re.IGNORECASE,
+)
+
+
+def _weight_hint(name: str, spec: ColumnSpec) -> str:
+    """A hint in the reason of a continuous column named like a survey weight: the suggestion
+    stays a quasi-identifier (a design weight can reveal the sampling stratum), the hint says
+    how to tag it a weight."""
+    if spec.role is not AttributeRole.QUASI_IDENTIFIER or spec.kind is not AttributeKind.CONTINUOUS:
+        return ""
+    if not _WEIGHT_NAME.search(name):
+        return ""
+    return (
+        "; its name says survey weight: if it is one, tag it weight (released unchanged, used "
+        "by the risk measures), unless its values reveal a sampling stratum"
+    )
+
+
 def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
     """Suggest a role and kind for every column, each with a one-line reason.
 
@@ -884,7 +906,7 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
                     arrow = arrow.filter(pa.array(~missing_mask))
                 column.read_arrow_text(arrow)
             spec, reason = column.suggest()
-            note = _missing_note(missing, spec, series)
+            note = _missing_note(missing, spec, series) + _weight_hint(name, spec)
             out.append(RoleSuggestion(name, spec, reason + note, missing))
             continue
         missing_mask = is_missing(series)
@@ -914,7 +936,7 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
             if numeric:
                 column.numbers = np.array([float(v) for v in uniques], dtype=np.float64)
         spec, reason = column.suggest()
-        note = _missing_note(missing, spec, series)
+        note = _missing_note(missing, spec, series) + _weight_hint(name, spec)
         out.append(RoleSuggestion(name, spec, reason + note, missing))
     return tuple(out)
 

@@ -537,3 +537,20 @@ def test_suggest_roles_into_a_closed_pipe() -> None:
             timeout=120,
         )
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_a_column_named_like_a_survey_weight_gets_a_hint_but_stays_protected() -> None:
+    """Conservative: a design weight can reveal the sampling stratum, so it is still suggested a
+    quasi-identifier; the reason says how to tag it a weight (issue 18)."""
+    import numpy as np
+    import pandas as pd
+
+    from microgui.core.dataset import explain_roles
+    from microgui.core.roles import AttributeRole
+
+    frame = pd.DataFrame(
+        {"survey_weight": np.linspace(1, 500, 100), "size": np.linspace(1, 9, 100)}
+    )
+    weight, size = explain_roles(frame)
+    assert weight.spec.role is AttributeRole.QUASI_IDENTIFIER
+    assert "tag it weight" in weight.reason and "tag it weight" not in size.reason

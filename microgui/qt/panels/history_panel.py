@@ -292,7 +292,9 @@ class HistoryPanel(QWidget):
         entry = self._controller.entry(run_id)
         dataset = entry.dataset
         source = dataset.source if dataset.source is not None else Path("TABLE.csv")
-        output = source.with_name(f"{source.stem}_protected_k{entry.spec.k}.csv")
+        # the output in the folder the command is run from (beside the input could be inside
+        # the installed package, for the demo, or a folder the user may not write)
+        output = Path(f"{source.stem}_protected_k{entry.spec.k}.csv")
         options = self._controller.export_options.for_identifiers(dataset.roles.identifiers)
         command = command_for_run(
             source,
