@@ -50,6 +50,7 @@ from microgui.core.formulas import neutralized as _neutralized
 from microgui.core.io import (
     FINGERPRINT_ATTR,
     STAT_ATTR,
+    TEXT_EXTENSIONS,
     DerivedWriter,
     EncodedWriter,
     FileWriter,
@@ -366,7 +367,11 @@ def export_run(
     writer: Any
     if fmt == "csv":
         report["csv_format"] = options.to_json()
-        writer = csv_writer(frame) if options.is_default else csv_options_writer(frame, options)
+        writer = (
+            csv_writer(frame)
+            if options.is_default
+            else csv_options_writer(frame, options, text_input=_text_input(dataset))
+        )
     else:
         stat = dataset.frame.attrs.get(STAT_ATTR)
         if stat and pseudonymize:  # pseudonyms carry none of the column's value labels
@@ -383,7 +388,9 @@ def export_run(
             }
         compress = csv_file.suffix.lower() == ".zsav"
         frame = _dates_back(dataset.frame, frame)
-        writer, notes = release_writer(frame, fmt, stat, compress=compress)
+        writer, notes = release_writer(
+            frame, fmt, stat, compress=compress, text_input=_text_input(dataset)
+        )
         report.update(notes)
     report["fingerprint"] = {"input": input_fingerprint(dataset), "output": None}
 
@@ -424,6 +431,12 @@ def export_run(
     return report
 
 
+def _text_input(dataset: Dataset) -> bool:
+    """Whether the table was read from a text file (CSV, TSV), whose every column is text:
+    only then are its number columns typed in a typed release."""
+    return dataset.source is not None and dataset.source.suffix.lower() in TEXT_EXTENSIONS
+
+
 def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """A date or date-time column of the input released as text (an ordinal quasi-identifier's
     categories are its values as text) as dates again, for a typed format (SPSS, Stata, Excel,
@@ -436,6 +449,8 @@ def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
         source = original[name]
         if not pd.api.types.is_datetime64_any_dtype(source.dtype):
             continue
+        if getattr(source.dt, "tz", None) is not None:
+            continue  # with a time zone (summer time: mixed offsets): left as written
         column = frame[name]
         if pd.api.types.is_datetime64_any_dtype(column.dtype):
             continue
@@ -443,7 +458,7 @@ def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
         parsed = pd.to_datetime(column.where(present), errors="coerce")
         if bool((parsed.notna() == present).all()):
             out = frame.copy(deep=False) if out is frame else out
-            out[name] = parsed.astype(source.dtype) if source.dt.tz is None else parsed
+            out[name] = parsed.astype(source.dtype)
     return out
 
 

@@ -169,7 +169,9 @@ class CsvOptions:
         return {"separator": self.sep, "decimal": self.decimal, "encoding": self.encoding}
 
 
-def csv_options_writer(frame: pd.DataFrame, options: CsvOptions) -> EncodedWriter:
+def csv_options_writer(
+    frame: pd.DataFrame, options: CsvOptions, *, text_input: bool = True
+) -> EncodedWriter:
     """The writer of ``frame`` as CSV with these options: numbers as the default CSV writes
     them (round-trip repr, whole numbers plain) with the decimal mark given, text cells as they
     are, quoted where they hold the separator, a quote or a line break (all text quoted when
@@ -179,16 +181,19 @@ def csv_options_writer(frame: pd.DataFrame, options: CsvOptions) -> EncodedWrite
     # a CSV input's number columns (text) take the decimal mark too, their digits as written
     plain = (
         {c for c, (_d, mark) in plain_number_columns(frame).items() if mark == "."}
-        if options.decimal != "."
+        if options.decimal != "." and text_input
         else set()
     )
+    number = re.compile(_PLAIN_NUMBER_TEXT)
     cells: dict[object, list[object]] = {}
     quote_all = False
     for name in frame.columns:
         column = frame[name]
         if str(name) in plain:
-            cells[name] = [
-                v.replace(".", options.decimal) if isinstance(v, str) else v
+            cells[name] = [  # a number's point only, never a missing cell's "."
+                v.replace(".", options.decimal)
+                if isinstance(v, str) and number.fullmatch(v.strip())
+                else v
                 for v in column.astype(object).tolist()
             ]
             continue
@@ -254,16 +259,21 @@ def release_writer(
     stat: Mapping[str, Any] | None = None,
     *,
     compress: bool = False,
+    text_input: bool = True,
 ) -> tuple[FileWriter, dict[str, Any]]:
     """The :class:`~microgui.core.io.FileWriter` of ``frame`` in format ``fmt`` (not CSV) and
     what the report says of it. ``stat`` is the input's :data:`~microgui.core.io.STAT_ATTR`
-    (SPSS/Stata labels), used by the SPSS and Stata formats. Refuses (:class:`ExportRefused`)
-    what the format cannot hold, before anything is written."""
+    (SPSS/Stata labels), used by the SPSS and Stata formats. ``text_input``: the table was read
+    from a text file (CSV/TSV), whose number columns are text to be typed
+    (:func:`typed_numbers`); a typed input's text columns (SPSS A-format, Parquet strings, a
+    DataFrame's) are text on purpose and stay text. Refuses (:class:`ExportRefused`) what the
+    format cannot hold, before anything is written."""
     if fmt not in ("excel", "parquet", "spss", "stata"):
         raise ValueError(f"no file writer for format {fmt!r}")
     _check_cells(frame, fmt)
-    decimals = {c: d for c, (d, _mark) in plain_number_columns(frame).items() if d}
-    frame, numbers = typed_numbers(frame)
+    plain = plain_number_columns(frame) if text_input else {}
+    decimals = {c: d for c, (d, _mark) in plain.items() if d is not None}
+    frame, numbers = typed_numbers(frame, plain)
     notes: dict[str, Any] = {}
     if numbers:
         notes["columns_written_as_numbers"] = numbers
@@ -501,19 +511,24 @@ def plain_number_columns(frame: pd.DataFrame) -> dict[str, tuple[int | None, str
         if len(set(pd.to_numeric(pd.Series(distinct)).tolist())) != len(distinct):
             continue  # 1.1 and 1.10: two codes, not one number
         decimals = present.str.extract(r"\.([0-9]+)$")[0].str.len().fillna(0).astype(int)
-        found[str(name)] = (int(decimals.iloc[0]) if decimals.nunique() == 1 else None, mark)
+        fixed = decimals.nunique() == 1
+        if not fixed and bool(present.str.contains(r"\.[0-9]*0$").any()):
+            continue  # 3.9, 3.10, 3.11: a trailing zero among varying decimals is a code
+        found[str(name)] = (int(decimals.iloc[0]) if fixed else None, mark)
     return found
 
 
 def typed_numbers(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame, plain: Mapping[str, tuple[int | None, str]] | None = None
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The columns of :func:`plain_number_columns` as numbers (integers when no cell has a
-    point and none is missing, else floats): what a CSV input's pass-through number columns are
-    in a typed format. Returns the frame and the columns converted."""
+    """The columns of :func:`plain_number_columns` (or ``plain``, already found) as numbers
+    (integers when no cell has a point and none is missing, else floats): what a CSV input's
+    pass-through number columns are in a typed format. Returns the frame and the columns
+    converted."""
     out = frame
     converted: list[str] = []
-    for name, (_decimals, mark) in plain_number_columns(frame).items():
+    found = plain_number_columns(frame) if plain is None else plain
+    for name, (_decimals, mark) in found.items():
         text = pd.Series(frame[name].tolist(), dtype="string").str.strip()
         if mark == ",":
             text = text.str.replace(",", ".", regex=False)
@@ -556,6 +571,11 @@ def _stat(
     column_labels: Mapping[str, str] = stat.get("column_labels", {})
     measures: Mapping[str, str] = stat.get("measures", {})
     out = frame.copy(deep=False)
+    # SPSS and Stata dates carry no time zone: pyreadstat wrote a zoned column's UTC clock (a
+    # midnight in Berlin became the day before); the local wall time is written, and said
+    zoned = [str(c) for c in frame.columns if isinstance(frame[c].dtype, pd.DatetimeTZDtype)]
+    for name in zoned:
+        out[name] = frame[name].dt.tz_localize(None)
     labels_out: dict[str, dict[float, str]] = {}
     outside: dict[str, int] = {}
     as_text: list[str] = []
@@ -610,11 +630,17 @@ def _stat(
             )
         kept_labels[str(c)] = _neutral(label)
         neutralized += kept_labels[str(c)] != label
-    missing_ranges = _user_missing_back(out, stat.get("user_missing") or {}, as_text, fmt)
+    kept_missing = stat.get("user_missing") or {}
+    missing_ranges = _user_missing_back(out, kept_missing, as_text, fmt)
+    # codes this format cannot take (SPSS ranges into Stata, Stata letters into SPSS) are
+    # dropped too, and said
+    not_carried = [c for c in kept_missing if c in out.columns and c not in missing_ranges]
     notes: dict[str, Any] = {
         "labels": {
             "user_missing_kept": sorted(missing_ranges),
-            "user_missing_dropped": list(stat.get("user_missing_dropped") or ()),
+            "user_missing_dropped": sorted(
+                {*(stat.get("user_missing_dropped") or ()), *not_carried}
+            ),
             "value_labels_kept": sorted(labels_out),
             "variable_labels_kept": sorted(kept_labels),
             "values_outside_labels": outside,
@@ -623,6 +649,11 @@ def _stat(
             "labels_neutralized": int(neutralized),
         }
     }
+    if zoned:
+        notes["time_zone_dropped"] = {
+            c: f"written as local time in {frame[c].dt.tz} (the format holds no time zone)"
+            for c in zoned
+        }
 
     def write(path: Path) -> None:
         import pyreadstat
@@ -634,11 +665,26 @@ def _stat(
             if fmt == "spss"
             else {c: f"%{min(40, 17 + d)}.{d}f" for c, d in shown.items()}
         )
-        if fmt == "spss":  # whole numbers shown without decimals (SPSS's default is F8.2)
-            for c in out.columns:
-                if pd.api.types.is_integer_dtype(out[c].dtype) and str(c) not in formats:
-                    widest = int(out[c].abs().max()) if len(out[c]) else 0
-                    formats[str(c)] = f"F{min(40, max(8, len(str(widest)) + 2))}.0"
+        # the other number columns: wide enough for their largest value (SPSS's default F8.2
+        # shows 100,000,000 as asterisks; Stata's %10.0g a 15-digit integer as 1.2e+14)
+        for c in out.columns:
+            column = out[c]
+            if str(c) in formats or not pd.api.types.is_numeric_dtype(column.dtype):
+                continue
+            if pd.api.types.is_bool_dtype(column.dtype) or str(c) in labels_out:
+                continue
+            finite = column.to_numpy(dtype=np.float64, na_value=np.nan)
+            finite = finite[np.isfinite(finite)]
+            digits = len(str(int(np.abs(finite).max()))) if len(finite) else 1
+            whole = pd.api.types.is_integer_dtype(column.dtype)
+            if fmt == "spss":
+                formats[str(c)] = (
+                    f"F{min(40, max(8, digits + 2))}.0"
+                    if whole
+                    else f"F{min(40, max(8, digits + 4))}.2"
+                )
+            elif whole and digits > 9:
+                formats[str(c)] = f"%{min(40, digits + 2)}.0f"
         common: dict[str, Any] = {
             "column_labels": kept_labels or None,
             "variable_value_labels": labels_out or None,

@@ -389,8 +389,18 @@ def roles_from_file(path: str | os.PathLike[str], columns: Iterable[str]) -> Rol
     import json
 
     name = Path(path).name
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+
+    def no_twice(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        keys = [k for k, _v in pairs]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:
+            raise InvalidRoles(
+                f"the roles file {name!r} names {twice[0]!r} twice; give each column one entry"
+            )
+        return dict(pairs)
+
+    try:  # utf-8-sig: a file saved by Windows Notepad starts with a byte-order mark
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"), object_pairs_hook=no_twice)
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidRoles(f"cannot read the roles file {name!r}: {exc}") from exc
     except ValueError as exc:
@@ -401,14 +411,31 @@ def roles_from_file(path: str | os.PathLike[str], columns: Iterable[str]) -> Rol
             "resources/demo_persons.roles.json"
         )
     version = data.get("schema_version", 1)
-    if not isinstance(version, int) or version > ROLES_SCHEMA:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise InvalidRoles(
-            f"the roles file {name!r} has schema_version {version!r}, newer than this microgui "
+            f"the roles file {name!r} has schema_version {version!r}; it must be a whole "
+            f"number ({ROLES_SCHEMA})"
+        )
+    if version > ROLES_SCHEMA:
+        raise InvalidRoles(
+            f"the roles file {name!r} has schema_version {version}, newer than this microgui "
             f"reads ({ROLES_SCHEMA}); update microgui"
         )
     table = [str(c) for c in columns]
-    given: dict[str, object] = data["columns"]
-    unknown = [c for c in given if c not in table]
+    index = _ColumnIndex(table)
+    given: dict[str, object] = {}
+    unknown: list[str] = []
+    for key, entry in dict(data["columns"]).items():
+        try:  # a name as --qi matches it: exactly, else after spaces, Unicode form and case
+            column = index.resolve(str(key), "--roles")
+        except InvalidRoles:
+            unknown.append(str(key))
+            continue
+        if column in given:
+            raise InvalidRoles(
+                f"the roles file {name!r} tags column {column!r} twice ({key!r}); give it one entry"
+            )
+        given[column] = entry
     if unknown:
         raise InvalidRoles(
             f"the roles file {name!r} tags {unknown[0]!r}, which is not a column of the table"
@@ -434,14 +461,29 @@ def roles_from_file(path: str | os.PathLike[str], columns: Iterable[str]) -> Rol
                 f"the roles file {name!r}: the order of {column!r} must be a list of texts, "
                 "lowest first"
             )
-        try:
-            specs[column] = ColumnSpec.from_json(entry)
-        except ValueError as exc:
+        role, kind = entry.get("role", "non-confidential"), entry.get("kind", "continuous")
+        if role not in {r.value for r in AttributeRole}:
             raise InvalidRoles(
-                f"the roles file {name!r}: column {column!r} has {exc}; roles are "
-                f"{', '.join(r.value for r in AttributeRole)}, kinds "
+                f"the roles file {name!r}: column {column!r} has role {role!r}; give one of "
+                f"{', '.join(r.value for r in AttributeRole)}"
+            )
+        if kind not in {k.value for k in AttributeKind}:
+            raise InvalidRoles(
+                f"the roles file {name!r}: column {column!r} has kind {kind!r}; give one of "
                 f"{', '.join(k.value for k in AttributeKind)}"
-            ) from exc
+            )
+        blanks = entry.get("missing_as_category", False)
+        if not isinstance(blanks, bool):
+            raise InvalidRoles(
+                f"the roles file {name!r}: missing_as_category of {column!r} is {blanks!r}; "
+                "give true or false"
+            )
+        if order is not None and kind != AttributeKind.ORDINAL.value:
+            raise InvalidRoles(
+                f"the roles file {name!r}: {column!r} has an order but kind {kind!r}; give "
+                'kind "ordinal", or drop the order'
+            )
+        specs[column] = ColumnSpec.from_json(entry)
     roles = RoleMap.from_dict(specs)
     _ = roles.weight  # two weight columns: refused here
     if not roles.quasi_identifiers:

@@ -263,6 +263,9 @@ class AppController(QObject):
             self.busy_changed.emit(False)
         self._trees.supersede()
         self.hierarchies.clear()  # they were attached to the columns of the previous table
+        # pseudonyms were chosen for the previous table's identifiers: a new table starts with
+        # its identifiers left out (the CSV format is the user's, kept)
+        self.export_options = ExportOptions(self.export_options.csv)
         self.dataset = dataset
         self.result = None
         self.projection = None

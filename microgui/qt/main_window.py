@@ -912,8 +912,11 @@ class MainWindow(QMainWindow):
     def export_options_dialog(self) -> ExportOptionsDialog:
         """File → Export options…: opens the dialog (non-modal); its OK sets the options."""
         ctl = self.controller
-        roles = ctl.roles if ctl.roles is not None else None
-        identifiers = roles.identifiers if roles is not None else []
+        # the identifiers tagged now and those of the run an export would write (its roles may
+        # be older than the current tagging)
+        identifiers = list(ctl.roles.identifiers) if ctl.roles is not None else []
+        if ctl.result is not None:
+            identifiers += [c for c in ctl.result.roles.identifiers if c not in identifiers]
         dialog = ExportOptionsDialog(ctl.export_options, identifiers, self)
 
         def accepted() -> None:

@@ -657,3 +657,83 @@ def test_a_date_quasi_identifier_goes_back_as_dates(tmp_path: Path) -> None:
         back = pd.read_parquet(out) if ext == ".parquet" else _read_stat(out)[0]
         assert pd.api.types.is_datetime64_any_dtype(back["seen"]), (ext, back["seen"].dtype)
         assert set(back["seen"]) <= set(days)
+
+
+# --- a second adversarial review (each failed before its fix) ---------------------------------
+def test_typed_inputs_keep_their_text_columns_and_codes(tmp_path: Path) -> None:
+    """Only a text file's number columns are typed: an SPSS A-format or Parquet string column of
+    digits is text on purpose (a ZIP code), and an SPSS text variable of digits with a text
+    missing code ('XX') crashed the release."""
+    frame = pd.DataFrame(
+        {
+            "age": [20.0, 30.0, 40.0, 50.0, 60.0, 70.0],
+            "zip": ["60601", "60602", "60601", "60603", "60604", "60602"],
+            "s": ["1", "2", "XX", "1", "2", "2"],
+        }
+    )
+    sav = tmp_path / "t.sav"
+    pyreadstat.write_sav(frame, sav, missing_ranges={"s": ["XX"]})
+    out = tmp_path / "o.sav"
+    assert main(["protect", str(sav), "-o", str(out), "--qi", "age", "--method", "mdav",
+                 "-k", "2", "-q"]) == 0  # fmt: skip
+    back, meta = pyreadstat.read_sav(out, user_missing=True)
+    assert (
+        back["zip"].tolist() == frame["zip"].tolist() and back["s"].tolist() == frame["s"].tolist()
+    )
+    assert meta.original_variable_types["zip"].startswith("A")
+    parquet = tmp_path / "t.parquet"
+    frame.to_parquet(parquet)
+    assert main(["protect", str(parquet), "-o", str(tmp_path / "o.parquet"), "--qi", "age",
+                 "--method", "mdav", "-k", "2", "-q"]) == 0  # fmt: skip
+    assert pd.read_parquet(tmp_path / "o.parquet")["zip"].tolist() == frame["zip"].tolist()
+
+
+def test_versions_and_missing_dots_stay_as_written(tmp_path: Path) -> None:
+    source = tmp_path / "v.csv"
+    source.write_text(
+        "age,version,x\n20,3.9,1.5\n30,3.10,.\n40,3.11,2.25\n50,3.9,3.5\n60,3.10,4.5\n70,3.11,5.5\n"
+    )
+    args = ["--qi", "age", "--method", "mdav", "-k", "2", "-q"]
+    assert main(["protect", str(source), "-o", str(tmp_path / "o.parquet"), *args]) == 0
+    got = pd.read_parquet(tmp_path / "o.parquet")
+    assert got["version"].tolist() == ["3.9", "3.10", "3.11", "3.9", "3.10", "3.11"]
+    assert got["x"].tolist()[0] == 1.5 and pd.isna(got["x"].tolist()[1])
+    eu = tmp_path / "eu.csv"
+    assert main(["protect", str(source), "-o", str(eu), "--csv-sep", ";", "--csv-decimal", ",",
+                 *args]) == 0  # fmt: skip
+    rows = [line.split(";") for line in eu.read_text().splitlines()[1:]]
+    assert [r[1] for r in rows][:3] == ["3.9", "3.10", "3.11"]  # codes: as written
+    assert [r[2] for r in rows][:3] == ["1,5", ".", "2,25"]  # the missing '.' is no point
+
+
+def test_zoned_times_go_to_spss_as_local_time_and_summer_time_does_not_crash(
+    tmp_path: Path,
+) -> None:
+    when = pd.date_range("2020-01-01", periods=12, freq="MS", tz="Europe/Berlin")
+    frame = pd.DataFrame({"age": np.arange(20.0, 32.0), "d": when, "seen": when})
+    source = tmp_path / "z.parquet"
+    frame.to_parquet(source)
+    for ext in (".parquet", ".sav"):  # d an ordinal quasi-identifier across summer time
+        out = tmp_path / f"o{ext}"
+        code = main(["protect", str(source), "-o", str(out), "--qi", "age,d", "--ordinal", "d",
+                     "--method", "mdav-generic", "-k", "2", "-q", "--report",
+                     str(tmp_path / f"r{ext}.json")])  # fmt: skip
+        assert code == 0, ext
+    back, _meta = pyreadstat.read_sav(tmp_path / "o.sav")
+    assert back["seen"].tolist()[0] == pd.Timestamp("2020-01-01 00:00")  # midnight in Berlin
+    report = json.loads((tmp_path / "r.sav.json").read_text())
+    assert "seen" in report["time_zone_dropped"]
+
+
+def test_display_formats_fit_the_numbers(tmp_path: Path) -> None:
+    source = tmp_path / "f.csv"
+    source.write_text(
+        "age,n,big\n20,1,100000000.5\n30,,2.25\n40,3,3.5\n50,4,4.5\n60,5,5.25\n70,6,6.75\n"
+    )
+    out = tmp_path / "f.sav"
+    assert main(["protect", str(source), "-o", str(out), "--qi", "age", "--method", "mdav",
+                 "-k", "2", "-q"]) == 0  # fmt: skip
+    _back, meta = pyreadstat.read_sav(out)
+    assert meta.original_variable_types["n"].endswith(".0")  # whole numbers with a blank
+    width = int(meta.original_variable_types["big"][1:].split(".")[0])
+    assert width >= len("100000000.50")

@@ -71,3 +71,32 @@ def test_the_demo_roles_file_gives_the_apps_run(
     assert main(["protect", str(demo_path()), "--roles", str(demo_roles_path()), "--qi", "age",
                  "--method", "mdav", "-k", "5", "-o", str(tmp_path / "x.csv")]) == 2  # fmt: skip
     assert "drop --qi" in capsys.readouterr().err
+
+
+def test_a_roles_file_says_what_is_wrong_and_reads_like_the_options(tmp_path: Path) -> None:
+    good = {"id": {"role": "identifier"}, "age": {"role": "quasi-identifier"},
+            "income": {"role": "quasi-identifier"}, "w": {"role": "weight"}}  # fmt: skip
+    path = tmp_path / "twice.json"
+    path.write_text('{"columns": {"id": {"role": "identifier"}, "age": {"role": "quasi-identifier"},'
+                    ' "income": {"role": "quasi-identifier"}, "w": {"role": "weight"},'
+                    ' "age": {"role": "non-confidential"}}}')  # fmt: skip
+    with pytest.raises(InvalidRoles, match="names 'age' twice"):
+        roles_from_file(path, COLUMNS)
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps({"columns": good}).encode())
+    assert roles_from_file(bom, COLUMNS).weight == "w"  # Windows Notepad's byte-order mark
+    import unicodedata
+
+    named = {unicodedata.normalize("NFD", "âge"): {"role": "quasi-identifier"}}
+    roles = roles_from_file(_file(tmp_path, named), ["âge"])  # as --qi matches a name
+    assert roles.quasi_identifiers == ["âge"]
+    for entry, message in (
+        ({"role": "Quasi-Identifier"}, "has role 'Quasi-Identifier'; give one of"),
+        ({"role": "quasi-identifier", "missing_as_category": "yes"}, "give true or false"),
+        ({"role": "quasi-identifier", "order": ["a", "b"]}, 'give kind "ordinal"'),
+    ):
+        with pytest.raises(InvalidRoles, match=message):
+            roles_from_file(_file(tmp_path, {**good, "age": entry}), COLUMNS)
+    with pytest.raises(InvalidRoles, match="schema_version '1'"):
+        path.write_text(json.dumps({"schema_version": "1", "columns": good}))
+        roles_from_file(path, COLUMNS)

@@ -166,3 +166,15 @@ def test_the_weight_role_in_the_roles_editor(controller: AppController, qtbot) -
     with qtbot.waitSignal(model.edit_failed) as blocker:
         assert not model.setData(model.index(3, RolesColumn.ROLE), "weight")
     assert "weight column 'colour'" in blocker.args[0]
+
+
+def test_a_new_table_forgets_the_pseudonym_choices(controller: AppController) -> None:
+    """Export options (issue 18): pseudonyms were ticked for the previous table's identifiers;
+    a new table starts with its identifiers left out (the CSV format is kept)."""
+    from microgui.core.release import CsvOptions
+    from microgui.qt.export_options import ExportOptions
+
+    controller.export_options = ExportOptions(CsvOptions.make(";"), ("id",), True)
+    controller.set_dataset(controller.dataset)  # type: ignore[arg-type]
+    assert controller.export_options.pseudonymize == () and not controller.export_options.write_key
+    assert controller.export_options.csv.sep == ";"
