@@ -41,7 +41,7 @@ from microgui.core.analysis import (
 )
 from microgui.core.dataset import Dataset
 from microgui.core.dependency import DEFAULT_BINS
-from microgui.core.errors import InvalidParameter, InvalidRoles
+from microgui.core.errors import ExportRefused, InvalidParameter, InvalidRoles
 from microgui.core.export import ExportCheck, check_export, export_run, report_path_for
 from microgui.core.layout import MstLayout, TreeLayout
 from microgui.core.methods import Method, available_methods
@@ -690,26 +690,50 @@ class AppController(QObject):
 
         Raises :class:`ExportRefused` (check failed without ``override``, or a target is the input).
         """
+        result, job = self.export_job(csv_path, override)
+        report = job()
+        self.record_export(result, report)
+        return report
+
+    def export_job(
+        self, csv_path: str | Path, override: str | None = None
+    ) -> tuple[RunResult, Callable[[], dict[str, Any]]]:
+        """The current result and the export of it to ``csv_path`` as a function to call later,
+        in a worker thread (the main window's file task): everything it reads is taken now, so
+        a run started meanwhile does not change what is written. Raises as :meth:`export` when
+        there is nothing to export. A write error is an :class:`ExportRefused` naming the file."""
         if self.result is None or self.result_dataset is None:
             raise InvalidRoles("run a method before exporting")
         csv_path = Path(csv_path)
-        options = self.export_options.for_identifiers(self.result.roles.identifiers)
+        result, dataset = self.result, self.result_dataset
+        options = self.export_options.for_identifiers(result.roles.identifiers)
         is_csv = release_format(csv_path) == "csv"
-        report = export_run(
-            self.result_dataset,
-            self.result,
-            csv_path,
-            report_path_for(csv_path),
-            override=override or None,
-            check=self.check_current_export(),
-            # attached hierarchy files are inputs too, whatever the run used (issue 13 review)
-            also_protect=[Path(p) for p in self.hierarchies.paths().values()],
-            csv_options=options.csv if is_csv else None,
-            pseudonymize=options.pseudonymize,
-            key_path=key_path_for(csv_path) if options.write_key else None,
-        )
-        self._exports[id(self.result)] = (self.result, report)
-        return report
+        check = self.check_current_export()
+        # attached hierarchy files are inputs too, whatever the run used (issue 13 review)
+        also = [Path(p) for p in self.hierarchies.paths().values()]
+
+        def job() -> dict[str, Any]:
+            try:
+                return export_run(
+                    dataset,
+                    result,
+                    csv_path,
+                    report_path_for(csv_path),
+                    override=override or None,
+                    check=check,
+                    also_protect=also,
+                    csv_options=options.csv if is_csv else None,
+                    pseudonymize=options.pseudonymize,
+                    key_path=key_path_for(csv_path) if options.write_key else None,
+                )
+            except OSError as exc:
+                raise ExportRefused(f"cannot write {csv_path.name}: {exc.strerror or exc}") from exc
+
+        return result, job
+
+    def record_export(self, result: RunResult, report: dict[str, Any]) -> None:
+        """Remember an export's report for the run's saved report (:meth:`export_report_of`)."""
+        self._exports[id(result)] = (result, report)
 
     def export_report_of(self, result: Any) -> dict[str, Any] | None:
         """The report of the last export of ``result`` in this session (None if not exported):

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 
 from microgui._version import __version__
 from microgui.core.analysis import measure_catalog
-from microgui.core.errors import MicroguiError
+from microgui.core.errors import ExportRefused, MicroguiError
 from microgui.core.export import report_path_for
 from microgui.core.project_file import Project, clear_autosave, load_project
 from microgui.core.runs import RunResult
@@ -65,6 +65,7 @@ from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 from microgui.qt.plots.mst_partition import MstPartitionPlot
 from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
 from microgui.qt.settings import UiSettings
+from microgui.qt.workers import TaskSlot, make_run_pool
 
 __all__ = ["MainWindow", "ExportOverrideDialog", "PAPERS", "view_rows"]
 
@@ -205,6 +206,8 @@ class MainWindow(QMainWindow):
     """The microgui window. ``exported`` carries the CSV path of a finished export."""
 
     exported = Signal(object)
+    #: a file task ended: the value of its job (an export's report, a report's path)
+    file_written = Signal(object)
     error_shown = Signal(str)
 
     def __init__(
@@ -311,6 +314,12 @@ class MainWindow(QMainWindow):
         # The methods' kernels, prepared in the background once the window shows (issue 15;
         # ``prepare_kernels``: the app turns it on, tests that want it too).
         self.kernel_prep = KernelPrep(self)
+        # exports and reports are written off the GUI thread, one at a time (file task)
+        self.file_pool = make_run_pool(self)
+        self._file_tasks = TaskSlot(self.file_pool, self)
+        self._file_tasks.finished.connect(self._file_task_finished)
+        self._file_tasks.failed.connect(self._file_task_failed)
+        self._file_task_name = ""
         self.kernel_status = KernelStatusLabel(self.kernel_prep)
         self.statusBar().insertPermanentWidget(0, self.kernel_status)
         if prepare_kernels:
@@ -745,12 +754,14 @@ class MainWindow(QMainWindow):
         if path:
             if Path(path).suffix.lower() not in (".html", ".htm", ".pdf"):
                 path += ".pdf" if picked.startswith("PDF") else ".html"
-            self.save_report(path, comparison=comparison)
+            self.save_report(path, comparison=comparison, background=True)
 
     def _report_is_comparison(self) -> bool:
         return bool(self.controller.compared) and self.tabs.currentWidget() is self.compare_panel
 
-    def save_report(self, path: str | Path, *, comparison: bool | None = None) -> bool:
+    def save_report(
+        self, path: str | Path, *, comparison: bool | None = None, background: bool = False
+    ) -> bool:
         """Write the report of the run shown (or of the comparison) to ``path`` atomically, as
         PDF when its name ends in ``.pdf``, else HTML; True when it was written.
         ``comparison=None``: the comparison when its tab is open.
@@ -817,24 +828,39 @@ class MainWindow(QMainWindow):
                 correlations=correlations,
             )
             make_html, title = release.html, release.title
-        writer: Any
+        # never a file the runs read: the data file, each run's hierarchy files (issue 12)
+        read = [e.dataset.source for e in entries]
+        read += [Path(p) for e in entries for _column, p in e.spec.hierarchies]
+        read += [Path(p) for p in self.controller.hierarchies.paths().values()]
+
+        def job() -> Path:
+            """The checks on the released table, the page and its PDF, and the write: off the
+            GUI thread when ``background`` (QTextDocument and QImage work in any thread)."""
+            writer: Any
+            try:
+                if as_pdf:
+                    data = report_pdf(make_html, charts, title=title)
+                    writer = FileWriter(lambda target: target.write_bytes(data), "a PDF report")
+                else:
+                    text = make_html()
+                    writer = lambda handle: handle.write(text)  # noqa: E731
+                write_files_atomic([(path, writer)], protect_from=read)
+            except OSError as exc:
+                raise ExportRefused(f"cannot write {path.name}: {exc.strerror or exc}") from exc
+            return path
+
+        def done(_written: Any) -> None:
+            self.settings.set_last_directory(path.resolve().parent)
+            self.statusBar().showMessage(f"Saved the report to {path.name}.", 10000)
+
+        if background:
+            return self._start_file_task(path.name, job, done, "Cannot save the report")
         try:
-            if as_pdf:
-                data = report_pdf(make_html, charts, title=title)
-                writer = FileWriter(lambda target: target.write_bytes(data), "a PDF report")
-            else:
-                text = make_html()
-                writer = lambda handle: handle.write(text)  # noqa: E731
-            # never a file the runs read: the data file, each run's hierarchy files (issue 12)
-            read = [e.dataset.source for e in entries]
-            read += [Path(p) for e in entries for _column, p in e.spec.hierarchies]
-            read += [Path(p) for p in self.controller.hierarchies.paths().values()]
-            write_files_atomic([(path, writer)], protect_from=read)
+            job()
         except MicroguiError as exc:
             self.show_error(str(exc), title="Cannot save the report")
             return False
-        self.settings.set_last_directory(path.resolve().parent)
-        self.statusBar().showMessage(f"Saved the report to {path.name}.", 10000)
+        done(path)
         return True
 
     def _report_charts(self, entries: list[Any], *, comparison: bool) -> list[Any]:
@@ -907,7 +933,7 @@ class MainWindow(QMainWindow):
             chosen,
         )
         if path:
-            self.export_to(with_export_suffix(path, picked))
+            self.export_to(with_export_suffix(path, picked), background=True)
 
     def export_options_dialog(self) -> ExportOptionsDialog:
         """File → Export options…: opens the dialog (non-modal); its OK sets the options."""
@@ -931,12 +957,13 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def export_to(self, path: str | Path) -> bool:
+    def export_to(self, path: str | Path, *, background: bool = False) -> bool:
         """Export the current result to ``path`` (and its report beside it).
 
         When the release check fails, the problems are shown in :class:`ExportOverrideDialog`;
         the export then happens only if the user types a reason and confirms. Returns True when
-        the files were written now.
+        the files were written now. ``background`` (the dialog's way): the files are written by
+        the file task, off the GUI thread (:attr:`file_written` when done); True when started.
         """
         path = Path(path)
         if path.suffix == "":
@@ -953,23 +980,64 @@ class MainWindow(QMainWindow):
             )
         if not check.ok:
             dialog = ExportOverrideDialog(check.problems, path, self)
-            dialog.accepted.connect(lambda: self._write_export(path, dialog.reason()))
+            dialog.accepted.connect(
+                lambda: self._write_export(path, dialog.reason(), background=background)
+            )
             self.override_dialog = dialog
             dialog.open()
             return False
-        return self._write_export(path, None)
+        return self._write_export(path, None, background=background)
 
-    def _write_export(self, path: Path, override: str | None) -> bool:
+    def _write_export(self, path: Path, override: str | None, *, background: bool = False) -> bool:
         try:
-            report = self.controller.export(path, override=override)
+            result, job = self.controller.export_job(path, override=override)
         except MicroguiError as exc:
             self.show_error(str(exc), title="Export refused")
             return False
-        except OSError as exc:
+
+        def done(report: dict[str, Any]) -> None:
+            self.controller.record_export(result, report)
+            self._exported(path, override, report)
+
+        if background:
+            return self._start_file_task(path.name, job, done, "Export refused")
+        try:
+            report = job()
+        except MicroguiError as exc:
+            self.show_error(str(exc), title="Export refused")
+            return False
+        done(report)
+        return True
+
+    # files written off the GUI thread ------------------------------------------------------
+    def _start_file_task(
+        self, name: str, job: Any, done: Any, failure_title: str = "Cannot write"
+    ) -> bool:
+        """Write files in the file task's worker thread (an export, a report: seconds at a
+        million records); ``done(value)`` runs in the GUI thread after. One at a time: a second
+        one is refused while the first is written (it is never cancelled half-way)."""
+        if self._file_tasks.busy:
             self.show_error(
-                f"Cannot write {path.name}: {exc.strerror or exc}", title="Export failed"
+                f"Still writing {self._file_task_name}; try again when it is done.",
+                title="Busy writing",
             )
             return False
+        self._file_task_name = name
+        self.statusBar().showMessage(f"Writing {name}…")
+        self._file_tasks.start(lambda _progress: job(), (done, failure_title))
+        return True
+
+    def _file_task_finished(self, _task_id: int, value: Any, context: Any) -> None:
+        done, _title = context
+        done(value)
+        self.file_written.emit(value)
+
+    def _file_task_failed(self, _task_id: int, message: str, details: str, context: Any) -> None:
+        _done, title = context
+        self.statusBar().clearMessage()
+        self.show_error(message, details, title=title)
+
+    def _exported(self, path: Path, override: str | None, report: dict[str, Any]) -> None:
         self.settings.set_last_directory(path.resolve().parent)
         note = " (override recorded)" if override else ""
         options = applied_export_options(report)
@@ -979,7 +1047,6 @@ class MainWindow(QMainWindow):
             15000,
         )
         self.exported.emit(path)
-        return True
 
     # geometry and closing -----------------------------------------------------------------
     def _restore_geometry(self) -> None:
@@ -1060,6 +1127,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Cancel the run and wait for the pool before the widgets go away."""
         self._autosave_timer.stop()
+        # a file being written is finished, never cut (its rename makes it whole or absent)
+        self.file_pool.waitForDone(120_000)
         self.controller.shutdown()
         self.kernel_prep.shutdown()
         if self.settings.persist:

@@ -65,3 +65,47 @@ def test_save_report_as_html_and_pdf_before_and_after_the_export(
     assert window.save_report(after, comparison=False)
     text = after.read_text(encoding="utf-8")
     assert _sha(out) in text and "released.csv (csv)" in text
+
+
+def test_the_dialogs_write_off_the_gui_thread(
+    window: MainWindow,
+    qtbot,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """The export and report dialogs write in the file task's worker thread (the checks, the
+    PDF and the writing take seconds at a million records): the window answers meanwhile and
+    the files appear when ``file_written`` comes."""
+    import threading
+
+    import microgui.qt.report_pdf as report_pdf_module
+
+    ctl = window.controller
+    assert window.open_demo()
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 5))
+    qtbot.waitUntil(lambda: ctl.shown_run_id is not None, timeout=TIMEOUT_MS)
+    printed_in: list[str] = []
+    real = report_pdf_module.report_pdf
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        printed_in.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    import microgui.qt.main_window as main_window_module
+
+    assert main_window_module  # report_pdf is imported inside save_report, from its module
+    report_pdf_module.report_pdf = spy
+    try:
+        pdf = tmp_path / "bg.pdf"
+        with qtbot.waitSignal(window.file_written, timeout=TIMEOUT_MS):
+            assert window.save_report(pdf, comparison=False, background=True)
+        assert pdf.read_bytes().startswith(b"%PDF-")
+        assert printed_in and printed_in[0] != threading.main_thread().name
+    finally:
+        report_pdf_module.report_pdf = real
+    out = tmp_path / "bg.csv"
+    with qtbot.waitSignal(window.file_written, timeout=TIMEOUT_MS) as blocker:
+        assert window.export_to(out, background=True)
+    assert out.exists() and blocker.args[0]["fingerprint"]["output"]["sha256"]
+    assert "Exported" in window.statusBar().currentMessage()
+    assert ctl.export_report_of(ctl.result) is not None
