@@ -471,23 +471,37 @@ def _check_cells(frame: pd.DataFrame, fmt: str) -> None:
             )
 
 
+_MISSING_TEXTS = ("", "NA", "N/A", "NaN", "nan", ".")
+
+
+def _distinct_texts(column: pd.Series) -> tuple[np.ndarray, pd.Series, np.ndarray] | None:
+    """(codes, distinct texts stripped of spaces, which of them are missing) of a text column
+    whose every cell is text or missing, else None. Read once per distinct value, not per cell
+    (a million records with some thousand distinct numbers: a fraction of a second)."""
+    if not _is_text(column) or isinstance(column.dtype, pd.CategoricalDtype):
+        return None
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)  # missing cells: code -1
+    values = list(uniques)
+    if not all(isinstance(v, str) for v in values):
+        return None
+    text = pd.Series(values, dtype="string").str.strip()
+    return np.asarray(codes), text, text.isin(_MISSING_TEXTS).to_numpy(dtype=bool)
+
+
 def plain_number_columns(frame: pd.DataFrame) -> dict[str, tuple[int | None, str]]:
     """The text columns whose every cell is a plain number (:data:`_PLAIN_NUMBER_TEXT`: no
     leading zero, no exponent, at most 15 digits, never ``-0``; the point or, in every cell, a
     decimal comma) or missing, each with (its fixed number of decimals, ``80.0`` and ``79.6``:
     1, or None when the cells differ; its decimal mark): what a CSV input's pass-through number
     columns are. Only columns whose distinct texts are distinct numbers (``1.1`` and ``1.10``
-    in one column are two codes, left as text)."""
+    in one column are two codes, left as text), and not codes with varying decimals ending in
+    0 (3.9, 3.10, 3.11)."""
     found: dict[str, tuple[int | None, str]] = {}
     for name in frame.columns:
-        column = frame[name]
-        if not _is_text(column) or isinstance(column.dtype, pd.CategoricalDtype):
+        distinct = _distinct_texts(frame[name])
+        if distinct is None:
             continue
-        values = column.tolist()
-        if not all(isinstance(v, str) or is_missing_value(v) for v in values):
-            continue
-        text = pd.Series(values, dtype="string").str.strip()
-        missing = text.isna() | text.isin(["", "NA", "N/A", "NaN", "nan", "."])
+        _codes, text, missing = distinct
         present = text[~missing]
         if present.empty:
             continue
@@ -507,8 +521,8 @@ def plain_number_columns(frame: pd.DataFrame) -> dict[str, tuple[int | None, str
             present = present.str.replace(",", ".", regex=False)
         if bool(present.str.fullmatch(r"-0(?:\.0*)?").fillna(False).any()):
             continue  # -0: the sign would be lost
-        distinct = pd.unique(present.to_numpy(dtype=object))
-        if len(set(pd.to_numeric(pd.Series(distinct)).tolist())) != len(distinct):
+        spelled = pd.unique(present.to_numpy(dtype=object))  # " 12" and "12" are one text
+        if len(set(pd.to_numeric(pd.Series(spelled)).tolist())) != len(spelled):
             continue  # 1.1 and 1.10: two codes, not one number
         decimals = present.str.extract(r"\.([0-9]+)$")[0].str.len().fillna(0).astype(int)
         fixed = decimals.nunique() == 1
@@ -529,14 +543,20 @@ def typed_numbers(
     converted: list[str] = []
     found = plain_number_columns(frame) if plain is None else plain
     for name, (_decimals, mark) in found.items():
-        text = pd.Series(frame[name].tolist(), dtype="string").str.strip()
+        distinct = _distinct_texts(frame[name])
+        if distinct is None:  # cannot happen for a column plain_number_columns found
+            continue
+        codes, text, missing = distinct
         if mark == ",":
             text = text.str.replace(",", ".", regex=False)
-        missing = text.isna() | text.isin(["", "NA", "N/A", "NaN", "nan", "."])
-        numbers = pd.to_numeric(text.where(~missing), errors="coerce")
-        whole = not text[~missing].str.contains(".", regex=False).any() and not missing.any()
+        numbers = pd.to_numeric(text.where(~missing), errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan
+        )
+        values = np.where(codes >= 0, numbers[np.maximum(codes, 0)], np.nan)
+        any_missing = bool((codes < 0).any()) or bool(missing[np.unique(codes[codes >= 0])].any())
+        whole = not text[~missing].str.contains(".", regex=False).any() and not any_missing
         out = frame.copy(deep=False) if out is frame else out
-        out[name] = (numbers.astype(np.int64) if whole else numbers.astype(np.float64)).to_numpy()
+        out[name] = values.astype(np.int64) if whole else values
         converted.append(str(name))
     return out, converted
 
