@@ -140,7 +140,8 @@ def test_cli_weight_reaches_the_report_and_the_evaluation(tmp_path: Path) -> Non
     assert main(["evaluate", str(source), str(out), *args, "--json", str(js)]) == 0
     measures = json.loads(js.read_text())
     measures = measures.get("measures", measures)
-    fk_sums = released.assign(wt=frame["wt"]).groupby(["age", "region"])["wt"].sum()
+    # the key variable is the categorical region (sdcMicro's keyVars), not the aggregates
+    fk_sums = released.assign(wt=frame["wt"]).groupby(["region"])["wt"].sum()
     assert measures["population_frequency_min"] == pytest.approx(fk_sums.min())
     assert measures["individual_risk_mean"] > 0
 
@@ -199,3 +200,16 @@ def test_weight_given_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str])
         main(["protect", "x.csv", "--weight", "a", "--weight", "b"])
     assert stop.value.code == 2
     assert "--weight is given twice" in capsys.readouterr().err
+
+
+def test_weighted_risk_uses_the_categorical_keys_as_sdcmicro_does() -> None:
+    """sdcMicro's freqCalc keys are categorical: with a categorical quasi-identifier the classes
+    are its values (beside the sample uniques), not the continuous aggregates."""
+    frame = FRAME.assign(sex=["f", "m", "f", "m", "f", "m"])
+    roles = roles_from_lists(list(frame.columns), qi=["x", "sex"], nominal=["sex"], weight="w")
+    dataset = Dataset(frame, roles)
+    result = run_protection(dataset, RunSpec.make("mdav-generic", 3))
+    measures = evaluate(dataset, result.protected)
+    released = result.protected.assign(w=frame["w"])
+    fk_sums = released.groupby("sex")["w"].sum()
+    assert measures["population_frequency_min"] == pytest.approx(fk_sums.min())

@@ -503,7 +503,10 @@ def evaluate(
     )
     out["k_anonymity"] = k_anonymity_level(protected, qis)
     if roles.weight is not None and len(protected) and qis:
-        out.update(_weighted_risk(original, protected, qis, roles.weight))
+        # sdcMicro's key variables: the categorical quasi-identifiers (those sample_uniques
+        # counts on), else every quasi-identifier
+        categorical = [q for q in qis if roles[q].kind is not AttributeKind.CONTINUOUS]
+        out.update(_weighted_risk(original, protected, categorical or qis, roles.weight))
     conf = roles.confidential
     if conf and len(protected):
         from microgui.core.metrics import privacy  # written alongside (issue 4): import late
@@ -545,8 +548,11 @@ def _weighted_risk(
     original: Dataset, protected: pd.DataFrame, qis: Sequence[str], weight: str
 ) -> dict[str, float | int | None]:
     """The survey-weighted risk measures (:mod:`microgui.core.metrics.weighted_risk`, sdcMicro's
-    freqCalc/indivRisk): keys = every released quasi-identifier, as k-anonymity and the
-    re-identification risk count them, weights the original weight column (released unchanged).
+    freqCalc/indivRisk) over the key variables ``qis`` as released: the categorical
+    quasi-identifiers when there are any (sdcMicro's keyVars are categorical, and they are the
+    keys of ``sample_uniques`` shown beside these figures; a continuous value is not matched
+    exactly), else every quasi-identifier (the released classes). Weights: the original weight
+    column (released unchanged).
 
     A missing key value counts as a category of its own, as k-anonymity counts it; sdcMicro
     reads it as matching any value (``weighted_risk.frequencies(missing="any")`` gives its
