@@ -167,7 +167,10 @@ def unprotected_risk(dataset: Dataset, key: str) -> float | None:
     from microgui.core.metrics.evaluate import evaluate
 
     drop = [c for c in dataset.roles.identifiers if c in dataset.frame.columns]
-    measures = evaluate(dataset, dataset.frame.drop(columns=drop))
+    try:
+        measures = evaluate(dataset, dataset.frame.drop(columns=drop))
+    except Exception:  # noqa: BLE001 - a reference point that cannot be measured is left out
+        return None  # (the release's own measures, measure_run, say why when they fail too)
     value = measures.get(key)
     return float(value) if isinstance(value, int | float) else None
 
