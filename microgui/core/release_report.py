@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -83,14 +83,17 @@ def _kind_text(dataset: Dataset, column: str) -> str:
     return text
 
 
-def release_checks(result: RunResult, frame: pd.DataFrame) -> tuple[ReleaseCheckRow, ...]:
+def release_checks(
+    result: RunResult, frame: pd.DataFrame, pseudonymized: Iterable[str] = ()
+) -> tuple[ReleaseCheckRow, ...]:
     """The promises of a run measured on its released table ``frame`` (groups = identical
-    quasi-identifier values, what an intruder sees)."""
+    quasi-identifier values, what an intruder sees); ``pseudonymized``: the identifier columns
+    the export released as pseudonyms (its report's ``pseudonymized``)."""
     roles = result.roles
     qis = [c for c in roles.quasi_identifiers if c in frame.columns]
     conf = [c for c in roles.confidential if c in frame.columns]
     rows: list[ReleaseCheckRow] = []
-    pseudonymized = set(dict(result.report.get("pseudonymized") or {}))
+    pseudonymized = set(pseudonymized)
     leaked = [c for c in roles.identifiers if c in frame.columns and c not in pseudonymized]
     as_pseudonyms = [c for c in roles.identifiers if c in frame.columns and c in pseudonymized]
     reached = "none" if not leaked else ", ".join(leaked)
@@ -245,7 +248,9 @@ class ReleaseReport:
                 for c in dataset.frame.columns
             ),
             references=tuple(r.full for r in cited(citation)),
-            checks=release_checks(result, self.frame),
+            checks=release_checks(
+                result, self.frame, dict(report.get("pseudonymized") or {}).keys()
+            ),
             measured_on=(
                 "Measured on the released table as written"
                 + (f" to {output['file']}" if output.get("file") else "")

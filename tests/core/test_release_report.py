@@ -237,7 +237,10 @@ def test_the_python_api_exports_a_release_with_its_reports(tmp_path: Path) -> No
     assert len(released) == len(frame) and released["pid"].str.startswith("PSN-").all()
     assert written["fingerprint"]["output"]["sha256"] == _sha(tmp_path / "api.parquet")
     assert written["fingerprint"]["input"]["sha256"] is None  # a frame given in Python
-    assert "a table given in Python" in (tmp_path / "api.html").read_text(encoding="utf-8")
+    text = (tmp_path / "api.html").read_text(encoding="utf-8")
+    assert "a table given in Python" in text
+    # pseudonyms are the identifier's allowed form: the promise is kept (it read NOT KEPT)
+    assert "every promise kept" in text and "pid as random pseudonyms" in text
     masked = microgui.protect(
         frame, qi=["age", "income"], identifiers="pid", k=4, method="individual-ranking",
         unsafe="allow",
