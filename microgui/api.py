@@ -96,11 +96,9 @@ class ProtectionResult:
             raise InvalidParameter("this result has no table to export (made before 0.1)")
         printer: Any = None
         if report_pdf is not None:
-            from microgui.qt.report_pdf import ensure_gui_application
-            from microgui.qt.report_pdf import report_pdf as qt_printer
+            from microgui.qt.report_pdf import headless_printer
 
-            ensure_gui_application(headless=True)  # before any file is written
-            printer = qt_printer
+            printer = headless_printer()  # Qt started before any file is written
         options = (
             CsvOptions.make(csv_sep, csv_decimal, csv_encoding)
             if (csv_sep, csv_decimal, csv_encoding) != (None, None, None)

@@ -955,11 +955,9 @@ def _release_reports(args: argparse.Namespace) -> list[tuple[Any, Any]]:
 
     printer: Any = None
     if args.report_pdf:
-        from microgui.qt.report_pdf import ensure_gui_application
-        from microgui.qt.report_pdf import report_pdf as qt_printer
+        from microgui.qt.report_pdf import headless_printer
 
-        ensure_gui_application(headless=True)  # before any file is written
-        printer = qt_printer
+        printer = headless_printer()  # Qt started before any file is written
     return release_report_makers(args.report_html, args.report_pdf, printer)
 
 
@@ -1250,22 +1248,9 @@ def _suggested_options(suggestions: Sequence[Any]) -> str:
 
 
 def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
-    """The RoleMap of the role options, built exactly as ``protect`` builds it."""
-    from microgui.core.roles import roles_from_lists
-
-    from_file = _roles_file(args, [str(c) for c in columns])
-    if from_file is not None:
-        return cast("RoleMap", from_file)
-    return roles_from_lists(
-        [str(c) for c in columns],
-        qi=_split(args.qi),
-        identifiers=_split(args.identifiers),
-        confidential=_split(args.confidential),
-        ordinal=_parse_ordinal(args.ordinal),
-        nominal=_split(args.nominal),
-        missing_as_category=_split(args.missing_as_category),
-        weight=args.weight,
-    )
+    """The RoleMap of the role options (or ``--roles``), built exactly as ``protect`` builds
+    it (:func:`roles_from_args`)."""
+    return cast("RoleMap", roles_from_args(args, [str(c) for c in columns]))
 
 
 def _measure_catalog() -> dict[str, tuple[str, str, str, str]]:

@@ -423,7 +423,8 @@ def export_run(
     items += [(path, extra_writer(maker)) for path, maker in extra_reports]
     if key_path is not None:
         key, _count = neutralize_formulas(key_frame(keys, pseudonymize))
-        items.append((key_path, _private(csv_writer(key))))
+        # the key re-identifies every record: readable by its owner only
+        items.append((key_path, EncodedWriter(csv_writer(key), "utf-8", private=True)))
     # Every file is written before any is renamed, and a failed rename puts the others back: a
     # full disk never leaves a release without its report (or key), nor a new one beside an old
     # report.
@@ -460,18 +461,6 @@ def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
             out = frame.copy(deep=False) if out is frame else out
             out[name] = parsed.astype(source.dtype)
     return out
-
-
-def _private(write: Callable[[IO[str]], object]) -> FileWriter:
-    """A text writer whose file only its owner may read (mode 0600, set on the temporary file
-    before it is renamed into place): the pseudonym key re-identifies every record."""
-
-    def write_file(path: Path) -> None:
-        os.chmod(path, 0o600)  # before a byte of the key is in it
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            write(handle)
-
-    return FileWriter(write_file, "a pseudonym key (CSV)", private=True)
 
 
 def _without(mapping: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:

@@ -1909,19 +1909,32 @@ def check_write_targets(
     return targets
 
 
-def _write_temp(target: Path, write: Callable[[IO[str]], object], encoding: str) -> Path:
+def _set_mode(tmp: Path, target: Path, private: bool, *, written: bool) -> None:
+    """The temporary file's permissions: a private file (a pseudonym key) 0600 before a byte is
+    written, whatever an older file's mode; any other keeps the mode of the file it replaces,
+    once written."""
+    if private and not written:
+        os.chmod(tmp, 0o600)
+    elif not private and written:
+        with suppress(OSError):
+            if target.exists():
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))  # keep the old permissions
+
+
+def _write_temp(
+    target: Path, write: Callable[[IO[str]], object], encoding: str, private: bool = False
+) -> Path:
     """Write a flushed, fsynced temporary file beside ``target``; removed again on failure."""
     folder = target.parent
     tmp: Path | None = None
     try:
         fd, tmp = _create_temp(folder, target.name)
+        _set_mode(tmp, target, private, written=False)
         with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        with suppress(OSError):
-            if target.exists():
-                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))  # keep the old permissions
+        _set_mode(tmp, target, private, written=True)
         done, tmp = tmp, None
         return done
     except OSError as exc:
@@ -1957,8 +1970,6 @@ class FileWriter:
 
     write: Callable[[Path], object]
     what: str
-    #: only its owner may read the file (0600, whatever an older file's mode was): a key
-    private: bool = False
 
 
 @dataclass(frozen=True)
@@ -1968,6 +1979,8 @@ class EncodedWriter:
 
     write: Callable[[IO[str]], object]
     encoding: str
+    #: only its owner may read the file (0600, set before it is written): a key
+    private: bool = False
 
 
 @dataclass(frozen=True)
@@ -2007,11 +2020,7 @@ def _write_temp_file(target: Path, writer: FileWriter) -> Path:
             os.fsync(fd)
         finally:
             os.close(fd)
-        if writer.private:
-            os.chmod(tmp, 0o600)
-        with suppress(OSError):
-            if target.exists() and not writer.private:
-                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))  # keep the old permissions
+        _set_mode(tmp, target, False, written=True)
         done, tmp = tmp, None
         return done
     except OSError as exc:
@@ -2052,7 +2061,7 @@ def write_files_atomic(
             if isinstance(write, FileWriter):
                 temps.append(_write_temp_file(target, write))
             elif isinstance(write, EncodedWriter):
-                temps.append(_write_temp(target, write.write, write.encoding))
+                temps.append(_write_temp(target, write.write, write.encoding, write.private))
             else:
                 temps.append(_write_temp(target, write, encoding))
         for target, tmp in zip(targets, list(temps), strict=True):

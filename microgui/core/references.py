@@ -100,14 +100,8 @@ def readable(text: str) -> str:
 def cited(text: str) -> list[Reference]:
     """The source papers ``text`` cites by reference-text name or number, in order of first
     mention, each once (for a report's list of references)."""
-    keys = [m.group(1) for m in _FILE.finditer(text)] + [m.group(1) for m in _NUMBER.finditer(text)]
-    found = sorted(
-        dict.fromkeys(keys),
-        key=lambda key: min(
-            m.start()
-            for pattern in (_FILE, _NUMBER)
-            for m in pattern.finditer(text)
-            if m.group(1) == key
-        ),
+    mentions = sorted(
+        (m.start(), m.group(1)) for pattern in (_FILE, _NUMBER) for m in pattern.finditer(text)
     )
-    return [REFERENCES[key] for key in found if key in REFERENCES]
+    keys = dict.fromkeys(key for _start, key in mentions)
+    return [REFERENCES[key] for key in keys if key in REFERENCES]

@@ -36,7 +36,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -271,8 +271,8 @@ def release_writer(
     if fmt not in ("excel", "parquet", "spss", "stata"):
         raise ValueError(f"no file writer for format {fmt!r}")
     _check_cells(frame, fmt)
-    plain = plain_number_columns(frame) if text_input else {}
-    decimals = {c: d for c, (d, _mark) in plain.items() if d is not None}
+    plain = _plain_numbers(frame) if text_input else {}
+    decimals = {c: p.decimals for c, p in plain.items() if p.decimals is not None}
     frame, numbers = typed_numbers(frame, plain)
     notes: dict[str, Any] = {}
     if numbers:
@@ -488,7 +488,23 @@ def _distinct_texts(column: pd.Series) -> tuple[np.ndarray, pd.Series, np.ndarra
     return np.asarray(codes), text, text.isin(_MISSING_TEXTS).to_numpy(dtype=bool)
 
 
+class _Plain(NamedTuple):
+    """A number column of :func:`_plain_numbers`: its fixed decimals (or None), decimal mark,
+    and its distinct texts (:func:`_distinct_texts`), read once for finding and converting."""
+
+    decimals: int | None
+    mark: str
+    codes: np.ndarray
+    text: pd.Series
+    missing: np.ndarray
+
+
 def plain_number_columns(frame: pd.DataFrame) -> dict[str, tuple[int | None, str]]:
+    """{column: (fixed decimals or None, decimal mark)} of :func:`_plain_numbers`."""
+    return {name: (p.decimals, p.mark) for name, p in _plain_numbers(frame).items()}
+
+
+def _plain_numbers(frame: pd.DataFrame) -> dict[str, _Plain]:
     """The text columns whose every cell is a plain number (:data:`_PLAIN_NUMBER_TEXT`: no
     leading zero, no exponent, at most 15 digits, never ``-0``; the point or, in every cell, a
     decimal comma) or missing, each with (its fixed number of decimals, ``80.0`` and ``79.6``:
@@ -496,12 +512,12 @@ def plain_number_columns(frame: pd.DataFrame) -> dict[str, tuple[int | None, str
     columns are. Only columns whose distinct texts are distinct numbers (``1.1`` and ``1.10``
     in one column are two codes, left as text), and not codes with varying decimals ending in
     0 (3.9, 3.10, 3.11)."""
-    found: dict[str, tuple[int | None, str]] = {}
+    found: dict[str, _Plain] = {}
     for name in frame.columns:
         distinct = _distinct_texts(frame[name])
         if distinct is None:
             continue
-        _codes, text, missing = distinct
+        codes, text, missing = distinct
         present = text[~missing]
         if present.empty:
             continue
@@ -528,25 +544,23 @@ def plain_number_columns(frame: pd.DataFrame) -> dict[str, tuple[int | None, str
         fixed = decimals.nunique() == 1
         if not fixed and bool(present.str.contains(r"\.[0-9]*0$").any()):
             continue  # 3.9, 3.10, 3.11: a trailing zero among varying decimals is a code
-        found[str(name)] = (int(decimals.iloc[0]) if fixed else None, mark)
+        found[str(name)] = _Plain(
+            int(decimals.iloc[0]) if fixed else None, mark, codes, text, missing
+        )
     return found
 
 
 def typed_numbers(
-    frame: pd.DataFrame, plain: Mapping[str, tuple[int | None, str]] | None = None
+    frame: pd.DataFrame, plain: Mapping[str, _Plain] | None = None
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The columns of :func:`plain_number_columns` (or ``plain``, already found) as numbers
-    (integers when no cell has a point and none is missing, else floats): what a CSV input's
-    pass-through number columns are in a typed format. Returns the frame and the columns
-    converted."""
+    """The number columns of a text input (:func:`_plain_numbers`, or ``plain``, already
+    found) as numbers (integers when no cell has a point and none is missing, else floats):
+    what a CSV input's pass-through number columns are in a typed format. Returns the frame and
+    the columns converted."""
     out = frame
     converted: list[str] = []
-    found = plain_number_columns(frame) if plain is None else plain
-    for name, (_decimals, mark) in found.items():
-        distinct = _distinct_texts(frame[name])
-        if distinct is None:  # cannot happen for a column plain_number_columns found
-            continue
-        codes, text, missing = distinct
+    found = _plain_numbers(frame) if plain is None else plain
+    for name, (_decimals, mark, codes, text, missing) in found.items():
         if mark == ",":
             text = text.str.replace(",", ".", regex=False)
         numbers = pd.to_numeric(text.where(~missing), errors="coerce").to_numpy(
@@ -750,40 +764,33 @@ def _user_missing_back(
             continue
         spans = list(entry.get("ranges", ()))
         letters = [str(r["lo"]) for r in spans]
-        stata_codes = all(len(x) == 1 and x.isalpha() for x in letters) and bool(letters)
+        stata_codes = bool(letters) and all(len(x) == 1 and x.isalpha() for x in letters)
         column = out[name]
-        if fmt == "stata":
-            if not stata_codes or not pd.api.types.is_numeric_dtype(column.dtype):
-                continue
-            rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
-            if len(rows) and len(column) <= int(rows.max()):
-                continue
-            values = column.astype(object).to_numpy(copy=True)
-            empty = pd.isna(values[rows]) if len(rows) else np.zeros(0, dtype=bool)
-            values[rows[empty]] = np.asarray(entry.get("codes", ()), dtype=object)[empty]
-            out[name] = pd.Series(values, index=out.index, dtype=object)
-            declared[name] = sorted(set(letters))
-            continue
-        if stata_codes and pd.api.types.is_numeric_dtype(column.dtype):
-            continue  # Stata letters in a numeric column: SPSS has no such codes
-        rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
-        codes = np.asarray(entry.get("codes", ()))
-        if len(rows) and (len(column) <= int(rows.max())):
-            continue  # not the input's rows (cannot happen for a release; never guess)
         numeric = pd.api.types.is_numeric_dtype(column.dtype)
+        if fmt == "stata" and not (stata_codes and numeric):
+            continue  # Stata holds its letters .a-.z in number columns, no SPSS code
+        if fmt == "spss" and stata_codes and numeric:
+            continue  # nor SPSS a Stata letter
+        rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
+        if len(rows) and len(column) <= int(rows.max()):
+            continue  # not the input's rows (cannot happen for a release; never guess)
+        codes = np.asarray(entry.get("codes", ()), dtype=object)
+        # SPSS numeric codes go back as numbers; text codes and Stata's letters as text
+        as_numbers = numeric and not stata_codes
         values = (
             column.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
-            if numeric
+            if as_numbers
             else column.astype(object).to_numpy(copy=True)
         )
-        if len(rows):
-            empty = pd.isna(values[rows])
-            values[rows[empty]] = codes[empty].astype(np.float64) if numeric else codes[empty]
-        out[name] = pd.Series(values, index=out.index, dtype=np.float64 if numeric else object)
-        if numeric:
+        empty = pd.isna(values[rows]) if len(rows) else np.zeros(0, dtype=bool)
+        values[rows[empty]] = codes[empty].astype(np.float64) if as_numbers else codes[empty]
+        out[name] = pd.Series(values, index=out.index, dtype=np.float64 if as_numbers else object)
+        if fmt == "stata":
+            declared[name] = sorted(set(letters))
+        elif as_numbers:
             declared[name] = [{"lo": float(r["lo"]), "hi": float(r["hi"])} for r in spans]
         else:
-            declared[name] = [str(r["lo"]) for r in spans][:3]  # SPSS: 3 text codes at most
+            declared[name] = letters[:3]  # SPSS: 3 text codes at most
     return declared
 
 

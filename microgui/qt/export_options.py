@@ -10,9 +10,10 @@ default: an identifier is left out unless its box is ticked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -29,7 +30,14 @@ from PySide6.QtWidgets import (
 from microgui.core.pseudonyms import PSEUDONYM_WARNING
 from microgui.core.release import CsvOptions
 
-__all__ = ["ExportOptions", "ExportOptionsDialog", "key_path_for", "SEPARATORS", "ENCODINGS"]
+__all__ = [
+    "ExportOptions",
+    "ExportOptionsDialog",
+    "key_path_for",
+    "options_text",
+    "SEPARATORS",
+    "ENCODINGS",
+]
 
 #: (label, separator) offered for a CSV release.
 SEPARATORS: tuple[tuple[str, str], ...] = (
@@ -71,15 +79,34 @@ class ExportOptions:
 
     def describe(self) -> str:
         """One line for the status bar ("" when everything is the default)."""
-        parts = []
-        if not self.csv.is_default:
-            sep = "tab" if self.csv.sep == "\t" else self.csv.sep
-            parts.append(f"CSV separator {sep}, decimal {self.csv.decimal}, {self.csv.encoding}")
-        if self.pseudonymize:
-            parts.append(f"pseudonyms for {', '.join(self.pseudonymize)}")
-            if self.write_key:
-                parts.append("key file written")
-        return "; ".join(parts)
+        return options_text(
+            {
+                "csv_format": self.csv.to_json(),
+                "pseudonymized": dict.fromkeys(self.pseudonymize, 0),
+                "pseudonym_key": "a file beside the release" if self.write_key else None,
+            }
+        )
+
+
+def options_text(report: Mapping[str, Any]) -> str:
+    """What an export applies beyond the defaults, from its report's entries (``csv_format``,
+    ``pseudonymized``, ``pseudonym_key``): a CSV format other than comma, point, UTF-8 and the
+    pseudonymised columns ("" when none). One text for the options set and an export's status."""
+    parts = []
+    csv = report.get("csv_format") or {}
+    if csv and (csv.get("separator"), csv.get("decimal"), csv.get("encoding")) != (
+        ",",
+        ".",
+        "utf-8",
+    ):
+        sep = "tab" if csv.get("separator") == "\t" else csv.get("separator")
+        parts.append(f"CSV separator {sep}, decimal {csv.get('decimal')}, {csv.get('encoding')}")
+    pseudonymized = list(report.get("pseudonymized") or {})
+    if pseudonymized:
+        parts.append(f"pseudonyms for {', '.join(pseudonymized)}")
+        if report.get("pseudonym_key"):
+            parts.append(f"key in {report['pseudonym_key']}")
+    return "; ".join(parts)
 
 
 class ExportOptionsDialog(QDialog):

@@ -8,7 +8,6 @@ crash. Closing the window cancels the run and waits for the pool.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,7 @@ from microgui.core.export import report_path_for
 from microgui.core.project_file import Project, clear_autosave, load_project
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
-from microgui.qt.export_options import ExportOptionsDialog
+from microgui.qt.export_options import ExportOptionsDialog, options_text
 from microgui.qt.kernel_prep import KernelPrep, KernelStatusLabel
 from microgui.qt.models.dataframe_model import DataFrameModel
 from microgui.qt.panels.association_panel import AssociationPanel
@@ -133,26 +132,6 @@ class ExportOverrideDialog(QDialog):
 
     def reason(self) -> str:
         return self.reason_edit.text().strip()
-
-
-def applied_export_options(report: Mapping[str, Any]) -> str:
-    """What an export applied beyond the defaults, read from its report: a CSV format other than
-    comma, point, UTF-8 and the pseudonymised columns ("" when none)."""
-    parts = []
-    csv = report.get("csv_format") or {}
-    if csv and (csv.get("separator"), csv.get("decimal"), csv.get("encoding")) != (
-        ",",
-        ".",
-        "utf-8",
-    ):
-        sep = "tab" if csv.get("separator") == "\t" else csv.get("separator")
-        parts.append(f"CSV separator {sep}, decimal {csv.get('decimal')}, {csv.get('encoding')}")
-    pseudonymized = list(report.get("pseudonymized") or {})
-    if pseudonymized:
-        parts.append(f"pseudonyms for {', '.join(pseudonymized)}")
-        if report.get("pseudonym_key"):
-            parts.append(f"key in {report['pseudonym_key']}")
-    return "; ".join(parts)
 
 
 def view_rows(model: DataFrameModel, rows: np.ndarray) -> np.ndarray:
@@ -1040,7 +1019,7 @@ class MainWindow(QMainWindow):
     def _exported(self, path: Path, override: str | None, report: dict[str, Any]) -> None:
         self.settings.set_last_directory(path.resolve().parent)
         note = " (override recorded)" if override else ""
-        options = applied_export_options(report)
+        options = options_text(report)
         self.statusBar().showMessage(
             f"Exported {report.get('n_records', 0):,} records to {path.name} and the report to "
             f"{report_path_for(path).name}{note}" + (f" ({options})" if options else "") + ".",

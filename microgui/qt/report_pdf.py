@@ -34,7 +34,13 @@ from PySide6.QtWidgets import QApplication
 from microgui._version import __version__
 from microgui.core.report_charts import ReportChart, chart_svg
 
-__all__ = ["ensure_gui_application", "report_pdf", "CHART_WIDTH", "CHART_HEIGHT"]
+__all__ = [
+    "ensure_gui_application",
+    "headless_printer",
+    "report_pdf",
+    "CHART_WIDTH",
+    "CHART_HEIGHT",
+]
 
 #: The charts' size in the page (CSS pixels of the SVG; the picture is drawn at SCALE times it).
 CHART_WIDTH, CHART_HEIGHT = 640, 380
@@ -122,3 +128,10 @@ def report_pdf(
     del writer  # finishes the file
     buffer.close()
     return bytes(buffer.data().data())
+
+
+def headless_printer() -> Callable[..., bytes]:
+    """:func:`report_pdf` for a process without a window (the command line, the API), with Qt
+    started offscreen now, before the caller writes any file (Qt failing to start aborts)."""
+    ensure_gui_application(headless=True)
+    return report_pdf
