@@ -14,6 +14,14 @@ or t a method promised). A table that fails it (individual ranking is not k-anon
 example) is returned with ``check.ok`` False and an :class:`UnsafeReleaseWarning`; pass
 ``unsafe="raise"`` to get :class:`~microgui.core.errors.ExportRefused` instead, or
 ``unsafe="allow"`` to accept it silently (the verdict stays in ``check``).
+
+``result.frame`` is the caller's copy of the protected table (``result.run.protected`` stays
+what the method made) and ``check`` its verdict when it was returned. :meth:`ProtectionResult.
+export` writes ``result.frame`` as it is then, checked again on the values it writes: a cell
+edited since (a value put back, say) is measured, refused when the check fails (unless
+``override``) or written with the new figures; a column of the input put back (an identifier)
+is refused by the check; records added, removed or reordered, or a column the input does not
+have, are refused.
 """
 
 from __future__ import annotations
@@ -49,11 +57,12 @@ class UnsafeReleaseWarning(MicroguiWarning):
 
 @dataclass(frozen=True)
 class ProtectionResult:
-    """``frame``: the protected table (identifiers removed, same row order and index);
-    ``partition``: each record's group id as a Series on the input's index;
-    ``report``: the JSON-ready run report; ``run``: the full :class:`RunResult`;
-    ``check``: the release check of ``frame`` (``ok``, ``problems``, ``k_anonymity``), the
-    same verdict an export makes before it writes anything."""
+    """``frame``: the protected table (identifiers removed, same row order and index), a copy
+    of ``run.protected`` that is yours to edit; ``partition``: each record's group id as a
+    Series on the input's index; ``report``: the JSON-ready run report; ``run``: the full
+    :class:`RunResult`; ``check``: the release check of ``frame`` as returned (``ok``,
+    ``problems``, ``k_anonymity``). An edit of ``frame`` is not seen by ``check``: ``export``
+    checks the table again, on the values it writes."""
 
     frame: pd.DataFrame
     partition: pd.Series
@@ -87,7 +96,14 @@ class ProtectionResult:
         that fails is refused unless ``override`` gives the reason, recorded), the formula rule,
         the JSON ``report`` and the HTML/PDF release report if asked (the PDF needs Qt), the
         CSV options, pseudonyms and their key; all files or none. Returns the run report as
-        written."""
+        written.
+
+        What is written is ``self.frame`` as it is now, and the release check is made again on
+        it, never taken from ``self.check``: after an edit the report's figures (k-anonymity,
+        identifiers removed, information loss) are those of the edited table, and
+        ``edited_after_run`` counts the changed cells per column. Records added, removed or
+        reordered, or a column the input does not have, are refused
+        (:func:`microgui.core.export.released_result`)."""
         from microgui.core.export import export_run
         from microgui.core.release import CsvOptions
         from microgui.core.release_report import release_report_makers
@@ -118,11 +134,11 @@ class ProtectionResult:
             report,
             override=override,
             keep_formula_cells=keep_formula_cells,
-            check=self.check,
             csv_options=options,
             pseudonymize=names,
             key_path=pseudonym_key,
             extra_reports=release_report_makers(report_html, report_pdf, printer),
+            table=self.frame,
         )
 
 
@@ -226,7 +242,8 @@ def protect(
                 stacklevel=2,
             )
     return ProtectionResult(
-        frame=result.protected,
+        # the caller's own copy: an edit of it leaves the run's table as the method made it
+        frame=result.protected.copy(),
         partition=partition,
         report=result.report,
         run=result,

@@ -13,6 +13,16 @@ explicit ``override`` reason, which is then recorded in the report (``export_ove
 logged. Both files go to a temporary file in the
 target folder and are renamed into place; the input file is never written.
 
+No write without a check (issue 27): the check is made by :func:`export_run` itself, on the
+exact values it is about to write (after the group column, the pseudonyms and the formula rule,
+under the columns' own names), and the report's figures that describe the table
+(``k_anonymity``, ``identifiers_removed``) are taken from that check and that frame, never from
+an earlier one. A table edited after the run (the API's ``ProtectionResult.frame``) is written
+only as a table of the run: same records in the same order, the run's columns (and only input
+columns added); its cells are compared with the run's, and when any changed the run report's
+measures are computed again on it (:func:`released_result`) and the report says what changed
+(``edited_after_run``: counts and column names).
+
 CSV injection (formula injection): a spreadsheet opening the CSV runs a cell that starts with
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula (OWASP "CSV Injection"). By
 default such text cells are neutralized on export by a leading apostrophe (``=cmd`` is written
@@ -37,10 +47,11 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pandas as pd
 
 from microgui.core.dataset import Dataset
@@ -68,7 +79,7 @@ from microgui.core.pseudonyms import PSEUDONYM_WARNING, check_pseudonyms, key_fr
 from microgui.core.pseudonyms import pseudonymize as pseudonymize_column
 from microgui.core.release import CsvOptions, csv_options_writer, release_format, release_writer
 from microgui.core.roles import resolve_columns
-from microgui.core.runs import RunResult
+from microgui.core.runs import RunResult, build_report
 
 __all__ = [
     "report_path_for",
@@ -80,6 +91,7 @@ __all__ = [
     "neutralize_column_names",
     "input_paths",
     "input_fingerprint",
+    "released_result",
     "ReleaseContext",
     "ReportMaker",
     "FORMULA_PREFIXES",
@@ -226,11 +238,17 @@ def protected_table(result: RunResult, group_column: str | None = None) -> pd.Da
     return frame
 
 
-def check_export(result: RunResult, frame: pd.DataFrame | None = None) -> ExportCheck:
-    """Verify a protected table before release (identifiers absent, k-anonymity ≥ k)."""
+def check_export(
+    result: RunResult, frame: pd.DataFrame | None = None, *, pseudonymized: Iterable[str] = ()
+) -> ExportCheck:
+    """Verify a protected table before release (identifiers absent, k-anonymity ≥ k, the
+    method's promise); ``frame`` (default: the run's table) is measured as given, so pass the
+    values as written. ``pseudonymized``: identifier columns released as pseudonyms (not
+    leaked: :func:`export_run` checked them)."""
     frame = result.protected if frame is None else frame
     problems: list[str] = []
-    leaked = [c for c in result.roles.identifiers if c in frame.columns]
+    drawn = set(pseudonymized)
+    leaked = [c for c in result.roles.identifiers if c in frame.columns and c not in drawn]
     if leaked:
         problems.append(f"identifier column(s) {', '.join(map(repr, leaked))} would be exported")
     level = k_anonymity_level(frame, result.roles.quasi_identifiers)
@@ -263,6 +281,127 @@ def _promised_privacy_problems(result: RunResult, frame: pd.DataFrame) -> list[s
     return [] if problem is None else [problem]
 
 
+def released_result(
+    dataset: Dataset, result: RunResult, table: pd.DataFrame | None = None
+) -> RunResult:
+    """``result`` with ``table`` as its protected table: what :func:`export_run` writes and
+    measures when the caller releases a table edited after the run (the API's
+    ``ProtectionResult.frame``); ``result`` itself when ``table`` is None or the run's own.
+
+    The table must still be one of the run: the same records in the same order (length and
+    index), every column of the run's table, and no column the input does not have (an input
+    column put back, an identifier say, is then refused by the release check). When any cell
+    differs from the run's, the run report's measures are computed again on ``table`` (the
+    same :func:`~microgui.core.runs.build_report`, the run's groups), so no figure of the
+    report describes another table, and ``edited_after_run`` gives the count of changed cells
+    per column and the columns added. Raises :class:`ExportRefused` naming what no longer
+    matches.
+    """
+    if table is None or table is result.protected:
+        return result
+    run_table = result.protected
+    what = "the table to release (edited after the run)"
+    redo = "; release the run's table, or run the protection again on the table you want to release"
+    if not isinstance(table, pd.DataFrame):
+        raise ExportRefused(f"{what} is a {type(table).__name__}, not a DataFrame{redo}")
+    names = [str(c) for c in table.columns]
+    if len(set(names)) != len(names):
+        twice = sorted({c for c in names if names.count(c) > 1})
+        raise ExportRefused(f"{what} has column(s) {', '.join(map(repr, twice))} twice{redo}")
+    if len(table) != len(run_table):
+        raise ExportRefused(
+            f"{what} has {len(table):,} records and the run made {len(run_table):,}: records "
+            f"were added or removed{redo}"
+        )
+    if not table.index.equals(run_table.index):
+        raise ExportRefused(
+            f"{what} has its records under other index labels or in another order than the "
+            f"run made{redo}"
+        )
+    missing = [str(c) for c in run_table.columns if c not in table.columns]
+    if missing:
+        raise ExportRefused(
+            f"{what} lacks the run's column(s) {', '.join(map(repr, missing))}{redo}"
+        )
+    known = set(map(str, dataset.frame.columns)) | set(map(str, run_table.columns))
+    unknown = [c for c in names if c not in known]
+    if unknown:
+        raise ExportRefused(
+            f"{what} has column(s) {', '.join(map(repr, unknown))} that the input does not "
+            f"have{redo}"
+        )
+    added = [c for c in names if c not in set(map(str, run_table.columns))]
+    changed = {
+        str(c): n for c in run_table.columns if (n := _changed_cells(run_table[c], table[c]))
+    }
+    if not changed and not added:
+        return replace(result, protected=table)
+    try:
+        method = get_method(str(result.report.get("method", result.spec.method)))
+    except InvalidParameter as exc:  # not a registered method's run: nothing to measure with
+        raise ExportRefused(f"{what} cannot be measured (its method is not known){redo}") from exc
+    try:
+        figures = build_report(
+            dataset,
+            result.spec,
+            method,
+            dict(result.report.get("parameters", {})),
+            int(result.report.get("seed") or 0),  # as the run recorded it (kept below)
+            result.qi,
+            result.labels,
+            table,
+            result.seconds,
+            {},
+        )
+    except (ValueError, TypeError, ArithmeticError) as exc:  # the error's text may hold a value
+        raise ExportRefused(
+            f"{what} cannot be measured (column(s) {', '.join(map(repr, changed))} changed: "
+            f"{type(exc).__name__}){redo}"
+        ) from exc
+    report = {
+        **result.report,
+        **figures,
+        "seed": result.report.get("seed"),
+        "seconds": result.report.get("seconds"),
+        "edited_after_run": {"cells_changed": changed, "columns_added": added},
+    }
+    log.info("table edited after the run: %s", report["edited_after_run"])
+    return replace(result, protected=table, report=report)
+
+
+def _changed_cells(before: pd.Series, after: pd.Series) -> int:
+    """How many cells of a column differ (missing equals missing; 3 equals 3.0: the written
+    text may differ, the value does not)."""
+    if before.equals(after):
+        return 0
+    a = before.to_numpy(dtype=object)
+    b = after.to_numpy(dtype=object)
+    a_missing = pd.isna(a)
+    b_missing = pd.isna(b)
+    both = ~(a_missing | b_missing)
+    same = np.zeros(len(a), dtype=bool)
+    if both.any():
+        try:
+            same[both] = np.asarray(a[both] == b[both], dtype=bool)
+        except (TypeError, ValueError):  # a cell that does not compare (a list, an array)
+            same[both] = [_same(x, y) for x, y in zip(a[both], b[both], strict=True)]
+    return int(((a_missing != b_missing) | (both & ~same)).sum())
+
+
+def _same(x: object, y: object) -> bool:
+    try:
+        return bool(x == y)
+    except (TypeError, ValueError):  # values that do not compare (arrays, odd objects)
+        return False
+
+
+def _unshown(shown: ExportCheck | None, verdict: ExportCheck) -> list[str]:
+    """The problems of ``verdict`` that ``shown`` (the check a user saw) did not list."""
+    if shown is None:
+        return []
+    return [p for p in verdict.problems if p not in shown.problems]
+
+
 def export_run(
     dataset: Dataset,
     result: RunResult,
@@ -278,13 +417,20 @@ def export_run(
     pseudonymize: Sequence[str] = (),
     key_path: str | os.PathLike[str] | None = None,
     extra_reports: Sequence[tuple[str | os.PathLike[str], ReportMaker]] = (),
+    table: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
 
     Text cells and column names a spreadsheet would run as formulas are neutralized unless
     ``keep_formula_cells`` (see the module docstring); the report says how many.
-    ``check`` is :func:`check_export` of this result when the caller has already made it (the app
-    shows its problems before asking for an override); it is then not computed again.
+    The release check (:func:`check_export`) is always made here, on the values about to be
+    written (after the group column, pseudonyms and the formula rule), and the report's
+    ``k_anonymity`` and ``identifiers_removed`` come from it and from that frame. ``check`` is
+    the check a user was shown (the app shows its problems before asking for an override): it
+    decides nothing, and an ``override`` given after it covers only the problems it listed, so
+    a table with a problem it did not list is refused, the confirmation having been about
+    another table. ``table`` is the table to release in place of the run's (an edited copy:
+    :func:`released_result` says what may differ and how the report follows it).
     The CSV and the report are one release: both are written, or neither is changed.
     The report's ``fingerprint`` gives the input's (:func:`input_fingerprint`) and the release
     file's name, format, SHA-256 as written, records and columns. ``extra_reports`` are further
@@ -316,30 +462,17 @@ def export_run(
         )
     options = (csv_options or CsvOptions()).for_name(csv_file)
     reason = None if override is None else _override_reason(override)
+    result = released_result(dataset, result, table)
     frame = protected_table(result, group_column)
-    if check is None:  # a group column is no quasi-identifier: the result's check stands
-        check = check_export(result, frame)
     report = dict(result.report)
-    report["k_anonymity"] = check.k_anonymity
     report["output"] = csv_file.name
     if group_column:
         report["group_column"] = group_column
-    if not check.ok:
-        if not reason:
-            raise ExportRefused(
-                f"export to {csv_file.name} refused: {'; '.join(check.problems)}. "
-                "Re-run with a valid configuration, or override explicitly (the override is recorded in the report)."
-            )
-        log.warning("export override (%s): %s", reason, "; ".join(check.problems))
-        report["export_override"] = {"reason": reason, "problems": list(check.problems)}
     report["output_format"] = fmt
     keys: dict[str, dict[str, str]] = {}
     if pseudonymize:
         frame, keys = _with_pseudonyms(dataset, frame, pseudonymize)
         report["pseudonymized"] = {c: len(keys[c]) for c in pseudonymize}
-        report["identifiers_removed"] = [  # released as pseudonyms: not removed
-            c for c in report.get("identifiers_removed", []) if c not in pseudonymize
-        ]
         report["pseudonym_warning"] = PSEUDONYM_WARNING
         report["pseudonym_key"] = Path(key_path).name if key_path is not None else None
         log.warning("pseudonymised columns %s: %s", pseudonymize, PSEUDONYM_WARNING)
@@ -364,6 +497,28 @@ def export_run(
         report["neutralized_column_names"] = renamed
         if neutralized or renamed:
             log.info("neutralized formula-like cells: %s; column names: %d", neutralized, renamed)
+    # No write without a check: measured on the values as written (the formula rule can make
+    # two cells one), never taken from an earlier check; the report's figures follow it.
+    verdict = check_export(result, written, pseudonymized=pseudonymize)
+    report["k_anonymity"] = verdict.k_anonymity
+    report["identifiers_removed"] = [
+        c for c in result.roles.identifiers if c not in written.columns
+    ]
+    if not verdict.ok:
+        if not reason:
+            raise ExportRefused(
+                f"export to {csv_file.name} refused: {'; '.join(verdict.problems)}. "
+                "Re-run with a valid configuration, or override explicitly (the override is recorded in the report)."
+            )
+        unshown = _unshown(check, verdict)
+        if unshown:
+            raise ExportRefused(
+                f"export to {csv_file.name} refused: the table about to be written is not the "
+                f"one whose check was shown ({'; '.join(unshown)}); check it again before "
+                "overriding"
+            )
+        log.warning("export override (%s): %s", reason, "; ".join(verdict.problems))
+        report["export_override"] = {"reason": reason, "problems": list(verdict.problems)}
     writer: Any
     if fmt == "csv":
         report["csv_format"] = options.to_json()
