@@ -696,19 +696,21 @@ class AppController(QObject):
         return report
 
     def export_job(
-        self, csv_path: str | Path, override: str | None = None
+        self, csv_path: str | Path, override: str | None = None, shown: ExportCheck | None = None
     ) -> tuple[RunResult, Callable[[], dict[str, Any]]]:
         """The current result and the export of it to ``csv_path`` as a function to call later,
         in a worker thread (the main window's file task): everything it reads is taken now, so
         a run started meanwhile does not change what is written. Raises as :meth:`export` when
-        there is nothing to export. A write error is an :class:`ExportRefused` naming the file."""
+        there is nothing to export. A write error is an :class:`ExportRefused` naming the file.
+        ``shown``: the check the user saw before typing ``override`` (default: the current
+        result's); the writer checks the table again and refuses a problem it did not list."""
         if self.result is None or self.result_dataset is None:
             raise InvalidRoles("run a method before exporting")
         csv_path = Path(csv_path)
         result, dataset = self.result, self.result_dataset
         options = self.export_options.for_identifiers(result.roles.identifiers)
         is_csv = release_format(csv_path) == "csv"
-        check = self.check_current_export()
+        check = self.check_current_export() if shown is None else shown
         # attached hierarchy files are inputs too, whatever the run used (issue 13 review)
         also = [Path(p) for p in self.hierarchies.paths().values()]
 

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 from microgui._version import __version__
 from microgui.core.analysis import measure_catalog
 from microgui.core.errors import ExportRefused, MicroguiError
-from microgui.core.export import report_path_for
+from microgui.core.export import ExportCheck, report_path_for
 from microgui.core.project_file import Project, clear_autosave, load_project
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
@@ -959,17 +959,26 @@ class MainWindow(QMainWindow):
             )
         if not check.ok:
             dialog = ExportOverrideDialog(check.problems, path, self)
-            dialog.accepted.connect(
-                lambda: self._write_export(path, dialog.reason(), background=background)
+            dialog.accepted.connect(  # the override answers this check: the writer compares
+                lambda: self._write_export(
+                    path, dialog.reason(), background=background, shown=check
+                )
             )
             self.override_dialog = dialog
             dialog.open()
             return False
         return self._write_export(path, None, background=background)
 
-    def _write_export(self, path: Path, override: str | None, *, background: bool = False) -> bool:
+    def _write_export(
+        self,
+        path: Path,
+        override: str | None,
+        *,
+        background: bool = False,
+        shown: ExportCheck | None = None,
+    ) -> bool:
         try:
-            result, job = self.controller.export_job(path, override=override)
+            result, job = self.controller.export_job(path, override=override, shown=shown)
         except MicroguiError as exc:
             self.show_error(str(exc), title="Export refused")
             return False
