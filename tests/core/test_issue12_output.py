@@ -35,7 +35,6 @@ from microgui.cli import main
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused
 from microgui.core.export import (
-    ExportCheck,
     check_export,
     export_run,
     neutralize_column_names,
@@ -694,9 +693,11 @@ def test_override_reason_is_recorded_on_one_line(tmp_path: Path) -> None:
     frame = pd.DataFrame({"age": [1, 1, 2, 2, 9], "x": range(5)})
     dataset = Dataset.from_frame(frame, roles_from_lists(list(frame.columns), qi=["age"]))
     result = run_protection(dataset, RunSpec.make("mdav", 2, {}, 1))
-    forced = ExportCheck(k_anonymity=1, problems=("forced for the test",))
+    # a table that fails the check (a given check no longer decides: the writer measures)
+    unsafe = result.protected.copy()
+    unsafe.loc[unsafe.index[-1], "age"] = 99
     report = export_run(
-        dataset, result, tmp_path / "o.csv", override="  test\nrelease  ", check=forced
+        dataset, result, tmp_path / "o.csv", override="  test\nrelease  ", table=unsafe
     )
     assert report["export_override"]["reason"] == "test release"
 

@@ -10,6 +10,7 @@ import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,10 +40,16 @@ def people() -> pd.DataFrame:
     )
 
 
-def _protect(frame: pd.DataFrame, method: str = "mdav", **kw: object) -> ProtectionResult:
+def _protect(frame: pd.DataFrame, method: str = "mdav") -> ProtectionResult:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", microgui.UnsafeReleaseWarning)
-        return microgui.protect(frame, qi=QIS, identifiers="id", method=method, k=3, seed=1, **kw)  # type: ignore[arg-type]
+        return microgui.protect(frame, qi=QIS, identifiers="id", method=method, k=3, seed=1)
+
+
+def _write(res: ProtectionResult, path: Path, **kw: Any) -> dict[str, Any]:
+    """The writer itself (the API's export passes ``table=res.frame``)."""
+    assert res.dataset is not None
+    return export_run(res.dataset, res.run, path, **kw)
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -53,7 +60,7 @@ def _read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
-def _assert_report_describes_file(table: Path, report: dict[str, object]) -> pd.DataFrame:
+def _assert_report_describes_file(table: Path, report: dict[str, Any]) -> pd.DataFrame:
     """The report's k and removed identifiers are those of the file as read back."""
     written = _read(table)
     assert report["k_anonymity"] == k_anonymity_level(written, QIS)
@@ -64,8 +71,8 @@ def _assert_report_describes_file(table: Path, report: dict[str, object]) -> pd.
     return written
 
 
-def _export(res: ProtectionResult, table: Path, **kw: object) -> dict[str, object]:
-    return res.export(table, report=table.with_name(table.stem + ".report.json"), **kw)  # type: ignore[arg-type]
+def _export(res: ProtectionResult, table: Path, **kw: Any) -> dict[str, Any]:
+    return res.export(table, report=table.with_name(table.stem + ".report.json"), **kw)
 
 
 def test_result_frame_is_a_copy_of_the_runs_table(people: pd.DataFrame) -> None:
@@ -98,7 +105,7 @@ def test_edited_cell_overridden_is_written_with_the_new_k(
     written = _assert_report_describes_file(out, report)
     assert report["k_anonymity"] == 1 and written["age"].iloc[0] == 97
     assert report["edited_after_run"] == {"cells_changed": {"age": 1}, "columns_added": []}
-    assert "1-anonymous" in report["export_override"]["problems"][0]  # type: ignore[index]
+    assert "1-anonymous" in report["export_override"]["problems"][0]
 
 
 def test_edit_that_keeps_k_is_written_with_figures_of_the_edited_table(
@@ -111,7 +118,7 @@ def test_edit_that_keeps_k_is_written_with_figures_of_the_edited_table(
     report = _export(res, out)
     written = _assert_report_describes_file(out, report)
     assert report["k_anonymity"] >= 3 and (written["age"][group.to_numpy()] == 55).all()
-    assert report["edited_after_run"]["cells_changed"] == {"age": int(group.sum())}  # type: ignore[index]
+    assert report["edited_after_run"]["cells_changed"] == {"age": int(group.sum())}
     # the information loss is that of the table written, not of the run's
     assert report["information_loss"] != res.report["information_loss"]
     assert report["sse"] != res.report["sse"]
@@ -158,7 +165,7 @@ def test_table_no_longer_of_the_run_is_refused_in_one_line(
     with pytest.raises(
         ExportRefused, match=r"the table to release \(edited after the run\)"
     ) as info:
-        export_run(res.dataset, res.run, tmp_path / "out.csv", override="any", table=table)  # type: ignore[arg-type]
+        _write(res, tmp_path / "out.csv", override="any", table=table)
     message = str(info.value)
     assert "\n" not in message and "P0" not in message
     assert "run the protection again" in message
@@ -230,15 +237,14 @@ def test_check_is_made_on_the_values_as_written(tmp_path: Path) -> None:
         table.loc[rows, "diagnosis"] = ["=x", "'=x"] * (len(rows) // 2) + ["=x"] * (len(rows) % 2)
     assert check_export(res.run, table).ok  # the cells in memory are 2-sensitive
     with pytest.raises(ExportRefused, match="only 1-sensitive"):
-        export_run(res.dataset, res.run, tmp_path / "out.csv", table=table)  # type: ignore[arg-type]
+        _write(res, tmp_path / "out.csv", table=table)
     assert list(tmp_path.iterdir()) == []
     # written raw, the two cells stay two values: the promise holds in the file
-    report = export_run(
-        res.dataset,
-        res.run,
+    report = _write(
+        res,
         tmp_path / "raw.csv",
         keep_formula_cells=True,
-        table=table,  # type: ignore[arg-type]
+        table=table,
     )
     assert report["k_anonymity"] >= 2
 
@@ -251,19 +257,17 @@ def test_an_override_covers_only_the_problems_shown(people: pd.DataFrame, tmp_pa
     table = res.frame.copy()
     table.loc[table.index[0], "age"] = 97
     with pytest.raises(ExportRefused, match="not the one whose check was shown"):
-        export_run(
-            res.dataset, res.run, tmp_path / "out.csv", override="shown ok", check=shown,  # type: ignore[arg-type]
+        _write(res, tmp_path / "out.csv", override="shown ok", check=shown,
             table=table,
         )  # fmt: skip
     assert list(tmp_path.iterdir()) == []
     seen = check_export(res.run, table)
-    report = export_run(
-        res.dataset,
-        res.run,
+    report = _write(
+        res,
         tmp_path / "out.csv",
         override="seen",
         check=seen,
-        table=table,  # type: ignore[arg-type]
+        table=table,
     )
     assert report["k_anonymity"] == 1
 
