@@ -289,8 +289,8 @@ def released_result(
     ``ProtectionResult.frame``); ``result`` itself when ``table`` is None or the run's own.
 
     The table must still be one of the run: the same records in the same order (length and
-    index), every column of the run's table, and no column the input does not have (an input
-    column put back, an identifier say, is then refused by the release check). When any cell
+    index), every column of the run's table, and no column the run's input did not have (an
+    input column put back, an identifier say, is then refused by the release check). When any cell
     differs from the run's, the run report's measures are computed again on ``table`` (the
     same :func:`~microgui.core.runs.build_report`, the run's groups), so no figure of the
     report describes another table, and ``edited_after_run`` gives the count of changed cells
@@ -323,7 +323,9 @@ def released_result(
         raise ExportRefused(
             f"{what} lacks the run's column(s) {', '.join(map(repr, missing))}{redo}"
         )
-    known = set(map(str, dataset.frame.columns)) | set(map(str, run_table.columns))
+    # the input's columns as the run saw them (its roles; every column the run's table lacks is
+    # an identifier, tagged), not the caller's frame, which may have grown since
+    known = set(result.roles) | set(map(str, run_table.columns))
     unknown = [c for c in names if c not in known]
     if unknown:
         raise ExportRefused(

@@ -172,6 +172,17 @@ def test_table_no_longer_of_the_run_is_refused_in_one_line(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_column_added_to_the_input_after_the_run_is_refused(
+    people: pd.DataFrame, tmp_path: Path
+) -> None:
+    res = _protect(people)
+    people["phone"] = [f"0700{i:06d}" for i in range(len(people))]  # the caller's frame grows
+    res.frame["phone"] = people["phone"]
+    with pytest.raises(ExportRefused, match="'phone' that the input does not have"):
+        _export(res, tmp_path / "out.csv", override="any")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_same_values_in_another_dtype_are_no_edit(people: pd.DataFrame, tmp_path: Path) -> None:
     res = _protect(people)
     res.frame["health"] = res.frame["health"].astype(object)
