@@ -338,6 +338,7 @@ def released_result(
     }
     if not changed and not added:
         return replace(result, protected=table)
+    _refuse_identifier_values(dataset, result, table, [c for c in changed if c in names])
     try:
         method = get_method(str(result.report.get("method", result.spec.method)))
     except InvalidParameter as exc:  # not a registered method's run: nothing to measure with
@@ -369,6 +370,25 @@ def released_result(
     }
     log.info("table edited after the run: %s", report["edited_after_run"])
     return replace(result, protected=table, report=report)
+
+
+def _refuse_identifier_values(
+    dataset: Dataset, result: RunResult, table: pd.DataFrame, edited: Sequence[str]
+) -> None:
+    """An edited column that now holds an identifier's values record for record (``frame[
+    'note'] = df['id']``) releases the identifier under another name: the check by column
+    name cannot see it, so it is refused here."""
+    for column in edited:
+        for ident in result.roles.identifiers:
+            if ident not in dataset.frame.columns or len(dataset.frame) != len(table):
+                continue
+            source = pd.Series(dataset.frame[ident].to_numpy(dtype=object))
+            if _changed_cells(source, pd.Series(table[column].to_numpy(dtype=object))) == 0:
+                raise ExportRefused(
+                    f"the table to release (edited after the run) holds the values of the "
+                    f"identifier column {ident!r} in column {column!r}; an identifier is never "
+                    "released (--pseudonymize releases it as pseudonyms)"
+                )
 
 
 def _changed_cells(before: pd.Series, after: pd.Series) -> int:

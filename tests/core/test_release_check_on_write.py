@@ -136,6 +136,16 @@ def test_identifier_column_put_back_is_refused(people: pd.DataFrame, tmp_path: P
     assert report["identifiers_removed"] == [] and "id" in written.columns
 
 
+def test_identifier_values_under_another_column_are_refused(
+    people: pd.DataFrame, tmp_path: Path
+) -> None:
+    res = _protect(people)
+    res.frame["health"] = people["id"]
+    with pytest.raises(ExportRefused, match="values of the identifier column 'id' in column"):
+        _export(res, tmp_path / "out.csv", override="any")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_original_values_written_back_are_refused(people: pd.DataFrame, tmp_path: Path) -> None:
     res = _protect(people)
     for column in QIS:
