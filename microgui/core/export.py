@@ -383,6 +383,8 @@ def _refuse_identifier_values(
             if ident not in dataset.frame.columns or len(dataset.frame) != len(table):
                 continue
             source = pd.Series(dataset.frame[ident].to_numpy(dtype=object))
+            if source.isna().all():  # nothing of the identifier to release
+                continue
             if _changed_cells(source, pd.Series(table[column].to_numpy(dtype=object))) == 0:
                 raise ExportRefused(
                     f"the table to release (edited after the run) holds the values of the "
