@@ -389,7 +389,7 @@ def _refuse_identifier_values(
                 raise ExportRefused(
                     f"the table to release (edited after the run) holds the values of the "
                     f"identifier column {ident!r} in column {column!r}; an identifier is never "
-                    "released (--pseudonymize releases it as pseudonyms)"
+                    "released as it is (pseudonymize it, or leave the column as the run made it)"
                 )
 
 
