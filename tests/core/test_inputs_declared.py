@@ -74,9 +74,8 @@ def test_every_option_of_every_command_is_classified() -> None:
         for action in _options(sub):
             declared = isinstance(action.type, PathOption)
             listed = action.dest in NOT_PATHS[command]
-            assert declared != listed, (
-                f"{command} {action.option_strings or action.dest}: "
-                + ("declared a path and listed as none" if declared else "not classified")
+            assert declared != listed, f"{command} {action.option_strings or action.dest}: " + (
+                "declared a path and listed as none" if declared else "not classified"
             )
             if listed:  # a rule that can fail: a file-like metavar is never "no path"
                 words = str(action.metavar or "").upper()
@@ -96,9 +95,7 @@ def test_the_known_inputs_are_declared_inputs() -> None:
         "gui": {"file"},
     }
     for command, sub in _subparsers().items():
-        reads = {
-            a.dest for a in _options(sub) if isinstance(a.type, PathOption) and a.type.reads
-        }
+        reads = {a.dest for a in _options(sub) if isinstance(a.type, PathOption) and a.type.reads}
         assert reads == expected[command], command
 
 
@@ -364,3 +361,28 @@ def test_a_dataset_with_other_roles_still_counts_the_roles_file_as_read(study: P
     edited = dataset.with_spec("income", roles["income"])
     assert edited.roles.source is None
     assert [p.name for p in edited.read_files] == ["people.csv", "roles.json"]
+
+
+def test_partitioned_run_refuses_its_inputs_before_any_cluster_is_reached(
+    study: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--engine dask`` with an output folder: the report is checked against every input, and
+    no input may lie in the folder the run replaces (one microgui wrote before included)."""
+    from microgui.core.distributed import MARKER
+
+    folder = study / "parts"
+    folder.mkdir()
+    (folder / MARKER).write_text("{}")
+    hierarchy = folder / "education.csv"
+    hierarchy.write_text(EDU_ROWS)
+    base = ["protect", str(study / "people.csv"), "--method", "mdav", "-k", "3", "--qi", "age",
+            "--engine", "dask", "--block-size", "20", "--hierarchy", f"education={hierarchy}"]  # fmt: skip
+    before = _snapshot(folder)
+    for argv in (
+        [*base, "-o", str(study / "out"), "--report", str(hierarchy)],
+        [*base, "-o", str(folder)],
+    ):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and "refusing to write" in err and err.count("\n") == 1, err
+    assert _snapshot(folder) == before and not (study / "out").exists()
