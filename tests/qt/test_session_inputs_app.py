@@ -73,3 +73,23 @@ def test_no_writer_of_the_app_replaces_a_file_the_session_read(  # type: ignore[
     with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
         window.open_file(table)
     assert ctl.project_file is None
+
+
+def test_a_chart_export_is_checked_as_every_writer(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A chart goes to .png or .svg (any other suffix becomes .png, so never a table), and is
+    refused over a file the session read or a folder, before anything is drawn."""
+    import pyqtgraph as pg
+
+    from microgui.qt.plots.chart_export import export_chart
+
+    read = tmp_path / "read.png"
+    read.write_bytes(b"kept")
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    item = widget.getPlotItem()
+    with pytest.raises(ExportRefused, match="refusing to write"):
+        export_chart(item, read, protect_from=[read])
+    with pytest.raises(ExportRefused, match="folder"):
+        export_chart(item, tmp_path / "sub" / "chart.svg")
+    assert read.read_bytes() == b"kept"
+    assert export_chart(item, tmp_path / "chart.csv", protect_from=[read]).name == "chart.png"
