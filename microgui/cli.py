@@ -23,7 +23,11 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
     microgui --version
 
 A user error prints one line naming the problem to stderr, exits 2 and writes nothing. Qt is
-imported only when the ``gui`` subcommand runs.
+imported only when the ``gui`` subcommand runs. Every option or positional naming a file is
+declared a file read or a file written (``type=INPUT_FILE``, ``INPUT_COLUMN_FILE``,
+``OUTPUT_FILE``: :class:`PathOption`); :func:`command_inputs` collects what a command reads and
+no output may be one of them (:func:`_check_outputs`), so a new option is protected by its
+declaration (a test fails on an option left unclassified).
 """
 
 from __future__ import annotations

@@ -142,6 +142,10 @@ ROLES = {
 
 @pytest.fixture
 def study(tmp_path: Path) -> Path:
+    return make_study(tmp_path)
+
+
+def make_study(tmp_path: Path) -> Path:
     """A folder with a 60-record table, a copy as a 'protected' table, a roles file, a
     hierarchy file and a project naming the table and the hierarchy."""
     rng = np.random.default_rng(5)
