@@ -27,8 +27,9 @@ the report (``neutralized_cells``), and the count of column names (``neutralized
 spreadsheet will open.
 
 No file the run read is written: the data file, the roles file, every other file the dataset
-carries as read (``Dataset.read_files``) and every hierarchy file of the run (:func:`input_paths`), plus whatever the caller adds (``also_protect``: a project file), are
-compared with the targets by inode. A reason given to override the release check must hold
+carries as read (``Dataset.read_files``) and every hierarchy file of the run
+(:func:`input_paths`), plus whatever the caller adds (``also_protect``: the app's session
+files), are compared with the targets by inode. A reason given to override the release check must hold
 words; it is recorded on one line.
 """
 
