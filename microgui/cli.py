@@ -1859,7 +1859,8 @@ def _no_display() -> str | None:
 
 
 def _gui(args: argparse.Namespace) -> int:
-    _check_outputs(args)  # --screenshot never over the table opened
+    if args.screenshot:  # never over the table opened
+        _check_outputs(args)
     problem = _no_display()
     if problem is not None:
         print(f"microgui: error: {problem}", file=sys.stderr)
