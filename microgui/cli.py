@@ -23,12 +23,17 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
     microgui --version
 
 A user error prints one line naming the problem to stderr, exits 2 and writes nothing. Qt is
-imported only when the ``gui`` subcommand runs.
+imported only when the ``gui`` subcommand runs. Every option or positional naming a file is
+declared a file read or a file written (``type=INPUT_FILE``, ``INPUT_COLUMN_FILE``,
+``OUTPUT_FILE``: :class:`PathOption`); :func:`command_inputs` collects what a command reads and
+no output may be one of them (:func:`_check_outputs`), so a new option is protected by its
+declaration (a test fails on an option left unclassified).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import logging
 import os
@@ -79,6 +84,49 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class PathOption:
+    """The argparse ``type`` of an option or positional that names a file: one the command
+    reads (``reads``: its data, roles, hierarchy, project file) or one it writes.
+
+    Declared where the option is added, so that :func:`command_inputs` and
+    :func:`command_outputs` find every one, and every writer of every command refuses every
+    input (:func:`_check_outputs`). The value is kept as typed. ``column_file``: the value is
+    ``COL=FILE`` (``--hierarchy``). ``tests/core/test_inputs_declared.py`` walks the parser and
+    fails on an option that is neither declared so nor listed as naming no file.
+    """
+
+    def __init__(self, *, reads: bool, column_file: bool = False) -> None:
+        self.reads = reads
+        self.column_file = column_file
+        # argparse names the type by __name__ in its messages
+        self.__name__ = "input file" if reads else "output file"
+
+    def __call__(self, text: str) -> str:
+        return text
+
+    def paths(self, value: object) -> list[str]:
+        """The file names in an option's parsed value (None, one text or a list of them)."""
+        out: list[str] = []
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, str):
+                continue
+            if self.column_file:  # as _parse_hierarchies reads it; a malformed one is refused there
+                _column, sep, item = item.partition("=")
+                item = item.strip() if sep else ""
+            if item.strip():
+                out.append(item)
+        return out
+
+    def __repr__(self) -> str:
+        return f"PathOption(reads={self.reads}, column_file={self.column_file})"
+
+
+#: A file the command reads (never written over), a ``COL=FILE`` one, a file it writes.
+INPUT_FILE = PathOption(reads=True)
+INPUT_COLUMN_FILE = PathOption(reads=True, column_file=True)
+OUTPUT_FILE = PathOption(reads=False)
+
+
 def _split(values: Sequence[str] | None) -> list[str]:
     """COL,COL,... lists; a comma inside a column name is written ``\\,`` (``--qi 'a\\,b'``).
 
@@ -109,12 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "input",
         nargs="?",
+        type=INPUT_FILE,
         metavar="INPUT",
         help="CSV, TSV, Excel, Parquet, SPSS (.sav) or Stata (.dta) file",
     )
     p.add_argument(
         "-o",
         "--output",
+        type=OUTPUT_FILE,
         metavar="OUTPUT",
         help="the protected table to write, in the format its extension names: .csv (any other "
         "name too), .tsv, .xlsx, .parquet, .sav/.zsav, .dta; never the input",
@@ -145,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="confidential columns (passed through unchanged)",
     )
     p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
-    p.add_argument("--roles", metavar="FILE", help=_ROLES_HELP)
+    p.add_argument("--roles", type=INPUT_FILE, metavar="FILE", help=_ROLES_HELP)
     p.add_argument(
         "--ordinal",
         action="append",
@@ -168,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--hierarchy",
         action="append",
+        type=INPUT_COLUMN_FILE,
         metavar="COL=FILE",
         help="generalization hierarchy for COL: ';'-separated CSV, one row per value then its "
         "generalizations up to the root (the ARX format); repeatable",
@@ -178,9 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--group-column", metavar="NAME", help="add each record's group id as column NAME"
     )
-    p.add_argument("--report", metavar="REPORT.json", help="write the run report as JSON")
+    p.add_argument(
+        "--report", type=OUTPUT_FILE, metavar="REPORT.json", help="write the run report as JSON"
+    )
     p.add_argument(
         "--report-html",
+        type=OUTPUT_FILE,
         metavar="REPORT.html",
         help="also write the release report as HTML: the data's fingerprint (SHA-256 of input and "
         "release), roles, method with its references, k and the promised p/l/t verified on the "
@@ -188,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--report-pdf",
+        type=OUTPUT_FILE,
         metavar="REPORT.pdf",
         help="also write the release report as PDF (the HTML report printed through Qt, A4), "
         "with room for the release board's decision",
@@ -205,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--project",
+        type=INPUT_FILE,
         metavar="FILE",
         help="replay a project saved in the app: its table (or --input), roles, hierarchies and "
         "its last run (or --run N), headless; no --method/-k/--qi/... then",
@@ -212,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--input",
         dest="input_option",
+        type=INPUT_FILE,
         metavar="NEW",
         help="with --project: protect this table (today's extract) instead of the project's",
     )
@@ -232,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--pseudonym-key",
+        type=OUTPUT_FILE,
         metavar="FILE",
         help="also write the key (column, original, pseudonym) to FILE, a CSV of its own: the "
         "only way back to the identities, so keep it apart from the release",
@@ -302,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument(
         "input",
+        type=INPUT_FILE,
         metavar="INPUT",
         help="CSV, TSV, Excel, Parquet, SPSS (.sav) or Stata (.dta) file",
     )
@@ -322,7 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="Excel only: the sheet to read, by name or by position from 1 (default: the first)",
     )
-    t.add_argument("--json", metavar="OUT", help="also write the tree as JSON to OUT")
+    t.add_argument(
+        "--json", type=OUTPUT_FILE, metavar="OUT", help="also write the tree as JSON to OUT"
+    )
 
     r = sub.add_parser(
         "suggest-roles",
@@ -336,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "input",
+        type=INPUT_FILE,
         metavar="INPUT",
         help="CSV, TSV, Excel, Parquet, SPSS (.sav) or Stata (.dta) file",
     )
@@ -346,6 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--json",
+        type=OUTPUT_FILE,
         metavar="OUT",
         help='also write {"columns": [{"name", "role", "kind", "order", "reason"}, ...]} to OUT',
     )
@@ -356,9 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare PROTECTED with ORIGINAL (same records, same order) and print every "
         "utility and disclosure-risk measure that applies; risks are in percent.",
     )
-    e.add_argument("original", metavar="ORIGINAL", help="the original table")
+    e.add_argument("original", type=INPUT_FILE, metavar="ORIGINAL", help="the original table")
     e.add_argument(
         "protected",
+        type=INPUT_FILE,
         metavar="PROTECTED",
         help="the protected table, row for row (identifier columns may be absent)",
     )
@@ -369,7 +433,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="Excel only: the sheet to read, by name or by position from 1 (default: the first)",
     )
     e.add_argument(
-        "--json", metavar="OUT", help="also write the measures as a flat JSON object to OUT"
+        "--json",
+        type=OUTPUT_FILE,
+        metavar="OUT",
+        help="also write the measures as a flat JSON object to OUT",
     )
     e.add_argument(
         "-k",
@@ -380,6 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--hierarchy",
         action="append",
+        type=INPUT_COLUMN_FILE,
         metavar="COL=FILE",
         help="generalization hierarchy of COL (as for protect): adds the generalization IL of "
         "004 §7; repeatable",
@@ -406,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--param values a method declares), in parallel processes, measure each run as "
         "`microgui evaluate` does, and print a summary. A run that fails is recorded, not fatal.",
     )
-    w.add_argument("input", metavar="INPUT", help="the table to protect")
+    w.add_argument("input", type=INPUT_FILE, metavar="INPUT", help="the table to protect")
     _add_role_options(w)
     w.add_argument(
         "--sheet",
@@ -430,6 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--hierarchy",
         action="append",
+        type=INPUT_COLUMN_FILE,
         metavar="COL=FILE",
         help="generalization hierarchy of COL (as for protect), given to the runs of the methods "
         "that use hierarchies (mstk); the other methods run without it; repeatable",
@@ -439,15 +508,21 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--workers", default=None, metavar="N", help="processes to use (default: one per core)"
     )
-    w.add_argument("--json", metavar="OUT", help="write one JSON object per run to OUT (a list)")
+    w.add_argument(
+        "--json",
+        type=OUTPUT_FILE,
+        metavar="OUT",
+        help="write one JSON object per run to OUT (a list)",
+    )
 
     g = sub.add_parser(
         "gui", help="open the app (the default)", description="Open the microgui app."
     )
-    g.add_argument("file", nargs="?", metavar="FILE", help="table to open")
+    g.add_argument("file", nargs="?", type=INPUT_FILE, metavar="FILE", help="table to open")
     g.add_argument("--demo", action="store_true", help="open the bundled demo data")
     g.add_argument(
         "--screenshot",
+        type=OUTPUT_FILE,
         metavar="PNG",
         help="run the default method, save a PNG of the window and exit",
     )
@@ -541,7 +616,7 @@ def _add_role_options(p: argparse.ArgumentParser) -> None:
         "--confidential", action="append", metavar="COL,...", help="confidential columns"
     )
     p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_MEASURE_HELP)
-    p.add_argument("--roles", metavar="FILE", help=_ROLES_HELP)
+    p.add_argument("--roles", type=INPUT_FILE, metavar="FILE", help=_ROLES_HELP)
     p.add_argument(
         "--ordinal",
         action="append",
@@ -612,12 +687,66 @@ class _UsageError(Exception):
     pass
 
 
-def _check_outputs(outputs: Sequence[str], inputs: Sequence[str | Path]) -> None:
-    """Refuse output paths that are an input (by inode) or may not be replaced; the core's
+@functools.cache
+def _declared_paths() -> dict[str, tuple[tuple[str, PathOption], ...]]:
+    """Per command, (dest, :class:`PathOption`) of every option and positional naming a file,
+    read off the parser itself: the declaration is the ``type=`` of the option."""
+    out: dict[str, tuple[tuple[str, PathOption], ...]] = {}
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out[name] = tuple(
+                    (a.dest, a.type) for a in sub._actions if isinstance(a.type, PathOption)
+                )
+    return out
+
+
+def command_inputs(args: argparse.Namespace) -> list[Path]:
+    """Every file the parsed command reads, collected in this one place: the values of its
+    options and positionals declared :data:`INPUT_FILE` or :data:`INPUT_COLUMN_FILE`, and the
+    files a ``--project`` names (its table and hierarchy files). Every writer of the command
+    refuses each of them as a target (by inode: links and other spellings included)."""
+    found: list[str | Path] = []
+    for dest, option in _declared_paths().get(str(args.command), ()):
+        if option.reads:
+            found += option.paths(getattr(args, dest, None))
+    project = getattr(args, "project", None)
+    if project:
+        found += _project_files(project)
+    return list(dict.fromkeys(Path(p) for p in found))
+
+
+def command_outputs(args: argparse.Namespace, *, skip: Sequence[str] = ()) -> list[str]:
+    """Every file the parsed command was asked to write (options declared
+    :data:`OUTPUT_FILE`), as typed; ``skip``: dests left out (a partitioned run's -o folder)."""
+    found: list[str] = []
+    for dest, option in _declared_paths().get(str(args.command), ()):
+        if not option.reads and dest not in skip:
+            found += option.paths(getattr(args, dest, None))
+    return found
+
+
+def _project_files(path: str) -> list[Path]:
+    """The files a project file names (none when it cannot be read: the command refuses it
+    then, with its reason)."""
+    from microgui.core.errors import MicroguiError
+    from microgui.core.project_file import load_project
+
+    try:
+        project = load_project(path)
+    except MicroguiError:
+        return []
+    return project.read_files(Path(path).resolve().parent)
+
+
+def _check_outputs(args: argparse.Namespace, *, skip: Sequence[str] = ()) -> None:
+    """The one check of a command's outputs, made before anything is read or computed and
+    again before writing: no output is one of :func:`command_inputs` (by inode), no two
+    outputs name one file, none is a folder, a special file or in a missing folder; the core's
     :func:`~microgui.core.io.check_write_targets` gives the one-line reason."""
     from microgui.core.io import check_write_targets
 
-    check_write_targets(outputs, protect_from=inputs)
+    check_write_targets(command_outputs(args, skip=skip), protect_from=command_inputs(args))
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -669,9 +798,10 @@ def _protect(args: argparse.Namespace) -> int:
         # issue 17: the table is read and written in partitions on the workers
         return _protect_partitioned(args)
     src, out = Path(args.input), Path(args.output)
-    # Output targets are checked before anything is read or computed: never the input or a
-    # hierarchy file (by inode), never a folder, a special file or a missing folder (issue 12).
-    _check_outputs(_output_targets(args), [src, *_parse_hierarchies(args.hierarchy).values()])
+    _parse_hierarchies(args.hierarchy)  # a malformed COL=FILE is refused first
+    # Output targets are checked before anything is read or computed: never a file the command
+    # reads (by inode), never a folder, a special file or a missing folder (issue 12).
+    _check_outputs(args)
     if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
         raise _UsageError(
             f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
@@ -684,7 +814,10 @@ def _protect(args: argparse.Namespace) -> int:
     loaded = _read_input(src, args)
     _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
     roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
-    dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
+    # the files read travel with the table: the release refuses each of them again
+    dataset = Dataset(
+        loaded.frame, roles, loaded.source, loaded.value_labels, inputs=_read_files(args)
+    )
     spec = spec_from_args(args)
     return _run_and_export(args, loaded, dataset, spec, csv_options, out)
 
@@ -769,10 +902,9 @@ _PROJECT_GIVES = (
 )  # fmt: skip
 
 
-def _output_targets(args: argparse.Namespace) -> list[str]:
-    """The files ``protect`` writes: OUTPUT, the report and the pseudonym key when asked."""
-    extra = (args.report, args.report_html, args.report_pdf, args.pseudonym_key)
-    return [args.output, *(p for p in extra if p)]
+def _read_files(args: argparse.Namespace) -> tuple[Path, ...]:
+    """:func:`command_inputs` for ``Dataset.inputs``."""
+    return tuple(command_inputs(args))
 
 
 def _check_release_size(output: str, rows: int, columns: int) -> None:
@@ -843,9 +975,7 @@ def _protect_project(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         workers=int(args.workers) if args.workers is not None else None,
     )
-    _check_outputs(
-        _output_targets(args), [src, project_path, *(Path(p) for _c, p in spec.hierarchies)]
-    )
+    _check_outputs(args)
     csv_options = _csv_options(args)
     loaded = _read_input(src, args)
     columns = [str(c) for c in loaded.frame.columns]
@@ -863,7 +993,9 @@ def _protect_project(args: argparse.Namespace) -> int:
             "the project again"
         )
     _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
-    dataset = Dataset(loaded.frame, project.roles, loaded.source, loaded.value_labels)
+    dataset = Dataset(
+        loaded.frame, project.roles, loaded.source, loaded.value_labels, inputs=_read_files(args)
+    )
     print(
         f"replaying run {number} of {len(runs)} of {project_path.name}: {spec.method}, "
         f"k = {spec.k} on {src.name}",
@@ -1050,6 +1182,12 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
             f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
             "the report), e.g. --allow-unsafe 'internal test file, not released'"
         )
+    _parse_hierarchies(args.hierarchy)
+    _check_outputs(args, skip=("output",))  # -o names a folder here, checked below
+    from microgui.core.distributed import check_output_folder
+
+    for path in command_inputs(args):  # no file the run reads in (or as) the output folder
+        check_output_folder(args.output, path)
     seed = parse_seed(args.seed, "--seed")
     params = _parse_params(args.param)
     if args.round is not None:
@@ -1124,8 +1262,7 @@ def _dependency_tree(args: argparse.Namespace) -> int:
     if not attributes:
         raise _UsageError("--attributes names no column; give COL,COL,...")
     src = Path(args.input)
-    if args.json:
-        _check_outputs([args.json], [src])
+    _check_outputs(args)
     loaded = _read_input(src, args)
     tree = dependency_tree(loaded.frame, attributes, bins=bins)
     names = list(tree.attributes)
@@ -1147,7 +1284,7 @@ def _dependency_tree(args: argparse.Namespace) -> int:
         print("constant (left out of the tree): " + ", ".join(tree.constant_attributes))
     print("key attributes: " + (", ".join(tree.key_attributes) or "none"))
     if args.json:
-        write_json_atomic(tree.to_json(), args.json, protect_from=src)
+        write_json_atomic(tree.to_json(), args.json, protect_from=command_inputs(args))
     return 0
 
 
@@ -1157,8 +1294,7 @@ def _suggest_roles(args: argparse.Namespace) -> int:
     from microgui.core.io import write_json_atomic
 
     src = Path(args.input)
-    if args.json:
-        _check_outputs([args.json], [src])
+    _check_outputs(args)
     loaded = _read_input(src, args)
     suggestions = explain_roles(loaded.frame)
     rows = [[s.name, s.spec.role.value, s.spec.kind.value, s.reason] for s in suggestions]
@@ -1166,7 +1302,9 @@ def _suggest_roles(args: argparse.Namespace) -> int:
     print(_suggested_options(suggestions))
     if args.json:
         write_json_atomic(
-            {"columns": [s.to_json() for s in suggestions]}, args.json, protect_from=src
+            {"columns": [s.to_json() for s in suggestions]},
+            args.json,
+            protect_from=command_inputs(args),
         )
     return 0
 
@@ -1305,9 +1443,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             "evaluate needs --qi COL,... or --roles FILE (see microgui evaluate --help)"
         )
     original, protected = Path(args.original), Path(args.protected)
-    inputs = [original, protected, *_parse_hierarchies(args.hierarchy).values()]
-    if args.json:
-        _check_outputs([args.json], inputs)
+    _parse_hierarchies(args.hierarchy)  # a malformed COL=FILE is refused first
+    _check_outputs(args)
     _parse_ordinal(args.ordinal)  # malformed options fail before any file is read
     from microgui.core.metrics.evaluate import parse_score_weights
 
@@ -1369,7 +1506,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         measures["information_loss_by_attribute"] = _print_by_attribute(by_attribute)
     measures.update(_print_correlations_and_regressions(args, dataset, other))
     if args.json:
-        write_json_atomic(measures, args.json, protect_from=inputs)
+        write_json_atomic(measures, args.json, protect_from=command_inputs(args))
     return 0
 
 
@@ -1502,8 +1639,7 @@ def _sweep(args: argparse.Namespace) -> int:
     src = Path(args.input)
     # absolute: the runs read them in worker processes, whatever their folder
     hierarchy_files = {c: os.path.abspath(p) for c, p in _parse_hierarchies(args.hierarchy).items()}
-    if args.json:  # never the input nor a hierarchy file (by inode), as for protect
-        _check_outputs([args.json], [src, *hierarchy_files.values()])
+    _check_outputs(args)  # never a file the sweep reads (by inode), as for protect
     _parse_ordinal(args.ordinal)
     spec = SweepSpec.make(methods, ks, grid, seed, hierarchy_files)
     specs = spec.run_specs()  # unknown methods, parameters and values fail before reading
@@ -1516,8 +1652,7 @@ def _sweep(args: argparse.Namespace) -> int:
         checked = _checked_hierarchies(dataset, hierarchy_files)
         spec = replace(spec, hierarchies=tuple(sorted(checked.items())))
         specs = spec.run_specs()
-    if args.json:  # again after reading: the folder may have gone meanwhile
-        _check_outputs([args.json], [src, *hierarchy_files.values()])
+    _check_outputs(args)  # again after reading: the folder may have gone meanwhile
     total = len(specs)
 
     def announce(point: SweepPoint) -> None:
@@ -1588,7 +1723,7 @@ def _sweep(args: argparse.Namespace) -> int:
             f"{failed} of {total} runs failed or were not measured (see 'error')", file=sys.stderr
         )
     if args.json:
-        write_json_atomic(records, args.json, protect_from=[src, *hierarchy_files.values()])
+        write_json_atomic(records, args.json, protect_from=command_inputs(args))
     return 0
 
 
@@ -1724,6 +1859,8 @@ def _no_display() -> str | None:
 
 
 def _gui(args: argparse.Namespace) -> int:
+    if args.screenshot:  # never over the table opened
+        _check_outputs(args)
     problem = _no_display()
     if problem is not None:
         print(f"microgui: error: {problem}", file=sys.stderr)

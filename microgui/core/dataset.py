@@ -294,7 +294,9 @@ class Dataset:
 
     ``source`` is the file the table was read from (None for a DataFrame given in Python).
     ``role_reasons`` says, for the columns whose roles were suggested (:func:`explain_roles`),
-    why; the app shows it beside each column.
+    why; the app shows it beside each column. ``inputs`` are the other files read to make it
+    (a command's roles file, hierarchy files, project file): with ``source`` and the roles'
+    own file they are :attr:`read_files`, which no writer may replace.
     """
 
     frame: pd.DataFrame
@@ -302,6 +304,15 @@ class Dataset:
     source: Path | None = None
     value_labels: dict[str, dict[object, str]] = field(default_factory=dict)
     role_reasons: Mapping[str, str] = field(default_factory=dict)
+    inputs: tuple[Path, ...] = ()
+
+    @property
+    def read_files(self) -> list[Path]:
+        """Every file read to make this dataset: the data file first, then the roles file
+        (:attr:`RoleMap.source`) and :attr:`inputs`. Writers refuse each of them as a target
+        (by inode), so a new kind of input is protected by being carried here."""
+        found = [self.source, self.roles.source, *self.inputs]
+        return list(dict.fromkeys(Path(p) for p in found if p is not None))
 
     def __post_init__(self) -> None:
         check_frame(self.frame)
@@ -324,7 +335,14 @@ class Dataset:
         return cls(frame=frame, roles=roles or suggested, source=source, role_reasons=reasons)
 
     def with_roles(self, roles: RoleMap) -> Dataset:
-        return Dataset(self.frame, roles, self.source, self.value_labels, self.role_reasons)
+        return Dataset(
+            self.frame, roles, self.source, self.value_labels, self.role_reasons, self._kept()
+        )
+
+    def _kept(self) -> tuple[Path, ...]:
+        """:attr:`inputs` for a copy with other roles: the roles file read stays an input."""
+        kept = [*self.inputs, *([self.roles.source] if self.roles.source is not None else [])]
+        return tuple(dict.fromkeys(kept))
 
     def with_spec(self, column: str, spec: ColumnSpec) -> Dataset:
         return self.with_roles(self.roles.replace(column, spec))
@@ -334,7 +352,7 @@ class Dataset:
         explained = explain_roles(self.frame)
         roles = RoleMap.from_dict({s.name: s.spec for s in explained})
         reasons = {s.name: s.reason for s in explained}
-        return Dataset(self.frame, roles, self.source, self.value_labels, reasons)
+        return Dataset(self.frame, roles, self.source, self.value_labels, reasons, self._kept())
 
     def edited_roles(
         self,

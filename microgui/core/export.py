@@ -36,9 +36,10 @@ the report (``neutralized_cells``), and the count of column names (``neutralized
 ``keep_formula_cells`` (command line ``--keep-formula-cells``) writes them raw, for a file that no
 spreadsheet will open.
 
-No file the run read is written: the data file and every hierarchy file of the run
-(:func:`input_paths`), plus whatever the caller adds (``also_protect``: a project file), are
-compared with the targets by inode. A reason given to override the release check must hold
+No file the run read is written: the data file, the roles file, every other file the dataset
+carries as read (``Dataset.read_files``) and every hierarchy file of the run
+(:func:`input_paths`), plus whatever the caller adds (``also_protect``: the app's session
+files), are compared with the targets by inode. A reason given to override the release check must hold
 words; it is recorded on one line.
 """
 
@@ -193,9 +194,12 @@ ReportMaker = Callable[[ReleaseContext], Callable[[IO[str]], object] | FileWrite
 
 
 def input_paths(dataset: Dataset, result: RunResult) -> list[Path]:
-    """The files a run read: the data file first, then each hierarchy file of its spec."""
-    paths = [Path(dataset.source)] if dataset.source is not None else []
-    return paths + [Path(path) for _column, path in result.spec.hierarchies]
+    """The files a run read: the data file first, then every other file its dataset was made
+    from (:attr:`~microgui.core.dataset.Dataset.read_files`: roles file, a command's declared
+    inputs) and each hierarchy file of its spec."""
+    paths = dataset.read_files
+    paths += [Path(path) for _column, path in result.spec.hierarchies]
+    return list(dict.fromkeys(paths))
 
 
 def report_path_for(csv_path: Path) -> Path:

@@ -33,7 +33,7 @@ import re
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -109,6 +109,14 @@ class Project:
         """The attached hierarchy files by column, made absolute like the table's path."""
         return {column: _resolved(path, folder) for column, path in self.hierarchies}
 
+    def read_files(self, folder: Path | None) -> list[Path]:
+        """Every file the project names, made absolute like the table's path: its table, its
+        attached hierarchy files and those of its runs. A session (or replay) of the project
+        reads them, so no save, autosave or release of it may write over one."""
+        found = [self.resolved_data_path(folder), *self.resolved_hierarchies(folder).values()]
+        found += [Path(p) for spec in self.resolved_runs(folder) for _column, p in spec.hierarchies]
+        return list(dict.fromkeys(p for p in found if p is not None))
+
     def resolved_runs(self, folder: Path | None) -> tuple[RunSpec, ...]:
         """The runs with their hierarchy files made absolute like the table's path."""
         return tuple(
@@ -144,17 +152,25 @@ def _relative(path: str | None, folder: Path | None) -> str | None:
         return str(path)
 
 
-def save_project(project: Project, path: str | os.PathLike[str]) -> None:
-    """Write ``project`` to ``path`` atomically; refuses to write over its own data file."""
+def save_project(
+    project: Project,
+    path: str | os.PathLike[str],
+    *,
+    also_protect: Iterable[str | os.PathLike[str]] = (),
+) -> None:
+    """Write ``project`` to ``path`` atomically; refuses to write over a file it names
+    (:meth:`Project.read_files`: its table, a hierarchy file) or one of ``also_protect`` (the
+    other files the session read)."""
     target = Path(path)
     write_json_atomic(
         project.to_json(target.parent),
         target,
-        # never the table nor a hierarchy file of a run (issue 12)
         protect_from=[
-            project.resolved_data_path(target.parent),
+            *project.read_files(target.parent),
+            # as held, too: a path relative to the working folder (issue 12)
             *(path for spec in project.runs for _column, path in spec.hierarchies),
             *(path for _column, path in project.hierarchies),
+            *also_protect,
         ],
     )
 
@@ -586,14 +602,18 @@ def autosave_path() -> Path:
     return Path(state) / "microgui" / AUTOSAVE_NAME
 
 
-def write_autosave(project: Project) -> Path:
-    """Save ``project`` as the autosave (atomically); return its path."""
+def write_autosave(
+    project: Project, *, also_protect: Iterable[str | os.PathLike[str]] = ()
+) -> Path:
+    """Save ``project`` as the autosave (atomically); return its path. Never over a file the
+    session read (:meth:`Project.read_files`, ``also_protect``): a state folder set to the
+    data's folder must not cost the data."""
     path = autosave_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     # the data path is kept absolute: the autosave folder has nothing to do with the data's
     data = project.to_json(None)
     data["autosave"] = True
-    write_json_atomic(data, path)
+    write_json_atomic(data, path, protect_from=[*project.read_files(None), *also_protect])
     return path
 
 

@@ -108,9 +108,14 @@ class ColumnSpec:
 
 @dataclass(frozen=True)
 class RoleMap(Mapping[str, ColumnSpec]):
-    """An immutable mapping column name -> :class:`ColumnSpec`, in the table's column order."""
+    """An immutable mapping column name -> :class:`ColumnSpec`, in the table's column order.
+
+    ``source`` is the roles file the map was read from (:func:`roles_from_file`), None
+    otherwise: a file the run read, which no writer may replace (carried here so that every
+    writer knows it without each caller remembering; not part of equality)."""
 
     specs: tuple[tuple[str, ColumnSpec], ...] = field(default=())
+    source: Path | None = field(default=None, compare=False)
 
     @classmethod
     def from_dict(cls, specs: Mapping[str, ColumnSpec]) -> RoleMap:
@@ -484,7 +489,7 @@ def roles_from_file(path: str | os.PathLike[str], columns: Iterable[str]) -> Rol
                 'kind "ordinal", or drop the order'
             )
         specs[column] = ColumnSpec.from_json(entry)
-    roles = RoleMap.from_dict(specs)
+    roles = RoleMap(tuple(specs.items()), source=Path(path))
     _ = roles.weight  # two weight columns: refused here
     if not roles.quasi_identifiers:
         raise InvalidRoles(f"the roles file {name!r} tags no quasi-identifier")

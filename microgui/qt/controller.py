@@ -124,6 +124,8 @@ class AppController(QObject):
         self.result_dataset: Dataset | None = None
         #: Selected records (bool mask over the table's rows), or None.
         self.selection: np.ndarray | None = None
+        #: The project file this session was opened from (None: a table opened on its own).
+        self.project_file: Path | None = None
         # Runs and sweeps share the one-thread run pool (one job at a time). Run ids number the
         # history: a sweep's points take theirs from the same counter. A run's context is (the
         # table it runs on, the sweep point it re-computes or None).
@@ -196,6 +198,8 @@ class AppController(QObject):
         from microgui.core.io import read_table
 
         path = Path(path)
+        if project is None:  # a table on its own: no project file behind the session now
+            self.project_file = None
         job = lambda progress: read_table(path, progress=progress)  # noqa: E731
         load_id = self._loads.start(job, (path, project))
         self.load_started.emit(path)
@@ -225,26 +229,53 @@ class AppController(QObject):
         return project_of(self.dataset, self.history, self.compared, self.hierarchies.paths())
 
     def save_project(self, path: str | Path) -> None:
-        """Write the project file (atomically); raises :class:`MicroguiError` with a message."""
+        """Write the project file (atomically); raises :class:`MicroguiError` with a message.
+        Never over a file the session read (:meth:`read_files`), the project file it was
+        opened from excepted: saving over it is what Save means."""
         project = self.project()
         if project is None:
             raise InvalidRoles("open a table first: a project holds a table's roles and runs")
-        save_project(project, path)
+        read = [p for p in self.read_files() if p != self.project_file]
+        save_project(project, path, also_protect=read)
 
-    def open_project(self, project: Project, folder: Path | None = None) -> int:
+    def open_project(
+        self, project: Project, folder: Path | None = None, *, source: Path | None = None
+    ) -> int:
         """Open a read project (:func:`~microgui.core.project_file.load_project`; ``folder``:
-        the project file's, for a relative data path): read its table in the background, then
-        apply its roles and re-run its runs (same seeds: same results) as a sweep. Returns the
-        load's id. Raises :class:`MicroguiError` when the table is gone."""
+        the project file's, for a relative data path; ``source``: the project file, which the
+        session then counts as read): read its table in the background, then apply its roles
+        and re-run its runs (same seeds: same results) as a sweep. Returns the load's id.
+        Raises :class:`MicroguiError` when the table is gone."""
         data, resolved = resolved_project(project, folder)
-        return self.open_file(data, resolved)
+        load_id = self.open_file(data, resolved)
+        self.project_file = source
+        return load_id
 
     def autosave(self) -> Path | None:
-        """Save the session for crash recovery (nothing without a table)."""
+        """Save the session for crash recovery (nothing without a table); never over a file
+        the session read (:meth:`read_files`)."""
         project = self.project()
         if project is None:
             return None
-        return write_autosave(project)
+        return write_autosave(project, also_protect=self.read_files())
+
+    def read_files(self) -> list[Path]:
+        """Every file this session read and works from: the table of the current dataset, of
+        the current result and of each run of the history (with the files each dataset
+        carries, :attr:`~microgui.core.dataset.Dataset.read_files`), the hierarchy files
+        attached and those of the runs, and the project file opened. The one list every
+        writer of the app (export, report, project, autosave) refuses as targets."""
+        found: list[Path] = []
+        seen: set[int] = set()
+        for dataset in (self.dataset, self.result_dataset, *(e.dataset for e in self.history)):
+            if dataset is not None and id(dataset) not in seen:
+                seen.add(id(dataset))
+                found += dataset.read_files
+        found += [Path(p) for p in self.hierarchies.paths().values()]
+        found += [Path(p) for e in self.history for _column, p in e.spec.hierarchies]
+        if self.project_file is not None:
+            found.append(self.project_file)
+        return list(dict.fromkeys(found))
 
     def load_demo(self) -> Dataset:
         """Open the bundled demo table with its tagged roles."""
@@ -711,8 +742,9 @@ class AppController(QObject):
         options = self.export_options.for_identifiers(result.roles.identifiers)
         is_csv = release_format(csv_path) == "csv"
         check = self.check_current_export() if shown is None else shown
-        # attached hierarchy files are inputs too, whatever the run used (issue 13 review)
-        also = [Path(p) for p in self.hierarchies.paths().values()]
+        # every file the session read: attached hierarchy files whatever the run used (issue
+        # 13 review), the project file, the tables of other runs
+        also = self.read_files()
 
         def job() -> dict[str, Any]:
             try:

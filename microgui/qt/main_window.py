@@ -810,7 +810,7 @@ class MainWindow(QMainWindow):
         # never a file the runs read: the data file, each run's hierarchy files (issue 12)
         read = [e.dataset.source for e in entries]
         read += [Path(p) for e in entries for _column, p in e.spec.hierarchies]
-        read += [Path(p) for p in self.controller.hierarchies.paths().values()]
+        read += self.controller.read_files()
 
         def job() -> Path:
             """The checks on the released table, the page and its PDF, and the write: off the
@@ -1062,7 +1062,8 @@ class MainWindow(QMainWindow):
             folder = None if isinstance(path, Project) else Path(path).parent
             if len(project.runs) > RUNS_WITHOUT_ASKING and not self._confirm_rerun(project):
                 project = replace(project, runs=(), comparison=())
-            self.controller.open_project(project, folder)
+            source = None if isinstance(path, Project) else Path(path)
+            self.controller.open_project(project, folder, source=source)
         except MicroguiError as exc:
             self.show_error(str(exc), title=f"Cannot open {name}")
             return False

@@ -9,6 +9,7 @@ plot) says so in its menu, tooltip and file dialog, since such a file must not b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -16,6 +17,8 @@ from pyqtgraph.exporters import ImageExporter, SVGExporter
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton, QWidget
+
+from microgui.core.errors import ExportRefused
 
 __all__ = [
     "export_png",
@@ -69,13 +72,23 @@ def _qt_svg(item: pg.PlotItem | pg.GraphicsLayout, path: Path) -> None:
         painter.end()
 
 
-def export_chart(item: pg.PlotItem | pg.GraphicsLayout, path: str | Path) -> Path:
-    """Write PNG or SVG by the file's suffix (no suffix: PNG)."""
+def export_chart(
+    item: pg.PlotItem | pg.GraphicsLayout,
+    path: str | Path,
+    *,
+    protect_from: Sequence[str | Path] = (),
+) -> Path:
+    """Write PNG or SVG by the file's suffix (no suffix: PNG). Refused (:class:`ExportRefused`,
+    before anything is drawn) over a file of ``protect_from`` (the files the session read, by
+    inode), a folder or a special file, as every writer of the app."""
+    from microgui.core.io import check_write_targets
+
     path = Path(path)
+    if path.suffix.lower() not in (".svg", ".png"):
+        path = path.with_suffix(".png")
+    check_write_targets([path], protect_from=list(protect_from))
     if path.suffix.lower() == ".svg":
         return export_svg(item, path)
-    if path.suffix.lower() != ".png":
-        path = path.with_suffix(".png")
     return export_png(item, path)
 
 
@@ -116,8 +129,22 @@ def export_button(
         path, _f = QFileDialog.getSaveFileName(
             parent, title or "Export the chart", default_name + suffix, name_filter
         )
-        if path:
-            export_chart(item_of(), Path(path) if Path(path).suffix else Path(path + suffix))  # type: ignore[operator]
+        if not path:
+            return
+        window = parent.window()
+        controller = getattr(window, "controller", None)
+        read = controller.read_files() if controller is not None else []
+        try:
+            export_chart(
+                item_of(),  # type: ignore[operator]
+                Path(path) if Path(path).suffix else Path(path + suffix),
+                protect_from=read,
+            )
+        except ExportRefused as exc:
+            show = getattr(window, "show_error", None)
+            if show is None:
+                raise
+            show(str(exc), title="Cannot export the chart")
 
     which = " (original records, not for release)" if shows_originals else ""
     menu.addAction(f"Save as PNG{which}…", lambda: save(".png", "PNG images (*.png)"))
