@@ -34,6 +34,7 @@ words; it is recorded on one line.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -365,6 +366,7 @@ def export_run(
         if neutralized or renamed:
             log.info("neutralized formula-like cells: %s; column names: %d", neutralized, renamed)
     writer: Any
+    stat = _release_stat(dataset, result, pseudonymize)
     if fmt == "csv":
         report["csv_format"] = options.to_json()
         writer = (
@@ -373,25 +375,20 @@ def export_run(
             else csv_options_writer(frame, options, text_input=_text_input(dataset))
         )
     else:
-        stat = dataset.frame.attrs.get(STAT_ATTR)
-        if stat and pseudonymize:  # pseudonyms carry none of the column's value labels
-            stat = {**stat, "codes": _without(stat.get("codes", {}), pseudonymize)}
-            stat["value_labels"] = _without(stat.get("value_labels", {}), pseudonymize)
-        if stat and stat.get("user_missing"):
-            # SPSS user-missing codes go back only where the column is passed through
-            # unchanged: a quasi-identifier's cells are aggregates, a pseudonym is drawn
-            changed = {*result.roles.quasi_identifiers, *pseudonymize}
-            stat = {
-                **stat,
-                "user_missing": _without(stat["user_missing"], list(changed)),
-                "user_missing_dropped": sorted(c for c in stat["user_missing"] if c in changed),
-            }
         compress = csv_file.suffix.lower() == ".zsav"
         frame = _dates_back(dataset.frame, frame)
         writer, notes = release_writer(
             frame, fmt, stat, compress=compress, text_input=_text_input(dataset)
         )
         report.update(notes)
+    if fmt not in ("spss", "stata") and stat and stat.get("user_missing_declared"):
+        # only SPSS and Stata hold user-missing codes: elsewhere the cells are missing, said
+        report["labels"] = {
+            "user_missing_kept": [],
+            "user_missing_dropped": sorted(
+                c for c in stat["user_missing_declared"] if c in written.columns
+            ),
+        }
     report["fingerprint"] = {"input": input_fingerprint(dataset), "output": None}
 
     def released(temps: Sequence[Path]) -> None:
@@ -448,19 +445,66 @@ def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
         if name not in original.columns:
             continue
         source = original[name]
-        if not pd.api.types.is_datetime64_any_dtype(source.dtype):
+        # an SPSS DATE or Stata %td variable is read as datetime.date objects (issue 27)
+        days = not pd.api.types.is_datetime64_any_dtype(source.dtype) and _all_days(source)
+        if not days and not pd.api.types.is_datetime64_any_dtype(source.dtype):
             continue
-        if getattr(source.dt, "tz", None) is not None:
+        if not days and getattr(source.dt, "tz", None) is not None:
             continue  # with a time zone (summer time: mixed offsets): left as written
         column = frame[name]
-        if pd.api.types.is_datetime64_any_dtype(column.dtype):
+        if pd.api.types.is_datetime64_any_dtype(column.dtype) or (days and _all_days(column)):
             continue
         present = column.notna() & (column.astype(str).str.strip() != "")
-        parsed = pd.to_datetime(column.where(present), errors="coerce")
+        # ISO 8601, as str() writes a date: other text (a pseudonym) is no date, and pandas'
+        # guessing of a format warns
+        parsed = pd.to_datetime(column.where(present), errors="coerce", format="ISO8601")
         if bool((parsed.notna() == present).all()):
             out = frame.copy(deep=False) if out is frame else out
-            out[name] = parsed.astype(source.dtype)
+            out[name] = (
+                pd.Series(
+                    [None if pd.isna(v) else v.date() for v in parsed.tolist()],
+                    index=frame.index,
+                    dtype=object,
+                )
+                if days
+                else parsed.astype(source.dtype)
+            )
     return out
+
+
+def _all_days(column: pd.Series) -> bool:
+    """Whether an object column holds calendar days (``datetime.date``, not date-times) and
+    missing cells only, at least one day."""
+    if column.dtype != object:
+        return False
+    values = [v for v in column.tolist() if v is not None and not pd.isna(v)]
+    return bool(values) and all(
+        isinstance(v, dt.date) and not isinstance(v, dt.datetime) for v in values
+    )
+
+
+def _release_stat(
+    dataset: Dataset, result: RunResult, pseudonymize: Sequence[str]
+) -> dict[str, Any] | None:
+    """The input's SPSS/Stata notes (:data:`~microgui.core.io.STAT_ATTR`) as a release uses
+    them: no value labels on pseudonyms, and user-missing codes to write back only where the
+    column passes through unchanged (a quasi-identifier's cells are aggregates, a pseudonym is
+    drawn; those are ``user_missing_dropped``). ``user_missing_declared``: every column with a
+    declaration, for a format that holds none."""
+    stat = dataset.frame.attrs.get(STAT_ATTR)
+    if not stat:
+        return None
+    stat = dict(stat)
+    if pseudonymize:  # pseudonyms carry none of the column's value labels
+        stat["codes"] = _without(stat.get("codes", {}), pseudonymize)
+        stat["value_labels"] = _without(stat.get("value_labels", {}), pseudonymize)
+    declared = dict(stat.get("user_missing") or {})
+    if declared:
+        changed = {*result.roles.quasi_identifiers, *pseudonymize}
+        stat["user_missing"] = _without(declared, list(changed))
+        stat["user_missing_dropped"] = sorted(c for c in declared if c in changed)
+        stat["user_missing_declared"] = sorted(declared)
+    return stat
 
 
 def _without(mapping: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:

@@ -1701,10 +1701,12 @@ def _user_missing(
             codes = {str(span["lo"]) for span in spans} | {str(span["hi"]) for span in spans}
             mask = values.astype(object).isin(codes).to_numpy()
         rows = np.flatnonzero(mask)
+        # tuples, not arrays: pandas compares a frame's attrs with == when it concatenates
+        # (pyreadstat does, writing dates), and an array's == has no truth value (issue 27)
         kept[str(col)] = {
             "ranges": [{"lo": span["lo"], "hi": span["hi"]} for span in spans],
-            "rows": rows,
-            "codes": values.to_numpy()[rows].copy(),
+            "rows": tuple(int(r) for r in rows),
+            "codes": tuple(values.to_numpy()[rows].tolist()),
         }
         if len(rows):
             column = values.astype(object) if not pd.api.types.is_numeric_dtype(values) else values

@@ -270,6 +270,13 @@ def release_writer(
     format cannot hold, before anything is written."""
     if fmt not in ("excel", "parquet", "spss", "stata"):
         raise ValueError(f"no file writer for format {fmt!r}")
+    # The input's reader notes (file name and SHA-256, line map, SPSS/Stata labels, which
+    # records held user-missing codes) ride along in ``frame.attrs``: pandas writes them into a
+    # Parquet file's metadata, and compares them when pyreadstat concatenates (an array there
+    # crashed every SPSS/Stata release with a date; issue 27). A release file holds the table
+    # only: what the format keeps of the labels comes from ``stat``, passed on purpose.
+    frame = frame.copy(deep=False)
+    frame.attrs = {}
     _check_cells(frame, fmt)
     plain = _plain_numbers(frame) if text_input else {}
     decimals = {c: p.decimals for c, p in plain.items() if p.decimals is not None}
@@ -766,6 +773,10 @@ def _user_missing_back(
         letters = [str(r["lo"]) for r in spans]
         stata_codes = bool(letters) and all(len(x) == 1 and x.isalpha() for x in letters)
         column = out[name]
+        if pd.api.types.is_datetime64_any_dtype(column.dtype) or _dates(column):
+            # pyreadstat reads a date variable's declaration as dates, its code in seconds
+            # lost, and writes text codes into no number variable: dropped, and said
+            continue
         numeric = pd.api.types.is_numeric_dtype(column.dtype)
         if fmt == "stata" and not (stata_codes and numeric):
             continue  # Stata holds its letters .a-.z in number columns, no SPSS code

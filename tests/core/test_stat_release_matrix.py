@@ -1,0 +1,268 @@
+"""SPSS and Stata inputs with dates and user-missing declarations, released in every format.
+
+A generated matrix, not a hand-picked list: an SPSS ``.sav`` and a Stata ``.dta`` are written
+by pyreadstat here, each holding a date variable, a date-time variable, a number variable with
+user-missing codes (SPSS: a discrete code and a range; Stata: the extended missing ``.a`` and
+``.r``) and, in SPSS, a text variable with user-missing codes and a date variable with a
+declaration. Each of those columns takes each role (passed through unnamed, confidential,
+quasi-identifier, identifier released as pseudonyms) and each run is released in every format
+(.csv, .xlsx, .parquet, .sav, .zsav, .dta) and read back:
+
+- no crash, no refusal (every cell of the matrix can be released);
+- dates stay dates in every format that holds them (CSV: text that reads back as the dates),
+  the input's own dates row for row where the column passes through;
+- user-missing codes come back with their declaration where the column passes through
+  unchanged and the format is the one they came from; otherwise the cells are missing and the
+  report names the column in ``labels.user_missing_dropped`` (never silently lost);
+- every declared column of the release is in exactly one of ``user_missing_kept`` and
+  ``user_missing_dropped``.
+
+Any SPSS/Stata file with a date variable and a user-missing declaration could not be released
+as .sav/.zsav/.dta/.parquet (issue 27: the reader's notes rode along in the frame's attributes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import itertools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyreadstat
+import pytest
+
+from microgui.core.export import export_run
+from microgui.core.io import read_table
+from microgui.core.pseudonyms import PSEUDONYM_PATTERN
+from microgui.core.roles import roles_from_lists
+from microgui.core.runs import RunResult, RunSpec, run_protection
+
+N = 24
+OUTPUTS = (".csv", ".xlsx", ".parquet", ".sav", ".zsav", ".dta")
+ROLES = ("pass", "confidential", "qi", "pseudonym")
+#: Per input: its columns under test, and for each its kind and whether it has a declaration.
+COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
+    ".sav": {
+        "d": ("date", True),  # a date variable with a user-missing declaration
+        "t": ("datetime", False),
+        "um": ("number", True),
+        "sm": ("text", True),
+    },
+    ".dta": {"d": ("date", False), "t": ("datetime", False), "um": ("number", True)},
+}
+#: The rows holding a user-missing code, and the codes (SPSS / Stata).
+MISSING_ROWS = (2, 9, 17)
+SPSS_CODES = (-99.0, -5.0, -99.0)
+STATA_CODES = ("a", "r", "a")
+TEXT_CODES = ("NR", "DK", "NR")
+
+
+def _base() -> pd.DataFrame:
+    rng = np.random.default_rng(27)
+    days = rng.integers(0, 6, N)
+    return pd.DataFrame(
+        {
+            "id": [f"P{i:04d}" for i in range(N)],
+            "age": rng.integers(18, 90, N).astype(float),
+            "d": [dt.date(2001, 3, 1) + dt.timedelta(days=int(x)) for x in days],
+            "t": pd.Timestamp("2002-05-06 07:08:09") + pd.to_timedelta(days * 3600, unit="s"),
+            "um": rng.choice([1.0, 2.0, 3.0], N),
+            "sm": rng.choice(["yes", "no"], N).astype(object),
+        }
+    )
+
+
+def _write_inputs(folder: Path) -> dict[str, Path]:
+    frame = _base()
+    sav = folder / "in.sav"
+    spss = frame.copy()
+    spss.loc[list(MISSING_ROWS), "um"] = SPSS_CODES
+    spss.loc[list(MISSING_ROWS), "sm"] = TEXT_CODES
+    pyreadstat.write_sav(
+        spss, sav,
+        missing_ranges={
+            "um": [-99.0, {"lo": -9.0, "hi": -1.0}],
+            "sm": ["NR", "DK"],
+            "d": [{"lo": 0.0, "hi": 0.0}],  # a date declaration (no cell holds it)
+        },
+        variable_value_labels={"um": {1: "low", 2: "mid", 3: "high", -99: "refused"}},
+    )  # fmt: skip
+    dta = folder / "in.dta"
+    stata = frame.drop(columns=["sm"])
+    stata["um"] = stata["um"].astype(object)
+    stata.loc[list(MISSING_ROWS), "um"] = STATA_CODES
+    pyreadstat.write_dta(stata, dta, missing_user_values={"um": ["a", "r"]})
+    return {".sav": sav, ".dta": dta}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return _write_inputs(tmp_path_factory.mktemp("stat_inputs"))
+
+
+@functools.cache
+def _run(source: Path, column: str, role: str) -> tuple[Any, RunResult]:
+    """One protected run of ``source`` with ``column`` in ``role`` (cached across formats)."""
+    dataset = read_table(source)
+    kind = COLUMNS[source.suffix][column][0]
+    qi = ["age"] + ([column] if role == "qi" else [])
+    ordinal = [column] if role == "qi" and kind != "text" else []
+    nominal = [column] if role == "qi" and kind == "text" else []
+    roles = roles_from_lists(
+        list(dataset.frame.columns),
+        qi=qi,
+        identifiers=["id"] + ([column] if role == "pseudonym" else []),
+        confidential=[column] if role == "confidential" else [],
+        ordinal=ordinal,
+        nominal=nominal,
+        missing_as_category=[column] if role == "qi" and kind in ("number", "text") else [],
+    )
+    dataset = dataset.with_roles(roles)
+    return dataset, run_protection(dataset, RunSpec.make("mdav-generic", 3, seed=1))
+
+
+def _read_back(path: Path) -> pd.DataFrame:
+    ext = path.suffix
+    if ext == ".csv":
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    if ext == ".xlsx":
+        return pd.read_excel(path, engine="openpyxl")
+    if ext == ".parquet":
+        return pd.read_parquet(path)
+    reader = pyreadstat.read_dta if ext == ".dta" else pyreadstat.read_sav
+    frame, _meta = reader(path, user_missing=True)
+    return frame
+
+
+def _meta(path: Path) -> Any:
+    reader = pyreadstat.read_dta if path.suffix == ".dta" else pyreadstat.read_sav
+    return reader(path, user_missing=True)[1]
+
+
+def _as_times(values: pd.Series) -> list[pd.Timestamp | None]:
+    out: list[pd.Timestamp | None] = []
+    for v in values.tolist():
+        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT or v == "":
+            out.append(None)
+        else:
+            out.append(pd.Timestamp(v))
+    return out
+
+
+CELLS = [
+    (ext, column, role, out)
+    for ext, columns in COLUMNS.items()
+    for column, role, out in itertools.product(columns, ROLES, OUTPUTS)
+]
+
+
+@pytest.mark.parametrize(
+    ("ext", "column", "role", "out"), CELLS, ids=["-".join(c).replace(".", "") for c in CELLS]
+)
+def test_stat_input_released_and_read_back(
+    inputs: dict[str, Path], tmp_path: Path, ext: str, column: str, role: str, out: str
+) -> None:
+    source = inputs[ext]
+    kind, declared = COLUMNS[ext][column]
+    dataset, result = _run(source, column, role)
+    target = tmp_path / f"o{out}"
+    report = export_run(
+        dataset,
+        result,
+        target,
+        tmp_path / "r.json",
+        pseudonymize=[column] if role == "pseudonym" else [],
+    )
+    back = _read_back(target)
+    assert len(back) == N and column in back.columns
+    cells = back[column]
+    original = _base()[column]
+    family = {".sav": (".sav", ".zsav"), ".dta": (".dta",)}[ext]
+    passes = role in ("pass", "confidential")
+
+    # user-missing: back with the declaration, or reported dropped, never both, never neither
+    labels = report.get("labels") or {}
+    kept = set(labels.get("user_missing_kept", ()))
+    dropped = set(labels.get("user_missing_dropped", ()))
+    declared_in_release = {c for c, (_k, has) in COLUMNS[ext].items() if has and c in back.columns}
+    assert not kept & dropped
+    assert declared_in_release <= kept | dropped, (kept, dropped)
+    carried = declared and passes and out in family and kind != "date"
+    if declared:
+        assert (column in kept) is carried, (kept, dropped)
+    if declared and kind != "date":
+        rows = list(MISSING_ROWS)
+        if carried:
+            codes = SPSS_CODES if kind == "number" and ext == ".sav" else None
+            codes = codes or (TEXT_CODES if kind == "text" else STATA_CODES)
+            assert cells.iloc[rows].tolist() == list(codes)
+            meta = _meta(target)
+            if out == ".dta":
+                assert sorted(meta.missing_user_values[column]) == ["a", "r"]
+            else:
+                assert meta.missing_ranges[column]
+        else:  # no code in the release; a column passed through has the cells missing
+            codes = {*SPSS_CODES, *STATA_CODES, *TEXT_CODES}
+            assert not {v for v in cells.tolist() if not pd.isna(v)} & codes
+            if passes:
+                assert all(pd.isna(v) or v == "" for v in cells.iloc[rows].tolist())
+
+    if role == "pseudonym":
+        present = [v for v in cells.tolist() if not (pd.isna(v) or v == "")]
+        assert present and all(PSEUDONYM_PATTERN.fullmatch(str(v)) for v in present)
+        return
+    if kind in ("date", "datetime"):
+        if out != ".csv":  # every typed format holds dates
+            assert all(
+                v is None or isinstance(v, (dt.date, pd.Timestamp, np.datetime64))
+                for v in cells.tolist()
+            ) or pd.api.types.is_datetime64_any_dtype(cells.dtype), (out, cells.dtype)
+        got = _as_times(cells)
+        want = [pd.Timestamp(v) for v in original.tolist()]
+        if passes:
+            assert got == want
+        else:  # a quasi-identifier's values are categories of the input
+            assert {g for g in got if g is not None} <= set(want)
+    if kind == "number" and passes and not declared:
+        assert cells.astype(float).tolist() == original.tolist()
+
+
+def test_the_matrix_covers_every_combination() -> None:
+    """Generated, not hand-listed: both inputs, every kind, every role, every format."""
+    assert len(CELLS) == (4 + 3) * len(ROLES) * len(OUTPUTS)
+    kinds = {kind for columns in COLUMNS.values() for kind, _d in columns.values()}
+    assert kinds == {"date", "datetime", "number", "text"}
+
+
+def test_a_date_and_a_declaration_released_by_the_command_line(
+    inputs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The case of issue 27 as the command line runs it: exit 0 in every typed format."""
+    from microgui.cli import main
+
+    for out in (".sav", ".zsav", ".dta", ".parquet"):
+        target = tmp_path / f"c{out}"
+        code = main(["protect", str(inputs[".sav"]), "-o", str(target), "--qi", "age",
+                     "--identifiers", "id", "--method", "mdav", "-k", "3", "-q"])  # fmt: skip
+        assert code == 0, (out, capsys.readouterr().err)
+        assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ext", [".sav", ".dta"])
+def test_a_parquet_release_holds_no_note_of_the_reader(
+    inputs: dict[str, Path], tmp_path: Path, ext: str
+) -> None:
+    """pandas writes a frame's attrs into a Parquet file: the input's file name, SHA-256, labels
+    and which records held user-missing codes went into the release's metadata (issue 27)."""
+    import pyarrow.parquet as pq
+
+    dataset, result = _run(inputs[ext], "um", "qi")
+    target = tmp_path / "o.parquet"
+    export_run(dataset, result, target)
+    metadata = pq.read_schema(target).metadata or {}
+    assert b"PANDAS_ATTRS" not in metadata
+    text = b"".join(metadata.values())
+    assert b"in" + ext.encode() not in text and b"sha256" not in text and b"refused" not in text
