@@ -65,7 +65,7 @@ from microgui.core.io import (
 from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.numbers import whole_numbers_written_plain
-from microgui.core.pseudonyms import PSEUDONYM_WARNING, check_pseudonyms, key_frame
+from microgui.core.pseudonyms import KEY_FORMAT, PSEUDONYM_WARNING, check_pseudonyms, key_writer
 from microgui.core.pseudonyms import pseudonymize as pseudonymize_column
 from microgui.core.release import CsvOptions, csv_options_writer, release_format, release_writer
 from microgui.core.roles import resolve_columns
@@ -343,6 +343,8 @@ def export_run(
         ]
         report["pseudonym_warning"] = PSEUDONYM_WARNING
         report["pseudonym_key"] = Path(key_path).name if key_path is not None else None
+        if key_path is not None:
+            report["pseudonym_key_format"] = KEY_FORMAT
         log.warning("pseudonymised columns %s: %s", pseudonymize, PSEUDONYM_WARNING)
     if keep_formula_cells and fmt == "excel":
         # A workbook runs a cell starting with "=" as a formula: never kept raw there.
@@ -418,10 +420,8 @@ def export_run(
     if report_path is not None:
         items.append((report_path, DerivedWriter(json_writer)))
     items += [(path, extra_writer(maker)) for path, maker in extra_reports]
-    if key_path is not None:
-        key, _count = neutralize_formulas(key_frame(keys, pseudonymize))
-        # the key re-identifies every record: readable by its owner only
-        items.append((key_path, EncodedWriter(csv_writer(key), "utf-8", private=True)))
+    if key_path is not None:  # exact, never the formula rule (a program reads it)
+        items.append((key_path, key_writer(keys, pseudonymize)))
     # Every file is written before any is renamed, and a failed rename puts the others back: a
     # full disk never leaves a release without its report (or key), nor a new one beside an old
     # report.
