@@ -1692,7 +1692,14 @@ def _user_missing(
         if col not in frame.columns or not spans:
             continue
         values = frame[col]
-        if pd.api.types.is_numeric_dtype(values.dtype):
+        timed = pd.api.types.is_datetime64_any_dtype(values.dtype) or (
+            values.dtype == object
+            and any(isinstance(v, datetime.date) for v in values.tolist())
+            and all(isinstance(v, datetime.date) or pd.isna(v) for v in values.tolist())
+        )
+        if timed:  # an SPSS date variable's declaration: pyreadstat gives it as dates
+            mask = np.array([_in_date_spans(v, spans) for v in values.tolist()], dtype=bool)
+        elif pd.api.types.is_numeric_dtype(values.dtype):
             numbers = values.to_numpy(dtype=np.float64, na_value=np.nan)
             mask = np.zeros(len(values), dtype=bool)
             for span in spans:
@@ -1709,7 +1716,8 @@ def _user_missing(
             "codes": tuple(values.to_numpy()[rows].tolist()),
         }
         if len(rows):
-            column = values.astype(object) if not pd.api.types.is_numeric_dtype(values) else values
+            keep_type = timed or pd.api.types.is_numeric_dtype(values)
+            column = values if keep_type else values.astype(object)
             column = column.mask(mask)
             rest = column.dropna()
             if not pd.api.types.is_numeric_dtype(values) and all(
@@ -1718,6 +1726,28 @@ def _user_missing(
                 column = column.astype(np.float64)  # Stata: numbers once .a ... .z are out
             frame[col] = column
     return kept
+
+
+def _in_date_spans(value: object, spans: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a date or date-time cell lies in one of a date variable's declared spans (a day
+    compared with a date-time is that day's midnight)."""
+    if not isinstance(value, datetime.date) or pd.isna(value):
+        return False
+    for span in spans:
+        lo, hi = span["lo"], span["hi"]
+        if isinstance(value, datetime.datetime):
+            lo, hi = (
+                datetime.datetime.combine(x, datetime.time())
+                if not isinstance(x, datetime.datetime)
+                else x
+                for x in (lo, hi)
+            )
+        try:
+            if lo <= value <= hi:
+                return True
+        except TypeError:  # a span that is no date: no match
+            continue
+    return False
 
 
 # ---------------------------------------------------------------------------------------------

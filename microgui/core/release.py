@@ -773,18 +773,31 @@ def _user_missing_back(
         letters = [str(r["lo"]) for r in spans]
         stata_codes = bool(letters) and all(len(x) == 1 and x.isalpha() for x in letters)
         column = out[name]
+        rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
+        if len(rows) and len(column) <= int(rows.max()):
+            continue  # not the input's rows (cannot happen for a release; never guess)
         if pd.api.types.is_datetime64_any_dtype(column.dtype) or _dates(column):
-            # pyreadstat reads a date variable's declaration as dates, its code in seconds
-            # lost, and writes text codes into no number variable: dropped, and said
+            # an SPSS date variable's declaration (pyreadstat reads it as dates): the dates go
+            # back and the declaration in SPSS's seconds since 1582-10-14; Stata's letters in a
+            # date variable cannot be written by pyreadstat: dropped, and said
+            if fmt != "spss" or stata_codes:
+                continue
+            seconds = [(_spss_seconds(r["lo"]), _spss_seconds(r["hi"])) for r in spans]
+            if any(lo is None or hi is None for lo, hi in seconds):
+                continue
+            values = column.to_numpy(copy=True)
+            empty = pd.isna(values[rows]) if len(rows) else np.zeros(0, dtype=bool)
+            for row, code, gone in zip(rows, entry.get("codes", ()), empty, strict=True):
+                if gone:
+                    values[row] = code if values.dtype == object else np.datetime64(code)
+            out[name] = pd.Series(values, index=out.index, dtype=column.dtype)
+            declared[name] = [{"lo": lo, "hi": hi} for lo, hi in seconds]
             continue
         numeric = pd.api.types.is_numeric_dtype(column.dtype)
         if fmt == "stata" and not (stata_codes and numeric):
             continue  # Stata holds its letters .a-.z in number columns, no SPSS code
         if fmt == "spss" and stata_codes and numeric:
             continue  # nor SPSS a Stata letter
-        rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
-        if len(rows) and len(column) <= int(rows.max()):
-            continue  # not the input's rows (cannot happen for a release; never guess)
         codes = np.asarray(entry.get("codes", ()), dtype=object)
         # SPSS numeric codes go back as numbers; text codes and Stata's letters as text
         as_numbers = numeric and not stata_codes
@@ -803,6 +816,18 @@ def _user_missing_back(
         else:
             declared[name] = letters[:3]  # SPSS: 3 text codes at most
     return declared
+
+
+def _spss_seconds(value: object) -> float | None:
+    """A date or date-time as SPSS stores it (seconds since 1582-10-14), None for anything
+    else."""
+    if isinstance(value, dt.datetime):
+        moment = value.replace(tzinfo=None)
+    elif isinstance(value, dt.date):
+        moment = dt.datetime.combine(value, dt.time())
+    else:
+        return None
+    return (moment - dt.datetime(1582, 10, 14)).total_seconds()
 
 
 def _neutral(text: str) -> str:

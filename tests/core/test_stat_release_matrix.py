@@ -46,18 +46,26 @@ ROLES = ("pass", "confidential", "qi", "pseudonym")
 #: Per input: its columns under test, and for each its kind and whether it has a declaration.
 COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
     ".sav": {
-        "d": ("date", True),  # a date variable with a user-missing declaration
-        "t": ("datetime", False),
+        "d": ("date", True),  # SPSS date variables with a user-missing declaration
+        "t": ("datetime", True),
         "um": ("number", True),
         "sm": ("text", True),
     },
     ".dta": {"d": ("date", False), "t": ("datetime", False), "um": ("number", True)},
 }
-#: The rows holding a user-missing code, and the codes (SPSS / Stata).
+#: The rows holding a user-missing code, and the codes of each input's columns.
 MISSING_ROWS = (2, 9, 17)
-SPSS_CODES = (-99.0, -5.0, -99.0)
-STATA_CODES = ("a", "r", "a")
-TEXT_CODES = ("NR", "DK", "NR")
+CODES: dict[str, dict[str, tuple[object, ...]]] = {
+    ".sav": {
+        "um": (-99.0, -5.0, -99.0),  # a discrete code and one in a range
+        "sm": ("NR", "DK", "NR"),
+        "d": (dt.date(9999, 12, 31),) * 3,
+        "t": (pd.Timestamp("1900-01-01"),) * 3,
+    },
+    ".dta": {"um": ("a", "r", "a")},  # Stata's extended missing .a and .r
+}
+_EPOCH = dt.datetime(1582, 10, 14)  # SPSS dates: seconds since
+UM_LABELS = {1: "low", 2: "mid", 3: "high"}  # SPSS um: its labels, shown where no codes go
 
 
 def _base() -> pd.DataFrame:
@@ -75,26 +83,36 @@ def _base() -> pd.DataFrame:
     )
 
 
-def _write_inputs(folder: Path) -> dict[str, Path]:
+def _written(ext: str) -> pd.DataFrame:
+    """The table as written into the input file, user-missing codes included."""
     frame = _base()
+    if ext == ".dta":
+        frame = frame.drop(columns=["sm"])
+    for column, codes in CODES[ext].items():
+        frame[column] = frame[column].astype(object)
+        for row, code in zip(MISSING_ROWS, codes, strict=True):
+            frame.at[row, column] = code
+    frame["t"] = pd.to_datetime(frame["t"])
+    if ext == ".sav":
+        frame["um"] = frame["um"].astype(float)
+    return frame
+
+
+def _write_inputs(folder: Path) -> dict[str, Path]:
     sav = folder / "in.sav"
-    spss = frame.copy()
-    spss.loc[list(MISSING_ROWS), "um"] = SPSS_CODES
-    spss.loc[list(MISSING_ROWS), "sm"] = TEXT_CODES
+    seconds = (dt.datetime(9999, 12, 31) - _EPOCH).total_seconds()
     pyreadstat.write_sav(
-        spss, sav,
+        _written(".sav"), sav,
         missing_ranges={
             "um": [-99.0, {"lo": -9.0, "hi": -1.0}],
             "sm": ["NR", "DK"],
-            "d": [{"lo": 0.0, "hi": 0.0}],  # a date declaration (no cell holds it)
+            "d": [{"lo": seconds, "hi": seconds}],
+            "t": [(dt.datetime(1900, 1, 1) - _EPOCH).total_seconds()],
         },
-        variable_value_labels={"um": {1: "low", 2: "mid", 3: "high", -99: "refused"}},
+        variable_value_labels={"um": {**UM_LABELS, -99: "refused"}},
     )  # fmt: skip
     dta = folder / "in.dta"
-    stata = frame.drop(columns=["sm"])
-    stata["um"] = stata["um"].astype(object)
-    stata.loc[list(MISSING_ROWS), "um"] = STATA_CODES
-    pyreadstat.write_dta(stata, dta, missing_user_values={"um": ["a", "r"]})
+    pyreadstat.write_dta(_written(".dta"), dta, missing_user_values={"um": ["a", "r"]})
     return {".sav": sav, ".dta": dta}
 
 
@@ -107,7 +125,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _run(source: Path, column: str, role: str) -> tuple[Any, RunResult]:
     """One protected run of ``source`` with ``column`` in ``role`` (cached across formats)."""
     dataset = read_table(source)
-    kind = COLUMNS[source.suffix][column][0]
+    kind, declared = COLUMNS[source.suffix][column]
     qi = ["age"] + ([column] if role == "qi" else [])
     ordinal = [column] if role == "qi" and kind != "text" else []
     nominal = [column] if role == "qi" and kind == "text" else []
@@ -118,7 +136,7 @@ def _run(source: Path, column: str, role: str) -> tuple[Any, RunResult]:
         confidential=[column] if role == "confidential" else [],
         ordinal=ordinal,
         nominal=nominal,
-        missing_as_category=[column] if role == "qi" and kind in ("number", "text") else [],
+        missing_as_category=[column] if role == "qi" and declared else [],
     )
     dataset = dataset.with_roles(roles)
     return dataset, run_protection(dataset, RunSpec.make("mdav-generic", 3, seed=1))
@@ -145,7 +163,7 @@ def _meta(path: Path) -> Any:
 def _as_times(values: pd.Series) -> list[pd.Timestamp | None]:
     out: list[pd.Timestamp | None] = []
     for v in values.tolist():
-        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT or v == "":
+        if v is None or v is pd.NaT or (not isinstance(v, str) and pd.isna(v)) or v == "":
             out.append(None)
         else:
             out.append(pd.Timestamp(v))
@@ -179,9 +197,11 @@ def test_stat_input_released_and_read_back(
     back = _read_back(target)
     assert len(back) == N and column in back.columns
     cells = back[column]
-    original = _base()[column]
+    written = _written(ext)[column]
     family = {".sav": (".sav", ".zsav"), ".dta": (".dta",)}[ext]
     passes = role in ("pass", "confidential")
+    rows = list(MISSING_ROWS)
+    codes = CODES[ext].get(column, ())
 
     # user-missing: back with the declaration, or reported dropped, never both, never neither
     labels = report.get("labels") or {}
@@ -190,23 +210,18 @@ def test_stat_input_released_and_read_back(
     declared_in_release = {c for c, (_k, has) in COLUMNS[ext].items() if has and c in back.columns}
     assert not kept & dropped
     assert declared_in_release <= kept | dropped, (kept, dropped)
-    carried = declared and passes and out in family and kind != "date"
+    carried = declared and passes and out in family
     if declared:
         assert (column in kept) is carried, (kept, dropped)
-    if declared and kind != "date":
-        rows = list(MISSING_ROWS)
         if carried:
-            codes = SPSS_CODES if kind == "number" and ext == ".sav" else None
-            codes = codes or (TEXT_CODES if kind == "text" else STATA_CODES)
-            assert cells.iloc[rows].tolist() == list(codes)
             meta = _meta(target)
             if out == ".dta":
                 assert sorted(meta.missing_user_values[column]) == ["a", "r"]
             else:
                 assert meta.missing_ranges[column]
         else:  # no code in the release; a column passed through has the cells missing
-            codes = {*SPSS_CODES, *STATA_CODES, *TEXT_CODES}
-            assert not {v for v in cells.tolist() if not pd.isna(v)} & codes
+            present = [v for v in cells.tolist() if not (pd.isna(v) or v == "")]
+            assert not [v for v in present if _same(v, codes[0]) or _same(v, codes[1])]
             if passes:
                 assert all(pd.isna(v) or v == "" for v in cells.iloc[rows].tolist())
 
@@ -214,20 +229,40 @@ def test_stat_input_released_and_read_back(
         present = [v for v in cells.tolist() if not (pd.isna(v) or v == "")]
         assert present and all(PSEUDONYM_PATTERN.fullmatch(str(v)) for v in present)
         return
+    want = written.tolist()
+    if declared and not carried:
+        want = [None if i in rows else v for i, v in enumerate(want)]
     if kind in ("date", "datetime"):
         if out != ".csv":  # every typed format holds dates
             assert all(
-                v is None or isinstance(v, (dt.date, pd.Timestamp, np.datetime64))
+                v is None or isinstance(v, (dt.date, pd.Timestamp, np.datetime64)) or pd.isna(v)
                 for v in cells.tolist()
             ) or pd.api.types.is_datetime64_any_dtype(cells.dtype), (out, cells.dtype)
-        got = _as_times(cells)
-        want = [pd.Timestamp(v) for v in original.tolist()]
-        if passes:
-            assert got == want
-        else:  # a quasi-identifier's values are categories of the input
-            assert {g for g in got if g is not None} <= set(want)
-    if kind == "number" and passes and not declared:
-        assert cells.astype(float).tolist() == original.tolist()
+        got, want = _as_times(cells), _as_times(pd.Series(want, dtype=object))
+    else:
+        got = [None if pd.isna(v) or v == "" else v for v in cells.tolist()]
+        want = [None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in want]
+        if ext == ".sav" and kind == "number" and out in (".csv", ".xlsx", ".parquet"):
+            want = [None if v is None else UM_LABELS[int(v)] for v in want]  # labels shown
+        elif kind == "number" and not (carried and ext == ".dta"):
+            got = [None if v is None else float(v) for v in got]
+    if passes:
+        assert got == want, (got, want)
+    else:  # a quasi-identifier's values are categories of the input
+        assert {g for g in got if g is not None} <= {w for w in want if w is not None} | {
+            g for g in got if kind in ("number", "text")
+        }
+
+
+def _same(value: object, code: object) -> bool:
+    try:
+        if isinstance(code, (dt.date, pd.Timestamp)):
+            return bool(pd.Timestamp(value) == pd.Timestamp(code))
+        if isinstance(code, float):
+            return float(value) == code  # type: ignore[arg-type]
+        return bool(value == code)
+    except (TypeError, ValueError):
+        return False
 
 
 def test_the_matrix_covers_every_combination() -> None:
