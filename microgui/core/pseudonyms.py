@@ -91,27 +91,47 @@ def pseudonymize(values: pd.Series) -> tuple[pd.Series, dict[str, str]]:
     alike (the number 1 and the text "1"): one key row cannot stand for both."""
     # the policy of the whole app: empty, NA, N/A, NaN, nan, "."
     missing = is_missing(values)
-    cells = values.tolist()
-    texts = _original_texts(cells, missing, str(values.name))
+    texts = _original_texts(values, missing, str(values.name))
     originals = {t for t in texts if t is not None}
-    key: dict[str, str] = {}
-    used: set[str] = set()
-    for original in sorted(originals):
-        while True:
-            token = "PSN-" + secrets.token_hex(8)
-            if token not in used and token not in originals:
-                break
-        used.add(token)
-        key[original] = token
+    key = dict(zip(sorted(originals), _tokens(len(originals), originals), strict=True))
     out = [None if t is None else key[t] for t in texts]
     return pd.Series(out, index=values.index, name=values.name, dtype=object), key
 
 
-def _original_texts(cells: Sequence[object], missing: np.ndarray, name: str) -> list[str | None]:
-    """Each cell's :func:`original_text` (None when missing); refuses two kinds written alike."""
+def _tokens(count: int, originals: set[str]) -> list[str]:
+    """``count`` distinct tokens, none an original, drawn at once (one call to the OS's
+    generator: a million in a fraction of the time of one call each)."""
+    digits = secrets.token_bytes(8 * count).hex()
+    tokens = [f"PSN-{digits[i : i + 16]}" for i in range(0, 16 * count, 16)]
+    used: set[str] = set()
+    for i, token in enumerate(tokens):
+        while token in used or token in originals:  # 64 bits: all but never
+            token = "PSN-" + secrets.token_hex(8)
+        tokens[i] = token
+        used.add(token)
+    return tokens
+
+
+def _original_texts(values: pd.Series, missing: np.ndarray, name: str) -> list[str | None]:
+    """Each cell's :func:`original_text` (None when missing); refuses two kinds written alike.
+    A column of one type is read once per distinct value; a column of Python objects cell by
+    cell (a hash would merge 1, 1.0 and True, which are not one original)."""
+    one_type = values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) == "string"
+    if one_type:
+        try:
+            codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        except TypeError:  # unhashable cells
+            one_type = False
+    if one_type:
+        texts = _number_texts(np.asarray(uniques))
+        texts = texts if texts is not None else [original_text(v) for v in uniques.tolist()]
+        return [
+            None if gone or code < 0 else texts[code]
+            for code, gone in zip(codes.tolist(), missing.tolist(), strict=True)
+        ]
     kinds: dict[str, tuple[str, int]] = {}
     out: list[str | None] = []
-    for row, (value, gone) in enumerate(zip(cells, missing, strict=True)):
+    for row, (value, gone) in enumerate(zip(values.tolist(), missing, strict=True)):
         if gone:
             out.append(None)
             continue
@@ -125,6 +145,23 @@ def _original_texts(cells: Sequence[object], missing: np.ndarray, name: str) -> 
             )
         out.append(text)
     return out
+
+
+def _number_texts(numbers: np.ndarray) -> list[str] | None:
+    """:func:`original_text` of each of an array of numbers, by numpy (a million distinct
+    values: a fraction of the time of one call each); None for any other array."""
+    if numbers.dtype.kind in "iu":
+        return [str(v) for v in numbers.tolist()]
+    if numbers.dtype.kind != "f":
+        return None
+    values = numbers.astype(np.float64)
+    whole = np.isfinite(values) & (values == np.floor(values)) & (np.abs(values) < 2.0**62)
+    texts = values.astype(object)
+    texts[whole] = values[whole].astype(np.int64).astype(str).astype(object)
+    rest = np.flatnonzero(~whole)
+    for i in rest.tolist():
+        texts[i] = original_text(float(values[i]))
+    return [str(t) for t in texts.tolist()]
 
 
 def check_pseudonyms(released: pd.Series, original: pd.Series) -> None:

@@ -102,6 +102,23 @@ def test_one_number_is_one_original_and_missing_cells_none(tmp_path: Path) -> No
     assert len(mapping) == 4
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "Int64", "Float64", "string"])
+def test_a_typed_column_has_the_texts_of_its_values(dtype: str) -> None:
+    """A column of one type is read per distinct value (numpy for numbers): the same texts as
+    cell by cell, one pseudonym per value."""
+    numbers = [0.0, -0.0, 1.0, 2.5, 1e20, 2.0**62, -7.0, 0.1, 1 / 3, float("inf"), float("nan")]
+    if dtype in ("int64", "Int64"):
+        numbers = [0, 1, -7, 2**62, 2**63 - 1, 12]
+    series = pd.Series(numbers * 2, name="pid")
+    series = series.astype(str) if dtype == "string" else series.astype(dtype)
+    series = series.astype("string") if dtype == "string" else series
+    released, key = pseudonymize(series)
+    for value, token in zip(series.tolist(), released.tolist(), strict=True):
+        if token is not None:
+            assert key[original_text(value)] == token
+    assert released.tolist()[: len(numbers)] == released.tolist()[len(numbers) :]
+
+
 def test_a_number_and_a_text_written_alike_are_refused_naming_the_column(tmp_path: Path) -> None:
     with pytest.raises(
         ExportRefused, match=r"column 'pid' \(pseudonymised\): records 1 and 2"
