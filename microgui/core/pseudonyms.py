@@ -125,10 +125,12 @@ def _original_texts(values: pd.Series, missing: np.ndarray, name: str) -> list[s
     if one_type:
         texts = _number_texts(np.asarray(uniques))
         texts = texts if texts is not None else [original_text(v) for v in uniques.tolist()]
-        return [
-            None if gone or code < 0 else texts[code]
-            for code, gone in zip(codes.tolist(), missing.tolist(), strict=True)
-        ]
+        # two values written alike (categories 1 and "1"): judged cell by cell below
+        if len(set(texts)) == len(texts):
+            return [
+                None if gone or code < 0 else texts[code]
+                for code, gone in zip(codes.tolist(), missing.tolist(), strict=True)
+            ]
     kinds: dict[str, tuple[str, int]] = {}
     out: list[str | None] = []
     for row, (value, gone) in enumerate(zip(values.tolist(), missing, strict=True)):

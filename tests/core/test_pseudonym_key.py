@@ -125,6 +125,9 @@ def test_a_number_and_a_text_written_alike_are_refused_naming_the_column(tmp_pat
     ) as e:
         pseudonymize(pd.Series([1, "1", "x"], name="pid", dtype=object))
     assert "\n" not in str(e.value) and "'1'" not in str(e.value)
+    mixed = pd.Series(pd.Categorical([1, "1", "x"]), name="pid")  # categories of two types
+    with pytest.raises(ExportRefused, match="written alike"):
+        pseudonymize(mixed)
     assert not list(tmp_path.iterdir())
 
 
