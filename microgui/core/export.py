@@ -475,12 +475,10 @@ def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
 def _all_days(column: pd.Series) -> bool:
     """Whether an object column holds calendar days (``datetime.date``, not date-times) and
     missing cells only, at least one day."""
-    if column.dtype != object:
+    # pandas' inference, in C, first: a text column of a million records is not walked here
+    if column.dtype != object or pd.api.types.infer_dtype(column, skipna=True) != "date":
         return False
-    values = [v for v in column.tolist() if v is not None and not pd.isna(v)]
-    return bool(values) and all(
-        isinstance(v, dt.date) and not isinstance(v, dt.datetime) for v in values
-    )
+    return not any(isinstance(v, dt.datetime) for v in column.tolist())  # "date" takes both
 
 
 def _release_stat(

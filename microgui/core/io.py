@@ -1695,7 +1695,7 @@ def _user_missing(
         timed = pd.api.types.is_datetime64_any_dtype(values.dtype) or (
             values.dtype == object
             and any(isinstance(v, datetime.date) for v in values.tolist())
-            and all(isinstance(v, datetime.date) or pd.isna(v) for v in values.tolist())
+            and all(isinstance(v, datetime.date) or _missing_cell(v) for v in values.tolist())
         )
         if timed:  # an SPSS date variable's declaration: pyreadstat gives it as dates
             mask = np.array([_in_date_spans(v, spans) for v in values.tolist()], dtype=bool)
@@ -1726,6 +1726,14 @@ def _user_missing(
                 column = column.astype(np.float64)  # Stata: numbers once .a ... .z are out
             frame[col] = column
     return kept
+
+
+def _missing_cell(value: object) -> bool:
+    """Whether one cell is missing; False for a list or array cell (no truth value)."""
+    try:
+        return bool(pd.isna(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return False
 
 
 def _in_date_spans(value: object, spans: Sequence[Mapping[str, Any]]) -> bool:

@@ -209,3 +209,39 @@ def test_command_line_and_api_use_the_one_key_writer(
     assert calls == [("phone",), ("phone",)]
     for name in ("k1.csv", "k2.csv"):
         assert sorted(set(_read_key(tmp_path / name).values())) == sorted(PHONES)
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet", ".sav"])
+def test_list_and_map_identifiers_get_a_json_original(tmp_path: Path, ext: str) -> None:
+    """Parquet list and map columns as identifiers: one pseudonym per distinct value, the key's
+    original its JSON; a typed release did not crash on them (found by the adversarial pass)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lists = [[1, 2], [1, 2], [3], [], [4, 5, 6], [7]]
+    maps = [[("a", 1)], [("b", 2)], [("a", 1)], [("c", 3)], [("d", 4)], [("e", 5)]]
+    table = pa.table(
+        {
+            "pid": pa.array(lists),
+            "mid": pa.array(maps, pa.map_(pa.string(), pa.int64())),
+            "age": [20.0, 21.0, 30.0, 31.0, 40.0, 41.0],
+        }
+    )
+    source = tmp_path / "nested.parquet"
+    pq.write_table(table, source)
+    out, key = tmp_path / f"o{ext}", tmp_path / "k.csv"
+    assert main(["protect", str(source), "-o", str(out), "--identifiers", "pid,mid", "--qi",
+                 "age", "-k", "2", "--method", "mdav", "--pseudonymize", "pid,mid",
+                 "--pseudonym-key", str(key), "-q"]) == 0  # fmt: skip
+    frame = pd.read_csv(key, dtype=str, keep_default_na=False)
+    mapping = dict(zip(frame["pseudonym"], frame["original"], strict=True))
+    if ext == ".sav":
+        import pyreadstat
+
+        released = pyreadstat.read_sav(out)[0]["pid"].tolist()
+    elif ext == ".csv":
+        released = pd.read_csv(out, dtype=str, keep_default_na=False)["pid"].tolist()
+    else:
+        released = pd.read_parquet(out)["pid"].tolist()
+    assert [json.loads(mapping[p]) for p in released] == lists
+    assert len(frame[frame["column"] == "mid"]) == 5  # ("a", 1) twice: one original
