@@ -84,6 +84,7 @@ __all__ = [
     "FileWriter",
     "FINGERPRINT_ATTR",
     "STAT_ATTR",
+    "MissingCodes",
     "file_sha256",
     "SUPPORTED_EXTENSIONS",
     "text_cells",
@@ -1708,12 +1709,9 @@ def _user_missing(
             codes = {str(span["lo"]) for span in spans} | {str(span["hi"]) for span in spans}
             mask = values.astype(object).isin(codes).to_numpy()
         rows = np.flatnonzero(mask)
-        # tuples, not arrays: pandas compares a frame's attrs with == when it concatenates
-        # (pyreadstat does, writing dates), and an array's == has no truth value (issue 27)
         kept[str(col)] = {
             "ranges": [{"lo": span["lo"], "hi": span["hi"]} for span in spans],
-            "rows": tuple(int(r) for r in rows),
-            "codes": tuple(values.to_numpy()[rows].tolist()),
+            "cells": MissingCodes(rows, np.asarray(values.to_numpy()[rows], dtype=object)),
         }
         if len(rows):
             keep_type = timed or pd.api.types.is_numeric_dtype(values)
@@ -1726,6 +1724,38 @@ def _user_missing(
                 column = column.astype(np.float64)  # Stata: numbers once .a ... .z are out
             frame[col] = column
     return kept
+
+
+class MissingCodes:
+    """Which records of a column held a user-missing code (``rows``) and the codes, for a
+    release that writes them back (:func:`microgui.core.release.release_writer`).
+
+    Kept in ``frame.attrs``, which pandas deep-copies at every operation and compares with
+    ``==`` when it concatenates (pyreadstat does, writing dates): the arrays are read-only and
+    never copied, and two are equal when their arrays are (an array's own ``==`` has no truth
+    value: every SPSS/Stata release with a date crashed on it, issue 27; a tuple of Python
+    numbers made every pandas operation on a large table copy it)."""
+
+    __slots__ = ("rows", "codes")
+
+    def __init__(self, rows: np.ndarray, codes: np.ndarray) -> None:
+        self.rows = np.array(rows, dtype=np.int64)
+        self.codes = np.array(codes, dtype=object)
+        self.rows.flags.writeable = False
+        self.codes.flags.writeable = False
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MissingCodes)
+            and np.array_equal(self.rows, other.rows)
+            and len(self.codes) == len(other.codes)
+            and all(a == b for a, b in zip(self.codes.tolist(), other.codes.tolist(), strict=True))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, object]) -> MissingCodes:
+        return self  # read-only: a copy would be the same
 
 
 def _missing_cell(value: object) -> bool:

@@ -773,7 +773,9 @@ def _user_missing_back(
         letters = [str(r["lo"]) for r in spans]
         stata_codes = bool(letters) and all(len(x) == 1 and x.isalpha() for x in letters)
         column = out[name]
-        rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
+        cells = entry.get("cells")
+        rows = np.asarray(cells.rows if cells is not None else (), dtype=np.int64)
+        stored = np.asarray(cells.codes if cells is not None else (), dtype=object)
         if len(rows) and len(column) <= int(rows.max()):
             continue  # not the input's rows (cannot happen for a release; never guess)
         if pd.api.types.is_datetime64_any_dtype(column.dtype) or _dates(column):
@@ -787,7 +789,7 @@ def _user_missing_back(
                 continue
             values = column.to_numpy(copy=True)
             empty = pd.isna(values[rows]) if len(rows) else np.zeros(0, dtype=bool)
-            for row, code, gone in zip(rows, entry.get("codes", ()), empty, strict=True):
+            for row, code, gone in zip(rows, stored.tolist(), empty, strict=True):
                 if gone:
                     values[row] = code if values.dtype == object else np.datetime64(code)
             out[name] = pd.Series(values, index=out.index, dtype=column.dtype)
@@ -798,7 +800,7 @@ def _user_missing_back(
             continue  # Stata holds its letters .a-.z in number columns, no SPSS code
         if fmt == "spss" and stata_codes and numeric:
             continue  # nor SPSS a Stata letter
-        codes = np.asarray(entry.get("codes", ()), dtype=object)
+        codes = stored
         # SPSS numeric codes go back as numbers; text codes and Stata's letters as text
         as_numbers = numeric and not stata_codes
         values = (

@@ -301,3 +301,19 @@ def test_a_parquet_release_holds_no_note_of_the_reader(
     assert b"PANDAS_ATTRS" not in metadata
     text = b"".join(metadata.values())
     assert b"in" + ext.encode() not in text and b"sha256" not in text and b"refused" not in text
+
+
+def test_the_readers_user_missing_notes_survive_pandas(inputs: dict[str, Path]) -> None:
+    """pandas deep-copies a frame's attrs at every operation and compares them when it
+    concatenates: the notes compare as a whole (an array there made the comparison raise) and
+    are not copied cell by cell (a tuple of a million codes made every operation slow)."""
+    import copy
+
+    from microgui.core.io import STAT_ATTR, MissingCodes
+
+    frame = read_table(inputs[".sav"]).frame
+    cells = frame.attrs[STAT_ATTR]["user_missing"]["um"]["cells"]
+    assert isinstance(cells, MissingCodes) and cells.rows.tolist() == list(MISSING_ROWS)
+    assert copy.deepcopy(frame.attrs) == frame.attrs
+    assert copy.deepcopy(cells) is cells and not cells.rows.flags.writeable
+    assert pd.concat([frame, frame]).attrs == frame.attrs  # raised before
