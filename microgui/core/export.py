@@ -45,6 +45,7 @@ words; it is recorded on one line.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -76,7 +77,7 @@ from microgui.core.io import (
 from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.numbers import whole_numbers_written_plain
-from microgui.core.pseudonyms import PSEUDONYM_WARNING, check_pseudonyms, key_frame
+from microgui.core.pseudonyms import KEY_FORMAT, PSEUDONYM_WARNING, check_pseudonyms, key_writer
 from microgui.core.pseudonyms import pseudonymize as pseudonymize_column
 from microgui.core.release import CsvOptions, csv_options_writer, release_format, release_writer
 from microgui.core.roles import resolve_columns
@@ -503,6 +504,8 @@ def export_run(
         report["pseudonymized"] = {c: len(keys[c]) for c in pseudonymize}
         report["pseudonym_warning"] = PSEUDONYM_WARNING
         report["pseudonym_key"] = Path(key_path).name if key_path is not None else None
+        if key_path is not None:
+            report["pseudonym_key_format"] = KEY_FORMAT
         log.warning("pseudonymised columns %s: %s", pseudonymize, PSEUDONYM_WARNING)
     if keep_formula_cells and fmt == "excel":
         # A workbook runs a cell starting with "=" as a formula: never kept raw there.
@@ -548,6 +551,7 @@ def export_run(
         log.warning("export override (%s): %s", reason, "; ".join(verdict.problems))
         report["export_override"] = {"reason": reason, "problems": list(verdict.problems)}
     writer: Any
+    stat = _release_stat(dataset, result, pseudonymize)
     if fmt == "csv":
         report["csv_format"] = options.to_json()
         writer = (
@@ -556,25 +560,20 @@ def export_run(
             else csv_options_writer(frame, options, text_input=_text_input(dataset))
         )
     else:
-        stat = dataset.frame.attrs.get(STAT_ATTR)
-        if stat and pseudonymize:  # pseudonyms carry none of the column's value labels
-            stat = {**stat, "codes": _without(stat.get("codes", {}), pseudonymize)}
-            stat["value_labels"] = _without(stat.get("value_labels", {}), pseudonymize)
-        if stat and stat.get("user_missing"):
-            # SPSS user-missing codes go back only where the column is passed through
-            # unchanged: a quasi-identifier's cells are aggregates, a pseudonym is drawn
-            changed = {*result.roles.quasi_identifiers, *pseudonymize}
-            stat = {
-                **stat,
-                "user_missing": _without(stat["user_missing"], list(changed)),
-                "user_missing_dropped": sorted(c for c in stat["user_missing"] if c in changed),
-            }
         compress = csv_file.suffix.lower() == ".zsav"
         frame = _dates_back(dataset.frame, frame)
         writer, notes = release_writer(
             frame, fmt, stat, compress=compress, text_input=_text_input(dataset)
         )
         report.update(notes)
+    if fmt not in ("spss", "stata") and stat and stat.get("user_missing_declared"):
+        # only SPSS and Stata hold user-missing codes: elsewhere the cells are missing, said
+        report["labels"] = {
+            "user_missing_kept": [],
+            "user_missing_dropped": sorted(
+                c for c in stat["user_missing_declared"] if c in written.columns
+            ),
+        }
     report["fingerprint"] = {"input": input_fingerprint(dataset), "output": None}
 
     def released(temps: Sequence[Path]) -> None:
@@ -604,10 +603,8 @@ def export_run(
     if report_path is not None:
         items.append((report_path, DerivedWriter(json_writer)))
     items += [(path, extra_writer(maker)) for path, maker in extra_reports]
-    if key_path is not None:
-        key, _count = neutralize_formulas(key_frame(keys, pseudonymize))
-        # the key re-identifies every record: readable by its owner only
-        items.append((key_path, EncodedWriter(csv_writer(key), "utf-8", private=True)))
+    if key_path is not None:  # exact, never the formula rule (a program reads it)
+        items.append((key_path, key_writer(keys, pseudonymize)))
     # Every file is written before any is renamed, and a failed rename puts the others back: a
     # full disk never leaves a release without its report (or key), nor a new one beside an old
     # report.
@@ -631,19 +628,64 @@ def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
         if name not in original.columns:
             continue
         source = original[name]
-        if not pd.api.types.is_datetime64_any_dtype(source.dtype):
+        # an SPSS DATE or Stata %td variable is read as datetime.date objects (issue 27)
+        days = not pd.api.types.is_datetime64_any_dtype(source.dtype) and _all_days(source)
+        if not days and not pd.api.types.is_datetime64_any_dtype(source.dtype):
             continue
-        if getattr(source.dt, "tz", None) is not None:
+        if not days and getattr(source.dt, "tz", None) is not None:
             continue  # with a time zone (summer time: mixed offsets): left as written
         column = frame[name]
-        if pd.api.types.is_datetime64_any_dtype(column.dtype):
+        if pd.api.types.is_datetime64_any_dtype(column.dtype) or (days and _all_days(column)):
             continue
         present = column.notna() & (column.astype(str).str.strip() != "")
-        parsed = pd.to_datetime(column.where(present), errors="coerce")
+        # ISO 8601, as str() writes a date: other text (a pseudonym) is no date, and pandas'
+        # guessing of a format warns
+        parsed = pd.to_datetime(column.where(present), errors="coerce", format="ISO8601")
         if bool((parsed.notna() == present).all()):
             out = frame.copy(deep=False) if out is frame else out
-            out[name] = parsed.astype(source.dtype)
+            out[name] = (
+                pd.Series(
+                    [None if pd.isna(v) else v.date() for v in parsed.tolist()],
+                    index=frame.index,
+                    dtype=object,
+                )
+                if days
+                else parsed.astype(source.dtype)
+            )
     return out
+
+
+def _all_days(column: pd.Series) -> bool:
+    """Whether an object column holds calendar days (``datetime.date``, not date-times) and
+    missing cells only, at least one day."""
+    # pandas' inference, in C, first: a text column of a million records is not walked here
+    if column.dtype != object or pd.api.types.infer_dtype(column, skipna=True) != "date":
+        return False
+    return not any(isinstance(v, dt.datetime) for v in column.tolist())  # "date" takes both
+
+
+def _release_stat(
+    dataset: Dataset, result: RunResult, pseudonymize: Sequence[str]
+) -> dict[str, Any] | None:
+    """The input's SPSS/Stata notes (:data:`~microgui.core.io.STAT_ATTR`) as a release uses
+    them: no value labels on pseudonyms, and user-missing codes to write back only where the
+    column passes through unchanged (a quasi-identifier's cells are aggregates, a pseudonym is
+    drawn; those are ``user_missing_dropped``). ``user_missing_declared``: every column with a
+    declaration, for a format that holds none."""
+    stat = dataset.frame.attrs.get(STAT_ATTR)
+    if not stat:
+        return None
+    stat = dict(stat)
+    if pseudonymize:  # pseudonyms carry none of the column's value labels
+        stat["codes"] = _without(stat.get("codes", {}), pseudonymize)
+        stat["value_labels"] = _without(stat.get("value_labels", {}), pseudonymize)
+    declared = dict(stat.get("user_missing") or {})
+    if declared:
+        changed = {*result.roles.quasi_identifiers, *pseudonymize}
+        stat["user_missing"] = _without(declared, list(changed))
+        stat["user_missing_dropped"] = sorted(c for c in declared if c in changed)
+        stat["user_missing_declared"] = sorted(declared)
+    return stat
 
 
 def _without(mapping: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:

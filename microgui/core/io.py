@@ -84,6 +84,7 @@ __all__ = [
     "FileWriter",
     "FINGERPRINT_ATTR",
     "STAT_ATTR",
+    "MissingCodes",
     "file_sha256",
     "SUPPORTED_EXTENSIONS",
     "text_cells",
@@ -1692,7 +1693,14 @@ def _user_missing(
         if col not in frame.columns or not spans:
             continue
         values = frame[col]
-        if pd.api.types.is_numeric_dtype(values.dtype):
+        timed = pd.api.types.is_datetime64_any_dtype(values.dtype) or (
+            values.dtype == object
+            and any(isinstance(v, datetime.date) for v in values.tolist())
+            and all(isinstance(v, datetime.date) or _missing_cell(v) for v in values.tolist())
+        )
+        if timed:  # an SPSS date variable's declaration: pyreadstat gives it as dates
+            mask = np.array([_in_date_spans(v, spans) for v in values.tolist()], dtype=bool)
+        elif pd.api.types.is_numeric_dtype(values.dtype):
             numbers = values.to_numpy(dtype=np.float64, na_value=np.nan)
             mask = np.zeros(len(values), dtype=bool)
             for span in spans:
@@ -1703,11 +1711,11 @@ def _user_missing(
         rows = np.flatnonzero(mask)
         kept[str(col)] = {
             "ranges": [{"lo": span["lo"], "hi": span["hi"]} for span in spans],
-            "rows": rows,
-            "codes": values.to_numpy()[rows].copy(),
+            "cells": MissingCodes(rows, np.asarray(values.to_numpy()[rows], dtype=object)),
         }
         if len(rows):
-            column = values.astype(object) if not pd.api.types.is_numeric_dtype(values) else values
+            keep_type = timed or pd.api.types.is_numeric_dtype(values)
+            column = values if keep_type else values.astype(object)
             column = column.mask(mask)
             rest = column.dropna()
             if not pd.api.types.is_numeric_dtype(values) and all(
@@ -1716,6 +1724,68 @@ def _user_missing(
                 column = column.astype(np.float64)  # Stata: numbers once .a ... .z are out
             frame[col] = column
     return kept
+
+
+class MissingCodes:
+    """Which records of a column held a user-missing code (``rows``) and the codes, for a
+    release that writes them back (:func:`microgui.core.release.release_writer`).
+
+    Kept in ``frame.attrs``, which pandas deep-copies at every operation and compares with
+    ``==`` when it concatenates (pyreadstat does, writing dates): the arrays are read-only and
+    never copied, and two are equal when their arrays are (an array's own ``==`` has no truth
+    value: every SPSS/Stata release with a date crashed on it, issue 27; a tuple of Python
+    numbers made every pandas operation on a large table copy it)."""
+
+    __slots__ = ("rows", "codes")
+
+    def __init__(self, rows: np.ndarray, codes: np.ndarray) -> None:
+        self.rows = np.array(rows, dtype=np.int64)
+        self.codes = np.array(codes, dtype=object)
+        self.rows.flags.writeable = False
+        self.codes.flags.writeable = False
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MissingCodes)
+            and np.array_equal(self.rows, other.rows)
+            and len(self.codes) == len(other.codes)
+            and all(a == b for a, b in zip(self.codes.tolist(), other.codes.tolist(), strict=True))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, object]) -> MissingCodes:
+        return self  # read-only: a copy would be the same
+
+
+def _missing_cell(value: object) -> bool:
+    """Whether one cell is missing; False for a list or array cell (no truth value)."""
+    try:
+        return bool(pd.isna(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return False
+
+
+def _in_date_spans(value: object, spans: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a date or date-time cell lies in one of a date variable's declared spans (a day
+    compared with a date-time is that day's midnight)."""
+    if not isinstance(value, datetime.date) or pd.isna(value):
+        return False
+    for span in spans:
+        lo, hi = span["lo"], span["hi"]
+        if isinstance(value, datetime.datetime):
+            lo, hi = (
+                datetime.datetime.combine(x, datetime.time())
+                if not isinstance(x, datetime.datetime)
+                else x
+                for x in (lo, hi)
+            )
+        try:
+            if lo <= value <= hi:
+                return True
+        except TypeError:  # a span that is no date: no match
+            continue
+    return False
 
 
 # ---------------------------------------------------------------------------------------------

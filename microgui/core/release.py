@@ -270,6 +270,13 @@ def release_writer(
     format cannot hold, before anything is written."""
     if fmt not in ("excel", "parquet", "spss", "stata"):
         raise ValueError(f"no file writer for format {fmt!r}")
+    # The input's reader notes (file name and SHA-256, line map, SPSS/Stata labels, which
+    # records held user-missing codes) ride along in ``frame.attrs``: pandas writes them into a
+    # Parquet file's metadata, and compares them when pyreadstat concatenates (an array there
+    # crashed every SPSS/Stata release with a date; issue 27). A release file holds the table
+    # only: what the format keeps of the labels comes from ``stat``, passed on purpose.
+    frame = frame.copy(deep=False)
+    frame.attrs = {}
     _check_cells(frame, fmt)
     plain = _plain_numbers(frame) if text_input else {}
     decimals = {c: p.decimals for c, p in plain.items() if p.decimals is not None}
@@ -766,15 +773,34 @@ def _user_missing_back(
         letters = [str(r["lo"]) for r in spans]
         stata_codes = bool(letters) and all(len(x) == 1 and x.isalpha() for x in letters)
         column = out[name]
+        cells = entry.get("cells")
+        rows = np.asarray(cells.rows if cells is not None else (), dtype=np.int64)
+        stored = np.asarray(cells.codes if cells is not None else (), dtype=object)
+        if len(rows) and len(column) <= int(rows.max()):
+            continue  # not the input's rows (cannot happen for a release; never guess)
+        if pd.api.types.is_datetime64_any_dtype(column.dtype) or _dates(column):
+            # an SPSS date variable's declaration (pyreadstat reads it as dates): the dates go
+            # back and the declaration in SPSS's seconds since 1582-10-14; Stata's letters in a
+            # date variable cannot be written by pyreadstat: dropped, and said
+            if fmt != "spss" or stata_codes:
+                continue
+            seconds = [(_spss_seconds(r["lo"]), _spss_seconds(r["hi"])) for r in spans]
+            if any(lo is None or hi is None for lo, hi in seconds):
+                continue
+            values = column.to_numpy(copy=True)
+            empty = pd.isna(values[rows]) if len(rows) else np.zeros(0, dtype=bool)
+            for row, code, gone in zip(rows, stored.tolist(), empty, strict=True):
+                if gone:
+                    values[row] = code if values.dtype == object else np.datetime64(code)
+            out[name] = pd.Series(values, index=out.index, dtype=column.dtype)
+            declared[name] = [{"lo": lo, "hi": hi} for lo, hi in seconds]
+            continue
         numeric = pd.api.types.is_numeric_dtype(column.dtype)
         if fmt == "stata" and not (stata_codes and numeric):
             continue  # Stata holds its letters .a-.z in number columns, no SPSS code
         if fmt == "spss" and stata_codes and numeric:
             continue  # nor SPSS a Stata letter
-        rows = np.asarray(entry.get("rows", ()), dtype=np.int64)
-        if len(rows) and len(column) <= int(rows.max()):
-            continue  # not the input's rows (cannot happen for a release; never guess)
-        codes = np.asarray(entry.get("codes", ()), dtype=object)
+        codes = stored
         # SPSS numeric codes go back as numbers; text codes and Stata's letters as text
         as_numbers = numeric and not stata_codes
         values = (
@@ -792,6 +818,18 @@ def _user_missing_back(
         else:
             declared[name] = letters[:3]  # SPSS: 3 text codes at most
     return declared
+
+
+def _spss_seconds(value: object) -> float | None:
+    """A date or date-time as SPSS stores it (seconds since 1582-10-14), None for anything
+    else."""
+    if isinstance(value, dt.datetime):
+        moment = value.replace(tzinfo=None)
+    elif isinstance(value, dt.date):
+        moment = dt.datetime.combine(value, dt.time())
+    else:
+        return None
+    return (moment - dt.datetime(1582, 10, 14)).total_seconds()
 
 
 def _neutral(text: str) -> str:

@@ -368,6 +368,8 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
             if key
             else "No pseudonym key was written: the pseudonyms cannot be traced back."
         )
+        if key and report.get("pseudonym_key_format"):
+            notes.append(f"Key format: {report['pseudonym_key_format']}.")
     labels = report.get("labels")
     if isinstance(labels, Mapping):
         outside = labels.get("values_outside_labels")

@@ -205,6 +205,11 @@ def test_export_options_reach_the_release_and_the_copied_command(
     assert all(PSEUDONYM_PATTERN.fullmatch(v) for v in frame["person"])
     assert (tmp_path / "pseud.pseudonym-key.csv").exists()
     assert "pseudonyms for person" in window.statusBar().currentMessage()
+    # the app writes the one exact key (issue 27): each pseudonym back to its record's original
+    key = pd.read_csv(tmp_path / "pseud.pseudonym-key.csv", dtype=str, keep_default_na=False)
+    mapping = dict(zip(key["pseudonym"], key["original"], strict=True))
+    originals = pd.read_csv(_source, dtype=str, keep_default_na=False)["person"].tolist()
+    assert [mapping[p] for p in frame["person"]] == originals
 
 
 def test_every_protect_option_is_known_to_the_replay() -> None:
