@@ -216,7 +216,9 @@ def protect(
         )
     elif not isinstance(roles, RoleMap):
         raise InvalidRoles(f"roles must be a RoleMap, not a {type(roles).__name__}")
-    dataset = Dataset(frame=frame, roles=roles)
+    # The run's own copy of the input: an edit of the caller's frame after protect() must not
+    # change what export() draws pseudonyms and their key from, nor the input's fingerprint.
+    dataset = Dataset(frame=frame.copy(), roles=roles)
     spec = RunSpec.make(
         method,
         k,

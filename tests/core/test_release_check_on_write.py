@@ -314,3 +314,19 @@ def test_cli_report_describes_the_file_written(
     assert main(argv) == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "ir.report.json").read_text())
     assert report["k_anonymity"] == k_anonymity_level(pd.read_csv(tmp_path / "ir.csv"), QIS)
+
+
+def test_an_edit_of_the_callers_frame_after_protect_changes_no_export(
+    people: pd.DataFrame, tmp_path: Path
+) -> None:
+    """The run keeps its own copy of the input: pseudonyms and their key are drawn from the
+    records as they were given to protect(), not from the caller's frame edited since."""
+    res = _protect(people)
+    given = people["id"].copy()
+    people["id"] = "someone else"
+    people.loc[0, "age"] = 999
+    res.export(tmp_path / "out.csv", pseudonymize="id", pseudonym_key=tmp_path / "key.csv")
+    out = pd.read_csv(tmp_path / "out.csv")
+    key = pd.read_csv(tmp_path / "key.csv", dtype=str)
+    back = out["id"].map(dict(zip(key["pseudonym"], key["original"], strict=True)))
+    assert back.tolist() == given.tolist()
