@@ -814,7 +814,8 @@ def _write_part(
     released = np.column_stack([_release(raw[:, j], job, j) for j in range(len(names))])
     sse = ((z - _z(released, job.mean, job.std)) ** 2).sum(axis=0)
     sse_raw = ((z - _z(raw, job.mean, job.std)) ** 2).sum(axis=0)
-    keep = [c for c in frame.columns if str(c) not in set(job.identifiers)]
+    removed = set(job.identifiers)  # once: per column it was quadratic (issue 27)
+    keep = [c for c in frame.columns if str(c) not in removed]
     out = frame.loc[:, keep].copy(deep=False)
     for j, col in enumerate(names):
         out[col] = pd.Series(released[:, j], index=out.index)
