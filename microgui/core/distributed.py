@@ -95,6 +95,7 @@ from microgui.core.io import (
     PARQUET_EXTENSIONS,
     SUPPORTED_EXTENSIONS,
     TEXT_EXTENSIONS,
+    check_width,
     check_write_targets,
     csv_writer,
     json_text,
@@ -261,8 +262,10 @@ def _parquet_partitions(file: Path) -> list[Partition]:
 
         meta = pq.ParquetFile(file).metadata
         sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        width = len(meta.schema.to_arrow_schema())
     except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
         raise _unreadable_parquet(file.name, exc) from None
+    check_width(file.name, width)  # as a local read refuses it, from the footer
     out: list[Partition] = []
     groups: list[int] = []
     first = count = 0

@@ -74,6 +74,7 @@ from microgui.core.dataset import (
     LINES_ATTR,
     SOURCE_ATTR,
     Dataset,
+    shared_attr,
 )
 from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.progress import ProgressFn, no_progress
@@ -97,7 +98,9 @@ __all__ = [
     "file_dialog_filter",
     "read_frame",
     "read_table",
+    "check_width",
     "check_write_targets",
+    "MAX_COLUMNS",
     "csv_writer",
     "write_csv_atomic",
     "write_files_atomic",
@@ -214,7 +217,13 @@ def read_table(
             "bytes": source.stat().st_size,
         }
     progress(0.97, f"suggesting roles for {len(frame.columns):,} columns")
-    dataset = Dataset.from_frame(frame, source=source)
+    try:
+        dataset = Dataset.from_frame(frame, source=source)
+    except MemoryError:  # the estimate is not a promise: one line, never a traceback
+        raise InvalidInput(
+            f"{source.name!r} is too large to read here: memory ran out while suggesting the "
+            "roles of its columns; close other programs, read a subset, or save fewer columns"
+        ) from None
     progress(1.0, f"read {source.name}")
     if labels:
         dataset = Dataset(
@@ -282,6 +291,208 @@ def _check_memory(name: str, needed: int, what: str) -> None:
         )
 
 
+#: The most columns microgui reads from one table. Real microdata is far narrower (a census or
+#: labour-force file has tens to hundreds of variables, a large SPSS survey a few thousand);
+#: Excel holds at most 16,384 columns and Stata/MP at most 120,000 variables, so every table
+#: those tools make fits. A wider file (300,000 columns of a genomic or wide-format export) is
+#: refused from its header or metadata before any cell is read: each column costs a pandas
+#: column, a role and a line of every report, and no microaggregation needs that many.
+MAX_COLUMNS = 120_000
+#: About how many bytes each column costs beyond its cells (a pandas block and Series, its
+#: role, its suggestion, its writer), measured on 100,000 columns of 20 records; added to the
+#: estimate so that a wide file of few rows is judged on its width, not its size.
+_BYTES_PER_COLUMN = 20_000
+#: The Arrow table and the pandas frame a Parquet file becomes live side by side at the peak,
+#: and suggesting roles works on a copy of a column (3: measured within a third of the peak).
+_PARQUET_COPIES = 3
+#: Bytes of a cell in a pandas frame read from SPSS/Stata, by pyreadstat type: a number is a
+#: float64; a text cell a Python str (about 50 bytes of object plus its characters) and a
+#: pointer. The labels applied afterwards and the roles suggested double it at the peak.
+_STAT_CELL = {"double": 8, "string": 58}
+_STAT_COPIES = 2
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a file's header or metadata says of its table before a cell is read."""
+
+    #: number of columns (None: unknown)
+    columns: int | None
+    #: about how many bytes reading it takes (None: unknown, judged on the file size alone)
+    needed: int | None = None
+    #: what ``needed`` is made of, for the message ("300,000,000 records x 2 columns")
+    what: str = ""
+
+
+def _check_shape(path: Path, kind: str, size: int) -> None:
+    """Refuse a file too wide (:data:`MAX_COLUMNS`) or too large for the memory available,
+    judged on its own header or metadata before any cell is read (issue 27: a 2 MB Parquet file
+    of 300 million records ended in a MemoryError; its footer says how many records it holds).
+    The estimate is the larger of the size-based one and the metadata-based one, never a
+    promise; a file whose metadata cannot be read is judged on its size, and its reader says
+    what is wrong."""
+    try:
+        shape = _SHAPE_OF[kind](path)
+    except InvalidInput:
+        raise
+    except Exception:  # noqa: BLE001 - unreadable metadata: the reader names the problem
+        shape = _Shape(None)
+    columns = shape.columns
+    if columns is not None:
+        check_width(path.name, columns)
+    needed = size * _MEMORY_PER_BYTE[kind] + (columns or 0) * _BYTES_PER_COLUMN
+    what = f"reading its {_megabytes(size)}"
+    if columns:
+        what += f" and {columns:,} columns"
+    if shape.needed is not None and shape.needed > needed:
+        needed, what = shape.needed, shape.what
+    _check_memory(path.name, needed, what)
+
+
+def check_width(name: str, columns: int) -> None:
+    """Refuse a table of more than :data:`MAX_COLUMNS` columns, in one line naming the file
+    (every reader, and the partitioned reader, before any cell is read)."""
+    if columns > MAX_COLUMNS:
+        raise InvalidInput(
+            f"{name!r} has {columns:,} columns, more than microgui reads from one table "
+            f"({MAX_COLUMNS:,}); save the columns to protect and release (quasi-identifiers, "
+            "identifiers, the others to keep) as a new file and open that"
+        )
+
+
+def _csv_shape(path: Path) -> _Shape:
+    """The number of fields in the header line (read up to its end, at most 16 MiB: enough to
+    count more than :data:`MAX_COLUMNS` fields), with the delimiter the reader would find."""
+    with open(path, "rb") as handle:
+        head = handle.read(_SNIFF_CHARS)
+        line = head
+        while b"\n" not in line and len(line) < 16 * 1024 * 1024:
+            piece = handle.read(1 << 20)
+            if not piece:
+                break
+            line += piece
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        codec = "utf-16"
+    elif head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        codec = "utf-32"
+    else:
+        codec = "utf-8-sig"
+    text = line.decode(codec, errors="replace")
+    delimiter, skip = _detect_delimiter(text[:_SNIFF_CHARS], _preferred_delimiter(path))
+    lines = text.split("\n", skip + 1)
+    header = lines[skip] if len(lines) > skip else ""
+    try:
+        fields = next(csv.reader([header.rstrip("\r")], delimiter=delimiter), [])
+    except csv.Error:  # a quoted header spanning lines: the reader says what is wrong
+        return _Shape(None)
+    return _Shape(len(fields))
+
+
+def _parquet_shape(path: Path) -> _Shape:
+    """Records and columns from the Parquet footer, and the bytes of their cells once read: a
+    fixed-width type its width, text its offsets and about the length of its values (the
+    column statistics' min and max, when written), a Python object per cell for binary,
+    decimal and nested columns (measured: within about a third of the peak of reading 3 million
+    records, text, numbers and nulls). A few MB of dictionary-encoded or null values can stand
+    for hundreds of millions of records."""
+    import importlib
+
+    # untyped modules, imported as values (a type: ignore here would make the readers' unused)
+    pa = importlib.import_module("pyarrow")
+    pq = importlib.import_module("pyarrow.parquet")
+    meta = pq.ParquetFile(path).metadata
+    rows = int(meta.num_rows)
+    schema = meta.schema.to_arrow_schema()
+    lengths = _parquet_text_lengths(meta)
+    per_row = 0
+    for field_ in schema:
+        kind = field_.type
+        if pa.types.is_dictionary(kind):
+            per_row += max(kind.index_type.bit_width // 8, 1)  # a Categorical's codes
+        elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            per_row += 16 + lengths.get(field_.name, 8)  # offsets, characters, suggestion
+        elif pa.types.is_null(kind):
+            per_row += 8  # a pointer to the one None
+        elif pa.types.is_boolean(kind):
+            per_row += 8  # an object column when a cell is missing
+        elif pa.types.is_temporal(kind):
+            per_row += 8
+        elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            per_row += 8  # float64 once a cell is missing
+        else:  # binary, decimal, null, list, struct, map: a Python object per cell
+            per_row += 8 + 56 + lengths.get(field_.name, 0)
+    needed = rows * per_row * _PARQUET_COPIES + len(schema) * _BYTES_PER_COLUMN
+    return _Shape(len(schema), needed, f"its {rows:,} records x {len(schema):,} columns")
+
+
+def _parquet_text_lengths(meta: Any) -> dict[str, int]:
+    """{top-level column: the longest min/max statistic of its text}: about how long its values
+    are (only lengths are read; no value is kept or shown)."""
+    lengths: dict[str, int] = {}
+    for g in range(min(meta.num_row_groups, 16)):
+        group = meta.row_group(g)
+        for c in range(group.num_columns):
+            chunk = group.column(c)
+            stats = chunk.statistics
+            if stats is None or not stats.has_min_max:
+                continue
+            top = chunk.path_in_schema.split(".", 1)[0]
+            longest = max(len(_stat_bytes(stats.min)), len(_stat_bytes(stats.max)))
+            lengths[top] = max(lengths.get(top, 0), longest)
+    return lengths
+
+
+def _stat_bytes(value: object) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8", errors="replace")
+
+
+def _stat_shape(path: Path) -> _Shape:
+    """Records and variables from an SPSS/Stata header (pyreadstat ``metadataonly``): numbers a
+    float64 per cell, text a Python string each. SPSS may leave the record count unknown (-1):
+    then only the width is judged."""
+    import pyreadstat
+
+    spss = path.suffix.lower() in SPSS_EXTENSIONS
+    reader = pyreadstat.read_sav if spss else pyreadstat.read_dta
+    try:
+        _, meta = reader(os.fspath(path), metadataonly=True)
+    except Exception as exc:
+        if "encoding" not in str(exc).lower() and "convert string" not in str(exc).lower():
+            raise
+        _, meta = reader(os.fspath(path), metadataonly=True, encoding="latin1")
+    columns = int(meta.number_columns or 0)
+    rows = meta.number_rows
+    if rows is None or rows < 0:
+        return _Shape(columns)
+    types = dict(getattr(meta, "readstat_variable_types", None) or {})
+    widths = dict(getattr(meta, "variable_storage_width", None) or {})
+    per_row = sum(
+        _STAT_CELL["string"] + int(widths.get(col, 8) or 8)
+        if types.get(col) == "string"
+        else _STAT_CELL["double"]
+        for col in meta.column_names
+    )
+    needed = int(rows) * per_row * _STAT_COPIES + columns * _BYTES_PER_COLUMN
+    return _Shape(columns, needed, f"its {int(rows):,} records x {columns:,} variables")
+
+
+def _excel_shape(path: Path) -> _Shape:
+    """Excel: the unpacked size already bounds a workbook (:data:`MAX_WORKBOOK_XML_BYTES`), and
+    a sheet holds at most 16,384 columns; nothing more is read before the sheet."""
+    del path
+    return _Shape(None)
+
+
+_SHAPE_OF: dict[str, Callable[[Path], _Shape]] = {
+    "csv": _csv_shape,
+    "parquet": _parquet_shape,
+    "stat": _stat_shape,
+    "excel": _excel_shape,
+}
+
+
 def _reader_kind(ext: str) -> str:
     if ext in TEXT_EXTENSIONS:
         return "csv"
@@ -300,7 +511,7 @@ def _read(
     size = path.stat().st_size
     if kind == "excel" and ext != ".xls":
         size = _check_workbook(path)  # unpacked size; refuses a zip bomb before any parsing
-    _check_memory(path.name, size * _MEMORY_PER_BYTE[kind], f"reading its {_megabytes(size)}")
+    _check_shape(path, kind, size)
     try:
         return _read_kind(path, ext, sheet, progress)
     except MemoryError:
@@ -699,7 +910,7 @@ def _frame_from_records(found: _CsvRecords, name: str) -> pd.DataFrame:
     assert found.rows is not None
     frame = pd.DataFrame(found.rows, columns=pd.Index(found.header, dtype=object), dtype=str)
     frame.attrs[SOURCE_ATTR] = name
-    frame.attrs[LINES_ATTR] = (found.first_record_line, tuple(found.breaks))
+    frame.attrs[LINES_ATTR] = shared_attr((found.first_record_line, tuple(found.breaks)))
     return frame
 
 
@@ -903,7 +1114,7 @@ def _arrow_frame(
     frame: pd.DataFrame = table.slice(1).to_pandas()
     frame.columns = pd.Index(header, dtype=object)
     frame.attrs[SOURCE_ATTR] = name
-    frame.attrs[LINES_ATTR] = (first_line, tuple(breaks))
+    frame.attrs[LINES_ATTR] = shared_attr((first_line, tuple(breaks)))
     return frame
 
 
@@ -1217,7 +1428,7 @@ def _read_sheet(
     data.columns = pd.Index(names, dtype=object)
     data = data.infer_objects()
     data.attrs[SOURCE_ATTR] = f"{name} (sheet {sheet_name})"
-    data.attrs[LINES_ATTR] = (int(sheet_rows[0]), breaks)
+    data.attrs[LINES_ATTR] = shared_attr((int(sheet_rows[0]), breaks))
     data.attrs[LINE_WORD_ATTR] = "row"
     data.attrs[SHEETS_ATTR] = (sheet_name, tuple(sheets))
     return data
@@ -1667,14 +1878,16 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
         if frame[col].dtype == object and all(isinstance(v, str) for v in frame[col].dropna()):
             frame[col] = frame[col].astype(str)
     # What a release in the same format needs to label its columns again (issue 18).
-    frame.attrs[STAT_ATTR] = {
-        "format": "spss" if spss else "stata",
-        "column_labels": column_labels,
-        "value_labels": value_labels,
-        "codes": codes,
-        "measures": {str(c): str(m) for c, m in measures.items()},
-        "user_missing": user_missing,
-    }
+    frame.attrs[STAT_ATTR] = shared_attr(
+        {
+            "format": "spss" if spss else "stata",
+            "column_labels": column_labels,
+            "value_labels": value_labels,
+            "codes": codes,
+            "measures": {str(c): str(m) for c, m in measures.items()},
+            "user_missing": user_missing,
+        }
+    )
     return frame, value_labels
 
 
@@ -2169,7 +2382,11 @@ def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
         for start in range(0, max(len(marked), 1), CSV_CHUNK_ROWS):
             buffer = io.StringIO()
             marked.iloc[start : start + CSV_CHUNK_ROWS].to_csv(
-                buffer, index=False, header=start == 0, lineterminator="\n"
+                buffer,
+                index=False,
+                header=start == 0,
+                lineterminator="\n",
+                chunksize=_to_csv_rows(marked),
             )
             handle.write(buffer.getvalue().replace(marker + "\n", "\r"))
 
@@ -2198,7 +2415,19 @@ def _write_csv(frame: pd.DataFrame, handle: IO[str]) -> None:
                 formatted = frame.copy(deep=False)
             column = pd.Series(texts, index=frame.index, dtype=object)
             formatted.isetitem(position, column)  # type: ignore[arg-type]
-    formatted.to_csv(handle, index=False, lineterminator="\n")
+    formatted.to_csv(handle, index=False, lineterminator="\n", chunksize=_to_csv_rows(frame))
+
+
+#: The fewest records pandas' CSV writer formats at a time. pandas takes 100,000 cells a chunk,
+#: one record of a 100,000-column table: its Python work per column and chunk then grew with
+#: records x columns^2 (issue 27); 100 records of 100,000 columns take about 600 MB of text.
+_TO_CSV_MIN_ROWS = 100
+
+
+def _to_csv_rows(frame: pd.DataFrame) -> int:
+    """The ``chunksize`` of ``to_csv``: pandas' own (100,000 cells), at least
+    :data:`_TO_CSV_MIN_ROWS` records; the bytes written are the same."""
+    return max(100_000 // max(frame.shape[1], 1), _TO_CSV_MIN_ROWS)
 
 
 def _number_texts(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | None:

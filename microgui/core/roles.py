@@ -180,7 +180,9 @@ class RoleMap(Mapping[str, ColumnSpec]):
         return names[0] if names else None
 
     def qi_of_kind(self, kind: AttributeKind) -> list[str]:
-        return [k for k in self._by_role[AttributeRole.QUASI_IDENTIFIER] if self._index[k].kind is kind]
+        return [
+            k for k in self._by_role[AttributeRole.QUASI_IDENTIFIER] if self._index[k].kind is kind
+        ]
 
     def to_json(self) -> dict[str, dict[str, object]]:
         return {k: s.to_json() for k, s in self.specs}
