@@ -60,6 +60,8 @@ __all__ = [
     "column_type",
     "category_values",
     "shared_attr",
+    "check_width",
+    "MAX_COLUMNS",
 ]
 
 #: A numeric column with at least this many distinct values is suggested as continuous.
@@ -132,6 +134,29 @@ def shared_attr(value: _Attr) -> _Attr:
     return cast(_Attr, _SharedTuple(value))
 
 
+#: The most columns microgui works on in one table (read from a file, given to the API). Real
+#: microdata is far narrower (a census or labour-force file has tens to hundreds of variables,
+#: a large SPSS survey a few thousand);
+#: Excel holds at most 16,384 columns and Stata/MP at most 120,000 variables, so every table
+#: those tools make fits. A wider file (300,000 columns of a genomic or wide-format export) is
+#: refused from its header or metadata before any cell is read: each column costs a pandas
+#: column, a role and a line of every report, and no microaggregation needs that many.
+MAX_COLUMNS = 120_000
+
+
+def check_width(what: str, columns: int) -> None:
+    """Refuse a table of more than :data:`MAX_COLUMNS` columns in one line naming ``what`` (a
+    quoted file name, or "the frame given to ..."): every reader from the file's header or
+    metadata before any cell is read, the partitioned reader from the Parquet footers, the API
+    and the app from the frame (:func:`check_frame`)."""
+    if columns > MAX_COLUMNS:
+        raise InvalidInput(
+            f"{what} has {columns:,} columns, more than microgui works on in one table "
+            f"({MAX_COLUMNS:,}); keep the columns to protect and release (quasi-identifiers, "
+            "identifiers, the others to keep) in a new table and use that"
+        )
+
+
 def row_list(rows: np.ndarray, limit: int = 5) -> str:
     """Human row numbers (1-based data rows) for a message: '3, 17, 20 and 4 more'."""
     shown = ", ".join(str(int(r) + 1) for r in rows[:limit])
@@ -173,6 +198,7 @@ def check_frame(frame: object, what: str = "the table") -> pd.DataFrame:
             "e.g. pd.DataFrame(values, columns=[...])"
         )
     columns = frame.columns
+    check_width(what, len(columns))
     if isinstance(columns, pd.MultiIndex):
         raise InvalidInput(
             f"{what} has {columns.nlevels}-level (MultiIndex) column names such as "

@@ -265,7 +265,7 @@ def _parquet_partitions(file: Path) -> list[Partition]:
         width = len(meta.schema.to_arrow_schema())
     except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
         raise _unreadable_parquet(file.name, exc) from None
-    check_width(file.name, width)  # as a local read refuses it, from the footer
+    check_width(repr(file.name), width)  # as a local read refuses it, from the footer
     out: list[Partition] = []
     groups: list[int] = []
     first = count = 0

@@ -72,8 +72,10 @@ from microgui.core.dataset import (
     CONTINUOUS_MIN_DISTINCT,
     LINE_WORD_ATTR,
     LINES_ATTR,
+    MAX_COLUMNS,
     SOURCE_ATTR,
     Dataset,
+    check_width,
     shared_attr,
 )
 from microgui.core.errors import ExportRefused, InvalidInput
@@ -291,13 +293,6 @@ def _check_memory(name: str, needed: int, what: str) -> None:
         )
 
 
-#: The most columns microgui reads from one table. Real microdata is far narrower (a census or
-#: labour-force file has tens to hundreds of variables, a large SPSS survey a few thousand);
-#: Excel holds at most 16,384 columns and Stata/MP at most 120,000 variables, so every table
-#: those tools make fits. A wider file (300,000 columns of a genomic or wide-format export) is
-#: refused from its header or metadata before any cell is read: each column costs a pandas
-#: column, a role and a line of every report, and no microaggregation needs that many.
-MAX_COLUMNS = 120_000
 #: About how many bytes each column costs beyond its cells (a pandas block and Series, its
 #: role, its suggestion, its writer), measured on 100,000 columns of 20 records; added to the
 #: estimate so that a wide file of few rows is judged on its width, not its size.
@@ -339,7 +334,7 @@ def _check_shape(path: Path, kind: str, size: int) -> None:
         shape = _Shape(None)
     columns = shape.columns
     if columns is not None:
-        check_width(path.name, columns)
+        check_width(repr(path.name), columns)
     needed = size * _MEMORY_PER_BYTE[kind] + (columns or 0) * _BYTES_PER_COLUMN
     what = f"reading its {_megabytes(size)}"
     if columns:
@@ -347,17 +342,6 @@ def _check_shape(path: Path, kind: str, size: int) -> None:
     if shape.needed is not None and shape.needed > needed:
         needed, what = shape.needed, shape.what
     _check_memory(path.name, needed, what)
-
-
-def check_width(name: str, columns: int) -> None:
-    """Refuse a table of more than :data:`MAX_COLUMNS` columns, in one line naming the file
-    (every reader, and the partitioned reader, before any cell is read)."""
-    if columns > MAX_COLUMNS:
-        raise InvalidInput(
-            f"{name!r} has {columns:,} columns, more than microgui reads from one table "
-            f"({MAX_COLUMNS:,}); save the columns to protect and release (quasi-identifiers, "
-            "identifiers, the others to keep) as a new file and open that"
-        )
 
 
 def _csv_shape(path: Path) -> _Shape:
