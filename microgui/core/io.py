@@ -213,11 +213,9 @@ def read_table(
     source = Path(path)
     frame, labels = _read(source, sheet, progress)
     with suppress(OSError):  # the file was just read; a vanished file has no fingerprint
-        frame.attrs[FINGERPRINT_ATTR] = {
-            "file": source.name,
-            "sha256": file_sha256(source),
-            "bytes": source.stat().st_size,
-        }
+        frame.attrs[FINGERPRINT_ATTR] = shared_attr(
+            {"file": source.name, "sha256": file_sha256(source), "bytes": source.stat().st_size}
+        )
     progress(0.97, f"suggesting roles for {len(frame.columns):,} columns")
     try:
         dataset = Dataset.from_frame(frame, source=source)
@@ -2383,7 +2381,7 @@ def _write_csv(frame: pd.DataFrame, handle: IO[str]) -> None:
     group's value k times or more; :func:`_number_texts`), and when every column holds numbers
     the lines are joined here, as pandas' writer would write them (numbers never need quotes),
     a fifth of its time (issue 17: ``microgui protect`` of 50,000 records in <= 1.5 s)."""
-    cells = [_number_texts(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    cells = [_number_texts(series) for _, series in frame.items()]  # not .iloc: a third the work
     if len(cells) >= 2 and len(frame) and all(c is not None for c in cells):
         frame.iloc[:0].to_csv(handle, index=False, lineterminator="\n")  # pandas' header
         columns = [c for c in cells if c is not None]
@@ -2458,7 +2456,7 @@ def _number_texts(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | 
 
 def _text_columns(frame: pd.DataFrame) -> list[np.ndarray[Any, np.dtype[np.object_]] | None]:
     """Per column (by position): its cells as an object array if some may be text, else None."""
-    return [text_cells(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    return [text_cells(series) for _, series in frame.items()]  # not .iloc: a third the work
 
 
 def text_cells(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | None:
