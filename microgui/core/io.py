@@ -295,9 +295,11 @@ def _check_memory(name: str, needed: int, what: str) -> None:
 #: role, its suggestion, its writer), measured on 100,000 columns of 20 records; added to the
 #: estimate so that a wide file of few rows is judged on its width, not its size.
 _BYTES_PER_COLUMN = 20_000
-#: The Arrow table and the pandas frame a Parquet file becomes live side by side at the peak,
-#: and suggesting roles works on a copy of a column (3: measured within a third of the peak).
-_PARQUET_COPIES = 3
+#: The Arrow table and the pandas frame a Parquet file becomes live side by side at the peak.
+_PARQUET_COPIES = 2
+#: Bytes of a Python object standing for one cell (a str of a categorical's label, bytes, a
+#: Decimal, a list), without its characters: measured 120-140 on pandas 3.
+_OBJECT_CELL = 120
 #: Bytes of a cell in a pandas frame read from SPSS/Stata, by pyreadstat type: a number is a
 #: float64; a text cell a Python str (about 50 bytes of object plus its characters) and a
 #: pointer. The labels applied afterwards and the roles suggested double it at the peak.
@@ -371,12 +373,14 @@ def _csv_shape(path: Path) -> _Shape:
 
 
 def _parquet_shape(path: Path) -> _Shape:
-    """Records and columns from the Parquet footer, and the bytes of their cells once read: a
-    fixed-width type its width, text its offsets and about the length of its values (the
-    column statistics' min and max, when written), a Python object per cell for binary,
-    decimal and nested columns (measured: within about a third of the peak of reading 3 million
-    records, text, numbers and nulls). A few MB of dictionary-encoded or null values can stand
-    for hundreds of millions of records."""
+    """Records and columns from the Parquet footer, and the bytes reading them takes: the frame
+    (a fixed-width type its width, text its offsets and about the length of its values from the
+    column statistics' min and max, a Python object per cell for binary, decimal and nested
+    columns), held as an Arrow table and a pandas frame at once, plus the most one column's
+    role suggestion takes (a categorical's cells become Python strings there). A few MB of
+    dictionary-encoded or null values can stand for hundreds of millions of records: 300
+    million of one e-mail address took more than 21 GB. Measured within about a third of the
+    peak of reading 3 to 5 million records of text, categories, numbers and nulls."""
     import importlib
 
     # untyped modules, imported as values (a type: ignore here would make the readers' unused)
@@ -386,24 +390,26 @@ def _parquet_shape(path: Path) -> _Shape:
     rows = int(meta.num_rows)
     schema = meta.schema.to_arrow_schema()
     lengths = _parquet_text_lengths(meta)
-    per_row = 0
+    held = work = 0  # bytes per record: of the frame; of one column's suggestion (the most)
     for field_ in schema:
         kind = field_.type
+        length = lengths.get(field_.name, 8)
         if pa.types.is_dictionary(kind):
-            per_row += max(kind.index_type.bit_width // 8, 1)  # a Categorical's codes
+            held += max(kind.index_type.bit_width // 8, 1)  # a Categorical's codes
+            work = max(work, _OBJECT_CELL + length)
         elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            per_row += 16 + lengths.get(field_.name, 8)  # offsets, characters, suggestion
-        elif pa.types.is_null(kind):
-            per_row += 8  # a pointer to the one None
-        elif pa.types.is_boolean(kind):
-            per_row += 8  # an object column when a cell is missing
-        elif pa.types.is_temporal(kind):
-            per_row += 8
+            held += 16 + length  # offsets and characters, Arrow-backed
+            work = max(work, 16 + length)
+        elif pa.types.is_null(kind) or pa.types.is_boolean(kind) or pa.types.is_temporal(kind):
+            held += 8  # a pointer to None; bool and dates with a missing cell are objects
+            work = max(work, 24)
         elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
-            per_row += 8  # float64 once a cell is missing
-        else:  # binary, decimal, null, list, struct, map: a Python object per cell
-            per_row += 8 + 56 + lengths.get(field_.name, 0)
-    needed = rows * per_row * _PARQUET_COPIES + len(schema) * _BYTES_PER_COLUMN
+            held += 8  # float64 once a cell is missing
+            work = max(work, 24)
+        else:  # binary, decimal, list, struct, map: a Python object per cell
+            held += 8 + _OBJECT_CELL + length
+            work = max(work, _OBJECT_CELL + length)
+    needed = rows * (held * _PARQUET_COPIES + work) + len(schema) * _BYTES_PER_COLUMN
     return _Shape(len(schema), needed, f"its {rows:,} records x {len(schema):,} columns")
 
 
@@ -411,7 +417,7 @@ def _parquet_text_lengths(meta: Any) -> dict[str, int]:
     """{top-level column: the longest min/max statistic of its text}: about how long its values
     are (only lengths are read; no value is kept or shown)."""
     lengths: dict[str, int] = {}
-    for g in range(min(meta.num_row_groups, 16)):
+    for g in range(min(meta.num_row_groups, 4)):  # a sample: the footer of a wide file is long
         group = meta.row_group(g)
         for c in range(group.num_columns):
             chunk = group.column(c)
