@@ -8,6 +8,7 @@ is no property of the code.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -339,24 +340,36 @@ def test_reader_attrs_are_shared_not_copied_per_column(tmp_path: Path) -> None:
     assert read.copy().attrs[STAT_ATTR] is stat
 
 
-def _protect_work(tmp_path: Path, columns: int) -> int:
+def _protect_work(tmp_path: Path, columns: int, suffix: str) -> int:
+    """The work of `microgui protect` with a roles file tagging every column, both reports."""
     path = _wide_csv(tmp_path / f"w{columns}.csv", columns, rows=100)
-    argv = ["protect", str(path), "-o", str(tmp_path / f"o{columns}.csv"), "--qi", "age,income"]
-    return _work(lambda: main([*argv, "--method", "mdav", "-k", "3", "-q"]))
+    roles = {"age": {"role": "quasi-identifier", "kind": "continuous"}}
+    roles["income"] = roles["age"]
+    roles.update({f"c{i}": {"role": "non-confidential"} for i in range(columns - 2)})
+    roles_file = tmp_path / f"r{columns}.json"
+    roles_file.write_text(json.dumps({"columns": roles}), encoding="utf-8")
+    argv = ["protect", str(path), "-o", str(tmp_path / f"o{columns}{suffix}")]
+    argv += ["--roles", str(roles_file), "--method", "mdav", "-k", "3", "-q"]
+    argv += ["--report", str(tmp_path / f"{columns}.json")]
+    argv += ["--report-html", str(tmp_path / f"{columns}.html")]
+    return _work(lambda: main(argv))
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_protect_work_grows_linearly_with_the_columns(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
 ) -> None:
-    """`microgui protect` end to end (read, suggest, run, release, report) on 1,000, 2,000 and
-    4,000 columns of 100 records: doubling the columns doubles the work past a constant, no
-    more (a per-column step over the columns, or pandas' CSV writer taking 100,000 cells a
-    chunk, makes the second step twice the first or more)."""
-    _protect_work(tmp_path, 50)  # imports and compilations out of the count
-    small, middle, large = (_protect_work(tmp_path, n) for n in (1000, 2000, 4000))
+    """`microgui protect` end to end (roles file, read, run, release, JSON and HTML reports)
+    on 1,000, 2,000 and 4,000 columns of 100 records: doubling the columns doubles the work
+    past a constant (measured: the second step 2.0-2.3 times the first), no more. A step over
+    the columns inside a step over the columns, or pandas' CSV writer taking 100,000 cells a
+    chunk, makes it 4 times."""
+    assert main(["protect", "--list-methods"]) == 0  # imports out of the count
+    _protect_work(tmp_path, 50, suffix)  # compilations out of the count
+    small, middle, large = (_protect_work(tmp_path, n, suffix) for n in (1000, 2000, 4000))
     capsys.readouterr()
-    assert (large - middle) < 1.3 * 2 * (middle - small)
+    assert (large - middle) < 2.6 * (middle - small)
 
 
 @pytest.mark.slow
@@ -387,6 +400,6 @@ def test_100000_columns_protect_and_api(tmp_path: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     with open(out, encoding="utf-8") as handle:
         assert handle.readline().count(",") == 99_999
-    frame = read_table(path).frame
+    frame = pd.read_csv(path)  # the API's own caller reads it
     result = microgui.protect(frame, qi=["age", "income"], unsafe="allow")
     assert result.frame.shape == (20, 100_000)
