@@ -292,9 +292,9 @@ def _check_memory(name: str, needed: int, what: str) -> None:
 
 
 #: About how many bytes each column costs beyond its cells (a pandas block and Series, its
-#: role, its suggestion, its writer), measured on 100,000 columns of 20 records; added to the
-#: estimate so that a wide file of few rows is judged on its width, not its size.
-_BYTES_PER_COLUMN = 20_000
+#: role, its suggestion, its writer): ``protect`` of 100,000 columns of 20 records peaks at
+#: 3.1 GB. Added to the estimate so that a wide file of few rows is judged on its width.
+_BYTES_PER_COLUMN = 30_000
 #: The Arrow table and the pandas frame a Parquet file becomes live side by side at the peak.
 _PARQUET_COPIES = 2
 #: Bytes of a Python object standing for one cell (a str of a categorical's label, bytes, a
@@ -350,7 +350,7 @@ def _csv_shape(path: Path) -> _Shape:
     with open(path, "rb") as handle:
         head = handle.read(_SNIFF_CHARS)
         line = head
-        while b"\n" not in line and len(line) < 16 * 1024 * 1024:
+        while line.count(b"\n") < 2 and len(line) < 16 * 1024 * 1024:  # a sep= line, the header
             piece = handle.read(1 << 20)
             if not piece:
                 break
