@@ -1906,6 +1906,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MicroguiError, _UsageError) as exc:
         print(f"microgui: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except MemoryError:
+        # The last guard (issue 27): readers refuse what their metadata says cannot fit, but a
+        # run can still exhaust memory; one line, never a traceback. Writers are atomic, so no
+        # half-written file is left under its final name.
+        print(
+            "microgui: error: memory ran out before the command finished; close other "
+            "programs, or protect a subset of the records or columns",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     except _Terminated:
         print("microgui: terminated; no file was written", file=sys.stderr)
         return EXIT_TERMINATED

@@ -285,7 +285,8 @@ def aggregate(
     labels = np.asarray(labels, dtype=np.int64)
     n_groups = int(labels.max()) + 1 if len(labels) else 0
     frame = dataset.frame
-    keep = [c for c in frame.columns if str(c) not in set(dataset.roles.identifiers)]
+    removed = set(dataset.roles.identifiers)  # once: per column it was quadratic (issue 27)
+    keep = [c for c in frame.columns if str(c) not in removed]
     out = frame.loc[:, keep].copy(deep=False)
 
     if qi.continuous_names:

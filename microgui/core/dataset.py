@@ -27,7 +27,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -59,6 +59,9 @@ __all__ = [
     "check_frame",
     "column_type",
     "category_values",
+    "shared_attr",
+    "check_width",
+    "MAX_COLUMNS",
 ]
 
 #: A numeric column with at least this many distinct values is suggested as continuous.
@@ -97,6 +100,61 @@ _NOT_CONTINUOUS_TYPES = {
 _NESTED_VALUES = (list, tuple, dict, set, frozenset, np.ndarray)
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+(?:,(\d+))?")
+
+
+class _SharedDict(dict[str, Any]):
+    """A ``frame.attrs`` value pandas shares with every derived frame instead of copying it."""
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _SharedDict:
+        return self
+
+
+class _SharedTuple(tuple[Any, ...]):
+    """A ``frame.attrs`` value pandas shares with every derived frame instead of copying it."""
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _SharedTuple:
+        return self
+
+
+_Attr = TypeVar("_Attr", dict[str, Any], tuple[Any, ...])
+
+
+def shared_attr(value: _Attr) -> _Attr:
+    """``value`` as a ``frame.attrs`` entry that pandas never copies (issue 27).
+
+    pandas deep-copies a frame's ``attrs`` into every Series and frame derived from it, so each
+    ``frame.iloc[:, i]`` of a loop over the columns copied them: an SPSS file's user-missing
+    rows of every column (:data:`microgui.core.io.STAT_ATTR`) were copied once per column, work
+    growing with the square of the number of columns (400 variables of 20,000 records: 13 s to
+    visit the columns once). The readers' attrs are written once and only read afterwards (a
+    writer that changes one builds a new dict), so sharing them is safe.
+    """
+    if isinstance(value, dict):
+        return cast(_Attr, _SharedDict(value))
+    return cast(_Attr, _SharedTuple(value))
+
+
+#: The most columns microgui works on in one table (read from a file, given to the API). Real
+#: microdata is far narrower (a census or labour-force file has tens to hundreds of variables,
+#: a large SPSS survey a few thousand);
+#: Excel holds at most 16,384 columns and Stata/MP at most 120,000 variables, so every table
+#: those tools make fits. A wider file (300,000 columns of a genomic or wide-format export) is
+#: refused from its header or metadata before any cell is read: each column costs a pandas
+#: column, a role and a line of every report, and no microaggregation needs that many.
+MAX_COLUMNS = 120_000
+
+
+def check_width(what: str, columns: int) -> None:
+    """Refuse a table of more than :data:`MAX_COLUMNS` columns in one line naming ``what`` (a
+    quoted file name, or "the frame given to ..."): every reader from the file's header or
+    metadata before any cell is read, the partitioned reader from the Parquet footers, the API
+    and the app from the frame (:func:`check_frame`)."""
+    if columns > MAX_COLUMNS:
+        raise InvalidInput(
+            f"{what} has {columns:,} columns, more than microgui works on in one table "
+            f"({MAX_COLUMNS:,}); keep the columns to protect and release (quasi-identifiers, "
+            "identifiers, the others to keep) in a new table and use that"
+        )
 
 
 def row_list(rows: np.ndarray, limit: int = 5) -> str:
@@ -140,6 +198,7 @@ def check_frame(frame: object, what: str = "the table") -> pd.DataFrame:
             "e.g. pd.DataFrame(values, columns=[...])"
         )
     columns = frame.columns
+    check_width(what, len(columns))
     if isinstance(columns, pd.MultiIndex):
         raise InvalidInput(
             f"{what} has {columns.nlevels}-level (MultiIndex) column names such as "
@@ -890,9 +949,8 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
        and a quasi-identifier too many costs utility, never privacy.
     """
     out: list[RoleSuggestion] = []
-    for position, col in enumerate(frame.columns):
+    for col, series in frame.items():  # not .iloc per position: a third the work per column
         name = str(col)
-        series = frame.iloc[:, position]
         ctype = column_type(series)
         if ctype in _NOT_QI_TYPES or ctype in ("complex", "interval"):
             what = {**_NOT_QI_TYPES, **_NOT_CONTINUOUS_TYPES}[ctype]

@@ -331,6 +331,7 @@ def tree_from_codes(
         degree[i] += 1
         degree[j] += 1
     keys = [varying[p] for p in choose_key_attributes([degree[i] for i in varying])]
+    varying_set = set(varying)
     return DependencyTree(
         attributes=names,
         matrix=matrix,
@@ -338,7 +339,7 @@ def tree_from_codes(
         degrees={names[i]: degree[i] for i in range(len(names))},
         key_attributes=[names[i] for i in keys],
         entropies={names[i]: float(h[i]) for i in range(len(names))},
-        constant_attributes=[names[i] for i in range(len(names)) if i not in set(varying)],
+        constant_attributes=[names[i] for i in range(len(names)) if i not in varying_set],
         bins=int(bins),
     )
 
@@ -443,7 +444,8 @@ def dependency_tree(
         twice = next(a for a in names if names.count(a) > 1)
         raise InvalidRoles(f"attribute {twice!r} is named twice")
     kinds = dict(kinds or {})
-    sub = frame.loc[:, [c for c in frame.columns if str(c) in set(names)]]
+    wanted = set(names)  # once: per column it was quadratic
+    sub = frame.loc[:, [c for c in frame.columns if str(c) in wanted]]
     sub.columns = [str(c) for c in sub.columns]
     specs = {}
     for name in sub.columns:

@@ -95,6 +95,7 @@ from microgui.core.io import (
     PARQUET_EXTENSIONS,
     SUPPORTED_EXTENSIONS,
     TEXT_EXTENSIONS,
+    check_width,
     check_write_targets,
     csv_writer,
     json_text,
@@ -261,8 +262,10 @@ def _parquet_partitions(file: Path) -> list[Partition]:
 
         meta = pq.ParquetFile(file).metadata
         sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        width = len(meta.schema.to_arrow_schema())
     except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
         raise _unreadable_parquet(file.name, exc) from None
+    check_width(repr(file.name), width)  # as a local read refuses it, from the footer
     out: list[Partition] = []
     groups: list[int] = []
     first = count = 0
@@ -814,7 +817,8 @@ def _write_part(
     released = np.column_stack([_release(raw[:, j], job, j) for j in range(len(names))])
     sse = ((z - _z(released, job.mean, job.std)) ** 2).sum(axis=0)
     sse_raw = ((z - _z(raw, job.mean, job.std)) ** 2).sum(axis=0)
-    keep = [c for c in frame.columns if str(c) not in set(job.identifiers)]
+    removed = set(job.identifiers)  # once: per column it was quadratic (issue 27)
+    keep = [c for c in frame.columns if str(c) not in removed]
     out = frame.loc[:, keep].copy(deep=False)
     for j, col in enumerate(names):
         out[col] = pd.Series(released[:, j], index=out.index)

