@@ -335,7 +335,7 @@ def test_reader_attrs_are_shared_not_copied_per_column(tmp_path: Path) -> None:
     )
     read = read_table(path).frame
     stat = read.attrs[STAT_ATTR]
-    assert stat["user_missing"]["v0"]["rows"].size == 8
+    assert stat["user_missing"]["v0"]["cells"].rows.size == 8
     assert read.iloc[:, 0].attrs[STAT_ATTR] is stat
     assert read.copy().attrs[STAT_ATTR] is stat
 
