@@ -43,6 +43,7 @@ from typing import IO, Any
 
 import pandas as pd
 
+from microgui.core.column_types import release_columns
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidParameter
 from microgui.core.formulas import FORMULA_PREFIXES
@@ -351,6 +352,10 @@ def export_run(
         keep_formula_cells = False
     if fmt == "csv":  # by the columns' own names, before any is neutralized
         frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
+    # every kind of column as the format holds it (bytes and nested values as text...) or
+    # refused naming it (microgui.core.column_types), before the formula rule reads the text
+    frame, converted = release_columns(frame, fmt)
+    report.update(converted)
     # The table as released, under the columns' own names: what the release report measures
     # (a neutralized name, '=age for =age, is the same column; cells map one to one).
     written = frame
