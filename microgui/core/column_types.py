@@ -240,7 +240,9 @@ KINDS: tuple[ColumnKind, ...] = (
             "csv": _write("ISO date-times with their offset"),
             "excel": Treatment("refuse", "write .csv or .parquet"),
             "parquet": _write("date-times with their zone"),
-            "spss": _convert("written as local time (the format holds no zone)", "time_zone_dropped"),
+            "spss": _convert(
+                "written as local time (the format holds no zone)", "time_zone_dropped"
+            ),
             "stata": _convert(
                 "written as local time (the format holds no zone)", "time_zone_dropped"
             ),
@@ -330,7 +332,7 @@ def column_type(series: pd.Series) -> str:
     """
     dtype = series.dtype
     if isinstance(dtype, pd.ArrowDtype):
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped]
 
         arrow = dtype.pyarrow_dtype
         if pa.types.is_nested(arrow):
@@ -506,6 +508,24 @@ def _nested_parquet(column: pd.Series) -> pd.Series | None:
     return column
 
 
+#: Kinds whose pyarrow-backed columns (``ArrowDtype``, from the API) are handed to the writers
+#: as pandas' own dtypes: SPSS and Stata cannot write them, and pandas cannot read back a
+#: Parquet file whose metadata names them.
+_UNARROWED = frozenset(
+    {"binary", "nested", "category", "decimal", "date", "datetime", "datetime_tz", "time"}
+    | {"timedelta"}
+)
+
+
+def _numpy_backed(column: pd.Series, name: str) -> pd.Series:
+    """``column`` with the same values in pandas' own dtype (datetime64, category, object)
+    when it is a pyarrow-backed column of one of :data:`_UNARROWED`; else ``column``."""
+    if not isinstance(column.dtype, pd.ArrowDtype) or name not in _UNARROWED:
+        return column
+    plain: pd.Series = column.array.__arrow_array__().to_pandas()
+    return plain.set_axis(column.index).rename(column.name)
+
+
 def release_columns(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``frame`` as format ``fmt`` (one of :data:`FORMATS`) can hold it, by each column's
     :class:`Treatment`: columns converted (one to one; the input frame is not changed) and
@@ -526,6 +546,11 @@ def release_columns(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame, dict[s
     for position, name in enumerate(frame.columns):
         column = frame.iloc[:, position]
         what = kind(kind_of(column))
+        plain = _numpy_backed(column, what.name)
+        if plain is not column:  # the same values, in the dtype every writer knows
+            out = frame.copy(deep=False) if out is frame else out
+            out.isetitem(position, plain)  # type: ignore[arg-type]
+            column = plain
         treatment = what.formats[fmt]
         if treatment.action == "refuse":
             from microgui.core.release import FORMAT_NAMES

@@ -878,8 +878,7 @@ def _not_qi_suggestion(name: str, series: pd.Series, ctype: str) -> RoleSuggesti
                 return RoleSuggestion(
                     name,
                     identifier,
-                    f"a field or key of its {what} {word}: an "
-                    "identifier, removed from the release",
+                    f"a field or key of its {what} {word}: an identifier, removed from the release",
                     missing,
                 )
         found = _identifying_values(list(dict.fromkeys(leaf_texts(sample))))

@@ -43,7 +43,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from microgui.core.column_types import release_columns
+from microgui.core.column_types import kind_of, release_columns
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidParameter
 from microgui.core.formulas import FORMULA_PREFIXES
@@ -453,9 +453,7 @@ def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
         if name not in original.columns:
             continue
         source = original[name]
-        if not pd.api.types.is_datetime64_any_dtype(source.dtype):
-            continue
-        if getattr(source.dt, "tz", None) is not None:
+        if kind_of(source) != "datetime":
             continue  # with a time zone (summer time: mixed offsets): left as written
         column = frame[name]
         if pd.api.types.is_datetime64_any_dtype(column.dtype):
