@@ -126,7 +126,7 @@ KINDS: tuple[ColumnKind, ...] = (
         {
             **_same(
                 _convert(
-                    "binary values written as text: UTF-8 when every value is, else hexadecimal"
+                    "binary values written as text: UTF-8 when every value is text, else hexadecimal"
                 )
             ),
             "parquet": _write("binary"),
@@ -319,6 +319,8 @@ def kind(name: str) -> ColumnKind:
 
 
 _NESTED_VALUES = (list, tuple, dict, set, frozenset, np.ndarray)
+#: Control characters but tab, line feed and carriage return: bytes holding one are no text.
+_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 
 
 def column_type(series: pd.Series) -> str:
@@ -406,7 +408,8 @@ def column_type(series: pd.Series) -> str:
 def kind_of(series: pd.Series) -> str:
     """The name of the :class:`ColumnKind` of ``series`` (one of :data:`KIND_NAMES`):
     :func:`column_type` with numbers split into integers (beyond 2^53 apart), floats; dates
-    with a zone apart; a column with no value at all "empty"."""
+    with a zone apart; a column with no value at all "empty"; bytes among other values
+    "mixed"."""
     base = column_type(series)
     if base == "number":
         return _number_kind(series)
@@ -418,6 +421,10 @@ def kind_of(series: pd.Series) -> str:
         return "datetime_tz" if zone is not None else "datetime"
     if base == "text" and bool(series.isna().all()) and len(series):
         return "empty"
+    if base == "binary" and not isinstance(series.dtype, pd.ArrowDtype):
+        present = [v for v in series.tolist() if not _missing(v)]
+        if not all(isinstance(v, bytes | bytearray | memoryview) for v in present):
+            return "mixed"  # bytes among text or numbers: each value as it is
     return base
 
 
@@ -454,16 +461,21 @@ def _cells(column: pd.Series, convert: Callable[[Any], str]) -> pd.Series:
 
 
 def _binary_text(column: pd.Series) -> tuple[pd.Series, str]:
-    """Binary values as text: UTF-8 when every value decodes (the text they hold), else every
-    value in hexadecimal (one to one, and reversible with ``bytes.fromhex``)."""
+    """Binary values as text: UTF-8 when every value decodes to text without control
+    characters (the text they hold), else every value in hexadecimal (one to one, and
+    reversible with ``bytes.fromhex``): a NUL or an escape is no text a format should carry."""
     try:
-        return _cells(column, lambda v: bytes(v).decode("utf-8")), "binary values as UTF-8 text"
+        text = _cells(column, lambda v: bytes(v).decode("utf-8"))
     except UnicodeDecodeError:
-        return (
-            _cells(column, lambda v: bytes(v).hex()),
-            "binary values as hexadecimal text (not all of them are UTF-8; bytes.fromhex "
-            "reads them back)",
-        )
+        pass
+    else:
+        if not text.str.contains(_CONTROL, na=False).any():
+            return text, "binary values as UTF-8 text"
+    return (
+        _cells(column, lambda v: bytes(v).hex()),
+        "binary values as hexadecimal text (not all of them are UTF-8 text; bytes.fromhex "
+        "reads them back)",
+    )
 
 
 def _json_default(value: object) -> object:

@@ -55,6 +55,7 @@ SAMPLES: dict[str, dict[str, Maker]] = {
         "arrow_binary": lambda n: _arrow(
             [f"{MARK}{i % 3}".encode() for i in range(n)], pa.binary()
         ),
+        "nul": lambda n: pd.Series([b"\x00" + MARK.encode() + bytes([i % 3]) for i in range(n)]),
     },
     "nested": {
         "list": lambda n: pd.Series([np.array([i % 3, 1]) for i in range(n)], dtype=object),
@@ -137,6 +138,10 @@ SAMPLES: dict[str, dict[str, Maker]] = {
     "mixed": {
         "numbers_and_text": lambda n: pd.Series(
             [i % 3 if i % 2 else f"{MARK}{i % 3}" for i in range(n)], dtype=object
+        ),
+        "bytes_among_text": lambda n: pd.Series(
+            [f"{MARK}{i % 3}".encode() if i % 2 else f"{MARK}{i % 3}" for i in range(n)],
+            dtype=object,
         ),
     },
     "empty": {
