@@ -538,6 +538,56 @@ def _numpy_backed(column: pd.Series, name: str) -> pd.Series:
     return plain.set_axis(column.index).rename(column.name)
 
 
+def _dtype_kind(dtype: Any) -> str | None:
+    """The kind every column of ``dtype`` is, or None when its values decide (object,
+    integers, pyarrow-backed columns)."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return "datetime_tz"
+    if isinstance(dtype, pd.PeriodDtype):
+        return "period"
+    if isinstance(dtype, pd.IntervalDtype):
+        return "interval"
+    if isinstance(dtype, pd.StringDtype):
+        return "text"  # or empty: both written as they are everywhere
+    if isinstance(dtype, pd.BooleanDtype):
+        return "boolean"
+    if isinstance(dtype, pd.Float32Dtype | pd.Float64Dtype):
+        return "float"
+    if isinstance(dtype, np.dtype):
+        return {"M": "datetime", "m": "timedelta", "b": "boolean", "f": "float"}.get(
+            dtype.kind, "complex" if dtype.kind == "c" else None
+        )
+    return None
+
+
+def _columns_to_read(frame: pd.DataFrame, fmt: str) -> list[int]:
+    """The positions of the columns :func:`release_columns` must look at in format ``fmt``:
+    those whose dtype alone leaves their kind open or names a kind the format does not write
+    as it is. Decided from the dtypes, and for integer columns from one min/max over all of
+    them, so that a table of 100,000 columns is not read column by column."""
+    acting = {k.name for k in KINDS if k.formats[fmt].action != "write"}
+    positions: list[int] = []
+    integers: list[int] = []
+    for position, dtype in enumerate(frame.dtypes.tolist()):
+        found = _dtype_kind(dtype)
+        if found is None:
+            if pd.api.types.is_integer_dtype(dtype) and not isinstance(dtype, pd.ArrowDtype):
+                integers.append(position)
+            else:
+                positions.append(position)
+        elif found in acting:
+            positions.append(position)
+    if integers and "big_integer" in acting and len(frame):
+        block = frame.iloc[:, integers]
+        highs, lows = block.max().tolist(), block.min().tolist()
+        for position, high, low in zip(integers, highs, lows, strict=True):
+            if not _missing(high) and (int(high) > EXACT_INT or int(low) < -EXACT_INT):
+                positions.append(position)
+    return sorted(positions)
+
+
 def release_columns(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``frame`` as format ``fmt`` (one of :data:`FORMATS`) can hold it, by each column's
     :class:`Treatment`: columns converted (one to one; the input frame is not changed) and
@@ -555,7 +605,9 @@ def release_columns(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame, dict[s
         else:
             notes.setdefault(key, {})[name] = says
 
-    for position, name in enumerate(frame.columns):
+    names = list(frame.columns)
+    for position in _columns_to_read(frame, fmt):
+        name = names[position]
         column = frame.iloc[:, position]
         what = kind(kind_of(column))
         plain = _numpy_backed(column, what.name)
