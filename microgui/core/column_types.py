@@ -535,7 +535,9 @@ def _numpy_backed(column: pd.Series, name: str) -> pd.Series:
     if not isinstance(column.dtype, pd.ArrowDtype) or name not in _UNARROWED:
         return column
     plain: pd.Series = column.array.__arrow_array__().to_pandas()
-    return plain.set_axis(column.index).rename(column.name)
+    plain.index = column.index
+    plain.name = column.name
+    return plain
 
 
 def _dtype_kind(dtype: Any) -> str | None:
