@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from microgui.core.column_types import column_type, field_names, leaf_texts, readable_texts
+from microgui.core.column_types import (
+    column_type,
+    field_names,
+    kind_of,
+    leaf_texts,
+    readable_texts,
+)
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
@@ -833,6 +839,10 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
         )
         column = _Column(name, series, ctype, len(series) - missing, missing)
         present = series[~missing_mask] if missing else series
+        if numeric and pd.api.types.is_integer_dtype(series.dtype) and len(present):
+            if kind_of(present) == "big_integer":
+                out.append(_big_integer_suggestion(column, present))
+                continue
         if ctype in ("text", "mixed", "number") and not numeric:
             # Text columns in plain numpy: per-column pandas calls dominate on very wide tables.
             raw = present.to_numpy(dtype=object)
@@ -899,6 +909,36 @@ def _not_qi_suggestion(name: str, series: pd.Series, ctype: str) -> RoleSuggesti
         ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL),
         f"holds {what}, which cannot be a quasi-identifier: passes through",
         missing,
+    )
+
+
+def _big_integer_suggestion(column: _Column, present: pd.Series) -> RoleSuggestion:
+    """Whole numbers beyond 2^53 (64-bit keys, hashes, long codes): a float64 would round them
+    (distinct values merged, an order of one category), so they are read exactly as codes:
+    the name rule, then an identifier when distinct on most records, else a nominal
+    quasi-identifier, never averaged."""
+    uniques = pd.unique(present.to_numpy())
+    column.distinct, column.first = len(uniques), [str(v) for v in uniques[:_FORM_SAMPLE]]
+    what = f"whole numbers beyond 2^53 ({column.distinct:,} distinct)"
+    spec, reason = column.suggest()  # the name rule and one value, as for any column
+    if spec.role is AttributeRole.NON_CONFIDENTIAL or reason.startswith("the name"):
+        return RoleSuggestion(column.name, spec, reason, column.missing)
+    n_present = column.n_present
+    if (
+        column.distinct >= _ID_MIN_DISTINCT
+        and column.distinct >= _identifier_share(n_present) * n_present
+    ):
+        return RoleSuggestion(
+            column.name,
+            ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
+            f"{what} in {n_present:,} records: a key, an identifier removed from the release",
+            column.missing,
+        )
+    return RoleSuggestion(
+        column.name,
+        ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL),
+        f"{what}: codes, a nominal quasi-identifier (a float64 would round them: never averaged)",
+        column.missing,
     )
 
 

@@ -469,3 +469,16 @@ def test_a_hundred_thousand_columns_are_looked_at_by_dtype_not_one_by_one() -> N
         seconds = time.perf_counter() - started
         assert seconds < 10, (label, seconds)  # about 0.5 s here; 30-90 s column by column
         assert notes == ({"integers_written_as_text": ["c7"]} if label == "integers" else {})
+
+
+@pytest.mark.parametrize("label", list(SAMPLES["big_integer"]))
+def test_integers_beyond_2_53_are_suggested_as_exact_codes(label: str) -> None:
+    """Distinct 64-bit values were merged by a float64 (an ordinal order of one category,
+    printed as an option protect refused): codes now, or a key when distinct on most records."""
+    frame = _frame(SAMPLES["big_integer"][label](N), "code")
+    suggestion = {s.name: s for s in explain_roles(frame)}["code"]
+    assert suggestion.spec.role is AttributeRole.QUASI_IDENTIFIER
+    assert suggestion.spec.kind.value == "nominal" and "3 distinct" in suggestion.reason
+    keys = pd.Series([2**60 + i for i in range(N)], dtype=np.int64)
+    suggestion = {s.name: s for s in explain_roles(_frame(keys, "code"))}["code"]
+    assert suggestion.spec.role is AttributeRole.IDENTIFIER
