@@ -76,6 +76,9 @@ class Treatment:
     action: Action
     says: str
     report_key: str = CONVERTED
+    #: a "write" that converts the values pyarrow cannot take (and lists them under
+    #: ``report_key``): Parquet's maps read back as pairs, integers beyond 64 bits
+    may_convert: bool = False
 
 
 def _write(says: str) -> Treatment:
@@ -143,8 +146,8 @@ KINDS: tuple[ColumnKind, ...] = (
             **_same(_convert("lists, structs and maps written as JSON text")),
             "parquet": Treatment(
                 "write",
-                "nested as read when pyarrow takes the values, else JSON text (listed in "
-                "columns_converted)",
+                "nested as read when pyarrow takes the values, else JSON text",
+                may_convert=True,
             ),
         },
         qi=False,
@@ -191,7 +194,12 @@ KINDS: tuple[ColumnKind, ...] = (
                 )
             ),
             "csv": _write("the exact digits"),
-            "parquet": _write("64-bit integers"),
+            "parquet": Treatment(
+                "write",
+                "64-bit integers; beyond 64 bits text, the exact digits",
+                "integers_written_as_text",
+                may_convert=True,
+            ),
         },
         continuous=True,
     ),
@@ -506,18 +514,24 @@ def json_cell(value: object) -> str:
     return json.dumps(value, default=_json_default, ensure_ascii=False)
 
 
-def _nested_parquet(column: pd.Series) -> pd.Series | None:
-    """The column unchanged when pyarrow can write it as a nested Parquet column, else None.
-    Tried here, before anything is written (pyarrow's own error names no column)."""
-    if isinstance(column.dtype, pd.ArrowDtype):
-        return column
+def _pyarrow_refuses(column: pd.Series) -> bool:
+    """Whether pyarrow cannot make a Parquet column of an object column's values (a map read
+    back as pairs, integers beyond 64 bits). Tried here, before anything is written: pyarrow's
+    own error names no column."""
+    if not (isinstance(column.dtype, np.dtype) and column.dtype.kind == "O"):
+        return False
     import pyarrow as pa
 
     try:
         pa.array(column.to_numpy(dtype=object), from_pandas=True)
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return None
-    return column
+        return True
+    return False
+
+
+def _nested_parquet(column: pd.Series) -> pd.Series | None:
+    """The column unchanged when pyarrow can write it as a nested Parquet column, else None."""
+    return None if _pyarrow_refuses(column) else column
 
 
 #: Kinds whose pyarrow-backed columns (``ArrowDtype``, from the API) are handed to the writers
@@ -618,6 +632,13 @@ def release_columns(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame, dict[s
             out.isetitem(position, plain)  # type: ignore[arg-type]
             column = plain
         treatment = what.formats[fmt]
+        if fmt == "parquet" and what.name == "big_integer" and _pyarrow_refuses(column):
+            # Python integers from 2^63 up (a nominal quasi-identifier's released codes): no
+            # 64-bit type pyarrow infers holds them
+            treatment = _convert(
+                "written as text, the exact digits (beyond 64-bit integers)",
+                "integers_written_as_text",
+            )
         if treatment.action == "refuse":
             from microgui.core.release import FORMAT_NAMES
 

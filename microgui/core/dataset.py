@@ -839,7 +839,8 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
         )
         column = _Column(name, series, ctype, len(series) - missing, missing)
         present = series[~missing_mask] if missing else series
-        if numeric and pd.api.types.is_integer_dtype(series.dtype) and len(present):
+        whole = numeric and pd.api.types.is_integer_dtype(series.dtype)
+        if (whole or (ctype == "number" and series.dtype == object)) and len(present):
             if kind_of(present) == "big_integer":
                 out.append(_big_integer_suggestion(column, present))
                 continue
