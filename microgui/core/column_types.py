@@ -47,6 +47,7 @@ __all__ = [
     "kind_of",
     "kind",
     "release_columns",
+    "json_cell",
     "readable_texts",
     "leaf_texts",
     "field_names",

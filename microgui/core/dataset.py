@@ -385,7 +385,10 @@ def is_missing(series: pd.Series) -> np.ndarray:
     ``NA``, ``N/A``, ``NaN``, ``nan``, ``.`` after removing spaces (the module's policy)."""
     miss = series.isna().to_numpy()
     if series.dtype == object or pd.api.types.is_string_dtype(series):
-        text = series.astype("string").str.strip()
+        try:
+            text = series.astype("string").str.strip()
+        except UnicodeDecodeError:  # bytes that are no UTF-8 text (Parquet): only text is read
+            text = series.map(lambda v: v.strip() if isinstance(v, str) else "x").astype("string")
         miss = miss | text.isin(["", "NA", "N/A", "NaN", "nan", "."]).fillna(True).to_numpy()
     return np.asarray(miss, dtype=bool)
 

@@ -483,3 +483,26 @@ def test_integers_beyond_2_53_are_suggested_as_exact_codes(label: str) -> None:
     keys = pd.Series([2**60 + i for i in range(N)], dtype=np.int64)
     suggestion = {s.name: s for s in explain_roles(_frame(keys, "code"))}["code"]
     assert suggestion.spec.role is AttributeRole.IDENTIFIER
+
+
+@pytest.mark.filterwarnings("error::numpy.exceptions.ComplexWarning")  # imaginary parts dropped
+@pytest.mark.parametrize("method", ["p-sensitive", "t-closeness"])
+@pytest.mark.parametrize(("name", "label"), [c for c in CASES if not kind(c[0]).qi], ids=str)
+def test_kinds_that_are_no_quasi_identifier_can_be_confidential(
+    name: str, label: str, method: str, tmp_path: Path
+) -> None:
+    """A confidential list column crashed p-sensitive and t-closeness (unhashable values), as
+    did bytes that are no UTF-8, and complex numbers lost their imaginary part: each compared
+    as a nominal value now (lists as JSON text); any refusal is one line."""
+    from microgui.core.errors import MicroguiError
+
+    frame = _frame(SAMPLES[name][label](N))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", microgui.UnsafeReleaseWarning)
+            res = microgui.protect(
+                frame, qi=["age", "income"], confidential=["col"], method=method, k=3, seed=1
+            )
+        res.export(tmp_path / "o.csv", report=tmp_path / "o.json")
+    except MicroguiError as exc:
+        assert "\n" not in str(exc)
