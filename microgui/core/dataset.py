@@ -32,6 +32,13 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 import pandas as pd
 
+from microgui.core.column_types import (
+    column_type,
+    field_names,
+    kind_of,
+    leaf_texts,
+    readable_texts,
+)
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
@@ -97,7 +104,6 @@ _NOT_CONTINUOUS_TYPES = {
     "interval": "intervals",
     "complex": "complex numbers",
 }
-_NESTED_VALUES = (list, tuple, dict, set, frozenset, np.ndarray)
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+(?:,(\d+))?")
 
@@ -220,87 +226,6 @@ def check_frame(frame: object, what: str = "the table") -> pd.DataFrame:
             "rename them so that every column has its own name"
         )
     return frame
-
-
-def column_type(series: pd.Series) -> str:
-    """What a column holds, in one word: "number", "boolean", "text", "category", "decimal",
-    "datetime", "date", "time", "timedelta", "period", "interval", "complex", "binary",
-    "nested" (lists, structs, maps: Parquet's nested types) or "mixed".
-
-    Decides where a column may be a quasi-identifier (see :func:`prepare_qi`); the readers of
-    Excel, Parquet, SPSS and Stata files return such columns as they are.
-    """
-    dtype = series.dtype
-    if isinstance(dtype, pd.ArrowDtype):
-        import pyarrow as pa
-
-        arrow = dtype.pyarrow_dtype
-        if pa.types.is_nested(arrow):
-            return "nested"
-        if (
-            pa.types.is_binary(arrow)
-            or pa.types.is_large_binary(arrow)
-            or pa.types.is_fixed_size_binary(arrow)
-        ):
-            return "binary"
-        if pa.types.is_duration(arrow):
-            return "timedelta"
-        if pa.types.is_date(arrow):
-            return "date"
-        if pa.types.is_time(arrow):
-            return "time"
-        if pa.types.is_timestamp(arrow):
-            return "datetime"
-        if pa.types.is_decimal(arrow):
-            return "decimal"
-        if pa.types.is_dictionary(arrow):
-            return "category"
-    if isinstance(dtype, pd.CategoricalDtype):
-        return "category"
-    if pd.api.types.is_bool_dtype(dtype):
-        return "boolean"
-    if pd.api.types.is_datetime64_any_dtype(dtype):
-        return "datetime"
-    if pd.api.types.is_timedelta64_dtype(dtype):
-        return "timedelta"
-    if isinstance(dtype, pd.PeriodDtype):
-        return "period"
-    if isinstance(dtype, pd.IntervalDtype):
-        return "interval"
-    if pd.api.types.is_complex_dtype(dtype):
-        return "complex"
-    if pd.api.types.is_numeric_dtype(dtype):
-        return "number"
-    if not pd.api.types.is_object_dtype(dtype):
-        return "text"
-    inferred = pd.api.types.infer_dtype(series, skipna=True)
-    simple = {
-        "string": "text",
-        "empty": "text",
-        "bytes": "binary",
-        "decimal": "decimal",
-        "date": "date",
-        "time": "time",
-        "datetime": "datetime",
-        "datetime64": "datetime",
-        "timedelta": "timedelta",
-        "timedelta64": "timedelta",
-        "period": "period",
-        "interval": "interval",
-        "complex": "complex",
-        "boolean": "boolean",
-        "integer": "number",
-        "floating": "number",
-        "mixed-integer-float": "number",
-    }
-    if inferred in simple:
-        return simple[inferred]
-    values = series.to_numpy(dtype=object)
-    if any(isinstance(v, _NESTED_VALUES) for v in values):
-        return "nested"
-    if any(isinstance(v, bytes | bytearray | memoryview) for v in values):
-        return "binary"
-    return "mixed"
 
 
 def _decimal_comma(text: pd.Series) -> tuple[np.ndarray | None, bool]:
@@ -537,7 +462,10 @@ def is_missing(series: pd.Series) -> np.ndarray:
     ``NA``, ``N/A``, ``NaN``, ``nan``, ``.`` after removing spaces (the module's policy)."""
     miss = series.isna().to_numpy()
     if series.dtype == object or pd.api.types.is_string_dtype(series):
-        text = series.astype("string").str.strip()
+        try:
+            text = series.astype("string").str.strip()
+        except UnicodeDecodeError:  # bytes that are no UTF-8 text (Parquet): only text is read
+            text = series.map(lambda v: v.strip() if isinstance(v, str) else "x").astype("string")
         miss = miss | text.isin(["", "NA", "N/A", "NaN", "nan", "."]).fillna(True).to_numpy()
     return np.asarray(miss, dtype=bool)
 
@@ -922,8 +850,11 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
     ``.``; missing cells never change a suggestion, they are counted in the reason and a run
     refuses them for a quasi-identifier, see the module docstring):
 
-    1. Lists, structs, maps and binary values (Parquet), complex numbers and intervals are
-       **non-confidential**: they cannot be quasi-identifiers and pass through.
+    1. Lists, structs, maps and binary values (Parquet), complex numbers and intervals cannot
+       be quasi-identifiers: the name and value rules below (3 and 4) apply to them read as
+       text (bytes decoded, nested values by their field names, text leaves and JSON text),
+       and make them **identifiers**; else they are **non-confidential** and pass through
+       (:mod:`microgui.core.column_types`).
     2. A column with no value, or one value on every record, is **non-confidential**: it
        carries no information about any record. One value *and blank cells* is information
        (a condition recorded only when present): a **nominal quasi-identifier** whose blanks
@@ -953,14 +884,7 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
         name = str(col)
         ctype = column_type(series)
         if ctype in _NOT_QI_TYPES or ctype in ("complex", "interval"):
-            what = {**_NOT_QI_TYPES, **_NOT_CONTINUOUS_TYPES}[ctype]
-            out.append(
-                RoleSuggestion(
-                    name,
-                    ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL),
-                    f"holds {what}, which cannot be a quasi-identifier: passes through",
-                )
-            )
+            out.append(_not_qi_suggestion(name, series, ctype))
             continue
         arrow = _arrow_text(series) if ctype == "text" else None
         if arrow is not None:
@@ -994,6 +918,11 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
         )
         column = _Column(name, series, ctype, len(series) - missing, missing)
         present = series[~missing_mask] if missing else series
+        whole = numeric and pd.api.types.is_integer_dtype(series.dtype)
+        if (whole or (ctype == "number" and series.dtype == object)) and len(present):
+            if kind_of(present) == "big_integer":
+                out.append(_big_integer_suggestion(column, present))
+                continue
         if ctype in ("text", "mixed", "number") and not numeric:
             # Text columns in plain numpy: per-column pandas calls dominate on very wide tables.
             raw = present.to_numpy(dtype=object)
@@ -1015,6 +944,90 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
         note = _missing_note(missing, spec, series) + _weight_hint(name, spec)
         out.append(RoleSuggestion(name, spec, reason + note, missing))
     return tuple(out)
+
+
+def _not_qi_suggestion(name: str, series: pd.Series, ctype: str) -> RoleSuggestion:
+    """Rule 1 of :func:`explain_roles`: a column of bytes, lists, structs, maps, complex numbers
+    or intervals can be no quasi-identifier, but the name and value rules apply to it as to
+    text (a Parquet column of e-mail addresses stored as bytes released them in clear): the
+    values read as text (:func:`~microgui.core.column_types.readable_texts`), a nested column
+    also by its field names and text leaves. An identifier when a rule says so, else
+    non-confidential (it passes through)."""
+    what = {**_NOT_QI_TYPES, **_NOT_CONTINUOUS_TYPES}[ctype]
+    values = series.tolist()
+    present = [v for v in values if not _cell_missing(v)]
+    missing = len(values) - len(present)
+    texts = readable_texts(present)
+    identifier = ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL)
+    read = f" (it holds {what}, read as text)"
+    if ctype == "nested" and present:
+        sample = present[: 10 * _FORM_SAMPLE]
+        for field_name in field_names(sample):
+            word = _identifying_name(field_name)
+            if word is not None:
+                return RoleSuggestion(
+                    name,
+                    identifier,
+                    f"a field or key of its {what} {word}: an identifier, removed from the release",
+                    missing,
+                )
+        found = _identifying_values(list(dict.fromkeys(leaf_texts(sample))))
+        if found is not None:
+            return RoleSuggestion(
+                name,
+                identifier,
+                f"its {what} hold {found}: an identifier, removed from the release",
+                missing,
+            )
+    column = _Column(name, pd.Series(texts, dtype=object), "text", len(present), missing)
+    column.read_numbers(list(dict.fromkeys(texts)))
+    spec, reason = column.suggest()
+    if spec.role is AttributeRole.IDENTIFIER:
+        return RoleSuggestion(name, spec, reason + read, missing)
+    return RoleSuggestion(
+        name,
+        ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL),
+        f"holds {what}, which cannot be a quasi-identifier: passes through",
+        missing,
+    )
+
+
+def _big_integer_suggestion(column: _Column, present: pd.Series) -> RoleSuggestion:
+    """Whole numbers beyond 2^53 (64-bit keys, hashes, long codes): a float64 would round them
+    (distinct values merged, an order of one category), so they are read exactly as codes:
+    the name rule, then an identifier when distinct on most records, else a nominal
+    quasi-identifier, never averaged."""
+    uniques = pd.unique(present.to_numpy())
+    column.distinct, column.first = len(uniques), [str(v) for v in uniques[:_FORM_SAMPLE]]
+    what = f"whole numbers beyond 2^53 ({column.distinct:,} distinct)"
+    spec, reason = column.suggest()  # the name rule and one value, as for any column
+    if spec.role is AttributeRole.NON_CONFIDENTIAL or reason.startswith("the name"):
+        return RoleSuggestion(column.name, spec, reason, column.missing)
+    n_present = column.n_present
+    if (
+        column.distinct >= _ID_MIN_DISTINCT
+        and column.distinct >= _identifier_share(n_present) * n_present
+    ):
+        return RoleSuggestion(
+            column.name,
+            ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL),
+            f"{what} in {n_present:,} records: a key, an identifier removed from the release",
+            column.missing,
+        )
+    return RoleSuggestion(
+        column.name,
+        ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL),
+        f"{what}: codes, a nominal quasi-identifier (a float64 would round them: never averaged)",
+        column.missing,
+    )
+
+
+def _cell_missing(value: object) -> bool:
+    """One cell is missing (None, NaN, NA); a list or an array is a value."""
+    try:
+        return bool(pd.isna(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return False
 
 
 @dataclass

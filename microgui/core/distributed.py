@@ -88,6 +88,7 @@ import numpy as np
 import pandas as pd
 
 from microgui._version import __version__
+from microgui.core.column_types import release_columns
 from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import ExportRefused, InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.export import neutralize_column_names, neutralize_formulas
@@ -825,6 +826,8 @@ def _write_part(
     if job.group_column:
         units = protected["_unit"].to_numpy(dtype=np.int64)
         out[job.group_column] = job.label_offsets[units] + protected["_label"].to_numpy()
+    # every kind of column as the format holds it (microgui.core.column_types), as export_run
+    out, converted = release_columns(out, job.out_kind)
     neutralized: dict[str, int] = {}
     renamed = 0
     if not job.keep_formula_cells:
@@ -847,6 +850,7 @@ def _write_part(
         "sse_raw": sse_raw.tolist(),
         "neutralized": neutralized,
         "renamed": renamed,
+        "converted": converted,
     }
 
 
@@ -1436,6 +1440,7 @@ def _run(
         report["group_column"] = group_column
     if reason:
         report["export_override"] = {"reason": reason, "problems": problems}
+    report.update(_converted_in_parts(written_parts))
     if keep_formula_cells:
         report["formula_cells"] = "kept raw (--keep-formula-cells)"
     else:
@@ -1446,6 +1451,23 @@ def _run(
         report["neutralized_cells"] = neutralized
         report["neutralized_column_names"] = int(written_parts[0]["renamed"])
     return report
+
+
+def _converted_in_parts(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The columns converted in any part (:func:`~microgui.core.column_types.release_columns`),
+    as one report: lists joined, and for a column converted differently in two parts (bytes
+    all UTF-8 text in one, not in another) each way, joined by "; "."""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        for key, value in (part.get("converted") or {}).items():
+            if isinstance(value, list):
+                merged[key] = sorted({*merged.get(key, []), *value})
+                continue
+            entry = merged.setdefault(key, {})
+            for column, says in value.items():
+                if says not in entry.get(column, "").split("; "):
+                    entry[column] = f"{entry[column]}; {says}" if column in entry else says
+    return merged
 
 
 def _take(values: pd.DataFrame, rows: np.ndarray) -> np.ndarray:

@@ -56,6 +56,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from microgui.core.column_types import kind_of, release_columns
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidParameter
 from microgui.core.formulas import FORMULA_PREFIXES
@@ -515,6 +516,10 @@ def export_run(
         keep_formula_cells = False
     if fmt == "csv":  # by the columns' own names, before any is neutralized
         frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
+    # every kind of column as the format holds it (bytes and nested values as text...) or
+    # refused naming it (microgui.core.column_types), before the formula rule reads the text
+    frame, converted = release_columns(frame, fmt)
+    report.update(converted)
     # The table as released, under the columns' own names: what the release report measures
     # (a neutralized name, '=age for =age, is the same column; cells map one to one).
     written = frame
@@ -628,12 +633,14 @@ def _dates_back(original: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
         if name not in original.columns:
             continue
         source = original[name]
-        # an SPSS DATE or Stata %td variable is read as datetime.date objects (issue 27)
-        days = not pd.api.types.is_datetime64_any_dtype(source.dtype) and _all_days(source)
-        if not days and not pd.api.types.is_datetime64_any_dtype(source.dtype):
+        # an SPSS DATE or Stata %td variable is read as datetime.date objects (issue 27); a
+        # date-time with a time zone (summer time: mixed offsets) is left as written
+        kind = kind_of(source)
+        days = kind == "date" and _all_days(source)
+        if not days and (
+            kind != "datetime" or not pd.api.types.is_datetime64_any_dtype(source.dtype)
+        ):
             continue
-        if not days and getattr(source.dt, "tz", None) is not None:
-            continue  # with a time zone (summer time: mixed offsets): left as written
         column = frame[name]
         if pd.api.types.is_datetime64_any_dtype(column.dtype) or (days and _all_days(column)):
             continue

@@ -41,6 +41,7 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from microgui.core.column_types import column_type, release_columns
 from microgui.core.dataset import is_missing
 from microgui.core.errors import ExportRefused
 from microgui.core.formulas import neutralized
@@ -92,8 +93,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0d\x0e-\x1f]")
 #: Longest text cell a format holds: Excel 32,767 characters; SPSS 32,767 bytes; Stata 2,045
 #: bytes (a str variable; pyreadstat writes no strL).
 _LONGEST = {"excel": ("characters", 32_767), "spss": ("bytes", 32_767), "stata": ("bytes", 2_045)}
-#: Integers beyond this are not exact in a float64 (SPSS, Stata, Excel store numbers so).
-_EXACT_INT = 2**53
 #: A number written plainly: no leading zero (01234 is a code), no exponent, no sign but "-";
 #: trailing zeros after the point allowed (1.50, 80.0: a fixed number of decimals).
 _PLAIN_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
@@ -278,17 +277,16 @@ def release_writer(
     # only: what the format keeps of the labels comes from ``stat``, passed on purpose.
     frame = frame.copy(deep=False)
     frame.attrs = {}
+    # every kind of column as the format holds it, or refused naming it (one place for all
+    # formats: microgui.core.column_types); a no-op on a frame export_run has converted
+    frame, converted = release_columns(frame, fmt)
     _check_cells(frame, fmt)
     plain = _plain_numbers(frame) if text_input else {}
     decimals = {c: p.decimals for c, p in plain.items() if p.decimals is not None}
     frame, numbers = typed_numbers(frame, plain)
-    notes: dict[str, Any] = {}
+    notes: dict[str, Any] = dict(converted)
     if numbers:
         notes["columns_written_as_numbers"] = numbers
-    if fmt != "parquet":
-        frame, inexact = _inexact_integers(frame)
-        if inexact:
-            notes["integers_written_as_text"] = inexact
     if fmt == "excel":
         writer, more = _excel(frame)
     elif fmt == "parquet":
@@ -317,12 +315,6 @@ def _excel(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
                 f"column {name!r}, record {row + 1:,}: a control character (or a carriage "
                 "return) that an Excel workbook cannot hold as it is; write .csv or .parquet, "
                 "or remove it"
-            )
-    for name in frame.columns:
-        if isinstance(frame[name].dtype, pd.DatetimeTZDtype):
-            raise ExportRefused(
-                f"column {name!r} holds dates with a time zone, which an Excel workbook cannot "
-                "hold; write .csv or .parquet"
             )
 
     def write(path: Path) -> None:
@@ -370,24 +362,13 @@ def _excel_cells(column: pd.Series) -> list[object]:
 
 def _parquet(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
     """Parquet holds one type per column: a column of mixed Python values (numbers and text, as
-    a spreadsheet's column can be) is written as text, and the report says which."""
-    out = frame
-    as_text: list[str] = []
-    for name in frame.columns:
-        column = frame[name]
-        if isinstance(column.dtype, np.dtype) and column.dtype.kind == "O":
-            kinds = {type(v) for v in column.tolist() if not is_missing_value(v)}
-            if len(kinds) > 1:
-                if out is frame:
-                    out = frame.copy(deep=False)
-                out[name] = _as_text(column)
-                as_text.append(str(name))
+    a spreadsheet's column can be) has been written as text by
+    :func:`~microgui.core.column_types.release_columns`, which says so in the report."""
 
     def write(path: Path) -> None:
-        out.to_parquet(path, index=False)
+        frame.to_parquet(path, index=False)
 
-    notes = {"parquet_columns_written_as_text": as_text} if as_text else {}
-    return FileWriter(write, FORMAT_NAMES["parquet"]), notes
+    return FileWriter(write, FORMAT_NAMES["parquet"]), {}
 
 
 def is_missing_value(value: object) -> bool:
@@ -454,8 +435,8 @@ def _check_cells(frame: pd.DataFrame, fmt: str) -> None:
     unit, longest = _LONGEST.get(fmt, ("characters", 0))
     for name in frame.columns:
         column = frame[name]
-        if not _is_text(column):
-            continue
+        if not _is_text(column) or column_type(column) in ("binary", "nested"):
+            continue  # bytes and nested values: only where the format writes them as such
         text = column.astype("string")
         nul = text.str.contains("\x00", regex=False, na=False).to_numpy(dtype=bool)
         if nul.any():
@@ -581,23 +562,6 @@ def typed_numbers(
         out[name] = values.astype(np.int64) if whole else values
         converted.append(str(name))
     return out, converted
-
-
-def _inexact_integers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """Integer columns holding a value beyond 2**53, which a float64 (SPSS, Stata, Excel)
-    would round, as text (the exact digits); returns the columns."""
-    out = frame
-    done: list[str] = []
-    for name in frame.columns:
-        column = frame[name]
-        if not pd.api.types.is_integer_dtype(column.dtype):
-            continue
-        big = column.abs() > _EXACT_INT
-        if bool(big.fillna(False).any()):
-            out = frame.copy(deep=False) if out is frame else out
-            out[name] = _as_text(column.astype(object))
-            done.append(str(name))
-    return out, done
 
 
 def _stat(

@@ -382,3 +382,29 @@ def test_one_file_in_and_one_file_out_keeps_the_single_file_release(
     assert main(["protect", str(tmp_path / "whole.xlsx"), "-o", str(tmp_path / "x.csv"),
                  "--engine", "dask", "--scheduler", scheduler, *common]) == 0  # fmt: skip
     assert (tmp_path / "x.csv").read_bytes() == local.read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_every_column_kind_goes_through_the_same_treatment_in_parts(
+    scheduler: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    """The parts get the column treatments of a single-file release
+    (microgui.core.column_types): bytes that are no UTF-8 and lists crashed nothing, and the
+    report names the columns converted."""
+    monkeypatch.setattr(partitioned, "PARQUET_PART_ROWS", 500)
+    frame = _table(1000, seed=3)
+    frame["blob"] = [bytes([0xFF, i % 3]) for i in range(len(frame))]
+    frame["tags"] = [[i % 2, 1] for i in range(len(frame))]
+    frame.to_parquet(tmp_path / "t.parquet", row_group_size=250)
+    out = tmp_path / f"out{suffix}"
+    report = _protect(tmp_path / "t.parquet", out, _spec(scheduler))
+    converted = report.get("columns_converted", {})
+    assert isinstance(converted, dict)
+    if suffix == ".csv":
+        assert set(converted) == {"blob", "tags"}
+        released = pd.concat([pd.read_csv(p, dtype=str) for p in _parts(out)], ignore_index=True)
+        assert released["blob"].tolist()[:2] == ["ff00", "ff01"]
+    else:
+        assert converted == {}
+        released = pd.concat([pd.read_parquet(p) for p in _parts(out)], ignore_index=True)
+        assert released["blob"].tolist()[:2] == [b"\xff\x00", b"\xff\x01"]

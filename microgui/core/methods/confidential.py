@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from microgui.core.column_types import column_type
 from microgui.core.dataset import Dataset, is_missing, numeric_column, row_list
 from microgui.core.errors import InvalidInput, InvalidRoles
 from microgui.core.metrics.privacy import nominal_codes, rank_codes
@@ -85,6 +86,10 @@ def prepare_confidential(dataset: Dataset, method: str) -> tuple[ConfidentialAtt
                     f"ordinal confidential column {col!r}: {exc}; add the category to the order"
                 ) from None
             out.append(ConfidentialAttribute(col, True, codes, m, "ordinal"))
+            continue
+        if column_type(series) in ("binary", "nested", "complex", "interval"):  # no numbers
+            codes, m = nominal_codes(series)
+            out.append(ConfidentialAttribute(col, False, codes, m, "nominal (no numbers)"))
             continue
         text = series.astype("string").str.strip()
         parsed = pd.to_numeric(text, errors="coerce")

@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from microgui.core.column_types import column_type, json_cell
 from microgui.core.roles import AttributeKind, ColumnSpec
 
 __all__ = [
@@ -84,6 +85,8 @@ def _as_numbers(values: pd.Series) -> pd.Series | None:
     """The values as float64 when every non-missing one is a number, else None."""
     if pd.api.types.is_bool_dtype(values):
         return values.astype(np.float64)
+    if column_type(values) in ("binary", "nested", "complex", "interval"):
+        return None  # no numbers to rank (and bytes may be no text)
     if pd.api.types.is_numeric_dtype(values):
         return values.astype(np.float64)
     text = values.astype("string").str.strip()
@@ -152,7 +155,12 @@ def rank_codes(
 def nominal_codes(values: npt.ArrayLike | pd.Series) -> tuple[np.ndarray, int]:
     """Codes 0..m-1 of the distinct values (a missing value is one value), and m."""
     series = pd.Series(values) if not isinstance(values, pd.Series) else values
-    codes, uniques = pd.factorize(series.reset_index(drop=True), use_na_sentinel=False)
+    series = series.reset_index(drop=True)
+    try:
+        codes, uniques = pd.factorize(series, use_na_sentinel=False)
+    except (TypeError, NotImplementedError):  # lists, structs, maps: compared as JSON text
+        texts = series.map(json_cell, na_action="ignore")
+        codes, uniques = pd.factorize(texts, use_na_sentinel=False)
     return np.asarray(codes, dtype=np.int64), len(uniques)
 
 
