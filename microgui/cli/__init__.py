@@ -222,7 +222,3 @@ def _catch_sigterm() -> signal.Handlers | Callable[[int, FrameType | None], Any]
         raise _Terminated()
 
     return signal.signal(signal.SIGTERM, on_sigterm)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,14 +7,12 @@ import argparse
 from pathlib import Path
 
 from microgui.cli.inputs import INPUT_FILE, OUTPUT_FILE, _check_outputs, command_inputs
-from microgui.cli.options import _read_input, _split, _UsageError
+from microgui.cli.options import Subcommands, _read_input, _split, _UsageError
 
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     """Add the ``dependency-tree`` subcommand and its options to ``sub``."""
     t = sub.add_parser(
         "dependency-tree",

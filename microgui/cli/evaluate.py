@@ -15,6 +15,7 @@ from microgui.cli.inputs import (
     command_inputs,
 )
 from microgui.cli.options import (
+    Subcommands,
     _add_role_options,
     _parse_hierarchies,
     _parse_ordinal,
@@ -32,9 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     """Add the ``evaluate`` subcommand and its options to ``sub``."""
     e = sub.add_parser(
         "evaluate",

@@ -8,14 +8,12 @@ import os
 import sys
 
 from microgui.cli.inputs import INPUT_FILE, OUTPUT_FILE, _check_outputs
-from microgui.cli.options import EXIT_USAGE
+from microgui.cli.options import EXIT_USAGE, Subcommands
 
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     """Add the ``gui`` subcommand and its options to ``sub``."""
     g = sub.add_parser(
         "gui", help="open the app (the default)", description="Open the microgui app."

@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, cast
 
 from microgui.cli.inputs import INPUT_FILE
 from microgui.cli.progress import TerminalProgress, _progress_bar_wanted
@@ -16,7 +16,10 @@ from microgui.cli.progress import TerminalProgress, _progress_bar_wanted
 if TYPE_CHECKING:
     from microgui.core.roles import RoleMap
 
-__all__ = ["EXIT_USAGE", "roles_from_args"]
+__all__ = ["EXIT_USAGE", "Subcommands", "roles_from_args"]
+
+#: The subcommands of ``microgui``: each command module's ``add_parser`` adds its own.
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 EXIT_USAGE = 2
 

@@ -20,6 +20,7 @@ from microgui.cli.options import (
     _ROLES_HELP,
     _ROUND_HELP,
     _WEIGHT_HELP,
+    Subcommands,
     _Once,
     _parse_hierarchies,
     _parse_ordinal,
@@ -39,9 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run", "spec_from_args"]
 
 
-def add_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     """Add the ``protect`` subcommand and its options to ``sub``."""
     p = sub.add_parser(
         "protect",

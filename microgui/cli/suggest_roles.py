@@ -8,15 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from microgui.cli.inputs import INPUT_FILE, OUTPUT_FILE, _check_outputs, command_inputs
-from microgui.cli.options import _read_input
+from microgui.cli.options import Subcommands, _read_input
 from microgui.text_table import text_table
 
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     """Add the ``suggest-roles`` subcommand and its options to ``sub``."""
     r = sub.add_parser(
         "suggest-roles",

@@ -20,6 +20,7 @@ from microgui.cli.inputs import (
 )
 from microgui.cli.options import (
     _ROUND_HELP,
+    Subcommands,
     _add_role_options,
     _parse_hierarchies,
     _parse_ordinal,
@@ -36,9 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     """Add the ``sweep`` subcommand and its options to ``sub``."""
     w = sub.add_parser(
         "sweep",
