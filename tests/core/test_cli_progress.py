@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import microgui.cli as cli
 from microgui.cli import TerminalProgress, main
 
 
@@ -78,7 +77,7 @@ def test_protect_draws_the_bar_on_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     terminal = FakeTerminal()
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)  # as if the run were long
+    monkeypatch.setattr("microgui.cli.progress.PROGRESS_AFTER_S", 0.0)  # as if the run were long
     monkeypatch.setattr("sys.stderr", terminal)
     assert main(_protect(tmp_path)) == 0
     text = terminal.getvalue()
@@ -90,7 +89,7 @@ def test_protect_draws_the_bar_on_a_terminal(
 
 def test_quiet_turns_the_bar_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     terminal = FakeTerminal()
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr("microgui.cli.progress.PROGRESS_AFTER_S", 0.0)
     monkeypatch.setattr("sys.stderr", terminal)
     assert main(_protect(tmp_path, "--quiet")) == 0
     assert "\r" not in terminal.getvalue() and "mdav: k=3" in terminal.getvalue()
@@ -99,7 +98,7 @@ def test_quiet_turns_the_bar_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_no_bar_when_stderr_is_not_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr("microgui.cli.progress.PROGRESS_AFTER_S", 0.0)
     assert main(_protect(tmp_path)) == 0
     err = capsys.readouterr().err
     assert "\r" not in err and "[#" not in err and "mdav: k=3" in err

@@ -395,7 +395,7 @@ def test_the_command_line_shows_loading_progress_on_a_terminal(
             return True
 
     terminal = Terminal()
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)  # as if the load were long
+    monkeypatch.setattr("microgui.cli.progress.PROGRESS_AFTER_S", 0.0)  # as if the load were long
     monkeypatch.setattr("sys.stderr", terminal)
     monkeypatch.setattr("sys.stdout", io.StringIO())
     assert cli.main(["suggest-roles", str(numbers_csv(tmp_path, 50_000))]) == 0
@@ -408,7 +408,7 @@ def test_the_command_line_shows_loading_progress_on_a_terminal(
 def test_no_loading_bar_off_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr("microgui.cli.progress.PROGRESS_AFTER_S", 0.0)
     assert cli.main(["suggest-roles", str(numbers_csv(tmp_path, 20_000))]) == 0
     assert "\r" not in capsys.readouterr().err
 

@@ -1,0 +1,585 @@
+"""``microgui protect``: microaggregate a table and write the release (also ``--project``, the
+replay of a project saved in the app, and ``--list-methods``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from microgui.cli.inputs import (
+    INPUT_COLUMN_FILE,
+    INPUT_FILE,
+    OUTPUT_FILE,
+    _check_outputs,
+    _read_files,
+)
+from microgui.cli.options import (
+    _MISSING_HELP,
+    _ROLES_HELP,
+    _ROUND_HELP,
+    _WEIGHT_HELP,
+    Subcommands,
+    _Once,
+    _parse_hierarchies,
+    _parse_ordinal,
+    _parse_params,
+    _read_input,
+    _split,
+    _UsageError,
+    roles_from_args,
+)
+from microgui.cli.progress import TerminalProgress, _compile_notice, _progress_bar_wanted
+from microgui.cli.protect_partitioned import _partitioned_wanted, _protect_partitioned
+
+if TYPE_CHECKING:
+    from microgui.core.dataset import Dataset
+    from microgui.core.roles import RoleMap
+
+__all__ = ["add_parser", "run", "spec_from_args"]
+
+
+def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
+    """Add the ``protect`` subcommand and its options to ``sub``."""
+    p = sub.add_parser(
+        "protect",
+        help="microaggregate a table on its quasi-identifiers and write the protected CSV",
+        description="Microaggregate INPUT on its quasi-identifiers and write the protected table to OUTPUT.",
+    )
+    p.add_argument(
+        "input",
+        nargs="?",
+        type=INPUT_FILE,
+        metavar="INPUT",
+        help="CSV, TSV, Excel, Parquet, SPSS (.sav) or Stata (.dta) file",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        type=OUTPUT_FILE,
+        metavar="OUTPUT",
+        help="the protected table to write, in the format its extension names: .csv (any other "
+        "name too), .tsv, .xlsx, .parquet, .sav/.zsav, .dta; never the input",
+    )
+    p.add_argument(
+        "--sheet",
+        metavar="NAME",
+        help="Excel only: the sheet to read, by name or by position from 1 (default: the first)",
+    )
+    p.add_argument("--method", default=None, help="method name (see --list-methods)")
+    p.add_argument("-k", dest="k", default=None, help="minimum group size k >= 2")
+    p.add_argument(
+        "--qi",
+        action="append",
+        metavar="COL[,COL...]",
+        help="quasi-identifier columns (continuous unless --ordinal/--nominal)",
+    )
+    p.add_argument(
+        "--identifiers",
+        action="append",
+        metavar="COL,...",
+        help="identifier columns (removed from the output)",
+    )
+    p.add_argument(
+        "--confidential",
+        action="append",
+        metavar="COL,...",
+        help="confidential columns (passed through unchanged)",
+    )
+    p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
+    p.add_argument("--roles", type=INPUT_FILE, metavar="FILE", help=_ROLES_HELP)
+    p.add_argument(
+        "--ordinal",
+        action="append",
+        metavar="COL=V1<V2<...",
+        help="ordinal quasi-identifier with its category order (lowest first); COL alone: numeric order",
+    )
+    p.add_argument(
+        "--nominal", action="append", metavar="COL,...", help="nominal quasi-identifiers"
+    )
+    p.add_argument(
+        "--missing-as-category",
+        action="append",
+        metavar="COL,...",
+        help=_MISSING_HELP,
+    )
+    p.add_argument(
+        "--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)"
+    )
+    p.add_argument("--round", metavar="source|N", help=_ROUND_HELP)
+    p.add_argument(
+        "--hierarchy",
+        action="append",
+        type=INPUT_COLUMN_FILE,
+        metavar="COL=FILE",
+        help="generalization hierarchy for COL: ';'-separated CSV, one row per value then its "
+        "generalizations up to the root (the ARX format); repeatable",
+    )
+    p.add_argument(
+        "--seed", default=None, help="random seed (for methods that draw random numbers)"
+    )
+    p.add_argument(
+        "--group-column", metavar="NAME", help="add each record's group id as column NAME"
+    )
+    p.add_argument(
+        "--report", type=OUTPUT_FILE, metavar="REPORT.json", help="write the run report as JSON"
+    )
+    p.add_argument(
+        "--report-html",
+        type=OUTPUT_FILE,
+        metavar="REPORT.html",
+        help="also write the release report as HTML: the data's fingerprint (SHA-256 of input and "
+        "release), roles, method with its references, k and the promised p/l/t verified on the "
+        "released table, information loss and disclosure risk, charts, overrides; never a value",
+    )
+    p.add_argument(
+        "--report-pdf",
+        type=OUTPUT_FILE,
+        metavar="REPORT.pdf",
+        help="also write the release report as PDF (the HTML report printed through Qt, A4), "
+        "with room for the release board's decision",
+    )
+    p.add_argument(
+        "--allow-unsafe",
+        metavar="REASON",
+        help="export even if the output fails the k-anonymity check; REASON is recorded in the report",
+    )
+    p.add_argument(
+        "--keep-formula-cells",
+        action="store_true",
+        help="write text cells starting with = + - @ tab or CR as they are; by default they get a "
+        "leading ' so that a spreadsheet does not run them as formulas (CSV injection)",
+    )
+    p.add_argument(
+        "--project",
+        type=INPUT_FILE,
+        metavar="FILE",
+        help="replay a project saved in the app: its table (or --input), roles, hierarchies and "
+        "its last run (or --run N), headless; no --method/-k/--qi/... then",
+    )
+    p.add_argument(
+        "--input",
+        dest="input_option",
+        type=INPUT_FILE,
+        metavar="NEW",
+        help="with --project: protect this table (today's extract) instead of the project's",
+    )
+    p.add_argument(
+        "--run",
+        dest="run_number",
+        metavar="N",
+        help="with --project: the run of the project's history to replay, numbered from 1 as in "
+        "the app (default: the last)",
+    )
+    p.add_argument(
+        "--pseudonymize",
+        action="append",
+        metavar="COL,...",
+        help="release these identifier columns as random pseudonyms (PSN-...) instead of "
+        "leaving them out; the same value gets the same pseudonym, nothing of the value is in it "
+        "(drawn, never hashed). Pseudonymised data are still personal data",
+    )
+    p.add_argument(
+        "--pseudonym-key",
+        type=OUTPUT_FILE,
+        metavar="FILE",
+        help="also write the key (column, original, pseudonym) to FILE, a CSV of its own: the "
+        "only way back to the identities, so keep it apart from the release",
+    )
+    p.add_argument(
+        "--csv-sep",
+        metavar="SEP",
+        help="separator of a CSV output: one character such as ; or |, or 'tab' (default , ; "
+        "a .tsv output: tab)",
+    )
+    p.add_argument(
+        "--csv-decimal",
+        metavar="MARK",
+        choices=(".", ","),
+        help="decimal mark of the numbers of a CSV output: . (default) or , (with --csv-sep ';')",
+    )
+    p.add_argument(
+        "--csv-encoding",
+        metavar="ENC",
+        help="encoding of a CSV output: utf-8 (default), utf-8-sig (Excel), utf-16, cp1252 or "
+        "latin-1; a cell it cannot hold is refused, naming its column and record",
+    )
+    p.add_argument(
+        "--strata",
+        action="append",
+        metavar="COL,...",
+        help="microaggregate each stratum of these columns on its own (each needs >= k records)",
+    )
+    p.add_argument(
+        "--block-size",
+        metavar="N|auto",
+        help="split larger sets of records into spatially coherent blocks of at most N "
+        "records (N >= 2k; e.g. 20000 for a million records) and microaggregate each block; "
+        "auto: exact up to 100,000 records, blocks of 50,000 above",
+    )
+    p.add_argument(
+        "--engine",
+        default="local",
+        metavar="local|dask",
+        help="where blocks and strata run: this machine's cores (local, default) or a Dask "
+        "cluster (dask, with --scheduler)",
+    )
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://HOST:8786"
+    )
+    p.add_argument(
+        "--workers",
+        metavar="N",
+        help="local processes for blocks and strata (default: one per core)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bar on stderr (shown on a terminal for runs longer than a few seconds)",
+    )
+    p.add_argument(
+        "--list-methods", action="store_true", help="list the available methods and exit"
+    )
+    return p
+
+
+def _list_methods() -> int:
+    from microgui.core.methods import available_methods
+    from microgui.core.references import readable
+
+    for m in available_methods():
+        kinds = ", ".join(sorted(k.value for k in m.kinds))
+        print(f"{m.name:<20} {m.headline}")
+        print(f"{'':<20} quasi-identifiers: {kinds}; source: {m.reference}")
+        for prm in m.all_params:
+            extra = f" ({'|'.join(prm.choices)})" if prm.choices else ""
+            print(f"{'':<20} --param {prm.name}={prm.default}{extra}: {readable(prm.help)}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from microgui.core.dataset import Dataset
+    from microgui.core.runs import parse_seed
+
+    if args.list_methods:
+        return _list_methods()
+    if args.project is not None or args.input_option is not None or args.run_number is not None:
+        return _protect_project(args)
+    missing = [
+        name
+        for name, val in (
+            ("INPUT", args.input),
+            ("-o OUTPUT", args.output),
+            ("--method", args.method),
+            ("-k", args.k),
+            ("--qi (or --roles FILE)", args.qi or args.roles),
+        )
+        if not val
+    ]
+    if missing:
+        raise _UsageError(f"protect needs {', '.join(missing)} (see microgui protect --help)")
+    if args.engine == "dask" and _partitioned_wanted(args):
+        # issue 17: the table is read and written in partitions on the workers
+        return _protect_partitioned(args)
+    src, out = Path(args.input), Path(args.output)
+    _parse_hierarchies(args.hierarchy)  # a malformed COL=FILE is refused first
+    # Output targets are checked before anything is read or computed: never a file the command
+    # reads (by inode), never a folder, a special file or a missing folder (issue 12).
+    _check_outputs(args)
+    if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
+        raise _UsageError(
+            f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
+            "the report), e.g. --allow-unsafe 'internal test file, not released'"
+        )
+    parse_seed(args.seed, "--seed")  # before any file is read
+    csv_options = _csv_options(args)  # checked before any file is read too
+    _parse_ordinal(args.ordinal)
+    _run_params(args)
+    loaded = _read_input(src, args)
+    _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
+    roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
+    # the files read travel with the table: the release refuses each of them again
+    dataset = Dataset(
+        loaded.frame, roles, loaded.source, loaded.value_labels, inputs=_read_files(args)
+    )
+    spec = spec_from_args(args)
+    return _run_and_export(args, loaded, dataset, spec, csv_options, out)
+
+
+def _run_params(args: argparse.Namespace) -> dict[str, str]:
+    params = _parse_params(args.param)
+    if args.round is not None:
+        if "round" in params:
+            raise _UsageError("give the rounding once: --round or --param round=, not both")
+        params["round"] = args.round.strip()
+    return params
+
+
+def spec_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~microgui.core.runs.RunSpec` that ``protect``'s options give."""
+    from microgui.core.runs import RunSpec, parse_seed
+
+    return RunSpec.make(
+        args.method,
+        args.k,
+        _run_params(args),
+        parse_seed(args.seed, "--seed"),
+        _parse_hierarchies(args.hierarchy),
+        strata=_split(args.strata),
+        block_size=args.block_size,
+        engine=args.engine,
+        scheduler=args.scheduler,
+        workers=args.workers,
+    )
+
+
+#: ``protect`` options a project gives (roles and the run): refused beside --project.
+_PROJECT_GIVES = (
+    ("method", "--method"), ("k", "-k"), ("qi", "--qi"), ("identifiers", "--identifiers"),
+    ("confidential", "--confidential"), ("ordinal", "--ordinal"), ("nominal", "--nominal"),
+    ("missing_as_category", "--missing-as-category"), ("param", "--param"),
+    ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
+    ("strata", "--strata"), ("block_size", "--block-size"), ("weight", "--weight"),
+    ("roles", "--roles"),
+)  # fmt: skip
+
+
+def _check_release_size(output: str, rows: int, columns: int) -> None:
+    """An Excel output that cannot hold the table is refused before the run, not after it."""
+    from microgui.core.release import EXCEL_MAX_COLUMNS, EXCEL_MAX_ROWS, release_format
+
+    try:
+        fmt = release_format(output)
+    except Exception:  # noqa: BLE001 - refused again, with its message, by the export
+        return
+    if fmt == "excel" and (rows + 1 > EXCEL_MAX_ROWS or columns > EXCEL_MAX_COLUMNS):
+        raise _UsageError(
+            f"an Excel sheet holds at most {EXCEL_MAX_ROWS - 1:,} records and "
+            f"{EXCEL_MAX_COLUMNS:,} columns; {Path(output).name} would need {rows:,} x "
+            f"{columns:,}: write .csv or .parquet"
+        )
+
+
+def _protect_project(args: argparse.Namespace) -> int:
+    """``protect --project FILE [--input NEW] [--run N] -o OUT``: the project's roles and run
+    (issue 18, replay), headless. The table is the project's unless --input (or INPUT) names
+    another with the same columns; engine, scheduler and workers are this machine's choice, as
+    in the app (a project never carries them)."""
+    from dataclasses import replace
+
+    from microgui.core.dataset import Dataset
+    from microgui.core.errors import InvalidInput
+    from microgui.core.project_file import load_project
+
+    if args.project is None:
+        raise _UsageError("--input and --run replay a project: give --project FILE too")
+    given = [flag for name, flag in _PROJECT_GIVES if getattr(args, name, None) is not None]
+    if given:
+        raise _UsageError(
+            f"--project gives the roles and the run; drop {', '.join(given)} (or drop --project "
+            "and give them all)"
+        )
+    if args.input is not None and args.input_option is not None:
+        raise _UsageError("give the table once: INPUT or --input, not both")
+    if not args.output:
+        raise _UsageError("protect --project needs -o OUTPUT (see microgui protect --help)")
+    project_path = Path(args.project)
+    project = load_project(project_path)
+    folder = project_path.resolve().parent
+    table = args.input_option or args.input
+    src = Path(table) if table is not None else project.resolved_data_path(folder)
+    if src is None:
+        raise _UsageError(f"{project_path.name} names no table; give the table with --input FILE")
+    runs = project.resolved_runs(folder)
+    if not runs:
+        raise _UsageError(
+            f"{project_path.name} holds no run; run a method in the app, save the project, "
+            "then replay it"
+        )
+    number = len(runs)
+    if args.run_number is not None:
+        try:
+            number = int(args.run_number)
+        except ValueError:
+            number = 0
+        if not 1 <= number <= len(runs):
+            raise _UsageError(
+                f"--run {args.run_number!r}: {project_path.name} holds runs 1 to {len(runs)}"
+            )
+    spec = replace(
+        runs[number - 1],
+        engine=args.engine,
+        scheduler=args.scheduler,
+        workers=int(args.workers) if args.workers is not None else None,
+    )
+    _check_outputs(args)
+    csv_options = _csv_options(args)
+    loaded = _read_input(src, args)
+    columns = [str(c) for c in loaded.frame.columns]
+    known = list(project.roles)
+    missing = [c for c in known if c not in columns]
+    extra = [c for c in columns if c not in known]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"lacks the project's column(s) {', '.join(map(repr, missing))}")
+        if extra:
+            parts.append(f"has column(s) the project does not know: {', '.join(map(repr, extra))}")
+        raise InvalidInput(
+            f"{src.name} {' and '.join(parts)}; open it in the app, tag its columns and save "
+            "the project again"
+        )
+    _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
+    dataset = Dataset(
+        loaded.frame, project.roles, loaded.source, loaded.value_labels, inputs=_read_files(args)
+    )
+    print(
+        f"replaying run {number} of {len(runs)} of {project_path.name}: {spec.method}, "
+        f"k = {spec.k} on {src.name}",
+        file=sys.stderr,
+    )
+    return _run_and_export(args, loaded, dataset, spec, csv_options, Path(args.output))
+
+
+def _run_and_export(
+    args: argparse.Namespace,
+    loaded: Any,
+    dataset: Any,
+    spec: Any,
+    csv_options: Any,
+    out: Path,
+) -> int:
+    """The run and the release of ``protect`` (also of ``protect --project``)."""
+    from microgui.core.export import export_run
+    from microgui.core.methods.jit_cache import on_first_compile
+    from microgui.core.progress import no_progress
+    from microgui.core.runs import information_loss_text, run_protection
+
+    bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
+
+    def notice(kernel: str) -> None:
+        if bar is not None:
+            bar.break_line()
+        _compile_notice(kernel)
+
+    stop = on_first_compile(notice)
+    try:
+        result = run_protection(dataset, spec, bar if bar is not None else no_progress)
+    finally:
+        stop()
+        if bar is not None:
+            bar.close()
+    if args.engine == "dask":
+        print(
+            f"note: -o {args.output!r} names one file, so the table was read here and only its "
+            "blocks ran on the cluster; give an output folder (no extension) to read, protect "
+            "and write in partitions on the workers",
+            file=sys.stderr,
+        )
+    report = export_run(
+        dataset,
+        result,
+        args.output,  # as typed: a trailing "/" names a folder
+        args.report,
+        group_column=args.group_column,
+        override=args.allow_unsafe,
+        keep_formula_cells=args.keep_formula_cells,
+        csv_options=csv_options,
+        pseudonymize=_split(args.pseudonymize),
+        key_path=args.pseudonym_key,
+        extra_reports=_release_reports(args),
+    )
+    print(
+        f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "
+        f"(sizes {report['min_group_size']}-{report['max_group_size']}), {information_loss_text(report)}, "
+        f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
+        file=sys.stderr,
+    )
+    if args.roles is None and args.project is None:  # else every column was tagged on purpose
+        _note_untagged(dataset, loaded.roles)  # after the release: a user error stays one line
+    if report.get("invented_combinations"):  # only independent aggregation can invent them
+        how = report["parameters"].get("categorical_aggregate")
+        print(
+            f"  invented categorical combinations: {report['invented_combinations']} of "
+            f"{report['n_groups']} groups" + (f" (categorical_aggregate={how})" if how else ""),
+            file=sys.stderr,
+        )
+    scale = report.get("scale")
+    if scale:
+        print(
+            f"  {scale['n_strata']} strata, {scale['n_blocks']} blocks of "
+            f"{scale['block_sizes']['min']}-{scale['block_sizes']['max']} records, "
+            f"engine {scale['engine']}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _release_reports(args: argparse.Namespace) -> list[tuple[Any, Any]]:
+    """``--report-html`` and ``--report-pdf``: (path, maker) for ``export_run``
+    (:func:`~microgui.core.release_report.release_report_makers`; the PDF printed by Qt)."""
+    if not (args.report_html or args.report_pdf):
+        return []
+    from microgui.core.release_report import release_report_makers
+
+    printer: Any = None
+    if args.report_pdf:
+        from microgui.qt.report_pdf import headless_printer
+
+        printer = headless_printer()  # Qt started before any file is written
+    return release_report_makers(args.report_html, args.report_pdf, printer)
+
+
+def _csv_options(args: argparse.Namespace) -> Any:
+    """``--csv-sep/--csv-decimal/--csv-encoding`` as checked
+    :class:`~microgui.core.release.CsvOptions` (None when none is given); refused with a
+    non-CSV output."""
+    from microgui.core.errors import ExportRefused
+    from microgui.core.release import CsvOptions, release_format
+
+    given = [getattr(args, n, None) for n in ("csv_sep", "csv_decimal", "csv_encoding")]
+    if all(v is None for v in given):
+        return None
+    try:
+        options = CsvOptions.make(*given)
+        fmt = release_format(args.output)
+    except ExportRefused as exc:
+        raise _UsageError(str(exc)) from exc
+    if fmt != "csv":
+        raise _UsageError(
+            f"--csv-sep/--csv-decimal/--csv-encoding are for a CSV output, and {args.output!r} "
+            f"is written as {fmt}; drop them or name the output .csv"
+        )
+    return options
+
+
+def _note_untagged(dataset: Dataset, suggested: RoleMap) -> None:
+    """A note on stderr naming the columns no option tags (they pass through unchanged, the
+    documented default) that the suggestion made when the table was read
+    (:func:`microgui.core.dataset.explain_roles`) calls identifiers or quasi-identifiers:
+    released verbatim, they could single people out."""
+    from microgui.core.roles import AttributeRole
+
+    risky = [
+        (name, suggested[name].role)
+        for name in dataset.roles.columns_with(AttributeRole.NON_CONFIDENTIAL)
+        if name in suggested
+        and suggested[name].role in (AttributeRole.IDENTIFIER, AttributeRole.QUASI_IDENTIFIER)
+    ]
+    if not risky:
+        return
+    risky.sort(key=lambda item: item[1] is not AttributeRole.IDENTIFIER)  # identifiers first
+    shown = ", ".join(
+        f"{name!r} ({'identifier' if role is AttributeRole.IDENTIFIER else 'quasi-identifier'})"
+        for name, role in risky[:8]
+    )
+    more = f" and {len(risky) - 8} more" if len(risky) > 8 else ""
+    print(
+        f"microgui: note: {len(risky)} column(s) named by no option pass through unchanged "
+        f"though they look identifying: {shown}{more}; tag them (--identifiers, --qi, "
+        "--confidential), or every column in a roles file (--roles FILE), or see "
+        "`microgui suggest-roles`",
+        file=sys.stderr,
+    )
