@@ -37,6 +37,7 @@ import pandas as pd
 from microgui.core.errors import ExportRefused
 
 __all__ = [
+    "FORMAT_NAMES",
     "FORMATS",
     "ColumnKind",
     "Treatment",
@@ -55,6 +56,14 @@ __all__ = [
 
 #: The release formats, as :data:`microgui.core.release.RELEASE_FORMATS` names them.
 FORMATS = ("csv", "excel", "parquet", "spss", "stata")
+#: each release format in words, for messages (release.py's writers use them too)
+FORMAT_NAMES = {
+    "csv": "a CSV file",
+    "excel": "an Excel workbook",
+    "parquet": "a Parquet file",
+    "spss": "an SPSS file",
+    "stata": "a Stata file",
+}
 #: Integers beyond this are not exact in a float64 (SPSS, Stata and Excel store numbers so).
 EXACT_INT = 2**53
 
@@ -641,8 +650,6 @@ def release_columns(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame, dict[s
                 "integers_written_as_text",
             )
         if treatment.action == "refuse":
-            from microgui.core.release import FORMAT_NAMES
-
             raise ExportRefused(
                 f"column {str(name)!r} holds {what.holds}, which {FORMAT_NAMES[fmt]} cannot "
                 f"hold; {treatment.says}, or tag it identifier to leave it out"

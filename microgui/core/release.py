@@ -41,7 +41,7 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from microgui.core.column_types import column_type, release_columns
+from microgui.core.column_types import FORMAT_NAMES, column_type, release_columns
 from microgui.core.dataset import is_missing
 from microgui.core.errors import ExportRefused
 from microgui.core.formulas import neutralized
@@ -69,13 +69,6 @@ RELEASE_FORMATS: dict[str, str] = {
     ".sav": "spss",
     ".zsav": "spss",
     ".dta": "stata",
-}
-FORMAT_NAMES = {
-    "csv": "a CSV file",
-    "excel": "an Excel workbook",
-    "parquet": "a Parquet file",
-    "spss": "an SPSS file",
-    "stata": "a Stata file",
 }
 EXCEL_MAX_ROWS = 1_048_576  # the header is one of them
 EXCEL_MAX_COLUMNS = 16_384
