@@ -33,6 +33,7 @@ import csv
 import datetime as dt
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -227,9 +228,13 @@ def _check_encodable(text: str, where: str, encoding: str) -> None:
     try:
         text.encode(encoding)
     except UnicodeEncodeError as exc:
+        # the character's code point, never the text around it: a run of unencodable
+        # characters can be a whole name (no value of the data in a message, issue 27)
+        char = text[exc.start]
+        name = unicodedata.name(char, "")
         raise ExportRefused(
-            f"{where}: {text[exc.start : exc.end]!r} cannot be written in {encoding}; choose "
-            "--csv-encoding utf-8 (or utf-8-sig for Excel)"
+            f"{where}: a character (U+{ord(char):04X}{' ' + name if name else ''}) cannot be "
+            f"written in {encoding}; choose --csv-encoding utf-8 (or utf-8-sig for Excel)"
         ) from exc
 
 

@@ -326,8 +326,23 @@ def test_a_cell_the_encoding_cannot_hold_is_refused_naming_it(
     source.write_text("name,age,income\nAnna,34,1\nŁukasz,45,2\nBo,23,3\n", encoding="utf-8")
     assert _eu_protect(source, tmp_path / "o.csv", "--csv-encoding", "latin-1") != 0
     err = capsys.readouterr().err
-    assert "column 'name', record 2: 'Ł' cannot be written in latin-1" in err
+    # the character's code point, not the character (issue 27: no value in a message)
+    assert (
+        "column 'name', record 2: a character (U+0141 LATIN CAPITAL LETTER L WITH STROKE) "
+        "cannot be written in latin-1"
+    ) in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pl.csv"]
+
+
+def test_a_name_the_encoding_cannot_hold_is_not_quoted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run of characters the encoding cannot hold can be a whole name: never in the message."""
+    source = tmp_path / "cn.csv"
+    source.write_text("name,age,income\nAnna,34,1\n张伟,45,2\nBo,23,3\n", encoding="utf-8")
+    assert _eu_protect(source, tmp_path / "o.csv", "--csv-encoding", "latin-1") != 0
+    err = capsys.readouterr().err
+    assert "U+5F20" in err and "张" not in err and "伟" not in err
 
 
 def test_csv_options_with_another_format_are_refused(
