@@ -17,6 +17,10 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 __all__ = ["MOVED"]
 
@@ -65,7 +69,7 @@ class _MovedFinder:
         new = MOVED.get(fullname)
         if new is None or importlib.util.find_spec(new) is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self)
+        return importlib.machinery.ModuleSpec(fullname, cast("Loader", self))  # one by protocol
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         module = importlib.import_module(MOVED[spec.name])
