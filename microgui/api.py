@@ -8,7 +8,7 @@
 >>> res.check.ok, res.check.k_anonymity
 (True, 3)
 
-The result carries the release check that an export makes (:func:`microgui.core.export.
+The result carries the release check that an export makes (:func:`microgui.core.release.check.
 check_export`: no identifier column, k-anonymity on the quasi-identifiers at least k, and the p
 or t a method promised). A table that fails it (individual ranking is not k-anonymous, for
 example) is returned with ``check.ok`` False and an :class:`UnsafeReleaseWarning`; pass
@@ -35,7 +35,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import Dataset, check_frame
 from microgui.core.errors import (
     ExportRefused,
     InvalidInput,
@@ -43,10 +42,11 @@ from microgui.core.errors import (
     InvalidRoles,
     MicroguiWarning,
 )
-from microgui.core.export import ExportCheck, check_export
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import RoleMap, roles_from_lists
+from microgui.core.release.check import ExportCheck, check_export
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.dataset import Dataset, check_frame
+from microgui.core.table.roles import RoleMap, roles_from_lists
 
 __all__ = ["ProtectionResult", "UnsafeReleaseWarning", "protect", "list_methods"]
 
@@ -103,10 +103,10 @@ class ProtectionResult:
         identifiers removed, information loss) are those of the edited table, and
         ``edited_after_run`` counts the changed cells per column. Records added, removed or
         reordered, or a column the input does not have, are refused
-        (:func:`microgui.core.export.released_result`)."""
-        from microgui.core.export import export_run
+        (:func:`microgui.core.release.check.released_result`)."""
         from microgui.core.release import CsvOptions
-        from microgui.core.release_report import release_report_makers
+        from microgui.core.release.check import export_run
+        from microgui.core.release.report import release_report_makers
 
         if self.dataset is None:
             raise InvalidParameter("this result has no table to export (made before 0.1)")
@@ -179,7 +179,7 @@ def protect(
     numbers ``pd.read_csv(header=None)`` gives). ``seed`` is a whole number from 0 to 2**64 - 1
     (None: a fresh one, recorded in the report).
 
-    The result's ``check`` is the release check (:func:`microgui.core.export.check_export`).
+    The result's ``check`` is the release check (:func:`microgui.core.release.check.check_export`).
     When it fails (a masking method such as individual-ranking, which does not promise
     k-anonymity, or a t/p not reached), ``unsafe`` decides: "warn" (default) warns with
     :class:`UnsafeReleaseWarning` naming the problems, "raise" raises
@@ -188,7 +188,7 @@ def protect(
     The input frame is not modified. Raises :class:`microgui.core.errors.MicroguiError`
     subclasses with a readable message for user errors.
 
-    Scale (:mod:`microgui.core.scale`): ``strata`` (columns) protects each stratum on its own;
+    Scale (:mod:`microgui.core.runs.scale`): ``strata`` (columns) protects each stratum on its own;
     ``block_size`` splits larger sets of records into spatially coherent blocks of at most that
     many records (None: the method on the whole table; "auto": exact up to 100,000 records,
     blocks of 50,000 above); ``engine="dask"`` with

@@ -22,8 +22,6 @@ from microgui.bench.data import (
     numpy_mdav,
     qi_matrix,
 )
-from microgui.core.aggregate import group_means
-from microgui.core.dataset import Dataset
 from microgui.core.methods import ama as ama_module
 from microgui.core.methods import available_methods, get_method, warm_ups
 from microgui.core.methods import mdav as mdav_module
@@ -32,8 +30,10 @@ from microgui.core.methods import mst as mst_module
 from microgui.core.methods import refine as refine_module
 from microgui.core.metrics import information_loss
 from microgui.core.progress import ProgressFn
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.aggregate import group_means
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.text_table import text_table
 
 __all__ = [
@@ -70,7 +70,7 @@ def _npn_path(data: BenchData, k: int, progress: ProgressFn) -> None:
 
 
 def _dependency_tree(data: BenchData, k: int, progress: ProgressFn) -> None:
-    from microgui.core.dependency import dependency_tree
+    from microgui.core.table.dependency import dependency_tree
 
     frame = pd.DataFrame(data.continuous, columns=[f"q{j}" for j in range(data.d)])
     dependency_tree(frame, list(frame.columns), progress=progress)

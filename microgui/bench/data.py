@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from microgui.core.aggregate import group_means
-from microgui.core.dataset import QIMatrix
 from microgui.core.methods import mdav as mdav_module
+from microgui.core.table.aggregate import group_means
+from microgui.core.table.dataset import QIMatrix
 
 __all__ = [
     "SEED",

@@ -1,7 +1,7 @@
 """The loading row (issue 17): ``read_table`` of a 1,000,000 × 10 numeric CSV in a fresh
 subprocess, its time and peak memory against the file's size. ``read_table`` is the whole load
 the app (its Open) and the command line (every command reading a table) do: the table read,
-then the roles suggested for its columns (:func:`~microgui.core.dataset.explain_roles`).
+then the roles suggested for its columns (:func:`~microgui.core.table.dataset.explain_roles`).
 
 The CSV is made here in a temporary folder (:func:`correlated_data`, 6 decimals: about 100 MB)
 and read by a child process, so that neither making it nor the benchmark's own arrays count.

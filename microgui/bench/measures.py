@@ -1,4 +1,4 @@
-"""The sweep and measures rows: a Census sweep through :func:`microgui.core.sweep.run_sweep` and the
+"""The sweep and measures rows: a Census sweep through :func:`microgui.core.runs.sweep.run_sweep` and the
 time of each disclosure-risk and utility measure."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from microgui.bench.data import SEED, correlated_data
-from microgui.core.dataset import Dataset
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.reference_data import reference_sets, shared_data_dir
 
 __all__ = ["SWEEP_METHODS", "SWEEP_KS", "census_sweep_text", "measures_text"]
@@ -27,8 +27,8 @@ def census_sweep_text() -> str | None:
     """Time a sweep of :data:`SWEEP_METHODS` × :data:`SWEEP_KS` on Census (13 continuous
     quasi-identifiers), every run measured, on the default number of worker processes (pool
     start included). None when the reference data is absent."""
-    from microgui.core.pool import default_workers
-    from microgui.core.sweep import SweepSpec, run_sweep
+    from microgui.core.runs.pool import default_workers
+    from microgui.core.runs.sweep import SweepSpec, run_sweep
 
     root = shared_data_dir()
     if root is None:

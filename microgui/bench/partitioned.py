@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from microgui.bench.data import SEED
-from microgui.core.dataset import Dataset
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import roles_from_lists
 
 __all__ = ["DASK_N", "DASK_PARTS", "CLIENT_TARGET_MB", "write_parts", "partitioned_text"]
 

@@ -10,11 +10,11 @@ import time
 from collections.abc import Sequence
 
 from microgui.bench.data import SEED
-from microgui.core.dataset import Dataset
 from microgui.core.errors import MicroguiError
 from microgui.core.methods import available_methods, get_method
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.reference_data import reference_sets, shared_data_dir
 from microgui.text_table import text_table
 

@@ -12,9 +12,9 @@ import pandas as pd
 
 from microgui.bench.data import SEED, correlated_data
 from microgui.bench.memory import HUGE_N
-from microgui.core.dataset import Dataset
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 __all__ = [
     "BLOCKED_N",

@@ -10,10 +10,10 @@ import importlib.resources
 import json
 from pathlib import Path
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput
 from microgui.core.io import read_table
-from microgui.core.roles import RoleMap
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import RoleMap
 
 __all__ = [
     "DEMO_CSV",

@@ -113,7 +113,7 @@ def run_app(file: str | None = None, demo: bool = False, screenshot: str | None 
 
 def _offer_restore(window: MainWindow) -> bool:
     """After a session that did not end cleanly, offer to restore it from the autosave."""
-    from microgui.core.project_file import clear_autosave, read_autosave
+    from microgui.core.runs.project_file import clear_autosave, read_autosave
 
     try:
         project = read_autosave()

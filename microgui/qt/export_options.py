@@ -1,7 +1,7 @@
 """The app's export options (issue 18): how a CSV release is written and which identifier
 columns are released as random pseudonyms instead of being left out, the same choices as
 ``protect``'s ``--csv-sep``/``--csv-decimal``/``--csv-encoding`` and ``--pseudonymize``/
-``--pseudonym-key`` (:mod:`microgui.core.release`, :mod:`microgui.core.pseudonyms`).
+``--pseudonym-key`` (:mod:`microgui.core.release`, :mod:`microgui.core.release.pseudonyms`).
 
 File → *Export options…* sets them; every later export uses them (the CSV options only for a
 CSV file), and the status line after an export says what was applied. Pseudonyms are off by
@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.pseudonyms import PSEUDONYM_WARNING
 from microgui.core.release import CsvOptions
+from microgui.core.release.pseudonyms import PSEUDONYM_WARNING
 
 __all__ = [
     "ExportOptions",

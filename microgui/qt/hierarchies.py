@@ -1,7 +1,7 @@
 """Hierarchy files attached to quasi-identifiers in the app (issue 13).
 
-A column's hierarchy file (ARX format, :func:`microgui.core.hierarchy.load_hierarchy`) is read and
-matched against the column's values (:func:`microgui.core.hierarchy.hierarchy_coverage`) in the
+A column's hierarchy file (ARX format, :func:`microgui.core.table.hierarchy.load_hierarchy`) is read and
+matched against the column's values (:func:`microgui.core.table.hierarchy.hierarchy_coverage`) in the
 controller's analysis pool, never in the GUI thread: a hierarchy may list millions of values.
 :class:`HierarchyAttachments` keeps what was attached, by column, and emits ``changed``;
 ``failed`` carries a file that could not be read, with the core's message naming the file.
@@ -23,16 +23,16 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
-from microgui.core.dataset import Dataset
-from microgui.core.hierarchy import (
+from microgui.core.methods.base import Method
+from microgui.core.progress import ProgressFn
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.hierarchy import (
     Hierarchy,
     HierarchyCoverage,
     hierarchy_coverage,
     load_hierarchy,
 )
-from microgui.core.methods.base import Method
-from microgui.core.progress import ProgressFn
-from microgui.core.roles import AttributeRole, RoleMap
+from microgui.core.table.roles import AttributeRole, RoleMap
 from microgui.qt.workers import Job, RunSignals, RunWorker
 
 __all__ = ["AttachedHierarchy", "HierarchyAttachments", "attach_job"]

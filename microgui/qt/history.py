@@ -10,13 +10,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from microgui.core.analysis import RunOutcome
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter
-from microgui.core.project_file import Project
-from microgui.core.roles import RoleMap
 from microgui.core.runs import RunResult, RunSpec
-from microgui.core.sweep import SweepPoint
+from microgui.core.runs.analysis import RunOutcome
+from microgui.core.runs.project_file import Project
+from microgui.core.runs.sweep import SweepPoint
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import RoleMap
 
 __all__ = [
     "HistoryEntry",
@@ -166,7 +166,7 @@ def project_of(
     compared: Sequence[int],
     hierarchies: Mapping[str, str],
 ) -> Project:
-    """A session as a :class:`~microgui.core.project_file.Project` (no data values): the
+    """A session as a :class:`~microgui.core.runs.project_file.Project` (no data values): the
     table's path, columns and roles, the history's reproducible specs (seeds kept), the compared
     runs and the attached hierarchy files."""
     ids = [entry.run_id for entry in history]

@@ -53,7 +53,7 @@ def random_dataset(n: int, d: int = 10, seed: int = 0) -> Any:
     """n × d standard-normal continuous quasi-identifiers (seeded)."""
     import pandas as pd
 
-    from microgui.core.dataset import Dataset
+    from microgui.core.table.dataset import Dataset
 
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame(rng.normal(size=(n, d)), columns=[f"x{i}" for i in range(d)])
@@ -71,8 +71,8 @@ def scatter_redraw_times(
     computed before timing (MDAV: a few seconds at 100,000).
     """
     ensure_application()
-    from microgui.core.projection import qi_projection
     from microgui.core.runs import RunSpec, run_protection
+    from microgui.core.views.projection import qi_projection
     from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 
     result = run_protection(random_dataset(n, d, seed), RunSpec.make("mdav", k, seed=seed))
@@ -133,8 +133,8 @@ def event_loop_stall(
     ensure_application()
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 
-    from microgui.core.dataset import Dataset
     from microgui.core.runs import RunSpec, run_protection
+    from microgui.core.table.dataset import Dataset
     from microgui.qt.main_window import MainWindow
     from microgui.qt.settings import UiSettings
 

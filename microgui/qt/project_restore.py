@@ -18,9 +18,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Slot
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
-from microgui.core.project_file import Project
+from microgui.core.runs.project_file import Project
+from microgui.core.table.dataset import Dataset
 from microgui.qt.history import HistoryEntry, comparison_ids, find_entry, project_roles
 
 #: The window's :class:`~microgui.qt.controller.AppController` (not imported: it imports this

@@ -1,7 +1,7 @@
 """The release report as PDF (issue 18): the report's HTML printed through Qt's own text engine
 (``QTextDocument`` onto a ``QPdfWriter``), no new dependency.
 
-Qt's HTML engine draws no SVG, so each chart's SVG (:func:`microgui.core.report_charts.chart_svg`,
+Qt's HTML engine draws no SVG, so each chart's SVG (:func:`microgui.core.release.report_charts.chart_svg`,
 the very drawing the HTML embeds) is first drawn by ``QSvgRenderer`` into a picture at three
 times its size (sharp when printed) and the page refers to it by name
 (``build_report_html(chart_html=...)``). Pages are A4 with 15 mm margins, numbered at the foot.
@@ -32,7 +32,7 @@ from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
 from microgui._version import __version__
-from microgui.core.report_charts import ReportChart, chart_svg
+from microgui.core.release.report_charts import ReportChart, chart_svg
 
 __all__ = [
     "ensure_gui_application",
@@ -94,7 +94,7 @@ def report_pdf(
     title: str = "microgui report",
 ) -> bytes:
     """The PDF of a report: ``make_html(chart_html)`` gives the page with the given way of
-    placing chart i (:func:`microgui.core.report_html.build_report_html`'s ``chart_html``);
+    placing chart i (:func:`microgui.core.release.report_html.build_report_html`'s ``chart_html``);
     ``charts`` are the same charts, drawn here as pictures."""
     ensure_gui_application()
     document = QTextDocument()

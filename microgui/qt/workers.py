@@ -80,7 +80,7 @@ class SweepSignals(RunSignals):
     """A sweep's signals: those of a run, plus one per finished point (emitted from the worker
     thread while the sweep goes on, so each point reaches the GUI thread as it arrives)."""
 
-    point = Signal(int, object)  # sweep id, microgui.core.sweep.SweepPoint
+    point = Signal(int, object)  # sweep id, microgui.core.runs.sweep.SweepPoint
 
 
 class RunWorker(QRunnable):

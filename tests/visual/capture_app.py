@@ -52,7 +52,7 @@ FROZEN_NOW = _datetime.datetime(2024, 1, 2, 10, 30, 0)
 def freeze_clock() -> None:
     """Run times print as 0.00 s and history entries as made at :data:`FROZEN_NOW`: the only
     texts of the views that change from one run to the next."""
-    import microgui.core.runs as runs
+    import microgui.core.runs.protect as runs  # where run_protection reads the clock
     import microgui.qt.controller as controller
 
     class _FrozenTime:

@@ -7,7 +7,7 @@ it "MA", the name it also gives the MDAV baseline):
    MI(A, B) = H(A|B) + H(B|A), its minimum spanning tree by Kruskal, and the key attributes by
    vertex degree (Definition 5). All of it, with the choices made where the paper is silent
    (continuous attributes in equal-frequency bins, constant attributes, ties, 1-3 attributes), is
-   in :mod:`microgui.core.dependency`.
+   in :mod:`microgui.core.table.dependency`.
 2. Algorithm 2 steps 2-7: the records projected on the key attributes are partitioned by MDAV.
    This is the project's MDAV-generic (:func:`microgui.core.methods.mdav.mdav_generic`, ``003``
    Algorithm 5.1): z-scores (standardized over all records) and the Euclidean distance for
@@ -18,7 +18,7 @@ it "MA", the name it also gives the MDAV baseline):
    k..2k-1). MDAV-generic's 3k rule instead stops pairing below 3k records, so no record is ever
    left over and every group has k..2k-1 records; on the other steps the two agree.
 3. Algorithm 2 step 8: every quasi-identifier of a record (key attributes or not) is replaced by
-   its group's aggregate by the shared step (:mod:`microgui.core.aggregate`): the mean for
+   its group's aggregate by the shared step (:mod:`microgui.core.table.aggregate`): the mean for
    continuous attributes, the median (or convex median) for ordinal ones and the mode for nominal
    ones. The groups are what makes the release k-anonymous; only the choice of groups looks at
    the key attributes alone.
@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from microgui.core.artifacts import DEPENDENCY_TREE
-from microgui.core.dataset import QIMatrix
-from microgui.core.dependency import DEFAULT_BINS, DependencyTree, dependency_tree_of_qi
+from microgui.core.methods.artifacts import DEPENDENCY_TREE
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.mdav import mdav_generic, warm_up
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.dataset import QIMatrix
+from microgui.core.table.dependency import DEFAULT_BINS, DependencyTree, dependency_tree_of_qi
+from microgui.core.table.roles import AttributeKind
 
 __all__ = ["ama_partition", "key_attribute_blocks", "AMA"]
 
@@ -76,7 +76,7 @@ def ama_partition(
     Parameters
     ----------
     qi
-        Quasi-identifiers from :func:`~microgui.core.dataset.prepare_qi`.
+        Quasi-identifiers from :func:`~microgui.core.table.dataset.prepare_qi`.
     k
         Minimum group size, 2 <= k <= n.
     attributes
@@ -93,7 +93,7 @@ def ama_partition(
     -------
     (labels, tree)
         int64 group label per record (k..2k-1 records per group, row order kept) and the
-        :class:`~microgui.core.dependency.DependencyTree` whose key attributes were used.
+        :class:`~microgui.core.table.dependency.DependencyTree` whose key attributes were used.
     """
     names = list(attributes) if attributes is not None else list(qi.names)
     tree = dependency_tree_of_qi(

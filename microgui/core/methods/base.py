@@ -4,10 +4,10 @@ A method is a :class:`Method`: a name (the ``--method`` value), texts for the ap
 quasi-identifier it accepts, its parameters (:class:`ParamSpec`, set with ``--param NAME=VALUE``)
 and a function ``run(MethodInput) -> MethodOutput``. The run function only partitions (and, for
 generalization methods, may produce its own quasi-identifier values); the shared aggregation step
-(``microgui.core.aggregate``) replaces each group by its aggregate. A method also declares
+(``microgui.core.table.aggregate``) replaces each group by its aggregate. A method also declares
 everything else it brings: the warm-up of its compiled kernels (the benchmark and the tests call
 it), the privacy model it promises (:class:`ReleaseCheck`, verified before export) and the
-artifacts it leaves for the app's views (:mod:`microgui.core.artifacts`).
+artifacts it leaves for the app's views (:mod:`microgui.core.methods.artifacts`).
 
 This module holds the contract and the registry's dictionary only; :mod:`microgui.core.methods`
 imports every method module and looks methods up (``get_method``, ``available_methods``).
@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from microgui.core.aggregate import CATEGORICAL_AGGREGATES, DEFAULT_CATEGORICAL_AGGREGATE
-from microgui.core.dataset import Dataset, QIMatrix
 from microgui.core.errors import InvalidParameter
-from microgui.core.numbers import ROUND_CHOICES
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.references import readable
-from microgui.core.roles import AttributeKind, RoleMap
+from microgui.core.table.aggregate import CATEGORICAL_AGGREGATES, DEFAULT_CATEGORICAL_AGGREGATE
+from microgui.core.table.dataset import Dataset, QIMatrix
+from microgui.core.table.numbers import ROUND_CHOICES
+from microgui.core.table.roles import AttributeKind, RoleMap
 
 if TYPE_CHECKING:
-    from microgui.core.artifacts import Artifact
+    from microgui.core.methods.artifacts import Artifact
 
 __all__ = [
     "ParamSpec",
@@ -204,8 +204,8 @@ class MethodOutput:
     a frame with one column per quasi-identifier; None means "aggregate the groups".
     ``extra``: JSON-serializable entries added to the run report.
     ``artifacts``: what a view needs that does not belong in the report (a spanning tree, a
-    dependency tree, generalization classes), made with :meth:`~microgui.core.artifacts.Artifact.entry`
-    of the kinds in :mod:`microgui.core.artifacts`; kept on the :class:`RunResult`.
+    dependency tree, generalization classes), made with :meth:`~microgui.core.methods.artifacts.Artifact.entry`
+    of the kinds in :mod:`microgui.core.methods.artifacts`; kept on the :class:`RunResult`.
     """
 
     labels: np.ndarray
@@ -306,7 +306,7 @@ class Method:
     warm_up: Callable[[], float] | None = None
     #: the privacy model the method promises on the confidential attributes, checked on export
     release_check: ReleaseCheck | None = None
-    #: the kinds of artifact its runs leave for the app's views (:mod:`microgui.core.artifacts`)
+    #: the kinds of artifact its runs leave for the app's views (:mod:`microgui.core.methods.artifacts`)
     artifacts: tuple[Artifact[Any], ...] = ()
     #: why the method cannot run on a table of these roles and this many records with these
     #: (resolved) parameters, "" when it can: the limits the kinds alone do not say (one

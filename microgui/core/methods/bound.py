@@ -122,10 +122,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from microgui.core.dataset import QIMatrix
 from microgui.core.methods.univariate import hansen_mukherjee
 from microgui.core.metrics.information_loss import sst
 from microgui.core.metrics.risk import unique_rows
+from microgui.core.table.dataset import QIMatrix
 
 __all__ = [
     "univariate_optimum_sse",

@@ -80,7 +80,7 @@ from microgui.core.methods.spatial import (
     work_arrays,
 )
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "cbfs_partition",

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.column_types import column_type
-from microgui.core.dataset import Dataset, is_missing, numeric_column, row_list
 from microgui.core.errors import InvalidInput, InvalidRoles
 from microgui.core.metrics.privacy import nominal_codes, rank_codes
-from microgui.core.roles import AttributeKind
+from microgui.core.table.dataset import Dataset, is_missing, numeric_column, row_list
+from microgui.core.table.roles import AttributeKind
 
 __all__ = ["ConfidentialAttribute", "prepare_confidential"]
 
@@ -40,7 +40,7 @@ class ConfidentialAttribute:
 def prepare_confidential(dataset: Dataset, method: str) -> tuple[ConfidentialAttribute, ...]:
     """Validate and encode the confidential columns of a dataset.
 
-    A column tagged continuous is converted with :func:`microgui.core.dataset.numeric_column`.
+    A column tagged continuous is converted with :func:`microgui.core.table.dataset.numeric_column`.
     The command line tags every ``--confidential`` column continuous and has no way to give
     it another kind, so a continuous-tagged column none of whose values is a number (text such as
     an occupation) is read as nominal, and the report says so ("nominal (text values)"); a column

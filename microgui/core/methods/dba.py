@@ -128,7 +128,7 @@ from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import as_matrix, check_k
 from microgui.core.methods.mdav import mdav
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "dba",

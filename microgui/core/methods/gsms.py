@@ -92,7 +92,7 @@ from microgui.core.methods.kernels import (
     take_group,
 )
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "gsms_partition",

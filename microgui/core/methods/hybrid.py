@@ -43,12 +43,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from microgui.core.dataset import numeric_column
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
 from microgui.core.methods.mdav import mdav, warm_up
 from microgui.core.progress import sub_progress
 from microgui.core.references import readable
-from microgui.core.roles import AttributeKind
+from microgui.core.table.dataset import numeric_column
+from microgui.core.table.roles import AttributeKind
 
 __all__ = ["centred_basis", "random_rotation", "synthetic_clusters", "HYBRID"]
 

@@ -22,7 +22,7 @@ per attribute, so the *combination* of protected values can be unique (``002`` Â
 multivariate microaggregation gives k-anonymity automatically). Individual ranking is a masking
 method. The run therefore does not use the shared aggregation step (``aggregates=False``): it
 returns its own protected values, the report says ``k_anonymity_guaranteed: false`` with a
-note, and the export check (:func:`microgui.core.export.check_export`) refuses the table unless
+note, and the export check (:func:`microgui.core.release.check.check_export`) refuses the table unless
 the user overrides it â€” which is the intended behaviour.
 
 **Labels.** The run's partition (``labels``) is the partition *induced by the combination* of the
@@ -67,14 +67,14 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from microgui.core.dataset import numeric_column
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.kernels import check_k
 from microgui.core.metrics.risk import unique_rows
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.references import readable
-from microgui.core.roles import AttributeKind
+from microgui.core.table.dataset import numeric_column
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "individual_ranking",

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from microgui.core.aggregate import convex_frequencies
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.jit_cache import njit
+from microgui.core.table.aggregate import convex_frequencies
 
 if TYPE_CHECKING:
-    from microgui.core.dataset import QIMatrix
+    from microgui.core.table.dataset import QIMatrix
 
 __all__ = [
     "BLOCK",
@@ -199,7 +199,7 @@ def ordinal_tables(ordinal: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, 
 @njit
 def lower_median(counts: np.ndarray, total: int) -> int:
     """Smallest category whose cumulative count reaches half the total
-    (:func:`microgui.core.aggregate.weighted_lower_median`)."""
+    (:func:`microgui.core.table.aggregate.weighted_lower_median`)."""
     cum = 0
     for c in range(counts.shape[0]):
         cum += counts[c]

@@ -99,7 +99,7 @@ from microgui.core.methods.kernels import (
     take_group,
 )
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = ["md_partition", "md_reference", "warm_up", "MD"]
 

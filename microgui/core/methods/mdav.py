@@ -58,7 +58,7 @@ every continuous distance by the same factor, which changes neither MDAV's parti
 attribute has mean squared difference 2 between random records. Average record (``003`` §5.2-5.4):
 the mean for continuous attributes, the median (or the convex median, parameter
 ``ordinal_average=convex-median``) for ordinal ones and the mode for nominal ones, with the tie
-rules of :mod:`microgui.core.aggregate` (lower median, smallest most frequent code). With only
+rules of :mod:`microgui.core.table.aggregate` (lower median, smallest most frequent code). With only
 continuous quasi-identifiers MDAV-generic *is* MDAV: the two give the same partition.
 
 **Implementation.** A numba kernel works on a private column-major copy of the quasi-identifiers:
@@ -96,7 +96,6 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from microgui.core.aggregate import convex_median, mode, ordinal_median
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit as _njit
@@ -123,7 +122,8 @@ from microgui.core.methods.spatial import (
     work_arrays,
 )
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.aggregate import convex_median, mode, ordinal_median
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "mdav",
@@ -570,7 +570,7 @@ def mdav_generic_reference(
     ``x.sum(axis=0)``, each group subtracted record by record in ascending row order) so that it
     is bit-identical to the kernel's; a freshly computed mean differs in the last bits and could
     break exact ties between distinct records differently. Ordinal medians and nominal modes are
-    recomputed from the remaining records with :mod:`microgui.core.aggregate`.
+    recomputed from the remaining records with :mod:`microgui.core.table.aggregate`.
     """
     n = next(
         (np.asarray(a).shape[0] for a in (continuous, ordinal, nominal) if a is not None), None

@@ -54,13 +54,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from microgui.core.dataset import numeric_column
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import as_matrix, check_k, fenwick_add, fenwick_select
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.dataset import numeric_column
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "median_partition",

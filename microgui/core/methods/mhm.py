@@ -76,8 +76,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from microgui.core.artifacts import RECORD_PATH
 from microgui.core.errors import InvalidParameter
+from microgui.core.methods.artifacts import RECORD_PATH
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import (
@@ -90,7 +90,7 @@ from microgui.core.methods.kernels import (
 )
 from microgui.core.methods.univariate import hansen_mukherjee
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "PATHS",

@@ -82,7 +82,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from microgui.core.artifacts import SPANNING_TREE, SpanningTree
+from microgui.core.methods.artifacts import SPANNING_TREE, SpanningTree
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import (
@@ -97,7 +97,7 @@ from microgui.core.methods.kernels import (
 from microgui.core.methods.mdav import mdav
 from microgui.core.metrics.risk import unique_rows
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "MstPartition",

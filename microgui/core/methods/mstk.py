@@ -60,8 +60,8 @@ hierarchy values are all numbers count as numerical, the others as categorical. 
 (eq. 10), CAVG = n / (classes · k) (eq. 11). They are measures of any generalized release, so they
 live in :mod:`microgui.core.metrics.generalization`.
 
-Hierarchies come from ``--hierarchy COL=FILE`` (:func:`microgui.core.hierarchy.load_hierarchy`)
-or are built automatically (:func:`microgui.core.hierarchy.automatic_hierarchy`).
+Hierarchies come from ``--hierarchy COL=FILE`` (:func:`microgui.core.table.hierarchy.load_hierarchy`)
+or are built automatically (:func:`microgui.core.table.hierarchy.automatic_hierarchy`).
 """
 
 from __future__ import annotations
@@ -76,10 +76,8 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from microgui.core.artifacts import CLASSES, SPANNING_TREE, SpanningTree
-from microgui.core.dataset import numeric_column
 from microgui.core.errors import InvalidInput, InvalidParameter
-from microgui.core.hierarchy import Hierarchy, automatic_hierarchy
+from microgui.core.methods.artifacts import CLASSES, SPANNING_TREE, SpanningTree
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
 from microgui.core.metrics.generalization import (
     cavg,
@@ -88,7 +86,9 @@ from microgui.core.metrics.generalization import (
 )
 from microgui.core.metrics.risk import unique_rows
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.dataset import numeric_column
+from microgui.core.table.hierarchy import Hierarchy, automatic_hierarchy
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "MAX_DISTINCT",

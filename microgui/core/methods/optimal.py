@@ -67,7 +67,7 @@ from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamS
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import as_matrix, check_k
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind, RoleMap
+from microgui.core.table.roles import AttributeKind, RoleMap
 
 __all__ = ["MAX_RECORDS", "optimal_partition", "warm_up", "OPTIMAL"]
 

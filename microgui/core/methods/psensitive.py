@@ -115,7 +115,7 @@ from microgui.core.methods.spatial import (
 )
 from microgui.core.metrics.privacy import distinct_by_group
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "closest_groups",
@@ -746,7 +746,7 @@ def psensitive_reference(
 ) -> np.ndarray:
     """Algorithm 1 of ``002`` §4.11 written out in plain numpy, for tests: same partition and
     tie rules as :func:`psensitive` (O(n²) with a full sort per group; small tables only)."""
-    from microgui.core.aggregate import convex_median, mode, ordinal_median
+    from microgui.core.table.aggregate import convex_median, mode, ordinal_median
 
     n = next(
         (np.asarray(a).shape[0] for a in (continuous, ordinal, nominal) if a is not None), None

@@ -57,8 +57,6 @@ from typing import Any
 
 import numpy as np
 
-from microgui.core.aggregate import aggregate
-from microgui.core.dataset import QIMatrix
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods import refine_kernels as rk
 from microgui.core.methods.base import (
@@ -70,6 +68,8 @@ from microgui.core.methods.base import (
 )
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
+from microgui.core.table.aggregate import aggregate
+from microgui.core.table.dataset import QIMatrix
 
 __all__ = [
     "REFINE_CHOICES",

@@ -117,7 +117,7 @@ from microgui.core.methods.kernels import (
 from microgui.core.methods.mdav import mdav_generic
 from microgui.core.metrics.privacy import emd_by_group, ordered_tables
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 log = logging.getLogger(__name__)
 

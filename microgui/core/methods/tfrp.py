@@ -103,7 +103,7 @@ from microgui.core.methods.kernels import (
     take_group,
 )
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "tfrp_partition",

@@ -52,7 +52,7 @@ from microgui.core.methods.base import Method, MethodInput, MethodOutput, regist
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import check_k
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind, RoleMap
+from microgui.core.table.roles import AttributeKind, RoleMap
 
 __all__ = ["hansen_mukherjee", "optimal_univariate", "warm_up", "OPTIMAL_UNIVARIATE"]
 

@@ -122,7 +122,7 @@ from microgui.core.methods.spatial import (
 )
 from microgui.core.methods.spatial import choose_search as spatial_choose
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "vmdav_partition",

@@ -29,7 +29,7 @@ import pandas as pd
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.metrics.utility import correlation_change, paired_numeric, regression_change
-from microgui.core.roles import AttributeKind, RoleMap
+from microgui.core.table.roles import AttributeKind, RoleMap
 
 __all__ = [
     "Correlations",

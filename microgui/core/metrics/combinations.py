@@ -4,7 +4,7 @@ Aggregating each categorical quasi-identifier on its own (median or mode per att
 §5.3-5.4) can publish, for a group, a combination of categories that no record of the group
 has (issue 13; sdcMicro issue #245): the group {(high, green), (low, red)} gets the median
 ``low`` and the mode ``green``. ``categorical_aggregate=joint``
-(:func:`microgui.core.aggregate.joint_categorical`) never does.
+(:func:`microgui.core.table.aggregate.joint_categorical`) never does.
 
 :func:`invented_combinations` counts the groups whose released categorical combination, over
 every categorical (ordinal and nominal) quasi-identifier, is absent from the group's original
@@ -21,14 +21,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import MISSING_CATEGORY, QIMatrix, is_missing
 from microgui.core.metrics.risk import unique_rows
+from microgui.core.table.dataset import MISSING_CATEGORY, QIMatrix, is_missing
 
 __all__ = ["invented_combinations", "released_codes", "count_invented"]
 
 
 def _key(value: object) -> str:
-    # as microgui.core.dataset matches ordinal values against their order: 3.0 is "3"
+    # as microgui.core.table.dataset matches ordinal values against their order: 3.0 is "3"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
@@ -117,7 +117,7 @@ def invented_combinations(
     protected
         The release, rows aligned with the original ``qi`` was prepared from.
     qi
-        The original's quasi-identifiers (:func:`microgui.core.dataset.prepare_qi`).
+        The original's quasi-identifiers (:func:`microgui.core.table.dataset.prepare_qi`).
     groups
         The run's partition (one label per record); None: the groups of records with identical
         released quasi-identifiers (what an intruder sees).

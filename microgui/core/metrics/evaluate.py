@@ -67,18 +67,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import (
-    MAX_ABS_VALUE,
-    MISSING_CATEGORY,
-    Dataset,
-    QIMatrix,
-    is_missing,
-    numeric_column,
-    prepare_qi,
-    survey_weights,
-)
 from microgui.core.errors import InvalidInput, InvalidParameter
-from microgui.core.hierarchy import Hierarchy, value_key
 from microgui.core.metrics.association import correlations
 from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.generalization import (
@@ -108,7 +97,18 @@ from microgui.core.metrics.utility import (
 )
 from microgui.core.metrics.weighted_risk import frequencies, individual_risk, risky_records
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import AttributeKind, RoleMap
+from microgui.core.table.dataset import (
+    MAX_ABS_VALUE,
+    MISSING_CATEGORY,
+    Dataset,
+    QIMatrix,
+    is_missing,
+    numeric_column,
+    prepare_qi,
+    survey_weights,
+)
+from microgui.core.table.hierarchy import Hierarchy, value_key
+from microgui.core.table.roles import AttributeKind, RoleMap
 
 __all__ = [
     "MEASURES",
@@ -275,7 +275,7 @@ def measure_label(key: str) -> str:
 
 
 def _value_key(value: object) -> str:
-    # as microgui.core.dataset matches ordinal values against their order: 3.0 is "3"
+    # as microgui.core.table.dataset matches ordinal values against their order: 3.0 is "3"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from microgui.core.hierarchy import Hierarchy
+from microgui.core.table.hierarchy import Hierarchy
 
 __all__ = ["generalization_information_loss", "discernibility", "cavg"]
 

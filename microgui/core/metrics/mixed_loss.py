@@ -22,10 +22,10 @@ Reading of what the paper leaves open (``003`` defines the distance and the aver
   each kind (mean, median, mode). This is the "all records in one group" loss: releasing the
   overall average record everywhere gives IL = 100 %, as it does for continuous data.
 - The ordinal average of SST is always the *median* (Definition 5.2, lower median on even counts,
-  :func:`microgui.core.aggregate.ordinal_median`), never the convex median even for a run with
+  :func:`microgui.core.table.aggregate.ordinal_median`), never the convex median even for a run with
   ``ordinal_average=convex-median``: SST is then a property of the data alone, so every run on the
   same data shares one denominator and their losses can be compared (R-U map, sweeps).
-- Ties follow :mod:`microgui.core.aggregate`: lower median, smallest most frequent code.
+- Ties follow :mod:`microgui.core.table.aggregate`: lower median, smallest most frequent code.
 - The sum weighs attributes as the partition does: a continuous attribute contributes about
   n - 1 to SST (variance 1), a nominal one the number of records off its mode, an ordinal one
   little (d_ORD <= 1 - 1/|D(V)|, squared). The per-attribute breakdown
@@ -72,12 +72,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from microgui.core.aggregate import mode, ordinal_median, protected_continuous_z
-from microgui.core.dataset import MISSING_CATEGORY, Dataset, QIMatrix, prepare_qi
-from microgui.core.hierarchy import value_key
 from microgui.core.metrics.information_loss import sse, sst
 from microgui.core.metrics.utility import ctbil, dist_il, ebil
 from microgui.core.references import readable
+from microgui.core.table.aggregate import mode, ordinal_median, protected_continuous_z
+from microgui.core.table.dataset import MISSING_CATEGORY, Dataset, QIMatrix, prepare_qi
+from microgui.core.table.hierarchy import value_key
 
 __all__ = [
     "AttributeLoss",
@@ -232,13 +232,13 @@ def mixed_information_loss(
     Parameters
     ----------
     original
-        The dataset before protection (or its :func:`~microgui.core.dataset.prepare_qi` matrix).
+        The dataset before protection (or its :func:`~microgui.core.table.dataset.prepare_qi` matrix).
     protected
         The release: the quasi-identifier columns, rows in the original's order.
     protected_z
         The released continuous quasi-identifiers on the original's z-scale, as the caller
         computed them for ``information_loss`` (so that both agree exactly); by default
-        :func:`microgui.core.aggregate.protected_continuous_z`. A column with a value that is not
+        :func:`microgui.core.table.aggregate.protected_continuous_z`. A column with a value that is not
         a finite number is measured as generalized (module docstring).
     """
     qi = original if isinstance(original, QIMatrix) else prepare_qi(original)

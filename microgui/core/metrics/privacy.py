@@ -47,7 +47,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from microgui.core.column_types import column_type, json_cell
-from microgui.core.roles import AttributeKind, ColumnSpec
+from microgui.core.table.roles import AttributeKind, ColumnSpec
 
 __all__ = [
     "Grouping",
@@ -448,7 +448,7 @@ def t_closeness_by_attribute(
     ``kinds`` maps each confidential column to its kind: continuous and ordinal attributes use
     the ordered distance (ordinal ranks from a :class:`ColumnSpec`'s order when it has one), nominal
     ones the equal distance; a "continuous" column of text is nominal (:func:`attribute_codes`).
-    A :class:`~microgui.core.roles.RoleMap` is a valid ``kinds``.
+    A :class:`~microgui.core.table.roles.RoleMap` is a valid ``kinds``.
     """
     labels = _labels(frame, labels_or_qis)
     out: dict[str, float] = {}

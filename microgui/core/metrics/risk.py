@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from microgui.core.numbers import unique_rows
+from microgui.core.table.numbers import unique_rows
 
 __all__ = [
     "INTERVAL_PERCENTS",

@@ -76,9 +76,9 @@ from typing import Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import rows_text, survey_weights
 from microgui.core.errors import InvalidInput, InvalidParameter
-from microgui.core.numbers import unique_rows
+from microgui.core.table.dataset import rows_text, survey_weights
+from microgui.core.table.numbers import unique_rows
 
 __all__ = [
     "RISK_THRESHOLD",

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from microgui.core.roles import AttributeRole, RoleMap
+from microgui.core.table.roles import AttributeRole, RoleMap
 
 __all__ = ["DataFrameModel", "format_cell"]
 

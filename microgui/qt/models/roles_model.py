@@ -21,7 +21,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor
 
 from microgui.core.errors import MicroguiError
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.qt.controller import AppController
 
 __all__ = ["RolesModel", "RolesColumn", "ROLE_CHOICES", "KIND_CHOICES", "ROLE_HELP", "KIND_HELP"]

@@ -50,9 +50,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.analysis import CorrelationOutcome, RegressionOutcome
 from microgui.core.errors import MicroguiError
 from microgui.core.runs import RunResult
+from microgui.core.runs.analysis import CorrelationOutcome, RegressionOutcome
 from microgui.qt.controller import AppController
 from microgui.qt.plots.cell_text import cell_font
 

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.artifacts import CLASSES
 from microgui.core.methods import available_methods
+from microgui.core.methods.artifacts import CLASSES
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 from microgui.qt.models.dataframe_model import DataFrameModel

@@ -25,13 +25,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.analysis import MeasureInfo, measure_catalog
-from microgui.core.report_html import (
+from microgui.core.release.report_html import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
     best_indices,
     format_measure,
 )
+from microgui.core.runs.analysis import MeasureInfo, measure_catalog
 from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController
 from microgui.qt.history import HistoryEntry

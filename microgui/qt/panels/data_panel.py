@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.roles import RoleMap
+from microgui.core.table.roles import RoleMap
 from microgui.qt.controller import AppController
 from microgui.qt.models.dataframe_model import DataFrameModel
 

@@ -17,14 +17,14 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from microgui.core.analysis import DependencyTreeOutcome
-from microgui.core.artifacts import DEPENDENCY_TREE
-from microgui.core.dataset import Dataset
-from microgui.core.dependency import DEFAULT_BINS, DependencyTree
 from microgui.core.errors import MicroguiError
-from microgui.core.layout import TreeLayout
-from microgui.core.roles import ColumnSpec, RoleMap
+from microgui.core.methods.artifacts import DEPENDENCY_TREE
 from microgui.core.runs import RunResult
+from microgui.core.runs.analysis import DependencyTreeOutcome
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.dependency import DEFAULT_BINS, DependencyTree
+from microgui.core.table.roles import ColumnSpec, RoleMap
+from microgui.core.views.layout import TreeLayout
 from microgui.qt.controller import AppController
 from microgui.qt.plots.dependency_tree import DependencyTreePlot
 

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.roles import AttributeRole
+from microgui.core.table.roles import AttributeRole
 from microgui.qt.controller import AppController
 from microgui.qt.hierarchies import AttachedHierarchy
 from microgui.qt.models.roles_model import RolesColumn

@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.analysis import measure_catalog
 from microgui.core.errors import MicroguiError
-from microgui.core.report_html import format_measure
+from microgui.core.release.report_html import format_measure
+from microgui.core.runs.analysis import measure_catalog
 from microgui.qt.controller import AppController
 from microgui.qt.history import MAX_COMPARED, HistoryEntry
 from microgui.qt.project_restore import compare_runs
@@ -286,7 +286,7 @@ class HistoryPanel(QWidget):
     def command_text(self, run_id: int) -> str:
         """The command line of run ``run_id`` (its roles, parameters and the seed it used), with
         a comment line for what the command line cannot say."""
-        from microgui.core.replay import command_for_run
+        from microgui.core.release.replay import command_for_run
         from microgui.qt.export_options import key_path_for
 
         entry = self._controller.entry(run_id)

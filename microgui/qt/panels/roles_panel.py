@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.dataset import category_values
 from microgui.core.errors import MicroguiError
-from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
+from microgui.core.table.dataset import category_values
+from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.qt.controller import AppController
 from microgui.qt.models.roles_model import (
     KIND_CHOICES,

@@ -38,8 +38,8 @@ from PySide6.QtWidgets import (
 from microgui.core.errors import MicroguiError
 from microgui.core.methods.base import Method, ParamSpec, resolve_params
 from microgui.core.references import readable
-from microgui.core.roles import AttributeRole
 from microgui.core.runs import RunResult, RunSpec, method_refusal
+from microgui.core.table.roles import AttributeRole
 from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController
 
@@ -205,7 +205,7 @@ class RunPanel(QWidget):
             "its own (k-anonymity holds within every stratum); none: the whole table at once"
         )
         # Blocking (RunSpec.block_size, the command line's --block-size): large tables in
-        # spatially coherent blocks, with the IL cost measured in microgui.core.scale
+        # spatially coherent blocks, with the IL cost measured in microgui.core.runs.scale
         self.blocks_combo = QComboBox()
         for text, value in BLOCK_CHOICES:
             self.blocks_combo.addItem(text, value)

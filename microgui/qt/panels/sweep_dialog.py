@@ -32,11 +32,11 @@ from PySide6.QtWidgets import (
 
 from microgui.core.errors import InvalidParameter, MicroguiError
 from microgui.core.methods import Method, get_method
-from microgui.core.pool import default_workers
-from microgui.core.roles import RoleMap
 from microgui.core.runs import RunSpec, validate_k
 from microgui.core.runs import method_refusal as core_refusal
-from microgui.core.sweep import SweepPoint, SweepSpec, parse_k_list, parse_param_grid
+from microgui.core.runs.pool import default_workers
+from microgui.core.runs.sweep import SweepPoint, SweepSpec, parse_k_list, parse_param_grid
+from microgui.core.table.roles import RoleMap
 from microgui.qt.controller import AppController
 
 __all__ = ["SweepDialog", "parse_k_list", "parse_param_grid", "method_refusal", "DEFAULT_KS"]

@@ -4,7 +4,7 @@ For the run shown, a selector of its ordinal and nominal quasi-identifiers and, 
 chosen, a transition heatmap (:class:`~microgui.qt.plots.transition_heatmap.TransitionHeatmap`):
 rows are the original categories, columns the released ones, each cell the number of records,
 the diagonal (unchanged) outlined. A line above it says how many records keep their category.
-The tables are computed in core (:func:`microgui.core.projection.category_transitions`) in the
+The tables are computed in core (:func:`microgui.core.views.projection.category_transitions`) in the
 run worker (``RunOutcome.transitions``); this panel only formats. A run without an ordinal or
 nominal quasi-identifier gets a message saying so.
 """
@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.projection import all_category_transitions, category_axis, unchanged_share
 from microgui.core.runs import RunResult
+from microgui.core.views.projection import all_category_transitions, category_axis, unchanged_share
 from microgui.qt.controller import AppController
 from microgui.qt.plots.transition_heatmap import COLOUR_MODES, TransitionHeatmap
 

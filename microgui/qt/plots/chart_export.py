@@ -4,7 +4,7 @@ A chart widget offers :func:`export_button`, a small tool button whose menu save
 A saved chart is what the screen shows; a chart that draws the original records (the comparison
 plot) says so in its menu, tooltip and file dialog, since such a file must not be released
 (issue 12). The HTML report never uses these: its charts are built from released values
-(:mod:`microgui.core.report_charts`).
+(:mod:`microgui.core.release.report_charts`).
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ log colour scale with its colour bar — and the title says so (glue switches at
 drawn and the title says so. Over a density image, at most ``max_density_aggregates`` group
 aggregates are drawn (a seeded sample, said in the title).
 
-Axes: PC1/PC2 of the run's projection (:func:`microgui.core.projection.qi_projection`, the PCA of
+Axes: PC1/PC2 of the run's projection (:func:`microgui.core.views.projection.qi_projection`, the PCA of
 the mixed-distance embedding, computed in the worker) or any quasi-identifier. A continuous one
 is drawn in its original units; an ordinal or nominal one as category slots
-(:func:`microgui.core.projection.category_axis`: ordinal in its order, nominal by decreasing
+(:func:`microgui.core.views.projection.category_axis`: ordinal in its order, nominal by decreasing
 frequency) labelled with the categories, each record jittered uniformly within ±0.35 of its
 slot (seeded by the options' ``sample_seed`` and the column), each group aggregate likewise,
 within the slot of its released category. Tick labels that do not fit are thinned out
@@ -33,14 +33,14 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPicture
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from microgui.core.projection import (
+from microgui.core.runs import RunResult
+from microgui.core.views.projection import (
     JITTER,
     CategoryAxis,
     QIProjection,
     category_axis,
     category_jitter,
 )
-from microgui.core.runs import RunResult
 from microgui.qt.compact import compact_combo
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette

@@ -20,8 +20,8 @@ import pyqtgraph as pg
 from pyqtgraph import Point
 from PySide6.QtCore import QRectF, Qt, Signal
 
-from microgui.core.projection import QIProjection
 from microgui.core.runs import RunResult
+from microgui.core.views.projection import QIProjection
 from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, PC1, PC2, sample_indices
 from microgui.qt.plots.palette import ClusterPalette
 

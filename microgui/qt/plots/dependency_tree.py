@@ -25,8 +25,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
-from microgui.core.dependency import DependencyTree
-from microgui.core.layout import LabelPlacement, TreeLayout, place_tree_labels, tree_points
+from microgui.core.table.dependency import DependencyTree
+from microgui.core.views.layout import LabelPlacement, TreeLayout, place_tree_labels, tree_points
 from microgui.qt.plots.cell_text import cell_font
 
 __all__ = [

@@ -6,7 +6,7 @@ A view (STYLE.md §5, §7): it receives a :class:`RunResult`, the projection and
 are one curve per palette colour with ``connect='pairs'`` (an edge takes the colour of the group
 both its ends belong to; kept edges joining two groups, where ``mst`` split a large tree by
 MDAV, are one grey curve); the cut edges are one dashed red curve. Above
-:data:`~microgui.core.layout.DEFAULT_MAX_EDGES` edges the layout holds a seeded subsample (all cut
+:data:`~microgui.core.views.layout.DEFAULT_MAX_EDGES` edges the layout holds a seeded subsample (all cut
 edges first, then kept ones) and the title says so; above ``max_points`` records a seeded sample
 of records is drawn, as in the cluster scatter plot.
 """
@@ -21,9 +21,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from microgui.core.layout import PC1, PC2, MstLayout, axis_choices, axis_values
-from microgui.core.projection import QIProjection
 from microgui.core.runs import RunResult
+from microgui.core.views.layout import PC1, PC2, MstLayout, axis_choices, axis_values
+from microgui.core.views.projection import QIProjection
 from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, sample_indices
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette

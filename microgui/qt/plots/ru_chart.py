@@ -8,7 +8,7 @@ both axes — as one step :class:`PlotDataItem`. Clicking a point emits ``run_cl
 Readable with many runs (a sweep of every method at several k): the legend sits beside the plot,
 never over the points; labels that would overlap one already drawn are hidden (Pareto-front runs
 are labelled first; every point's tooltip names its run), re-laid out on zoom. The default view
-frames the runs on the scale of the Pareto front (:func:`microgui.core.ru_frame.ru_frame`): runs
+frames the runs on the scale of the Pareto front (:func:`microgui.core.views.ru_frame.ru_frame`): runs
 far beyond it (differential privacy at a loss of 10⁴–10⁵ beside microaggregation at 5–30) are
 drawn as arrows at the frame's edge, their value in their label and tooltip, and said in the
 title. When the framed losses span more than two decades the loss axis switches to a log scale,
@@ -27,8 +27,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QTransform
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from microgui.core.report_charts import tick_text
-from microgui.core.ru_frame import LOWER, pareto_front, ru_frame
+from microgui.core.release.report_charts import tick_text
+from microgui.core.views.ru_frame import LOWER, pareto_front, ru_frame
 from microgui.qt.compact import compact_combo
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.palette import CLUSTER_COLORS

@@ -1,7 +1,7 @@
 """A transition heatmap: records by original category (rows) and released category (columns).
 
 A view (STYLE.md §5): it paints a table of counts computed in core
-(:func:`microgui.core.projection.category_transitions`) and keeps nothing else. Painted with
+(:func:`microgui.core.views.projection.category_transitions`) and keeps nothing else. Painted with
 QPainter rather than pyqtgraph, because its labels must stay readable: row labels on the left,
 column labels written upwards above the columns (no overlap however many categories), the
 original totals beside the row labels; a count in every non-empty cell, in the largest font

@@ -1,4 +1,5 @@
-"""A run: the full specification of a protection (:class:`RunSpec`) and its result (:class:`RunResult`).
+"""A run: :func:`run_protection` turns a :class:`~microgui.core.runs.spec.RunSpec` into a
+:class:`~microgui.core.runs.spec.RunResult`.
 
 ``run_protection(dataset, spec, progress)`` validates, partitions with the registered method,
 aggregates, measures and returns a frozen :class:`RunResult`. It is what the command line, the
@@ -9,16 +10,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from microgui._version import __version__
-from microgui.core.aggregate import aggregate, protected_continuous_z
-from microgui.core.dataset import Dataset, QIMatrix, is_missing, prepare_qi, survey_weights
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import (
     Method,
@@ -28,278 +27,35 @@ from microgui.core.methods import (
     resolve_params,
 )
 from microgui.core.methods.bound import lower_bound_report, prefetch
-from microgui.core.methods.refine import refinement_losses, run_and_refine
+from microgui.core.methods.refine import run_and_refine
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.mixed_loss import mixed_information_loss
-from microgui.core.numbers import release_numbers, rounding_report
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
-from microgui.core.roles import RoleMap, resolve_column, resolve_columns
-from microgui.core.scale import (
+from microgui.core.runs.scale import (
     check_scale_options,
     one_piece_message,
     resolve_block_size,
     run_scaled,
 )
+from microgui.core.runs.spec import (
+    RunResult,
+    RunSpec,
+    parse_seed,
+    validate_k,
+)
+from microgui.core.table.aggregate import aggregate, protected_continuous_z
+from microgui.core.table.dataset import Dataset, QIMatrix, is_missing, prepare_qi, survey_weights
+from microgui.core.table.numbers import release_numbers, rounding_report
+from microgui.core.table.roles import RoleMap, resolve_column, resolve_columns
 
 __all__ = [
-    "RunSpec",
-    "RunResult",
     "run_protection",
-    "parse_k",
-    "parse_seed",
-    "MAX_SEED",
-    "validate_k",
     "build_report",
-    "information_loss_text",
     "kind_refusal",
     "method_refusal",
     "check_kinds",
 ]
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Every parameter of a run: what we save, compare and re-run.
-
-    ``params`` holds the raw ``--param`` values by name (parsed against the method when run);
-    ``seed`` seeds the run's ``numpy.random.Generator`` (None: a fresh one, recorded in the report);
-    ``hierarchies`` maps a column to the generalization hierarchy file given for it.
-
-    Scale (:mod:`microgui.core.scale`): ``strata`` microaggregates each stratum of these columns
-    on its own; ``block_size`` (None: off, the exact method on the whole table) splits larger
-    sets of records into blocks of at most that many records ("auto": exact up to 100,000
-    records, blocks of 50,000 above; :func:`microgui.core.scale.resolve_block_size`);
-    ``engine`` ("local" or "dask"), ``scheduler`` (the Dask scheduler's address) and ``workers`` (local processes; None: one
-    per core) say where blocks and strata run. Specs saved before these fields existed load
-    with the defaults, which give the runs they gave then.
-    """
-
-    method: str
-    k: int
-    params: tuple[tuple[str, Any], ...] = ()
-    seed: int | None = None
-    hierarchies: tuple[tuple[str, str], ...] = ()
-    strata: tuple[str, ...] = ()
-    block_size: int | str | None = None
-    engine: str = "local"
-    scheduler: str | None = None
-    workers: int | None = None
-
-    @classmethod
-    def make(
-        cls,
-        method: str,
-        k: int | str,
-        params: Mapping[str, Any] | None = None,
-        seed: int | str | None = None,
-        hierarchies: Mapping[str, str] | None = None,
-        *,
-        strata: Sequence[str] | str | None = None,
-        block_size: int | str | None = None,
-        engine: str = "local",
-        scheduler: str | None = None,
-        workers: int | str | None = None,
-    ) -> RunSpec:
-        """A spec from loose values; ``k`` must be a whole number (its range is checked on the
-        run), and so must ``block_size`` and ``workers``; ``strata`` may be "a,b" or a list."""
-        if isinstance(strata, str):
-            strata = [part.strip() for part in strata.split(",") if part.strip()]
-        return cls(
-            method=method,
-            k=parse_k(k),
-            params=tuple(sorted((params or {}).items())),
-            seed=parse_seed(seed),
-            hierarchies=tuple(sorted((str(c), str(p)) for c, p in (hierarchies or {}).items())),
-            strata=tuple(str(c) for c in (strata or ())),
-            block_size=(
-                None
-                if block_size is None
-                else "auto"
-                if str(block_size).strip().lower() == "auto"
-                else _whole(block_size, "block size")
-            ),
-            engine=str(engine),
-            scheduler=None if scheduler is None else str(scheduler),
-            workers=None if workers is None else _whole(workers, "workers"),
-        )
-
-    @property
-    def param_dict(self) -> dict[str, Any]:
-        return dict(self.params)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "k": self.k,
-            "parameters": self.param_dict,
-            "seed": self.seed,
-            "hierarchies": dict(self.hierarchies),
-            "strata": list(self.strata),
-            "block_size": self.block_size,
-            "engine": self.engine,
-            "scheduler": self.scheduler,
-            "workers": self.workers,
-        }
-
-    @property
-    def scaled(self) -> bool:
-        """Whether the run may go through strata or blocks (:mod:`microgui.core.scale`); with
-        ``block_size="auto"`` a small table still runs exact (see :meth:`scaled_for`)."""
-        return bool(self.strata) or self.block_size is not None
-
-    def scaled_for(self, n: int) -> bool:
-        """Whether a run of this spec on ``n`` records goes through strata or blocks."""
-        return bool(self.strata) or resolve_block_size(self.block_size, n, self.k) is not None
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """The outcome of a run: spec, partition, protected table, report (JSON-ready) and timings."""
-
-    spec: RunSpec
-    roles: RoleMap
-    labels: np.ndarray
-    protected: pd.DataFrame
-    report: Mapping[str, Any]
-    qi: QIMatrix = field(repr=False)
-    seconds: float = 0.0
-    artifacts: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-    @property
-    def n_groups(self) -> int:
-        return int(self.labels.max()) + 1 if len(self.labels) else 0
-
-    @property
-    def information_loss(self) -> float:
-        """IL = 100·SSE/SST in percent; NaN when the run generalized its continuous
-        quasi-identifiers (the report then holds null and ``generalization_il``)."""
-        value = self.report["information_loss"]
-        return float("nan") if value is None else float(value)
-
-    @property
-    def information_loss_all_qi(self) -> float:
-        """The headline IL = 100·SSE/SST over every quasi-identifier in MDAV-generic's distance
-        (:mod:`microgui.core.metrics.mixed_loss`), in percent; NaN when undefined."""
-        value = self.report.get("information_loss_all_qi")
-        return float("nan") if value is None else float(value)
-
-    @property
-    def information_loss_text(self) -> str:
-        """The run's information loss in words, for status lines."""
-        return information_loss_text(self.report)
-
-
-def information_loss_text(report: Mapping[str, Any]) -> str:
-    """'IL (all QIs) = 11.16 %, SSE/SST (continuous QIs) = 7.98 %': the headline information
-    loss over every quasi-identifier (``information_loss_all_qi``) and, by its own name, the
-    continuous-only SSE/SST (``information_loss``) when there is a continuous quasi-identifier,
-    with the proven lower bound under it (``il_lower_bound_best``,
-    :mod:`microgui.core.methods.bound`) when the report has one, or the generalization IL
-    (``004`` eqs. 6–9) when those were generalized to text; then, after a refinement
-    (``--param refine``), the loss of the method's own groups."""
-    parts = []
-    headline = report.get("information_loss_all_qi")
-    if headline is not None:
-        parts.append(f"IL (all QIs) = {float(headline):.2f} %")
-    value = report.get("information_loss")
-    gen = report.get("generalization_il")
-    kinds = report.get("quasi_identifiers") or {"": "continuous"}  # older reports: no kinds
-    if value is not None and "continuous" in kinds.values():
-        floor = report.get("il_lower_bound_best", report.get("il_lower_bound"))
-        shown = "" if floor is None else f" (lower bound {float(floor):.2f} %)"  # issue 16
-        parts.append(f"SSE/SST (continuous QIs) = {float(value):.2f} %{shown}")
-    elif value is None and gen is not None:
-        parts.append(f"generalization IL = {float(gen):.3f}")
-    refined = report.get("refinement")  # issue 16: what the refinement after the method did
-    if parts and isinstance(refined, Mapping):
-        mode = refined.get("mode")
-        losses = refinement_losses(refined)
-        if refined.get("kept", "refined") != "refined":
-            parts.append(f"refine={mode} kept the method's groups")
-        elif losses is None:
-            parts.append(f"refined ({mode})")
-        else:
-            what = "IL (all QIs) " if losses[2] else ""
-            parts.append(f"refined ({mode}) from {what}{losses[0]:.2f} %")
-    return ", ".join(parts) if parts else "IL not applicable"
-
-
-def parse_k(k: object) -> int:
-    """k as an int, or :class:`InvalidParameter` when it is not a whole number."""
-    if isinstance(k, bool):
-        raise InvalidParameter(f"k={k!r} is not a whole number; give k >= 2")
-    if isinstance(k, int):
-        return k
-    try:
-        return int(str(k).strip())
-    except ValueError:
-        raise InvalidParameter(f"k={k!r} is not a whole number; give k >= 2") from None
-
-
-#: The largest seed: numpy seeds are non-negative whole numbers, and 64 bits keep a seed exact
-#: in the reports and project files other tools read (the seed drawn when none is given has 63).
-MAX_SEED = 2**64 - 1
-
-
-def parse_seed(seed: object, option: str = "seed") -> int | None:
-    """A seed as an int in 0..:data:`MAX_SEED` (None stays None: a fresh seed per run), or
-    :class:`InvalidParameter` saying what to give. Text is read as a whole number (the command
-    line); floats and booleans are refused, not truncated."""
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer | str):
-        raise InvalidParameter(
-            f"{option} {seed!r} is not a whole number; give a seed from 0 to {MAX_SEED}"
-        )
-    try:
-        value = int(seed.strip()) if isinstance(seed, str) else int(seed)
-    except ValueError:
-        text = str(seed)
-        shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
-        raise InvalidParameter(
-            f"{option} {shown} is not a whole number; give a seed from 0 to {MAX_SEED}"
-        ) from None
-    if not 0 <= value <= MAX_SEED:
-        shown = str(value) if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
-        raise InvalidParameter(
-            f"{option} {shown} is out of range; give a seed from 0 to {MAX_SEED} "
-            "(numpy seeds are non-negative)"
-        )
-    return value
-
-
-def _whole(value: object, what: str) -> int:
-    """``value`` as an int, or :class:`InvalidParameter` naming ``what``."""
-    if isinstance(value, bool):
-        raise InvalidParameter(f"{what} {value!r} is not a whole number")
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise InvalidParameter(f"{what} {value!r} is not a whole number") from None
-
-
-def validate_k(k: object, n: int, table: str = "") -> int:
-    """k as an int with 2 <= k <= n, or :class:`InvalidParameter` saying why not (``table``:
-    the file name, for the message)."""
-    value = parse_k(k)
-    where = f" in {table}" if table else ""
-    if value < 2:
-        raise InvalidParameter(
-            f"k={value} gives no protection; give k >= 2 (k-anonymity needs groups of at least 2)"
-        )
-    if n < 2:
-        raise InvalidParameter(
-            f"the table{where} has {n} record(s), and k-anonymity needs groups of at least 2 "
-            "records; choose a table with at least k records"
-        )
-    if value > n:
-        raise InvalidParameter(
-            f"k={value} is larger than the number of records{where} ({n}); give k <= {n}"
-        )
-    return value
 
 
 def run_protection(
@@ -392,7 +148,7 @@ def _run_scaled(
     started: float,
     progress: ProgressFn,
 ) -> RunResult:
-    """``run_protection`` with strata or blocks (:func:`microgui.core.scale.run_scaled`)."""
+    """``run_protection`` with strata or blocks (:func:`microgui.core.runs.scale.run_scaled`)."""
     scaled = run_scaled(
         dataset,
         qi,
@@ -432,7 +188,7 @@ def _release_numbers(
     protected: pd.DataFrame, dataset: Dataset, qi: QIMatrix, params: Mapping[str, Any]
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The release with clean numbers (and rounded by the ``round`` parameter), and the
-    report's ``rounding`` entry when it rounded (:mod:`microgui.core.numbers`)."""
+    report's ``rounding`` entry when it rounded (:mod:`microgui.core.table.numbers`)."""
     mode = str(params.get("round", "none"))
     source = (  # the numbers as read (prepare_qi parsed them once already)
         pd.DataFrame(qi.cont_values, columns=list(qi.continuous_names))
@@ -452,10 +208,10 @@ def _release_numbers(
 
 
 def _load_hierarchies(spec: RunSpec, dataset: Dataset) -> dict[str, Any]:
-    """Read the hierarchy files named in the spec (``microgui.core.hierarchy``)."""
+    """Read the hierarchy files named in the spec (``microgui.core.table.hierarchy``)."""
     if not spec.hierarchies:
         return {}
-    from microgui.core.hierarchy import load_hierarchy
+    from microgui.core.table.hierarchy import load_hierarchy
 
     out: dict[str, Any] = {}
     for name, path in spec.hierarchies:

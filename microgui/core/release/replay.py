@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from microgui.core.release import CsvOptions
-from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
-from microgui.core.runs import RunSpec
+from microgui.core.release.formats import CsvOptions
+from microgui.core.runs.spec import RunSpec
+from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 
 __all__ = ["Command", "command_for_run"]
 

@@ -45,10 +45,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microgui.core.aggregate import protected_continuous_z
-from microgui.core.dataset import QIMatrix
 from microgui.core.references import readable
-from microgui.core.runs import RunResult
+from microgui.core.runs.spec import RunResult
+from microgui.core.table.aggregate import protected_continuous_z
+from microgui.core.table.dataset import QIMatrix
 
 __all__ = [
     "PCA2",
@@ -478,7 +478,7 @@ def _slots(values: pd.Series, categories: Sequence[object]) -> np.ndarray:
 
     Matched by value first, then by text (a category ``1`` read back as ``"1"``, an ordinal
     order written as text), then by stripped text (``" high"`` against ``high``), as
-    :func:`microgui.core.dataset.prepare_qi` matches ordinal values. A missing cell matches a
+    :func:`microgui.core.table.dataset.prepare_qi` matches ordinal values. A missing cell matches a
     :class:`MissingCategory` among the categories."""
     by_value: dict[object, int] = {}
     by_text: dict[str, int] = {}

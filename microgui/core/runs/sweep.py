@@ -5,18 +5,18 @@
 measures (``microgui.core.metrics.evaluate``) and, when the run failed, the one-line reason. A
 failed run (a method refusing the data, a bad parameter for that data) is recorded, never fatal.
 
-Processes, not threads: the runs go to the process pool of :mod:`microgui.core.pool`
+Processes, not threads: the runs go to the process pool of :mod:`microgui.core.runs.pool`
 (``forkserver``/``spawn``, never plain ``fork``). The dataset is pickled once per worker, through
 the pool's initializer, and each task carries only its small ``RunSpec``; a point comes back with
 the run report and measures, not the protected table. ``workers=1`` runs in the calling
 process (tests, the app's single-run worker thread).
 
 Cancellation: ``progress(fraction, status)`` is called after every finished run and, while runs are
-in flight, at least every :data:`~microgui.core.pool.POLL_SECONDS`; when it raises
+in flight, at least every :data:`~microgui.core.runs.pool.POLL_SECONDS`; when it raises
 :class:`RunCancelled` the sweep (1) sets a shared event that every worker's run checks at each of
 its progress checkpoints (about 100 per run, so a running method stops within about 1 % of its work;
 the longest gap measured is 1.5 s, mstk on 6,000 records), (2) cancels the runs not yet started, (3)
-waits at most :data:`~microgui.core.pool.STOP_GRACE_SECONDS` for the workers to exit and terminates
+waits at most :data:`~microgui.core.runs.pool.STOP_GRACE_SECONDS` for the workers to exit and terminates
 any that has not, then (4) raises :class:`SweepCancelled` (a :class:`RunCancelled`) whose ``points``
 holds every run finished so far. Those points were also handed to ``on_result`` as they finished.
 With ``workers=1`` the callback is passed down into each run, so a cancel stops the run at its next
@@ -37,18 +37,18 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from microgui.core.analysis import one_line as _one_line
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
-from microgui.core.pool import (
+from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
+from microgui.core.runs.analysis import one_line as _one_line
+from microgui.core.runs.pool import (
     check_cancel,
     default_workers,
     labelled,
     run_in_pool,
     worker_payload,
 )
-from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
-from microgui.core.runs import RunSpec, parse_k, parse_seed
+from microgui.core.runs.spec import RunSpec, parse_k, parse_seed
+from microgui.core.table.dataset import Dataset
 
 __all__ = [
     "SweepSpec",
@@ -235,10 +235,10 @@ class SweepCancelled(RunCancelled):
 
 
 def _run_point(dataset: Dataset, index: int, spec: RunSpec, progress: ProgressFn) -> SweepPoint:
-    """Run and measure one spec (:func:`~microgui.core.analysis.measure_run`); every failure
+    """Run and measure one spec (:func:`~microgui.core.runs.analysis.measure_run`); every failure
     but a cancel becomes the point's ``error``."""
-    from microgui.core.analysis import measure_run
-    from microgui.core.runs import run_protection
+    from microgui.core.runs.analysis import measure_run
+    from microgui.core.runs.protect import run_protection
 
     started = time.perf_counter()
     try:

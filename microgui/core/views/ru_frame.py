@@ -1,7 +1,7 @@
 """The default view of a risk–utility map: which runs it frames and which it marks off-scale.
 
 Plain numpy, no Qt: the app's R-U map (:mod:`microgui.qt.plots.ru_chart`) and the report's
-(:func:`microgui.core.report_charts.ru_map_chart`) draw the same frame.
+(:func:`microgui.core.release.report_charts.ru_map_chart`) draw the same frame.
 
 A sweep of every method on Census puts the differential-privacy runs at a loss of 10⁴–10⁵ beside
 microaggregation runs at 5–30: an axis that holds them all squashes the runs that matter into one

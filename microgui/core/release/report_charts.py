@@ -30,9 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microgui.core.roles import AttributeKind
-from microgui.core.ru_frame import padded_span
-from microgui.core.runs import RunResult
+from microgui.core.runs.spec import RunResult
+from microgui.core.table.roles import AttributeKind
+from microgui.core.views.ru_frame import padded_span
 
 __all__ = [
     "ChartSeries",
@@ -230,9 +230,9 @@ def ru_map_chart(
     """The risk–utility map: one mark per run (name, x measure, y measure) labelled with its
     name; runs without both measures are left out. None when no run has both.
 
-    Framed as the app's map is (:func:`microgui.core.ru_frame.ru_frame`): runs far off the
+    Framed as the app's map is (:func:`microgui.core.views.ru_frame.ru_frame`): runs far off the
     scale of the Pareto front are drawn as arrows at the frame's edge, with their value."""
-    from microgui.core.ru_frame import ru_frame
+    from microgui.core.views.ru_frame import ru_frame
 
     kept = [(n, float(x), float(y)) for n, x, y in points if x is not None and y is not None]
     kept = [(n, x, y) for n, x, y in kept if math.isfinite(x) and math.isfinite(y)]

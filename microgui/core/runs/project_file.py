@@ -44,8 +44,8 @@ from microgui._version import __version__
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.io import write_json_atomic
 from microgui.core.methods import get_method, resolve_params
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-from microgui.core.runs import MAX_SEED, RunSpec
+from microgui.core.runs.spec import MAX_SEED, RunSpec
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 __all__ = [
     "SCHEMA_VERSION",

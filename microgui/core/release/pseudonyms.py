@@ -5,7 +5,7 @@ An identifier column is normally left out of a release. With ``--pseudonymize CO
 a random token ``PSN-`` + 16 hexadecimal digits drawn from the operating system's cryptographic
 generator (:mod:`secrets`), the same token for every record holding that value (so the records
 of one person stay linked); missing cells (empty, ``NA``, ``N/A``, ``NaN``, ``.``: the app's
-policy, :func:`~microgui.core.dataset.is_missing`) stay missing, written empty. A token is drawn, never computed from the
+policy, :func:`~microgui.core.table.dataset.is_missing`) stay missing, written empty. A token is drawn, never computed from the
 value: no hash, no seed, nothing of the original can be derived from it, and a second release of
 the same table gets other tokens (so two releases cannot be linked through them either; a
 release with pseudonyms is therefore not byte-reproducible).
@@ -33,7 +33,7 @@ different kinds of value written alike (the number 1 and the text "1") is refuse
 column, since no key could tell them apart. Missing cells (the app's policy above) are no
 originals.
 
-The release check (:func:`microgui.core.export.check_export`) refuses an identifier column in a
+The release check (:func:`microgui.core.release.check.check_export`) refuses an identifier column in a
 release; a pseudonymised column passes only in the form made here: every cell a token of this
 pattern or missing, none equal to a value of the original column.
 """
@@ -50,10 +50,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import is_missing
 from microgui.core.errors import ExportRefused
 from microgui.core.io import EncodedWriter, csv_writer
-from microgui.core.release import is_missing_value
+from microgui.core.release.formats import is_missing_value
+from microgui.core.table.dataset import is_missing
 
 __all__ = [
     "KEY_FORMAT",
@@ -199,7 +199,7 @@ def key_writer(keys: Mapping[str, Mapping[str, str]], columns: Sequence[str]) ->
     """The writer of the key file (:data:`KEY_FORMAT`) for :func:`~microgui.core.io.
     write_files_atomic`: the originals exactly as they are (no formula rule), readable by its
     owner only. The one key writer of the command line, the API and the app (through
-    :func:`microgui.core.export.export_run`)."""
+    :func:`microgui.core.release.check.export_run`)."""
     frame = key_frame({c: dict(keys.get(c, {})) for c in columns}, columns)
     for column in columns:
         if any("\x00" in original for original in keys.get(column, {})):

@@ -76,9 +76,9 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import Dataset, QIMatrix, survey_weights
 from microgui.core.errors import InvalidParameter
-from microgui.core.numbers import unique_rows
+from microgui.core.table.dataset import Dataset, QIMatrix, survey_weights
+from microgui.core.table.numbers import unique_rows
 
 __all__ = [
     "weighted_lower_median",
@@ -154,7 +154,7 @@ def weighted_group_means(
     """Per-group survey-weighted column means Σ w·x / Σ w of a (n, d) array (issue 18: as
     sdcMicro's ``microaggregation(weights=)`` with ``measure="mean"``, ``stats::weighted.mean``
     per group and column); returns (n_groups, d). Every weight is > 0
-    (:func:`~microgui.core.dataset.survey_weights`), so no group's sum is 0."""
+    (:func:`~microgui.core.table.dataset.survey_weights`), so no group's sum is 0."""
     # each group's weights divided by its largest: Σ w·x cannot overflow (weights of 1e300)
     # nor a group's Σ w underflow to 0 (weights of 1e-300 beside others of 1e300)
     largest = np.zeros(n_groups, dtype=np.float64)

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import pandas as pd
 
-from microgui.core.dependency import DependencyTree
+from microgui.core.table.dependency import DependencyTree
 
 __all__ = [
     "Artifact",

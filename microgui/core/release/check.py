@@ -57,10 +57,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.column_types import kind_of, release_columns
-from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidParameter
-from microgui.core.formulas import FORMULA_PREFIXES
-from microgui.core.formulas import neutralized as _neutralized
 from microgui.core.io import (
     FINGERPRINT_ATTR,
     STAT_ATTR,
@@ -77,12 +74,26 @@ from microgui.core.io import (
 )
 from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
-from microgui.core.numbers import whole_numbers_written_plain
-from microgui.core.pseudonyms import KEY_FORMAT, PSEUDONYM_WARNING, check_pseudonyms, key_writer
-from microgui.core.pseudonyms import pseudonymize as pseudonymize_column
-from microgui.core.release import CsvOptions, csv_options_writer, release_format, release_writer
-from microgui.core.roles import resolve_columns
-from microgui.core.runs import RunResult, build_report
+from microgui.core.release.formats import (
+    CsvOptions,
+    csv_options_writer,
+    release_format,
+    release_writer,
+)
+from microgui.core.release.formulas import FORMULA_PREFIXES
+from microgui.core.release.formulas import neutralized as _neutralized
+from microgui.core.release.pseudonyms import (
+    KEY_FORMAT,
+    PSEUDONYM_WARNING,
+    check_pseudonyms,
+    key_writer,
+)
+from microgui.core.release.pseudonyms import pseudonymize as pseudonymize_column
+from microgui.core.runs.protect import build_report
+from microgui.core.runs.spec import RunResult
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.numbers import whole_numbers_written_plain
+from microgui.core.table.roles import resolve_columns
 
 __all__ = [
     "report_path_for",
@@ -197,7 +208,7 @@ ReportMaker = Callable[[ReleaseContext], Callable[[IO[str]], object] | FileWrite
 
 def input_paths(dataset: Dataset, result: RunResult) -> list[Path]:
     """The files a run read: the data file first, then every other file its dataset was made
-    from (:attr:`~microgui.core.dataset.Dataset.read_files`: roles file, a command's declared
+    from (:attr:`~microgui.core.table.dataset.Dataset.read_files`: roles file, a command's declared
     inputs) and each hierarchy file of its spec."""
     paths = dataset.read_files
     paths += [Path(path) for _column, path in result.spec.hierarchies]

@@ -64,7 +64,7 @@ class ColumnSpec:
 
     ``missing_as_category``: the missing cells of a nominal or ordinal quasi-identifier form a
     category of their own (released as an empty cell; last in an ordinal order) instead of
-    refusing the run (:func:`microgui.core.dataset.prepare_qi`). An explicit, recorded choice;
+    refusing the run (:func:`microgui.core.table.dataset.prepare_qi`). An explicit, recorded choice;
     it has no effect on a continuous column, whose missing cells are always refused.
     """
 

@@ -15,7 +15,7 @@ What it holds, never a value of a record:
   identifiers absent, k-anonymity ≥ k, and the p of p-sensitive k-anonymity, the l of
   l-diversity or the t of t-closeness the method promised (:class:`methods.base.ReleaseCheck`);
   distinct l-diversity and t-closeness measured besides when there are confidential columns;
-- **information loss and disclosure risk** (:func:`microgui.core.analysis.measure_run`) and
+- **information loss and disclosure risk** (:func:`microgui.core.runs.analysis.measure_run`) and
   charts built from released or aggregated values only: the released values, the group sizes and
   the **risk–utility position** of the release beside the unprotected table (information loss 0,
   its risk by the same measure: :func:`unprotected_risk`);
@@ -35,25 +35,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core import report_html
-from microgui.core.analysis import measure_catalog, measure_run
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, MicroguiError
-from microgui.core.export import ReleaseContext, ReportMaker, input_fingerprint
 from microgui.core.io import FileWriter
 from microgui.core.methods import get_method
 from microgui.core.metrics.kanonymity import k_anonymity_level
 from microgui.core.references import cited
-from microgui.core.report_charts import (
+from microgui.core.release import report_html
+from microgui.core.release.check import ReleaseContext, ReportMaker, input_fingerprint
+from microgui.core.release.report_charts import (
     ReportChart,
     group_sizes_chart,
     padded_range,
     released_values_chart,
     ru_map_chart,
 )
-from microgui.core.report_html import ReleaseCheckRow, ReleaseFacts, report_run
-from microgui.core.roles import AttributeKind, AttributeRole
-from microgui.core.runs import RunResult
+from microgui.core.release.report_html import ReleaseCheckRow, ReleaseFacts, report_run
+from microgui.core.runs.analysis import measure_catalog, measure_run
+from microgui.core.runs.spec import RunResult
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole
 
 __all__ = [
     "PdfPrinter",
@@ -409,7 +409,7 @@ def release_report_makers(
     pdf: str | os.PathLike[str] | None,
     print_pdf: PdfPrinter | None = None,
 ) -> list[tuple[str | os.PathLike[str], ReportMaker]]:
-    """The ``extra_reports`` of :func:`~microgui.core.export.export_run` for an HTML and/or PDF
+    """The ``extra_reports`` of :func:`~microgui.core.release.check.export_run` for an HTML and/or PDF
     release report (``protect --report-html/--report-pdf``, the API's ``export``): one
     :class:`ReleaseReport` made once for both from the release as written."""
     made: dict[int, ReleaseReport] = {}

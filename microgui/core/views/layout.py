@@ -3,7 +3,7 @@
 Plain numpy and networkx, no Qt (STYLE.md §1, §7).
 
 - :func:`dependency_tree_layout`: positions of the attributes of an AMA dependency tree
-  (:class:`~microgui.core.dependency.DependencyTree`) as a layered ("tidy") tree drawn top-down.
+  (:class:`~microgui.core.table.dependency.DependencyTree`) as a layered ("tidy") tree drawn top-down.
   The root is the tree's centre (smallest eccentricity), so the drawing is as shallow as the tree
   allows; ties go to the key attribute ranked first, then to attribute order. Leaves take
   consecutive x positions in depth-first order and a parent sits midway between its first and
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from microgui.core.artifacts import SPANNING_TREE
-from microgui.core.dataset import QIMatrix
-from microgui.core.dependency import DependencyTree
-from microgui.core.projection import QIProjection
-from microgui.core.runs import RunResult
+from microgui.core.methods.artifacts import SPANNING_TREE
+from microgui.core.runs.spec import RunResult
+from microgui.core.table.dataset import QIMatrix
+from microgui.core.table.dependency import DependencyTree
+from microgui.core.views.projection import QIProjection
 
 __all__ = [
     "DEFAULT_MAX_EDGES",
@@ -499,7 +499,7 @@ def mst_layout(
     result: RunResult, *, max_edges: int = DEFAULT_MAX_EDGES, seed: int = 0
 ) -> MstLayout | None:
     """The :class:`MstLayout` of a run that left a spanning tree (artifact
-    :data:`~microgui.core.artifacts.SPANNING_TREE`: ``mst``, ``mstk``); None for other runs."""
+    :data:`~microgui.core.methods.artifacts.SPANNING_TREE`: ``mst``, ``mstk``); None for other runs."""
     tree = SPANNING_TREE.of(result.artifacts)
     if tree is None:
         return None

@@ -41,7 +41,7 @@ grows with n², about 8 minutes at a million records here, blocked about 15 s):
 **Engines.** Units run in this process one after the other when there is only one, when
 ``workers == 1``, or (``workers=None``) when the run holds fewer than :data:`IN_PROCESS_BELOW`
 records; otherwise ``engine="local"`` runs them in a process pool on this machine's cores (the pool
-of :mod:`microgui.core.pool`, shared with sweeps: ``forkserver``/``spawn``, never ``fork``, a
+of :mod:`microgui.core.runs.pool`, shared with sweeps: ``forkserver``/``spawn``, never ``fork``, a
 shared cancel event) and ``engine="dask"`` on a Dask distributed cluster
 (``scheduler="tcp://HOST:PORT"``; every worker needs this microgui version installed, checked
 before any work is sent: :func:`check_worker_versions`;
@@ -52,7 +52,7 @@ module).
 
 **Progress and cancellation.** Progress is the fraction of records in finished units, reported
 after every finished unit and, while units run elsewhere, every
-:data:`~microgui.core.pool.POLL_SECONDS`. When the callback raises :class:`RunCancelled`, pending
+:data:`~microgui.core.runs.pool.POLL_SECONDS`. When the callback raises :class:`RunCancelled`, pending
 units are dropped, running ones are told to stop (the pool's shared event; on Dask a distributed
 ``Event`` that each unit polls at most every half second) and the :class:`RunCancelled`
 propagates.
@@ -86,14 +86,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.aggregate import aggregate
-from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles, MicroguiError
 from microgui.core.methods import MethodInput, get_method
 from microgui.core.methods.refine import combine_refinements, refine_space, run_and_refine
-from microgui.core.pool import POLL_SECONDS, check_cancel, default_workers, labelled, run_in_pool
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
-from microgui.core.roles import AttributeRole, RoleMap
+from microgui.core.runs.pool import (
+    POLL_SECONDS,
+    check_cancel,
+    default_workers,
+    labelled,
+    run_in_pool,
+)
+from microgui.core.table.aggregate import aggregate
+from microgui.core.table.dataset import Dataset, QIMatrix, prepare_qi
+from microgui.core.table.roles import AttributeRole, RoleMap
 
 __all__ = [
     "ENGINES",
@@ -465,7 +471,7 @@ def protect_unit(
     block alone (group means only read their own records, so this equals aggregating the whole
     table), a method's own released values kept. Returns the labels (0..g-1), the protected
     quasi-identifier columns and the method's report entries. ``qi`` holds the block on the
-    whole table's scale. (The partitioned Dask engine, :mod:`microgui.core.distributed`, runs
+    whole table's scale. (The partitioned Dask engine, :mod:`microgui.core.release.distributed`, runs
     its blocks through this.)"""
     unit = _Unit(
         index=index,

@@ -1,5 +1,5 @@
-"""The process pool that sweeps (:mod:`microgui.core.sweep`) and scaled runs
-(:mod:`microgui.core.scale`) share: start method, worker set-up, cancellation and the poll loop.
+"""The process pool that sweeps (:mod:`microgui.core.runs.sweep`) and scaled runs
+(:mod:`microgui.core.runs.scale`) share: start method, worker set-up, cancellation and the poll loop.
 
 Processes, not threads: the methods hold the GIL between numba kernels, and the measures are
 numpy/pandas work. The pool uses the ``forkserver`` start method (``spawn`` where there is

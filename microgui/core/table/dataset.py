@@ -40,7 +40,7 @@ from microgui.core.column_types import (
     readable_texts,
 )
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -90,7 +90,7 @@ LINE_WORD_ATTR = "microgui_line_word"
 #: 1.8e308): larger values would turn the z-scores, SSE and SST into NaN or infinity.
 MAX_ABS_VALUE = 1e100
 #: The category that the missing cells of a quasi-identifier tagged ``missing_as_category``
-#: form (:class:`~microgui.core.roles.ColumnSpec`): released as an empty cell.
+#: form (:class:`~microgui.core.table.roles.ColumnSpec`): released as an empty cell.
 MISSING_CATEGORY = ""
 #: What :func:`column_type` calls columns that can be no quasi-identifier of any kind.
 _NOT_QI_TYPES = {"nested": "lists, structs or maps", "binary": "binary values (bytes)"}
@@ -1247,7 +1247,7 @@ class QIMatrix:
     nominal_categories: tuple[tuple[object, ...], ...]
     #: (n, dc) the continuous quasi-identifiers as read (not z-scored), when known: group means
     #: are taken of these, since undoing the z-scores adds float noise (a mean of zeros came out
-    #: 1e-10 in a column of millions; :mod:`microgui.core.numbers`)
+    #: 1e-10 in a column of millions; :mod:`microgui.core.table.numbers`)
     cont_values: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property

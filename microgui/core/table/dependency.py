@@ -70,10 +70,10 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.progress import ProgressFn, no_progress
-from microgui.core.roles import (
+from microgui.core.table.dataset import Dataset, QIMatrix, prepare_qi
+from microgui.core.table.roles import (
     AttributeKind,
     AttributeRole,
     ColumnSpec,

@@ -3,7 +3,7 @@
 Plain Python, no Qt. The report holds the specification of each run (method, k, parameters,
 seed), aggregate facts (records, groups, group sizes), the measures and charts — never an
 original value of any record: no identifier, no original quasi-identifier value and no
-confidential value appears in it. Its charts are :class:`~microgui.core.report_charts.ReportChart`
+confidential value appears in it. Its charts are :class:`~microgui.core.release.report_charts.ReportChart`
 objects built from released or aggregated values only (issue 12: the app's plots, which draw the
 original records, are never grabbed), embedded as inline SVG so the report is one self-contained
 file whose every number can be searched; a raster image is refused.
@@ -20,8 +20,8 @@ from typing import Any
 
 from microgui._version import __version__
 from microgui.core.methods.refine import refinement_losses
-from microgui.core.report_charts import ReportChart, chart_svg
-from microgui.core.runs import RunResult
+from microgui.core.release.report_charts import ReportChart, chart_svg
+from microgui.core.runs.spec import RunResult
 
 __all__ = [
     "ReleaseCheckRow",
@@ -323,7 +323,7 @@ def build_report_html(
     title
         The heading; by default it names the run or says how many runs are compared.
     charts
-        The charts (:mod:`microgui.core.report_charts`: released values, group sizes, measures),
+        The charts (:mod:`microgui.core.release.report_charts`: released values, group sizes, measures),
         embedded as inline SVG; anything else (a PNG of a plot) raises ``TypeError``.
     generated
         When the report was made (default: now).

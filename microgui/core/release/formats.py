@@ -4,7 +4,7 @@ The output file's extension chooses the format (:func:`release_format`): ``.xlsx
 workbook (one sheet), ``.parquet``/``.pq`` Parquet, ``.sav`` an SPSS file (``.zsav``
 compressed), ``.dta`` a Stata file (version 15), ``.csv``/``.tsv``/``.txt`` and any other name
 CSV as before. ``.xls`` and ``.xlsm`` are refused (microgui writes workbooks as ``.xlsx``). Every
-format goes through :func:`microgui.core.export.export_run`: the same release check, the same
+format goes through :func:`microgui.core.release.check.export_run`: the same release check, the same
 formula neutralization (always on in a workbook, which runs a cell starting with ``=`` as a
 formula), and the same atomic write (a temporary file beside the target, fsynced, renamed with
 the report; :class:`~microgui.core.io.FileWriter`).
@@ -43,10 +43,10 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.column_types import FORMAT_NAMES, column_type, release_columns
-from microgui.core.dataset import is_missing
 from microgui.core.errors import ExportRefused
-from microgui.core.formulas import neutralized
 from microgui.core.io import EncodedWriter, FileWriter, _number_texts, _to_csv_rows
+from microgui.core.release.formulas import neutralized
+from microgui.core.table.dataset import is_missing
 
 __all__ = [
     "CSV_ENCODINGS",
@@ -796,7 +796,7 @@ def _spss_seconds(value: object) -> float | None:
 
 
 def _neutral(text: str) -> str:
-    """A label as the formula rule writes a cell (:func:`microgui.core.export.neutralize_formulas`:
+    """A label as the formula rule writes a cell (:func:`microgui.core.release.check.neutralize_formulas`:
     a leading ' before each line a spreadsheet would run)."""
     return neutralized(text) or text
 

@@ -10,7 +10,7 @@
   (:mod:`microgui.core.metrics.association` defines the columns and the missing-value rule).
 - :func:`proposed_spec`: the run proposed for a freshly opened table.
 - :func:`record_mask`: a selection of records as a mask. (The default order of a column made
-  ordinal is :func:`microgui.core.dataset.category_values`.)
+  ordinal is :func:`microgui.core.table.dataset.category_values`.)
 
 Plain Python: no Qt here; ``microgui.qt`` runs these functions in its worker threads.
 """
@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import Dataset
 from microgui.core.io import json_number
 from microgui.core.metrics.association import (
     Correlations,
@@ -34,14 +33,16 @@ from microgui.core.metrics.association import (
 )
 from microgui.core.metrics.utility import paired_numeric
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
-from microgui.core.roles import AttributeKind, RoleMap
-from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.runs.protect import run_protection
+from microgui.core.runs.spec import RunResult, RunSpec
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, RoleMap
 
 if TYPE_CHECKING:  # the views' types; their modules are imported when a run is laid out
-    from microgui.core.dependency import DependencyTree
-    from microgui.core.layout import MstLayout, TreeLayout
     from microgui.core.methods.base import Method
-    from microgui.core.projection import QIProjection
+    from microgui.core.table.dependency import DependencyTree
+    from microgui.core.views.layout import MstLayout, TreeLayout
+    from microgui.core.views.projection import QIProjection
 
 __all__ = [
     "Measures",
@@ -169,9 +170,9 @@ class RunOutcome:
 
 def analyse_run(dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress) -> RunOutcome:
     """Protect, measure, then lay out the views: one run as the app shows it."""
-    from microgui.core.artifacts import DEPENDENCY_TREE
-    from microgui.core.layout import dependency_tree_layout, mst_layout
-    from microgui.core.projection import all_category_transitions, qi_projection
+    from microgui.core.methods.artifacts import DEPENDENCY_TREE
+    from microgui.core.views.layout import dependency_tree_layout, mst_layout
+    from microgui.core.views.projection import all_category_transitions, qi_projection
 
     result = run_protection(dataset, spec, sub_progress(progress, 0.0, 0.8))
     progress(0.8, "measuring utility and risk")
@@ -199,9 +200,9 @@ def dependency_tree_outcome(
 ) -> DependencyTreeOutcome:
     """The best dependency tree of the table's quasi-identifiers (``000`` Algorithm 1, as an
     ``ama`` run computes it) and its layout."""
-    from microgui.core.dataset import prepare_qi
-    from microgui.core.dependency import dependency_tree_of_qi
-    from microgui.core.layout import dependency_tree_layout
+    from microgui.core.table.dataset import prepare_qi
+    from microgui.core.table.dependency import dependency_tree_of_qi
+    from microgui.core.views.layout import dependency_tree_layout
 
     progress(0.0, "preparing the quasi-identifiers")
     qi = prepare_qi(dataset)

@@ -19,9 +19,9 @@ worker must see the input at the same path as the client (a shared file system).
 (the checks of a local run, naming the file), and return per column the count, mean and sum of
 squared deviations (combined on the client, Chan et al.'s pairwise update: the z-scores' mean
 and standard deviation) and the decimals the values are written with (for the clean numbers of
-:mod:`microgui.core.numbers`). The global split into blocks is computed on the client from a
+:mod:`microgui.core.table.numbers`). The global split into blocks is computed on the client from a
 sample of :data:`SAMPLE_ROWS` records (drawn on the workers, each partition in proportion to
-its size): recursive principal-axis splits as :func:`microgui.core.scale.block_rows` makes
+its size): recursive principal-axis splits as :func:`microgui.core.runs.scale.block_rows` makes
 them, each node keeping its axis and a cut value between the sample's two middle scores; the
 workers then apply that tree to every record. Records whose score equals a cut (tied data) go
 to the low side with the sample's own share, chosen by a hash of the record number, so that the
@@ -30,14 +30,14 @@ records is merged with the next block in split order, and a block larger than
 :data:`OVERSIZE` × ``block_size`` is split again on its worker by ``block_rows``. The records
 (the quasi-identifiers only) are shuffled by block with Dask's shuffle
 (``DataFrame.set_index`` on the block with one partition per block); each block is protected by
-the same code path as the local engine's blocks (:func:`microgui.core.scale.protect_unit`:
+the same code path as the local engine's blocks (:func:`microgui.core.runs.scale.protect_unit`:
 ``run_and_refine``, then the group means) on the whole table's z-scores; the protected values
 are shuffled back to their input partitions and written, one part file per input partition,
 rows in the input's order, pass-through columns as read.
 
 **Identical to the local engine on small tables.** When the table has at most
 :data:`SAMPLE_ROWS` records the sample is the whole table: the client then prepares the
-quasi-identifiers exactly as a local run does (:func:`microgui.core.dataset.prepare_qi`) and
+quasi-identifiers exactly as a local run does (:func:`microgui.core.table.dataset.prepare_qi`) and
 takes the blocks of ``block_rows`` itself, so blocks, seeds (block i gets
 ``SeedSequence(seed, spawn_key=(i,))``), labels (numbered block by block) and released values
 are those of ``microgui protect ... --block-size N`` with the local engine, value for value
@@ -68,7 +68,7 @@ it); methods that aggregate and promise no privacy model over the whole table (n
 t-closeness, mstk or the masking methods); no strata, hierarchies or
 ``rescale_variance`` (each needs the whole table at once). Those run with ``--engine local``.
 Before anything is sent, the scheduler must greet as one and every worker must run this
-microgui version (:func:`microgui.core.scale.dask_client`).
+microgui version (:func:`microgui.core.runs.scale.dask_client`).
 """
 
 from __future__ import annotations
@@ -89,9 +89,7 @@ import pandas as pd
 
 from microgui._version import __version__
 from microgui.core.column_types import release_columns
-from microgui.core.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.errors import ExportRefused, InvalidInput, InvalidParameter, InvalidRoles
-from microgui.core.export import neutralize_column_names, neutralize_formulas
 from microgui.core.io import (
     PARQUET_EXTENSIONS,
     SUPPORTED_EXTENSIONS,
@@ -107,17 +105,11 @@ from microgui.core.methods import Method, get_method, resolve_params
 from microgui.core.methods.refine import combine_refinements
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.metrics.mixed_loss import ALL_QI_BASIS
-from microgui.core.numbers import (
-    clean_decimals,
-    round_decimals,
-    whole_numbers_written_plain,
-    written_decimals,
-)
-from microgui.core.pool import POLL_SECONDS
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap, roles_from_lists
-from microgui.core.runs import RunSpec, method_refusal, parse_seed, validate_k
-from microgui.core.scale import (
+from microgui.core.release.check import neutralize_column_names, neutralize_formulas
+from microgui.core.runs.pool import POLL_SECONDS
+from microgui.core.runs.protect import method_refusal
+from microgui.core.runs.scale import (
     AXIS_SAMPLE,
     block_rows,
     check_scale_options,
@@ -126,6 +118,21 @@ from microgui.core.scale import (
     principal_axis,
     protect_unit,
     resolve_block_size,
+)
+from microgui.core.runs.spec import RunSpec, parse_seed, validate_k
+from microgui.core.table.dataset import Dataset, QIMatrix, prepare_qi
+from microgui.core.table.numbers import (
+    clean_decimals,
+    round_decimals,
+    whole_numbers_written_plain,
+    written_decimals,
+)
+from microgui.core.table.roles import (
+    AttributeKind,
+    AttributeRole,
+    ColumnSpec,
+    RoleMap,
+    roles_from_lists,
 )
 
 __all__ = [
@@ -786,7 +793,7 @@ def _second(pair: tuple[Any, Any]) -> Any:
 
 def _release(raw: np.ndarray, job: _Job, j: int) -> np.ndarray:
     """A column of group means as released: clean numbers with the whole column's decimals and
-    magnitude (:func:`microgui.core.numbers.release_numbers`), rounded as asked."""
+    magnitude (:func:`microgui.core.table.numbers.release_numbers`), rounded as asked."""
     cleaned = clean_decimals(raw, job.written[j], job.scale[j])
     if job.round_to is not None and job.round_to[j] is not None:
         cleaned = round_decimals(cleaned, int(job.round_to[j]))  # type: ignore[arg-type]
@@ -954,7 +961,7 @@ def protect_partitioned(
     write the release as the folder ``output`` (module docstring); returns the run report.
 
     ``spec`` gives the method, k, parameters, seed and block size (``engine="dask"``);
-    the role arguments are those of :func:`microgui.core.roles.roles_from_lists`.
+    the role arguments are those of :func:`microgui.core.table.roles.roles_from_lists`.
 
     Raises :class:`InvalidParameter`, :class:`InvalidRoles` or :class:`InvalidInput` (one line,
     naming the file, column or worker, saying what to do) and :class:`ExportRefused` before

@@ -50,9 +50,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import SOURCE_ATTR, rows_text
 from microgui.core.errors import InvalidInput
-from microgui.core.roles import AttributeKind
+from microgui.core.table.dataset import SOURCE_ATTR, rows_text
+from microgui.core.table.roles import AttributeKind
 
 __all__ = [
     "Hierarchy",

@@ -3,7 +3,7 @@
 A cell (or a line of a multi-line cell) starting with ``=``, ``+``, ``-``, ``@``, a tab or a
 carriage return is run as a formula by a spreadsheet; plain numbers (``-3.5``) are not.
 :func:`neutralized` puts a ``'`` before each such line. Used by
-:mod:`microgui.core.export` (cells and column names) and :mod:`microgui.core.release` (SPSS and
+:mod:`microgui.core.release.check` (cells and column names) and :mod:`microgui.core.release` (SPSS and
 Stata labels).
 """
 
