@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core import io as mio
 from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.io import (
@@ -25,6 +24,7 @@ from microgui.core.io import (
     write_json_atomic,
     write_text_atomic,
 )
+from microgui.core.io import atomic as atomic_io
 from microgui.core.roles import AttributeKind, AttributeRole
 
 
@@ -571,7 +571,7 @@ def test_disk_full_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     def no_space(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(mio.os, "fsync", no_space)
+    monkeypatch.setattr(atomic_io.os, "fsync", no_space)
     with pytest.raises(ExportRefused, match=r"disk is full: '.*out.json' could not be written"):
         write_json_atomic({"k": 5}, out)
     assert leftovers(tmp_path) == [] and not out.exists()
@@ -583,7 +583,7 @@ def test_failed_replace_leaves_no_temp_file(
     def denied(src: object, dst: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(mio.os, "replace", denied)
+    monkeypatch.setattr(atomic_io.os, "replace", denied)
     with pytest.raises(ExportRefused, match=r"permission denied in folder"):
         write_text_atomic("x", tmp_path / "t.txt")
     assert list(tmp_path.iterdir()) == []
