@@ -354,7 +354,8 @@ def write_files_atomic(
     written before any is renamed, and when a rename fails after others succeeded, those are
     put back (the old files from hard links kept until the end, new ones removed). So a full
     disk, a refused target or a failed rename never leaves a protected CSV without its report,
-    nor an old CSV replaced beside a failed report. Errors as :func:`write_csv_atomic`.
+    nor an old CSV replaced beside a failed report. Errors as
+    :func:`~microgui.core.io.write_csv_atomic`.
     """
     targets = check_write_targets([path for path, _ in items], protect_from=protect_from)
     temps: list[Path] = []
@@ -414,7 +415,8 @@ def write_text_atomic(
     protect_from: ProtectedPaths = None,
     encoding: str = "utf-8",
 ) -> None:
-    """Write ``text`` to ``path`` atomically (no newline translation); errors as :func:`write_csv_atomic`."""
+    """Write ``text`` to ``path`` atomically (no newline translation); errors as
+    :func:`~microgui.core.io.write_csv_atomic`."""
     _atomic_write(
         path, lambda handle: handle.write(text), protect_from=protect_from, encoding=encoding
     )

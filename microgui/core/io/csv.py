@@ -221,7 +221,8 @@ _ARROW_NOT_UTF8 = re.compile(r"(?:In CSV column #\d+: )?CSV conversion error to 
 
 
 class _NotUtf8(Exception):
-    """The file turned out not to be UTF-8: it is read again through :func:`_decode`."""
+    """The file turned out not to be UTF-8: it is read again through
+    :func:`~microgui.core.io.sniff._decode`."""
 
 
 class _AskCsvModule(Exception):
@@ -232,8 +233,8 @@ class _AskCsvModule(Exception):
 @dataclass(frozen=True)
 class _CsvBytes:
     """A CSV's text as UTF-8 bytes: the file itself from ``start`` (after its byte-order
-    marks) when it is UTF-8, read in pieces; else (``data``) its text as :func:`_decode`
-    decodes it, encoded again, in memory."""
+    marks) when it is UTF-8, read in pieces; else (``data``) its text as
+    :func:`~microgui.core.io.sniff._decode` decodes it, encoded again, in memory."""
 
     path: Path
     start: int
@@ -254,8 +255,9 @@ def _open(path: Path) -> IO[bytes]:
 
 
 def _csv_bytes(path: Path) -> _CsvBytes:
-    """Where the UTF-8 text of ``path`` starts, refusing what :func:`_decode` refuses (an empty
-    or binary file) from the first and last 64 KiB; a UTF-16/32 file is decoded here."""
+    """Where the UTF-8 text of ``path`` starts, refusing what
+    :func:`~microgui.core.io.sniff._decode` refuses (an empty or binary file) from the first and
+    last 64 KiB; a UTF-16/32 file is decoded here."""
     name = path.name
     with _open(path) as fh:
         try:

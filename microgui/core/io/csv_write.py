@@ -33,8 +33,9 @@ def write_csv_atomic(
 ) -> None:
     """Write ``frame`` as CSV (UTF-8, ``,``, ``\\n`` line ends, no index), atomically.
 
-    Text cells are written as they are (minimal quoting), so text read by :func:`read_table`
-    from a standard-quoted file comes back byte-identical; floats use their round-trip repr.
+    Text cells are written as they are (minimal quoting), so text read by
+    :func:`~microgui.core.io.read_table` from a standard-quoted file comes back byte-identical;
+    floats use their round-trip repr.
     A cell or column name holding a carriage return is quoted too (pandas and the ``csv``
     module leave a lone CR unquoted when lines end in ``\\n``, and every reader then splits the
     record there), so the file reads back to exactly ``frame``.
@@ -43,16 +44,17 @@ def write_csv_atomic(
     ------
     ExportRefused
         ``path`` is the same file as one of ``protect_from`` (a path or a collection of paths),
-        or not a file that may be replaced (see :func:`check_write_targets`), or a text cell or
-        column name holds a NUL character, or the file cannot be written (missing or read-only
-        folder, disk full); nothing is left behind.
+        or not a file that may be replaced (see :func:`~microgui.core.io.check_write_targets`),
+        or a text cell or column name holds a NUL character, or the file cannot be written
+        (missing or read-only folder, disk full); nothing is left behind.
     """
 
     _atomic_write(path, csv_writer(frame), protect_from=protect_from)
 
 
 def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
-    """The function writing ``frame`` as :func:`write_csv_atomic` does (for :func:`write_files_atomic`).
+    """The function writing ``frame`` as :func:`write_csv_atomic` does (for
+    :func:`~microgui.core.io.write_files_atomic`).
 
     The text is checked here, before any file is opened: a NUL character is refused
     (:class:`ExportRefused` naming the column and record), since most readers, microgui's

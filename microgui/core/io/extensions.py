@@ -18,7 +18,8 @@ EXCEL_EXTENSIONS: tuple[str, ...] = (".xlsx", ".xlsm", ".xls")
 PARQUET_EXTENSIONS: tuple[str, ...] = (".parquet",)
 SPSS_EXTENSIONS: tuple[str, ...] = (".sav", ".zsav")
 STATA_EXTENSIONS: tuple[str, ...] = (".dta",)
-#: Every extension :func:`read_table` accepts (lower case; matching ignores case).
+#: Every extension :func:`~microgui.core.io.read_table` accepts (lower case; matching ignores
+#: case).
 SUPPORTED_EXTENSIONS: tuple[str, ...] = (
     TEXT_EXTENSIONS + EXCEL_EXTENSIONS + PARQUET_EXTENSIONS + SPSS_EXTENSIONS + STATA_EXTENSIONS
 )

@@ -50,7 +50,7 @@ def read_table(
     ----------
     path
         A ``.csv``/``.tsv``/``.txt``, ``.xlsx``/``.xlsm``/``.xls``, ``.parquet``,
-        ``.sav``/``.zsav`` or ``.dta`` file (see :data:`SUPPORTED_EXTENSIONS`).
+        ``.sav``/``.zsav`` or ``.dta`` file (see :data:`~microgui.core.io.SUPPORTED_EXTENSIONS`).
     sheet
         Excel only: the sheet name or 0-based index (default: the first sheet).
     progress

@@ -49,7 +49,8 @@ class CsvFormat:
 
 
 def detect_csv_format(path: str | os.PathLike[str]) -> CsvFormat:
-    """Detect the encoding and delimiter of a CSV/TSV/TXT file (as :func:`read_table` does).
+    """Detect the encoding and delimiter of a CSV/TSV/TXT file (as
+    :func:`~microgui.core.io.read_table` does).
 
     Raises
     ------
