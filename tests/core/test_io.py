@@ -653,3 +653,35 @@ def test_json_number() -> None:
     assert json_number(np.int64(3)) == 3 and isinstance(json_number(np.int64(3)), int)
     assert json_number(float("nan")) is None
     assert json_number(None) is None
+
+
+def test_the_package_offers_every_name_the_single_module_did() -> None:
+    """core/io.py became the package core/io/ (issue 28): what scripts and the other modules
+    imported from ``microgui.core.io`` is still there, the same object as in its new module."""
+    import importlib
+
+    import microgui.core.io as package
+    from microgui.core import dataset
+
+    offered = {
+        "reader": "read_table read_frame _read_kind",
+        "sniff": "CsvFormat detect_csv_format",
+        "csv": "_read_csv _read_csv_with_csv_module _read_with_csv_module _arrow_table",
+        "excel": "SHEETS_ATTR ExcelEngine _read_sheet _pandas_sheet _sheet_xml_scan",
+        "stat": "STAT_ATTR MissingCodes",
+        "extensions": "SUPPORTED_EXTENSIONS TEXT_EXTENSIONS SPSS_EXTENSIONS file_dialog_filter",
+        "memory": "MAX_WORKBOOK_XML_BYTES available_memory _parquet_shape _stat_shape",
+        "fingerprint": "FINGERPRINT_ATTR file_sha256",
+        "atomic": "FileWriter EncodedWriter DerivedWriter check_write_targets write_files_atomic "
+        "write_text_atomic ProtectedPaths",
+        "csv_write": "csv_writer write_csv_atomic text_cells CSV_CHUNK_ROWS _number_texts "
+        "_to_csv_rows _write_csv",
+        "strict_json": "json_text json_number write_json_atomic",
+    }
+    for module_name, names in offered.items():
+        module = importlib.import_module(f"microgui.core.io.{module_name}")
+        for name in names.split():
+            assert getattr(package, name) is getattr(module, name), name
+    assert package.check_width is dataset.check_width
+    assert package.MAX_COLUMNS == dataset.MAX_COLUMNS
+    assert all(hasattr(package, name) for name in package.__all__)
