@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-import microgui.core.io as mio
+import microgui.core.io.atomic as atomic_io
 from microgui.cli import main
 from microgui.core.progress import RunCancelled
 
@@ -346,7 +346,7 @@ def test_output_folder_unwritable(
         raise PermissionError(errno.EACCES, "Permission denied", str(folder))
 
     # Tests may run as root, who can write anywhere: simulate the refusal of the folder.
-    monkeypatch.setattr(mio, "_create_temp", denied)
+    monkeypatch.setattr(atomic_io, "_create_temp", denied)
     code, err = run(_protect_people(tmp_path, locked / "p.csv", locked / "p.json"), capsys)
     line = error_line(err)
     assert code == 2 and "p.csv" in line and "permission denied" in line
@@ -379,7 +379,7 @@ def test_disk_full(
             raise OSError(errno.ENOSPC, "No space left on device")
         real_fsync(fd)
 
-    monkeypatch.setattr(mio.os, "fsync", fsync)
+    monkeypatch.setattr(atomic_io.os, "fsync", fsync)
     code, err = run(_protect_people(tmp_path, out / "p.csv", out / "p.json"), capsys)
     line = error_line(err)
     assert code == 2 and "disk is full" in line and "free some space" in line
@@ -396,7 +396,7 @@ def test_output_replaces_an_old_file_only_when_complete(
     def no_space(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(mio.os, "fsync", no_space)
+    monkeypatch.setattr(atomic_io.os, "fsync", no_space)
     code, _err = run(_protect_people(tmp_path, out, tmp_path / "p.json"), capsys)
     assert code == 2 and out.read_text() == "old\n"
     assert listing(tmp_path) == ["p.csv", PEOPLE]

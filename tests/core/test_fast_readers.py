@@ -27,6 +27,8 @@ import microgui.cli as cli
 from microgui.core import io as mio
 from microgui.core.dataset import LINES_ATTR, SOURCE_ATTR, file_line
 from microgui.core.errors import InvalidInput
+from microgui.core.io import csv as csv_io
+from microgui.core.io import excel as excel_io
 from microgui.core.io import read_frame, read_table
 from microgui.core.progress import RunCancelled
 
@@ -42,7 +44,10 @@ def pieces(size: int | None) -> Iterator[None]:
     if size is None:
         yield
         return
-    with mock.patch.object(mio, "_PIECE_MIN", size), mock.patch.object(mio, "_PIECE_MAX", size):
+    with (
+        mock.patch.object(csv_io, "_PIECE_MIN", size),
+        mock.patch.object(csv_io, "_PIECE_MAX", size),
+    ):
         yield
 
 
@@ -58,7 +63,9 @@ def assert_same_reading(
 ) -> pd.DataFrame | None:
     """The fast reader and the csv module's agree on ``path``: frame and attrs, or message.
     ``fast_path``: pyarrow read it all (the csv module was not asked)."""
-    fallback = mock.patch.object(mio, "_read_with_csv_module", wraps=mio._read_with_csv_module)
+    fallback = mock.patch.object(
+        csv_io, "_read_with_csv_module", wraps=csv_io._read_with_csv_module
+    )
     with pieces(piece), fallback as asked:
         fast, fast_error = outcome(mio._read_csv, path)
     if fast_path:
@@ -251,7 +258,7 @@ def test_every_bad_input_file_reads_as_before(tmp_path: Path) -> None:
 def test_a_utf8_file_is_never_read_whole(tmp_path: Path) -> None:
     """UTF-8 is parsed from the file in pieces: neither the whole bytes nor a decoded copy."""
     path = write(tmp_path, b"a,b\n" + "é,1\n".encode() * 50_000)
-    with mock.patch.object(mio, "_read_bytes", side_effect=AssertionError("read whole")):
+    with mock.patch.object(csv_io, "_read_bytes", side_effect=AssertionError("read whole")):
         frame = read_frame(path)
     assert frame.shape == (50_000, 2)
 
@@ -373,7 +380,7 @@ def test_loading_reports_progress_in_steps(tmp_path: Path) -> None:
 def test_cancelling_stops_the_load_at_once(tmp_path: Path) -> None:
     path = numbers_csv(tmp_path)
     progress = Recorder(cancel_at=4)
-    with mock.patch.object(mio, "_arrow_table", wraps=mio._arrow_table) as parse:
+    with mock.patch.object(csv_io, "_arrow_table", wraps=csv_io._arrow_table) as parse:
         with pytest.raises(RunCancelled):
             read_table(path, progress=progress)
     assert len(progress.calls) == 4
@@ -422,7 +429,7 @@ def openpyxl_reading(path: Path, sheet: str | int | None = None) -> pd.DataFrame
 
 def calamine_reading(path: Path, sheet: str | int | None = None) -> pd.DataFrame:
     """The default reader, checked to have read with calamine (openpyxl made unusable)."""
-    with mock.patch.object(mio, "_pandas_sheet", side_effect=AssertionError("openpyxl used")):
+    with mock.patch.object(excel_io, "_pandas_sheet", side_effect=AssertionError("openpyxl used")):
         return mio._read_sheet(path, sheet, [])
 
 

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core import io as mio
 from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.io import (
@@ -25,6 +24,7 @@ from microgui.core.io import (
     write_json_atomic,
     write_text_atomic,
 )
+from microgui.core.io import atomic as atomic_io
 from microgui.core.roles import AttributeKind, AttributeRole
 
 
@@ -571,7 +571,7 @@ def test_disk_full_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     def no_space(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(mio.os, "fsync", no_space)
+    monkeypatch.setattr(atomic_io.os, "fsync", no_space)
     with pytest.raises(ExportRefused, match=r"disk is full: '.*out.json' could not be written"):
         write_json_atomic({"k": 5}, out)
     assert leftovers(tmp_path) == [] and not out.exists()
@@ -583,7 +583,7 @@ def test_failed_replace_leaves_no_temp_file(
     def denied(src: object, dst: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(mio.os, "replace", denied)
+    monkeypatch.setattr(atomic_io.os, "replace", denied)
     with pytest.raises(ExportRefused, match=r"permission denied in folder"):
         write_text_atomic("x", tmp_path / "t.txt")
     assert list(tmp_path.iterdir()) == []
@@ -653,3 +653,35 @@ def test_json_number() -> None:
     assert json_number(np.int64(3)) == 3 and isinstance(json_number(np.int64(3)), int)
     assert json_number(float("nan")) is None
     assert json_number(None) is None
+
+
+def test_the_package_offers_every_name_the_single_module_did() -> None:
+    """core/io.py became the package core/io/ (issue 28): what scripts and the other modules
+    imported from ``microgui.core.io`` is still there, the same object as in its new module."""
+    import importlib
+
+    import microgui.core.io as package
+    from microgui.core import dataset
+
+    offered = {
+        "reader": "read_table read_frame _read_kind",
+        "sniff": "CsvFormat detect_csv_format",
+        "csv": "_read_csv _read_csv_with_csv_module _read_with_csv_module _arrow_table",
+        "excel": "SHEETS_ATTR ExcelEngine _read_sheet _pandas_sheet _sheet_xml_scan",
+        "stat": "STAT_ATTR MissingCodes",
+        "extensions": "SUPPORTED_EXTENSIONS TEXT_EXTENSIONS SPSS_EXTENSIONS file_dialog_filter",
+        "memory": "MAX_WORKBOOK_XML_BYTES available_memory _parquet_shape _stat_shape",
+        "fingerprint": "FINGERPRINT_ATTR file_sha256",
+        "atomic": "FileWriter EncodedWriter DerivedWriter check_write_targets write_files_atomic "
+        "write_text_atomic ProtectedPaths",
+        "csv_write": "csv_writer write_csv_atomic text_cells CSV_CHUNK_ROWS _number_texts "
+        "_to_csv_rows _write_csv",
+        "strict_json": "json_text json_number write_json_atomic",
+    }
+    for module_name, names in offered.items():
+        module = importlib.import_module(f"microgui.core.io.{module_name}")
+        for name in names.split():
+            assert getattr(package, name) is getattr(module, name), name
+    assert package.check_width is dataset.check_width
+    assert package.MAX_COLUMNS == dataset.MAX_COLUMNS
+    assert all(hasattr(package, name) for name in package.__all__)

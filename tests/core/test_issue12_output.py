@@ -30,7 +30,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import microgui.core.io as mio
+import microgui.core.io.atomic as atomic_io
+import microgui.core.io.csv_write as csv_write
 from microgui.cli import main
 from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused
@@ -254,7 +255,7 @@ def test_cr_in_cells_and_names_is_quoted_and_reads_back(tmp_path: Path) -> None:
 def test_cr_in_a_large_table_is_quoted_in_every_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mio, "CSV_CHUNK_ROWS", 7)
+    monkeypatch.setattr(csv_write, "CSV_CHUNK_ROWS", 7)
     values = [f"r{i}\r=x" if i % 5 == 0 else f"r{i}" for i in range(40)]
     frame = pd.DataFrame({"t": values, "v": np.arange(40) * 0.1})
     out = tmp_path / "big.csv"
@@ -537,14 +538,14 @@ def test_bad_report_path_keeps_the_old_csv(
     }[case]
     (folder / "sub").mkdir()
     (folder / "locked").mkdir()
-    real_create = mio._create_temp
+    real_create = atomic_io._create_temp
 
     def create(where: Path, name: str) -> tuple[int, Path]:
         if where.name == "locked":  # tests may run as root: simulate the refusal
             raise PermissionError(errno.EACCES, "Permission denied", str(where))
         return real_create(where, name)
 
-    monkeypatch.setattr(mio, "_create_temp", create)
+    monkeypatch.setattr(atomic_io, "_create_temp", create)
     before = listing(folder)
     code, err = run(protect_argv(people, out, report), capsys)
     line = error_line(err)
@@ -565,7 +566,7 @@ def test_failed_second_rename_restores_the_first_file(
             raise PermissionError(errno.EACCES, "Permission denied")
         real_replace(src, dst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(mio.os, "replace", replace)
+    monkeypatch.setattr(atomic_io.os, "replace", replace)
     items = [
         (a, lambda h: h.write("new a\n")),
         (b, lambda h: h.write("{}")),

@@ -15,6 +15,8 @@ import pandas as pd
 import pytest
 
 import microgui.core.io as io_module
+import microgui.core.io.memory as io_memory
+import microgui.core.io.reader as io_reader
 from microgui.cli import main
 from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
@@ -85,12 +87,12 @@ def test_a_file_that_cannot_fit_is_refused_before_reading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = _people(tmp_path / "t.csv")
-    monkeypatch.setattr(io_module, "available_memory", lambda: 100)
+    monkeypatch.setattr(io_memory, "available_memory", lambda: 100)
 
     def never(*_a: object, **_k: object) -> None:
         raise AssertionError("the file must not be parsed")
 
-    monkeypatch.setattr(io_module, "_read_kind", never)
+    monkeypatch.setattr(io_reader, "_read_kind", never)
     with pytest.raises(InvalidInput, match=r"'t.csv' is too large to read here.*available") as info:
         read_table(src)
     assert "\n" not in str(info.value)
@@ -104,7 +106,7 @@ def test_memory_running_out_while_reading_is_one_line(
     def exhaust(*_a: object, **_k: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(io_module, "_read_csv", exhaust)
+    monkeypatch.setattr(io_reader, "_read_csv", exhaust)
     out = tmp_path / "out.csv"
     code = main(["protect", str(src), "--qi", "age,income", "--method", "mdav", "-k", "3",
                  "-o", str(out)])  # fmt: skip

@@ -26,6 +26,8 @@ from microgui.core import io as io_module
 from microgui.core.dataset import MAX_COLUMNS, check_frame
 from microgui.core.errors import InvalidInput
 from microgui.core.io import STAT_ATTR, read_table
+from microgui.core.io import memory as io_memory
+from microgui.core.io import reader as io_reader
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 PACKAGE = os.path.dirname(microgui.__file__)
@@ -98,7 +100,7 @@ def test_parquet_footer_record_count_refused_before_reading(
     ).cast(pa.string())
     pq.write_table(pa.table({"email": values, "note": pa.nulls(rows)}), path)
     assert path.stat().st_size < 100_000  # the size alone says a few hundred kB
-    monkeypatch.setattr(io_module, "available_memory", lambda: 100_000_000)
+    monkeypatch.setattr(io_memory, "available_memory", lambda: 100_000_000)
     monkeypatch.setattr(pd, "read_parquet", _never)
     with pytest.raises(InvalidInput) as info:
         read_table(path)
@@ -130,7 +132,7 @@ def test_300_million_record_parquet_refused_by_the_command(
         for _ in range(30):
             writer.write_table(table, row_group_size=block)
     assert path.stat().st_size < 5_000_000
-    monkeypatch.setattr(io_module, "available_memory", lambda: 4 * 10**9)
+    monkeypatch.setattr(io_memory, "available_memory", lambda: 4 * 10**9)
     monkeypatch.setattr(pd, "read_parquet", _never)
     out = tmp_path / "out.csv"
     code = main(
@@ -178,7 +180,7 @@ def test_spss_stata_header_record_count_refused_before_reading(
     by_size = path.stat().st_size * io_module._MEMORY_PER_BYTE["stat"]
     if suffix == ".zsav":
         assert by_size < shape.needed // 2  # the header, not the size, refuses it
-    monkeypatch.setattr(io_module, "available_memory", lambda: min(by_size, shape.needed) // 2)
+    monkeypatch.setattr(io_memory, "available_memory", lambda: min(by_size, shape.needed) // 2)
     with pytest.raises(InvalidInput, match=r"^'survey\.(zsav|dta)' is too large to read here"):
         read_table(path)
 
@@ -246,7 +248,7 @@ def test_300000_column_csv_refused_from_its_header(
         handle.write(",".join(f"c{i}" for i in range(300_000)) + "\n")
         for _ in range(3):
             handle.write(",".join(["1"] * 300_000) + "\n")
-    monkeypatch.setattr(io_module, "_read_csv", _never)
+    monkeypatch.setattr(io_reader, "_read_csv", _never)
     out = tmp_path / "out.csv"
     assert (
         main(
