@@ -29,25 +29,15 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
-from microgui.core.analysis import (
-    RunOutcome,
-    analyse_run,
-    correlation_outcome,
-    dependency_tree_outcome,
-    mask_rows,
-    proposed_spec,
-    record_mask,
-    regression_outcome,
-)
+from microgui.core.analysis import RunOutcome, analyse_run, mask_rows, proposed_spec, record_mask
 from microgui.core.dataset import Dataset
 from microgui.core.dependency import DEFAULT_BINS
-from microgui.core.errors import ExportRefused, InvalidParameter, InvalidRoles
-from microgui.core.export import ExportCheck, check_export, export_run, report_path_for
+from microgui.core.errors import InvalidParameter, InvalidRoles
+from microgui.core.export import ExportCheck, check_export, export_job
 from microgui.core.layout import MstLayout, TreeLayout
 from microgui.core.methods import Method, available_methods
-from microgui.core.project_file import Project, save_project, write_autosave
+from microgui.core.project_file import Project, save_project, session_files, write_autosave
 from microgui.core.projection import QIProjection
-from microgui.core.release import release_format
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.sweep import SweepPoint, run_sweep
@@ -62,6 +52,7 @@ from microgui.qt.history import (
 )
 from microgui.qt.kernel_prep import after_kernels
 from microgui.qt.project_restore import apply_project
+from microgui.qt.view_analyses import ViewAnalyses
 from microgui.qt.workers import Job, TaskSlot, make_run_pool, stop_tasks
 
 __all__ = ["AppController"]
@@ -158,16 +149,7 @@ class AppController(QObject):
         self.analysis_pool: QThreadPool = make_run_pool(self)
         #: Hierarchy files attached to columns (issue 13), read in the analysis pool.
         self.hierarchies = HierarchyAttachments(self.analysis_pool, self)
-        self._trees = TaskSlot(self.analysis_pool, self).forward(
-            finished=self.dependency_tree_computed, failed=self.dependency_tree_failed
-        )
-        analysis_ids = itertools.count(1)
-        self._correlations = TaskSlot(self.analysis_pool, self, analysis_ids).forward(
-            finished=self.correlations_computed, failed=self.correlations_failed
-        )
-        self._regressions = TaskSlot(self.analysis_pool, self, analysis_ids).forward(
-            finished=self.regression_fitted, failed=self.regression_failed
-        )
+        self.analyses = ViewAnalyses(self.analysis_pool, self)
         #: Every finished run of this table, oldest first (STYLE.md §3: specs are re-runnable).
         self.history: list[HistoryEntry] = []
         #: The history run shown in the views (None before the first run).
@@ -179,8 +161,7 @@ class AppController(QObject):
         self.measures: Mapping[str, float | int | None] = {}
         #: A sweep point the user opened while a sweep was running: opened when it ends.
         self._queued_open: int | None = None
-        self._slots = (self._runs, self._sweeps, self._loads, self._trees)
-        self._slots += (self._correlations, self._regressions)
+        self._slots = (self._runs, self._sweeps, self._loads, *self.analyses.slots)
 
     # dataset and roles --------------------------------------------------------------------
     def load_file(self, path: str | Path) -> Dataset:
@@ -265,17 +246,10 @@ class AppController(QObject):
         carries, :attr:`~microgui.core.dataset.Dataset.read_files`), the hierarchy files
         attached and those of the runs, and the project file opened. The one list every
         writer of the app (export, report, project, autosave) refuses as targets."""
-        found: list[Path] = []
-        seen: set[int] = set()
-        for dataset in (self.dataset, self.result_dataset, *(e.dataset for e in self.history)):
-            if dataset is not None and id(dataset) not in seen:
-                seen.add(id(dataset))
-                found += dataset.read_files
-        found += [Path(p) for p in self.hierarchies.paths().values()]
-        found += [Path(p) for e in self.history for _column, p in e.spec.hierarchies]
-        if self.project_file is not None:
-            found.append(self.project_file)
-        return list(dict.fromkeys(found))
+        datasets = (self.dataset, self.result_dataset, *(e.dataset for e in self.history))
+        hierarchies = [*self.hierarchies.paths().values()]
+        hierarchies += [p for e in self.history for _column, p in e.spec.hierarchies]
+        return session_files(datasets, hierarchies, self.project_file)
 
     def load_demo(self) -> Dataset:
         """Open the bundled demo table with its tagged roles."""
@@ -292,7 +266,7 @@ class AppController(QObject):
         self._queued_open = None
         if was_running:
             self.busy_changed.emit(False)
-        self._trees.supersede()
+        self.analyses.trees.supersede()
         self.hierarchies.clear()  # they were attached to the columns of the previous table
         # pseudonyms were chosen for the previous table's identifiers: a new table starts with
         # its identifiers left out (the CSV format is the user's, kept)
@@ -663,13 +637,11 @@ class AppController(QObject):
         Returns the request's id; ``dependency_tree_computed`` or ``dependency_tree_failed``
         follows with it. A newer request supersedes (cancels and ignores) an older one.
         """
-        if self.dataset is None:
-            raise InvalidRoles("open a table first")
-        return self._trees.start(partial(dependency_tree_outcome, self.dataset, int(bins)))
+        return self.analyses.dependency_tree(bins)
 
     @property
     def is_computing_tree(self) -> bool:
-        return self._trees.busy
+        return self.analyses.trees.busy
 
     # correlations and regression (issue 5) ----------------------------------------------
     def compute_correlations(self) -> int:
@@ -677,20 +649,12 @@ class AppController(QObject):
 
         Returns the request's id; ``correlations_computed`` or ``correlations_failed`` follows.
         """
-        if self.result is None or self.result_dataset is None or self.shown_run_id is None:
-            raise InvalidRoles("run a method first: the correlations compare a run with its table")
-        return self._correlations.start(
-            partial(correlation_outcome, self.result_dataset, self.result, self.shown_run_id)
-        )
+        return self.analyses.correlations_of_shown()
 
     def fit_regression(self, y: str, xs: Sequence[str]) -> int:
         """Fit ``y ~ xs`` (OLS with intercept) on the original and protected tables of the run
         shown, in the background; ``regression_fitted`` or ``regression_failed`` follows."""
-        if self.result is None or self.result_dataset is None or self.shown_run_id is None:
-            raise InvalidRoles("run a method first: the regression compares a run with its table")
-        xs = [str(x) for x in xs]
-        ds, result, run_id = self.result_dataset, self.result, self.shown_run_id
-        return self._regressions.start(partial(regression_outcome, ds, result, run_id, y, xs))
+        return self.analyses.regression(y, xs)
 
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Cancel every run and wait for the pools (called when the window closes).
@@ -737,32 +701,21 @@ class AppController(QObject):
         result's); the writer checks the table again and refuses a problem it did not list."""
         if self.result is None or self.result_dataset is None:
             raise InvalidRoles("run a method before exporting")
-        csv_path = Path(csv_path)
         result, dataset = self.result, self.result_dataset
         options = self.export_options.for_identifiers(result.roles.identifiers)
-        is_csv = release_format(csv_path) == "csv"
-        check = self.check_current_export() if shown is None else shown
         # every file the session read: attached hierarchy files whatever the run used (issue
         # 13 review), the project file, the tables of other runs
-        also = self.read_files()
-
-        def job() -> dict[str, Any]:
-            try:
-                return export_run(
-                    dataset,
-                    result,
-                    csv_path,
-                    report_path_for(csv_path),
-                    override=override or None,
-                    check=check,
-                    also_protect=also,
-                    csv_options=options.csv if is_csv else None,
-                    pseudonymize=options.pseudonymize,
-                    key_path=key_path_for(csv_path) if options.write_key else None,
-                )
-            except OSError as exc:
-                raise ExportRefused(f"cannot write {csv_path.name}: {exc.strerror or exc}") from exc
-
+        job = export_job(
+            dataset,
+            result,
+            csv_path,
+            check=self.check_current_export() if shown is None else shown,
+            override=override,
+            also_protect=self.read_files(),
+            csv_options=options.csv,
+            pseudonymize=options.pseudonymize,
+            key_path=key_path_for(Path(csv_path)) if options.write_key else None,
+        )
         return result, job
 
     def record_export(self, result: RunResult, report: dict[str, Any]) -> None:
