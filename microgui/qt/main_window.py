@@ -2,7 +2,9 @@
 
 MainWindow owns the :class:`AppController` (which owns the run pool). User actions become
 controller calls; :class:`MicroguiError` messages become a message box and a status line, never a
-crash. Closing the window cancels the run and waits for the pool.
+crash. Closing the window cancels the run and waits for the pool. The menus are built by
+:mod:`microgui.qt.menus`, exports by :mod:`microgui.qt.export_dialogs`, reports by
+:mod:`microgui.qt.report_saving`, both written by the window's :mod:`microgui.qt.file_tasks`.
 """
 
 from __future__ import annotations
@@ -282,6 +284,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
+    # menus (microgui.qt.menus) --------------------------------------------------------------
     def _update_actions(self) -> None:
         update_actions(self)
 
