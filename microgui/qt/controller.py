@@ -11,8 +11,9 @@ seed, same partition) in the worker, and the entry is completed in place.
 
 What is computed lives in the core (:mod:`microgui.core.analysis`: run and measure, correlations,
 regressions, the dependency tree view); each kind of background task is a
-:class:`~microgui.qt.workers.TaskSlot` (the run, the sweep, the file being read, the dependency
-tree, the correlations, the regression). The run history's entries are
+:class:`~microgui.qt.workers.TaskSlot`: the run and the sweep here, the file being read in
+:class:`~microgui.qt.table_loads.TableLoads`, the dependency tree, the correlations and the
+regression in :class:`~microgui.qt.view_analyses.ViewAnalyses`. The run history's entries are
 :class:`~microgui.qt.history.HistoryEntry`.
 """
 
@@ -29,39 +30,37 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
-from microgui.core.analysis import (
-    RunOutcome,
-    analyse_run,
-    correlation_outcome,
-    dependency_tree_outcome,
-    mask_rows,
-    proposed_spec,
-    record_mask,
-    regression_outcome,
-)
+from microgui.core.analysis import RunOutcome, analyse_run, mask_rows, proposed_spec, record_mask
 from microgui.core.dataset import Dataset
 from microgui.core.dependency import DEFAULT_BINS
-from microgui.core.errors import ExportRefused, InvalidParameter, InvalidRoles
-from microgui.core.export import ExportCheck, check_export, export_run, report_path_for
+from microgui.core.errors import InvalidParameter, InvalidRoles
+from microgui.core.export import ExportCheck
 from microgui.core.layout import MstLayout, TreeLayout
 from microgui.core.methods import Method, available_methods
-from microgui.core.project_file import Project, save_project, write_autosave
+from microgui.core.project_file import Project
 from microgui.core.projection import QIProjection
-from microgui.core.release import release_format
 from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.sweep import SweepPoint, run_sweep
-from microgui.qt.export_options import ExportOptions, key_path_for
+from microgui.qt.export_options import ExportOptions
 from microgui.qt.hierarchies import HierarchyAttachments
 from microgui.qt.history import (
+    ExportLedger,
     HistoryEntry,
     checked_comparison,
+    comparison_without,
     find_entry,
-    project_of,
     resolved_project,
 )
 from microgui.qt.kernel_prep import after_kernels
-from microgui.qt.project_restore import apply_project
+from microgui.qt.project_restore import (
+    autosave_session,
+    save_session,
+    session_project,
+    session_read_files,
+)
+from microgui.qt.table_loads import TableLoads
+from microgui.qt.view_analyses import ViewAnalyses
 from microgui.qt.workers import Job, TaskSlot, make_run_pool, stop_tasks
 
 __all__ = ["AppController"]
@@ -107,11 +106,8 @@ class AppController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        #: the release check of a result, kept so that the export does not repeat it
-        self._export_check: tuple[RunResult, ExportCheck] | None = None
-        #: the report of each result exported in this session, by id (the result kept: ids are
-        #: reused once an object is gone)
-        self._exports: dict[int, tuple[RunResult, dict[str, Any]]] = {}
+        #: the release check of the current result and the report of each export
+        self._exports = ExportLedger()
         #: CSV format and pseudonyms of every export (File → Export options…, issue 18)
         self.export_options = ExportOptions()
         self.pool: QThreadPool = make_run_pool(self)
@@ -142,32 +138,16 @@ class AppController(QObject):
         self._sweeps.forward(failed=self.sweep_failed)
         self._sweeps.failed.connect(lambda *_: self._after_sweep())
         self._sweeps.cancelled.connect(self._on_sweep_cancelled)
-        # Reading a file is a job too (a large Excel sheet takes a while): its own one-thread
-        # pool, so that opening a table never waits behind a run. Its context: (the path, the
-        # project to apply to the table or None), so a newer load drops an older one's project.
-        self.load_pool: QThreadPool = make_run_pool(self)
-        self._loads = TaskSlot(self.load_pool, self)
-        self._loads.progress.connect(
-            lambda i, f, s: self.load_progress.emit(self._loads.context(i)[0], f, s)
-        )
-        self._loads.finished.connect(self._on_loaded)
-        self._loads.failed.connect(lambda _i, m, d, ctx: self.load_failed.emit(ctx[0], m, d))
-        self._loads.cancelled.connect(lambda _load_id, ctx: self.load_cancelled.emit(ctx[0]))
+        # Reading a file is a job too (a large Excel sheet takes a while), in a pool of its own
+        # (:class:`TableLoads`), so that opening a table never waits behind a run.
+        self.loads = TableLoads(self)
+        self.load_pool: QThreadPool = self.loads.pool
         # The dependency tree, correlations and regressions of the views: a pool of their own,
         # so that they never wait behind a run; one current request per kind.
         self.analysis_pool: QThreadPool = make_run_pool(self)
         #: Hierarchy files attached to columns (issue 13), read in the analysis pool.
         self.hierarchies = HierarchyAttachments(self.analysis_pool, self)
-        self._trees = TaskSlot(self.analysis_pool, self).forward(
-            finished=self.dependency_tree_computed, failed=self.dependency_tree_failed
-        )
-        analysis_ids = itertools.count(1)
-        self._correlations = TaskSlot(self.analysis_pool, self, analysis_ids).forward(
-            finished=self.correlations_computed, failed=self.correlations_failed
-        )
-        self._regressions = TaskSlot(self.analysis_pool, self, analysis_ids).forward(
-            finished=self.regression_fitted, failed=self.regression_failed
-        )
+        self.analyses = ViewAnalyses(self.analysis_pool, self)
         #: Every finished run of this table, oldest first (STYLE.md §3: specs are re-runnable).
         self.history: list[HistoryEntry] = []
         #: The history run shown in the views (None before the first run).
@@ -179,8 +159,7 @@ class AppController(QObject):
         self.measures: Mapping[str, float | int | None] = {}
         #: A sweep point the user opened while a sweep was running: opened when it ends.
         self._queued_open: int | None = None
-        self._slots = (self._runs, self._sweeps, self._loads, self._trees)
-        self._slots += (self._correlations, self._regressions)
+        self._slots = (self._runs, self._sweeps, self.loads.slot, *self.analyses.slots)
 
     # dataset and roles --------------------------------------------------------------------
     def load_file(self, path: str | Path) -> Dataset:
@@ -195,48 +174,32 @@ class AppController(QObject):
         Returns the load's id. A newer ``open_file`` supersedes an older one still reading
         (and the ``project`` it was to apply, :meth:`open_project`).
         """
-        from microgui.core.io import read_table
-
         path = Path(path)
         if project is None:  # a table on its own: no project file behind the session now
             self.project_file = None
-        job = lambda progress: read_table(path, progress=progress)  # noqa: E731
-        load_id = self._loads.start(job, (path, project))
+        load_id = self.loads.start(path, project)
         self.load_started.emit(path)
         return load_id
 
     @property
     def is_loading(self) -> bool:
-        return self._loads.busy
-
-    @Slot(int, object, object)
-    def _on_loaded(self, _load_id: int, dataset: Any, context: Any) -> None:
-        assert isinstance(dataset, Dataset)
-        self.set_dataset(dataset)
-        if context[1] is not None:  # the project whose table this is
-            apply_project(self, context[1], dataset)
+        return self.loads.slot.busy
 
     def cancel_load(self) -> None:
         """Ask the file being read to stop; ``load_cancelled`` follows (the table stays)."""
-        self._loads.cancel()
+        self.loads.slot.cancel()
 
     # project files (issue 7) ----------------------------------------------------------------
     def project(self) -> Project | None:
         """The session as a :class:`~microgui.core.project_file.Project` (no data values), or
         None without a table. Runs are the history's reproducible specs (seeds kept)."""
-        if self.dataset is None:
-            return None
-        return project_of(self.dataset, self.history, self.compared, self.hierarchies.paths())
+        return session_project(self)
 
     def save_project(self, path: str | Path) -> None:
         """Write the project file (atomically); raises :class:`MicroguiError` with a message.
         Never over a file the session read (:meth:`read_files`), the project file it was
         opened from excepted: saving over it is what Save means."""
-        project = self.project()
-        if project is None:
-            raise InvalidRoles("open a table first: a project holds a table's roles and runs")
-        read = [p for p in self.read_files() if p != self.project_file]
-        save_project(project, path, also_protect=read)
+        save_session(self, path)
 
     def open_project(
         self, project: Project, folder: Path | None = None, *, source: Path | None = None
@@ -254,10 +217,7 @@ class AppController(QObject):
     def autosave(self) -> Path | None:
         """Save the session for crash recovery (nothing without a table); never over a file
         the session read (:meth:`read_files`)."""
-        project = self.project()
-        if project is None:
-            return None
-        return write_autosave(project, also_protect=self.read_files())
+        return autosave_session(self)
 
     def read_files(self) -> list[Path]:
         """Every file this session read and works from: the table of the current dataset, of
@@ -265,17 +225,7 @@ class AppController(QObject):
         carries, :attr:`~microgui.core.dataset.Dataset.read_files`), the hierarchy files
         attached and those of the runs, and the project file opened. The one list every
         writer of the app (export, report, project, autosave) refuses as targets."""
-        found: list[Path] = []
-        seen: set[int] = set()
-        for dataset in (self.dataset, self.result_dataset, *(e.dataset for e in self.history)):
-            if dataset is not None and id(dataset) not in seen:
-                seen.add(id(dataset))
-                found += dataset.read_files
-        found += [Path(p) for p in self.hierarchies.paths().values()]
-        found += [Path(p) for e in self.history for _column, p in e.spec.hierarchies]
-        if self.project_file is not None:
-            found.append(self.project_file)
-        return list(dict.fromkeys(found))
+        return session_read_files(self)
 
     def load_demo(self) -> Dataset:
         """Open the bundled demo table with its tagged roles."""
@@ -292,11 +242,9 @@ class AppController(QObject):
         self._queued_open = None
         if was_running:
             self.busy_changed.emit(False)
-        self._trees.supersede()
+        self.analyses.trees.supersede()
         self.hierarchies.clear()  # they were attached to the columns of the previous table
-        # pseudonyms were chosen for the previous table's identifiers: a new table starts with
-        # its identifiers left out (the CSV format is the user's, kept)
-        self.export_options = ExportOptions(self.export_options.csv)
+        self.export_options = self.export_options.for_new_table()
         self.dataset = dataset
         self.result = None
         self.projection = None
@@ -627,8 +575,7 @@ class AppController(QObject):
             self.shown_run_id = None
         self.history_changed.emit()
         if run_id in self.compared:
-            rest = tuple(i for i in self.compared if i != run_id)
-            self.compared = rest if len(rest) >= 2 else ()
+            self.compared = comparison_without(self.compared, run_id)
             self.comparison_changed.emit(self.compared)
 
     def set_comparison(self, run_ids: Sequence[int]) -> None:
@@ -663,13 +610,11 @@ class AppController(QObject):
         Returns the request's id; ``dependency_tree_computed`` or ``dependency_tree_failed``
         follows with it. A newer request supersedes (cancels and ignores) an older one.
         """
-        if self.dataset is None:
-            raise InvalidRoles("open a table first")
-        return self._trees.start(partial(dependency_tree_outcome, self.dataset, int(bins)))
+        return self.analyses.dependency_tree(bins)
 
     @property
     def is_computing_tree(self) -> bool:
-        return self._trees.busy
+        return self.analyses.trees.busy
 
     # correlations and regression (issue 5) ----------------------------------------------
     def compute_correlations(self) -> int:
@@ -677,20 +622,12 @@ class AppController(QObject):
 
         Returns the request's id; ``correlations_computed`` or ``correlations_failed`` follows.
         """
-        if self.result is None or self.result_dataset is None or self.shown_run_id is None:
-            raise InvalidRoles("run a method first: the correlations compare a run with its table")
-        return self._correlations.start(
-            partial(correlation_outcome, self.result_dataset, self.result, self.shown_run_id)
-        )
+        return self.analyses.correlations_of_shown()
 
     def fit_regression(self, y: str, xs: Sequence[str]) -> int:
         """Fit ``y ~ xs`` (OLS with intercept) on the original and protected tables of the run
         shown, in the background; ``regression_fitted`` or ``regression_failed`` follows."""
-        if self.result is None or self.result_dataset is None or self.shown_run_id is None:
-            raise InvalidRoles("run a method first: the regression compares a run with its table")
-        xs = [str(x) for x in xs]
-        ds, result, run_id = self.result_dataset, self.result, self.shown_run_id
-        return self._regressions.start(partial(regression_outcome, ds, result, run_id, y, xs))
+        return self.analyses.regression(y, xs)
 
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Cancel every run and wait for the pools (called when the window closes).
@@ -712,9 +649,7 @@ class AppController(QObject):
         """The release check of the current result (no file written)."""
         if self.result is None:
             raise InvalidRoles("run a method before exporting")
-        if self._export_check is None or self._export_check[0] is not self.result:
-            self._export_check = (self.result, check_export(self.result))
-        return self._export_check[1]
+        return self._exports.check(self.result)
 
     def export(self, csv_path: str | Path, override: str | None = None) -> dict[str, Any]:
         """Write the protected CSV and its report beside it; returns the report.
@@ -737,40 +672,21 @@ class AppController(QObject):
         result's); the writer checks the table again and refuses a problem it did not list."""
         if self.result is None or self.result_dataset is None:
             raise InvalidRoles("run a method before exporting")
-        csv_path = Path(csv_path)
         result, dataset = self.result, self.result_dataset
-        options = self.export_options.for_identifiers(result.roles.identifiers)
-        is_csv = release_format(csv_path) == "csv"
         check = self.check_current_export() if shown is None else shown
         # every file the session read: attached hierarchy files whatever the run used (issue
         # 13 review), the project file, the tables of other runs
         also = self.read_files()
-
-        def job() -> dict[str, Any]:
-            try:
-                return export_run(
-                    dataset,
-                    result,
-                    csv_path,
-                    report_path_for(csv_path),
-                    override=override or None,
-                    check=check,
-                    also_protect=also,
-                    csv_options=options.csv if is_csv else None,
-                    pseudonymize=options.pseudonymize,
-                    key_path=key_path_for(csv_path) if options.write_key else None,
-                )
-            except OSError as exc:
-                raise ExportRefused(f"cannot write {csv_path.name}: {exc.strerror or exc}") from exc
-
+        job = self.export_options.export_job(
+            dataset, result, csv_path, check=check, override=override, also_protect=also
+        )
         return result, job
 
     def record_export(self, result: RunResult, report: dict[str, Any]) -> None:
         """Remember an export's report for the run's saved report (:meth:`export_report_of`)."""
-        self._exports[id(result)] = (result, report)
+        self._exports.record(result, report)
 
     def export_report_of(self, result: Any) -> dict[str, Any] | None:
         """The report of the last export of ``result`` in this session (None if not exported):
         a saved report then gives the release file's fingerprint and the override."""
-        kept = self._exports.get(id(result))
-        return kept[1] if kept is not None and kept[0] is result else None
+        return self._exports.report_of(result)

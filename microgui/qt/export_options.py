@@ -10,7 +10,7 @@ default: an identifier is left out unless its box is ticked.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,11 @@ from PySide6.QtWidgets import (
 
 from microgui.core.release import CsvOptions
 from microgui.core.release.pseudonyms import PSEUDONYM_WARNING
+from microgui.core.dataset import Dataset
+from microgui.core.export import ExportCheck, export_job
+from microgui.core.pseudonyms import PSEUDONYM_WARNING
+from microgui.core.release import CsvOptions
+from microgui.core.runs import RunResult
 
 __all__ = [
     "ExportOptions",
@@ -76,6 +81,38 @@ class ExportOptions:
         """The options with pseudonyms only for columns that are identifiers now."""
         kept = tuple(c for c in self.pseudonymize if c in identifiers)
         return ExportOptions(self.csv, kept, self.write_key and bool(kept))
+
+    def for_new_table(self) -> ExportOptions:
+        """The options for another table: pseudonyms were chosen for the previous table's
+        identifiers, so the new one starts with its identifiers left out; the CSV format is
+        the user's, kept."""
+        return ExportOptions(self.csv)
+
+    def export_job(
+        self,
+        dataset: Dataset,
+        result: RunResult,
+        path: str | Path,
+        *,
+        check: ExportCheck,
+        override: str | None = None,
+        also_protect: Sequence[Path] = (),
+    ) -> Callable[[], dict[str, Any]]:
+        """The export of ``result`` to ``path`` with these options
+        (:func:`~microgui.core.export.export_job`): the CSV format for a CSV release, pseudonyms
+        only for the run's identifiers, their key beside the release (:func:`key_path_for`)."""
+        options = self.for_identifiers(result.roles.identifiers)
+        return export_job(
+            dataset,
+            result,
+            path,
+            check=check,
+            override=override,
+            also_protect=also_protect,
+            csv_options=options.csv,
+            pseudonymize=options.pseudonymize,
+            key_path=key_path_for(Path(path)) if options.write_key else None,
+        )
 
     def describe(self) -> str:
         """One line for the status bar ("" when everything is the default)."""

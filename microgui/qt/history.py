@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from microgui.core.errors import InvalidInput, InvalidParameter
+from microgui.core.export import ExportCheck, check_export
+from microgui.core.project_file import Project
+from microgui.core.roles import RoleMap
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.runs.analysis import RunOutcome
 from microgui.core.runs.project_file import Project
@@ -19,11 +22,13 @@ from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import RoleMap
 
 __all__ = [
+    "ExportLedger",
     "HistoryEntry",
     "MAX_COMPARED",
     "find_entry",
     "checked_comparison",
     "comparison_ids",
+    "comparison_without",
     "project_of",
     "resolved_project",
     "project_roles",
@@ -128,6 +133,37 @@ class HistoryEntry:
             f"{self.name} is a sweep point (measures only): re-running it with {seed} to show "
             "it (same spec and seed, same result)…"
         )
+
+
+class ExportLedger:
+    """What a session knows of its exports: the release check of the last result checked,
+    kept so that the export does not repeat it, and the report of each result exported."""
+
+    def __init__(self) -> None:
+        self._check: tuple[RunResult, ExportCheck] | None = None
+        #: the report of each result exported in this session, by id (the result kept: ids are
+        #: reused once an object is gone)
+        self._reports: dict[int, tuple[RunResult, dict[str, Any]]] = {}
+
+    def check(self, result: RunResult) -> ExportCheck:
+        """The release check of ``result`` (:func:`~microgui.core.export.check_export`), made
+        once while it is the result checked."""
+        if self._check is None or self._check[0] is not result:
+            self._check = (result, check_export(result))
+        return self._check[1]
+
+    def record(self, result: RunResult, report: dict[str, Any]) -> None:
+        self._reports[id(result)] = (result, report)
+
+    def report_of(self, result: Any) -> dict[str, Any] | None:
+        kept = self._reports.get(id(result))
+        return kept[1] if kept is not None and kept[0] is result else None
+
+
+def comparison_without(compared: tuple[int, ...], run_id: int) -> tuple[int, ...]:
+    """The runs still compared once ``run_id`` is gone (none when fewer than 2 are left)."""
+    rest = tuple(i for i in compared if i != run_id)
+    return rest if len(rest) >= 2 else ()
 
 
 def find_entry(history: Sequence[HistoryEntry], run_id: int) -> HistoryEntry:

@@ -1,4 +1,5 @@
-"""Restoring a project file in the window (issue 7): its roles, hierarchy files, runs and
+"""Project files in the window (issue 7): the session saved as one (:func:`save_session`, the
+crash-recovery :func:`autosave_session`); restoring one, its roles, hierarchy files, runs and
 comparison, on the freshly read table; and comparing runs that are sweep points (issue 15).
 
 The runs are re-computed as one sweep (same seeds, same results). Sweep points keep no table,
@@ -22,12 +23,25 @@ from microgui.core.errors import InvalidParameter
 from microgui.core.runs.project_file import Project
 from microgui.core.table.dataset import Dataset
 from microgui.qt.history import HistoryEntry, comparison_ids, find_entry, project_roles
+from microgui.core.dataset import Dataset
+from microgui.core.errors import InvalidParameter, InvalidRoles
+from microgui.core.project_file import Project, save_project, session_files, write_autosave
+from microgui.qt.history import HistoryEntry, comparison_ids, find_entry, project_of, project_roles
 
 #: The window's :class:`~microgui.qt.controller.AppController` (not imported: it imports this
 #: module, and the package has no import cycle, type-only ones included).
 AppController = Any
 
-__all__ = ["ComparisonRestore", "ProjectRestore", "apply_project", "compare_runs"]
+__all__ = [
+    "ComparisonRestore",
+    "ProjectRestore",
+    "apply_project",
+    "autosave_session",
+    "compare_runs",
+    "save_session",
+    "session_project",
+    "session_read_files",
+]
 
 
 @dataclass
@@ -218,3 +232,45 @@ def compare_runs(controller: AppController, run_ids: Sequence[int]) -> str:
         f"Re-computing {len(unopened)} sweep point(s) ({names}) with their seeds (same seed, "
         "same result), then comparing…"
     )
+
+
+def session_project(controller: AppController) -> Project | None:
+    """The controller's session as a :class:`~microgui.core.project_file.Project` (no data
+    values), or None without a table. Runs are the history's reproducible specs (seeds kept)."""
+    ctl = controller
+    if ctl.dataset is None:
+        return None
+    return project_of(ctl.dataset, ctl.history, ctl.compared, ctl.hierarchies.paths())
+
+
+def save_session(controller: AppController, path: str | Path) -> None:
+    """Write the session's project file (atomically); raises :class:`MicroguiError` with a
+    message. Never over a file the session read (:func:`session_read_files`), the project file
+    it was opened from excepted: saving over it is what Save means."""
+    project = session_project(controller)
+    if project is None:
+        raise InvalidRoles("open a table first: a project holds a table's roles and runs")
+    read = [p for p in session_read_files(controller) if p != controller.project_file]
+    save_project(project, path, also_protect=read)
+
+
+def autosave_session(controller: AppController) -> Path | None:
+    """Save the session for crash recovery (nothing without a table); never over a file the
+    session read (:func:`session_read_files`)."""
+    project = session_project(controller)
+    if project is None:
+        return None
+    return write_autosave(project, also_protect=session_read_files(controller))
+
+
+def session_read_files(controller: AppController) -> list[Path]:
+    """Every file the session read and works from (:func:`session_files`): the table of the
+    current dataset, of the current result and of each run of the history (with the files each
+    dataset carries), the hierarchy files attached and those of the runs, and the project file
+    opened. The one list every writer of the app (export, report, project, autosave) refuses
+    as targets."""
+    ctl = controller
+    datasets = (ctl.dataset, ctl.result_dataset, *(e.dataset for e in ctl.history))
+    hierarchies = [*ctl.hierarchies.paths().values()]
+    hierarchies += [p for e in ctl.history for _column, p in e.spec.hierarchies]
+    return session_files(datasets, hierarchies, ctl.project_file)

@@ -97,6 +97,8 @@ from microgui.core.table.roles import resolve_columns
 
 __all__ = [
     "report_path_for",
+    "default_release_path",
+    "export_job",
     "ExportCheck",
     "check_export",
     "protected_table",
@@ -218,6 +220,22 @@ def input_paths(dataset: Dataset, result: RunResult) -> list[Path]:
 def report_path_for(csv_path: Path) -> Path:
     """The JSON report written beside an exported CSV: ``name.csv`` → ``name.report.json``."""
     return csv_path.with_name(csv_path.stem + ".report.json")
+
+
+#: Tables read in these formats are released in their own format, labels kept (issue 18).
+_OWN_FORMAT_SUFFIXES = (".sav", ".zsav", ".dta")
+
+
+def default_release_path(source: Path | None, k: int, folder: str | None = None) -> Path:
+    """The release proposed for a table read from ``source`` and protected with ``k``:
+    ``<stem>_protected_k<k>.csv`` in ``folder`` (default: the table's folder, else ``.``). A
+    table read from SPSS or Stata goes back in its own format, labels kept (issue 18)."""
+    stem = source.stem if source is not None else "table"
+    folder = folder or (str(source.parent) if source is not None else ".")
+    ext = ".csv"
+    if source is not None and source.suffix.lower() in _OWN_FORMAT_SUFFIXES:
+        ext = source.suffix.lower()
+    return Path(folder) / f"{stem}_protected_k{k}{ext}"
 
 
 def _override_reason(override: str) -> str:
@@ -626,6 +644,47 @@ def export_run(
     # report.
     write_files_atomic(items, protect_from=protected)
     return report
+
+
+def export_job(
+    dataset: Dataset,
+    result: RunResult,
+    path: str | os.PathLike[str],
+    *,
+    check: ExportCheck,
+    override: str | None = None,
+    also_protect: Iterable[str | os.PathLike[str]] = (),
+    csv_options: CsvOptions | None = None,
+    pseudonymize: Sequence[str] = (),
+    key_path: str | os.PathLike[str] | None = None,
+) -> Callable[[], dict[str, Any]]:
+    """:func:`export_run` of ``result`` to ``path`` and its report beside it
+    (:func:`report_path_for`), as a function to call later (the app's file task, in a worker
+    thread): everything it writes is given now. ``csv_options`` apply to a CSV release only;
+    ``check``: the release check the user saw (the writer checks the table again and refuses a
+    problem it did not list). A write error is an :class:`ExportRefused` naming the file."""
+    path = Path(path)
+    is_csv = release_format(path) == "csv"
+    also = list(also_protect)
+
+    def job() -> dict[str, Any]:
+        try:
+            return export_run(
+                dataset,
+                result,
+                path,
+                report_path_for(path),
+                override=override or None,
+                check=check,
+                also_protect=also,
+                csv_options=csv_options if is_csv else None,
+                pseudonymize=pseudonymize,
+                key_path=key_path,
+            )
+        except OSError as exc:
+            raise ExportRefused(f"cannot write {path.name}: {exc.strerror or exc}") from exc
+
+    return job
 
 
 def _text_input(dataset: Dataset) -> bool:

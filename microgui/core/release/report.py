@@ -30,6 +30,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,12 @@ import pandas as pd
 
 from microgui.core.errors import InvalidParameter, MicroguiError
 from microgui.core.io import FileWriter
+from microgui.core import report_html
+from microgui.core.analysis import measure_catalog, measure_run
+from microgui.core.dataset import Dataset
+from microgui.core.errors import ExportRefused, InvalidParameter, MicroguiError
+from microgui.core.export import ReleaseContext, ReportMaker, input_fingerprint
+from microgui.core.io import FileWriter, write_files_atomic
 from microgui.core.methods import get_method
 from microgui.core.metrics.kanonymity import k_anonymity_level
 from microgui.core.references import cited
@@ -59,6 +66,7 @@ __all__ = [
     "PdfPrinter",
     "ReleaseReport",
     "release_report_makers",
+    "write_report",
     "RU_RISK_KEYS",
     "release_checks",
     "unprotected_risk",
@@ -439,3 +447,33 @@ def release_report_makers(
     if pdf:
         makers.append((pdf, pdf_writer))
     return makers
+
+
+def write_report(
+    path: str | os.PathLike[str],
+    make_html: Callable[..., str],
+    charts: Sequence[ReportChart] = (),
+    title: str = "microgui report",
+    *,
+    print_pdf: PdfPrinter | None = None,
+    protect_from: Iterable[str | os.PathLike[str] | None] = (),
+) -> Path:
+    """Write a report page atomically: printed to PDF by ``print_pdf`` (``make_html``,
+    ``charts``, ``title``) when ``path`` ends in ``.pdf``, else ``make_html()`` as HTML. Never
+    over a file of ``protect_from`` (the files the runs read). A write error is an
+    :class:`ExportRefused` naming the file. Returns ``path``."""
+    path = Path(path)
+    writer: Any
+    try:
+        if path.suffix.lower() == ".pdf":
+            if print_pdf is None:
+                raise ValueError("a PDF report needs a printer (microgui.qt.report_pdf.report_pdf)")
+            data = print_pdf(make_html, charts, title=title)
+            writer = FileWriter(lambda target: target.write_bytes(data), "a PDF report")
+        else:
+            text = make_html()
+            writer = lambda handle: handle.write(text)  # noqa: E731
+        write_files_atomic([(path, writer)], protect_from=protect_from)
+    except OSError as exc:
+        raise ExportRefused(f"cannot write {path.name}: {exc.strerror or exc}") from exc
+    return path

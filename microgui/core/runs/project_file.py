@@ -41,6 +41,7 @@ from typing import Any, Final
 import numpy as np
 
 from microgui._version import __version__
+from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.io import write_json_atomic
 from microgui.core.methods import get_method, resolve_params
@@ -57,6 +58,7 @@ __all__ = [
     "write_autosave",
     "read_autosave",
     "clear_autosave",
+    "session_files",
 ]
 
 #: The schema this version writes and the newest it reads (2: attached ``hierarchies``).
@@ -150,6 +152,27 @@ def _relative(path: str | None, folder: Path | None) -> str | None:
         return Path(path).resolve().relative_to(folder.resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+def session_files(
+    datasets: Iterable[Dataset | None],
+    hierarchy_files: Iterable[str | os.PathLike[str]] = (),
+    project_file: Path | None = None,
+) -> list[Path]:
+    """Every file a session read and works from, once each: the files each table carries
+    (:attr:`~microgui.core.dataset.Dataset.read_files`, each table object once), the hierarchy
+    files, then the project file it was opened from. What the app's writers (export, report,
+    project, autosave) refuse as targets."""
+    found: list[Path] = []
+    seen: set[int] = set()
+    for dataset in datasets:
+        if dataset is not None and id(dataset) not in seen:
+            seen.add(id(dataset))
+            found += dataset.read_files
+    found += [Path(p) for p in hierarchy_files]
+    if project_file is not None:
+        found.append(project_file)
+    return list(dict.fromkeys(found))
 
 
 def save_project(

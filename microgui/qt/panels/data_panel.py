@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+import numpy as np
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -19,10 +20,32 @@ from microgui.core.table.roles import RoleMap
 from microgui.qt.controller import AppController
 from microgui.qt.models.dataframe_model import DataFrameModel
 
-__all__ = ["DataPanel"]
+__all__ = ["DataPanel", "view_rows"]
 
 ORIGINAL = "Original table"
 PROTECTED = "Protected table (last run)"
+
+
+def view_rows(model: DataFrameModel, rows: np.ndarray) -> np.ndarray:
+    """The view rows (increasing) at which a sorted :class:`DataFrameModel` shows frame ``rows``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    # The model keeps its sort as a permutation (view row -> frame row) and has no inverse.
+    order = getattr(model, "_order", None)
+    if order is None:
+        return np.sort(rows)
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.arange(len(order), dtype=np.int64)
+    return np.sort(inverse[rows])
+
+
+def _row_ranges(rows: np.ndarray) -> list[tuple[int, int]]:
+    """Runs of consecutive values of increasing ``rows`` as (first, last) pairs."""
+    if len(rows) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(rows) != 1)
+    starts = np.concatenate([[0], breaks + 1])
+    ends = np.concatenate([breaks, [len(rows) - 1]])
+    return [(int(rows[a]), int(rows[b])) for a, b in zip(starts, ends, strict=True)]
 
 
 class DataPanel(QWidget):
@@ -104,3 +127,31 @@ class DataPanel(QWidget):
         self.source_combo.model().item(1).setEnabled(True)  # type: ignore[attr-defined]
         if self.showing_protected:
             self.refresh()
+
+    def select_records(self, mask: np.ndarray | None) -> bool:
+        """Select the rows of the records of ``mask`` (a bool mask over the table's rows; None:
+        none), scrolled to the first. False when nothing is selected (None, or a mask of
+        another table than the one shown)."""
+        view, model = self.view, self.model
+        selection_model = view.selectionModel()
+        if mask is None:
+            selection_model.clearSelection()
+            return False
+        if model.rowCount() != len(mask):
+            return False
+        rows = view_rows(model, np.flatnonzero(mask))
+        selection = QItemSelection()
+        last_column = model.columnCount() - 1
+        for first, last in _row_ranges(rows):
+            selection.select(model.index(first, 0), model.index(last, last_column))
+        selection_model.select(
+            selection,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        if len(rows):
+            view.scrollTo(model.index(int(rows[0]), 0), view.ScrollHint.PositionAtTop)
+            selection_model.setCurrentIndex(
+                model.index(int(rows[0]), 0), QItemSelectionModel.SelectionFlag.NoUpdate
+            )
+        return True
