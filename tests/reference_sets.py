@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from microgui.core.dataset import Dataset
-from microgui.core.roles import ColumnSpec, RoleMap
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import ColumnSpec, RoleMap
 from microgui.reference_data import (
     DEFAULT_SHARED_DATA,
     EIA_QIS,

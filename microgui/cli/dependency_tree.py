@@ -52,8 +52,8 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from microgui.core.dependency import DEFAULT_BINS, dependency_tree
     from microgui.core.io import write_json_atomic
+    from microgui.core.table.dependency import DEFAULT_BINS, dependency_tree
 
     bins = DEFAULT_BINS
     if args.bins is not None:

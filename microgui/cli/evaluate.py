@@ -28,7 +28,7 @@ from microgui.text_table import text_table
 if TYPE_CHECKING:
     import pandas as pd
 
-    from microgui.core.dataset import Dataset
+    from microgui.core.table.dataset import Dataset
 
 __all__ = ["add_parser", "run"]
 
@@ -135,8 +135,8 @@ def _print_by_attribute(by_attribute: dict[str, Any]) -> dict[str, dict[str, Any
 
 
 def run(args: argparse.Namespace) -> int:
-    from microgui.core.dataset import Dataset
     from microgui.core.io import json_number, write_json_atomic
+    from microgui.core.table.dataset import Dataset
 
     if not args.qi and not args.roles:
         raise _UsageError(
@@ -175,9 +175,9 @@ def run(args: argparse.Namespace) -> int:
             f"confidential column of ORIGINAL {original.name})"
         )
     dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels)
-    from microgui.core.hierarchy import load_hierarchy
     from microgui.core.metrics.evaluate import evaluate
-    from microgui.core.roles import resolve_column
+    from microgui.core.table.hierarchy import load_hierarchy
+    from microgui.core.table.roles import resolve_column
 
     hierarchy_files = {
         resolve_column(col, list(loaded.frame.columns), "--hierarchy"): path

@@ -125,7 +125,7 @@ def _project_files(path: str) -> list[Path]:
     """The files a project file names (none when it cannot be read: the command refuses it
     then, with its reason)."""
     from microgui.core.errors import MicroguiError
-    from microgui.core.project_file import load_project
+    from microgui.core.runs.project_file import load_project
 
     try:
         project = load_project(path)

@@ -14,7 +14,7 @@ from microgui.cli.inputs import INPUT_FILE
 from microgui.cli.progress import TerminalProgress, _progress_bar_wanted
 
 if TYPE_CHECKING:
-    from microgui.core.roles import RoleMap
+    from microgui.core.table.roles import RoleMap
 
 __all__ = ["EXIT_USAGE", "Subcommands", "roles_from_args"]
 
@@ -56,7 +56,7 @@ def _split(values: Sequence[str] | None) -> list[str]:
 
     Names are kept as typed, spaces included: the core matches a name exactly first, and only
     when no column has that exact name, after removing spaces at the ends, Unicode NFC and case
-    (:func:`microgui.core.roles.resolve_column`). So ``--qi 'age, income'`` works, and a column
+    (:func:`microgui.core.table.roles.resolve_column`). So ``--qi 'age, income'`` works, and a column
     named ``' age'`` is selected by quoting it: ``--qi ' age'``.
     """
     out: list[str] = []
@@ -193,7 +193,7 @@ def _roles_file(args: argparse.Namespace, columns: Sequence[str]) -> Any:
     """The roles of ``--roles FILE``, or None when it is not given."""
     if getattr(args, "roles", None) is None:
         return None
-    from microgui.core.roles import roles_from_file
+    from microgui.core.table.roles import roles_from_file
 
     given = [flag for name, flag in _ROLE_OPTIONS if getattr(args, name, None)]
     if given:
@@ -204,9 +204,9 @@ def _roles_file(args: argparse.Namespace, columns: Sequence[str]) -> Any:
 
 
 def roles_from_args(args: argparse.Namespace, columns: Sequence[str]) -> Any:
-    """The :class:`~microgui.core.roles.RoleMap` that ``protect``'s role options give the
+    """The :class:`~microgui.core.table.roles.RoleMap` that ``protect``'s role options give the
     table's ``columns`` (what the app's "Copy as command" text is checked against)."""
-    from microgui.core.roles import roles_from_lists
+    from microgui.core.table.roles import roles_from_lists
 
     from_file = _roles_file(args, columns)
     if from_file is not None:

@@ -34,8 +34,8 @@ from microgui.cli.progress import TerminalProgress, _compile_notice, _progress_b
 from microgui.cli.protect_partitioned import _partitioned_wanted, _protect_partitioned
 
 if TYPE_CHECKING:
-    from microgui.core.dataset import Dataset
-    from microgui.core.roles import RoleMap
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import RoleMap
 
 __all__ = ["add_parser", "run", "spec_from_args"]
 
@@ -260,8 +260,8 @@ def _list_methods() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from microgui.core.dataset import Dataset
     from microgui.core.runs import parse_seed
+    from microgui.core.table.dataset import Dataset
 
     if args.list_methods:
         return _list_methods()
@@ -369,9 +369,9 @@ def _protect_project(args: argparse.Namespace) -> int:
     in the app (a project never carries them)."""
     from dataclasses import replace
 
-    from microgui.core.dataset import Dataset
     from microgui.core.errors import InvalidInput
-    from microgui.core.project_file import load_project
+    from microgui.core.runs.project_file import load_project
+    from microgui.core.table.dataset import Dataset
 
     if args.project is None:
         raise _UsageError("--input and --run replay a project: give --project FILE too")
@@ -452,9 +452,9 @@ def _run_and_export(
     out: Path,
 ) -> int:
     """The run and the release of ``protect`` (also of ``protect --project``)."""
-    from microgui.core.export import export_run
     from microgui.core.methods.jit_cache import on_first_compile
     from microgui.core.progress import no_progress
+    from microgui.core.release.check import export_run
     from microgui.core.runs import information_loss_text, run_protection
 
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
@@ -519,10 +519,10 @@ def _run_and_export(
 
 def _release_reports(args: argparse.Namespace) -> list[tuple[Any, Any]]:
     """``--report-html`` and ``--report-pdf``: (path, maker) for ``export_run``
-    (:func:`~microgui.core.release_report.release_report_makers`; the PDF printed by Qt)."""
+    (:func:`~microgui.core.release.report.release_report_makers`; the PDF printed by Qt)."""
     if not (args.report_html or args.report_pdf):
         return []
-    from microgui.core.release_report import release_report_makers
+    from microgui.core.release.report import release_report_makers
 
     printer: Any = None
     if args.report_pdf:
@@ -558,9 +558,9 @@ def _csv_options(args: argparse.Namespace) -> Any:
 def _note_untagged(dataset: Dataset, suggested: RoleMap) -> None:
     """A note on stderr naming the columns no option tags (they pass through unchanged, the
     documented default) that the suggestion made when the table was read
-    (:func:`microgui.core.dataset.explain_roles`) calls identifiers or quasi-identifiers:
+    (:func:`microgui.core.table.dataset.explain_roles`) calls identifiers or quasi-identifiers:
     released verbatim, they could single people out."""
-    from microgui.core.roles import AttributeRole
+    from microgui.core.table.roles import AttributeRole
 
     risky = [
         (name, suggested[name].role)

@@ -50,9 +50,9 @@ def _partitioned_wanted(args: argparse.Namespace) -> bool:
 
 def _protect_partitioned(args: argparse.Namespace) -> int:
     """``protect --engine dask``: INPUT read in partitions on the workers, OUTPUT written as a
-    folder of part files (:mod:`microgui.core.distributed`); the table never comes here."""
-    from microgui.core.distributed import protect_partitioned
+    folder of part files (:mod:`microgui.core.release.distributed`); the table never comes here."""
     from microgui.core.progress import no_progress
+    from microgui.core.release.distributed import protect_partitioned
     from microgui.core.runs import RunSpec, information_loss_text, parse_seed
 
     if args.sheet is not None:
@@ -88,7 +88,7 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
         )
     _parse_hierarchies(args.hierarchy)
     _check_outputs(args, skip=("output",))  # -o names a folder here, checked below
-    from microgui.core.distributed import check_output_folder
+    from microgui.core.release.distributed import check_output_folder
 
     for path in command_inputs(args):  # no file the run reads in (or as) the output folder
         check_output_folder(args.output, path)

@@ -47,9 +47,9 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``microgui suggest-roles``: the table of :func:`microgui.core.dataset.explain_roles`."""
-    from microgui.core.dataset import explain_roles
+    """``microgui suggest-roles``: the table of :func:`microgui.core.table.dataset.explain_roles`."""
     from microgui.core.io import write_json_atomic
+    from microgui.core.table.dataset import explain_roles
 
     src = Path(args.input)
     _check_outputs(args)
@@ -71,7 +71,7 @@ def _suggested_options(suggestions: Sequence[Any]) -> str:
     """The ``protect`` role options that tag the columns as suggested (shell-quoted)."""
     import shlex
 
-    from microgui.core.roles import AttributeKind, AttributeRole
+    from microgui.core.table.roles import AttributeKind, AttributeRole
 
     def names(cols: list[str]) -> str:
         return shlex.quote(",".join(c.replace(",", "\\,") for c in cols))

@@ -32,7 +32,7 @@ from microgui.cli.options import (
 from microgui.text_table import text_table
 
 if TYPE_CHECKING:
-    from microgui.core.dataset import Dataset
+    from microgui.core.table.dataset import Dataset
 
 __all__ = ["add_parser", "run"]
 
@@ -99,16 +99,16 @@ def _parse_list(values: Sequence[str] | None, option: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from microgui.core.dataset import Dataset
     from microgui.core.io import write_json_atomic
     from microgui.core.runs import parse_seed, validate_k
-    from microgui.core.sweep import (
+    from microgui.core.runs.sweep import (
         SweepPoint,
         SweepSpec,
         parse_k_list,
         parse_param_grid,
         run_sweep,
     )
+    from microgui.core.table.dataset import Dataset
 
     if not args.qi and not args.roles:
         raise _UsageError("sweep needs --qi COL,... or --roles FILE (see microgui sweep --help)")
@@ -223,8 +223,8 @@ def run(args: argparse.Namespace) -> int:
 def _checked_hierarchies(dataset: Dataset, files: dict[str, str]) -> dict[str, str]:
     """``--hierarchy`` files by resolved column, checked as a run of ``protect`` checks them:
     each names a quasi-identifier, reads as a hierarchy and holds every value of its column."""
-    from microgui.core.hierarchy import load_hierarchy
-    from microgui.core.roles import resolve_column
+    from microgui.core.table.hierarchy import load_hierarchy
+    from microgui.core.table.roles import resolve_column
 
     out: dict[str, str] = {}
     for name, path in files.items():

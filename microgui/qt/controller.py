@@ -4,12 +4,12 @@
 Panels call its methods and listen to its signals; they never talk to each other. Every run has an
 id; signals of a superseded run are dropped, so a late result never paints over newer parameters.
 
-A sweep (:func:`microgui.core.sweep.run_sweep`) runs in the same one-thread run pool, as one job:
+A sweep (:func:`microgui.core.runs.sweep.run_sweep`) runs in the same one-thread run pool, as one job:
 each finished point becomes a history entry as it arrives. A sweep point keeps the run report
 and measures, not the protected table; opening it re-runs its spec with the seed it used (same
 seed, same partition) in the worker, and the entry is completed in place.
 
-What is computed lives in the core (:mod:`microgui.core.analysis`: run and measure, correlations,
+What is computed lives in the core (:mod:`microgui.core.runs.analysis`: run and measure, correlations,
 regressions, the dependency tree view); each kind of background task is a
 :class:`~microgui.qt.workers.TaskSlot`: the run and the sweep here, the file being read in
 :class:`~microgui.qt.table_loads.TableLoads`, the dependency tree, the correlations and the
@@ -30,18 +30,24 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
-from microgui.core.analysis import RunOutcome, analyse_run, mask_rows, proposed_spec, record_mask
-from microgui.core.dataset import Dataset
-from microgui.core.dependency import DEFAULT_BINS
 from microgui.core.errors import InvalidParameter, InvalidRoles
-from microgui.core.export import ExportCheck
-from microgui.core.layout import MstLayout, TreeLayout
 from microgui.core.methods import Method, available_methods
-from microgui.core.project_file import Project
-from microgui.core.projection import QIProjection
-from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
+from microgui.core.release.check import ExportCheck
 from microgui.core.runs import RunResult, RunSpec
-from microgui.core.sweep import SweepPoint, run_sweep
+from microgui.core.runs.analysis import (
+    RunOutcome,
+    analyse_run,
+    mask_rows,
+    proposed_spec,
+    record_mask,
+)
+from microgui.core.runs.project_file import Project
+from microgui.core.runs.sweep import SweepPoint, run_sweep
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.dependency import DEFAULT_BINS
+from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
+from microgui.core.views.layout import MstLayout, TreeLayout
+from microgui.core.views.projection import QIProjection
 from microgui.qt.export_options import ExportOptions
 from microgui.qt.hierarchies import HierarchyAttachments
 from microgui.qt.history import (
@@ -191,7 +197,7 @@ class AppController(QObject):
 
     # project files (issue 7) ----------------------------------------------------------------
     def project(self) -> Project | None:
-        """The session as a :class:`~microgui.core.project_file.Project` (no data values), or
+        """The session as a :class:`~microgui.core.runs.project_file.Project` (no data values), or
         None without a table. Runs are the history's reproducible specs (seeds kept)."""
         return session_project(self)
 
@@ -204,7 +210,7 @@ class AppController(QObject):
     def open_project(
         self, project: Project, folder: Path | None = None, *, source: Path | None = None
     ) -> int:
-        """Open a read project (:func:`~microgui.core.project_file.load_project`; ``folder``:
+        """Open a read project (:func:`~microgui.core.runs.project_file.load_project`; ``folder``:
         the project file's, for a relative data path; ``source``: the project file, which the
         session then counts as read): read its table in the background, then apply its roles
         and re-run its runs (same seeds: same results) as a sweep. Returns the load's id.
@@ -222,7 +228,7 @@ class AppController(QObject):
     def read_files(self) -> list[Path]:
         """Every file this session read and works from: the table of the current dataset, of
         the current result and of each run of the history (with the files each dataset
-        carries, :attr:`~microgui.core.dataset.Dataset.read_files`), the hierarchy files
+        carries, :attr:`~microgui.core.table.dataset.Dataset.read_files`), the hierarchy files
         attached and those of the runs, and the project file opened. The one list every
         writer of the app (export, report, project, autosave) refuses as targets."""
         return session_read_files(self)
@@ -349,7 +355,7 @@ class AppController(QObject):
         return available_methods()
 
     def default_spec(self) -> RunSpec:
-        """The run proposed for the current table (:func:`~microgui.core.analysis.proposed_spec`:
+        """The run proposed for the current table (:func:`~microgui.core.runs.analysis.proposed_spec`:
         MDAV, or MDAV-generic when ordinal or nominal quasi-identifiers are present; k = 5)."""
         n = self.dataset.n_records if self.dataset is not None else 0
         return proposed_spec(self.methods(), self.roles, n)

@@ -2,7 +2,7 @@
 before writing (:class:`ExportOverrideDialog`: exporting anyway needs a typed reason), and
 File → *Export options…*.
 
-What is written and checked is core (:func:`~microgui.core.export.export_job`, through
+What is written and checked is core (:func:`~microgui.core.release.check.export_job`, through
 :meth:`~microgui.qt.controller.AppController.export_job`); the files are written by the
 window's file task, off the GUI thread, or at once for a script or a test.
 """
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from microgui.core.errors import MicroguiError
-from microgui.core.export import ExportCheck, default_release_path, report_path_for
+from microgui.core.release.check import ExportCheck, default_release_path, report_path_for
 from microgui.qt.export_options import ExportOptionsDialog, options_text
 
 #: The :class:`~microgui.qt.main_window.MainWindow` (not imported: it imports this module, and

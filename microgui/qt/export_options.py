@@ -28,12 +28,10 @@ from PySide6.QtWidgets import (
 )
 
 from microgui.core.release import CsvOptions
+from microgui.core.release.check import ExportCheck, export_job
 from microgui.core.release.pseudonyms import PSEUDONYM_WARNING
-from microgui.core.dataset import Dataset
-from microgui.core.export import ExportCheck, export_job
-from microgui.core.pseudonyms import PSEUDONYM_WARNING
-from microgui.core.release import CsvOptions
 from microgui.core.runs import RunResult
+from microgui.core.table.dataset import Dataset
 
 __all__ = [
     "ExportOptions",
@@ -99,7 +97,7 @@ class ExportOptions:
         also_protect: Sequence[Path] = (),
     ) -> Callable[[], dict[str, Any]]:
         """The export of ``result`` to ``path`` with these options
-        (:func:`~microgui.core.export.export_job`): the CSV format for a CSV release, pseudonyms
+        (:func:`~microgui.core.release.check.export_job`): the CSV format for a CSV release, pseudonyms
         only for the run's identifiers, their key beside the release (:func:`key_path_for`)."""
         options = self.for_identifiers(result.roles.identifiers)
         return export_job(

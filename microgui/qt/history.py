@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from microgui.core.errors import InvalidInput, InvalidParameter
-from microgui.core.export import ExportCheck, check_export
-from microgui.core.project_file import Project
-from microgui.core.roles import RoleMap
+from microgui.core.release.check import ExportCheck, check_export
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.runs.analysis import RunOutcome
 from microgui.core.runs.project_file import Project
@@ -146,7 +144,7 @@ class ExportLedger:
         self._reports: dict[int, tuple[RunResult, dict[str, Any]]] = {}
 
     def check(self, result: RunResult) -> ExportCheck:
-        """The release check of ``result`` (:func:`~microgui.core.export.check_export`), made
+        """The release check of ``result`` (:func:`~microgui.core.release.check.check_export`), made
         once while it is the result checked."""
         if self._check is None or self._check[0] is not result:
             self._check = (result, check_export(result))

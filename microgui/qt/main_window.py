@@ -28,10 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.analysis import measure_catalog
 from microgui.core.errors import MicroguiError
-from microgui.core.project_file import Project, clear_autosave, load_project
 from microgui.core.runs import RunResult
+from microgui.core.runs.analysis import measure_catalog
+from microgui.core.runs.project_file import Project, clear_autosave, load_project
 from microgui.qt.about import PAPERS, about_box
 from microgui.qt.controller import AppController
 from microgui.qt.export_dialogs import (

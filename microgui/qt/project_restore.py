@@ -19,13 +19,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Slot
 
-from microgui.core.errors import InvalidParameter
-from microgui.core.runs.project_file import Project
-from microgui.core.table.dataset import Dataset
-from microgui.qt.history import HistoryEntry, comparison_ids, find_entry, project_roles
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
-from microgui.core.project_file import Project, save_project, session_files, write_autosave
+from microgui.core.runs.project_file import Project, save_project, session_files, write_autosave
+from microgui.core.table.dataset import Dataset
 from microgui.qt.history import HistoryEntry, comparison_ids, find_entry, project_of, project_roles
 
 #: The window's :class:`~microgui.qt.controller.AppController` (not imported: it imports this
@@ -235,7 +231,7 @@ def compare_runs(controller: AppController, run_ids: Sequence[int]) -> str:
 
 
 def session_project(controller: AppController) -> Project | None:
-    """The controller's session as a :class:`~microgui.core.project_file.Project` (no data
+    """The controller's session as a :class:`~microgui.core.runs.project_file.Project` (no data
     values), or None without a table. Runs are the history's reproducible specs (seeds kept)."""
     ctl = controller
     if ctl.dataset is None:

@@ -1,9 +1,9 @@
 """File → *Save report…*: the report of the run shown, or of the comparison when its tab is open,
 as HTML or PDF (issue 18), written by the window's file task.
 
-The page is made in core (:class:`~microgui.core.release_report.ReleaseReport` for one run,
-:func:`~microgui.core.report_html.build_report_html` for a comparison) and written by
-:func:`~microgui.core.release_report.write_report`; only the PDF printer is Qt
+The page is made in core (:class:`~microgui.core.release.report.ReleaseReport` for one run,
+:func:`~microgui.core.release.report_html.build_report_html` for a comparison) and written by
+:func:`~microgui.core.release.report.write_report`; only the PDF printer is Qt
 (:func:`microgui.qt.report_pdf.report_pdf`, looked up when a report is saved).
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog
 
-from microgui.core.analysis import measure_catalog
 from microgui.core.errors import MicroguiError
+from microgui.core.runs.analysis import measure_catalog
 
 #: The :class:`~microgui.qt.main_window.MainWindow` (not imported: it imports this module, and
 #: the package has no import cycle, type-only ones included).
@@ -63,9 +63,9 @@ def save_report(
     A single run's report is its release report (issue 18: fingerprint, roles, promises
     verified on the protected table, overrides, references; the export's report when this
     run was exported, with the release file's SHA-256)."""
-    from microgui.core.export import protected_table
-    from microgui.core.release_report import ReleaseReport, write_report
-    from microgui.core.report_html import build_report_html, report_run
+    from microgui.core.release.check import protected_table
+    from microgui.core.release.report import ReleaseReport, write_report
+    from microgui.core.release.report_html import build_report_html, report_run
     from microgui.qt.report_pdf import report_pdf
 
     ctl = window.controller
@@ -150,7 +150,7 @@ def report_charts(window: MainWindow, entries: list[Any], *, comparison: bool) -
     run's released group values (on the screen's axes when they are columns), the group
     sizes and the risk–utility map of the measures. Never a picture of the screen's plots,
     which draw the original records (issue 12)."""
-    from microgui.core.report_charts import (
+    from microgui.core.release.report_charts import (
         group_sizes_chart,
         released_values_chart,
         ru_map_chart,

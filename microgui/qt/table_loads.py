@@ -14,8 +14,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Slot
 
-from microgui.core.dataset import Dataset
-from microgui.core.project_file import Project
+from microgui.core.runs.project_file import Project
+from microgui.core.table.dataset import Dataset
 from microgui.qt.project_restore import apply_project
 from microgui.qt.workers import TaskSlot, make_run_pool
 

@@ -5,7 +5,7 @@ Each kind is a :class:`~microgui.qt.workers.TaskSlot` in the controller's analys
 they never wait behind a run; one current request per kind, a newer request supersedes
 (cancels and ignores) an older one. Their ends are the controller's signals
 (``dependency_tree_computed``, ``correlations_computed``, ``regression_fitted`` and their
-``*_failed``). What is computed is core (:mod:`microgui.core.analysis`).
+``*_failed``). What is computed is core (:mod:`microgui.core.runs.analysis`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool
 
-from microgui.core.analysis import correlation_outcome, dependency_tree_outcome, regression_outcome
 from microgui.core.errors import InvalidRoles
+from microgui.core.runs.analysis import (
+    correlation_outcome,
+    dependency_tree_outcome,
+    regression_outcome,
+)
 from microgui.qt.workers import TaskSlot
 
 #: The window's :class:`~microgui.qt.controller.AppController` (not imported: it imports this

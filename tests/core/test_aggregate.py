@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core.aggregate import (
+from microgui.core.table.aggregate import (
     aggregate,
     convex_frequencies,
     convex_median,
@@ -17,8 +17,8 @@ from microgui.core.aggregate import (
     rescale_variance,
     weighted_lower_median,
 )
-from microgui.core.dataset import Dataset, prepare_qi
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 
 def test_median_example_of_003_section_5_3() -> None:

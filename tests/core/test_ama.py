@@ -16,8 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sets import adult_frame, reference_frame, shared_path
 
-from microgui.core.dataset import Dataset, prepare_qi
-from microgui.core.dependency import DependencyTree, dependency_tree
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods import get_method
 from microgui.core.methods import mdav as mdav_module
@@ -25,8 +23,10 @@ from microgui.core.methods.ama import ama_partition, key_attribute_blocks
 from microgui.core.methods.mdav import mdav_generic
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.dependency import DependencyTree, dependency_tree
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 QI_ORD = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL)

@@ -290,8 +290,8 @@ def test_valid_odd_files_keep_their_text(
 
 
 def test_decimal_commas_are_read_as_decimals(tmp_path: Path) -> None:
-    from microgui.core.dataset import numeric_column
     from microgui.core.io import read_table
+    from microgui.core.table.dataset import numeric_column
 
     dataset = read_table(BAD / "decimal_comma.csv")
     assert numeric_column(dataset.frame, "income").tolist()[:2] == [4100.05, 5200.15]
@@ -462,8 +462,8 @@ class Recorder:
 
 
 def test_million_rows_load_with_progress(large: Path) -> None:
-    from microgui.core.dataset import file_line
     from microgui.core.io import read_table
+    from microgui.core.table.dataset import file_line
 
     progress = Recorder()
     started = time.perf_counter()
@@ -494,9 +494,9 @@ def test_holes_in_several_quasi_identifiers_are_named_at_once() -> None:
     fixing one column and rerunning only to hear about the next)."""
     import pandas as pd
 
-    from microgui.core.dataset import Dataset, prepare_qi
     from microgui.core.errors import InvalidInput
-    from microgui.core.roles import roles_from_lists
+    from microgui.core.table.dataset import Dataset, prepare_qi
+    from microgui.core.table.roles import roles_from_lists
 
     frame = pd.DataFrame({"a": [1.0, None, 3.0], "b": ["x", None, "y"], "c": [1.0, 2.0, None]})
     roles = roles_from_lists(list(frame.columns), qi=["a", "b", "c"], nominal=["b"])
@@ -507,9 +507,9 @@ def test_holes_in_several_quasi_identifiers_are_named_at_once() -> None:
 def test_dates_tagged_continuous_get_the_advice_for_dates() -> None:
     import pandas as pd
 
-    from microgui.core.dataset import Dataset, prepare_qi
     from microgui.core.errors import InvalidInput
-    from microgui.core.roles import roles_from_lists
+    from microgui.core.table.dataset import Dataset, prepare_qi
+    from microgui.core.table.roles import roles_from_lists
 
     frame = pd.DataFrame(
         {"born": pd.array(["2001-09-28", "1999-01-02", "1985-12-31"], dtype="string")}

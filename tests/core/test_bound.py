@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.methods import available_methods, bound
 from microgui.core.methods.bound import (
     attribute_bound_sse,
@@ -23,8 +22,9 @@ from microgui.core.methods.bound import (
 )
 from microgui.core.methods.univariate import optimal_univariate
 from microgui.core.metrics import sst
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, information_loss_text, method_refusal, run_protection
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.reference_data import REFERENCE_FILES
 from tests.reference_sets import reference_dataset
 

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sets import reference_dataset, shared_path
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import cbfs as cbfs_module
 from microgui.core.methods import get_method
@@ -25,8 +24,9 @@ from microgui.core.methods.cbfs import cbfs_partition, cbfs_reference
 from microgui.core.methods.kernels import assign_leftovers, assign_leftovers_reference
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)

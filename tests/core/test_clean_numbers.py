@@ -16,7 +16,7 @@ from reference_sets import shared_path
 import microgui
 from microgui.cli import main
 from microgui.core.errors import MicroguiError
-from microgui.core.numbers import (
+from microgui.core.table.numbers import (
     clean_decimals,
     round_decimals,
     source_decimals,

@@ -1,4 +1,4 @@
-"""Every kind of column a reader can return (microgui.core.column_types): a matrix generated
+"""Every kind of column a reader can return (microgui.core.table.column_types): a matrix generated
 from the module's own list, kinds x release formats x role suggestions. Each kind has samples
 (dtypes a reader or the API hands over); the test fails when a kind of the module has none.
 Reports never hold a value of the column (the samples' text carries the marker "zq")."""
@@ -20,11 +20,18 @@ import pytest
 
 import microgui
 from microgui.cli import main
-from microgui.core.column_types import FORMATS, KIND_NAMES, KINDS, kind, kind_of, release_columns
-from microgui.core.dataset import explain_roles
 from microgui.core.errors import ExportRefused
 from microgui.core.io import read_table
-from microgui.core.roles import AttributeRole
+from microgui.core.table.column_types import (
+    FORMATS,
+    KIND_NAMES,
+    KINDS,
+    kind,
+    kind_of,
+    release_columns,
+)
+from microgui.core.table.dataset import explain_roles
+from microgui.core.table.roles import AttributeRole
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -1,5 +1,5 @@
 """Issue 17 item 3: ``--engine dask`` reads, protects and writes a table in partitions on a
-Dask cluster (:mod:`microgui.core.distributed`), on a loopback LocalCluster."""
+Dask cluster (:mod:`microgui.core.release.distributed`), on a loopback LocalCluster."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ from microgui._version import __version__  # noqa: E402
 from microgui.cli import main  # noqa: E402
 from microgui.core import distributed as partitioned  # noqa: E402
 from microgui.core import scale  # noqa: E402
-from microgui.core.dataset import Dataset  # noqa: E402
 from microgui.core.errors import ExportRefused, InvalidInput, InvalidParameter  # noqa: E402
 from microgui.core.progress import RunCancelled  # noqa: E402
-from microgui.core.roles import roles_from_lists  # noqa: E402
 from microgui.core.runs import RunSpec, run_protection  # noqa: E402
-from microgui.core.scale import block_rows  # noqa: E402
+from microgui.core.runs.scale import block_rows  # noqa: E402
+from microgui.core.table.dataset import Dataset  # noqa: E402
+from microgui.core.table.roles import roles_from_lists  # noqa: E402
 
 QI = ["age", "income", "hours"]
 
@@ -389,7 +389,7 @@ def test_every_column_kind_goes_through_the_same_treatment_in_parts(
     scheduler: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
 ) -> None:
     """The parts get the column treatments of a single-file release
-    (microgui.core.column_types): bytes that are no UTF-8 and lists crashed nothing, and the
+    (microgui.core.table.column_types): bytes that are no UTF-8 and lists crashed nothing, and the
     report names the columns converted."""
     monkeypatch.setattr(partitioned, "PARQUET_PART_ROWS", 500)
     frame = _table(1000, seed=3)

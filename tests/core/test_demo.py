@@ -9,10 +9,10 @@ from types import ModuleType
 
 import numpy as np
 
-from microgui.core.dataset import prepare_qi
 from microgui.core.demo import demo_defaults, demo_path, demo_roles, demo_roles_path, load_demo
 from microgui.core.io import read_frame, write_csv_atomic
-from microgui.core.roles import AttributeKind, AttributeRole, RoleMap
+from microgui.core.table.dataset import prepare_qi
+from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 
 EDUCATION = ("primary", "lower secondary", "upper secondary", "bachelor", "master", "doctorate")
 

@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 from reference_sets import SEED_EXAMPLES
 
 from microgui.cli import main
-from microgui.core.dependency import (
+from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
+from microgui.core.progress import RunCancelled
+from microgui.core.table.dependency import (
     DEFAULT_BINS,
     DependencyTree,
     best_dependency_tree,
@@ -38,9 +40,7 @@ from microgui.core.dependency import (
     mi_distance,
     tree_from_codes,
 )
-from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
-from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 RUNNING_EXAMPLE = SEED_EXAMPLES / "ama_running_example.csv"
 A = ["A1", "A2", "A3", "A4", "A5", "A6"]

@@ -7,9 +7,7 @@ import pandas as pd
 import pytest
 from reference_sets import SEED_EXAMPLES, adult_frame, census
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter
-from microgui.core.hierarchy import Hierarchy, load_hierarchy
 from microgui.core.io import read_table
 from microgui.core.metrics.evaluate import (
     BREAKDOWNS,
@@ -22,8 +20,10 @@ from microgui.core.metrics.evaluate import (
     parse_score_weights,
 )
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.hierarchy import Hierarchy, load_hierarchy
+from microgui.core.table.roles import roles_from_lists
 
 CONTRACT = (
     "information_loss_all_qi information_loss il1 il2 il3 il4 il5 il pil record_linkage interval_disclosure "

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from microgui.cli import main
-from microgui.core.export import neutralize_formulas
+from microgui.core.release.check import neutralize_formulas
 
 
 def test_formula_cells_get_an_apostrophe_numbers_do_not() -> None:
@@ -110,10 +110,10 @@ def test_export_check_verifies_promised_p_and_t() -> None:
 
     import numpy as np
 
-    from microgui.core.dataset import Dataset
-    from microgui.core.export import check_export
-    from microgui.core.roles import roles_from_lists
+    from microgui.core.release.check import check_export
     from microgui.core.runs import RunSpec, run_protection
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import roles_from_lists
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})

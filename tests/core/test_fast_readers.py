@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 
 import microgui.cli as cli
 from microgui.core import io as mio
-from microgui.core.dataset import LINES_ATTR, SOURCE_ATTR, file_line
 from microgui.core.errors import InvalidInput
 from microgui.core.io import csv as csv_io
 from microgui.core.io import excel as excel_io
 from microgui.core.io import read_frame, read_table
 from microgui.core.progress import RunCancelled
+from microgui.core.table.dataset import LINES_ATTR, SOURCE_ATTR, file_line
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 

@@ -17,20 +17,20 @@ import pytest
 from reference_sets import ADULT_DIR as ADULT
 
 from microgui.cli import main
-from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidInput, InvalidParameter
-from microgui.core.hierarchy import Hierarchy, hierarchy_coverage, load_hierarchy
 from microgui.core.io import read_table
-from microgui.core.project_file import (
+from microgui.core.runs import RunSpec
+from microgui.core.runs.project_file import (
     SCHEMA_VERSION,
     Project,
     load_project,
     project_from_json,
     save_project,
 )
-from microgui.core.roles import roles_from_lists
-from microgui.core.runs import RunSpec
-from microgui.core.sweep import SweepSpec, run_sweep
+from microgui.core.runs.sweep import SweepSpec, run_sweep
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.hierarchy import Hierarchy, hierarchy_coverage, load_hierarchy
+from microgui.core.table.roles import roles_from_lists
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -20,14 +20,14 @@ from reference_sets import ARX_SMALL
 from reference_sets import SEED_EXAMPLES as SEED
 
 from microgui.core.errors import InvalidInput
-from microgui.core.hierarchy import (
+from microgui.core.table.hierarchy import (
     Hierarchy,
     automatic_hierarchy,
     build_hierarchy,
     load_hierarchy,
     value_key,
 )
-from microgui.core.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind
 
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

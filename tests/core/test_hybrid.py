@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sets import census
 
-from microgui.core.dataset import Dataset
-from microgui.core.export import check_export
 from microgui.core.methods import get_method
 from microgui.core.methods.hybrid import centred_basis, random_rotation, synthetic_clusters
 from microgui.core.methods.mdav import mdav
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.release.check import check_export
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)

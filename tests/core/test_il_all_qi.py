@@ -14,8 +14,6 @@ import pandas as pd
 import pytest
 from reference_sets import ADULT_DIR, reference_frame
 
-from microgui.core.aggregate import aggregate
-from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.io import read_table
 from microgui.core.metrics.evaluate import BREAKDOWNS, MEASURES, evaluate
 from microgui.core.metrics.mixed_loss import (
@@ -23,8 +21,10 @@ from microgui.core.metrics.mixed_loss import (
     information_loss_by_attribute,
     mixed_information_loss,
 )
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, information_loss_text, run_protection
+from microgui.core.table.aggregate import aggregate
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.roles import roles_from_lists
 
 ADULT = ADULT_DIR / "adult.csv"
 

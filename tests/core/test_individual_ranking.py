@@ -21,9 +21,7 @@ from hypothesis import strategies as st
 from reference_sets import census
 from scipy import stats
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidParameter
-from microgui.core.export import check_export, export_run
 from microgui.core.methods import get_method
 from microgui.core.methods.individual_ranking import (
     combined_labels,
@@ -33,8 +31,10 @@ from microgui.core.methods.individual_ranking import (
 )
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.release.check import check_export, export_run
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)

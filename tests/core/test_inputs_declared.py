@@ -19,9 +19,9 @@ import pytest
 import microgui
 from microgui.cli import PathOption, build_parser, command_inputs, command_outputs, main
 from microgui.core.errors import ExportRefused
-from microgui.core.project_file import Project, load_project, save_project
-from microgui.core.roles import roles_from_file
 from microgui.core.runs import RunSpec
+from microgui.core.runs.project_file import Project, load_project, save_project
+from microgui.core.table.roles import roles_from_file
 
 #: Options and positionals that name no file, by command. A new option must be declared a
 #: path (``type=INPUT_FILE``/``INPUT_COLUMN_FILE``/``OUTPUT_FILE``) or listed here.
@@ -356,7 +356,7 @@ def test_api_export_refuses_the_roles_file_its_roles_were_read_from(study: Path)
 
 
 def test_a_dataset_with_other_roles_still_counts_the_roles_file_as_read(study: Path) -> None:
-    from microgui.core.dataset import Dataset
+    from microgui.core.table.dataset import Dataset
 
     frame = pd.read_csv(study / "people.csv")
     roles = roles_from_file(study / "roles.json", list(frame.columns))
@@ -372,7 +372,7 @@ def test_partitioned_run_refuses_its_inputs_before_any_cluster_is_reached(
 ) -> None:
     """``--engine dask`` with an output folder: the report is checked against every input, and
     no input may lie in the folder the run replaces (one microgui wrote before included)."""
-    from microgui.core.distributed import MARKER
+    from microgui.core.release.distributed import MARKER
 
     folder = study / "parts"
     folder.mkdir()

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.errors import ExportRefused, InvalidInput
 from microgui.core.io import (
     SUPPORTED_EXTENSIONS,
@@ -25,7 +24,8 @@ from microgui.core.io import (
     write_text_atomic,
 )
 from microgui.core.io import atomic as atomic_io
-from microgui.core.roles import AttributeKind, AttributeRole
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.roles import AttributeKind, AttributeRole
 
 
 def sample_frame(n: int = 30) -> pd.DataFrame:
@@ -631,7 +631,7 @@ def test_dialog_filter_lists_every_extension() -> None:
 def test_excel_messages_name_the_sheet_rows(tmp_path: Path) -> None:
     import openpyxl
 
-    from microgui.core.roles import roles_from_lists
+    from microgui.core.table.roles import roles_from_lists
 
     book = openpyxl.Workbook()
     sheet = book.active
@@ -661,7 +661,7 @@ def test_the_package_offers_every_name_the_single_module_did() -> None:
     import importlib
 
     import microgui.core.io as package
-    from microgui.core import dataset
+    from microgui.core.table import dataset
 
     offered = {
         "reader": "read_table read_frame _read_kind",

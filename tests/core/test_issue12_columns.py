@@ -19,7 +19,6 @@ import pytest
 
 import microgui
 from microgui.cli import main
-from microgui.core.dataset import Dataset, column_type, prepare_qi, suggest_roles
 from microgui.core.errors import (
     ExportRefused,
     InvalidInput,
@@ -28,9 +27,10 @@ from microgui.core.errors import (
     MicroguiError,
 )
 from microgui.core.io import json_text
-from microgui.core.roles import AttributeRole, resolve_column, roles_from_lists
 from microgui.core.runs import RunSpec, parse_seed, run_protection
-from microgui.core.sweep import SweepSpec, run_sweep
+from microgui.core.runs.sweep import SweepSpec, run_sweep
+from microgui.core.table.dataset import Dataset, column_type, prepare_qi, suggest_roles
+from microgui.core.table.roles import AttributeRole, resolve_column, roles_from_lists
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -444,7 +444,7 @@ def test_numeric_arguments_api(kwargs: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("bins", [2.5, "abc", True, 1, -3])
 def test_dependency_tree_bins(bins: object) -> None:
-    from microgui.core.dependency import dependency_tree
+    from microgui.core.table.dependency import dependency_tree
 
     with pytest.raises(InvalidParameter, match="bins"):
         dependency_tree(small(), ["age", "income"], bins=bins)  # type: ignore[arg-type]

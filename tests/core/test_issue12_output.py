@@ -33,14 +33,7 @@ from hypothesis import strategies as st
 import microgui.core.io.atomic as atomic_io
 import microgui.core.io.csv_write as csv_write
 from microgui.cli import main
-from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused
-from microgui.core.export import (
-    check_export,
-    export_run,
-    neutralize_column_names,
-    neutralize_formulas,
-)
 from microgui.core.io import (
     check_write_targets,
     read_frame,
@@ -51,9 +44,16 @@ from microgui.core.io import (
     write_text_atomic,
 )
 from microgui.core.metrics import k_anonymity_level
-from microgui.core.numbers import whole_numbers_written_plain
-from microgui.core.roles import roles_from_lists
+from microgui.core.release.check import (
+    check_export,
+    export_run,
+    neutralize_column_names,
+    neutralize_formulas,
+)
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.numbers import whole_numbers_written_plain
+from microgui.core.table.roles import roles_from_lists
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 ROOT = Path(__file__).resolve().parents[2]

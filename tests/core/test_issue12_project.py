@@ -23,12 +23,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import microgui.core.project_file as project_file
-import microgui.core.scale as scale
+import microgui.core.runs.project_file as project_file
+import microgui.core.runs.scale as scale
 from microgui.cli import main
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter, MicroguiError
-from microgui.core.project_file import (
+from microgui.core.runs import RunSpec, run_protection
+from microgui.core.runs.project_file import (
     Project,
     autosave_path,
     load_project,
@@ -36,8 +36,8 @@ from microgui.core.project_file import (
     save_project,
     write_autosave,
 )
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 DATA = Path(__file__).parent / "data"
 

@@ -18,12 +18,12 @@ import microgui.core.io as io_module
 import microgui.core.io.memory as io_memory
 import microgui.core.io.reader as io_reader
 from microgui.cli import main
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.io import read_table
 from microgui.core.methods import mstk as mstk_module
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import roles_from_lists
 
 
 def _one_line(text: str) -> str:
@@ -170,7 +170,7 @@ def test_hierarchy_from_a_device_is_refused(
 def test_a_huge_hierarchy_file_is_refused_unread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from microgui.core import hierarchy
+    from microgui.core.table import hierarchy
 
     big = tmp_path / "h.csv"
     with big.open("wb") as fh:

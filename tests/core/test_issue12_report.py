@@ -22,11 +22,9 @@ import pytest
 from extreme_record import EXTREME, EXTREME_ROW, TOKENS
 
 from microgui.cli import main
-from microgui.core.dataset import Dataset
 from microgui.core.errors import MicroguiError
 from microgui.core.methods import available_methods
-from microgui.core.project_file import Project, save_project
-from microgui.core.report_charts import (
+from microgui.core.release.report_charts import (
     ReportChart,
     chart_svg,
     group_sizes_chart,
@@ -35,9 +33,11 @@ from microgui.core.report_charts import (
     released_values_chart,
     ru_map_chart,
 )
-from microgui.core.report_html import build_report_html, report_run
-from microgui.core.roles import AttributeKind, roles_from_lists
+from microgui.core.release.report_html import build_report_html, report_run
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.runs.project_file import Project, save_project
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, roles_from_lists
 
 CATALOG = {
     "information_loss": ("IL", "%", "lower is better", "utility"),

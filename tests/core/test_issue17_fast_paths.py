@@ -21,11 +21,11 @@ import pytest
 from reference_sets import SHARED_DATA
 
 from microgui.cli import main
-from microgui.core import dataset as dataset_module
-from microgui.core.dataset import explain_roles, numeric_column, prepare_qi
 from microgui.core.io import _write_csv, read_frame, read_table
 from microgui.core.methods import bound
-from microgui.core.roles import roles_from_lists
+from microgui.core.table import dataset as dataset_module
+from microgui.core.table.dataset import explain_roles, numeric_column, prepare_qi
+from microgui.core.table.roles import roles_from_lists
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 
@@ -248,7 +248,7 @@ def test_a_run_imports_its_method_only() -> None:
     """``microgui protect --method mdav`` waits for no other method module, nor scipy nor
     networkx (the IL bound imports scipy in its own thread)."""
     code = (
-        "import sys; import microgui.cli, microgui.core.export, microgui.core.runs; "
+        "import sys; import microgui.cli, microgui.core.release.check, microgui.core.runs; "
         "from microgui.core.methods import get_method; get_method('mdav'); "
         "print(','.join(m for m in ('scipy.spatial', 'scipy.special', 'networkx', "
         "'microgui.core.methods.ama', 'microgui.core.methods.dba', "
@@ -275,7 +275,7 @@ def _qi(n: int = 3_000) -> Any:
     rng = np.random.default_rng(1)
     frame = pd.DataFrame(rng.normal(size=(n, 4)), columns=list("abcd"))
     roles = roles_from_lists(frame.columns, qi=list(frame.columns))
-    from microgui.core.dataset import Dataset
+    from microgui.core.table.dataset import Dataset
 
     return prepare_qi(Dataset(frame, roles))
 

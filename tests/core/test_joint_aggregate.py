@@ -4,7 +4,7 @@ report's ``invented_combinations``.
 ``independent`` is ``003_309fe4adb430bc25.txt`` §5.3-5.4 as printed (median / mode per attribute),
 which can release a combination of categories no record of the group has (sdcMicro issue #245);
 ``joint`` releases the per-attribute combination when a record has it, else the group's
-categorical medoid in the partition's metric (:mod:`microgui.core.aggregate`).
+categorical medoid in the partition's metric (:mod:`microgui.core.table.aggregate`).
 """
 
 from __future__ import annotations
@@ -21,16 +21,20 @@ from hypothesis import strategies as st
 from reference_sets import ADULT_DIR
 
 from microgui.cli import main
-from microgui.core.aggregate import DEFAULT_CATEGORICAL_AGGREGATE, aggregate, joint_categorical
-from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.demo import demo_path, load_demo
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods import available_methods, get_method, resolve_params
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.metrics.combinations import count_invented, invented_combinations
 from microgui.core.metrics.evaluate import evaluate
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.aggregate import (
+    DEFAULT_CATEGORICAL_AGGREGATE,
+    aggregate,
+    joint_categorical,
+)
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 QI = AttributeRole.QUASI_IDENTIFIER
 

@@ -1,4 +1,4 @@
-"""Layouts of the tree views (``microgui.core.layout``): tidy tree, edge subsample, MST layout."""
+"""Layouts of the tree views (``microgui.core.views.layout``): tidy tree, edge subsample, MST layout."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from microgui.core.dataset import Dataset, prepare_qi
-from microgui.core.dependency import dependency_tree
-from microgui.core.layout import (
+from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.dependency import dependency_tree
+from microgui.core.table.roles import roles_from_lists
+from microgui.core.views.layout import (
     DEFAULT_MAX_EDGES,
     PC1,
     PC2,
@@ -21,9 +23,7 @@ from microgui.core.layout import (
     mst_layout,
     tree_layout,
 )
-from microgui.core.projection import qi_projection
-from microgui.core.roles import roles_from_lists
-from microgui.core.runs import RunSpec, run_protection
+from microgui.core.views.projection import qi_projection
 
 
 def _no_overlap(layout_x: np.ndarray, depth: np.ndarray) -> bool:

@@ -19,15 +19,15 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from reference_sets import REFERENCE_FILES, reference_dataset
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods import get_method
 from microgui.core.methods import mdav as mdav_module
 from microgui.core.methods.mdav import choose_search, mdav, mdav_generic
 from microgui.core.methods.spatial import BLOCK_SIZE, SUPER_BLOCKS
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 HYPO = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

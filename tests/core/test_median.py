@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sets import reference_dataset
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods import get_method
 from microgui.core.methods import median as median_module
@@ -29,8 +28,9 @@ from microgui.core.methods.median import (
 )
 from microgui.core.metrics import k_anonymity_level, sse
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)

@@ -27,9 +27,7 @@ from reference_sets import CENSUS_CSV as CENSUS
 from reference_sets import SEED_EXAMPLES as SEED
 from scipy.sparse.csgraph import connected_components
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidRoles
-from microgui.core.hierarchy import Hierarchy, build_hierarchy, load_hierarchy
 from microgui.core.io import read_table
 from microgui.core.methods import get_method
 from microgui.core.methods import mstk as mstk_module
@@ -49,8 +47,10 @@ from microgui.core.metrics.generalization import (
     generalization_information_loss,
 )
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.hierarchy import Hierarchy, build_hierarchy, load_hierarchy
+from microgui.core.table.roles import AttributeKind, roles_from_lists
 
 QIS = ["Age", "Sex", "Zipcode"]
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -2,7 +2,7 @@
 view of the rows and holds the GIL throughout (555 ms at 350,000 × 10), freezing the app's window
 while a run works in its thread; :func:`microgui.core.metrics.risk.unique_rows` (lexsort) gives
 the same rows, first indices, inverse and counts and releases the GIL. It lives in
-:mod:`microgui.core.numbers`, which every layer may import (``aggregate`` included)."""
+:mod:`microgui.core.table.numbers`, which every layer may import (``aggregate`` included)."""
 
 from __future__ import annotations
 

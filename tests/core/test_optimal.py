@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sets import shared_path
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import get_method
 from microgui.core.methods import optimal as optimal_module
@@ -27,8 +26,9 @@ from microgui.core.methods.optimal import optimal_partition
 from microgui.core.methods.univariate import optimal_univariate
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)

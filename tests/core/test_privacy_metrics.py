@@ -31,7 +31,7 @@ from microgui.core.metrics.privacy import (
     rank_codes,
     t_closeness_by_attribute,
 )
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec
 
 SALARIES = [3, 4, 5, 6, 7, 8, 9, 10, 11]  # Li et al. 2007, Example 3 (in thousands)
 

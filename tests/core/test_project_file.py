@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from microgui.core.errors import ExportRefused, InvalidInput
-from microgui.core.project_file import (
+from microgui.core.runs import RunSpec
+from microgui.core.runs.project_file import (
     SCHEMA_VERSION,
     Project,
     autosave_path,
@@ -18,8 +19,7 @@ from microgui.core.project_file import (
     save_project,
     write_autosave,
 )
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-from microgui.core.runs import RunSpec
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 DATA = Path(__file__).parent / "data"
 

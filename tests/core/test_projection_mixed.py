@@ -13,10 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.methods.kernels import mixed_distances as _distances
 from microgui.core.methods.kernels import ordinal_tables as _ordinal_tables
-from microgui.core.projection import (
+from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.views.projection import (
     JITTER,
     NOMINAL_WEIGHT,
     MixedEmbedding,
@@ -33,8 +35,6 @@ from microgui.core.projection import (
     transition_table,
     unchanged_share,
 )
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-from microgui.core.runs import RunSpec, run_protection
 
 QI = AttributeRole.QUASI_IDENTIFIER
 SIZES = ("S", "M", "L", "XL")

@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sets import adult_frame, census
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.methods import get_method
 from microgui.core.methods import psensitive as psensitive_module
@@ -28,8 +27,15 @@ from microgui.core.methods.confidential import prepare_confidential
 from microgui.core.methods.psensitive import psensitive, psensitive_reference
 from microgui.core.metrics import k_anonymity_level, p_sensitivity
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import (
+    AttributeKind,
+    AttributeRole,
+    ColumnSpec,
+    RoleMap,
+    roles_from_lists,
+)
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 QI_NOM = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)

@@ -6,7 +6,7 @@ were one original with two pseudonyms, issue 27), one row and one pseudonym per 
 distinct originals never one row (values that differ only in spaces, Unicode form, line breaks
 or quotes stay apart; 1, 1.0 and numpy's 1 are one number; the number 1 and the text "1" in one
 column are refused, naming it). The command line, the API and the app write the key with the
-one writer (:func:`microgui.core.pseudonyms.key_writer`).
+one writer (:func:`microgui.core.release.pseudonyms.key_writer`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import microgui.core.export as export_module
+import microgui.core.release.check as export_module
 from microgui.cli import main
-from microgui.core.dataset import Dataset, is_missing
 from microgui.core.errors import ExportRefused
-from microgui.core.export import export_run
-from microgui.core.pseudonyms import KEY_FORMAT, PSEUDONYM_PATTERN, original_text, pseudonymize
-from microgui.core.roles import roles_from_lists
+from microgui.core.release.check import export_run
+from microgui.core.release.pseudonyms import (
+    KEY_FORMAT,
+    PSEUDONYM_PATTERN,
+    original_text,
+    pseudonymize,
+)
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset, is_missing
+from microgui.core.table.roles import roles_from_lists
 
 PHONES = ["+44 20 7946 0001", "'+44 20 7946 0001", "=1+1", "-2+3", "@SUM(A1)", "\tx", "a, b"]
 

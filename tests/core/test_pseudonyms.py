@@ -18,7 +18,7 @@ import pytest
 
 from microgui.cli import main
 from microgui.core.errors import ExportRefused
-from microgui.core.pseudonyms import PSEUDONYM_PATTERN, check_pseudonyms, pseudonymize
+from microgui.core.release.pseudonyms import PSEUDONYM_PATTERN, check_pseudonyms, pseudonymize
 
 IDS = [
     "111-22-3333", "222-33-4444", "111-22-3333", "", "555-66-7777", "666-77-8888", "NA",

@@ -78,8 +78,8 @@ def test_no_report_of_any_method_names_a_paper_file() -> None:
     a mixed table and on an all-continuous one: authors and years, never "003 §5.2"."""
     from microgui.core.demo import load_demo
     from microgui.core.errors import MicroguiError
-    from microgui.core.roles import AttributeKind, AttributeRole
     from microgui.core.runs import RunSpec, run_protection
+    from microgui.core.table.roles import AttributeKind, AttributeRole
 
     mixed = load_demo()
     frame = mixed.frame.head(400)

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods import available_methods, get_method
 from microgui.core.methods import refine_kernels as rk
@@ -18,8 +17,9 @@ from microgui.core.methods.mdav import mdav
 from microgui.core.methods.refine import refine_partition, refine_space
 from microgui.core.metrics import information_loss
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from tests.reference_sets import REFERENCE_FILES, reference_dataset
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
@@ -216,7 +216,7 @@ def test_refine_space_distances_are_mdav_generics() -> None:
             "sex": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL),
         }
     )  # fmt: skip
-    from microgui.core.dataset import prepare_qi
+    from microgui.core.table.dataset import prepare_qi
 
     qi = prepare_qi(Dataset(frame, roles))
     x = refine_space(qi)
@@ -395,7 +395,7 @@ def test_status_text_says_what_the_refinement_did() -> None:
 
 
 def test_html_report_names_the_refinement() -> None:
-    from microgui.core.report_html import report_run
+    from microgui.core.release.report_html import report_run
 
     result = run_protection(_table(), RunSpec.make("mdav", 3, params={"refine": "igd"}, seed=1))
     fact = report_run("run 1", result, {}).facts["refinement"]

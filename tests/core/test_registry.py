@@ -11,10 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core.artifacts import CLASSES, SPANNING_TREE, SpanningTree
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
-from microgui.core.export import check_export
 from microgui.core.methods import (
     REGISTERED,
     Method,
@@ -28,8 +25,11 @@ from microgui.core.methods import (
     warm_ups,
 )
 from microgui.core.methods import optimal as optimal_module
-from microgui.core.roles import AttributeKind, roles_from_lists
+from microgui.core.methods.artifacts import CLASSES, SPANNING_TREE, SpanningTree
+from microgui.core.release.check import check_export
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, roles_from_lists
 
 METHODS = Path(__file__).resolve().parents[2] / "microgui" / "core" / "methods"
 
@@ -132,8 +132,8 @@ def test_table_limits_are_declared_and_asked_before_a_run() -> None:
     runs failed): optimal's largest table and optimal-univariate's one attribute are declared
     in the registry and answered by runs.method_refusal given the table's size."""
     from microgui.core.methods import get_method
-    from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
     from microgui.core.runs import method_refusal
+    from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
     qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
     two = RoleMap.from_dict({"a": qi, "b": qi})

@@ -1,4 +1,4 @@
-"""No write without a check: the release writer (:func:`microgui.core.export.export_run`, the one
+"""No write without a check: the release writer (:func:`microgui.core.release.check.export_run`, the one
 writer of the command line, the API and the app) makes the release check on the values it is
 about to write, and the report's ``k_anonymity`` and ``identifiers_removed`` describe the file
 written, read back and measured here. A table edited after the run (the API's
@@ -20,8 +20,8 @@ import microgui
 from microgui.api import ProtectionResult
 from microgui.cli import main
 from microgui.core.errors import ExportRefused
-from microgui.core.export import ExportCheck, check_export, export_run
 from microgui.core.metrics import k_anonymity_level
+from microgui.core.release.check import ExportCheck, check_export, export_run
 
 QIS = ["age", "income"]
 

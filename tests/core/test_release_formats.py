@@ -20,11 +20,11 @@ import pytest
 
 from microgui.cli import main
 from microgui.core.errors import ExportRefused
-from microgui.core.export import export_run
 from microgui.core.io import read_table
 from microgui.core.release import release_format, release_writer
-from microgui.core.roles import roles_from_lists
+from microgui.core.release.check import export_run
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.roles import roles_from_lists
 
 FORMATS = [".csv", ".xlsx", ".parquet", ".sav", ".zsav", ".dta"]
 VALUE_LABELS = {
@@ -392,7 +392,7 @@ def _odd_columns(n: int = 12) -> pd.DataFrame:
 
 @pytest.mark.parametrize("ext", FORMATS)
 def test_every_column_type_goes_out_or_is_refused_in_one_sentence(tmp_path: Path, ext: str) -> None:
-    from microgui.core.dataset import Dataset
+    from microgui.core.table.dataset import Dataset
 
     frame = _odd_columns()
     roles = roles_from_lists(list(frame.columns), qi=["age", "income"])

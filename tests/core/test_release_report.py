@@ -23,12 +23,12 @@ import pytest
 
 from microgui._version import __version__
 from microgui.cli import main
-from microgui.core.export import ReleaseContext, export_run
 from microgui.core.io import read_table
-from microgui.core.release_report import ReleaseReport, release_checks, release_report_makers
-from microgui.core.report_charts import ChartSeries, ReportChart, chart_svg
-from microgui.core.roles import RoleMap
+from microgui.core.release.check import ReleaseContext, export_run
+from microgui.core.release.report import ReleaseReport, release_checks, release_report_makers
+from microgui.core.release.report_charts import ChartSeries, ReportChart, chart_svg
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.roles import RoleMap
 
 REGIONS = ["Northmoor", "Eastvale", "Southreach", "Westerby"]
 
@@ -175,7 +175,7 @@ def test_release_checks_say_not_kept_when_the_table_breaks_k() -> None:
     dataset_roles = RoleMap.from_json(
         {"a": {"role": "quasi-identifier"}, "b": {"role": "quasi-identifier"}}
     )
-    from microgui.core.dataset import Dataset
+    from microgui.core.table.dataset import Dataset
 
     dataset = Dataset(frame, dataset_roles)
     result = run_protection(dataset, RunSpec.make("mdav", 2))
@@ -280,7 +280,9 @@ def test_an_error_quoting_a_value_never_reaches_the_report(tmp_path: Path) -> No
     roles = dataset.roles.replace(
         "disease",
         dataset.roles["disease"].with_kind(
-            __import__("microgui.core.roles", fromlist=["AttributeKind"]).AttributeKind.ORDINAL,
+            __import__(
+                "microgui.core.table.roles", fromlist=["AttributeKind"]
+            ).AttributeKind.ORDINAL,
             ["flu", "asthma", "diabetes", "none"],
         ),
     )

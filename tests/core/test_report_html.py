@@ -8,8 +8,8 @@ from datetime import datetime
 import pytest
 
 from microgui.core.demo import load_demo
-from microgui.core.report_charts import ru_map_chart
-from microgui.core.report_html import (
+from microgui.core.release.report_charts import ru_map_chart
+from microgui.core.release.report_html import (
     ReportRun,
     best_indices,
     build_report_html,
@@ -107,7 +107,7 @@ def test_padded_range_never_below_zero_for_rates() -> None:
     """Issue 15: a percentage axis of the R-U map started at -1."""
     import numpy as np
 
-    from microgui.core.report_charts import padded_range
+    from microgui.core.release.report_charts import padded_range
 
     assert padded_range(np.array([0.0, 0.0])) == (0.0, 1.0)
     assert padded_range(np.array([0.5, 10.0]), 0.1)[0] == 0.0

@@ -17,13 +17,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from microgui.core.dataset import Dataset
 from microgui.core.demo import load_demo
 from microgui.core.errors import MicroguiError
-from microgui.core.export import export_run
 from microgui.core.methods import available_methods
-from microgui.core.roles import AttributeKind, AttributeRole
+from microgui.core.release.check import export_run
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole
 
 N = 300
 

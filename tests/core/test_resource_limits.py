@@ -21,14 +21,14 @@ import pytest
 
 import microgui
 from microgui.cli import main
-from microgui.core import dataset as dataset_module
 from microgui.core import io as io_module
-from microgui.core.dataset import MAX_COLUMNS, check_frame
 from microgui.core.errors import InvalidInput
 from microgui.core.io import STAT_ATTR, read_table
 from microgui.core.io import memory as io_memory
 from microgui.core.io import reader as io_reader
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.table import dataset as dataset_module
+from microgui.core.table.dataset import MAX_COLUMNS, check_frame
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 PACKAGE = os.path.dirname(microgui.__file__)
 
@@ -296,7 +296,7 @@ def test_column_limit_from_metadata(
         pq.write_table(pa.Table.from_pandas(frame), path)
     with pytest.raises(InvalidInput, match=r"^'t\.(parquet|dta)' has 6 columns, more than"):
         if kind == "dask":
-            from microgui.core.distributed import list_partitions
+            from microgui.core.release.distributed import list_partitions
 
             list_partitions(path)
         else:

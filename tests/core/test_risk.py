@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core.dataset import Dataset
 from microgui.core.metrics.risk import (
     entropy_l_diversity,
     interval_disclosure,
@@ -18,6 +17,7 @@ from microgui.core.metrics.risk import (
     score,
 )
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
 
 
 def test_record_linkage_by_hand() -> None:

@@ -6,9 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core.dataset import Dataset, prepare_qi, suggest_roles
 from microgui.core.errors import InvalidInput, InvalidRoles
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap, roles_from_lists
+from microgui.core.table.dataset import Dataset, prepare_qi, suggest_roles
+from microgui.core.table.roles import (
+    AttributeKind,
+    AttributeRole,
+    ColumnSpec,
+    RoleMap,
+    roles_from_lists,
+)
 
 
 def frame() -> pd.DataFrame:

@@ -12,7 +12,7 @@ import pytest
 from microgui.cli import main
 from microgui.core.demo import demo_path, demo_roles_path
 from microgui.core.errors import InvalidRoles
-from microgui.core.roles import AttributeRole, roles_from_file
+from microgui.core.table.roles import AttributeRole, roles_from_file
 
 COLUMNS = ["id", "age", "income", "w"]
 

@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from microgui.core.report_charts import chart_svg, ru_map_chart, tick_text
-from microgui.core.ru_frame import EDGE_BAND, HIGHER, off_scale, pareto_front, ru_frame
+from microgui.core.release.report_charts import chart_svg, ru_map_chart, tick_text
+from microgui.core.views.ru_frame import EDGE_BAND, HIGHER, off_scale, pareto_front, ru_frame
 
 
 def _sweep(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

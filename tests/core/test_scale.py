@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from microgui.core.dataset import Dataset, prepare_qi
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunResult, RunSpec, run_protection
-from microgui.core.scale import block_rows, qi_embedding, strata_of
+from microgui.core.runs.scale import block_rows, qi_embedding, strata_of
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.roles import roles_from_lists
 
 QI = ["age", "income", "hours", "edu", "sector"]
 EDU = ["primary", "secondary", "bachelor", "master"]
@@ -300,9 +300,9 @@ def test_dask_cancel_raises_and_leaves_the_cluster_usable(dask_scheduler: str) -
 
 
 def test_dask_errors_are_clear(monkeypatch: pytest.MonkeyPatch) -> None:
-    import microgui.core.scale
+    import microgui.core.runs.scale
 
-    monkeypatch.setattr(microgui.core.scale, "DASK_CONNECT_SECONDS", 1.0)
+    monkeypatch.setattr(microgui.core.runs.scale, "DASK_CONNECT_SECONDS", 1.0)
     dataset = _continuous(400)
     spec = RunSpec.make("mdav", 5, block_size=100, engine="dask", scheduler="tcp://127.0.0.1:9")
     with pytest.raises(InvalidParameter, match="cannot reach the Dask scheduler"):
@@ -447,7 +447,7 @@ def test_python_api_takes_the_scale_options() -> None:
 
 
 def test_block_size_auto_is_exact_on_small_tables_and_blocks_large_ones() -> None:
-    from microgui.core.scale import AUTO_BLOCK_SIZE, AUTO_EXACT_MAX, resolve_block_size
+    from microgui.core.runs.scale import AUTO_BLOCK_SIZE, AUTO_EXACT_MAX, resolve_block_size
 
     assert resolve_block_size("auto", AUTO_EXACT_MAX, 5) is None
     assert resolve_block_size("auto", AUTO_EXACT_MAX + 1, 5) == AUTO_BLOCK_SIZE

@@ -34,11 +34,11 @@ import pandas as pd
 import pyreadstat
 import pytest
 
-from microgui.core.export import export_run
 from microgui.core.io import read_table
-from microgui.core.pseudonyms import PSEUDONYM_PATTERN
-from microgui.core.roles import roles_from_lists
+from microgui.core.release.check import export_run
+from microgui.core.release.pseudonyms import PSEUDONYM_PATTERN
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.roles import roles_from_lists
 
 N = 24
 OUTPUTS = (".csv", ".xlsx", ".parquet", ".sav", ".zsav", ".dta")

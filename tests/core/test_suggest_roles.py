@@ -14,12 +14,18 @@ from reference_sets import shared_path
 
 import microgui
 from microgui.cli import main
-from microgui.core.dataset import Dataset, explain_roles, prepare_qi, suggest_roles
 from microgui.core.errors import InvalidInput, InvalidRoles
 from microgui.core.io import read_table
 from microgui.core.metrics.evaluate import evaluate
-from microgui.core.project_file import Project, load_project, save_project
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap, roles_from_lists
+from microgui.core.runs.project_file import Project, load_project, save_project
+from microgui.core.table.dataset import Dataset, explain_roles, prepare_qi, suggest_roles
+from microgui.core.table.roles import (
+    AttributeKind,
+    AttributeRole,
+    ColumnSpec,
+    RoleMap,
+    roles_from_lists,
+)
 
 QI, ID, NC = (
     AttributeRole.QUASI_IDENTIFIER,
@@ -361,7 +367,7 @@ def test_missing_as_category_in_project_files(tmp_path: Path) -> None:
 
 
 def test_html_report_says_which_columns_had_missing_as_a_category() -> None:
-    from microgui.core.report_html import build_report_html, report_run
+    from microgui.core.release.report_html import build_report_html, report_run
 
     res = protect_holes(missing_as_category=["edu", "level"], params={"round": "0"})
     html = build_report_html([report_run("#1", res.run, {})], {})
@@ -545,8 +551,8 @@ def test_a_column_named_like_a_survey_weight_gets_a_hint_but_stays_protected() -
     import numpy as np
     import pandas as pd
 
-    from microgui.core.dataset import explain_roles
-    from microgui.core.roles import AttributeRole
+    from microgui.core.table.dataset import explain_roles
+    from microgui.core.table.roles import AttributeRole
 
     frame = pd.DataFrame(
         {"survey_weight": np.linspace(1, 500, 100), "size": np.linspace(1, 9, 100)}

@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 
 from microgui.cli import build_parser, main, roles_from_args
-from microgui.core.dataset import Dataset, survey_weights
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.metrics.evaluate import evaluate
-from microgui.core.replay import command_for_run
-from microgui.core.roles import AttributeRole, RoleMap, roles_from_lists
+from microgui.core.release.replay import command_for_run
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset, survey_weights
+from microgui.core.table.roles import AttributeRole, RoleMap, roles_from_lists
 
 # two obvious groups of three on x; the weights differ within each group
 FRAME = pd.DataFrame(

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from reference_sets import CENSUS_CSV, census
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import roles_from_lists
-from microgui.core.sweep import SweepCancelled, SweepPoint, SweepSpec, run_sweep
+from microgui.core.runs.sweep import SweepCancelled, SweepPoint, SweepSpec, run_sweep
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import roles_from_lists
 
 
 def _dataset(n: int = 120, seed: int = 3) -> Dataset:

@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sets import adult_frame, census, shared_path
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import get_method
 from microgui.core.methods import tcloseness as tcloseness_module
@@ -33,8 +32,15 @@ from microgui.core.methods.tcloseness import VARIANTS, cluster_size_for_t, tclos
 from microgui.core.metrics import emd_equal, emd_ordered, k_anonymity_level, t_closeness
 from microgui.core.metrics.privacy import nominal_codes, rank_codes, t_closeness_by_attribute
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import (
+    AttributeKind,
+    AttributeRole,
+    ColumnSpec,
+    RoleMap,
+    roles_from_lists,
+)
 
 QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 QI_NOM = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)

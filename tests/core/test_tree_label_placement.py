@@ -1,11 +1,11 @@
-"""Issue 15: :func:`microgui.core.layout.place_tree_labels` puts every label of a drawn tree where
+"""Issue 15: :func:`microgui.core.views.layout.place_tree_labels` puts every label of a drawn tree where
 it covers no other label, no vertex and no obstacle, inside the drawing (pixel geometry, no Qt)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from microgui.core.layout import boxes_overlap, place_tree_labels, tree_layout, tree_points
+from microgui.core.views.layout import boxes_overlap, place_tree_labels, tree_layout, tree_points
 
 
 def _check(placement, points, radii, bounds, obstacles=None) -> None:  # type: ignore[no-untyped-def]

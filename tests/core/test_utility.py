@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microgui.core.dataset import Dataset
 from microgui.core.metrics.utility import (
     correlation_change,
     correlation_variance,
@@ -29,8 +28,9 @@ from microgui.core.metrics.utility import (
     pil_measures,
     regression_change,
 )
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 # a = 1..4 protected as 1,1,4,4 (mean kept, variance 5/3 -> 3); b unchanged.
 X = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 4.0], [4.0, 3.0]])

@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sets import census, reference_dataset, shared_path
 
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import get_method
 from microgui.core.methods import vmdav as vmdav_module
@@ -36,8 +35,9 @@ from microgui.core.methods.vmdav import (
 )
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.progress import RunCancelled
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunResult, RunSpec, run_protection
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
 PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)

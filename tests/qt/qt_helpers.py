@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import Dataset
+from microgui.core.table.dataset import Dataset
 from microgui.qt.controller import AppController
 
 __all__ = ["SignalRecorder", "large_continuous_dataset"]

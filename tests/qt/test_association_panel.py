@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from microgui.core.analysis import CorrelationOutcome, RegressionOutcome
-from microgui.core.dataset import Dataset
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunResult, RunSpec
+from microgui.core.runs.analysis import CorrelationOutcome, RegressionOutcome
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import MainWindow
 from microgui.qt.panels.association_panel import (
     BAND_COLOURS,

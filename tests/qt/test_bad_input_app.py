@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from microgui.core.errors import InvalidParameter
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import MainWindow
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, Q
 from microgui import __version__
 from microgui.core.demo import demo_path
 from microgui.core.methods import Method, MethodInput, MethodOutput, ParamSpec, get_method
-from microgui.core.roles import AttributeKind
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import AttributeKind
 from microgui.qt.main_window import PAPERS, MainWindow
 from microgui.qt.panels.run_panel import make_param_widget, param_widget_value
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from microgui.core.roles import AttributeKind, AttributeRole
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import AttributeKind, AttributeRole
 from microgui.qt.main_window import MainWindow
 
 MAX_WIDTH, MAX_HEIGHT = 1280, 700

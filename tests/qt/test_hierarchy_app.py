@@ -20,8 +20,8 @@ from PySide6.QtCore import Qt
 from reference_sets import ADULT_DIR as ADULT
 
 from microgui.cli import main as cli_main
-from microgui.core.project_file import load_project
-from microgui.core.roles import RoleMap, roles_from_lists
+from microgui.core.runs.project_file import load_project
+from microgui.core.table.roles import RoleMap, roles_from_lists
 from microgui.qt.main_window import MainWindow
 from microgui.qt.models.roles_model import RolesColumn
 from microgui.qt.panels.hierarchy_panel import HierarchyDialog

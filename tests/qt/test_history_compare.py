@@ -13,8 +13,8 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from microgui.core.analysis import measure_catalog
 from microgui.core.runs import RunResult, RunSpec
+from microgui.core.runs.analysis import measure_catalog
 from microgui.qt.main_window import MainWindow
 from microgui.qt.plots.chart_export import export_png, export_svg
 from microgui.qt.plots.ru_chart import pareto_front
@@ -265,10 +265,10 @@ def test_html_report_of_a_run_and_of_the_comparison(
 def test_measures_fall_back_to_the_report_without_evaluate(monkeypatch: Any) -> None:
     import sys
 
-    from microgui.core.analysis import REPORT_MEASURES as FALLBACK_MEASURES
-    from microgui.core.analysis import measure_run as measures_of
     from microgui.core.demo import load_demo
     from microgui.core.runs import run_protection
+    from microgui.core.runs.analysis import REPORT_MEASURES as FALLBACK_MEASURES
+    from microgui.core.runs.analysis import measure_run as measures_of
 
     dataset = load_demo()
     result = run_protection(dataset, RunSpec.make("mdav-generic", 5, seed=0))

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from microgui.core.dataset import Dataset
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunResult, RunSpec
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import MainWindow
 
 RUN_TIMEOUT_MS = 120_000

@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from microgui.core.export import neutralize_formulas
 from microgui.core.io import read_frame
-from microgui.core.roles import roles_from_lists
+from microgui.core.release.check import neutralize_formulas
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import MainWindow
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"

@@ -21,9 +21,9 @@ import pytest
 from extreme_record import EXTREME, EXTREME_ROW, TOKENS
 from PySide6.QtCore import Qt
 
-from microgui.core.dataset import Dataset
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunResult, RunSpec
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import MainWindow
 
 RUN_TIMEOUT_MS = 120_000
@@ -124,7 +124,7 @@ class ReportSpy:
     """Records what the app hands to the report: core chart objects and rendered plot items."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import microgui.core.report_html as report_html
+        import microgui.core.release.report_html as report_html
         import microgui.qt.plots.chart_export as chart_export
 
         self.charts: list[Any] = []

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from qt_helpers import large_continuous_dataset
 
-from microgui.core.projection import JITTER, category_axis, category_transitions
 from microgui.core.runs import RunResult, RunSpec
+from microgui.core.views.projection import JITTER, category_axis, category_transitions
 from microgui.qt.main_window import MainWindow
 from microgui.qt.panels.transition_panel import NO_CATEGORICAL, PLACEHOLDER, TransitionPanel
 from microgui.qt.plots.cluster_scatter import PC1, PC2, ClusterScatterPlot

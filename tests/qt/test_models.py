@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableView
 
-from microgui.core.dataset import Dataset, category_values
-from microgui.core.roles import AttributeKind, AttributeRole
+from microgui.core.table.dataset import Dataset, category_values
+from microgui.core.table.roles import AttributeKind, AttributeRole
 from microgui.qt.controller import AppController
 from microgui.qt.main_window import MainWindow
 from microgui.qt.models.dataframe_model import DataFrameModel, format_cell

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from reference_sets import ADULT_DIR, adult_frame
 
-from microgui.core.dataset import Dataset
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.qt.main_window import MainWindow
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.project_file import Project
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec
+from microgui.core.runs.project_file import Project
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.qt.main_window import MainWindow
 
 

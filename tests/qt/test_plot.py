@@ -11,9 +11,9 @@ import pytest
 from qt_helpers import large_continuous_dataset
 
 from microgui.core.methods.base import Method, MethodInput, MethodOutput
-from microgui.core.projection import pca_2d, qi_projection
-from microgui.core.roles import AttributeKind
 from microgui.core.runs import RunResult, RunSpec
+from microgui.core.table.roles import AttributeKind
+from microgui.core.views.projection import pca_2d, qi_projection
 from microgui.qt.main_window import MainWindow
 from microgui.qt.plots.cluster_scatter import (
     PC1,

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QPointF
 
-from microgui.core.analysis import measure_catalog
 from microgui.core.runs import RunSpec
+from microgui.core.runs.analysis import measure_catalog
 from microgui.qt.main_window import MainWindow
 from microgui.qt.plots.ru_chart import ARROWS, PlainAxisItem, RuChartPlot, RuPoint
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from microgui.core.projection import qi_projection
 from microgui.core.runs import RunResult, RunSpec
+from microgui.core.views.projection import qi_projection
 from microgui.qt.main_window import MainWindow
 from microgui.qt.plots.cluster_scatter import (
     ClusterScatterPlot,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from microgui.core.demo import demo_path
-from microgui.core.project_file import autosave_path, load_project, read_autosave
-from microgui.core.roles import AttributeRole
+from microgui.core.runs.project_file import autosave_path, load_project, read_autosave
+from microgui.core.table.roles import AttributeRole
 from microgui.qt.main_window import MainWindow
 
 TIMEOUT_MS = 120_000

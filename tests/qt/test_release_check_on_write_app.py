@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt
 
 from microgui.core.methods import Method, MethodInput, MethodOutput
 from microgui.core.metrics import k_anonymity_level
-from microgui.core.roles import AttributeKind
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import AttributeKind
 from microgui.qt.main_window import MainWindow
 
 RUN_TIMEOUT_MS = 60_000

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pyreadstat
 
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import EXPORT_FILTERS, MainWindow, with_export_suffix
 
 TIMEOUT_MS = 60_000

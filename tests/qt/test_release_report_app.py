@@ -1,6 +1,6 @@
 """Issue 18, item 2, in the app: "Save report" writes the run's release report as HTML or PDF;
 after an export it states the exported file's SHA-256 (the same report as the command line's
-``--report-html``/``--report-pdf``: :mod:`microgui.core.release_report`)."""
+``--report-html``/``--report-pdf``: :mod:`microgui.core.release.report`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import REPORT_FILTERS, MainWindow
 
 TIMEOUT_MS = 60_000

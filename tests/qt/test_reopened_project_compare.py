@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from microgui.core.analysis import analyse_run
 from microgui.core.runs import RunSpec, method_refusal
+from microgui.core.runs.analysis import analyse_run
 from microgui.qt.main_window import MainWindow
 
 TIMEOUT_MS = 120_000
@@ -181,8 +181,8 @@ def test_removing_the_point_being_recomputed_for_a_comparison_cancels_it(
     """Compare re-computes sweep points one by one; removing the one being re-computed cancels
     it and the comparison, and the removed run does not come back under a new id (adversarial
     review)."""
-    from microgui.core.dataset import Dataset
-    from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
     from microgui.qt.project_restore import compare_runs
 
     rng = np.random.default_rng(0)

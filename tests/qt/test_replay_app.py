@@ -19,8 +19,8 @@ from PySide6.QtGui import QGuiApplication
 
 from microgui.cli import build_parser, main, roles_from_args, spec_from_args
 from microgui.core.methods import get_method, resolve_params
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import MainWindow
 
 TIMEOUT_MS = 60_000
@@ -165,8 +165,8 @@ def test_export_options_reach_the_release_and_the_copied_command(
     """File → Export options… (issue 18): a CSV format and pseudonyms apply to the app's export;
     "Copy as command" says them, and its command gives the same bytes (pseudonyms aside:
     they are drawn anew, by design)."""
-    from microgui.core.pseudonyms import PSEUDONYM_PATTERN
     from microgui.core.release import CsvOptions
+    from microgui.core.release.pseudonyms import PSEUDONYM_PATTERN
     from microgui.qt.export_options import ExportOptions
 
     _source, ids = _session(window, qtbot, tmp_path)

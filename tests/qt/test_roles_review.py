@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import Qt
 
-from microgui.core.roles import AttributeKind, AttributeRole
 from microgui.core.runs import RunSpec
+from microgui.core.table.roles import AttributeKind, AttributeRole
 from microgui.qt.main_window import MainWindow
 from microgui.qt.models.roles_model import RolesColumn
 
@@ -113,7 +113,7 @@ def test_export_never_overwrites_an_attached_hierarchy(
 ) -> None:
     from test_hierarchy_app import EDUCATION, EDUCATION_ROWS, _attach, _open, _run
 
-    from microgui.core.roles import roles_from_lists
+    from microgui.core.table.roles import roles_from_lists
 
     rng = np.random.default_rng(1)
     n = 60

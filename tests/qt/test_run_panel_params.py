@@ -54,9 +54,9 @@ def test_a_sweep_point_shown_puts_its_own_parameters_in_the_panel(
     import numpy as np
     import pandas as pd
 
-    from microgui.core.dataset import Dataset
-    from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
     from microgui.core.runs import RunSpec
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})

@@ -11,9 +11,9 @@ import pytest
 
 from microgui.core.demo import demo_path
 from microgui.core.errors import ExportRefused
-from microgui.core.project_file import AUTOSAVE_NAME, Project, load_project, save_project
-from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec
+from microgui.core.runs.project_file import AUTOSAVE_NAME, Project, load_project, save_project
+from microgui.core.table.roles import roles_from_lists
 from microgui.qt.main_window import MainWindow
 
 TIMEOUT_MS = 120_000

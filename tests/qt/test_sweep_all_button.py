@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import Qt
 
-from microgui.core.dataset import Dataset
 from microgui.core.methods import get_method
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import method_refusal
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.qt.main_window import MainWindow
 from microgui.qt.panels.sweep_dialog import SweepDialog
 

@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput
-from microgui.core.roles import AttributeKind
 from microgui.core.runs import RunSpec, run_protection
+from microgui.core.table.roles import AttributeKind
 from microgui.qt.main_window import MainWindow
 from microgui.qt.panels.sweep_dialog import (
     SweepDialog,

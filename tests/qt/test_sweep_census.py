@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from reference_sets import CENSUS_CSV, census
 
-from microgui.core.dataset import Dataset
-from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-from microgui.core.sweep import SweepSpec
+from microgui.core.runs.sweep import SweepSpec
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.qt.main_window import MainWindow
 
 QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)

@@ -18,9 +18,9 @@ import pytest
 from PySide6.QtCore import QRectF
 from reference_sets import adult_frame, census
 
-from microgui.core.analysis import dependency_tree_outcome
-from microgui.core.dataset import Dataset, suggest_roles
-from microgui.core.dependency import DependencyTree
+from microgui.core.runs.analysis import dependency_tree_outcome
+from microgui.core.table.dataset import Dataset, suggest_roles
+from microgui.core.table.dependency import DependencyTree
 from microgui.qt.main_window import MainWindow
 from microgui.qt.plots.dependency_tree import DependencyTreePlot
 

@@ -14,12 +14,12 @@ from PySide6.QtCore import Qt
 from qt_helpers import large_continuous_dataset
 
 from microgui.core import dependency as dependency_module  # the tree job calls it there
-from microgui.core.analysis import DependencyTreeOutcome
-from microgui.core.dataset import Dataset
-from microgui.core.dependency import DependencyTree
-from microgui.core.layout import DEFAULT_MAX_EDGES
-from microgui.core.roles import AttributeKind, AttributeRole, roles_from_lists
 from microgui.core.runs import RunResult, RunSpec
+from microgui.core.runs.analysis import DependencyTreeOutcome
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.dependency import DependencyTree
+from microgui.core.table.roles import AttributeKind, AttributeRole, roles_from_lists
+from microgui.core.views.layout import DEFAULT_MAX_EDGES
 from microgui.qt.main_window import MainWindow, view_rows
 from microgui.qt.plots.dependency_tree import KEY_LEGEND
 from microgui.qt.plots.mst_partition import PLACEHOLDER

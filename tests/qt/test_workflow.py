@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QStyleOptionViewItem
 from qt_helpers import SignalRecorder
 
 from microgui.core.demo import demo_path
-from microgui.core.roles import AttributeKind, AttributeRole
+from microgui.core.table.roles import AttributeKind, AttributeRole
 from microgui.qt.main_window import MainWindow
 from microgui.qt.models.roles_model import RolesColumn
 

@@ -1,6 +1,6 @@
 """Reading tables (CSV/TSV/TXT, Excel, Parquet, SPSS, Stata) and writing files atomically.
 
-Readers return a :class:`~microgui.core.dataset.Dataset` with suggested roles. Every failure the
+Readers return a :class:`~microgui.core.table.dataset.Dataset` with suggested roles. Every failure the
 user can fix (missing file, empty file, ragged rows, duplicate column names, unreadable workbook)
 raises :class:`~microgui.core.errors.InvalidInput` with one sentence naming the file. Writers go
 through a temporary file in the target folder, ``fsync`` and ``os.replace``, and refuse to
@@ -23,7 +23,6 @@ Every name is importable from here, as it was from the single module ``core/io.p
 
 from __future__ import annotations
 
-from microgui.core.dataset import MAX_COLUMNS, check_width
 from microgui.core.io.atomic import (
     DerivedWriter,
     EncodedWriter,
@@ -47,6 +46,7 @@ from microgui.core.io.reader import read_frame, read_table
 from microgui.core.io.sniff import CsvFormat, detect_csv_format
 from microgui.core.io.stat import STAT_ATTR, MissingCodes
 from microgui.core.io.strict_json import json_number, json_text, write_json_atomic
+from microgui.core.table.dataset import MAX_COLUMNS, check_width
 
 # isort: split
 # Names the single module offered beyond its __all__, imported from here by other modules, the

@@ -3,7 +3,7 @@
 CSV files are read **as text**: every cell stays the exact string of the file (no number parsing,
 no ``NA`` detection), so columns that are not quasi-identifiers are written back byte-identical;
 the core converts quasi-identifiers to numbers when a run needs them
-(:func:`~microgui.core.dataset.numeric_column`). The encoding (UTF-8 with or without BOM, UTF-16
+(:func:`~microgui.core.table.dataset.numeric_column`). The encoding (UTF-8 with or without BOM, UTF-16
 with BOM, else cp1252/Latin-1) and the delimiter (``,`` ``;`` tab ``|``) are detected
 (:mod:`microgui.core.io.sniff`).
 
@@ -17,7 +17,7 @@ and messages are those of :func:`_read_csv_with_csv_module` (the reader before i
 as the reference the tests compare against). A file that is not UTF-8 is decoded whole first.
 
 A CSV frame also records, in ``frame.attrs``, the file's base name and the line on which each
-record starts (:data:`~microgui.core.dataset.LINES_ATTR`), so that later messages name lines as an
+record starts (:data:`~microgui.core.table.dataset.LINES_ATTR`), so that later messages name lines as an
 editor shows them.
 """
 
@@ -36,11 +36,11 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import LINES_ATTR, SOURCE_ATTR, shared_attr
 from microgui.core.errors import InvalidInput
 from microgui.core.io.common import _check_columns, _read_bytes, _read_error, _zero_records
 from microgui.core.io.sniff import _SNIFF_CHARS, _decode, _detect_delimiter, _preferred_delimiter
 from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.table.dataset import LINES_ATTR, SOURCE_ATTR, shared_attr
 
 __all__: list[str] = []
 
@@ -116,7 +116,7 @@ def _blank_file(name: str) -> InvalidInput:
 @dataclass
 class _CsvRecords:
     """What :func:`_csv_records` found: the header, where it and the records are in the file
-    (see :data:`~microgui.core.dataset.LINES_ATTR`), and the records (or their number)."""
+    (see :data:`~microgui.core.table.dataset.LINES_ATTR`), and the records (or their number)."""
 
     header: list[str]
     header_line: int

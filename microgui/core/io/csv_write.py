@@ -148,7 +148,7 @@ def _number_texts(series: pd.Series) -> np.ndarray[Any, np.dtype[np.object_]] | 
     each distinct value formatted once; None for any other column. numpy floats and integers
     are written by numpy's ``astype(str)`` (distinct floats told apart by their bits: ``-0.0``
     is not ``0.0``), a column of Python ``float`` and ``int`` cells (the release's whole numbers:
-    :func:`~microgui.core.numbers.whole_numbers_written_plain`) by ``repr`` and ``str``, as the
+    :func:`~microgui.core.table.numbers.whole_numbers_written_plain`) by ``repr`` and ``str``, as the
     ``csv`` module does."""
     dtype = series.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "iuf" and dtype.itemsize == 8:

@@ -19,10 +19,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import LINE_WORD_ATTR, LINES_ATTR, SOURCE_ATTR, shared_attr
 from microgui.core.errors import InvalidInput
 from microgui.core.io.common import _check_columns, _zero_records
 from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.table.dataset import LINE_WORD_ATTR, LINES_ATTR, SOURCE_ATTR, shared_attr
 
 __all__ = ["SHEETS_ATTR", "ExcelEngine"]
 

@@ -1,5 +1,5 @@
 """Refusing a file that cannot be read here, before any cell is read: too wide
-(:data:`~microgui.core.dataset.MAX_COLUMNS`), a workbook that unpacks to too much XML (a zip bomb),
+(:data:`~microgui.core.table.dataset.MAX_COLUMNS`), a workbook that unpacks to too much XML (a zip bomb),
 or more memory than the system has, judged on the file's size and on what its header or metadata
 says of its table (issues 12 and 27). Estimates, never promises.
 """
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from microgui.core.dataset import check_width
 from microgui.core.errors import InvalidInput
 from microgui.core.io.extensions import SPSS_EXTENSIONS
 from microgui.core.io.sniff import _SNIFF_CHARS, _detect_delimiter, _preferred_delimiter
+from microgui.core.table.dataset import check_width
 
 __all__ = ["MAX_WORKBOOK_XML_BYTES", "available_memory"]
 

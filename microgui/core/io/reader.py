@@ -1,5 +1,5 @@
 """Reading a table file of any supported format: :func:`read_table` (a
-:class:`~microgui.core.dataset.Dataset` with suggested roles) and :func:`read_frame` (a
+:class:`~microgui.core.table.dataset.Dataset` with suggested roles) and :func:`read_frame` (a
 DataFrame), dispatching by extension to the readers of :mod:`microgui.core.io`.
 
 Reading reports progress: ``progress(fraction, status)`` is called about every 8,192 records of a
@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from microgui.core.dataset import Dataset, shared_attr
 from microgui.core.errors import InvalidInput
 from microgui.core.io.common import _check_readable
 from microgui.core.io.csv import _read_csv
@@ -34,6 +33,7 @@ from microgui.core.io.memory import _check_shape, _check_workbook, _megabytes
 from microgui.core.io.parquet import _read_parquet
 from microgui.core.io.stat import _read_stat
 from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.table.dataset import Dataset, shared_attr
 
 __all__ = ["read_table", "read_frame"]
 

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.dataset import CONTINUOUS_MIN_DISTINCT, shared_attr
 from microgui.core.errors import InvalidInput
 from microgui.core.io.common import _check_columns, _zero_records
 from microgui.core.io.extensions import SPSS_EXTENSIONS
+from microgui.core.table.dataset import CONTINUOUS_MIN_DISTINCT, shared_attr
 
 __all__ = ["STAT_ATTR", "MissingCodes"]
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microgui.core.column_types import column_type
 from microgui.core.errors import InvalidInput, InvalidRoles
 from microgui.core.metrics.privacy import nominal_codes, rank_codes
+from microgui.core.table.column_types import column_type
 from microgui.core.table.dataset import Dataset, is_missing, numeric_column, row_list
 from microgui.core.table.roles import AttributeKind
 

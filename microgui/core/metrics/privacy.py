@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from microgui.core.column_types import column_type, json_cell
+from microgui.core.table.column_types import column_type, json_cell
 from microgui.core.table.roles import AttributeKind, ColumnSpec
 
 __all__ = [

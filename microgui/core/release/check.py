@@ -56,7 +56,6 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.column_types import kind_of, release_columns
 from microgui.core.errors import ExportRefused, InvalidParameter
 from microgui.core.io import (
     FINGERPRINT_ATTR,
@@ -91,6 +90,7 @@ from microgui.core.release.pseudonyms import (
 from microgui.core.release.pseudonyms import pseudonymize as pseudonymize_column
 from microgui.core.runs.protect import build_report
 from microgui.core.runs.spec import RunResult
+from microgui.core.table.column_types import kind_of, release_columns
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.numbers import whole_numbers_written_plain
 from microgui.core.table.roles import resolve_columns
@@ -546,7 +546,7 @@ def export_run(
     if fmt == "csv":  # by the columns' own names, before any is neutralized
         frame = whole_numbers_written_plain(frame, result.qi.continuous_names)
     # every kind of column as the format holds it (bytes and nested values as text...) or
-    # refused naming it (microgui.core.column_types), before the formula rule reads the text
+    # refused naming it (microgui.core.table.column_types), before the formula rule reads the text
     frame, converted = release_columns(frame, fmt)
     report.update(converted)
     # The table as released, under the columns' own names: what the release report measures

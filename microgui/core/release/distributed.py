@@ -88,7 +88,6 @@ import numpy as np
 import pandas as pd
 
 from microgui._version import __version__
-from microgui.core.column_types import release_columns
 from microgui.core.errors import ExportRefused, InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.io import (
     PARQUET_EXTENSIONS,
@@ -120,6 +119,7 @@ from microgui.core.runs.scale import (
     resolve_block_size,
 )
 from microgui.core.runs.spec import RunSpec, parse_seed, validate_k
+from microgui.core.table.column_types import release_columns
 from microgui.core.table.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.table.numbers import (
     clean_decimals,
@@ -833,7 +833,7 @@ def _write_part(
     if job.group_column:
         units = protected["_unit"].to_numpy(dtype=np.int64)
         out[job.group_column] = job.label_offsets[units] + protected["_label"].to_numpy()
-    # every kind of column as the format holds it (microgui.core.column_types), as export_run
+    # every kind of column as the format holds it (microgui.core.table.column_types), as export_run
     out, converted = release_columns(out, job.out_kind)
     neutralized: dict[str, int] = {}
     renamed = 0
@@ -1461,7 +1461,7 @@ def _run(
 
 
 def _converted_in_parts(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The columns converted in any part (:func:`~microgui.core.column_types.release_columns`),
+    """The columns converted in any part (:func:`~microgui.core.table.column_types.release_columns`),
     as one report: lists joined, and for a column converted differently in two parts (bytes
     all UTF-8 text in one, not in another) each way, joined by "; "."""
     merged: dict[str, Any] = {}

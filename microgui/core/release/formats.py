@@ -42,10 +42,10 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from microgui.core.column_types import FORMAT_NAMES, column_type, release_columns
 from microgui.core.errors import ExportRefused
 from microgui.core.io import EncodedWriter, FileWriter, _number_texts, _to_csv_rows
 from microgui.core.release.formulas import neutralized
+from microgui.core.table.column_types import FORMAT_NAMES, column_type, release_columns
 from microgui.core.table.dataset import is_missing
 
 __all__ = [
@@ -276,7 +276,7 @@ def release_writer(
     frame = frame.copy(deep=False)
     frame.attrs = {}
     # every kind of column as the format holds it, or refused naming it (one place for all
-    # formats: microgui.core.column_types); a no-op on a frame export_run has converted
+    # formats: microgui.core.table.column_types); a no-op on a frame export_run has converted
     frame, converted = release_columns(frame, fmt)
     _check_cells(frame, fmt)
     plain = _plain_numbers(frame) if text_input else {}
@@ -361,7 +361,7 @@ def _excel_cells(column: pd.Series) -> list[object]:
 def _parquet(frame: pd.DataFrame) -> tuple[FileWriter, dict[str, Any]]:
     """Parquet holds one type per column: a column of mixed Python values (numbers and text, as
     a spreadsheet's column can be) has been written as text by
-    :func:`~microgui.core.column_types.release_columns`, which says so in the report."""
+    :func:`~microgui.core.table.column_types.release_columns`, which says so in the report."""
 
     def write(path: Path) -> None:
         frame.to_parquet(path, index=False)

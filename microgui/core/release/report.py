@@ -36,13 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.errors import InvalidParameter, MicroguiError
-from microgui.core.io import FileWriter
-from microgui.core import report_html
-from microgui.core.analysis import measure_catalog, measure_run
-from microgui.core.dataset import Dataset
 from microgui.core.errors import ExportRefused, InvalidParameter, MicroguiError
-from microgui.core.export import ReleaseContext, ReportMaker, input_fingerprint
 from microgui.core.io import FileWriter, write_files_atomic
 from microgui.core.methods import get_method
 from microgui.core.metrics.kanonymity import k_anonymity_level

@@ -41,11 +41,11 @@ from typing import Any, Final
 import numpy as np
 
 from microgui._version import __version__
-from microgui.core.dataset import Dataset
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.io import write_json_atomic
 from microgui.core.methods import get_method, resolve_params
 from microgui.core.runs.spec import MAX_SEED, RunSpec
+from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 __all__ = [
@@ -160,7 +160,7 @@ def session_files(
     project_file: Path | None = None,
 ) -> list[Path]:
     """Every file a session read and works from, once each: the files each table carries
-    (:attr:`~microgui.core.dataset.Dataset.read_files`, each table object once), the hierarchy
+    (:attr:`~microgui.core.table.dataset.Dataset.read_files`, each table object once), the hierarchy
     files, then the project file it was opened from. What the app's writers (export, report,
     project, autosave) refuse as targets."""
     found: list[Path] = []

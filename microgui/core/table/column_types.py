@@ -8,13 +8,13 @@ columns, and ``object`` columns of Python values (``bytes``, lists, dicts, ``Dec
 :class:`ColumnKind` says, for that kind:
 
 - what ``suggest-roles`` does with it (:attr:`ColumnKind.suggest`; applied in
-  :func:`microgui.core.dataset.explain_roles`: the name and value rules apply to every kind,
+  :func:`microgui.core.table.dataset.explain_roles`: the name and value rules apply to every kind,
   binary values read as text, nested values by their leaves and field names);
 - what each release format writes (:attr:`ColumnKind.formats`): the values as they are, or
   converted with the column named in the report (a conversion is one to one, so the release
   check's k holds on the written values), or a refusal naming the column and what to do, before
   anything is written. :func:`release_columns` applies it; every release goes through it
-  (:func:`microgui.core.export.export_run` for every format and
+  (:func:`microgui.core.release.check.export_run` for every format and
   :func:`microgui.core.release.release_writer`), so no writer meets a kind it has not seen.
 
 SPSS/Stata user-missing declarations are no kind of their own: they ride on a number or text
@@ -347,7 +347,7 @@ def column_type(series: pd.Series) -> str:
     "nested" (lists, structs, maps: Parquet's nested types) or "mixed".
 
     Decides where a column may be a quasi-identifier (see
-    :func:`microgui.core.dataset.prepare_qi`); :func:`kind_of` tells numbers and dates apart
+    :func:`microgui.core.table.dataset.prepare_qi`); :func:`kind_of` tells numbers and dates apart
     further for the release formats.
     """
     dtype = series.dtype

@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 import pandas as pd
 
-from microgui.core.column_types import (
+from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
+from microgui.core.table.column_types import (
     column_type,
     field_names,
     kind_of,
     leaf_texts,
     readable_texts,
 )
-from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
 from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
 if TYPE_CHECKING:
@@ -854,7 +854,7 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
        be quasi-identifiers: the name and value rules below (3 and 4) apply to them read as
        text (bytes decoded, nested values by their field names, text leaves and JSON text),
        and make them **identifiers**; else they are **non-confidential** and pass through
-       (:mod:`microgui.core.column_types`).
+       (:mod:`microgui.core.table.column_types`).
     2. A column with no value, or one value on every record, is **non-confidential**: it
        carries no information about any record. One value *and blank cells* is information
        (a condition recorded only when present): a **nominal quasi-identifier** whose blanks
@@ -950,7 +950,7 @@ def _not_qi_suggestion(name: str, series: pd.Series, ctype: str) -> RoleSuggesti
     """Rule 1 of :func:`explain_roles`: a column of bytes, lists, structs, maps, complex numbers
     or intervals can be no quasi-identifier, but the name and value rules apply to it as to
     text (a Parquet column of e-mail addresses stored as bytes released them in clear): the
-    values read as text (:func:`~microgui.core.column_types.readable_texts`), a nested column
+    values read as text (:func:`~microgui.core.table.column_types.readable_texts`), a nested column
     also by its field names and text leaves. An identifier when a rule says so, else
     non-confidential (it passes through)."""
     what = {**_NOT_QI_TYPES, **_NOT_CONTINUOUS_TYPES}[ctype]
