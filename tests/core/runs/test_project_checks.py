@@ -39,7 +39,7 @@ from microgui.core.project_file import (
 from microgui.core.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.runs import RunSpec, run_protection
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _good() -> dict[str, Any]:

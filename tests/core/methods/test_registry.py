@@ -31,7 +31,7 @@ from microgui.core.methods import optimal as optimal_module
 from microgui.core.roles import AttributeKind, roles_from_lists
 from microgui.core.runs import RunSpec, run_protection
 
-METHODS = Path(__file__).resolve().parents[2] / "microgui" / "core" / "methods"
+METHODS = Path(__file__).resolve().parents[3] / "microgui" / "core" / "methods"
 
 
 def _fake(name: str, run: Callable[[MethodInput], MethodOutput], **kwargs: object) -> Method:

@@ -30,7 +30,7 @@ from microgui.core.errors import InvalidInput
 from microgui.core.io import read_frame, read_table
 from microgui.core.progress import RunCancelled
 
-BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
+BAD = Path(__file__).resolve().parents[2] / "data" / "bad"
 
 
 # --- helpers -----------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from microgui.core.io import _write_csv, read_frame, read_table
 from microgui.core.methods import bound
 from microgui.core.roles import roles_from_lists
 
-BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
+BAD = Path(__file__).resolve().parents[2] / "data" / "bad"
 
 
 def _suggestions(frame: pd.DataFrame) -> list[dict[str, object]]:

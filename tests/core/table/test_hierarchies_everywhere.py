@@ -32,7 +32,7 @@ from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec
 from microgui.core.sweep import SweepSpec, run_sweep
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 EDUCATION = ["primary", "secondary", "vocational", "bachelor", "master", "phd"]
 EDU_ROWS = "primary;basic;*\nsecondary;basic;*\nvocational;basic;*\nbachelor;higher;*\nmaster;higher;*\nphd;higher;*\n"  # fmt: skip

@@ -54,8 +54,8 @@ from microgui.core.numbers import whole_numbers_written_plain
 from microgui.core.roles import roles_from_lists
 from microgui.core.runs import RunSpec, run_protection
 
-BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
-ROOT = Path(__file__).resolve().parents[2]
+BAD = Path(__file__).resolve().parents[2] / "data" / "bad"
+ROOT = Path(__file__).resolve().parents[3]
 HIERARCHY = "north;*\nsouth;*\neast;*\n"
 
 
