@@ -16,13 +16,10 @@ import os
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from hypothesis import settings
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 # CI (CI=true) draws the same examples at every run, so that a landing never depends on luck;
 # a developer's runs draw new ones and so keep finding cases (two were found that way).
@@ -119,12 +116,3 @@ def register_method() -> Iterator[Callable[[Any], str]]:
 
     with ExitStack() as stack:
         yield lambda method: stack.enter_context(registered(method)).name
-
-
-@pytest.fixture(scope="module")
-def census() -> pd.DataFrame:
-    """Census (``CASCrefmicrodata.csv``, 1080 × 13), read once per test module by the shared loader
-    (``reference_sets``); the test is skipped when the reference data is absent."""
-    import reference_sets
-
-    return reference_sets.census()

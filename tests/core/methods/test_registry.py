@@ -31,7 +31,7 @@ from microgui.core.runs import RunSpec, run_protection
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import AttributeKind, roles_from_lists
 
-METHODS = Path(__file__).resolve().parents[2] / "microgui" / "core" / "methods"
+METHODS = Path(__file__).resolve().parents[3] / "microgui" / "core" / "methods"
 
 
 def _fake(name: str, run: Callable[[MethodInput], MethodOutput], **kwargs: object) -> Method:

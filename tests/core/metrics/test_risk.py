@@ -89,7 +89,7 @@ def test_census_linkage_bounded_and_interval_disclosure_falls(census: pd.DataFra
         previous = disclosure
 
 
-# agreement with pycanon: tests/core/test_pycanon.py (in a venv of its own)
+# agreement with pycanon: tests/core/metrics/test_pycanon.py (in a venv of its own)
 
 
 def test_unique_rows_matches_numpy_unique() -> None:

@@ -32,7 +32,7 @@ from microgui.core.table.dataset import Dataset
 from microgui.core.table.hierarchy import Hierarchy, hierarchy_coverage, load_hierarchy
 from microgui.core.table.roles import roles_from_lists
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 EDUCATION = ["primary", "secondary", "vocational", "bachelor", "master", "phd"]
 EDU_ROWS = "primary;basic;*\nsecondary;basic;*\nvocational;basic;*\nbachelor;higher;*\nmaster;higher;*\nphd;higher;*\n"  # fmt: skip

@@ -14,7 +14,7 @@ import pytest
 
 from microgui.core.metrics.risk import unique_rows
 
-PACKAGE = Path(__file__).resolve().parents[2] / "microgui"
+PACKAGE = Path(__file__).resolve().parents[3] / "microgui"
 #: Calls still allowed, by file: none.
 ALLOWED: dict[str, int] = {}
 

@@ -4,8 +4,9 @@ The weight column is released unchanged; ``weighted_means`` aggregates the conti
 quasi-identifiers by Σw·x/Σw per group (sdcMicro's ``microaggregation(weights=)``, measure
 "mean"); the risk measures estimate population frequencies Fk (sums of weights) and the
 individual risk of sdcMicro's ``indivRisk`` over the released quasi-identifiers (the formulas
-themselves are checked against sdcMicro's own figures in ``test_weighted_risk.py``). Bad weights
-are refused before the run, naming the column and the rows.
+themselves are checked against sdcMicro's own figures in
+``tests/core/metrics/test_weighted_risk.py``). Bad weights are refused before the run, naming the
+column and the rows.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from microgui.core.io import read_frame, read_table
 from microgui.core.progress import RunCancelled
 from microgui.core.table.dataset import LINES_ATTR, SOURCE_ATTR, file_line
 
-BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
+BAD = Path(__file__).resolve().parents[2] / "data" / "bad"
 
 
 # --- helpers -----------------------------------------------------------------------------------

@@ -109,7 +109,7 @@ def small() -> Dataset:
 def test_aggregate_replaces_each_group_by_its_average(small: Dataset) -> None:
     labels = np.array([0, 0, 0, 1, 1])
     # 003 §5.3-5.4 aggregate each attribute on its own; group 1 then publishes (low, green),
-    # which neither of its records has (joint: tests/core/test_joint_aggregate.py)
+    # which neither of its records has (joint: tests/core/table/test_joint_aggregate.py)
     params = {
         "rescale_variance": False,
         "ordinal_average": "median",

@@ -73,7 +73,8 @@ def test_equals_information_loss_when_every_qi_is_continuous(
 
 @pytest.mark.shared
 def test_published_mdav_value_unchanged() -> None:
-    """A published MDAV figure (sdcMicro's Tarragona, k=3: 16.9326 %, tests/core/test_mdav.py)."""
+    """A published MDAV figure (sdcMicro's Tarragona, k=3: 16.9326 %,
+    tests/core/methods/test_mdav.py)."""
     frame = reference_frame("Tarragona.csv")
     ds = Dataset.from_frame(frame, roles_from_lists(frame.columns, qi=list(frame.columns)))
     report = run_protection(ds, RunSpec.make("mdav", 3)).report

@@ -27,7 +27,7 @@ from microgui.core.table import dataset as dataset_module
 from microgui.core.table.dataset import explain_roles, numeric_column, prepare_qi
 from microgui.core.table.roles import roles_from_lists
 
-BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
+BAD = Path(__file__).resolve().parents[2] / "data" / "bad"
 
 
 def _suggestions(frame: pd.DataFrame) -> list[dict[str, object]]:

@@ -55,8 +55,8 @@ from microgui.core.table.dataset import Dataset
 from microgui.core.table.numbers import whole_numbers_written_plain
 from microgui.core.table.roles import roles_from_lists
 
-BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
-ROOT = Path(__file__).resolve().parents[2]
+BAD = Path(__file__).resolve().parents[2] / "data" / "bad"
+ROOT = Path(__file__).resolve().parents[3]
 HIERARCHY = "north;*\nsouth;*\neast;*\n"
 
 
