@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -390,3 +392,35 @@ def test_partitioned_run_refuses_its_inputs_before_any_cluster_is_reached(
         err = capsys.readouterr().err
         assert code == 2 and "refusing to write" in err and err.count("\n") == 1, err
     assert _snapshot(folder) == before and not (study / "out").exists()
+
+
+def _fifo_cases() -> list[tuple[str, str]]:
+    """(case, input read), generated from the same cases: every file a command reads."""
+    return [
+        (case, read)
+        for case, spec in CASES.items()
+        if not case.startswith("gui")
+        for read in spec["reads"]  # type: ignore[attr-defined]
+    ]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize(("case", "read"), _fifo_cases())
+def test_no_input_is_read_from_a_fifo(study: Path, case: str, read: str) -> None:
+    """Every file a command reads goes through a reader that refuses a FIFO (or a device)
+    before opening it: a --roles FIFO hung protect, sweep and evaluate, and --roles /dev/zero
+    filled the memory (issue 27). Run in a process of its own, so a hang fails the test."""
+    target = study / CASES[case]["reads"][read]  # type: ignore[index]
+    target.unlink()
+    os.mkfifo(target)
+    argv = _argv(study, case, None, None)
+    done = subprocess.run(
+        [sys.executable, "-m", "microgui.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=study,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "regular file" in done.stderr, done.stderr

@@ -17,6 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from microgui.core.errors import InvalidRoles
+from microgui.core.side_file import read_side_file
 
 __all__ = [
     "AttributeRole",
@@ -405,6 +406,10 @@ def roles_from_lists(
 ROLES_SCHEMA = 1
 
 
+#: The largest roles file read: 64 MiB holds the roles of a table at the column limit.
+MAX_ROLES_BYTES = 64 * 1024 * 1024
+
+
 def roles_from_file(path: str | os.PathLike[str], columns: Iterable[str]) -> RoleMap:
     """The roles of a roles file (``--roles FILE``): JSON ``{"schema_version": 1, "columns":
     {name: {"role", "kind", "order", "missing_as_category"}}}``, the format of the demo's
@@ -424,9 +429,11 @@ def roles_from_file(path: str | os.PathLike[str], columns: Iterable[str]) -> Rol
             )
         return dict(pairs)
 
+    # never a FIFO or device, never more than a roles file holds (one place: side_file)
+    raw = read_side_file(path, "roles file", MAX_ROLES_BYTES, InvalidRoles)
     try:  # utf-8-sig: a file saved by Windows Notepad starts with a byte-order mark
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"), object_pairs_hook=no_twice)
-    except (OSError, UnicodeDecodeError) as exc:
+        data = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=no_twice)
+    except UnicodeDecodeError as exc:
         raise InvalidRoles(f"cannot read the roles file {name!r}: {exc}") from exc
     except ValueError as exc:
         raise InvalidRoles(f"the roles file {name!r} is not JSON ({exc})") from exc
