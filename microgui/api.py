@@ -101,7 +101,8 @@ class ProtectionResult:
         What is written is ``self.frame`` as it is now, and the release check is made again on
         it, never taken from ``self.check``: after an edit the report's figures (k-anonymity,
         identifiers removed, information loss) are those of the edited table, and
-        ``edited_after_run`` counts the changed cells per column. Records added, removed or
+        ``edited_after_run`` counts the changed cells per column. Only quasi-identifier cells
+        may be edited (any other column is released as the input holds it). Records added, removed or
         reordered, or a column the input does not have, are refused
         (:func:`microgui.core.release.check.released_result`)."""
         from microgui.core.release import CsvOptions

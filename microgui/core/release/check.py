@@ -374,6 +374,19 @@ def released_result(
     if not changed and not added:
         return replace(result, protected=table)
     _refuse_identifier_values(dataset, result, table, [c for c in changed if c in names])
+    # Only the quasi-identifiers were protected, and only their values can be measured again
+    # (k, the promises). Any other column is released as the input holds it: an edit of one
+    # can put back what no check can see (an identifier lower-cased, a part of it, appended to
+    # a confidential value: found by an adversarial pass), so it is refused, override or not.
+    qis = set(result.roles.quasi_identifiers)
+    others = [c for c in changed if c not in qis]
+    if others:
+        raise ExportRefused(
+            f"{what} changed column(s) {', '.join(map(repr, others))}, which are not "
+            "quasi-identifiers: such a column is released as the input holds it, and an edit "
+            "of it cannot be checked; tag the column a quasi-identifier and run again, or "
+            "release the run's values"
+        )
     try:
         method = get_method(str(result.report.get("method", result.spec.method)))
     except InvalidParameter as exc:  # not a registered method's run: nothing to measure with

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -256,18 +257,41 @@ def test_check_is_made_on_the_values_as_written(tmp_path: Path) -> None:
     for g in np.unique(labels):  # every group: two cells that differ by the apostrophe only
         rows = table.index[labels == g]
         table.loc[rows, "diagnosis"] = ["=x", "'=x"] * (len(rows) // 2) + ["=x"] * (len(rows) % 2)
-    assert check_export(res.run, table).ok  # the cells in memory are 2-sensitive
+    # a run whose method made these cells (an edit of a confidential column after the run is
+    # refused outright: test_an_edit_of_a_column_that_is_no_quasi_identifier_is_refused)
+    run = replace(res.run, protected=table)
+    assert check_export(run, table).ok  # the cells in memory are 2-sensitive
+    assert res.dataset is not None
     with pytest.raises(ExportRefused, match="only 1-sensitive"):
-        _write(res, tmp_path / "out.csv", table=table)
+        export_run(res.dataset, run, tmp_path / "out.csv")
     assert list(tmp_path.iterdir()) == []
     # written raw, the two cells stay two values: the promise holds in the file
-    report = _write(
-        res,
-        tmp_path / "raw.csv",
-        keep_formula_cells=True,
-        table=table,
-    )
+    report = export_run(res.dataset, run, tmp_path / "raw.csv", keep_formula_cells=True)
     assert report["k_anonymity"] >= 2
+
+
+EDITS_OF_OTHER_COLUMNS: dict[str, Callable[[pd.DataFrame, pd.DataFrame], pd.Series]] = {
+    "identifier lower-cased": lambda f, p: p["id"].str.lower(),
+    "identifier of a few records": lambda f, p: p["id"].where(p.index < 3, "a"),
+    "identifier as bytes": lambda f, p: p["id"].str.encode("utf-8"),
+    "identifier's number": lambda f, p: p["id"].str[1:].astype(int),
+    "identifier appended": lambda f, p: f["health"].astype(str) + "|" + p["id"],
+    "one value changed": lambda f, p: f["health"].where(f.index != f.index[0], 0.0),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS_OF_OTHER_COLUMNS))
+def test_an_edit_of_a_column_that_is_no_quasi_identifier_is_refused(
+    people: pd.DataFrame, tmp_path: Path, edit: str
+) -> None:
+    """Only the quasi-identifiers' values can be measured again: a confidential or
+    non-confidential column edited after the run is refused, override or not (each edit here
+    put an identifier back past the check by column name; found by an adversarial pass)."""
+    res = _protect(people)
+    res.frame["health"] = EDITS_OF_OTHER_COLUMNS[edit](res.frame, people)
+    with pytest.raises(ExportRefused, match="not quasi-identifiers"):
+        _export(res, tmp_path / "out.csv", override="any")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_override_covers_only_the_problems_shown(people: pd.DataFrame, tmp_path: Path) -> None:
