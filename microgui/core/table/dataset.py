@@ -853,7 +853,9 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
     1. Lists, structs, maps and binary values (Parquet), complex numbers and intervals cannot
        be quasi-identifiers: the name and value rules below (3 and 4) apply to them read as
        text (bytes decoded, nested values by their field names, text leaves and JSON text),
-       and make them **identifiers**; else they are **non-confidential** and pass through
+       and make them **identifiers**; so does content that, read as text, would be a
+       quasi-identifier (a grouping of names held as bytes would else pass through in clear);
+       else they are **non-confidential** and pass through
        (:mod:`microgui.core.table.column_types`).
     2. A column with no value, or one value on every record, is **non-confidential**: it
        carries no information about any record. One value *and blank cells* is information
@@ -984,6 +986,18 @@ def _not_qi_suggestion(name: str, series: pd.Series, ctype: str) -> RoleSuggesti
     spec, reason = column.suggest()
     if spec.role is AttributeRole.IDENTIFIER:
         return RoleSuggestion(name, spec, reason + read, missing)
+    if spec.role is not AttributeRole.NON_CONFIDENTIAL:
+        # Read as text it would be protected (a grouping of names, say); held as bytes or
+        # nested values it cannot be a quasi-identifier, and passing it through released the
+        # same content in clear that a text column protects (adversarial pass): removed.
+        return RoleSuggestion(
+            name,
+            identifier,
+            f"read as text it would be a {spec.role.value.replace('_', '-')}, and {what} "
+            "cannot be one: an identifier, removed from the release (convert it to text to "
+            "protect it instead)",
+            missing,
+        )
     return RoleSuggestion(
         name,
         ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL),
