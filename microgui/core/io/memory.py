@@ -185,16 +185,27 @@ def _parquet_text_lengths(meta: Any) -> dict[str, int]:
     """{top-level column: the longest min/max statistic of its text}: about how long its values
     are (only lengths are read; no value is kept or shown)."""
     lengths: dict[str, int] = {}
+    # The pages' uncompressed bytes per record too: a file written without statistics left the
+    # length at 8 bytes, and 100,000 values of 5 kB (a 480 kB file) were estimated at 9 MB for
+    # a 1.4 GB read (adversarial pass). Plain pages hold the values themselves; dictionary
+    # pages understate repeated values, which the statistics cover.
+    page_bytes: dict[str, int] = {}
+    sampled = 0
     for g in range(min(meta.num_row_groups, 4)):  # a sample: the footer of a wide file is long
         group = meta.row_group(g)
+        sampled += int(group.num_rows)
         for c in range(group.num_columns):
             chunk = group.column(c)
+            top = chunk.path_in_schema.split(".", 1)[0]
+            page_bytes[top] = page_bytes.get(top, 0) + int(chunk.total_uncompressed_size or 0)
             stats = chunk.statistics
             if stats is None or not stats.has_min_max:
                 continue
-            top = chunk.path_in_schema.split(".", 1)[0]
             longest = max(len(_stat_bytes(stats.min)), len(_stat_bytes(stats.max)))
             lengths[top] = max(lengths.get(top, 0), longest)
+    if sampled:
+        for top, size in page_bytes.items():
+            lengths[top] = max(lengths.get(top, 0), size // sampled)
     return lengths
 
 

@@ -405,3 +405,26 @@ def test_100000_columns_protect_and_api(tmp_path: Path, capsys: pytest.CaptureFi
     frame = pd.read_csv(path)  # the API's own caller reads it
     result = microgui.protect(frame, qi=["age", "income"], unsafe="allow")
     assert result.frame.shape == (20, 100_000)
+
+
+def test_parquet_estimate_without_statistics_counts_the_pages(tmp_path: Path) -> None:
+    """A Parquet file written without column statistics: the text's length comes from the
+    pages' uncompressed bytes (it fell back to 8 bytes a value: 100,000 values of 5 kB were
+    estimated at 9 MB for a 1.4 GB read; adversarial pass)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from microgui.core.io.memory import _parquet_shape
+
+    rows = 10_000
+    path = tmp_path / "nostats.parquet"
+    texts = ["A" * 5000 + str(i % 7) for i in range(rows)]
+    pq.write_table(
+        pa.table({"age": range(rows), "txt": texts}),
+        path,
+        write_statistics=False,
+        use_dictionary=False,
+        compression="zstd",
+    )
+    assert path.stat().st_size < 1_000_000  # a small file standing for 50 MB of text
+    assert _parquet_shape(path).needed > rows * 5000
