@@ -33,7 +33,7 @@ class PathOption:
     Declared where the option is added, so that :func:`command_inputs` and
     :func:`command_outputs` find every one, and every writer of every command refuses every
     input (:func:`_check_outputs`). The value is kept as typed. ``column_file``: the value is
-    ``COL=FILE`` (``--hierarchy``). ``tests/core/test_inputs_declared.py`` walks the parser and
+    ``COL=FILE`` (``--hierarchy``). ``tests/cli/test_inputs_declared.py`` walks the parser and
     fails on an option that is neither declared so nor listed as naming no file.
     """
 
