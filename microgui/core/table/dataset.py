@@ -854,7 +854,8 @@ def explain_roles(frame: pd.DataFrame) -> tuple[RoleSuggestion, ...]:
        be quasi-identifiers: the name and value rules below (3 and 4) apply to them read as
        text (bytes decoded, nested values by their field names, text leaves and JSON text),
        and make them **identifiers**; so does content that, read as text, would be a
-       quasi-identifier (a grouping of names held as bytes would else pass through in clear);
+       quasi-identifier with values shared by 5 records or fewer on average (names repeating
+       twice, held as bytes, would else pass through in clear);
        else they are **non-confidential** and pass through
        (:mod:`microgui.core.table.column_types`).
     2. A column with no value, or one value on every record, is **non-confidential**: it
@@ -986,10 +987,16 @@ def _not_qi_suggestion(name: str, series: pd.Series, ctype: str) -> RoleSuggesti
     spec, reason = column.suggest()
     if spec.role is AttributeRole.IDENTIFIER:
         return RoleSuggestion(name, spec, reason + read, missing)
-    if spec.role is not AttributeRole.NON_CONFIDENTIAL:
-        # Read as text it would be protected (a grouping of names, say); held as bytes or
-        # nested values it cannot be a quasi-identifier, and passing it through released the
-        # same content in clear that a text column protects (adversarial pass): removed.
+    distinct = len(set(texts))
+    if (
+        spec.role is not AttributeRole.NON_CONFIDENTIAL
+        and distinct >= 5
+        and len(present) <= 5 * distinct
+    ):
+        # Read as text it would be protected, and its values are shared by 5 records or fewer
+        # on average (names repeating twice, say): held as bytes or nested values it cannot be
+        # a quasi-identifier, and passing it through released in clear what a text column
+        # protects (adversarial pass): removed. A coarse grouping (a few codes) passes through.
         return RoleSuggestion(
             name,
             identifier,

@@ -203,12 +203,7 @@ def test_kinds_that_are_no_quasi_identifier_pass_through_when_harmless(
 ) -> None:
     suggestion = {s.name: s for s in explain_roles(_frame(SAMPLES[name][label](N)))}["col"]
     if not kind(name).qi:
-        # passes through, unless read as text it would be protected (a grouping held as
-        # bytes was released in clear where the same text is a quasi-identifier): removed
-        assert suggestion.spec.role is AttributeRole.NON_CONFIDENTIAL or (
-            suggestion.spec.role is AttributeRole.IDENTIFIER
-            and "read as text it would be" in suggestion.reason
-        ), suggestion.reason
+        assert suggestion.spec.role is AttributeRole.NON_CONFIDENTIAL, suggestion.reason
     assert MARK not in suggestion.reason
 
 
