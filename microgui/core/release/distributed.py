@@ -118,7 +118,7 @@ from microgui.core.runs.scale import (
     protect_unit,
     resolve_block_size,
 )
-from microgui.core.runs.spec import RunSpec, parse_seed, validate_k
+from microgui.core.runs.spec import MethodStep, RunSpec, parse_seed, validate_k
 from microgui.core.table.column_types import release_columns
 from microgui.core.table.dataset import Dataset, QIMatrix, prepare_qi
 from microgui.core.table.numbers import (
@@ -969,8 +969,12 @@ def protect_partitioned(
     tasks are cancelled and nothing is left behind).
     """
     started = time.perf_counter()
-    method = get_method(spec.method)
-    params = resolve_params(method, spec.param_dict)
+    # The cluster executes the spec's one method step itself (run_protection executes it locally).
+    steps = spec.steps
+    if len(steps) != 1 or not isinstance(steps[0], MethodStep):
+        raise InvalidParameter("a partitioned run executes a plan of one method step only")
+    method = get_method(steps[0].method)
+    params = resolve_params(method, steps[0].param_dict)
     why = partitioned_refusal(
         method,
         params,

@@ -1,7 +1,7 @@
 """Running a protection: the run itself and what drives runs.
 
-- :mod:`~microgui.core.runs.spec`: :class:`RunSpec` (every parameter of a run) and
-  :class:`RunResult`, the parsing of k and seeds;
+- :mod:`~microgui.core.runs.spec`: :class:`RunSpec` (every parameter of a run; its plan of
+  :class:`MethodStep` steps) and :class:`RunResult`, the parsing of k and seeds;
 - :mod:`~microgui.core.runs.protect`: :func:`run_protection` (what the command line, the API
   and the app all call) and the run's report;
 - :mod:`~microgui.core.runs.scale` (strata and blocks) and :mod:`~microgui.core.runs.pool`
@@ -21,8 +21,10 @@ from microgui.core.runs.protect import (
 )
 from microgui.core.runs.spec import (
     MAX_SEED,
+    MethodStep,
     RunResult,
     RunSpec,
+    Step,
     information_loss_text,
     parse_k,
     parse_seed,
@@ -32,6 +34,8 @@ from microgui.core.runs.spec import (
 __all__ = [
     "RunSpec",
     "RunResult",
+    "MethodStep",
+    "Step",
     "run_protection",
     "parse_k",
     "parse_seed",

@@ -1,9 +1,11 @@
 """A run: :func:`run_protection` turns a :class:`~microgui.core.runs.spec.RunSpec` into a
 :class:`~microgui.core.runs.spec.RunResult`.
 
-``run_protection(dataset, spec, progress)`` validates, partitions with the registered method,
-aggregates, measures and returns a frozen :class:`RunResult`. It is what the command line, the
-Python API and the app's worker all call.
+``run_protection(dataset, spec, progress)`` executes the spec's plan (its
+:attr:`~microgui.core.runs.spec.RunSpec.steps`, today always one method step: validate,
+partition with the registered method, aggregate), measures and returns a frozen
+:class:`RunResult` with one report. It is what the command line, the Python API, the app's
+worker, sweeps and the benchmarks all call.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from microgui.core.runs.scale import (
     run_scaled,
 )
 from microgui.core.runs.spec import (
+    MethodStep,
     RunResult,
     RunSpec,
     parse_seed,
@@ -61,12 +64,29 @@ __all__ = [
 def run_protection(
     dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress
 ) -> RunResult:
-    """Protect ``dataset`` as ``spec`` says. Raises :class:`MicroguiError` subclasses for user errors
-    and lets :class:`RunCancelled` from ``progress`` propagate."""
+    """Protect ``dataset`` as ``spec`` says, executing its steps in order (today always one, the
+    method step). Raises :class:`MicroguiError` subclasses for user errors and lets
+    :class:`RunCancelled` from ``progress`` propagate."""
     started = time.perf_counter()
-    method: Method = get_method(spec.method)
-    params = resolve_params(method, spec.param_dict)
-    k = validate_k(spec.k, dataset.n_records, dataset.name if dataset.source else "")
+    result: RunResult | None = None
+    for step in spec.steps:  # dispatch on the step's kind; issue 31 adds kinds
+        if isinstance(step, MethodStep):
+            result = _run_method_step(dataset, spec, step, started, progress)
+        else:
+            raise TypeError(f"a run cannot execute a step of kind {type(step).__name__}")
+    if result is None:
+        raise InvalidParameter("the run has no step to execute")
+    return result
+
+
+def _run_method_step(
+    dataset: Dataset, spec: RunSpec, step: MethodStep, started: float, progress: ProgressFn
+) -> RunResult:
+    """The method step of ``spec``: partition with the registered method (on strata or blocks
+    when the spec says so), aggregate, measure; its report is the run's report."""
+    method: Method = get_method(step.method)
+    params = resolve_params(method, step.param_dict)
+    k = validate_k(step.k, dataset.n_records, dataset.name if dataset.source else "")
     if spec.strata:  # names as the user typed them: matched like every column name
         strata = tuple(resolve_columns(spec.strata, dataset.frame.columns, "--strata"))
         if strata != spec.strata:
@@ -80,7 +100,7 @@ def run_protection(
         scheduler=spec.scheduler,
         workers=spec.workers,
     )
-    _check_hierarchies(spec, method, dataset)
+    _check_hierarchies(step, method, dataset)
     if spec.engine == "dask" and not spec.scaled_for(dataset.n_records):
         raise InvalidParameter(one_piece_message())
     progress(0.0, "checking the data")
@@ -91,7 +111,7 @@ def run_protection(
     seed = seed if seed is not None else secrets.randbits(63)
     prefetch(qi, k, method.aggregates)  # the report's IL bound, on the other core meanwhile
     if spec.scaled_for(dataset.n_records):
-        return _run_scaled(dataset, spec, method, params, k, qi, seed, started, progress)
+        return _run_scaled(dataset, spec, step, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)
     output = run_and_refine(
         method,
@@ -102,7 +122,7 @@ def run_protection(
             params=params,
             rng=rng,
             progress=sub_progress(progress, 0.0, 0.9),
-            hierarchies=_load_hierarchies(spec, dataset),
+            hierarchies=_load_hierarchies(step, dataset),
         ),
     )
     labels = np.asarray(output.labels, dtype=np.int64)
@@ -140,6 +160,7 @@ def run_protection(
 def _run_scaled(
     dataset: Dataset,
     spec: RunSpec,
+    step: MethodStep,
     method: Method,
     params: Mapping[str, Any],
     k: int,
@@ -148,7 +169,7 @@ def _run_scaled(
     started: float,
     progress: ProgressFn,
 ) -> RunResult:
-    """``run_protection`` with strata or blocks (:func:`microgui.core.runs.scale.run_scaled`)."""
+    """The method step with strata or blocks (:func:`microgui.core.runs.scale.run_scaled`)."""
     scaled = run_scaled(
         dataset,
         qi,
@@ -156,7 +177,7 @@ def _run_scaled(
         k,
         params,
         seed,
-        _load_hierarchies(spec, dataset),
+        _load_hierarchies(step, dataset),
         strata=spec.strata,
         block_size=resolve_block_size(spec.block_size, dataset.n_records, k),
         engine=spec.engine,
@@ -207,32 +228,32 @@ def _release_numbers(
     return cleaned, {"rounding": rounding_report(used, mode, before)}
 
 
-def _load_hierarchies(spec: RunSpec, dataset: Dataset) -> dict[str, Any]:
-    """Read the hierarchy files named in the spec (``microgui.core.table.hierarchy``)."""
-    if not spec.hierarchies:
+def _load_hierarchies(step: MethodStep, dataset: Dataset) -> dict[str, Any]:
+    """Read the hierarchy files named in the step (``microgui.core.table.hierarchy``)."""
+    if not step.hierarchies:
         return {}
     from microgui.core.table.hierarchy import load_hierarchy
 
     out: dict[str, Any] = {}
-    for name, path in spec.hierarchies:
+    for name, path in step.hierarchies:
         column = resolve_column(name, dataset.frame.columns, "--hierarchy")
         out[column] = load_hierarchy(path)
     return out
 
 
-def _check_hierarchies(spec: RunSpec, method: Method, dataset: Dataset) -> None:
+def _check_hierarchies(step: MethodStep, method: Method, dataset: Dataset) -> None:
     """Hierarchies that would be ignored are refused, not dropped in silence (issue 12): the
     method must generalize and each column must be a quasi-identifier."""
-    if not spec.hierarchies:
+    if not step.hierarchies:
         return
     if not method.uses_hierarchies:
         users = ", ".join(m.name for m in available_methods() if m.uses_hierarchies)
         raise InvalidParameter(
             f"method {method.name} does not generalize, so the hierarchy given for "
-            f"{spec.hierarchies[0][0]!r} would be ignored; drop --hierarchy, or choose a method "
+            f"{step.hierarchies[0][0]!r} would be ignored; drop --hierarchy, or choose a method "
             f"that uses hierarchies ({users})"
         )
-    for name, _path in spec.hierarchies:
+    for name, _path in step.hierarchies:
         column = resolve_column(name, dataset.frame.columns, "--hierarchy")
         if column not in dataset.roles.quasi_identifiers:
             raise InvalidRoles(

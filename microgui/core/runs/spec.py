@@ -3,13 +3,25 @@ of their values (k, seed).
 
 :class:`RunSpec` holds every parameter of a run: what we save, compare and re-run;
 :func:`microgui.core.runs.protect.run_protection` turns one into a :class:`RunResult`.
+
+A run is a plan: :attr:`RunSpec.steps`, an ordered list of steps, and one report. Today a plan
+always has exactly one step, the :class:`MethodStep` (a method, its k, its parameters and
+hierarchies), derived from the spec's fields, so that files, commands, JSON keys, equality and
+hashes of specs stay what they were. What it will be (issue 31 adds recoding, top-coding and
+local suppression as further kinds of :data:`Step`), in the words of
+``../shared/design/release-workflow.md``: "A **plan** is data: an ordered list of steps, each
+with its parameters, applied to the original table, with one verification of the final release
+against every promise of every step" — the steps are applied in order, starting from the
+original table, and the final release is verified once, giving the run's one report. The
+run-level fields (seed, strata, block size, engine) stay on the spec: they say how the plan
+runs, not what it does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -23,6 +35,8 @@ from microgui.core.table.dataset import QIMatrix
 from microgui.core.table.roles import RoleMap
 
 __all__ = [
+    "MethodStep",
+    "Step",
     "RunSpec",
     "RunResult",
     "parse_k",
@@ -31,6 +45,26 @@ __all__ = [
     "validate_k",
     "information_loss_text",
 ]
+
+
+@dataclass(frozen=True)
+class MethodStep:
+    """The method step of a plan: the registered ``method``, its ``k``, its raw ``params`` (by
+    name, parsed against the method when run) and the ``hierarchies`` (column, file) it
+    generalizes with; the same values as the :class:`RunSpec` fields of those names."""
+
+    method: str
+    k: int
+    params: tuple[tuple[str, Any], ...] = ()
+    hierarchies: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+
+#: A step of a plan. Today one kind; issue 31 makes it a union of the step kinds.
+Step: TypeAlias = MethodStep
 
 
 @dataclass(frozen=True)
@@ -102,6 +136,13 @@ class RunSpec:
     @property
     def param_dict(self) -> dict[str, Any]:
         return dict(self.params)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The run's plan, its steps in order: today always one, the :class:`MethodStep` made
+        of this spec's fields. A property, not a field, so that equality, hashing and
+        :meth:`to_json` of a spec (and so every saved file) are unchanged."""
+        return (MethodStep(self.method, self.k, self.params, self.hierarchies),)
 
     def to_json(self) -> dict[str, Any]:
         return {
