@@ -10,7 +10,6 @@ option left unclassified).
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
@@ -147,13 +146,3 @@ def _check_outputs(args: argparse.Namespace, *, skip: Sequence[str] = ()) -> Non
 def _read_files(args: argparse.Namespace) -> tuple[Path, ...]:
     """:func:`command_inputs` for ``Dataset.inputs``."""
     return tuple(command_inputs(args))
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """True when a and b name one file (hard links and symlinks included)."""
-    try:
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    except OSError:
-        pass
-    return a.resolve() == b.resolve()
