@@ -354,6 +354,16 @@ class AppController(QObject):
     def methods() -> list[Method]:
         return available_methods()
 
+    def recommended_measures(self) -> list[str]:
+        """The measure keys to show first for the table's quasi-identifier kinds
+        (:func:`microgui.core.metrics.recommended.recommended_measures`; issue 29)."""
+        from microgui.core.metrics.recommended import recommended_measures
+
+        if self.dataset is None:
+            return []
+        roles = self.dataset.roles
+        return recommended_measures({c: roles[c].kind for c in roles.quasi_identifiers})
+
     def default_spec(self) -> RunSpec:
         """The run proposed for the current table (:func:`~microgui.core.runs.analysis.proposed_spec`:
         MDAV, or MDAV-generic when ordinal or nominal quasi-identifiers are present; k = 5)."""

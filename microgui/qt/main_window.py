@@ -479,7 +479,15 @@ class MainWindow(QMainWindow):
     def _update_ru_chart(self) -> None:
         ctl = self.controller
         points = [RuPoint(e.run_id, e.spec.method, e.spec.k, e.measures) for e in ctl.history]
-        self.ru_chart.set_runs(points, measure_catalog())
+        # the unprotected table's point (measured in the run's worker) and the measures
+        # recommended for its quasi-identifiers (issue 29)
+        reference = next(
+            (e.outcome.unprotected for e in reversed(ctl.history) if e.outcome is not None),
+            None,
+        )
+        self.ru_chart.set_runs(
+            points, measure_catalog(), reference=reference, recommended=ctl.recommended_measures()
+        )
         self.ru_chart.set_current(ctl.shown_run_id)
         self._update_actions()
 

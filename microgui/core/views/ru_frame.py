@@ -16,9 +16,18 @@ label and tooltip; the frame's axes start at 0 when every value is 0 or more (ra
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from microgui.core.progress import ProgressFn, RunCancelled, no_progress
+
+if TYPE_CHECKING:
+    from microgui.core.table.dataset import Dataset
 
 __all__ = [
     "LOWER",
@@ -30,6 +39,7 @@ __all__ = [
     "pareto_front",
     "off_scale",
     "ru_frame",
+    "unprotected_reference",
 ]
 
 #: Direction of a measure whose lower values are better (risk, loss).
@@ -207,3 +217,48 @@ def _edge(
         hi += band
         shown[off] = hi - 0.5 * band
     return shown, (lo, hi)
+
+
+_reference_cache: dict[int, dict[str, float | None]] = {}
+_reference_lock = threading.Lock()
+
+
+def unprotected_reference(
+    dataset: Dataset, progress: ProgressFn = no_progress
+) -> dict[str, float | None]:
+    """The measures of the unprotected table against itself (its identifiers left out): the
+    reference point of the risk–utility map, as the release report places it
+    (``core.release.report.unprotected_risk``): no information lost, its risk by the same
+    measure. Numbers only (None where a measure does not apply or cannot be measured).
+
+    Computed once per Dataset object (kept while the object lives): ``evaluate`` on a 30,000-row
+    table takes seconds, and every run of the same table shares it. Call it in a worker;
+    ``progress`` may raise ``RunCancelled``, which propagates (nothing is cached then).
+    """
+    key = id(dataset)
+    with _reference_lock:
+        cached = _reference_cache.get(key)
+    if cached is not None:
+        return dict(cached)
+    from microgui.core.metrics.evaluate import evaluate
+
+    drop = [c for c in dataset.roles.identifiers if c in dataset.frame.columns]
+    try:
+        measures = evaluate(dataset, dataset.frame.drop(columns=drop), progress=progress)
+    except RunCancelled:
+        raise
+    except Exception:  # noqa: BLE001 - a reference point that cannot be measured is left out
+        out: dict[str, float | None] = {}
+    else:
+        out = {
+            str(k): (float(v) if np.isfinite(float(v)) else None)
+            if isinstance(v, int | float) and not isinstance(v, bool)
+            else None
+            for k, v in measures.items()
+            if not isinstance(v, Mapping)
+        }
+    with _reference_lock:
+        if key not in _reference_cache:
+            _reference_cache[key] = out
+            weakref.finalize(dataset, _reference_cache.pop, key, None)
+    return dict(out)

@@ -25,7 +25,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QTransform
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from microgui.core.release.report_charts import tick_text
 from microgui.core.views.ru_frame import LOWER, pareto_front, ru_frame
@@ -60,6 +60,10 @@ class RuChartOptions:
     y_measure: str = ""
     #: Scale of the loss axis: "auto" (log when it spans > LOG_DECADES decades), "linear", "log".
     y_scale: str = "auto"
+    #: The axis choosers list every measure (else the recommended ones for the table's
+    #: quasi-identifier kinds, :func:`microgui.core.metrics.recommended.recommended_measures`,
+    #: when the runs have any).
+    all_measures: bool = False
 
 
 def use_log_scale(values: np.ndarray, scale: str = "auto") -> bool:
@@ -163,6 +167,12 @@ class RuChartPlot(QWidget):
         self._points: list[RuPoint] = []
         self._catalog: dict[str, tuple[str, ...]] = {}
         self._current: int | None = None
+        #: Measure keys shown first (and alone unless ``all_measures``), best first.
+        self._recommended: list[str] = []
+        #: The unprotected table's measures: the reference point (empty: none drawn).
+        self._reference: dict[str, float | None] = {}
+        #: Where the reference point is drawn (view coordinates), None when it is not.
+        self.reference_position: tuple[float, float] | None = None
         self._plot_y: dict[int, float] = {}
         self._plot_x: dict[int, float] = {}
         #: The method of each scatter item drawn, in legend order.
@@ -195,6 +205,14 @@ class RuChartPlot(QWidget):
             f"{LOG_DECADES:g} decades"
         )
         self.scale_combo.currentIndexChanged.connect(self._on_scale_changed)
+        self.all_check = QCheckBox("All measures")
+        self.all_check.setToolTip(
+            "Off: the axes offer the measures recommended for the table's quasi-identifiers "
+            "(continuous: SSE/SST, record linkage; categorical: values changed, Hellinger, "
+            "homogeneous share, individual risk). On: every measure the runs have."
+        )
+        self.all_check.setChecked(self.options.all_measures)
+        self.all_check.toggled.connect(self._on_all_toggled)
         #: Whether the loss axis is drawn on a log scale now.
         self.log_y = False
 
@@ -222,6 +240,16 @@ class RuChartPlot(QWidget):
         )
         self.current_item.setZValue(3)
         self.plot_item.addItem(self.current_item)
+        # The unprotected table: information loss 0, its risk by the same measure (as in the
+        # release report's risk-utility position).
+        self.reference_item = pg.ScatterPlotItem(
+            symbol="star", size=18, brush=pg.mkBrush("#ffffff"), pen=pg.mkPen("#111111", width=1.5)
+        )
+        self.reference_item.setZValue(2.5)
+        self.plot_item.addItem(self.reference_item)
+        self.reference_label = pg.TextItem("unprotected table", color="#111111", anchor=(-0.1, 1.1))
+        self.reference_label.setZValue(4)
+        self.plot_item.addItem(self.reference_label)
         # LegendItem places itself at (0, 0) whenever it resizes, so it cannot be a layout cell
         # itself: it is anchored in a holder cell whose width follows the legend's.
         self.legend_holder = pg.GraphicsWidget()
@@ -252,6 +280,8 @@ class RuChartPlot(QWidget):
         top.addSpacing(12)
         top.addWidget(QLabel("Scale"))
         top.addWidget(self.scale_combo)
+        top.addSpacing(12)
+        top.addWidget(self.all_check)
         top.addStretch(1)
         top.addWidget(self.export)
         layout = QVBoxLayout(self)
@@ -266,10 +296,25 @@ class RuChartPlot(QWidget):
         return self.plot_widget.ci
 
     # content ------------------------------------------------------------------------------
-    def set_runs(self, points: Sequence[RuPoint], catalog: Mapping[str, Sequence[str]]) -> None:
-        """Show these runs; ``catalog`` maps a measure key to (label, unit, direction, group)."""
+    def set_runs(
+        self,
+        points: Sequence[RuPoint],
+        catalog: Mapping[str, Sequence[str]],
+        *,
+        reference: Mapping[str, float | int | None] | None = None,
+        recommended: Sequence[str] = (),
+    ) -> None:
+        """Show these runs; ``catalog`` maps a measure key to (label, unit, direction, group).
+
+        ``reference``: the unprotected table's measures (drawn as a star where it has both
+        measures); ``recommended``: the measure keys to offer first (and alone until "All
+        measures" is ticked)."""
         self._points = list(points)
         self._catalog = {str(k): tuple(v) for k, v in catalog.items()}
+        self._reference = {
+            str(k): float(v) for k, v in (reference or {}).items() if _finite(v)
+        }
+        self._recommended = list(dict.fromkeys(recommended))
         self._fill_combos()
         self._draw()
 
@@ -302,6 +347,16 @@ class RuChartPlot(QWidget):
             (self.y_combo, "utility", "y_measure", ("information_loss_all_qi", "il", "information_loss", "pil")),
         ):  # fmt: skip
             keys = self._available(group)
+            first = [k for k in self._recommended if k in keys]
+            preferred = (*first, *preferred)
+            if first:
+                # recommended first; the rest only when asked for (or already chosen)
+                rest = [k for k in keys if k not in first]
+                chosen = getattr(self.options, attr)
+                if self.options.all_measures:
+                    keys = first + rest
+                else:
+                    keys = first + ([chosen] if chosen in rest and attr in self._chosen else [])
             current = getattr(self.options, attr)
             if current not in keys or attr not in self._chosen:
                 current = self._default(keys, preferred)
@@ -342,6 +397,11 @@ class RuChartPlot(QWidget):
         """ "auto", "linear" or "log" for the loss axis."""
         self.scale_combo.setCurrentIndex(max(self.scale_combo.findData(scale), 0))
 
+    def _on_all_toggled(self, checked: bool) -> None:
+        self.options.all_measures = checked
+        self._fill_combos()
+        self._draw()
+
     def _on_scale_changed(self, _index: int) -> None:
         self.options.y_scale = str(self.scale_combo.currentData() or "auto")
         self._draw()
@@ -370,6 +430,9 @@ class RuChartPlot(QWidget):
             self._fit_legend()
             self.plot_item.setLabel("bottom", "")
             self.plot_item.setLabel("left", "")
+            self.reference_item.clear()
+            self.reference_label.setVisible(False)
+            self.reference_position = None
             self.plot_item.setTitle(
                 "Finish runs to see their risk and information loss here" if not self._points
                 else "No risk or information-loss measure to draw",
@@ -501,11 +564,52 @@ class RuChartPlot(QWidget):
                     f"<br><span style='font-size:9pt;color:#555'>{len(left_out)} run(s) {why} "
                     f"not drawn ({names})</span>"
                 )
+        x_range, y_range = frame.x_range, frame.y_range
+        reference = self._reference_point(xk, yk)
+        if reference is not None:
+            rx, ry = reference
+            title += (
+                "<br><span style='font-size:9pt;color:#555'>☆ = the unprotected table "
+                f"({_value_text(rx)}, {_value_text(10.0**ry if self.log_y else ry)})</span>"
+            )
+            if len(drawn):  # the frame grows to hold it
+                (x0, x1), (y0, y1) = x_range, y_range
+                pad_x, pad_y = 0.05 * (x1 - x0 or 1.0), 0.05 * (y1 - y0 or 1.0)
+                x_range = (min(x0, rx - pad_x), max(x1, rx + 4 * pad_x))
+                y_range = (min(y0, ry - pad_y), max(y1, ry + pad_y))
+        elif self._reference:
+            why = (
+                "its loss of 0 has no place on a log scale"
+                if self.log_y and _finite(self._reference.get(xk))
+                else "it has no value for these measures"
+            )
+            title += (
+                "<br><span style='font-size:9pt;color:#555'>the unprotected table is not drawn: "
+                f"{why}</span>"
+            )
         set_plot_title(self.plot_item, title, color="#222222", size="10pt")
         if len(drawn):
-            view.setRange(xRange=frame.x_range, yRange=frame.y_range, padding=0.0)
+            view.setRange(xRange=x_range, yRange=y_range, padding=0.0)
         self._draw_current()
         self._place_labels()
+
+    def _reference_point(self, xk: str, yk: str) -> tuple[float, float] | None:
+        """Draw the unprotected table's point (view coordinates) or hide it; its position."""
+        x, y = self._reference.get(xk), self._reference.get(yk)
+        self.reference_position = None
+        if x is None or y is None or (self.log_y and y <= 0):
+            self.reference_item.clear()
+            self.reference_label.setVisible(False)
+            return None
+        y_plot = float(np.log10(y)) if self.log_y else float(y)
+        self.reference_item.setData(x=[float(x)], y=[y_plot])
+        self.reference_item.setToolTip(
+            f"the unprotected table (identifiers left out)\n{x:.4g}, {y:.4g}"
+        )
+        self.reference_label.setPos(float(x), y_plot)
+        self.reference_label.setVisible(True)
+        self.reference_position = (float(x), y_plot)
+        return self.reference_position
 
     def _fit_legend(self) -> None:
         """Give the legend's column the legend's width (none when it is hidden)."""
