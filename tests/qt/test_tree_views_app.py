@@ -11,7 +11,6 @@ import pandas as pd
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
-from qt_helpers import large_continuous_dataset
 
 from microgui.core import dependency as dependency_module  # the tree job calls it there
 from microgui.core.runs import RunResult, RunSpec
@@ -19,7 +18,7 @@ from microgui.core.runs.analysis import DependencyTreeOutcome
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.dependency import DependencyTree
 from microgui.core.table.roles import AttributeKind, AttributeRole, roles_from_lists
-from microgui.core.views.layout import DEFAULT_MAX_EDGES
+from microgui.core.views.layout import MAX_VIEW_EDGES
 from microgui.qt.main_window import MainWindow, view_rows
 from microgui.qt.plots.dependency_tree import KEY_LEGEND
 from microgui.qt.plots.mst_partition import PLACEHOLDER
@@ -197,6 +196,8 @@ def test_an_ama_run_shows_its_tree_and_key_attributes(demo_window: MainWindow, q
 
 
 def test_mst_view_draws_kept_and_cut_edges(demo_window: MainWindow, qtbot) -> None:
+    """Issue 29: at most MAX_VIEW_EDGES of the edges in view are drawn, and the title says how
+    many; zooming in draws every edge of a small view."""
     window = demo_window
     plot = window.mst_plot
     assert PLACEHOLDER in plot.title_text()
@@ -204,23 +205,38 @@ def test_mst_view_draws_kept_and_cut_edges(demo_window: MainWindow, qtbot) -> No
     window.tabs.setCurrentWidget(plot)
     result = _run(window, qtbot, RunSpec.make("mst", 5, seed=0))
     part = result.artifacts["mst"]
-    n_cut = int(part.cut.sum())
     assert plot.layout_shown is window.controller.mst_layout
-    assert plot.kept_drawn + plot.cut_drawn == 3999 and plot.cut_drawn == n_cut > 0
-    assert len(plot.cut_curve.xData) == 2 * n_cut
+    view = plot.view_edges
+    assert view is not None and view.total == 3999 and view.in_view > MAX_VIEW_EDGES
+    assert plot.kept_drawn + plot.cut_drawn == MAX_VIEW_EDGES
+    drawn = view.indices
+    assert plot.cut_drawn == int(part.cut[drawn].sum()) > 0
+    assert len(plot.cut_curve.xData) == 2 * plot.cut_drawn
     # one curve per palette colour, one for edges between groups, one for cut edges: never
     # one item per edge
     curves = [i for i in plot.plot_item.items if isinstance(i, pg.PlotCurveItem)]
     assert len(curves) == len(plot.cluster_palette) + 2
     assert all(c.opts["connect"] == "pairs" for c in curves)
-    drawn_x = np.sort(plot.cut_curve.xData.reshape(-1, 2), axis=1)
-    assert len(drawn_x) == n_cut
     assert len(plot.records_item.data) == 4000
-    brushes = plot.records_item.data["brush"]
-    assert {id(b) for b in brushes} <= {id(b) for b in plot.cluster_palette.brushes}
-    assert "3,999 edges" in plot.title_text() and f"{n_cut:,} cut" in plot.title_text()
+    # hundreds of groups in view: grey records, said in the legend and the title
+    assert not plot.records_by_group and "groups in view" in plot.title_text()
+    title = plot.title_text()
+    assert "3,999 edges" in title and f"{int(part.cut.sum()):,} cut" in title
+    assert f"drawing {MAX_VIEW_EDGES:,} of {view.in_view:,} edges in view" in title
+    assert "zoom in to see more" in title
     assert "cut edge" in _legend_texts(plot.legend)
-    assert "showing" not in plot.title_text()
+    # zoomed in on a few records: every edge in view drawn, the records coloured by group
+    x, y = plot._coords[0], plot._coords[1]
+    cx, cy = float(np.median(x)), float(np.median(y))
+    sx, sy = 0.02 * float(np.ptp(x)), 0.02 * float(np.ptp(y))
+    plot.plot_item.getViewBox().setRange(
+        xRange=(cx - sx, cx + sx), yRange=(cy - sy, cy + sy), padding=0.0
+    )
+    qtbot.waitUntil(lambda: plot.view_edges is not view, timeout=2000)
+    small = plot.view_edges
+    assert small is not None and 0 < small.in_view <= MAX_VIEW_EDGES and not small.sampled
+    assert plot.kept_drawn + plot.cut_drawn == small.in_view
+    assert f"all {small.in_view:,} edges in view drawn" in plot.title_text()
     # axes: the same choices as the cluster scatter plot
     assert plot.axis_choices() == window.plot.axis_choices()
     plot.set_axes("age", "income")
@@ -234,16 +250,20 @@ def test_mst_view_draws_kept_and_cut_edges(demo_window: MainWindow, qtbot) -> No
     assert PLACEHOLDER in plot.title_text() and plot.layout_shown is None
 
 
-def test_mst_view_draws_a_documented_subsample_above_5000_edges(window: MainWindow, qtbot) -> None:
-    ctl = window.controller
-    ctl.set_dataset(large_continuous_dataset(n=12_000, d=3, seed=1))
-    window.tabs.setCurrentWidget(window.mst_plot)
-    result = _run(window, qtbot, RunSpec.make("mst", 5, seed=0))
+def test_mst_view_says_why_it_draws_no_edge(demo_window: MainWindow, qtbot) -> None:
+    window = demo_window
     plot = window.mst_plot
-    n_cut = int(result.artifacts["mst"].cut.sum())
-    assert plot.kept_drawn + plot.cut_drawn == DEFAULT_MAX_EDGES
-    assert plot.cut_drawn == min(n_cut, DEFAULT_MAX_EDGES)  # every cut edge first
-    assert f"showing {DEFAULT_MAX_EDGES:,} of 11,999 edges" in plot.title_text()
+    _continuous_only(window)
+    window.tabs.setCurrentWidget(plot)
+    _run(window, qtbot, RunSpec.make("mst", 5, seed=0))
+    x = plot._coords[0]
+    far = float(np.nanmax(x)) + 10.0
+    plot.plot_item.getViewBox().setRange(xRange=(far, far + 1.0), padding=0.0)
+    qtbot.waitUntil(
+        lambda: plot.view_edges is not None and plot.view_edges.in_view == 0, timeout=2000
+    )
+    assert plot.kept_drawn + plot.cut_drawn == 0
+    assert "no tree edge has both ends in this view" in plot.title_text()
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,6 +9,13 @@ MDAV, are one grey curve); the cut edges are one dashed red curve. Above
 :data:`~microgui.core.views.layout.DEFAULT_MAX_EDGES` edges the layout holds a seeded subsample (all cut
 edges first, then kept ones) and the title says so; above ``max_points`` records a seeded sample
 of records is drawn, as in the cluster scatter plot.
+
+Readable at survey size (issue 29): of the tree's edges, only those with both ends in the view
+are drawn, at most ``max_view_edges`` of them (300: a seeded sample, nested as one zooms in,
+:func:`~microgui.core.views.layout.edges_in_view`), and the title says how many ("drawing 300 of
+5,012 edges in view: zoom in to see more"). The edges follow the view as it is zoomed or panned
+(debounced). The records are coloured by group only when at most ``max_group_colours`` groups
+are in view; otherwise they are light grey and the edges carry the groups' colours.
 """
 
 from __future__ import annotations
@@ -17,12 +24,22 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QBrush
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from microgui.core.runs import RunResult
-from microgui.core.views.layout import PC1, PC2, MstLayout, axis_choices, axis_values
+from microgui.core.views.layout import (
+    MAX_VIEW_EDGES,
+    PC1,
+    PC2,
+    MstLayout,
+    ViewEdges,
+    axis_choices,
+    axis_values,
+    edges_in_view,
+)
 from microgui.core.views.projection import QIProjection
 from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, sample_indices
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
@@ -48,6 +65,10 @@ class MstOptions:
     show_cut: bool = True
     #: The initial view spans these quantiles of the records (0: everything).
     view_quantile: float = 0.005
+    #: At most this many tree edges are drawn, of those with both ends in the view.
+    max_view_edges: int = MAX_VIEW_EDGES
+    #: Records are coloured by group when at most this many groups are in view (else grey).
+    max_group_colours: int = 12
 
 
 class MstPartitionPlot(QWidget):
@@ -64,6 +85,18 @@ class MstPartitionPlot(QWidget):
         self.sampled: int | None = None  # records drawn when sampling, else None
         self.kept_drawn = 0
         self.cut_drawn = 0
+        #: The edges drawn for the current view (None before a run).
+        self.view_edges: ViewEdges | None = None
+        #: Whether the records are coloured by group (few groups in view) or grey.
+        self.records_by_group = True
+        self._coords: tuple[np.ndarray, np.ndarray, str, str] | None = None
+        self._grey = np.empty(1, dtype=object)
+        self._grey[0] = QBrush(QColor(150, 150, 150, 110))
+        # Edges follow the view: redrawn once the zoom or pan has paused.
+        self._view_timer = QTimer(self)
+        self._view_timer.setSingleShot(True)
+        self._view_timer.setInterval(80)
+        self._view_timer.timeout.connect(self._draw_view)
 
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
@@ -129,6 +162,8 @@ class MstPartitionPlot(QWidget):
         )
         self.selection_item.setZValue(3)
         self.plot_item.addItem(self.selection_item)
+        self.plot_item.getViewBox().sigRangeChangedManually.connect(self._on_view_moved)
+        self.plot_item.getViewBox().sigRangeChanged.connect(self._on_view_moved)
 
         self.legend = pg.LegendItem(
             offset=(-10, 6),
@@ -183,6 +218,8 @@ class MstPartitionPlot(QWidget):
         self._result = None
         self._projection = None
         self._layout = None
+        self._coords = None
+        self.view_edges = None
         self.sampled = None
         self.kept_drawn = self.cut_drawn = 0
         self.records_item.clear()
@@ -299,21 +336,51 @@ class MstPartitionPlot(QWidget):
         result, layout = self._result, self._layout
         if result is None or layout is None:
             return
-        opts = self.options
-        x, y, x_label, y_label = self._coordinates()
-        labels = result.labels
-        n = len(labels)
+        self._coords = self._coordinates()
+        x, y, x_label, y_label = self._coords
         view = self.plot_item.getViewBox()
         view.disableAutoRange()
+        self.plot_item.setLabel("bottom", x_label, color="#222222")
+        self.plot_item.setLabel("left", y_label, color="#222222")
+        self._view_timer.stop()
+        self._set_range(x, y)  # emits sigRangeChanged: the timer is stopped again below
+        self._view_timer.stop()
+        self._draw_view()
+
+    def _on_view_moved(self, *_args: object) -> None:
+        if self._layout is not None:
+            self._view_timer.start()
+
+    def _draw_view(self) -> None:
+        """Records, the edges in view (at most ``max_view_edges``), legend and title for the
+        current view range."""
+        result, layout, coords = self._result, self._layout, self._coords
+        if result is None or layout is None or coords is None:
+            return
+        opts = self.options
+        x, y, _xl, _yl = coords
+        labels = result.labels
+        n = len(labels)
+        (x0, x1), (y0, y1) = self.plot_item.getViewBox().viewRange()
 
         idx = sample_indices(n, opts.max_points, opts.sample_seed)
         self.sampled = None if idx is None else len(idx)
         rx, ry, rl = (x, y, labels) if idx is None else (x[idx], y[idx], labels[idx])
+        inside = (rx >= x0) & (rx <= x1) & (ry >= y0) & (ry <= y1)
+        groups_in_view = len(np.unique(rl[inside])) if inside.any() else 0
+        self.records_by_group = groups_in_view <= opts.max_group_colours
         if self.records_item.opts["size"] != opts.point_size:
             self.records_item.setSize(opts.point_size)
-        self.records_item.set_points(rx, ry, self.cluster_palette.brushes_for(rl))
+        brush = (
+            self.cluster_palette.brushes_for(rl)
+            if self.records_by_group
+            else np.broadcast_to(self._grey, (len(rl),)).copy()
+        )
+        self.records_item.set_points(rx, ry, brush)
 
-        shown = layout.sample.indices
+        view_edges = edges_in_view(layout, x, y, (x0, x1), (y0, y1), max_edges=opts.max_view_edges)
+        self.view_edges = view_edges
+        shown = view_edges.indices
         edges = layout.edges[shown]
         cut = layout.cut[shown]
         group = layout.edge_group[shown]
@@ -332,13 +399,15 @@ class MstPartitionPlot(QWidget):
         self.cut_drawn = len(cut_edges)
         self._draw_selection()
 
-        self.plot_item.setLabel("bottom", x_label, color="#222222")
-        self.plot_item.setLabel("left", y_label, color="#222222")
-        self._set_range(rx, ry)
-        self.title_label.setText(self._title(result, layout))
+        self.title_label.setText(self._title(result, layout, groups_in_view))
         self.legend.clear()
         self.legend.setVisible(True)
-        self.legend.addItem(self._legend_record, "record (colour = its final group)")
+        self.legend.addItem(
+            self._legend_record,
+            "record (colour = its final group)"
+            if self.records_by_group
+            else f"record (grey: {groups_in_view:,} groups in view)",
+        )
         if opts.show_kept:
             self.legend.addItem(self._legend_kept, "kept edge (colour = group)")
             if len(between):
@@ -349,6 +418,9 @@ class MstPartitionPlot(QWidget):
             self.legend.addItem(self._legend_cut, "cut edge")
         if self._selection is not None:
             self.legend.addItem(self._legend_selected, "selected record")
+        self._legend_record.setBrush(
+            self.cluster_palette.brushes[0] if self.records_by_group else self._grey[0]
+        )
 
     @staticmethod
     def _set_segments(
@@ -370,7 +442,7 @@ class MstPartitionPlot(QWidget):
         rows = np.flatnonzero(mask)[: self.options.max_points]
         self.selection_item.setData(x=x[rows], y=y[rows], size=self.options.point_size + 7)
 
-    def _title(self, result: RunResult, layout: MstLayout) -> str:
+    def _title(self, result: RunResult, layout: MstLayout, groups_in_view: int) -> str:
         n = len(result.labels)
         method = result.spec.method
         what = "pruned" if layout.source == "mstk" else "cut"
@@ -379,11 +451,26 @@ class MstPartitionPlot(QWidget):
             f"{layout.n_cut:,} {what} · {result.n_groups:,} groups ({method}, k = {result.spec.k})"
         )
         notes: list[str] = []
-        sample = layout.sample
-        if sample.sampled:
+        view = self.view_edges
+        if view is not None:
+            if view.in_view == 0:
+                notes.append(
+                    "<b>no tree edge has both ends in this view</b>: zoom out "
+                    "(right-click › View All) to see the tree"
+                )
+            elif view.sampled:
+                notes.append(
+                    f"<b>drawing {len(view.indices):,} of {view.in_view:,} edges in view</b> "
+                    f"(a random sample, seed {self.options.sample_seed}): zoom in to see more"
+                )
+            else:
+                notes.append(f"all {view.in_view:,} edges in view drawn")
+            if not (self.options.show_kept or self.options.show_cut):
+                notes.append("both edge kinds are switched off above")
+        if not self.records_by_group:
             notes.append(
-                f"showing {len(sample.indices):,} of {sample.n_edges:,} edges (every cut edge, "
-                f"then a random sample of kept ones, seed {sample.seed})"
+                f"records grey: {groups_in_view:,} groups in view, coloured when "
+                f"≤ {self.options.max_group_colours}"
             )
         if self.sampled is not None:
             notes.append(

@@ -311,9 +311,7 @@ class RuChartPlot(QWidget):
         measures" is ticked)."""
         self._points = list(points)
         self._catalog = {str(k): tuple(v) for k, v in catalog.items()}
-        self._reference = {
-            str(k): float(v) for k, v in (reference or {}).items() if _finite(v)
-        }
+        self._reference = {str(k): float(v) for k, v in (reference or {}).items() if _finite(v)}
         self._recommended = list(dict.fromkeys(recommended))
         self._fill_combos()
         self._draw()

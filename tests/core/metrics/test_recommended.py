@@ -79,6 +79,8 @@ def test_recommended_categorical_measures_are_computed_on_a_categorical_release(
     released.loc[:9, "region"] = "n"
     measures = evaluate(dataset, released)
     kinds = {c: roles[c].kind for c in roles.quasi_identifiers}
-    first, _ = shown_first([k for k, v in measures.items() if v is not None], recommended_measures(kinds))
+    first, _ = shown_first(
+        [k for k, v in measures.items() if v is not None], recommended_measures(kinds)
+    )
     assert "dist_percent" in first and "reidentification_risk_mean" in first
     assert measures["dist_percent"] > 0
