@@ -55,17 +55,33 @@ def test_plot_shows_groups_with_shared_brushes(
         "income",
         "wealth",
     ]
-    assert (plot.options.x_axis, plot.options.y_axis) == (PC1, PC2)
+    # mixed quasi-identifiers: the data's own axes by default, not the PCA (issue 29); a
+    # category axis over 1,000 records draws the originals as a density image
+    assert (plot.options.x_axis, plot.options.y_axis) == ("age", "sex")
+    assert plot.density_shown
+    plot.set_axes(PC1, PC2)
     brushes = plot.records_item.data["brush"]
     assert len(brushes) == 4000
-    # K shared QBrush objects, not one per point (the symbol atlas keys on identity)
-    assert len({id(b) for b in brushes}) <= len(plot.cluster_palette)
-    assert {id(b) for b in brushes} <= {id(b) for b in plot.cluster_palette.brushes}
+    # 800 groups in view: colour = distance moved, a few shared QBrush objects, not one per
+    # point (the symbol atlas keys on identity)
+    assert not plot.colour_by_group and plot.groups_in_view > 12
+    assert {id(b) for b in brushes} <= {id(b) for b in plot.move_brushes}
     assert len(plot.protected_item.data) == demo_result.n_groups
     assert "4,000 records in 800 groups" in plot.title_text()
+    assert "colour = distance moved" in plot.title_text()
     assert "PC1" in plot.plot_item.getAxis("bottom").labelText
     assert "mixed-distance embedding" in plot.plot_item.getAxis("bottom").labelText
     assert plot.sampled is None
+    # zoomed in on one group's records: colour = group, with the palette's shared brushes
+    plot.set_axes("age", "income")
+    x0, y0 = plot.records_item.data["x"][0], plot.records_item.data["y"][0]
+    plot.plot_item.getViewBox().setRange(
+        xRange=(x0 - 0.01, x0 + 0.01), yRange=(y0 - 1.0, y0 + 1.0), padding=0.0
+    )
+    plot._on_view_settled()  # what the debounce timer calls after a zoom
+    assert plot.colour_by_group and plot.groups_in_view <= 12
+    brushes = plot.records_item.data["brush"]
+    assert {id(b) for b in brushes} <= {id(b) for b in plot.cluster_palette.brushes}
 
 
 def test_choosing_axes_shows_original_units(
@@ -92,7 +108,7 @@ def test_choosing_axes_shows_original_units(
 def test_above_the_threshold_a_seeded_sample_is_drawn(
     demo_window: MainWindow, demo_result: RunResult, qtbot
 ) -> None:
-    plot = ClusterScatterPlot(options=ScatterOptions(max_points=1000))
+    plot = ClusterScatterPlot(options=ScatterOptions(max_points=1000, x_axis=PC1, y_axis=PC2))
     qtbot.addWidget(plot)
     plot.set_run(demo_result, demo_window.controller.projection)
     assert plot.sampled == 1000 and len(plot.records_item.data) == 1000
@@ -185,7 +201,7 @@ def test_200k_records_switch_to_a_density_image_within_budget(
     assert plot.density_shown and plot.sampled is None
     assert len(plot.records_item.data) == 0  # no point of the records is drawn
     title = plot.title_text()
-    assert "Density of 200,000 records (above the 100,000-record threshold" in title
+    assert "Density of 200,000 original records (above the 5,000-record threshold" in title
     assert "records per bin on a log scale" in title
     assert plot.color_bar.isVisible() and plot.density_item.isVisible()
     image = plot.density_item.image
@@ -209,7 +225,9 @@ def test_200k_records_switch_to_a_density_image_within_budget(
 def test_density_threshold_is_an_option(
     demo_window: MainWindow, demo_result: RunResult, qtbot
 ) -> None:
-    plot = ClusterScatterPlot(options=ScatterOptions(density_threshold=1000, density_bins=64))
+    plot = ClusterScatterPlot(
+        options=ScatterOptions(density_threshold=1000, density_bins=64, x_axis=PC1, y_axis=PC2)
+    )
     qtbot.addWidget(plot)
     plot.set_run(demo_result, demo_window.controller.projection)
     assert plot.density_shown

@@ -19,6 +19,17 @@ frequency) labelled with the categories, each record jittered uniformly within �
 slot (seeded by the options' ``sample_seed`` and the column), each group aggregate likewise,
 within the slot of its released category. Tick labels that do not fit are thinned out
 (every m-th) and elided, never overprinted; the axis title says so.
+
+**At survey size** (issue 29): above ``density_threshold`` records (default 5,000), or above
+``categorical_density_min`` records with a category axis, "auto" draws the originals as the
+density image and the released aggregates on top. Records (or, over a density image, the
+aggregates) are coloured by group only when at most ``max_group_colours`` groups are in view
+(zoom in to get there); otherwise by how far protection moved them, in the plot's standardized
+space (:mod:`microgui.core.views.moves`: standard deviations, a changed category counting 1),
+with a legend of the classes. Clicking a record lists its group's members, original against
+released values, in a side panel (on screen only). With categorical quasi-identifiers the
+default axes are a continuous quasi-identifier and a category axis, not the principal
+components of the mixed embedding (still offered, labelled as such).
 """
 
 from __future__ import annotations
@@ -29,11 +40,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPicture
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPicture
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from microgui.core.runs import RunResult
+from microgui.core.views.moves import (
+    MOVE_EDGES,
+    axis_moves,
+    distance_moved,
+    group_members,
+    move_class_labels,
+    move_classes,
+)
 from microgui.core.views.projection import (
     JITTER,
     CategoryAxis,
@@ -63,8 +92,12 @@ __all__ = [
 PC1 = "PC1"
 PC2 = "PC2"
 DEFAULT_MAX_POINTS = 100_000
-#: Above this many records the records are drawn as a density image (STYLE.md §7).
-DEFAULT_DENSITY_THRESHOLD = 100_000
+#: Above this many records the records are drawn as a density image (issue 29: 30,000 points
+#: coloured by 6,000 groups were bands of noise; STYLE.md §7 had 100,000).
+DEFAULT_DENSITY_THRESHOLD = 5_000
+#: Colours of the distance-moved classes (:func:`microgui.core.views.moves.move_classes`), light
+#: to dark, then grey for records not placed.
+MOVE_COLORS: tuple[str, ...] = ("#fee391", "#fdae61", "#f46d43", "#d73027", "#7f0000", "#9e9e9e")
 #: "auto": points up to the threshold, a density image above; or always one of the two.
 DISPLAY_MODES = ("auto", "points", "density")
 
@@ -73,8 +106,9 @@ DISPLAY_MODES = ("auto", "points", "density")
 class ScatterOptions:
     """What the plot shows; kept apart from the widgets so it can be saved and tested alone."""
 
-    x_axis: str = PC1
-    y_axis: str = PC2
+    #: "" = chosen for the run (:meth:`ClusterScatterPlot._default_axes`).
+    x_axis: str = ""
+    y_axis: str = ""
     show_protected: bool = True
     point_size: float = 5.0
     max_points: int = DEFAULT_MAX_POINTS
@@ -91,12 +125,18 @@ class ScatterOptions:
     #: Over a density image, at most this many group aggregates are drawn (a seeded sample,
     #: said in the title): 70,000 dots would hide the image and hold the GUI thread.
     max_density_aggregates: int = 10_000
+    #: With a category axis, "auto" draws a density image above this many records.
+    categorical_density_min: int = 1_000
+    #: Colour by group only when at most this many groups are in view (else by distance moved).
+    max_group_colours: int = 12
 
-    def uses_density(self, n: int) -> bool:
-        """Whether ``n`` records are drawn as a density image."""
+    def uses_density(self, n: int, categorical: bool = False) -> bool:
+        """Whether ``n`` records are drawn as a density image (``categorical``: an axis is)."""
         if self.display == "density":
             return True
-        return self.display == "auto" and n > self.density_threshold
+        if self.display != "auto":
+            return False
+        return n > self.density_threshold or (categorical and n > self.categorical_density_min)
 
 
 def density_image(
@@ -248,6 +288,19 @@ class ClusterScatterPlot(QWidget):
         self.density_shown = False
         # What the records layer's brushes were built from (labels array, sample).
         self._records_key: object = None
+        #: True while records (or aggregates) are coloured by group, False: by distance moved.
+        self.colour_by_group = True
+        #: Groups with a record in the current view.
+        self.groups_in_view = 0
+        #: Distance each record moved on the current axes (NaN: not placed).
+        self.moved: np.ndarray | None = None
+        self._drawn: dict[str, Any] = {}
+        self.move_brushes = np.empty(len(MOVE_COLORS), dtype=object)
+        self.move_brushes[:] = [QBrush(QColor(c)) for c in MOVE_COLORS]
+        self._view_timer = QTimer(self)
+        self._view_timer.setSingleShot(True)
+        self._view_timer.setInterval(80)
+        self._view_timer.timeout.connect(self._on_view_settled)
 
         self.x_combo = QComboBox()
         self.y_combo = QComboBox()
@@ -316,6 +369,14 @@ class ClusterScatterPlot(QWidget):
         self.plot_item.addItem(self.records_item)
         self.plot_item.addItem(self.density_item)
         self.plot_item.addItem(self.protected_item)
+        # The members of a clicked record's group, ringed.
+        self.members_item = pg.ScatterPlotItem(
+            pxMode=True, symbol="o", size=11, brush=None, pen=pg.mkPen("#111111", width=1.6)
+        )
+        self.members_item.setZValue(3)
+        self.plot_item.addItem(self.members_item)
+        self.plot_item.scene().sigMouseClicked.connect(self._on_scene_clicked)
+        self.plot_item.getViewBox().sigRangeChanged.connect(self._on_view_moved)
         self.color_bar = pg.ColorBarItem(
             values=(0.0, 1.0),
             colorMap=self.density_colormap,
@@ -342,6 +403,29 @@ class ClusterScatterPlot(QWidget):
         self._legend_protected = pg.ScatterPlotItem(
             symbol="x", size=10, pen=None, brush=self.cluster_palette.protected_brush
         )
+        self._legend_moves = [
+            pg.ScatterPlotItem(symbol="o", size=9, pen=None, brush=b) for b in self.move_brushes
+        ]
+        # A clicked record's group: original against released values (screen only).
+        self.members_label = QLabel()
+        self.members_label.setTextFormat(Qt.TextFormat.RichText)
+        self.members_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.members_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        members_scroll = QScrollArea()
+        members_scroll.setWidgetResizable(True)
+        members_scroll.setWidget(self.members_label)
+        close = QPushButton("Close")
+        close.clicked.connect(self.hide_members)
+        self.members_panel = QFrame()
+        self.members_panel.setFrameShape(QFrame.Shape.StyledPanel)
+        self.members_panel.setFixedWidth(300)
+        side = QVBoxLayout(self.members_panel)
+        side.setContentsMargins(4, 4, 4, 4)
+        side.addWidget(members_scroll, 1)
+        side.addWidget(close)
+        self.members_panel.setVisible(False)
+        #: The row whose group the side panel lists (None: closed).
+        self.members_row: int | None = None
 
         top = QHBoxLayout()
         top.addWidget(QLabel("X"))
@@ -358,14 +442,22 @@ class ClusterScatterPlot(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
-        layout.addWidget(self.plot_widget, 1)
+        body = QHBoxLayout()
+        body.setContentsMargins(0, 0, 0, 0)
+        body.addWidget(self.plot_widget, 1)
+        body.addWidget(self.members_panel)
+        layout.addLayout(body, 1)
         self.clear()
 
     # content ------------------------------------------------------------------------------
     def clear(self, message: str = "Run a method to see its groups") -> None:
         self._result = None
         self._projection = None
+        self._moves: dict[str, np.ndarray] = {}
         self.sampled = None
+        self.moved = None
+        self._drawn = {}
+        self.hide_members()
         self.records_item.clear()
         self._records_key = None
         self._show_density(None)
@@ -413,6 +505,8 @@ class ClusterScatterPlot(QWidget):
             return
         self._result = result
         self._projection = projection
+        self._moves = {}
+        self.hide_members()
         qi_names = set(result.qi.names)
         # Every quasi-identifier, in the table's column order.
         qis = [c for c in result.roles.quasi_identifiers if c in qi_names]
@@ -434,8 +528,15 @@ class ClusterScatterPlot(QWidget):
         result: RunResult, projection: QIProjection | None, choices: list[str]
     ) -> tuple[str, str]:
         cont = list(result.qi.continuous_names)
+        cats = [c for c in choices if c in result.qi.ordinal_names + result.qi.nominal_names]
         if len(cont) == 2 and not result.qi.ordinal_names:
             return cont[0], cont[1]  # the two variables themselves read better than their PCs
+        if cats and (cont or len(cats) > 1):
+            # The data's own axes: a PCA of a mixed embedding is no variable (issue 29).
+            first = [c for c in choices if c in cont or c in cats]
+            x = cont[0] if cont else cats[0]
+            y = next(c for c in first if c != x)
+            return x, y
         if projection is not None:
             return PC1, PC2
         return choices[0], choices[1] if len(choices) > 1 else choices[0]
@@ -502,13 +603,15 @@ class ClusterScatterPlot(QWidget):
 
     def _axis_data(self, name: str) -> tuple[np.ndarray, np.ndarray, str, str, CategoryAxis | None]:
         """Original values, protected values (per record), axis label, its tooltip and, for an
-        ordinal or nominal quasi-identifier, its category axis."""
+        ordinal or nominal quasi-identifier, its category axis. The records' moves along the
+        axis are kept in ``self._moves[name]``."""
         result = self._result
         assert result is not None
         if name in (PC1, PC2):
             assert self._projection is not None
             i = 0 if name == PC1 else 1
             proj = self._projection
+            self._moves[name] = axis_moves(proj.original[:, i], proj.protected[:, i], False)
             return (
                 proj.original[:, i],
                 proj.protected[:, i],
@@ -523,6 +626,7 @@ class ClusterScatterPlot(QWidget):
             protected = pd.to_numeric(result.protected[name], errors="coerce").to_numpy(
                 dtype=np.float64
             )
+            self._moves[name] = axis_moves(original, protected, False)
             return original, protected, f"{name} (original units)", "", None
         axis = category_axis(qi, name)
         seed = self.options.sample_seed
@@ -531,7 +635,9 @@ class ClusterScatterPlot(QWidget):
         original = axis.original + category_jitter(len(labels), seed, name)
         # One offset per group: its members carry the same aggregate, drawn once.
         group_jitter = category_jitter(n_groups, seed, name + "\x00released")
-        protected = axis.slots_of(result.protected[name]) + group_jitter[labels]
+        released_slots = axis.slots_of(result.protected[name])
+        self._moves[name] = axis_moves(axis.original, released_slots, True)
+        protected = released_slots + group_jitter[labels]
         label = f"{name} ({axis.kind}, {len(axis.labels)} categories)"
         tip = (
             f"{name}: {axis.kind} quasi-identifier, categories {axis.order_rule}, one slot each "
@@ -541,18 +647,19 @@ class ClusterScatterPlot(QWidget):
         )
         return original, protected, label, tip, axis
 
-    def redraw(self) -> None:
+    def redraw(self, keep_view: bool = False) -> None:
         """Redraw both layers for the current options: one setData per layer (or one image),
-        one range set."""
+        one range set (none with ``keep_view``: the colouring follows a zoom)."""
         result = self._result
         if result is None:
             return
         opts = self.options
         x, x_prot, x_label, x_tip, x_cats = self._axis_data(opts.x_axis)
         y, y_prot, y_label, y_tip, y_cats = self._axis_data(opts.y_axis)
+        self.moved = distance_moved(self._moves[opts.x_axis], self._moves[opts.y_axis])
         labels = result.labels
         n = len(labels)
-        density = opts.uses_density(n)
+        density = opts.uses_density(n, x_cats is not None or y_cats is not None)
         idx = None if density else sample_indices(n, opts.max_points, opts.sample_seed)
         self.sampled = None if idx is None else len(idx)
         if idx is not None:
@@ -565,6 +672,7 @@ class ClusterScatterPlot(QWidget):
         first = first_of_groups(labels)
         px, py = x_prot[first], y_prot[first]
         keep = np.isfinite(px) & np.isfinite(py)
+        group_ids = labels[first][keep]
         px, py = px[keep], py[keep]
         unplaced = int(np.count_nonzero(~keep))
         ranges = self._ranges(x_shown, y_shown, px, py)
@@ -574,6 +682,11 @@ class ClusterScatterPlot(QWidget):
                 _slot_span(x_cats) if x_cats is not None else ranges[0],
                 _slot_span(y_cats) if y_cats is not None else ranges[1],
             )
+        if keep_view:
+            (vx0, vx1), (vy0, vy1) = view.viewRange()
+            view_ranges = ((vx0, vx1), (vy0, vy1))
+        else:
+            view_ranges = ranges
         n_aggregates = len(px)
         aggregate_idx = (
             sample_indices(n_aggregates, opts.max_density_aggregates, opts.sample_seed)
@@ -581,41 +694,70 @@ class ClusterScatterPlot(QWidget):
             else None
         )
         if aggregate_idx is not None:
-            px, py = px[aggregate_idx], py[aggregate_idx]
+            px, py, group_ids = px[aggregate_idx], py[aggregate_idx], group_ids[aggregate_idx]
+        # Colour by group only when few groups are in view (issue 29).
+        self.groups_in_view = _groups_in(x, y, labels, view_ranges)
+        by_group = self.groups_in_view <= opts.max_group_colours
+        self.colour_by_group = by_group
+        classes = move_classes(self.moved)
         if density and ranges is not None:
-            self.records_item.clear()
+            if not keep_view:
+                counts, outside = density_image(x, y, ranges[0], ranges[1], opts.density_bins)
+                (x0, x1), (y0, y1) = ranges
+                self._show_density(counts, QRectF(x0, y0, x1 - x0, y1 - y0))
+            else:
+                outside = self.outside_view
+            if by_group and view_ranges is not None:
+                # zoomed in on a few groups: their records as points, coloured by group
+                rows = _rows_in(x, y, view_ranges)
+                self.records_item.set_points(
+                    x[rows], y[rows], self.cluster_palette.brushes_for(labels[rows])
+                )
+                if self.records_item.opts["size"] != opts.point_size:
+                    self.records_item.setSize(opts.point_size)
+            else:
+                self.records_item.clear()
             self._records_key = None
-            counts, outside = density_image(x, y, ranges[0], ranges[1], opts.density_bins)
-            (x0, x1), (y0, y1) = ranges
-            self._show_density(counts, QRectF(x0, y0, x1 - x0, y1 - y0))
         else:
             self._show_density(None)
             if self.records_item.opts["size"] != opts.point_size:
                 self.records_item.setSize(opts.point_size)
-            # Changing axes moves the same points: their brushes are kept, not rebuilt.
-            key = (id(labels), None if idx is None else (opts.sample_seed, len(idx)))
-            same = key == self._records_key and len(self.records_item.data) == len(x_shown)
-            brush = None if same else self.cluster_palette.brushes_for(shown_labels)
+            if by_group:
+                # Changing axes moves the same points: their brushes are kept, not rebuilt.
+                key = (id(labels), None if idx is None else (opts.sample_seed, len(idx)))
+                same = key == self._records_key and len(self.records_item.data) == len(x_shown)
+                brush = None if same else self.cluster_palette.brushes_for(shown_labels)
+                self._records_key = key
+            else:
+                shown_classes = classes if idx is None else classes[idx]
+                brush = self.move_brushes[shown_classes]
+                self._records_key = None
             self.records_item.set_points(x_shown, y_shown, brush)
-            self._records_key = key
             outside = self._outside(x_shown, y_shown, ranges)
         if opts.show_protected:
-            # Over a density image, thousands of crosses would hide it: small red dots instead.
-            symbol, size, brush = (
-                ("o", 2, self.cluster_palette.protected_density_brush)
-                if density
-                else ("x", 7, self.cluster_palette.protected_brush)
-            )
-            if self.protected_item.opts["symbol"] != symbol:
+            # Over a density image, thousands of crosses would hide it: small dots instead,
+            # coloured by how far their group's records moved.
+            if density and not by_group:
+                symbol, size = "o", 4
+                group_move = _group_means(self.moved, labels)
+                brushes = self.move_brushes[move_classes(group_move[group_ids])]
+            elif density:
+                symbol, size = "x", 9
+                brushes = self.cluster_palette.brushes_for(group_ids)
+            else:
+                symbol, size = "x", 7
+                brushes = np.full(len(px), self.cluster_palette.protected_brush, dtype=object)
+            if self.protected_item.opts["symbol"] != symbol or self.protected_item.opts["size"] != size:
                 self.protected_item.setData(x=[], y=[])  # restyle an empty layer: cheap
                 self.protected_item.setSymbol(symbol)
                 self.protected_item.setSize(size)
-                self.protected_item.setBrush(brush)
-            self.protected_item.set_points(px, py)
+            self.protected_item.set_points(px, py, brushes if len(px) else None)
             self.protected_item.setVisible(True)
         else:
             self.protected_item.clear()
             self.protected_item.setVisible(False)
+        self._drawn = {"x": x, "y": y, "density": density}
+        self._draw_members()
 
         self.bottom_axis.set_categories(x_cats.labels if x_cats is not None else None)
         self.left_axis.set_categories(y_cats.labels if y_cats is not None else None)
@@ -625,38 +767,54 @@ class ClusterScatterPlot(QWidget):
         self.plot_item.setLabel("left", y_label, color="#222222")
         groups = result.n_groups
         method_k = f"{result.spec.method}, k = {result.spec.k}"
+        colour = (
+            "colour = group"
+            if by_group
+            else f"colour = distance moved ({self.groups_in_view:,} groups in view; by group "
+            f"when ≤ {opts.max_group_colours})"
+        )
         if density:
             why = (
                 f"above the {opts.density_threshold:,}-record threshold"
-                if opts.display == "auto"
-                else "density chosen"
-            )
+                if n > opts.density_threshold or opts.display != "auto"
+                else "a category axis"
+            ) if opts.display == "auto" else "density chosen"
             # Short lines: a title line wider than the plot widened it past the window, cutting
             # off the title, the legend and the colour bar at 1366 pixels (issue 15).
+            aggregates = (
+                "group aggregates coloured by how far their records moved"
+                if not by_group
+                else "records and aggregates in view coloured by group"
+            )
             title = (
-                f"Density of {n:,} records ({why})<br><span style='font-size:9pt;color:#555'>"
-                f"an image, not points: {groups:,} groups ({method_k}), not coloured<br>"
-                f"colour = records per bin on a log scale ({opts.density_bins} × "
-                f"{opts.density_bins} bins, scale on the right)</span>"
+                f"Density of {n:,} original records ({why})<br><span style='font-size:9pt;"
+                f"color:#555'>{groups:,} groups ({method_k}) · {aggregates}<br>"
+                f"blue = records per bin on a log scale ({opts.density_bins} × "
+                f"{opts.density_bins} bins) · zoom in to see groups · click a record for its "
+                "group</span>"
             )
         elif idx is None:
-            title = f"{n:,} records in {groups:,} groups of ≥ {result.spec.k} ({result.spec.method}) · colour = group"
+            title = (
+                f"{n:,} records in {groups:,} groups of ≥ {result.spec.k} ({result.spec.method})"
+                f" · {colour}<br><span style='font-size:9pt;color:#555'>click a record to list "
+                "its group</span>"
+            )
         else:
             title = (
                 f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed}) · "
-                f"{groups:,} groups ({method_k}) · colour = group"
+                f"{groups:,} groups ({method_k}) · {colour}"
             )
         if opts.show_protected and aggregate_idx is not None:
             title += (
-                f"<br><span style='font-size:9pt;color:#555'>red dots: a random sample of "
-                f"{len(px):,} of the {n_aggregates:,} group aggregates (seed "
-                f"{opts.sample_seed})</span>"
+                f"<br><span style='font-size:9pt;color:#555'>aggregates: a random sample of "
+                f"{len(px):,} of the {n_aggregates:,} (seed {opts.sample_seed})</span>"
             )
         proj = self._projection
         if proj is not None and proj.mixed and {opts.x_axis, opts.y_axis} & {PC1, PC2}:
             title += (
-                "<br><span style='font-size:9pt;color:#555'>mixed-distance PCA: parallel "
-                "bands are combinations of categories</span>"
+                "<br><span style='font-size:9pt;color:#555'>PC axes: principal components of "
+                "the mixed-distance embedding, not variables; bands are combinations of "
+                "categories</span>"
             )
         if x_cats is not None or y_cats is not None:
             title += (
@@ -671,28 +829,142 @@ class ClusterScatterPlot(QWidget):
                 "aggregate(s) not drawn (no value to place)</span>"
             )
         self.outside_view = outside
-        if outside:
+        if outside and not keep_view:
             title += (
                 f"<br><span style='font-size:9pt;color:#666'>{outside:,} outlying record(s) "
                 "outside this view (right-click › View All)</span>"
             )
         set_plot_title(self.plot_item, title, color="#222222", size="10pt")
         entries: list[tuple[pg.ScatterPlotItem, str]] = []
-        if not density:
+        if by_group and (not density or len(self.records_item.data)):
             entries.append((self._legend_record, "original record (colour = its group)"))
+        if not by_group:
+            texts = move_class_labels(MOVE_EDGES)
+            present = np.bincount(classes, minlength=len(texts))
+            what = "aggregate: its records" if density else "record"
+            for c, text in enumerate(texts):
+                if present[c]:
+                    entries.append((self._legend_moves[c], f"{what} {text}" if c == 0 else text))
         if opts.show_protected:
             self._legend_protected.setSymbol(self.protected_item.opts["symbol"])
-            self._legend_protected.setBrush(self.protected_item.opts["brush"])
+            self._legend_protected.setBrush(
+                self.cluster_palette.protected_brush
+                if not density
+                else (self.move_brushes[2] if not by_group else self.cluster_palette.brushes[0])
+            )
             shown = f"{len(px):,}" if aggregate_idx is None else f"{len(px):,} of {n_aggregates:,}"
-            entries.append((self._legend_protected, f"protected value = group aggregate ({shown})"))
+            entries.append((self._legend_protected, f"released value = group aggregate ({shown})"))
+        if keep_view:
+            self._fill_legend(entries)
+            self._settle_layout()
+            self._drawn["view"] = view.viewRange()
+            return
         if ranges is not None:
             # The axes' labels for this range set the view's width, which the legend needs.
+            self._view_timer.blockSignals(True)
             self.plot_item.getViewBox().setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
             self._layout_axes()
         self._fill_legend(entries)
         if ranges is not None:
             self._set_range(ranges)
         self._settle_layout()
+        self._view_timer.stop()
+        self._view_timer.blockSignals(False)
+        self._drawn["view"] = view.viewRange()
+
+    # zoom and click -----------------------------------------------------------------------
+    def _on_view_moved(self, *_args: object) -> None:
+        if self._result is not None and not self._view_timer.signalsBlocked():
+            self._view_timer.start()
+
+    def _on_view_settled(self) -> None:
+        """After a zoom or pan: recolour when the number of groups in view crosses the limit."""
+        if self._result is None or not self._drawn:
+            return
+        ranges = self.plot_item.getViewBox().viewRange()
+        if ranges == self._drawn.get("view"):
+            return  # a layout pass, not a zoom
+        self._drawn["view"] = ranges
+        count = _groups_in(self._drawn["x"], self._drawn["y"], self._result.labels, ranges)
+        by_group = count <= self.options.max_group_colours
+        if by_group != self.colour_by_group or (by_group and self._drawn["density"]):
+            self.redraw(keep_view=True)
+        else:
+            self.groups_in_view = count
+
+    def _on_scene_clicked(self, event: Any) -> None:
+        if self._result is None or not self._drawn or event.button() != Qt.MouseButton.LeftButton:
+            return
+        view = self.plot_item.getViewBox()
+        if not view.sceneBoundingRect().contains(event.scenePos()):
+            return
+        point = view.mapSceneToView(event.scenePos())
+        row = self.nearest_record(point.x(), point.y())
+        if row is not None:
+            self.show_members(row)
+
+    def nearest_record(self, x: float, y: float, max_px: float = 12.0) -> int | None:
+        """The record drawn nearest to view point (x, y), if within ``max_px`` pixels."""
+        xs, ys = self._drawn.get("x"), self._drawn.get("y")
+        if xs is None or not len(xs):
+            return None
+        px, py = self.plot_item.getViewBox().viewPixelSize()
+        dx = (xs - x) / (px or 1.0)
+        dy = (ys - y) / (py or 1.0)
+        d2 = dx * dx + dy * dy
+        d2[~np.isfinite(d2)] = np.inf
+        row = int(np.argmin(d2))
+        return row if d2[row] <= max_px * max_px else None
+
+    def show_members(self, row: int) -> None:
+        """List the members of ``row``'s group, original against released (screen only)."""
+        result = self._result
+        if result is None:
+            return
+        table = group_members(result, row)
+        group = int(result.labels[row])
+        size = int(np.count_nonzero(result.labels == group))
+        names = [c for c in table.columns if not c.endswith(" →")]
+        head = "".join(f"<th>{_esc(c)}</th>" for c in names)
+        body = []
+        for r in table.index:
+            cells = []
+            for c in names:
+                before, after = table.at[r, c], table.at[r, f"{c} →"]
+                same = before == after
+                cells.append(
+                    f"<td>{_esc(before)}</td>"
+                    if same
+                    else f"<td>{_esc(before)} → <b style='color:#b2182b'>{_esc(after)}</b></td>"
+                )
+            mark = " style='background:#fff3c4'" if r == row else ""
+            body.append(f"<tr{mark}>{''.join(cells)}</tr>")
+        more = f"<p>… and {size - len(table)} more</p>" if size > len(table) else ""
+        self.members_label.setText(
+            f"<b>Group of {size} records</b> (clicked record highlighted)<br>"
+            "<span style='color:#555'>original value → released value where it changed; "
+            "shown on screen only, never in a report</span>"
+            f"<table cellspacing='0' cellpadding='2' border='1'><tr>{head}</tr>"
+            f"{''.join(body)}</table>{more}"
+        )
+        self.members_row = row
+        self.members_panel.setVisible(True)
+        self._draw_members()
+
+    def hide_members(self) -> None:
+        self.members_row = None
+        if hasattr(self, "members_panel"):
+            self.members_panel.setVisible(False)
+            self.members_label.clear()
+            self.members_item.clear()
+
+    def _draw_members(self) -> None:
+        if self.members_row is None or self._result is None or not self._drawn:
+            self.members_item.clear()
+            return
+        labels = self._result.labels
+        rows = np.flatnonzero(labels == labels[self.members_row])
+        self.members_item.setData(x=self._drawn["x"][rows], y=self._drawn["y"][rows])
 
     def _new_legend(self, columns: int) -> pg.LegendItem:
         legend = pg.LegendItem(
@@ -839,6 +1111,44 @@ _STEP_NOTE = " · every "
 
 def _ordinal(n: int) -> str:
     return {2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def _rows_in(
+    x: np.ndarray, y: np.ndarray, ranges: tuple[tuple[float, float], tuple[float, float]]
+) -> np.ndarray:
+    (x0, x1), (y0, y1) = ranges
+    return np.flatnonzero((x >= x0) & (x <= x1) & (y >= y0) & (y <= y1))
+
+
+def _groups_in(
+    x: np.ndarray,
+    y: np.ndarray,
+    labels: np.ndarray,
+    ranges: tuple[tuple[float, float], tuple[float, float]] | None,
+) -> int:
+    """How many groups have a record inside the ranges (all groups without ranges)."""
+    if ranges is None:
+        return int(len(np.unique(labels)))
+    rows = _rows_in(x, y, ranges)
+    if not len(rows):
+        return 0
+    present = np.zeros(int(labels.max()) + 1, dtype=bool)
+    present[labels[rows]] = True
+    return int(np.count_nonzero(present))
+
+
+def _group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Mean of the finite values of each group (NaN for a group without one)."""
+    ok = np.isfinite(values)
+    n_groups = int(labels.max()) + 1 if len(labels) else 0
+    total = np.bincount(labels[ok], weights=values[ok], minlength=n_groups)
+    count = np.bincount(labels[ok], minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _esc(text: object) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _slot_span(axis: CategoryAxis) -> tuple[float, float]:
