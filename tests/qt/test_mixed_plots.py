@@ -38,6 +38,8 @@ def _first_of_groups(labels: np.ndarray) -> np.ndarray:
 
 def test_groups_plot_takes_a_nominal_axis(demo_window: MainWindow, demo_result: RunResult) -> None:
     plot = demo_window.plot
+    # points, not the density image "auto" draws over 1,000 records with a category axis
+    plot.set_display("points")
     assert {"sex", "region", "education"} <= set(plot.axis_choices())
     assert plot.x_combo.itemText(plot.x_combo.findData("region")) == "region (nominal)"
     plot.x_combo.setCurrentIndex(plot.x_combo.findData("age"))
@@ -86,6 +88,7 @@ def test_two_categorical_axes_and_an_ordinal_order(
     demo_window: MainWindow, demo_result: RunResult
 ) -> None:
     plot = demo_window.plot
+    plot.set_display("points")
     plot.set_axes("education", "sex")
     assert plot.bottom_axis.categories == demo_result.qi.ordinal_orders[0]  # declared order
     assert plot.left_axis.categories is not None and len(plot.left_axis.categories) == 2

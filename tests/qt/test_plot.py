@@ -201,7 +201,7 @@ def test_200k_records_switch_to_a_density_image_within_budget(
     assert plot.density_shown and plot.sampled is None
     assert len(plot.records_item.data) == 0  # no point of the records is drawn
     title = plot.title_text()
-    assert "Density of 200,000 original records (above the 5,000-record threshold" in title
+    assert "Density of 200,000 records (above the 5,000-record threshold" in title
     assert "records per bin on a log scale" in title
     assert plot.color_bar.isVisible() and plot.density_item.isVisible()
     image = plot.density_item.image

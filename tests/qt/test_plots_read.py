@@ -108,6 +108,7 @@ def test_scatter_legend_covers_no_record(demo_window: MainWindow, qtbot: Any) ->
     demo_window.resize(1366, 768)
     plot = demo_window.plot
     demo_window.tabs.setCurrentWidget(plot)
+    plot.set_display("points")  # default axes age × sex: "auto" would draw a density image
     qtbot.wait(50)
     assert plot.legend.isVisible()
     box = plot.legend.sceneBoundingRect()

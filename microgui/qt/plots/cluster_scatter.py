@@ -787,10 +787,11 @@ class ClusterScatterPlot(QWidget):
                 else "records and aggregates in view coloured by group"
             )
             title = (
-                f"Density of {n:,} original records ({why})<br><span style='font-size:9pt;"
-                f"color:#555'>{groups:,} groups ({method_k}) · {aggregates}<br>"
+                f"Density of {n:,} records ({why})<br><span style='font-size:9pt;"
+                f"color:#555'>original records as an image · {groups:,} groups ({method_k})<br>"
+                f"{aggregates}<br>"
                 f"blue = records per bin on a log scale ({opts.density_bins} × "
-                f"{opts.density_bins} bins) · zoom in to see groups · click a record for its "
+                f"{opts.density_bins} bins)<br>zoom in to see groups · click a record for its "
                 "group</span>"
             )
         elif idx is None:
@@ -806,8 +807,9 @@ class ClusterScatterPlot(QWidget):
             )
         if opts.show_protected and aggregate_idx is not None:
             title += (
-                f"<br><span style='font-size:9pt;color:#555'>aggregates: a random sample of "
-                f"{len(px):,} of the {n_aggregates:,} (seed {opts.sample_seed})</span>"
+                f"<br><span style='font-size:9pt;color:#555'>dots: a random sample of "
+                f"{len(px):,} of the {n_aggregates:,} group aggregates (seed "
+                f"{opts.sample_seed})</span>"
             )
         proj = self._projection
         if proj is not None and proj.mixed and {opts.x_axis, opts.y_axis} & {PC1, PC2}:
