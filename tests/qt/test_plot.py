@@ -57,7 +57,9 @@ def test_plot_shows_groups_with_shared_brushes(
     ]
     # mixed quasi-identifiers: the data's own axes by default, not the PCA (issue 29); a
     # category axis over 1,000 records draws the originals as a density image
-    assert (plot.options.x_axis, plot.options.y_axis) == ("age", "sex")
+    # up: the categorical one with the most categories (region and education: 6, sex: 2;
+    # the first in column order on a tie)
+    assert (plot.options.x_axis, plot.options.y_axis) == ("age", "region")
     assert plot.density_shown
     plot.set_axes(PC1, PC2)
     brushes = plot.records_item.data["brush"]

@@ -1,5 +1,13 @@
 """The comparison view: 2–4 runs side by side, linked, and their measures in one table.
 
+Issue 29: first, small multiples a person can read (:class:`CompareBarsPlot`): a bar chart per
+measure, the measures recommended for the table's quasi-identifier kinds first (the rest with
+"Show all measures"), then one per attribute (its own SSE/SST or share of changed values, from
+the run report's ``information_loss_by_attribute``). The linked record plots are the second tab.
+The measures table keeps its first column (the measure) frozen while the runs scroll
+(:class:`FrozenColumnTableView`, Qt's frozen-column example), recommended measures first and
+starred.
+
 The plots (:class:`CompareScatterPlot`) share their axes; records brushed in one become the
 controller's selection, which every plot then highlights (STYLE.md §5: linked selection flows
 through the controller). The measures table has a row per measure and a column per run, the
@@ -11,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -18,9 +27,12 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QAbstractItemView,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -36,9 +48,10 @@ from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController
 from microgui.qt.history import HistoryEntry
 from microgui.qt.plots.chart_export import export_button
+from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot
 from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
 
-__all__ = ["ComparePanel", "MeasuresModel"]
+__all__ = ["ComparePanel", "MeasuresModel", "FrozenColumnTableView", "recommended_first"]
 
 _Index = QModelIndex | QPersistentModelIndex
 _BEST_BRUSH = QBrush(QColor("#1a7f37"))
@@ -130,6 +143,83 @@ class MeasuresModel(QAbstractTableModel):
         return None
 
 
+def recommended_first(
+    catalog: dict[str, MeasureInfo], recommended: list[str]
+) -> dict[str, MeasureInfo]:
+    """The catalog with the recommended keys first, their labels starred (the table's rows
+    follow the catalog's order)."""
+    out: dict[str, MeasureInfo] = {}
+    for key in recommended:
+        if key in catalog:
+            info = tuple(catalog[key])
+            out[key] = (f"★ {info[0]}", *info[1:])  # type: ignore[assignment]
+    out.update({k: v for k, v in catalog.items() if k not in out})
+    return out
+
+
+class FrozenColumnTableView(QTableView):
+    """A table whose first column stays in place while the others scroll horizontally: a
+    second view over the same model and selection, showing only column 0, laid over the first
+    one's left edge (Qt's "Frozen Column" example)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.frozen = QTableView(self)
+        self.frozen.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.frozen.verticalHeader().hide()
+        self.frozen.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.frozen.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.frozen.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.frozen.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.frozen.setStyleSheet("QTableView { border: none; border-right: 1px solid #999; }")
+        self.viewport().stackUnder(self.frozen)
+        self.frozen.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
+        self.verticalScrollBar().valueChanged.connect(self.frozen.verticalScrollBar().setValue)
+        self.horizontalHeader().sectionResized.connect(self._on_section_resized)
+        self.verticalHeader().sectionResized.connect(self._on_row_resized)
+
+    def setModel(self, model: Any) -> None:  # noqa: N802 (Qt's name)
+        super().setModel(model)
+        self.frozen.setModel(model)
+        self.frozen.setSelectionModel(self.selectionModel())
+        model.modelReset.connect(self._sync_columns)
+        self._sync_columns()
+
+    def _sync_columns(self) -> None:
+        model = self.model()
+        if model is None:
+            return
+        for col in range(model.columnCount()):
+            self.frozen.setColumnHidden(col, col != 0)
+        self.frozen.setAlternatingRowColors(self.alternatingRowColors())
+        self._update_geometry()
+
+    def _on_section_resized(self, index: int, _old: int, new: int) -> None:
+        if index == 0:
+            self.frozen.setColumnWidth(0, new)
+            self._update_geometry()
+
+    def _on_row_resized(self, index: int, _old: int, new: int) -> None:
+        self.frozen.setRowHeight(index, new)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._update_geometry()
+
+    def _update_geometry(self) -> None:
+        self.frozen.setColumnWidth(0, self.columnWidth(0))
+        self.frozen.setGeometry(
+            self.verticalHeader().width() + self.frameWidth(),
+            self.frameWidth(),
+            self.columnWidth(0),
+            self.viewport().height() + self.horizontalHeader().height(),
+        )
+
+    def frozen_width(self) -> int:
+        return int(self.frozen.width())
+
+
 class ComparePanel(QWidget):
     """Axis choosers, brush tools and export over the linked plots and the measures table."""
 
@@ -159,6 +249,18 @@ class ComparePanel(QWidget):
         self.info = QLabel()
         self.info.setStyleSheet("color: #555;")
         self.info.setWordWrap(True)
+        self.all_check = QCheckBox("Show all measures")
+        self.all_check.setToolTip(
+            "Off: bars of the measures recommended for the table's quasi-identifiers "
+            "(continuous: SSE/SST, record linkage; categorical: values changed, Hellinger, "
+            "homogeneous share, individual risk). On: every measure the runs have."
+        )
+        self.all_check.toggled.connect(lambda _on: self.refresh())
+        self.bars = CompareBarsPlot()
+        bars_scroll = QScrollArea()
+        bars_scroll.setWidgetResizable(True)
+        bars_scroll.setWidget(self.bars)
+        self.bars_scroll = bars_scroll
 
         top = QHBoxLayout()
         top.addWidget(QLabel("X"))
@@ -168,18 +270,23 @@ class ComparePanel(QWidget):
         top.addSpacing(12)
         top.addWidget(self.brush_check)
         top.addWidget(self.clear_button)
+        top.addSpacing(12)
+        top.addWidget(self.all_check)
         top.addStretch(1)
         top.addWidget(self.export)
 
         self.model = MeasuresModel()
-        self.table = QTableView()
+        self.table = FrozenColumnTableView()
         self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setAlternatingRowColors(True)
 
+        self.views = QTabWidget()
+        self.views.addTab(bars_scroll, "Measures per run")
+        self.views.addTab(self.plot, "Records (linked plots)")
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.plot)
+        splitter.addWidget(self.views)
         splitter.addWidget(self.table)
         splitter.setStretchFactor(0, 4)
         splitter.setStretchFactor(1, 1)
@@ -203,7 +310,26 @@ class ComparePanel(QWidget):
         entries = self.entries
         self.plot.set_runs([CompareRun(e.name, e.result, e.outcome.projection) for e in entries])
         self.plot.set_selection(self._controller.selection)
-        self.model.set_entries(entries, measure_catalog())
+        recommended = self._controller.recommended_measures()
+        catalog = recommended_first(measure_catalog(), recommended)
+        self.model.set_entries(entries, catalog)
+        keys = list(self.model.keys) if self.all_check.isChecked() else [
+            k for k in recommended if k in self.model.keys
+        ]
+        if not keys:  # no recommended measure measured: the headline ones
+            keys = list(self.model.keys)[:8]
+        self.bars.set_runs(
+            [
+                BarRun(
+                    f"#{i + 1} {e.name}",
+                    e.measures,
+                    (e.report or {}).get("information_loss_by_attribute") or {},
+                )
+                for i, e in enumerate(entries)
+            ],
+            keys,
+            catalog,
+        )
         choices = self.plot.axis_choices()
         for combo, current in (
             (self.x_combo, self.plot.options.x_axis),
@@ -217,9 +343,10 @@ class ComparePanel(QWidget):
             combo.setEnabled(bool(choices))
             combo.blockSignals(False)
         if entries:
+            names = " · ".join(f"#{i + 1} = {e.name}" for i, e in enumerate(entries))
             self.info.setText(
-                "Colour = group in each run · × = group aggregate · brushed records ringed black, "
-                "the rest of their groups orange · best measure bold green"
+                f"{names} · bars: ★ recommended measures, then each attribute's change · "
+                "best measure bold green in the table"
             )
             self.info.setToolTip(
                 f"{len(entries)} runs of the same records with linked axes: zoom or pan one, all "

@@ -532,10 +532,13 @@ class ClusterScatterPlot(QWidget):
         if len(cont) == 2 and not result.qi.ordinal_names:
             return cont[0], cont[1]  # the two variables themselves read better than their PCs
         if cats and (cont or len(cats) > 1):
-            # The data's own axes: a PCA of a mixed embedding is no variable (issue 29).
-            first = [c for c in choices if c in cont or c in cats]
+            # The data's own axes: a PCA of a mixed embedding is no variable (issue 29). Across,
+            # a continuous one; up, the categorical one with the most categories that can all
+            # be labelled (≤ 20), else the first.
             x = cont[0] if cont else cats[0]
-            y = next(c for c in first if c != x)
+            sizes = {c: len(category_axis(result.qi, c).labels) for c in cats if c != x}
+            fits = [c for c in sizes if sizes[c] <= 20]
+            y = max(fits, key=lambda c: sizes[c]) if fits else next(iter(sizes))
             return x, y
         if projection is not None:
             return PC1, PC2
@@ -855,7 +858,12 @@ class ClusterScatterPlot(QWidget):
                 else (self.move_brushes[2] if not by_group else self.cluster_palette.brushes[0])
             )
             shown = f"{len(px):,}" if aggregate_idx is None else f"{len(px):,} of {n_aggregates:,}"
-            entries.append((self._legend_protected, f"released value = group aggregate ({shown})"))
+            text = (
+                f"dot = group aggregate ({shown}), coloured as above"
+                if density and not by_group
+                else f"released value = group aggregate ({shown})"
+            )
+            entries.append((self._legend_protected, text))
         if keep_view:
             self._fill_legend(entries)
             self._settle_layout()

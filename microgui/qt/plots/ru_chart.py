@@ -586,6 +586,10 @@ class RuChartPlot(QWidget):
                 f"{why}</span>"
             )
         set_plot_title(self.plot_item, title, color="#222222", size="10pt")
+        if reference is not None:
+            # the label on the side of the star that has room
+            right_half = reference[0] > (x_range[0] + x_range[1]) / 2
+            self.reference_label.setAnchor((1.1, 1.1) if right_half else (-0.1, 1.1))
         if len(drawn):
             view.setRange(xRange=x_range, yRange=y_range, padding=0.0)
         self._draw_current()

@@ -1,0 +1,168 @@
+"""Small multiples of the compared runs: one bar chart per measure and per attribute (issue 29).
+
+A view (STYLE.md §5): it receives each run's measures and its per-attribute breakdown (the run
+report's ``information_loss_by_attribute``) and draws them; it computes no measure. Each chart
+is one :class:`pyqtgraph.BarGraphItem` with a bar per run (the run's colour, its value written
+on it), titled with the measure and the side that is better; the recommended measures
+(:func:`microgui.core.metrics.recommended.recommended_measures`) come first. A run without the
+measure has no bar and a "—" under its place. Below, one chart per quasi-identifier: its own
+SSE/SST (continuous) or its share of changed values (categorical), per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QColor
+
+from microgui.qt.plots.palette import CLUSTER_COLORS
+
+__all__ = ["BarRun", "CompareBarsPlot", "attribute_changes"]
+
+#: Charts per row of the grid.
+COLUMNS = 4
+#: Height of one row of charts, in pixels.
+ROW_HEIGHT = 150
+
+
+@dataclass(frozen=True)
+class BarRun:
+    """One run of the comparison: its short name, measures and per-attribute breakdown."""
+
+    name: str
+    measures: Mapping[str, Any]
+    by_attribute: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def attribute_changes(by_attribute: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, float | None]]:
+    """Per quasi-identifier, the number its chart shows: ("changed %", the share of changed
+    values) for an ordinal or nominal one, ("SSE/SST %", its own SSE/SST) otherwise."""
+    out: dict[str, tuple[str, float | None]] = {}
+    for name, m in by_attribute.items():
+        if not isinstance(m, Mapping):
+            continue
+        if m.get("changed_percent") is not None:
+            out[str(name)] = ("changed %", _number(m.get("changed_percent")))
+        else:
+            out[str(name)] = ("SSE/SST %", _number(m.get("information_loss")))
+    return out
+
+
+class CompareBarsPlot(pg.GraphicsLayoutWidget):
+    """A grid of small bar charts: the chosen measures, then each attribute's change."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setBackground("w")
+        #: Titles of the charts drawn, in order (for tests and exports).
+        self.chart_titles: list[str] = []
+        #: Values drawn per chart (None: the run has no value), in the order of the runs.
+        self.chart_values: list[list[float | None]] = []
+
+    def set_runs(
+        self,
+        runs: Sequence[BarRun],
+        keys: Sequence[str],
+        catalog: Mapping[str, Sequence[str]],
+    ) -> None:
+        """Draw a chart per measure key (in order; keys no run has are skipped) and per
+        attribute of the runs' breakdowns."""
+        self.clear()
+        self.chart_titles = []
+        self.chart_values = []
+        if not runs:
+            return
+        charts: list[tuple[str, list[float | None]]] = []
+        for key in keys:
+            values = [_number(r.measures.get(key)) for r in runs]
+            if all(v is None for v in values):
+                continue
+            info = list(catalog.get(key, (key, "", "")))
+            label, unit, direction = (info + ["", "", ""])[:3]
+            arrow = {"lower is better": " ↓", "higher is better": " ↑"}.get(str(direction), "")
+            charts.append((f"{label}{f' ({unit})' if unit else ''}{arrow}", values))
+        changes = [attribute_changes(r.by_attribute) for r in runs]
+        names = list(dict.fromkeys(n for c in changes for n in c))
+        for name in names:
+            kind = next((c[name][0] for c in changes if name in c), "")
+            values = [c[name][1] if name in c else None for c in changes]
+            if all(v is None for v in values):
+                continue
+            charts.append((f"{name}: {kind} ↓", values))
+        colors = [QColor(CLUSTER_COLORS[i % len(CLUSTER_COLORS)]) for i in range(len(runs))]
+        ticks = [[(float(i), f"#{i + 1}") for i in range(len(runs))]]
+        for i, (title, values) in enumerate(charts):
+            plot = self.addPlot(row=i // COLUMNS, col=i % COLUMNS)
+            self._draw_chart(plot, title, values, colors, ticks)
+            self.chart_titles.append(title)
+            self.chart_values.append(values)
+        rows = (len(charts) + COLUMNS - 1) // COLUMNS
+        self.setMinimumHeight(max(rows, 1) * ROW_HEIGHT)
+
+    @staticmethod
+    def _draw_chart(
+        plot: pg.PlotItem,
+        title: str,
+        values: list[float | None],
+        colors: list[QColor],
+        ticks: list[list[tuple[float, str]]],
+    ) -> None:
+        plot.setTitle(_wrap(title), color="#222222", size="8pt")
+        plot.setMenuEnabled(False)
+        plot.setMouseEnabled(False, False)
+        plot.hideButtons()
+        bottom = plot.getAxis("bottom")
+        bottom.setTicks(ticks)
+        for axis in (plot.getAxis("left"), bottom):
+            axis.setPen(pg.mkPen("#777777"))
+            axis.setTextPen(pg.mkPen("#333333"))
+        plot.getAxis("left").setWidth(34)
+        xs = [float(i) for i, v in enumerate(values) if v is not None]
+        hs = [float(v) for v in values if v is not None]
+        brushes = [pg.mkBrush(colors[i]) for i, v in enumerate(values) if v is not None]
+        if xs:
+            plot.addItem(pg.BarGraphItem(x=xs, height=hs, width=0.7, brushes=brushes, pen=None))
+        top = max([abs(v) for v in hs] + [1e-12])
+        low = min([0.0] + hs)
+        for i, v in enumerate(values):
+            text = "—" if v is None else _short(v)
+            label = pg.TextItem(text, color="#111111", anchor=(0.5, 1.0))
+            label.setPos(float(i), 0.0 if v is None else max(float(v), 0.0))
+            plot.addItem(label)
+        plot.setXRange(-0.6, len(values) - 0.4, padding=0.0)
+        plot.setYRange(low, top * 1.25, padding=0.0)
+
+    def chart_count(self) -> int:
+        return len(self.chart_titles)
+
+
+def _number(value: object) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if np.isfinite(number) else None
+
+
+def _short(value: float) -> str:
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def _wrap(text: str, width: int = 34) -> str:
+    """Two lines at most: a title wider than its cell would widen the grid."""
+    if len(text) <= width:
+        return text
+    cut = text.rfind(" ", 0, width)
+    cut = cut if cut > 0 else width
+    rest = text[cut:].strip()
+    if len(rest) > width:
+        rest = rest[: width - 1] + "…"
+    return f"{text[:cut]}<br>{rest}"
