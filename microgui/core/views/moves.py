@@ -75,7 +75,7 @@ def move_class_labels(edges: Sequence[float] = MOVE_EDGES) -> list[str]:
     e = [f"{v:g}" for v in edges]
     labels = [f"moved < {e[0]} SD"]
     labels += [f"{e[i]}–{e[i + 1]} SD" for i in range(len(e) - 1)]
-    labels += [f"≥ {e[-1]} SD (or category changed)", "not placed (generalized)"]
+    labels += [f"≥ {e[-1]} SD or new category", "not placed"]
     return labels
 
 

@@ -19,15 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QAbstractItemView,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -313,9 +312,11 @@ class ComparePanel(QWidget):
         recommended = self._controller.recommended_measures()
         catalog = recommended_first(measure_catalog(), recommended)
         self.model.set_entries(entries, catalog)
-        keys = list(self.model.keys) if self.all_check.isChecked() else [
-            k for k in recommended if k in self.model.keys
-        ]
+        keys = (
+            list(self.model.keys)
+            if self.all_check.isChecked()
+            else [k for k in recommended if k in self.model.keys]
+        )
         if not keys:  # no recommended measure measured: the headline ones
             keys = list(self.model.keys)[:8]
         self.bars.set_runs(

@@ -296,7 +296,10 @@ class ClusterScatterPlot(QWidget):
         self.moved: np.ndarray | None = None
         self._drawn: dict[str, Any] = {}
         self.move_brushes = np.empty(len(MOVE_COLORS), dtype=object)
-        self.move_brushes[:] = [QBrush(QColor(c)) for c in MOVE_COLORS]
+        move_colors = [QColor(c) for c in MOVE_COLORS]
+        for color in move_colors:
+            color.setAlpha(210)  # the density image shows through a crowd of dots
+        self.move_brushes[:] = [QBrush(c) for c in move_colors]
         self._view_timer = QTimer(self)
         self._view_timer.setSingleShot(True)
         self._view_timer.setInterval(80)
@@ -418,11 +421,12 @@ class ClusterScatterPlot(QWidget):
         close.clicked.connect(self.hide_members)
         self.members_panel = QFrame()
         self.members_panel.setFrameShape(QFrame.Shape.StyledPanel)
-        self.members_panel.setFixedWidth(300)
-        side = QVBoxLayout(self.members_panel)
+        # Below the plot, not beside it: at 1366 pixels the plot has no width to spare.
+        self.members_panel.setFixedHeight(170)
+        side = QHBoxLayout(self.members_panel)
         side.setContentsMargins(4, 4, 4, 4)
         side.addWidget(members_scroll, 1)
-        side.addWidget(close)
+        side.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.members_panel.setVisible(False)
         #: The row whose group the side panel lists (None: closed).
         self.members_row: int | None = None
@@ -442,7 +446,7 @@ class ClusterScatterPlot(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
-        body = QHBoxLayout()
+        body = QVBoxLayout()
         body.setContentsMargins(0, 0, 0, 0)
         body.addWidget(self.plot_widget, 1)
         body.addWidget(self.members_panel)
@@ -741,7 +745,7 @@ class ClusterScatterPlot(QWidget):
             # Over a density image, thousands of crosses would hide it: small dots instead,
             # coloured by how far their group's records moved.
             if density and not by_group:
-                symbol, size = "o", 4
+                symbol, size = "o", 3
                 group_move = _group_means(self.moved, labels)
                 brushes = self.move_brushes[move_classes(group_move[group_ids])]
             elif density:
@@ -750,7 +754,10 @@ class ClusterScatterPlot(QWidget):
             else:
                 symbol, size = "x", 7
                 brushes = np.full(len(px), self.cluster_palette.protected_brush, dtype=object)
-            if self.protected_item.opts["symbol"] != symbol or self.protected_item.opts["size"] != size:
+            if (
+                self.protected_item.opts["symbol"] != symbol
+                or self.protected_item.opts["size"] != size
+            ):
                 self.protected_item.setData(x=[], y=[])  # restyle an empty layer: cheap
                 self.protected_item.setSymbol(symbol)
                 self.protected_item.setSize(size)
@@ -778,10 +785,14 @@ class ClusterScatterPlot(QWidget):
         )
         if density:
             why = (
-                f"above the {opts.density_threshold:,}-record threshold"
-                if n > opts.density_threshold or opts.display != "auto"
-                else "a category axis"
-            ) if opts.display == "auto" else "density chosen"
+                (
+                    f"above the {opts.density_threshold:,}-record threshold"
+                    if n > opts.density_threshold or opts.display != "auto"
+                    else "a category axis"
+                )
+                if opts.display == "auto"
+                else "density chosen"
+            )
             # Short lines: a title line wider than the plot widened it past the window, cutting
             # off the title, the legend and the colour bar at 1366 pixels (issue 15).
             aggregates = (
@@ -846,10 +857,9 @@ class ClusterScatterPlot(QWidget):
         if not by_group:
             texts = move_class_labels(MOVE_EDGES)
             present = np.bincount(classes, minlength=len(texts))
-            what = "aggregate: its records" if density else "record"
             for c, text in enumerate(texts):
                 if present[c]:
-                    entries.append((self._legend_moves[c], f"{what} {text}" if c == 0 else text))
+                    entries.append((self._legend_moves[c], text))
         if opts.show_protected:
             self._legend_protected.setSymbol(self.protected_item.opts["symbol"])
             self._legend_protected.setBrush(
@@ -859,7 +869,7 @@ class ClusterScatterPlot(QWidget):
             )
             shown = f"{len(px):,}" if aggregate_idx is None else f"{len(px):,} of {n_aggregates:,}"
             text = (
-                f"dot = group aggregate ({shown}), coloured as above"
+                f"dot = group aggregate ({shown})"
                 if density and not by_group
                 else f"released value = group aggregate ({shown})"
             )

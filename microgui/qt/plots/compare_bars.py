@@ -38,7 +38,9 @@ class BarRun:
     by_attribute: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def attribute_changes(by_attribute: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, float | None]]:
+def attribute_changes(
+    by_attribute: Mapping[str, Mapping[str, Any]],
+) -> dict[str, tuple[str, float | None]]:
     """Per quasi-identifier, the number its chart shows: ("changed %", the share of changed
     values) for an ordinal or nominal one, ("SSE/SST %", its own SSE/SST) otherwise."""
     out: dict[str, tuple[str, float | None]] = {}

@@ -203,3 +203,29 @@ def test_axis_values_are_the_projection_or_the_original_units() -> None:
     assert label2.startswith("PC2 (")
     with pytest.raises(KeyError):
         axis_values(qi, None, PC1)
+
+
+def test_edges_in_view_keeps_the_lowest_ranks_and_nests() -> None:
+    """Issue 29: at most max_edges of the edges with both ends in view, a seeded sample that a
+    smaller view keeps (the MST view draws 300 of 30,000 edges, not 5,000)."""
+    from microgui.core.views.layout import MstLayout, edge_sample, edges_in_view
+
+    n = 1000
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    edges = np.column_stack([np.arange(n - 1), np.arange(1, n)])
+    cut = np.zeros(n - 1, dtype=bool)
+    rank = rng.permutation(n - 1)
+    lay = MstLayout("mst", edges, cut, np.zeros(n - 1, dtype=np.int64), edge_sample(cut), rank)
+    big = edges_in_view(lay, x, y, (0.0, 1.0), (0.0, 1.0), max_edges=50)
+    assert big.in_view == n - 1 and big.total == n - 1 and len(big.indices) == 50 and big.sampled
+    assert set(big.indices) == set(np.argsort(rank)[:50])
+    small = edges_in_view(lay, x, y, (0.0, 0.5), (0.0, 0.5), max_edges=50)
+    inside = (x <= 0.5) & (y <= 0.5)
+    assert small.in_view == int((inside[:-1] & inside[1:]).sum())
+    assert all(inside[edges[i, 0]] and inside[edges[i, 1]] for i in small.indices)
+    # nested: the big view's edges that lie in the small view are drawn there too
+    kept = [i for i in big.indices if inside[edges[i, 0]] and inside[edges[i, 1]]]
+    assert set(kept) <= set(small.indices)
+    none = edges_in_view(lay, x, y, (5.0, 6.0), (5.0, 6.0))
+    assert none.in_view == 0 and len(none.indices) == 0

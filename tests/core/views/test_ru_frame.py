@@ -101,3 +101,35 @@ def test_tick_text_is_plain() -> None:
     assert tick_text(10_000.0, 5_000.0) == "10,000"
     assert tick_text(0.05, 0.05) == "0.05"
     assert tick_text(-3.0, -1.0) == "-3"
+
+
+def test_unprotected_reference_is_the_table_against_itself() -> None:
+    """The R-U map's reference point (issue 29): no information lost; its risk the same as the
+    release report's ``unprotected_risk``; computed once per Dataset object."""
+    import pandas as pd
+
+    from microgui.core.release.report import unprotected_risk
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+    from microgui.core.views import ru_frame as module
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": rng.normal(size=30), "b": rng.normal(size=30)})
+    roles = RoleMap.from_dict(
+        {c: ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS) for c in "ab"}
+    )
+    dataset = Dataset.from_frame(frame, roles)
+    ref = module.unprotected_reference(dataset)
+    assert ref["information_loss"] == 0.0 and ref["information_loss_all_qi"] == 0.0
+    assert ref["record_linkage"] == unprotected_risk(dataset, "record_linkage")
+    assert ref["record_linkage"] is not None and ref["record_linkage"] > 90.0
+    calls: list[int] = []
+    import microgui.core.metrics.evaluate as evaluate_module
+
+    original = evaluate_module.evaluate
+    evaluate_module.evaluate = lambda *a, **k: calls.append(1) or original(*a, **k)  # type: ignore[assignment]
+    try:
+        assert module.unprotected_reference(dataset) == ref
+    finally:
+        evaluate_module.evaluate = original  # type: ignore[assignment]
+    assert not calls  # cached for this Dataset object

@@ -1,0 +1,135 @@
+"""Issue 29 items 4-5 in the app: the compare view's small multiples (recommended measures
+first, each attribute's change), its measures table with the first column frozen, and the R-U
+map's unprotected reference point with the recommended measures as its default axes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from microgui.core.metrics.recommended import recommended_measures
+from microgui.core.runs import RunResult, RunSpec
+from microgui.core.runs.analysis import measure_catalog
+from microgui.qt.main_window import MainWindow
+from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot, attribute_changes
+from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
+
+RUN_TIMEOUT_MS = 120_000
+
+
+def _run(window: MainWindow, qtbot: Any, spec: RunSpec) -> RunResult:
+    with qtbot.waitSignal(window.controller.run_shown, timeout=RUN_TIMEOUT_MS):
+        window.controller.start_run(spec)
+    assert window.controller.result is not None
+    return window.controller.result
+
+
+@pytest.fixture
+def compared(demo_window: MainWindow, qtbot: Any) -> MainWindow:
+    _run(demo_window, qtbot, RunSpec.make("mdav-generic", 3, seed=0))
+    _run(demo_window, qtbot, RunSpec.make("mdav-generic", 10, seed=0))
+    ctl = demo_window.controller
+    ctl.set_comparison([e.run_id for e in ctl.history])
+    return demo_window
+
+
+def test_compare_shows_bars_of_recommended_measures_then_attributes(
+    compared: MainWindow, qtbot: Any
+) -> None:
+    panel = compared.compare_panel
+    ctl = compared.controller
+    roles = ctl.dataset.roles  # type: ignore[union-attr]
+    recommended = recommended_measures({c: roles[c].kind for c in roles.quasi_identifiers})
+    assert ctl.recommended_measures() == recommended
+    bars = panel.bars
+    entries = panel.entries
+    # the first charts are the recommended measures the runs have, in order
+    shown = [k for k in recommended if any(e.measures.get(k) is not None for e in entries)]
+    catalog = measure_catalog()
+    assert len(shown) >= 3
+    for title, key in zip(bars.chart_titles, shown, strict=False):
+        assert title.startswith(f"★ {catalog[key][0]}")
+    for values, key in zip(bars.chart_values, shown, strict=False):
+        assert values == pytest.approx([e.measures.get(k) for e in entries for k in [key]])
+    # then one chart per quasi-identifier: changed % (categorical) or SSE/SST % (continuous)
+    by_attr = entries[0].report["information_loss_by_attribute"]
+    tail = bars.chart_titles[len(shown) :]
+    assert [t.split(":")[0] for t in tail] == list(by_attr)
+    region = tail[[t.split(":")[0] for t in tail].index("region")]
+    assert "changed %" in region
+    values = bars.chart_values[len(shown) + list(by_attr).index("region")]
+    assert values == pytest.approx(
+        [e.report["information_loss_by_attribute"]["region"]["changed_percent"] for e in entries]
+    )
+    # a larger k changes more values
+    assert values[1] >= values[0]
+    # "Show all measures": every measure of the table
+    n_recommended = bars.chart_count()
+    panel.all_check.setChecked(True)
+    assert bars.chart_count() > n_recommended
+    # the table: recommended rows first, starred; the measure column frozen
+    model = panel.model
+    first = model.keys[: len(shown)]
+    assert first == shown
+    assert str(model.index(0, 0).data()).startswith("★ ")
+    table = panel.table
+    table.resize(500, 200)
+    table.horizontalScrollBar().setValue(table.horizontalScrollBar().maximum())
+    assert table.frozen.isVisible() or not table.isVisible()
+    assert table.frozen.model() is model
+    assert all(table.frozen.isColumnHidden(c) for c in range(1, model.columnCount()))
+    assert not table.frozen.isColumnHidden(0)
+    assert table.frozen_width() == table.columnWidth(0)
+
+
+def test_attribute_changes_reads_the_breakdown() -> None:
+    out = attribute_changes(
+        {
+            "age": {"information_loss": 2.5},
+            "sex": {"changed_percent": 10.0, "information_loss": 1.0},
+        }
+    )
+    assert out == {"age": ("SSE/SST %", 2.5), "sex": ("changed %", 10.0)}
+
+
+def test_bars_skip_measures_no_run_has(qtbot: Any) -> None:
+    plot = CompareBarsPlot()
+    qtbot.addWidget(plot)
+    runs = [BarRun("#1", {"a": 1.0, "b": None}), BarRun("#2", {"a": 3.0, "b": None})]
+    plot.set_runs(runs, ["a", "b", "hellinger_mean"], {"a": ("A", "%", "lower is better")})
+    assert plot.chart_titles == ["A (%) ↓"] and plot.chart_values == [[1.0, 3.0]]
+
+
+def test_ru_map_draws_the_unprotected_table_and_offers_recommended_measures(qtbot: Any) -> None:
+    chart = RuChartPlot()
+    qtbot.addWidget(chart)
+    chart.resize(900, 600)
+    catalog = measure_catalog()
+    points = [
+        RuPoint(1, "mdav", 3, {"record_linkage": 20.0, "information_loss": 5.0, "il": 9.0}),
+        RuPoint(2, "mdav", 5, {"record_linkage": 10.0, "information_loss": 8.0, "il": 12.0}),
+    ]
+    reference = {"record_linkage": 95.0, "information_loss": 0.0, "il": 0.0}
+    chart.set_runs(
+        points, catalog, reference=reference, recommended=["information_loss", "record_linkage"]
+    )
+    assert (chart.options.x_measure, chart.options.y_measure) == (
+        "record_linkage",
+        "information_loss",
+    )
+    # only the recommended measures until "All measures"
+    assert [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())] == ["information_loss"]
+    assert chart.reference_position == (95.0, 0.0)
+    assert chart.reference_label.isVisible()
+    assert "unprotected table" in chart.title_text()
+    (x0, x1), (y0, y1) = chart.plot_item.getViewBox().viewRange()
+    assert x0 <= 95.0 <= x1 and y0 <= 0.0 <= y1
+    chart.all_check.setChecked(True)
+    keys = [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())]
+    assert keys[0] == "information_loss" and "il" in keys
+    # a log loss axis has no place for a loss of 0: said, not drawn
+    chart.set_y_scale("log")
+    assert chart.reference_position is None and "not drawn" in chart.title_text()
+    np.testing.assert_equal(len(chart.reference_item.data), 0)

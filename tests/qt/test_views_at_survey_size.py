@@ -1,0 +1,122 @@
+"""Issue 29: the views draw a 30,000-record mixed run in reasonable time. A loose bound that
+catches a view gone quadratic or looping in Python (the target, ≤ 1 s after the run with no
+stall above 100 ms on Adult, is the benchmark's; this is no timing target).
+
+The run is built by hand (groups of 5 consecutive records, released values their group's
+mean age and first category): a real MDAV-generic run on 30,000 records takes tens of seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microgui.core.methods.artifacts import SPANNING_TREE
+from microgui.core.runs import RunResult, RunSpec
+from microgui.core.table.dataset import Dataset, prepare_qi
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.views.layout import MAX_VIEW_EDGES, MstLayout, edge_sample
+from microgui.core.views.projection import qi_projection
+from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
+from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot
+from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
+from microgui.qt.plots.mst_partition import MstPartitionPlot
+
+N = 30_000
+LOOSE_S = 3.0
+
+
+def _mixed_run(n: int = N, seed: int = 0) -> RunResult:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(17, 90, n).astype(float),
+            "education": rng.choice([f"e{i}" for i in range(16)], n),
+            "occupation": rng.choice([f"o{i}" for i in range(14)], n),
+            "sex": rng.choice(["F", "M"], n),
+        }
+    )
+    kinds = {"age": AttributeKind.CONTINUOUS}
+    roles = RoleMap.from_dict(
+        {
+            c: ColumnSpec(AttributeRole.QUASI_IDENTIFIER, kinds.get(c, AttributeKind.NOMINAL))
+            for c in frame.columns
+        }
+    )
+    dataset = Dataset.from_frame(frame, roles)
+    labels = np.arange(n, dtype=np.int64) // 5
+    released = frame.copy()
+    released["age"] = frame.groupby(labels)["age"].transform("mean")
+    for c in ("education", "occupation", "sex"):
+        released[c] = frame.groupby(labels)[c].transform("first")
+    return RunResult(
+        spec=RunSpec.make("mdav-generic", 5, seed=0),
+        roles=roles,
+        labels=labels,
+        protected=released,
+        report={},
+        qi=prepare_qi(dataset),
+    )
+
+
+def _timed(draw: Any, widget: Any) -> float:
+    started = time.perf_counter()
+    draw()
+    widget.grab()  # lay out and paint once
+    return time.perf_counter() - started
+
+
+def test_views_draw_a_30000_record_mixed_run_in_reasonable_time(qtbot: Any) -> None:
+    result = _mixed_run()
+    projection = qi_projection(result)
+
+    groups = ClusterScatterPlot()
+    qtbot.addWidget(groups)
+    groups.resize(1000, 700)
+    took = _timed(lambda: groups.set_run(result, projection), groups)
+    assert groups.density_shown and not groups.colour_by_group  # 6,000 groups in view
+    assert took < LOOSE_S, took
+    took = _timed(lambda: groups.show_members(123), groups)
+    assert groups.members_panel.isVisibleTo(groups) and took < LOOSE_S, took
+
+    edges = np.column_stack([np.arange(N - 1), np.arange(1, N)])
+    cut = (np.arange(N - 1) % 5) == 4
+    a, b = result.labels[edges[:, 0]], result.labels[edges[:, 1]]
+    layout = MstLayout(
+        "mst",
+        edges,
+        cut,
+        np.where(~cut & (a == b), a, -1),
+        edge_sample(cut),
+        np.random.default_rng(0).permutation(N - 1),
+    )
+    assert SPANNING_TREE is not None
+    mst = MstPartitionPlot()
+    qtbot.addWidget(mst)
+    mst.resize(1000, 700)
+    took = _timed(lambda: mst.set_run(result, projection, layout), mst)
+    assert mst.kept_drawn + mst.cut_drawn == MAX_VIEW_EDGES and took < LOOSE_S, took
+
+    compare = CompareScatterPlot()
+    qtbot.addWidget(compare)
+    compare.resize(1000, 500)
+    runs = [CompareRun("#1", result, projection), CompareRun("#2", result, projection)]
+    took = _timed(lambda: compare.set_runs(runs), compare)
+    assert took < LOOSE_S, took
+
+    bars = CompareBarsPlot()
+    qtbot.addWidget(bars)
+    measures = {"information_loss": 3.0, "dist_percent": 12.0, "record_linkage": 9.0}
+    by_attr = {c: {"changed_percent": 10.0} for c in ("education", "occupation", "sex")}
+    took = _timed(
+        lambda: bars.set_runs(
+            [BarRun("#1", measures, by_attr), BarRun("#2", measures, by_attr)],
+            list(measures),
+            {},
+        ),
+        bars,
+    )
+    assert bars.chart_count() == 6 and took < LOOSE_S, took
