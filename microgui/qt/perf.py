@@ -6,6 +6,10 @@
   thread while a run goes on in the worker through the controller, in the full main window
   (target: a run of a minute never blocks the event loop for more than 100 ms).
 
+- :func:`survey_view_times`: how long each view changed for issue 29 (groups plot, MST view,
+  compare bars and record plots) takes to draw a 30,000-record mixed run, paint included (target:
+  ≤ 1 s after the run; :func:`mixed_run` builds the run).
+
 - :func:`first_run_times`: with an empty kernel cache (a fresh install), the time from the window
   shown to the demo's first result, Run pressed at once and Run pressed once the methods are
   prepared (issue 15; target ≤ 2 s), each in a new process (:func:`fresh_cache_session`).
@@ -37,6 +41,8 @@ __all__ = [
     "fresh_cache_session",
     "first_run_session",
     "SESSION_MODES",
+    "mixed_run",
+    "survey_view_times",
 ]
 
 
@@ -395,3 +401,101 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QCoreApplication.processEvents()
     return state
+
+
+def mixed_run(n: int = 30_000, seed: int = 0) -> Any:
+    """A RunResult of a mixed survey-like table built without running a method: ``age``
+    continuous and three nominal keys (16, 14 and 2 categories, as Adult's education,
+    occupation and sex); groups of 5 consecutive records, released as their group's mean age
+    and first category. A real MDAV-generic run of 30,000 records takes tens of seconds."""
+    import pandas as pd
+
+    from microgui.core.runs import RunResult, RunSpec
+    from microgui.core.table.dataset import Dataset, prepare_qi
+    from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(17, 90, n).astype(float),
+            "education": rng.choice([f"e{i}" for i in range(16)], n),
+            "occupation": rng.choice([f"o{i}" for i in range(14)], n),
+            "sex": rng.choice(["F", "M"], n),
+        }
+    )
+    kinds = {"age": AttributeKind.CONTINUOUS}
+    roles = RoleMap.from_dict(
+        {
+            c: ColumnSpec(AttributeRole.QUASI_IDENTIFIER, kinds.get(c, AttributeKind.NOMINAL))
+            for c in frame.columns
+        }
+    )
+    dataset = Dataset.from_frame(frame, roles)
+    labels = np.arange(n, dtype=np.int64) // 5
+    released = frame.copy()
+    released["age"] = frame.groupby(labels)["age"].transform("mean")
+    for c in ("education", "occupation", "sex"):
+        released[c] = frame.groupby(labels)[c].transform("first")
+    return RunResult(
+        spec=RunSpec.make("mdav-generic", 5, seed=0),
+        roles=roles,
+        labels=labels,
+        protected=released,
+        report={},
+        qi=prepare_qi(dataset),
+    )
+
+
+def survey_view_times(n: int = 30_000) -> dict[str, float]:
+    """Milliseconds each issue-29 view takes to draw :func:`mixed_run` (``n`` records) and
+    paint once, in widgets of 1000 × 700 pixels: ``groups``, ``members`` (a click on a record),
+    ``mst`` (a chain tree over the records), ``compare_bars`` and ``compare_records`` (2 runs)."""
+    ensure_application()
+    from microgui.core.views.layout import MstLayout, edge_sample
+    from microgui.core.views.projection import qi_projection
+    from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
+    from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot
+    from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
+    from microgui.qt.plots.mst_partition import MstPartitionPlot
+
+    result = mixed_run(n)
+    projection = qi_projection(result)
+    out: dict[str, float] = {"n": float(n)}
+
+    def timed(name: str, draw: Any, widget: Any) -> None:
+        started = time.perf_counter()
+        draw()
+        widget.grab()
+        out[name] = 1000.0 * (time.perf_counter() - started)
+
+    groups = ClusterScatterPlot()
+    groups.resize(1000, 700)
+    timed("groups", lambda: groups.set_run(result, projection), groups)
+    timed("members", lambda: groups.show_members(n // 2), groups)
+    edges = np.column_stack([np.arange(n - 1), np.arange(1, n)])
+    cut = (np.arange(n - 1) % 5) == 4
+    a, b = result.labels[edges[:, 0]], result.labels[edges[:, 1]]
+    layout = MstLayout(
+        "mst",
+        edges,
+        cut,
+        np.where(~cut & (a == b), a, -1),
+        edge_sample(cut),
+        np.random.default_rng(0).permutation(n - 1),
+    )
+    mst = MstPartitionPlot()
+    mst.resize(1000, 700)
+    timed("mst", lambda: mst.set_run(result, projection, layout), mst)
+    bars = CompareBarsPlot()
+    bars.resize(1000, 700)
+    measures = {"information_loss": 3.0, "dist_percent": 12.0, "record_linkage": 9.0}
+    by_attr = {c: {"changed_percent": 10.0} for c in ("education", "occupation", "sex")}
+    runs = [BarRun("#1", measures, by_attr), BarRun("#2", measures, by_attr)]
+    timed("compare_bars", lambda: bars.set_runs(runs, list(measures), {}), bars)
+    compare = CompareScatterPlot()
+    compare.resize(1000, 500)
+    pair = [CompareRun("#1", result, projection), CompareRun("#2", result, projection)]
+    timed("compare_records", lambda: compare.set_runs(pair), compare)
+    for widget in (groups, mst, bars, compare):
+        widget.deleteLater()
+    return out

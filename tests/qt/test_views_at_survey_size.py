@@ -2,8 +2,9 @@
 catches a view gone quadratic or looping in Python (the target, ≤ 1 s after the run with no
 stall above 100 ms on Adult, is the benchmark's; this is no timing target).
 
-The run is built by hand (groups of 5 consecutive records, released values their group's
-mean age and first category): a real MDAV-generic run on 30,000 records takes tens of seconds.
+The run is built by hand (:func:`microgui.qt.perf.mixed_run`): a real MDAV-generic run on
+30,000 records takes tens of seconds. The benchmark's ``--gui`` rows time the same drawing
+(:func:`microgui.qt.perf.survey_view_times`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,11 @@ import time
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from microgui.core.methods.artifacts import SPANNING_TREE
-from microgui.core.runs import RunResult, RunSpec
-from microgui.core.table.dataset import Dataset, prepare_qi
-from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.views.layout import MAX_VIEW_EDGES, MstLayout, edge_sample
 from microgui.core.views.projection import qi_projection
+from microgui.qt.perf import mixed_run, survey_view_times
 from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot
 from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
@@ -27,39 +25,6 @@ from microgui.qt.plots.mst_partition import MstPartitionPlot
 
 N = 30_000
 LOOSE_S = 3.0
-
-
-def _mixed_run(n: int = N, seed: int = 0) -> RunResult:
-    rng = np.random.default_rng(seed)
-    frame = pd.DataFrame(
-        {
-            "age": rng.integers(17, 90, n).astype(float),
-            "education": rng.choice([f"e{i}" for i in range(16)], n),
-            "occupation": rng.choice([f"o{i}" for i in range(14)], n),
-            "sex": rng.choice(["F", "M"], n),
-        }
-    )
-    kinds = {"age": AttributeKind.CONTINUOUS}
-    roles = RoleMap.from_dict(
-        {
-            c: ColumnSpec(AttributeRole.QUASI_IDENTIFIER, kinds.get(c, AttributeKind.NOMINAL))
-            for c in frame.columns
-        }
-    )
-    dataset = Dataset.from_frame(frame, roles)
-    labels = np.arange(n, dtype=np.int64) // 5
-    released = frame.copy()
-    released["age"] = frame.groupby(labels)["age"].transform("mean")
-    for c in ("education", "occupation", "sex"):
-        released[c] = frame.groupby(labels)[c].transform("first")
-    return RunResult(
-        spec=RunSpec.make("mdav-generic", 5, seed=0),
-        roles=roles,
-        labels=labels,
-        protected=released,
-        report={},
-        qi=prepare_qi(dataset),
-    )
 
 
 def _timed(draw: Any, widget: Any) -> float:
@@ -70,7 +35,7 @@ def _timed(draw: Any, widget: Any) -> float:
 
 
 def test_views_draw_a_30000_record_mixed_run_in_reasonable_time(qtbot: Any) -> None:
-    result = _mixed_run()
+    result = mixed_run(N)
     projection = qi_projection(result)
 
     groups = ClusterScatterPlot()
@@ -120,3 +85,9 @@ def test_views_draw_a_30000_record_mixed_run_in_reasonable_time(qtbot: Any) -> N
         bars,
     )
     assert bars.chart_count() == 6 and took < LOOSE_S, took
+
+
+def test_survey_view_times_reports_each_view(qtbot: Any) -> None:
+    out = survey_view_times(n=2_000)
+    assert out["n"] == 2_000
+    assert all(out[k] > 0 for k in ("groups", "members", "mst", "compare_bars", "compare_records"))
