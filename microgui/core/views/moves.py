@@ -73,7 +73,7 @@ def move_classes(distance: np.ndarray, edges: Sequence[float] = MOVE_EDGES) -> n
 def move_class_labels(edges: Sequence[float] = MOVE_EDGES) -> list[str]:
     """Legend texts of :func:`move_classes` (units: standard deviations)."""
     e = [f"{v:g}" for v in edges]
-    labels = [f"moved < {e[0]} SD"]
+    labels = [f"moved under {e[0]} SD"]  # no "<": legends are rich text
     labels += [f"{e[i]}–{e[i + 1]} SD" for i in range(len(e) - 1)]
     labels += [f"≥ {e[-1]} SD or new category", "not placed"]
     return labels
