@@ -192,11 +192,14 @@ class Verdict:
     level: str
     text: str
     short: str
+    #: False when the report has no ``attribute_disclosure`` (null: not measured, e.g. a
+    #: partitioned run, or a report of an older version): no ✓ then, whatever the level
+    measured: bool = True
 
     @property
     def ok(self) -> bool:
         """True when the verdict may carry a ✓ (safe, or k-anonymous with nothing to disclose)."""
-        return self.level in ("safe", "no_confidential")
+        return self.measured and self.level in ("safe", "no_confidential")
 
 
 def percent_text(value: float) -> str:
@@ -242,12 +245,16 @@ def release_verdict(report: Mapping[str, Any]) -> Verdict:
         head = f"k-anonymous ({k_text}{extra})"
         head_short = f"k-anonymity {level if level is not None else '?'}"
 
-    if not isinstance(disclosure, Mapping) or not disclosure:
-        what = (
-            "attribute disclosure not measured"
-            if disclosure is None
-            else "no confidential attribute tagged"
+    if not isinstance(disclosure, Mapping):
+        # no figures (null or absent): said, and never a ✓
+        what = "attribute disclosure not measured"
+        if below:
+            return Verdict("not_k_anonymous", f"{head}; {what}", head_short, measured=False)
+        return Verdict(
+            "no_confidential", f"{head}; {what}", f"{head_short} ({what})", measured=False
         )
+    if not disclosure:
+        what = "no confidential attribute tagged"
         if below:
             return Verdict("not_k_anonymous", f"{head}; {what}", head_short)
         return Verdict("no_confidential", f"{head}; {what}", f"{head_short} ✓")

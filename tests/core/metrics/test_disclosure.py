@@ -162,3 +162,14 @@ def test_no_value_in_the_measures() -> None:
     text = repr(out) + release_verdict({"k": 2, "k_anonymity": 2, "attribute_disclosure": out}).text
     for value in ("flu", "cold", "cancer", "'A'", "'B'"):
         assert value not in text
+
+
+def test_verdict_without_figures_is_not_measured_and_never_ticks() -> None:
+    # a partitioned run's report, or one written before attribute disclosure was measured
+    for report in (
+        {"k": 5, "k_anonymity": 5},
+        {"k": 5, "k_anonymity": 5, "attribute_disclosure": None},
+    ):
+        v = release_verdict(report)
+        assert v.level == "no_confidential" and not v.measured and not v.ok
+        assert "attribute disclosure not measured" in v.text and "✓" not in v.short
