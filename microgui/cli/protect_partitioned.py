@@ -145,4 +145,7 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
         f"engine {scale['engine']}, {scale['workers']} workers",
         file=sys.stderr,
     )
+    verdict = report.get("verdict")
+    if isinstance(verdict, dict) and verdict.get("text"):  # issue 29: the one verdict's words
+        print(f"  verdict: {verdict['text']}", file=sys.stderr)
     return 0

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from microgui.core.errors import MicroguiError
+from microgui.core.metrics.disclosure import release_verdict
 from microgui.core.runs import RunResult
 from microgui.core.runs.analysis import measure_catalog
 from microgui.core.runs.project_file import Project, clear_autosave, load_project
@@ -419,7 +420,8 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self.statusBar().showMessage(
             f"{result.spec.method}, k = {result.spec.k}: {result.n_groups:,} groups, "
-            f"{result.information_loss_text}, {result.seconds:.2f} s",
+            f"{result.information_loss_text}, {result.seconds:.2f} s; "
+            f"{release_verdict(result.report).short}",  # issue 29: the one verdict's words
             0,
         )
 
