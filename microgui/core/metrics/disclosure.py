@@ -59,6 +59,7 @@ __all__ = [
     "release_verdict",
     "verdict_json",
     "percent_text",
+    "worst_homogeneous",
 ]
 
 #: The levels of a :class:`Verdict`, safest last.
@@ -171,6 +172,20 @@ def attribute_disclosure(
             kind = roles[col]
         out[col] = _one_attribute(frame, labels, n_groups, col, kind)
     return out
+
+
+def worst_homogeneous(disclosure: Mapping[str, Any] | None) -> float | None:
+    """The largest ``homogeneous_percent`` over the confidential attributes (the share the
+    verdict names), None when there is none or it was not measured: the compare and sweep
+    tables' number for attribute disclosure."""
+    if not isinstance(disclosure, Mapping):
+        return None
+    shares = [
+        float(m.get("homogeneous_percent") or 0.0)
+        for m in disclosure.values()
+        if isinstance(m, Mapping)
+    ]
+    return max(shares) if shares else None
 
 
 # --------------------------------------------------------------------------------------------
