@@ -37,6 +37,7 @@ from microgui.qt.about import PAPERS, about_box
 from microgui.qt.controller import AppController
 from microgui.qt.export_dialogs import (
     EXPORT_FILTERS,
+    AttributeDisclosureDialog,
     ExportOverrideDialog,
     default_export_path,
     export_dialog,
@@ -206,6 +207,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.kernel_prep, self.kernel_prep.start)
         self.error_box: QMessageBox | None = None
         self.override_dialog: ExportOverrideDialog | None = None
+        self.disclosure_dialog: AttributeDisclosureDialog | None = None  # issue 29
         self.about_box: QMessageBox | None = None
         self.sweep_dialog: SweepDialog | None = None
         self.last_error = ""
@@ -607,7 +609,13 @@ class MainWindow(QMainWindow):
             self.settings.set_geometry(QByteArray(self.saveGeometry()))
             self.settings.set_window_state(QByteArray(self.saveState()))
             self.settings.sync()
-        for box in (self.error_box, self.about_box, self.override_dialog, self.sweep_dialog):
+        for box in (
+            self.error_box,
+            self.about_box,
+            self.override_dialog,
+            self.disclosure_dialog,
+            self.sweep_dialog,
+        ):
             if box is not None:
                 box.close()
         super().closeEvent(event)
