@@ -235,7 +235,7 @@ def _print_verdict(
     )
     measures["attribute_disclosure"] = disclosure
     measures["verdict"] = verdict_json(verdict)
-    print(f"verdict: {verdict.text}{' ✓' if verdict.ok else ''}")
+    print(f"\nverdict: {verdict.text}{' ✓' if verdict.ok else ''}")
 
 
 def _parse_model(text: str, columns: Sequence[str]) -> tuple[str, list[str]]:

@@ -549,10 +549,13 @@ def _print_verdict(report: dict[str, Any]) -> None:
     (:func:`microgui.core.metrics.disclosure.release_verdict`): a ``warning:`` line when a group
     discloses a confidential value (the release is written, not refused: the method did not
     promise otherwise; the report records ``released_with_attribute_disclosure``), naming the
-    registered methods that protect the attribute; else an indented ``verdict:`` line."""
+    registered methods that protect the attribute; else an indented ``verdict:`` line (none
+    without a confidential attribute: the summary's k-anonymity says it all)."""
     verdict = report.get("verdict")
     if not isinstance(verdict, dict) or not verdict.get("text"):
         return
+    if report.get("attribute_disclosure") == {}:
+        return  # no confidential attribute: the summary's k-anonymity is the whole verdict
     if report.get("released_with_attribute_disclosure"):
         from microgui.core.methods import available_methods
 
