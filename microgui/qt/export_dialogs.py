@@ -185,10 +185,15 @@ class AttributeDisclosureDialog(QDialog):
             self.method_buttons[name] = button
         row.addStretch(1)
         layout.addLayout(row)
+        # Enter runs the protecting method, never "Export anyway"
+        enabled = [b for b in self.method_buttons.values() if b.isEnabled()]
+        if enabled:
+            enabled[0].setDefault(True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.export_button = self.buttons.addButton(
             "Export anyway", QDialogButtonBox.ButtonRole.AcceptRole
         )
+        self.export_button.setAutoDefault(False)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)

@@ -98,10 +98,10 @@ RESULT_FIELDS: tuple[tuple[str, str, str], ...] = (
         "attribute_disclosure",
         "Attribute disclosure",
         "Per confidential attribute, over the groups of identical released quasi-identifiers: "
-        "distinct l-diversity (fewest values in a group), entropy l-diversity, t-closeness "
-        "(largest EMD to the whole table) and the records in groups where the attribute takes "
-        "one value: belonging to such a group discloses the value (Machanavajjhala et al. "
-        "2007). Missing values are ignored. [attribute_disclosure]",
+        "the records in groups where the attribute takes one value (belonging to such a group "
+        "discloses the value; Machanavajjhala et al. 2007), distinct l-diversity l (fewest "
+        "values in a group) and t-closeness t (largest EMD to the whole table). Entropy "
+        "l-diversity is in the report. Missing values are ignored. [attribute_disclosure]",
     ),
     (
         "invented_combinations",
@@ -314,16 +314,16 @@ def disclosure_text(report: Mapping[str, Any]) -> str:
             continue
         t = m.get("t_closeness")
         groups = int(m.get("homogeneous_groups") or 0)
+        # the share first: the panel is narrow at 1366 × 768 and a long line is cut
         share = (
             f"{percent_text(float(m.get('homogeneous_percent') or 0.0))} of records in "
-            f"{groups:,} group{'s' if groups != 1 else ''} with one value"
+            f"{groups:,} one-value group{'s' if groups != 1 else ''}"
             if groups
             else "no group with one value"
         )
         line = (
-            f"<b>{escape(str(col))}</b>: l = {int(m.get('distinct_l_diversity') or 0)}, "
-            f"entropy l = {float(m.get('entropy_l_diversity') or 0.0):.2f}, "
-            f"t = {'—' if t is None else f'{float(t):.3f}'}; {share}"
+            f"<b>{escape(str(col))}</b>: {share} · l = {int(m.get('distinct_l_diversity') or 0)}"
+            f" · t = {'—' if t is None else f'{float(t):.2f}'}"
         )
         if groups:
             line = f"<span style='color:{WARNING_COLOUR}'>{line}</span>"
