@@ -132,7 +132,7 @@ class ResultsPanel(QWidget):
             value.setObjectName(f"result_{key}")
             name = QLabel(label)
             name.setToolTip(tip)
-            if key == "information_loss_by_attribute":
+            if key in ("information_loss_by_attribute", "attribute_disclosure"):
                 # a table: under its title, the panel's full width (the panel stays narrow)
                 form.addRow(name)
                 form.addRow(value)
@@ -317,7 +317,7 @@ def disclosure_text(report: Mapping[str, Any]) -> str:
         # the share first: the panel is narrow at 1366 × 768 and a long line is cut
         share = (
             f"{percent_text(float(m.get('homogeneous_percent') or 0.0))} of records in "
-            f"{groups:,} one-value group{'s' if groups != 1 else ''}"
+            f"{groups:,} group{'s' if groups != 1 else ''} of one value"
             if groups
             else "no group with one value"
         )
