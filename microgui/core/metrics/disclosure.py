@@ -162,6 +162,8 @@ def attribute_disclosure(
         column -> the measures of the module docstring (counts and measures only, no value).
     """
     names = [confidential] if isinstance(confidential, str) else [str(c) for c in confidential]
+    if not names:
+        return {}  # no grouping to pay for (a large continuous run has no confidential column)
     qi_names = [str(c) for c in qis]
     labels = _class_labels(frame, qi_names)
     n_groups = int(labels.max()) + 1 if len(labels) else 0
