@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.metrics.privacy import KindLike, t_closeness_by_attribute
+from microgui.core.metrics.privacy import KindLike, attribute_codes, t_closeness_by_attribute
 from microgui.core.table.column_types import json_cell
-from microgui.core.table.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind, ColumnSpec
 
 __all__ = [
     "attribute_disclosure",
@@ -76,14 +76,30 @@ def _class_labels(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
     return out
 
 
-def _value_codes(values: pd.Series) -> tuple[np.ndarray, int]:
-    """Codes 0..m-1 of the known values, -1 for a missing one, and m."""
+def _value_codes(values: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """Codes 0..m-1 of the known values, -1 for a missing one, and the m distinct values."""
     series = values.reset_index(drop=True)
     try:
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
     except (TypeError, NotImplementedError):  # lists, structs: compared as JSON text
         codes, uniques = pd.factorize(series.map(json_cell, na_action="ignore"))
-    return np.asarray(codes, dtype=np.int64), len(uniques)
+    return np.asarray(codes, dtype=np.int64), pd.Series(uniques)
+
+
+def _emd_kind(values: pd.Series, uniques: pd.Series, kind: KindLike) -> KindLike:
+    """``kind``, or nominal when :func:`~microgui.core.metrics.privacy.attribute_codes` would read
+    the column as nominal anyway (a "continuous" column of text, as the command line tags every
+    ``--confidential`` column): decided on the m distinct values, not by parsing every cell."""
+    plain = kind.kind if isinstance(kind, ColumnSpec) else AttributeKind(kind)
+    if plain is not AttributeKind.CONTINUOUS:  # an ordinal's order, a nominal: as given
+        return kind
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return kind
+    try:
+        ordered = attribute_codes(uniques, plain)[2]
+    except (ValueError, TypeError):
+        return kind  # let t_closeness_by_attribute say what it says of the whole column
+    return kind if ordered else AttributeKind.NOMINAL
 
 
 def _one_attribute(
@@ -93,7 +109,8 @@ def _one_attribute(
     column: str,
     kind: KindLike,
 ) -> dict[str, Any]:
-    codes, m = _value_codes(frame[column])
+    codes, uniques = _value_codes(frame[column])
+    m = len(uniques)
     known = codes >= 0
     n_known = int(known.sum())
     out: dict[str, Any] = {
@@ -127,7 +144,8 @@ def _one_attribute(
             homogeneous_percent=100.0 * records / n_known,
         )
     try:
-        t = t_closeness_by_attribute(frame, labels, [column], {column: kind})[column]
+        emd_kind = _emd_kind(frame[column], uniques, kind)
+        t = t_closeness_by_attribute(frame, labels, [column], {column: emd_kind})[column]
         out["t_closeness"] = float(t)
     except (ValueError, TypeError):  # no rank for a missing value of an ordered attribute
         out["t_closeness"] = None
