@@ -146,6 +146,11 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     verdict = report.get("verdict")
-    if isinstance(verdict, dict) and verdict.get("text"):  # issue 29: the one verdict's words
+    # issue 29: the one verdict's words, when there is a confidential column to speak of
+    if (
+        isinstance(verdict, dict)
+        and verdict.get("text")
+        and report.get("attribute_disclosure") != {}
+    ):
         print(f"  verdict: {verdict['text']}", file=sys.stderr)
     return 0
