@@ -73,7 +73,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,7 +81,7 @@ import pandas as pd
 
 from microgui.core.errors import InvalidParameter
 
-__all__ = ["Suda2Result", "suda2", "MISSING_CODE", "MISSING_MODES"]
+__all__ = ["Suda2Result", "suda2", "minimal_sample_uniques", "MISSING_CODE", "MISSING_MODES"]
 
 #: sdcMicro's default ``missing`` code (R/suda2.R, ``missing = -999``): the value a missing cell
 #: has in the DIS score's row hash.
@@ -129,8 +129,10 @@ def _column_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray
         and not isinstance(column.dtype, pd.CategoricalDtype)
     ):
         num = present.to_numpy(dtype=np.float64)
-        if np.all(np.isfinite(num)) and np.all(num == np.round(num)) and (
-            num.size == 0 or (num.min() >= -(2**31) and num.max() < 2**31)
+        if (
+            np.all(np.isfinite(num))
+            and np.all(num == np.round(num))
+            and (num.size == 0 or (num.min() >= -(2**31) and num.max() < 2**31))
         ):
             values = num.astype(np.int64)
     if values is None:
@@ -138,12 +140,15 @@ def _column_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray
             cats = column.cat.remove_unused_categories().cat.codes.to_numpy()[~miss]
             values = cats.astype(np.int64) + 1
         else:
-            _, inverse = np.unique(present.to_numpy(), return_inverse=True)
-            values = inverse.astype(np.int64).ravel() + 1
+            try:  # hash-based, then only the distinct values are sorted
+                codes, _ = pd.factorize(present, sort=True)
+            except TypeError:  # values that do not sort together (mixed types): by their text
+                codes, _ = pd.factorize(present.astype(str), sort=True)
+            values = np.asarray(codes, dtype=np.int64) + 1
     sdc[~miss] = values
     dense = np.empty(len(column), dtype=np.int64)
-    uniq, inverse = np.unique(values, return_inverse=True)
-    dense[~miss] = inverse.ravel()
+    inverse, uniq = pd.factorize(values)
+    dense[~miss] = inverse
     dense[miss] = uniq.size  # missing: a code of its own (it equals only another missing cell)
     return sdc, dense, miss
 
@@ -222,6 +227,141 @@ def _weights(att: int, max_size: int) -> np.ndarray:
     )
 
 
+@dataclass(frozen=True)
+class _Coded:
+    """The key columns coded for the search (see :func:`_code`)."""
+
+    n_keys: int
+    att: int  # ATT: number of variables as Suda2.h sees them (padded to 3)
+    sdc: np.ndarray  # (n, att) the values sdcMicro's C++ holds
+    dense: np.ndarray  # (n, n_keys) dense codes, missing a code of its own
+    miss: np.ndarray  # (n, n_keys) missing cells that are no item ("match" mode)
+    cards: list[int]
+    row_id: np.ndarray  # distinct row of each record
+    row_count: np.ndarray  # records per distinct row
+    first: np.ndarray  # first record of each distinct row
+    cand_rows: np.ndarray  # distinct rows present once (the sample uniques)
+
+
+def _check(
+    frame: pd.DataFrame, keys: Sequence[str], max_size: int | None, missing: str
+) -> tuple[tuple[str, ...], int]:
+    keys = tuple(keys)
+    if not keys:
+        raise InvalidParameter("SUDA2 needs at least one key variable")
+    if len(set(keys)) != len(keys):
+        raise InvalidParameter("SUDA2 key variables must be distinct")
+    absent = [k for k in keys if k not in frame.columns]
+    if absent:
+        raise InvalidParameter(f"SUDA2 key variables not in the table: {absent}")
+    if missing not in MISSING_MODES:
+        raise InvalidParameter(f"missing must be one of {MISSING_MODES}, got {missing!r}")
+    size = len(keys) if max_size is None else int(max_size)
+    if not 1 <= size <= len(keys):
+        raise InvalidParameter(f"max_size={max_size} must be between 1 and {len(keys)}")
+    return keys, size
+
+
+def _code(frame: pd.DataFrame, keys: tuple[str, ...], missing: str) -> _Coded:
+    n, n_keys = len(frame), len(keys)
+    att = max(n_keys, _MIN_VARS)
+    sdc = np.empty((n, att), dtype=np.int64)
+    sdc[:, n_keys:] = 1  # R/suda2.R's constant padding columns
+    dense = np.empty((n, n_keys), dtype=np.int64)
+    miss = np.zeros((n, n_keys), dtype=bool)
+    for j, key in enumerate(keys):
+        sdc[:, j], dense[:, j], miss[:, j] = _column_codes(frame[key])
+    cards = [int(dense[:, j].max()) + 1 for j in range(n_keys)]
+    if missing == "category":
+        miss[:] = False
+    # distinct rows (missing cells equal each other): only rows present once can have an MSU
+    row_id = np.zeros(n, dtype=np.int64)
+    n_rows = 1
+    for j in range(n_keys):
+        row_id, n_rows = _combine(row_id, n_rows, dense[:, j], cards[j])
+    row_count = np.bincount(row_id, minlength=n_rows)
+    first = np.zeros(n_rows, dtype=np.int64)
+    first[row_id[::-1]] = np.arange(n - 1, -1, -1)
+    cand_rows = np.flatnonzero(row_count == 1)
+    return _Coded(n_keys, att, sdc, dense, miss, cards, row_id, row_count, first, cand_rows)
+
+
+def _count(key: np.ndarray, bins: int, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """For combination keys of the distinct rows: (weighted count of each row's combination,
+    dense id of each row's combination, number of combinations)."""
+    if bins <= max(8 * key.size, 1 << 16):
+        combo = np.bincount(key, weights=weights, minlength=bins)
+        present = combo > 0
+        return combo[key], np.cumsum(present)[key] - 1, int(present.sum())
+    _, inverse, _ = np.unique(key, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    combo = np.bincount(inverse, weights=weights)
+    return combo[inverse], inverse, int(combo.size)
+
+
+def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
+    """Every (key subset, candidates whose MSU it is), by size then in lexicographic order;
+    candidates are indices into ``coded.cand_rows`` (module docstring, *Method*)."""
+    n_cand = coded.cand_rows.size
+    if n_cand == 0:
+        return
+    dense_rows = coded.dense[coded.first]
+    miss_cand = coded.miss[coded.first[coded.cand_rows]]
+    # Suda2.h keeps two copies of a row: uniqueness (count 1) is the same
+    mult = np.minimum(coded.row_count, 2).astype(np.float64)
+    all_true = np.ones(n_cand, dtype=bool)
+    prev_ids: dict[tuple[int, ...], tuple[np.ndarray, int]] = {
+        (): (np.zeros(coded.first.size, dtype=np.int64), 1)
+    }
+    prev_unique: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(n_cand, dtype=bool)}
+    for level in range(1, max_size + 1):
+        ids_now: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+        unique_now: dict[tuple[int, ...], np.ndarray] = {}
+        for subset in itertools.combinations(range(coded.n_keys), level):
+            alive = ~miss_cand[:, list(subset)].any(axis=1)
+            for drop in range(level):
+                alive &= ~prev_unique[subset[:drop] + subset[drop + 1 :]]
+            if not alive.any():
+                # every candidate is unique on a subset (or lacks a value): no MSU here or above
+                unique_now[subset] = all_true
+                continue
+            parent_ids, parent_n = prev_ids[subset[:-1]]
+            v = subset[-1]
+            key = parent_ids * coded.cards[v] + dense_rows[:, v]
+            combo, ids, n_ids = _count(key, parent_n * coded.cards[v], mult)
+            unique = combo[coded.cand_rows] == 1
+            unique_now[subset] = unique
+            if level < max_size:
+                ids_now[subset] = (ids, n_ids)
+            found = np.flatnonzero(alive & unique)
+            if found.size:
+                yield subset, found
+        prev_ids, prev_unique = ids_now, unique_now
+
+
+def minimal_sample_uniques(
+    frame: pd.DataFrame,
+    keys: Sequence[str],
+    *,
+    max_size: int | None = None,
+    missing: str = "match",
+) -> list[tuple[int, tuple[str, ...]]]:
+    """Every MSU as (record position, its key variables), by size: the sets of key values of a
+    record that no other record shares and none of whose proper subsets is unique (Manning,
+    Haglin & Keane 2008, §2), up to ``max_size`` variables; missing cells as in :func:`suda2`.
+    Correlated MSUs are listed each (this is the full list that sdcMicro's counts multiply out)."""
+    keys, size = _check(frame, keys, max_size, missing)
+    if len(frame) == 0:
+        return []
+    coded = _code(frame, keys, missing)
+    records = coded.first[coded.cand_rows]
+    return [
+        (int(records[c]), tuple(keys[v] for v in subset))
+        for subset, found in _lattice(coded, size)
+        for c in found.tolist()
+    ]
+
+
 def suda2(
     frame: pd.DataFrame,
     keys: Sequence[str],
@@ -239,66 +379,39 @@ def suda2(
     Suda2.h's fallback 0.5). ``missing``: ``"match"`` (sdcMicro) or ``"category"``.
     """
     started = time.perf_counter()
-    keys = tuple(keys)
-    if not keys:
-        raise InvalidParameter("SUDA2 needs at least one key variable")
-    if len(set(keys)) != len(keys):
-        raise InvalidParameter("SUDA2 key variables must be distinct")
-    absent = [k for k in keys if k not in frame.columns]
-    if absent:
-        raise InvalidParameter(f"SUDA2 key variables not in the table: {absent}")
-    if missing not in MISSING_MODES:
-        raise InvalidParameter(f"missing must be one of {MISSING_MODES}, got {missing!r}")
-    n_keys = len(keys)
-    if max_size is None:
-        max_size = n_keys
-    max_size = int(max_size)
-    if not 1 <= max_size <= n_keys:
-        raise InvalidParameter(f"max_size={max_size} must be between 1 and {n_keys}")
+    keys, max_size = _check(frame, keys, max_size, missing)
     dis_fraction = float(dis_fraction)
     if not 0.0 <= dis_fraction < 1.0:
         raise InvalidParameter(f"dis_fraction={dis_fraction} must be in [0, 1)")
-
     n = len(frame)
-    att = max(n_keys, _MIN_VARS)
+    n_keys = len(keys)
     score = np.zeros(n, dtype=np.float64)
     dis_score = np.zeros(n, dtype=np.float64)
     msu_count = np.zeros(n, dtype=np.int64)
     contributions = dict.fromkeys(keys, 0.0)
     if n == 0:
-        return Suda2Result(keys, max_size, dis_fraction, score, dis_score, msu_count,
-                           contributions, time.perf_counter() - started)
-
-    sdc = np.empty((n, att), dtype=np.int64)
-    sdc[:, n_keys:] = 1  # R/suda2.R's constant padding columns
-    dense = np.empty((n, n_keys), dtype=np.int64)
-    miss = np.zeros((n, n_keys), dtype=bool)
-    for j, key in enumerate(keys):
-        sdc[:, j], dense[:, j], miss[:, j] = _column_codes(frame[key])
-    cards = [int(dense[:, j].max()) + 1 for j in range(n_keys)]
-    if missing == "category":
-        miss[:] = False
-
-    # distinct rows (missing cells equal each other): only rows present once can have an MSU
-    row_id = np.zeros(n, dtype=np.int64)
-    n_rows = 1
-    for j in range(n_keys):
-        row_id, n_rows = _combine(row_id, n_rows, dense[:, j], cards[j])
-    row_count = np.bincount(row_id, minlength=n_rows)
-    first = np.zeros(n_rows, dtype=np.int64)
-    first[row_id[::-1]] = np.arange(n - 1, -1, -1)
-    mult = np.minimum(row_count, 2)  # Suda2.h keeps two copies of a row (uniqueness is the same)
-    cand_rows = np.flatnonzero(row_count == 1)  # distinct-row ids of the sample uniques
-    cand_records = first[cand_rows]
-    n_cand = cand_rows.size
+        return Suda2Result(
+            keys,
+            max_size,
+            dis_fraction,
+            score,
+            dis_score,
+            msu_count,
+            contributions,
+            time.perf_counter() - started,
+        )
+    coded = _code(frame, keys, missing)
+    dense, cards = coded.dense, coded.cards
+    cand_records = coded.first[coded.cand_rows]
+    n_cand = cand_records.size
 
     # items and their classes of correlated items, per record of the candidates
-    counts = [np.bincount(dense[:, v], minlength=cards[v]) for v in range(n_keys)]
     item_ok = []
     for v in range(n_keys):
-        ok = (counts[v] >= 2) & (counts[v] < n)
-        if missing == "match" and miss[:, v].any():
-            ok[dense[miss[:, v], v][0]] = False
+        counts = np.bincount(dense[:, v], minlength=cards[v])
+        ok = (counts >= 2) & (counts < n)
+        if coded.miss[:, v].any():
+            ok[dense[coded.miss[:, v], v][0]] = False
         item_ok.append(ok)
     rep_var, rep_val, class_size = _item_classes(dense, cards, item_ok)
     cand_dense = dense[cand_records]
@@ -311,45 +424,15 @@ def suda2(
         is_rep[:, v] = rep_var[v][x] == v
         size_c[:, v] = class_size[v][x]
         class_id[:, v] = rep_var[v][x] * big + rep_val[v][x]
-    eligible_miss = miss[cand_records]
 
-    # the lattice of key subsets, level by level, over the distinct rows
-    weights = _weights(att, max_size)
-    dense_rows = dense[first]
-    mult_w = mult.astype(np.float64)
+    weights = _weights(coded.att, max_size)
     per_size = np.zeros((n_cand, max_size), dtype=np.int64)
     raw = np.zeros((n_cand, n_keys), dtype=np.float64)
-    prev_ids: dict[tuple[int, ...], tuple[np.ndarray, int]] = {(): (np.zeros(n_rows, np.int64), 1)}
-    prev_unique: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(n_cand, dtype=bool)}
-    all_true = np.ones(n_cand, dtype=bool)
-    for level in range(1, max_size + 1):
-        ids_now: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
-        unique_now: dict[tuple[int, ...], np.ndarray] = {}
-        for subset in itertools.combinations(range(n_keys), level):
-            alive = ~eligible_miss[:, list(subset)].any(axis=1)
-            for drop in range(level):
-                below = prev_unique.get(subset[:drop] + subset[drop + 1 :], all_true)
-                alive &= ~below
-            if not alive.any():
-                unique_now[subset] = all_true  # no record can have an MSU here or above
-                continue
-            parent_ids, parent_n = prev_ids[subset[:-1]]
-            v = subset[-1]
-            key = parent_ids * cards[v] + dense_rows[:, v]
-            combo = np.bincount(key, weights=mult_w, minlength=parent_n * cards[v])
-            unique = combo[key[cand_rows]] == 1
-            unique_now[subset] = unique
-            if level < max_size:
-                present = combo > 0
-                relabel = np.cumsum(present) - 1
-                ids_now[subset] = (relabel[key], int(present.sum()))
-            found = np.flatnonzero(alive & unique)
-            if found.size:
-                per_size[found, level - 1] += 1
-                _credit(raw, found, subset, weights[level - 1], is_rep, size_c, class_id)
-        prev_ids, prev_unique = ids_now, unique_now
+    for subset, found in _lattice(coded, max_size):
+        per_size[found, len(subset) - 1] += 1
+        _credit(raw, found, subset, weights[len(subset) - 1], is_rep, size_c, class_id)
 
-    # scores (Suda2.h main: Res columns; R/suda2.R: contributions)
+    # scores (Suda2.h main: the Res columns; R/suda2.R: the attribute contributions)
     cand_score = per_size.astype(np.float64) @ weights
     score[cand_records] = cand_score
     msu_count[cand_records] = per_size.sum(axis=1)
@@ -361,9 +444,17 @@ def suda2(
         contributions = {
             key: 100.0 * (math.fsum(contribs[:, j].tolist()) / total) for j, key in enumerate(keys)
         }
-    dis_score[:] = _dis_scores(score, sdc, row_id, row_count, att, dis_fraction)
-    return Suda2Result(keys, max_size, dis_fraction, score, dis_score, msu_count, contributions,
-                       time.perf_counter() - started)
+    dis_score[:] = _dis_scores(score, coded.sdc, coded.row_count, coded.att, dis_fraction)
+    return Suda2Result(
+        keys,
+        max_size,
+        dis_fraction,
+        score,
+        dis_score,
+        msu_count,
+        contributions,
+        time.perf_counter() - started,
+    )
 
 
 def _credit(
@@ -401,7 +492,6 @@ def _credit(
 def _dis_scores(
     score: np.ndarray,
     sdc: np.ndarray,
-    row_id: np.ndarray,
     row_count: np.ndarray,
     att: int,
     dis_fraction: float,
@@ -421,8 +511,9 @@ def _dis_scores(
     positive = score != 0
     if not positive.any():
         return out
-    powered = np.power(score[positive], q)
-    adj = float(np.cumsum(1.0 / powered)[-1])
+    # C's pow (math.pow), not numpy's vector power, which may differ in the last bit
+    powered = np.array([math.pow(x, q) for x in score[positive].tolist()])
+    adj = float(np.cumsum(1.0 / powered)[-1])  # summed in record order, as Suda2.h
     with np.errstate(invalid="ignore", divide="ignore"):
         out[positive] = 1.0 / (1.0 + excess / (powered * adj))
     return out
