@@ -56,7 +56,8 @@ Missing values (``missing``):
 ``max_size`` (sdcMicro has no such argument: R passes ``ncol`` and Suda2.h searches all sizes)
 limits the search to MSUs of at most that many variables, as the papers' ``M``; the weights are
 then ``prod_{i=k}^{M-1}(ATT - i)`` (the SDC guidelines' formula, equal to sdcMicro's at
-``M = ATT``) and records whose smallest MSU is larger score 0.
+``M = ATT``) and records whose smallest MSU is larger score 0. (With one or two keys and
+every size searched, ``M`` is the padded ``ATT`` = 3, as in sdcMicro.)
 
 Method. Only a record unique on all keys can have an MSU, and uniqueness is monotone (a record
 unique on a set is unique on every superset), so a set ``s`` is an MSU of a unique record iff
@@ -425,7 +426,8 @@ def suda2(
         size_c[:, v] = class_size[v][x]
         class_id[:, v] = rep_var[v][x] * big + rep_val[v][x]
 
-    weights = _weights(coded.att, max_size)
+    # searching every size is sdcMicro's M = ATT (its padding columns are in no MSU)
+    weights = _weights(coded.att, coded.att if max_size == n_keys else max_size)[:max_size]
     per_size = np.zeros((n_cand, max_size), dtype=np.int64)
     raw = np.zeros((n_cand, n_keys), dtype=np.float64)
     for subset, found in _lattice(coded, max_size):
