@@ -39,11 +39,13 @@ equality with it) and says so here:
    precision (``float`` in Suda2.h), as there.
 4. **No unique record** (total score 0): sdcMicro's contributions are 0/0 = NaN; here they are 0.
 
-Values. sdcMicro's C++ works on integers: R passes numbers as they are (cast to ``int``) and
-factors as their level codes 1..L. Here an integer-valued numeric column keeps its values; any
-other column (text, categories, booleans, fractional numbers) is coded 1..L in the order of its
-sorted distinct values (a pandas ``Categorical`` in its category order), like an R factor. Only
-the DIS score's ``U`` (point 3) depends on the codes; MSUs and SUDA scores do not.
+Values. sdcMicro's C++ works on integers: R passes numbers cast to ``int`` (truncated) and
+factors as their level codes 1..L. Here a numeric column enters the row hash of point 3 truncated
+the same way, and any other column (text, categories, booleans) as codes 1..L in the order of
+its sorted distinct values (a pandas ``Categorical``: its category order), like an R factor.
+Only the DIS score's ``U`` depends on these codes. Records are compared on their values
+themselves: sdcMicro would take fractional numbers 1.2 and 1.7 as equal (both 1), this module
+does not (it makes no difference on integer or coded keys).
 
 Missing values (``missing``):
 
@@ -117,29 +119,30 @@ class Suda2Result:
 def _column_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sdcMicro value, dense code, missing mask) of one key column.
 
-    The sdcMicro value is what the C++ would hold for the cell (integer values kept, anything
-    else coded 1..L in sorted order, missing = ``MISSING_CODE``); the dense code numbers the
-    distinct values 0..L-1 (missing is code L when present, a value of its own)."""
+    The sdcMicro value is what the C++ would hold for the cell (a number cast to ``int``, i.e.
+    truncated; anything else coded 1..L like an R factor; missing = ``MISSING_CODE``); the dense
+    code numbers the distinct values 0..L-1 (missing is code L when present, a value of its own).
+    Equality is decided on the values themselves, not on the truncated numbers."""
     miss = column.isna().to_numpy()
     present = column[~miss]
     sdc = np.full(len(column), MISSING_CODE, dtype=np.int64)
     values: np.ndarray | None = None
+    basis: np.ndarray | None = None
     if (
         pd.api.types.is_numeric_dtype(column.dtype)
         and not pd.api.types.is_bool_dtype(column.dtype)
         and not isinstance(column.dtype, pd.CategoricalDtype)
     ):
         num = present.to_numpy(dtype=np.float64)
-        if (
-            np.all(np.isfinite(num))
-            and np.all(num == np.round(num))
-            and (num.size == 0 or (num.min() >= -(2**31) and num.max() < 2**31))
+        if np.all(np.isfinite(num)) and (
+            num.size == 0 or (num.min() > -(2.0**31) and num.max() < 2.0**31)
         ):
-            values = num.astype(np.int64)
+            values = np.trunc(num).astype(np.int64)  # Suda2.h: (TValue) Mat(Index, j)
+            basis = num
     if values is None:
         if isinstance(column.dtype, pd.CategoricalDtype):
-            cats = column.cat.remove_unused_categories().cat.codes.to_numpy()[~miss]
-            values = cats.astype(np.int64) + 1
+            # an R factor keeps its unused levels: codes follow the categories
+            values = column.cat.codes.to_numpy()[~miss].astype(np.int64) + 1
         else:
             try:  # hash-based, then only the distinct values are sorted
                 codes, _ = pd.factorize(present, sort=True)
@@ -148,7 +151,7 @@ def _column_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray
             values = np.asarray(codes, dtype=np.int64) + 1
     sdc[~miss] = values
     dense = np.empty(len(column), dtype=np.int64)
-    inverse, uniq = pd.factorize(values)
+    inverse, uniq = pd.factorize(values if basis is None else basis)
     dense[~miss] = inverse
     dense[miss] = uniq.size  # missing: a code of its own (it equals only another missing cell)
     return sdc, dense, miss
