@@ -290,57 +290,95 @@ def _code(frame: pd.DataFrame, keys: tuple[str, ...], missing: str) -> _Coded:
     return _Coded(n_keys, att, sdc, dense, miss, cards, row_id, row_count, first, cand_rows)
 
 
-def _count(key: np.ndarray, bins: int, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """For combination keys of the distinct rows: (weighted count of each row's combination,
-    dense id of each row's combination, number of combinations)."""
-    if bins <= max(8 * key.size, 1 << 16):
-        combo = np.bincount(key, weights=weights, minlength=bins)
-        present = combo > 0
-        return combo[key], np.cumsum(present)[key] - 1, int(present.sum())
-    _, inverse, _ = np.unique(key, return_inverse=True, return_counts=True)
+def _count(key: np.ndarray, bins: int, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the combination keys of rows (``0 <= key < bins``): the weighted count of each row's
+    combination and a combination id per row (< ``bins``)."""
+    if bins <= 8 * key.size + 1024:
+        return np.bincount(key, weights=weights, minlength=bins)[key], key
+    _, inverse = np.unique(key, return_inverse=True)
     inverse = inverse.ravel()
-    combo = np.bincount(inverse, weights=weights)
-    return combo[inverse], inverse, int(combo.size)
+    return np.bincount(inverse, weights=weights)[inverse], inverse
 
 
 def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
     """Every (key subset, candidates whose MSU it is), by size then in lexicographic order;
-    candidates are indices into ``coded.cand_rows`` (module docstring, *Method*)."""
+    candidates are indices into ``coded.cand_rows`` (module docstring, *Method*).
+
+    A candidate can have an MSU ``t`` only if it is *open* on every immediate subset ``s`` of
+    ``t``: it holds a value in every variable of ``s``, is not unique on any immediate subset of
+    ``s`` (so ``s`` is no MSU of it and none of its subsets is unique) and is not unique on ``s``.
+    So the open candidates of ``t`` are the intersection of the open sets of its immediate
+    subsets, and a subset whose intersection is empty is never counted. The count of a
+    candidate's combination on ``t`` is over the records that share its combination on an
+    immediate subset of ``t`` (the one that keeps fewest rows): each subset keeps only the
+    distinct rows of combinations that hold an open candidate, with the ids of their
+    combinations. Candidate sets
+    are bit-packed."""
     n_cand = coded.cand_rows.size
     if n_cand == 0:
         return
+    n_rows = coded.first.size
     dense_rows = coded.dense[coded.first]
-    miss_cand = coded.miss[coded.first[coded.cand_rows]]
+    miss_bits = [
+        np.packbits(coded.miss[coded.first[coded.cand_rows], v]) for v in range(coded.n_keys)
+    ]
+    cand_of_row = np.full(n_rows + 1, -1, dtype=np.int64)  # [-1] stays -1
+    cand_of_row[coded.cand_rows] = np.arange(n_cand)
     # Suda2.h keeps two copies of a row: uniqueness (count 1) is the same
     mult = np.minimum(coded.row_count, 2).astype(np.float64)
-    all_true = np.ones(n_cand, dtype=bool)
-    prev_ids: dict[tuple[int, ...], tuple[np.ndarray, int]] = {
-        (): (np.zeros(coded.first.size, dtype=np.int64), 1)
+    no_cand = np.zeros(1, dtype=bool)
+    # a variable with one value for all (two or more) records is in no MSU and changes no count
+    searched = [v for v in range(coded.n_keys) if coded.cards[v] > 1 or coded.dense.shape[0] < 2]
+    prev_open: dict[tuple[int, ...], np.ndarray] = {(): np.packbits(np.ones(n_cand, dtype=bool))}
+    prev_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {
+        (): (np.arange(n_rows), np.zeros(n_rows, dtype=np.int64), 1)
     }
-    prev_unique: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(n_cand, dtype=bool)}
     for level in range(1, max_size + 1):
-        ids_now: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
-        unique_now: dict[tuple[int, ...], np.ndarray] = {}
-        for subset in itertools.combinations(range(coded.n_keys), level):
-            alive = ~miss_cand[:, list(subset)].any(axis=1)
-            for drop in range(level):
-                alive &= ~prev_unique[subset[:drop] + subset[drop + 1 :]]
-            if not alive.any():
-                # every candidate is unique on a subset (or lacks a value): no MSU here or above
-                unique_now[subset] = all_true
+        open_now: dict[tuple[int, ...], np.ndarray] = {}
+        rows_now: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {}
+        for subset in itertools.combinations(searched, level):
+            alive = prev_open.get(subset[1:])
+            if alive is None:
                 continue
-            parent_ids, parent_n = prev_ids[subset[:-1]]
-            v = subset[-1]
-            key = parent_ids * coded.cards[v] + dense_rows[:, v]
-            combo, ids, n_ids = _count(key, parent_n * coded.cards[v], mult)
-            unique = combo[coded.cand_rows] == 1
-            unique_now[subset] = unique
-            if level < max_size:
-                ids_now[subset] = (ids, n_ids)
-            found = np.flatnonzero(alive & unique)
-            if found.size:
-                yield subset, found
-        prev_ids, prev_unique = ids_now, unique_now
+            alive = alive & ~miss_bits[subset[0]]
+            for drop in range(1, level):
+                below = prev_open.get(subset[:drop] + subset[drop + 1 :])
+                if below is None:
+                    break
+                alive &= below
+                alive &= ~miss_bits[subset[drop]]
+            else:
+                if not alive.any():
+                    continue
+                # count over the fewest rows: those of the immediate subset keeping fewest
+                drop = min(
+                    range(level), key=lambda d: prev_rows[subset[:d] + subset[d + 1 :]][0].size
+                )
+                rows, ids, n_ids = prev_rows[subset[:drop] + subset[drop + 1 :]]
+                v = subset[drop]
+                card = coded.cards[v]
+                count, ids = _count(ids * card + dense_rows[rows, v], n_ids * card, mult[rows])
+                alive_flag = np.concatenate(
+                    [np.unpackbits(alive, count=n_cand).astype(bool), no_cand]
+                )
+                row_alive = alive_flag[cand_of_row[rows]]
+                unique = count == 1
+                found = row_alive & unique
+                if found.any():
+                    yield subset, cand_of_row[rows[found]]
+                still = row_alive & ~unique
+                if not still.any():
+                    continue
+                flags = np.zeros(n_cand, dtype=bool)
+                flags[cand_of_row[rows[still]]] = True
+                open_now[subset] = np.packbits(flags)
+                if level < max_size:
+                    groups = np.zeros(n_ids * card if ids.size == 0 else int(ids.max()) + 1, bool)
+                    groups[ids[still]] = True
+                    keep = groups[ids]
+                    relabel = np.cumsum(groups) - 1
+                    rows_now[subset] = (rows[keep], relabel[ids[keep]], int(relabel[-1]) + 1)
+        prev_open, prev_rows = open_now, rows_now
 
 
 def minimal_sample_uniques(
