@@ -290,14 +290,14 @@ def _code(frame: pd.DataFrame, keys: tuple[str, ...], missing: str) -> _Coded:
     return _Coded(n_keys, att, sdc, dense, miss, cards, row_id, row_count, first, cand_rows)
 
 
-def _count(key: np.ndarray, bins: int, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For the combination keys of rows (``0 <= key < bins``): the weighted count of each row's
+def _count(key: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """For the combination keys of rows (``0 <= key < bins``): the number of rows with each row's
     combination and a combination id per row (< ``bins``)."""
     if bins <= 8 * key.size + 1024:
-        return np.bincount(key, weights=weights, minlength=bins)[key], key
-    _, inverse = np.unique(key, return_inverse=True)
+        return np.bincount(key, minlength=bins)[key], key
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     inverse = inverse.ravel()
-    return np.bincount(inverse, weights=weights)[inverse], inverse
+    return counts[inverse], inverse
 
 
 def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
@@ -312,72 +312,68 @@ def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np
     candidate's combination on ``t`` is over the records that share its combination on an
     immediate subset of ``t`` (the one that keeps fewest rows): each subset keeps only the
     distinct rows of combinations that hold an open candidate, with the ids of their
-    combinations. Candidate sets
-    are bit-packed."""
+    combinations. A candidate's combination is unique iff no other distinct row has it (a
+    candidate is a row present once)."""
     n_cand = coded.cand_rows.size
     if n_cand == 0:
         return
     n_rows = coded.first.size
-    dense_rows = coded.dense[coded.first]
-    miss_bits = [
-        np.packbits(coded.miss[coded.first[coded.cand_rows], v]) for v in range(coded.n_keys)
-    ]
-    cand_of_row = np.full(n_rows + 1, -1, dtype=np.int64)  # [-1] stays -1
+    columns = [np.ascontiguousarray(coded.dense[coded.first, v]) for v in range(coded.n_keys)]
+    # candidate flags have one more slot, always False: the slot of the rows that are no candidate
+    has_value = []
+    for v in range(coded.n_keys):
+        flag = np.zeros(n_cand + 1, dtype=bool)
+        flag[:n_cand] = ~coded.miss[coded.first[coded.cand_rows], v]
+        has_value.append(flag)
+    cand_of_row = np.full(n_rows, -1, dtype=np.int64)
     cand_of_row[coded.cand_rows] = np.arange(n_cand)
-    # Suda2.h keeps two copies of a row: uniqueness (count 1) is the same
-    mult = np.minimum(coded.row_count, 2).astype(np.float64)
-    no_cand = np.zeros(1, dtype=bool)
     # a variable with one value for all (two or more) records is in no MSU and changes no count
     searched = [v for v in range(coded.n_keys) if coded.cards[v] > 1 or coded.dense.shape[0] < 2]
-    prev_open: dict[tuple[int, ...], np.ndarray] = {(): np.packbits(np.ones(n_cand, dtype=bool))}
-    prev_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {
-        (): (np.arange(n_rows), np.zeros(n_rows, dtype=np.int64), 1)
+    everyone = np.ones(n_cand + 1, dtype=bool)
+    everyone[n_cand] = False
+    prev_open: dict[tuple[int, ...], np.ndarray] = {(): everyone}
+    prev_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {
+        (): (np.arange(n_rows), cand_of_row, np.zeros(n_rows, dtype=np.int64), 1)
     }
     for level in range(1, max_size + 1):
         open_now: dict[tuple[int, ...], np.ndarray] = {}
-        rows_now: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {}
+        rows_now: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
         for subset in itertools.combinations(searched, level):
-            alive = prev_open.get(subset[1:])
-            if alive is None:
+            below = [prev_open.get(subset[:d] + subset[d + 1 :]) for d in range(level)]
+            if any(b is None for b in below):
+                continue  # an immediate subset has no open candidate
+            alive = has_value[subset[0]] & below[0]
+            for d in range(1, level):
+                alive &= below[d]
+                alive &= has_value[subset[d]]
+            if not alive.any():
                 continue
-            alive = alive & ~miss_bits[subset[0]]
-            for drop in range(1, level):
-                below = prev_open.get(subset[:drop] + subset[drop + 1 :])
-                if below is None:
-                    break
-                alive &= below
-                alive &= ~miss_bits[subset[drop]]
-            else:
-                if not alive.any():
-                    continue
-                # count over the fewest rows: those of the immediate subset keeping fewest
-                drop = min(
-                    range(level), key=lambda d: prev_rows[subset[:d] + subset[d + 1 :]][0].size
+            # count over the fewest rows: those of the immediate subset keeping fewest
+            drop = min(range(level), key=lambda d: prev_rows[subset[:d] + subset[d + 1 :]][0].size)
+            rows, cand, ids, n_ids = prev_rows[subset[:drop] + subset[drop + 1 :]]
+            card = coded.cards[subset[drop]]
+            count, ids = _count(ids * card + columns[subset[drop]][rows], n_ids * card)
+            row_alive = alive[cand]
+            found = row_alive & (count == 1)
+            if found.any():
+                yield subset, cand[found]
+            still = row_alive & (count > 1)
+            if not still.any():
+                continue
+            flags = np.zeros(n_cand + 1, dtype=bool)
+            flags[cand[still]] = True
+            open_now[subset] = flags
+            if level < max_size:
+                groups = np.zeros(int(ids.max()) + 1, dtype=bool)
+                groups[ids[still]] = True
+                keep = groups[ids]
+                relabel = np.cumsum(groups) - 1
+                rows_now[subset] = (
+                    rows[keep],
+                    cand[keep],
+                    relabel[ids[keep]],
+                    int(relabel[-1]) + 1,
                 )
-                rows, ids, n_ids = prev_rows[subset[:drop] + subset[drop + 1 :]]
-                v = subset[drop]
-                card = coded.cards[v]
-                count, ids = _count(ids * card + dense_rows[rows, v], n_ids * card, mult[rows])
-                alive_flag = np.concatenate(
-                    [np.unpackbits(alive, count=n_cand).astype(bool), no_cand]
-                )
-                row_alive = alive_flag[cand_of_row[rows]]
-                unique = count == 1
-                found = row_alive & unique
-                if found.any():
-                    yield subset, cand_of_row[rows[found]]
-                still = row_alive & ~unique
-                if not still.any():
-                    continue
-                flags = np.zeros(n_cand, dtype=bool)
-                flags[cand_of_row[rows[still]]] = True
-                open_now[subset] = np.packbits(flags)
-                if level < max_size:
-                    groups = np.zeros(n_ids * card if ids.size == 0 else int(ids.max()) + 1, bool)
-                    groups[ids[still]] = True
-                    keep = groups[ids]
-                    relabel = np.cumsum(groups) - 1
-                    rows_now[subset] = (rows[keep], relabel[ids[keep]], int(relabel[-1]) + 1)
         prev_open, prev_rows = open_now, rows_now
 
 
