@@ -63,12 +63,18 @@ every size searched, ``M`` is the padded ``ATT`` = 3, as in sdcMicro.)
 
 Method. Only a record unique on all keys can have an MSU, and uniqueness is monotone (a record
 unique on a set is unique on every superset), so a set ``s`` is an MSU of a unique record iff
-it is unique on ``s`` and on none of the sets ``s - {v}``. The search walks the lattice of key
-subsets level by level (size 1, 2, …), counting each combination over the distinct rows with
-``numpy.bincount``; a subset is skipped (and with it every superset) as soon as every unique
-record is already unique on one of its immediate subsets. The cost is at most
-``sum_{k <= M} C(ATT, k)`` counting passes over the distinct rows: fine for the usual up to ~12
-keys; beyond that, bound ``max_size``.
+the record is unique on ``s`` and on none of the sets ``s - {v}``. The search walks the lattice
+of key subsets level by level (size 1, 2, …) with numpy, not SUDA2's recursion over items: a
+subset is counted only for the unique records still *open* on all its immediate subsets, and
+only over the rows that share a combination with such a record (``_lattice``); constant keys
+are left out of the search. The MSUs found are exactly the paper's (checked against a
+brute-force enumeration of every subset in the tests) and the counts, scores and credits are
+sdcMicro's. Cost: at most ``sum_{k <= M} C(ATT, k)`` counting passes, each over the rows that
+are still shared, so it grows like 2^ATT when many records have large MSUs. Measured here
+(CPU seconds, best of 5, busy 2-core machine; sdcMicro's Suda2.h compiled with Rcpp beside
+it): Adult with 7 categorical keys 0.058 s (sdcMicro 0.052 s), Adult with all 9 columns 0.43 s
+(0.25 s), testdata with 12 keys 0.24 s (0.075 s), testdata with 7 keys 0.011 s (0.002 s).
+No numba kernel: the metrics layer may not import ``core.methods.jit_cache``.
 """
 
 from __future__ import annotations
