@@ -101,6 +101,8 @@ SUDA2_KEYS = (
 #: best wall time 0.065 s (0.10-0.20 s typical; CPU time 0.052 s). The reference of the issue 29
 #: target "within 3x of sdcMicro's C++".
 SDCMICRO_SUDA2_CPP_SECONDS = 0.065
+#: The same run's CPU time (user + system, best of 5).
+SDCMICRO_SUDA2_CPP_CPU_SECONDS = 0.052
 #: sdcMicro's whole R ``suda2()`` on the same data and machine (conversions and its per-level
 #: contributions included): best and typical wall seconds.
 SDCMICRO_SUDA2_R_SECONDS = (0.25, 0.35)
@@ -108,7 +110,9 @@ SDCMICRO_SUDA2_R_SECONDS = (0.25, 0.35)
 
 def suda2_text(repeat: int = 3) -> str | None:
     """Time :func:`microgui.core.metrics.suda2.suda2` on Adult (30,162 records, 7 categorical
-    keys; best of ``repeat``) against sdcMicro's measured time; None when ../shared is absent."""
+    keys; best of ``repeat``, wall and CPU seconds) against sdcMicro's measured times; the target
+    is judged on CPU time, which the other work on a shared machine disturbs least. None when
+    ../shared is absent."""
     from microgui.core.metrics.suda2 import suda2
 
     root = shared_data_dir()
@@ -116,12 +120,17 @@ def suda2_text(repeat: int = 3) -> str | None:
     if path is None or not path.is_file():
         return None
     frame = pd.read_csv(path, sep=";")
-    best = min(suda2(frame, SUDA2_KEYS).seconds for _ in range(max(1, repeat)))
-    target = 3 * SDCMICRO_SUDA2_CPP_SECONDS
+    wall = cpu = float("inf")
+    for _ in range(max(1, repeat)):
+        started = time.process_time()
+        wall = min(wall, suda2(frame, SUDA2_KEYS).seconds)
+        cpu = min(cpu, time.process_time() - started)
+    target = 3 * SDCMICRO_SUDA2_CPP_CPU_SECONDS
     low, high = SDCMICRO_SUDA2_R_SECONDS
     return (
         f"SUDA2 on Adult ({len(frame):,} records, {len(SUDA2_KEYS)} categorical keys, all MSU "
-        f"sizes): {best:.3f} s; sdcMicro's C++ {SDCMICRO_SUDA2_CPP_SECONDS:.3f} s, its R suda2() "
-        f"{low:.2f}-{high:.2f} s (measured here once, constants); target <= 3 x C++ = "
-        f"{target:.2f} s: {'PASS' if best <= target else 'MISS'}"
+        f"sizes): {wall:.3f} s wall, {cpu:.3f} s CPU; sdcMicro's C++ "
+        f"{SDCMICRO_SUDA2_CPP_SECONDS:.3f} s wall, {SDCMICRO_SUDA2_CPP_CPU_SECONDS:.3f} s CPU, its "
+        f"R suda2() {low:.2f}-{high:.2f} s wall (measured here once, constants); target CPU <= "
+        f"3 x C++ = {target:.3f} s: {'PASS' if cpu <= target else 'MISS'}"
     )
