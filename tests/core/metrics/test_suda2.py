@@ -64,6 +64,16 @@ def test_francdat_typed_in_equals_sdcmicro() -> None:
     _assert_equals_sdcmicro(result, ref)
     assert result.max_size == 4 and result.dis_fraction == 0.01
     assert result.keys == ("Key1", "Key2", "Key3", "Key4")
+    # DisFraction = 0.1 changes only the DIS scores (sdcMicro, R 4.2.2)
+    tenth = suda2(FRANCDAT, ["Key1", "Key2", "Key3", "Key4"], dis_fraction=0.1)
+    np.testing.assert_array_equal(tenth.score, result.score)
+    np.testing.assert_allclose(
+        tenth.dis_score,
+        [0, 0, 0, 0.13689132045766222, 0.10096284487344041, 0.06457763957230428]
+        + [0.13689132045766222, 0],
+        rtol=1e-12,
+        atol=0,
+    )
 
 
 def test_published_examples_equal_sdcmicro() -> None:
