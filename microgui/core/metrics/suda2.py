@@ -344,7 +344,11 @@ def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np
     for level in range(1, max_size + 1):
         open_now: dict[tuple[int, ...], np.ndarray] = {}
         rows_now: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
-        for subset in itertools.combinations(searched, level):
+        if level == 1:
+            subsets: list[tuple[int, ...]] = [(v,) for v in searched]
+        else:  # a subset's parent (it without its last variable) must have open candidates
+            subsets = sorted(s + (w,) for s in prev_open for w in searched if w > s[-1])
+        for subset in subsets:
             below = [prev_open.get(subset[:d] + subset[d + 1 :]) for d in range(level)]
             if any(b is None for b in below):
                 continue  # an immediate subset has no open candidate
@@ -381,6 +385,8 @@ def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np
                     int(relabel[-1]) + 1,
                 )
         prev_open, prev_rows = open_now, rows_now
+        if not prev_open:
+            return
 
 
 def minimal_sample_uniques(
