@@ -342,12 +342,14 @@ def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np
     everyone = np.ones(n_cand + 1, dtype=bool)
     everyone[n_cand] = False
     prev_open: dict[tuple[int, ...], np.ndarray] = {(): everyone}
-    prev_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {
-        (): (np.arange(n_rows), cand_of_row, np.zeros(n_rows, dtype=np.int64), 1)
+    # per open subset: its kept distinct rows and their combination ids (int32: the memory of a
+    # level is the sum of these over its open subsets)
+    prev_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {
+        (): (np.arange(n_rows, dtype=np.int32), np.zeros(n_rows, dtype=np.int32), 1)
     }
     for level in range(1, max_size + 1):
         open_now: dict[tuple[int, ...], np.ndarray] = {}
-        rows_now: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+        rows_now: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {}
         if level == 1:
             subsets: list[tuple[int, ...]] = [(v,) for v in searched]
         else:  # a subset's parent (it without its last variable) must have open candidates
@@ -364,9 +366,11 @@ def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np
                 continue
             # count over the fewest rows: those of the immediate subset keeping fewest
             drop = min(range(level), key=lambda d: prev_rows[subset[:d] + subset[d + 1 :]][0].size)
-            rows, cand, ids, n_ids = prev_rows[subset[:drop] + subset[drop + 1 :]]
+            rows, ids32, n_ids = prev_rows[subset[:drop] + subset[drop + 1 :]]
             card = coded.cards[subset[drop]]
-            count, ids = _count(ids * card + columns[subset[drop]][rows], n_ids * card)
+            key = ids32.astype(np.int64) * card + columns[subset[drop]][rows]
+            count, ids = _count(key, n_ids * card)
+            cand = cand_of_row[rows]
             row_alive = alive[cand]
             found = row_alive & (count == 1)
             if found.any():
@@ -384,8 +388,7 @@ def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np
                 relabel = np.cumsum(groups) - 1
                 rows_now[subset] = (
                     rows[keep],
-                    cand[keep],
-                    relabel[ids[keep]],
+                    relabel[ids[keep]].astype(np.int32),
                     int(relabel[-1]) + 1,
                 )
         prev_open, prev_rows = open_now, rows_now
