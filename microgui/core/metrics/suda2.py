@@ -94,6 +94,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.errors import InvalidParameter
+from microgui.core.progress import ProgressFn, Throttle, no_progress
 
 __all__ = ["Suda2Result", "suda2", "minimal_sample_uniques", "MISSING_CODE", "MISSING_MODES"]
 
@@ -311,7 +312,9 @@ def _count(key: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
     return counts[inverse], inverse
 
 
-def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
+def _lattice(
+    coded: _Coded, max_size: int, progress: ProgressFn = no_progress
+) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
     """Every (key subset, candidates whose MSU it is), by size then in lexicographic order;
     candidates are indices into ``coded.cand_rows`` (module docstring, *Method*).
 
@@ -340,6 +343,7 @@ def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np
     cand_of_row[coded.cand_rows] = np.arange(n_cand)
     # a variable with one value for all (two or more) records is in no MSU and changes no count
     searched = [v for v in range(coded.n_keys) if coded.cards[v] > 1 or coded.dense.shape[0] < 2]
+    tick = Throttle(progress, "minimal sample uniques")
     everyone = np.ones(n_cand + 1, dtype=bool)
     everyone[n_cand] = False
     prev_open: dict[tuple[int, ...], np.ndarray] = {(): everyone}
@@ -355,7 +359,8 @@ def _lattice(coded: _Coded, max_size: int) -> Iterator[tuple[tuple[int, ...], np
             subsets: list[tuple[int, ...]] = [(v,) for v in searched]
         else:  # a subset's parent (it without its last variable) must have open candidates
             subsets = sorted(s + (w,) for s in prev_open for w in searched if w > s[-1])
-        for subset in subsets:
+        for done, subset in enumerate(subsets):
+            tick((level - 1 + done / len(subsets)) / max_size)
             below = [prev_open.get(subset[:d] + subset[d + 1 :]) for d in range(level)]
             if any(b is None for b in below):
                 continue  # an immediate subset has no open candidate
@@ -403,6 +408,7 @@ def minimal_sample_uniques(
     *,
     max_size: int | None = None,
     missing: str = "match",
+    progress: ProgressFn = no_progress,
 ) -> list[tuple[int, tuple[str, ...]]]:
     """Every MSU as (record position, its key variables), by size: the sets of key values of a
     record that no other record shares and none of whose proper subsets is unique (Manning,
@@ -415,7 +421,7 @@ def minimal_sample_uniques(
     records = coded.first[coded.cand_rows]
     return [
         (int(records[c]), tuple(keys[v] for v in subset))
-        for subset, found in _lattice(coded, size)
+        for subset, found in _lattice(coded, size, progress)
         for c in found.tolist()
     ]
 
@@ -427,6 +433,7 @@ def suda2(
     max_size: int | None = None,
     dis_fraction: float = 0.01,
     missing: str = "match",
+    progress: ProgressFn = no_progress,
 ) -> Suda2Result:
     """SUDA2 on the key variables ``keys`` of ``frame``: sdcMicro's ``suda2(frame, variables =
     keys, DisFraction = dis_fraction)`` (module docstring: definitions, where sdcMicro departs
@@ -435,6 +442,9 @@ def suda2(
     ``max_size``: largest MSU searched (None: all keys, sdcMicro's only behaviour).
     ``dis_fraction``: the sampling fraction of the DIS score (sdcMicro's ``DisFraction``; 0 means
     Suda2.h's fallback 0.5). ``missing``: ``"match"`` (sdcMicro) or ``"category"``.
+    ``progress``: called with the fraction of the subsets searched (by level; a run that ends at
+    a lower level jumps to 1); a callback that raises :class:`~microgui.core.progress.RunCancelled`
+    stops the search.
     """
     started = time.perf_counter()
     keys, max_size = _check(frame, keys, max_size, missing)
@@ -487,7 +497,7 @@ def suda2(
     weights = _weights(coded.att, coded.att if max_size == n_keys else max_size)[:max_size]
     per_size = np.zeros((n_cand, max_size), dtype=np.int64)
     raw = np.zeros((n_cand, n_keys), dtype=np.float64)
-    for subset, found in _lattice(coded, max_size):
+    for subset, found in _lattice(coded, max_size, progress):
         per_size[found, len(subset) - 1] += 1
         _credit(raw, found, subset, weights[len(subset) - 1], is_rep, size_c, class_id)
 
@@ -504,6 +514,7 @@ def suda2(
             key: 100.0 * (math.fsum(contribs[:, j].tolist()) / total) for j, key in enumerate(keys)
         }
     dis_score[:] = _dis_scores(score, coded.sdc, coded.row_count, coded.att, dis_fraction)
+    progress(1.0, "minimal sample uniques")
     return Suda2Result(
         keys,
         max_size,

@@ -18,6 +18,7 @@ import pytest
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.metrics.suda2 import minimal_sample_uniques, suda2
+from microgui.core.progress import RunCancelled
 
 DATA = Path(__file__).parent / "data" / "suda2"
 
@@ -281,6 +282,19 @@ def test_max_size_limits_the_search_and_the_weights() -> None:
     # only the 1-MSUs, weight prod_{i=1}^{0} = 1
     np.testing.assert_array_equal(result.score, [1, 2, 0])
     assert result.max_size == 1
+
+
+def test_progress_reaches_one_and_a_raising_callback_cancels() -> None:
+    table = pd.DataFrame({"a": [2, 1, 1, 4], "b": [0, 3, 0, 0], "c": [0, 6, 0, 1]})
+    seen: list[float] = []
+    suda2(table, ["a", "b", "c"], progress=lambda f, status="": seen.append(f))
+    assert seen[-1] == 1.0 and seen == sorted(seen)
+
+    def cancel(fraction: float, status: str = "") -> None:
+        raise RunCancelled
+
+    with pytest.raises(RunCancelled):
+        suda2(table, ["a", "b", "c"], progress=cancel)
 
 
 # --------------------------------------------------------------------------------------------
