@@ -45,8 +45,9 @@ equality with it) and says so here:
 Values. sdcMicro's C++ works on integers: R passes numbers cast to ``int`` (truncated) and
 factors as their level codes 1..L. Here a numeric column enters the row hash of point 3 truncated
 the same way, and any other column (text, categories, booleans) as codes 1..L in the order of
-its sorted distinct values (a pandas ``Categorical``: its category order), like an R factor.
-Only the DIS score's ``U`` depends on these codes. Records are compared on their values
+its sorted distinct values (a pandas ``Categorical``: its category order), like an R factor
+made under the C collation (R sorts factor levels by the locale: under another locale the codes,
+and with them ``U``, can differ). Only the DIS score's ``U`` depends on these codes. Records are compared on their values
 themselves: sdcMicro would take fractional numbers 1.2 and 1.7 as equal (both 1), this module
 does not (it makes no difference on integer or coded keys).
 
