@@ -117,7 +117,7 @@ def parse_formula(text: str, columns: Sequence[str]) -> Formula:
         raise InvalidParameter(f"model {text!r}: write it as Y ~ X1 + X2")
     left, right = text.split("~")
     # '+' inside backticks or quotes belongs to a name
-    parts = re.findall(r"`[^`]*`|\"[^\"]*\"|'[^']*'|[^+]+", right)
+    parts = re.findall(r"\s*(?:`[^`]*`|\"[^\"]*\"|'[^']*')\s*|[^+]+", right)
     y = _name(left)
     xs = [_name(p) for p in parts if p.strip()]
     if not y or not xs or any(not x for x in xs):
@@ -389,6 +389,22 @@ def _fit(
         )
     if result is None:  # pragma: no cover - separation handled above
         raise InvalidParameter(f"the model cannot be fitted on the {table} table")
+    if kind == "logit":
+        with np.errstate(over="ignore"):
+            fitted = np.asarray(result.predict(), dtype=np.float64)
+        # statsmodels warns of perfect prediction on some paths only: check the fit itself
+        if np.all(np.abs(fitted - y) < 1e-6):
+            raise InvalidParameter(
+                f"perfect separation in the {table} table: the explanatory variables predict "
+                "the outcome exactly, so the logistic coefficients are infinite; leave one out"
+            )
+        extreme = (fitted < 1e-8) | (fitted > 1 - 1e-8)
+        if not result.mle_retvals.get("converged", True) and extreme.any():
+            raise InvalidParameter(
+                f"quasi-separation in the {table} table: some records' outcome is predicted "
+                "exactly, so a logistic coefficient is infinite; leave a variable out or merge "
+                "categories"
+            )
     if kind == "logit" and not result.mle_retvals.get("converged", True):
         raise InvalidParameter(
             f"the logistic regression did not converge on the {table} table (quasi-separation "
