@@ -326,7 +326,9 @@ def _print_correlations_and_regressions(
     return out
 
 
-def _print_utility(args: argparse.Namespace, dataset: Dataset, other: pd.DataFrame) -> dict[str, Any]:
+def _print_utility(
+    args: argparse.Namespace, dataset: Dataset, other: pd.DataFrame
+) -> dict[str, Any]:
     """Distributions and associations of every quasi-identifier and confidential column
     (:mod:`microgui.core.metrics.categorical_utility`), the --crosstab tables and the --model
     fits (:mod:`microgui.core.metrics.models`), printed and returned JSON-ready (issue 29).

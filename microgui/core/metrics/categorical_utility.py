@@ -146,7 +146,9 @@ def _codes_table(a: np.ndarray, b: np.ndarray, na: int, nb: int) -> np.ndarray:
     return np.bincount(a * nb + b, minlength=na * nb).reshape(na, nb)
 
 
-def cramers_v(a: Sequence[object] | np.ndarray | pd.Series, b: Sequence[object] | np.ndarray | pd.Series) -> float:
+def cramers_v(
+    a: Sequence[object] | np.ndarray | pd.Series, b: Sequence[object] | np.ndarray | pd.Series
+) -> float:
     """Cramér's V of two categorical arrays of the same length (bias-uncorrected; records with
     a missing value in either left out); NaN when either has fewer than two categories."""
     sa, sb = pd.Series(list(a), dtype=object), pd.Series(list(b), dtype=object)
@@ -270,9 +272,7 @@ def _category_codes(
 
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_RANGE = re.compile(
-    rf"^\s*[\[(]?\s*({_NUMBER})\s*(?:,|;|\.\.|–|-)\s*({_NUMBER})\s*[\])]?\s*$"
-)
+_RANGE = re.compile(rf"^\s*[\[(]?\s*({_NUMBER})\s*(?:,|;|\.\.|–|-)\s*({_NUMBER})\s*[\])]?\s*$")
 
 
 def _released_intervals(
@@ -317,7 +317,7 @@ def released_numbers(original: pd.Series, released: pd.Series) -> np.ndarray:
     finite = x[np.isfinite(x)] if x is not None else np.zeros(0)
     whole = (float(finite.min()), float(finite.max())) if len(finite) else (math.nan, math.nan)
     low, high, miss = _released_intervals(released, whole)
-    mid = (low + high) / 2.0
+    mid: np.ndarray = (low + high) / 2.0
     mid[miss] = np.nan
     return mid
 
@@ -442,6 +442,13 @@ def distribution(original: pd.Series, released: pd.Series, numeric: bool) -> Dis
             int(bad.sum()),
         )
     o, r, labels = _category_codes(original, released)
+    return _category_distribution(name, o, r, labels)
+
+
+def _category_distribution(
+    name: str, o: np.ndarray, r: np.ndarray, labels: list[str]
+) -> Distribution:
+    """:func:`distribution` of a categorical column from its codes (see :func:`_category_codes`)."""
     size = len(labels)
     o_counts = np.bincount(o[o >= 0], minlength=size).astype(np.float64)
     r_counts = np.bincount(r[r >= 0], minlength=size).astype(np.float64)
@@ -500,7 +507,9 @@ class _Prepared:
     labels: tuple[str, ...] = ()
 
 
-def _prepare(original: pd.DataFrame, protected: pd.DataFrame, column: str, numeric: bool) -> _Prepared:
+def _prepare(
+    original: pd.DataFrame, protected: pd.DataFrame, column: str, numeric: bool
+) -> _Prepared:
     if numeric:
         x = numeric_values(original[column])
         assert x is not None
@@ -654,8 +663,9 @@ class AssociationMatrix:
     def _pairs(self) -> np.ndarray:
         p = len(self.columns)
         iu = np.triu_indices(p, 1)
-        d = np.abs(self.difference[iu])
-        return d[np.isfinite(d)]
+        d: np.ndarray = np.abs(self.difference[iu])
+        out: np.ndarray = d[np.isfinite(d)]
+        return out
 
     @property
     def max_abs_difference(self) -> float | None:
@@ -705,7 +715,12 @@ def association_matrix(
     wanted = list(utility_columns(roles) if columns is None else columns)
     names = [c for c in dict.fromkeys(wanted) if c in original.columns and c in protected.columns]
     cols = [_prepare(original, protected, c, column_is_numeric(original, roles, c)) for c in names]
-    keep = np.ones(len(original), dtype=bool)
+    return _matrix(cols, len(original))
+
+
+def _matrix(cols: list[_Prepared], n: int) -> AssociationMatrix:
+    names = [c.name for c in cols]
+    keep = np.ones(n, dtype=bool)
     for c in cols:
         keep &= ~c.missing
     p = len(cols)
@@ -758,9 +773,21 @@ def utility_summary(
     original: pd.DataFrame, protected: pd.DataFrame, roles: RoleMap
 ) -> UtilitySummary:
     """:func:`distributions` and :func:`association_matrix` over :func:`utility_columns`."""
-    return UtilitySummary(
-        distributions(original, protected, roles), association_matrix(original, protected, roles)
-    )
+    _check_rows(original, protected)
+    names = [c for c in utility_columns(roles) if c in original.columns and c in protected.columns]
+    # each column read once: its codes serve its distribution and the association matrix
+    prepared = {
+        c: _prepare(original, protected, c, column_is_numeric(original, roles, c)) for c in names
+    }
+    dists = {
+        c: (
+            distribution(original[c], protected[c], True)
+            if col.numeric
+            else _category_distribution(c, col.original, col.released, list(col.labels))
+        )
+        for c, col in prepared.items()
+    }
+    return UtilitySummary(dists, _matrix(list(prepared.values()), len(original)))
 
 
 __all__ += ["UtilitySummary"]

@@ -325,9 +325,7 @@ def _design(
     return np.hstack(parts), names, labels
 
 
-def _check_design(
-    design: np.ndarray, names: Sequence[str], xs: Sequence[str], table: str
-) -> None:
+def _check_design(design: np.ndarray, names: Sequence[str], xs: Sequence[str], table: str) -> None:
     n, p = design.shape
     for j in range(1, p):
         if np.ptp(design[:, j]) == 0:
@@ -348,9 +346,7 @@ def _check_design(
         )
 
 
-def _fit(
-    kind: str, y: np.ndarray, design: np.ndarray, table: str
-) -> tuple[np.ndarray, np.ndarray]:
+def _fit(kind: str, y: np.ndarray, design: np.ndarray, table: str) -> tuple[np.ndarray, np.ndarray]:
     import statsmodels.api as sm
     from statsmodels.tools.sm_exceptions import (
         ConvergenceWarning,
@@ -446,8 +442,7 @@ def fit_model(
         keep &= ~c.missing
     if not keep.any():
         raise InvalidParameter(
-            f"model {f.text!r}: no record has a value in every column of the model in both "
-            "tables"
+            f"model {f.text!r}: no record has a value in every column of the model in both tables"
         )
     kind, y_o, y_r, one, one_label = _outcome(cols[f.y], f.y, keep)
     categorical = [x for x in f.xs if not cols[x].numeric]

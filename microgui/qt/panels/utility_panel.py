@@ -74,7 +74,7 @@ def _summary_job(frame: pd.DataFrame, protected: pd.DataFrame, dataset: Dataset)
     return lambda _progress: utility_summary(frame, protected, dataset.roles)
 
 
-def _fmt(value: float, digits: int = 3) -> str:
+def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
@@ -97,7 +97,7 @@ def _table() -> QTableWidget:
 def _item(text: str, numeric: bool = False) -> QTableWidgetItem:
     item = QTableWidgetItem(text)
     align = Qt.AlignmentFlag.AlignRight if numeric else Qt.AlignmentFlag.AlignLeft
-    item.setTextAlignment(int(align | Qt.AlignmentFlag.AlignVCenter))
+    item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
     return item
 
 
@@ -162,7 +162,8 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
         bound = max(0.02, math.ceil(bound * 50) / 50)  # a round scale, at least ±0.02
         self.difference_bar.setLevels((-bound, bound))
         ticks_left = [(i + 0.5, f"{name} ({i + 1})") for i, name in enumerate(matrix.columns)]
-        ticks_bottom = [(i + 0.5, str(i + 1)) for i in range(p)]
+        step = 1 if p <= 9 else (2 if p <= 20 else 5)  # numbers that fit under narrow cells
+        ticks_bottom = [(i + 0.5, str(i + 1)) for i in range(p) if i % step == 0 or i == p - 1]
         for k, (plot, image, values) in enumerate(
             zip(self.plots, self.images, (matrix.original, matrix.released, diff), strict=True)
         ):
@@ -352,9 +353,7 @@ class UtilityPanel(QWidget):
             self.crosstab_table.setColumnCount(0)
             return None
         frame, roles = dataset.frame, dataset.roles
-        return self._crosstab_slot.start(
-            lambda _progress: crosstab(frame, protected, roles, a, b)
-        )
+        return self._crosstab_slot.start(lambda _progress: crosstab(frame, protected, roles, a, b))
 
     def fit(self) -> int | None:
         """Fit the model written (in the background)."""
@@ -481,8 +480,7 @@ class UtilityPanel(QWidget):
                 + ": Pearson r for two numbers, Cramér's V (bias-uncorrected) for two categorical "
                 "columns, the correlation ratio η for a number and a category. Largest change "
                 f"<b>{_fmt(m.max_abs_difference)}</b>, mean {_fmt(m.mean_abs_difference)}; "
-                "columns are numbered below as on the left."
-                + _largest_changes(m)
+                "columns are numbered below as on the left." + _largest_changes(m)
             )
         else:
             self.association_note.setText("Fewer than two attributes: no association to show.")
@@ -514,14 +512,24 @@ class UtilityPanel(QWidget):
         pos = np.arange(len(order), dtype=np.float64)
         width = 0.4
         brush_o, brush_r = pg.mkBrush(ORIGINAL_COLOUR), pg.mkBrush(RELEASED_COLOUR)
-        if d.numeric:
-            bars_o = pg.BarGraphItem(x=pos - 0.2, height=o, width=width, brush=brush_o, pen=None)
-            bars_r = pg.BarGraphItem(x=pos + 0.2, height=r, width=width, brush=brush_r, pen=None)
-            step = max(1, len(pos) // 8)
-            ticks = [(float(i), labels[i].split(",")[0].lstrip("[(")) for i in range(0, len(pos), step)]
-            plot.getAxis("bottom").setTicks([ticks])
+        if d.numeric and d.edges is not None:
+            # bars on the column's own scale (the axis ticks are round numbers); the missing
+            # and "other" positions after the bins are in the caption
+            edges = np.asarray(d.edges, dtype=np.float64)
+            nb = len(edges) - 1
+            centres, widths = (edges[:-1] + edges[1:]) / 2.0, np.diff(edges)
+            widths = np.where(widths > 0, widths, 1.0)
+            bars_o = pg.BarGraphItem(
+                x=centres - widths * 0.2, height=d.original[:nb], width=widths * 0.4,
+                brush=brush_o, pen=None,
+            )  # fmt: skip
+            bars_r = pg.BarGraphItem(
+                x=centres + widths * 0.2, height=d.released[:nb], width=widths * 0.4,
+                brush=brush_r, pen=None,
+            )  # fmt: skip
+            plot.getAxis("bottom").setTicks(None)
             plot.getAxis("left").setTicks(None)
-            plot.setLabel("bottom", f"{d.column} (bin lower edge)", color="#222222")
+            plot.setLabel("bottom", d.column, color="#222222")
             plot.setLabel("left", "records", color="#222222")
             plot.invertY(False)
         else:
@@ -639,9 +647,13 @@ class UtilityPanel(QWidget):
                 name=name,
             )  # fmt: skip
         plot.addLine(x=0, pen=pg.mkPen("#999999", style=Qt.PenStyle.DashLine))
-        plot.getAxis("left").setTicks([[(float(k), m.term_labels[i][:30]) for k, i in enumerate(keep)]])
+        plot.getAxis("left").setTicks(
+            [[(float(k), m.term_labels[i][:30]) for k, i in enumerate(keep)]]
+        )
         plot.invertY(True)
-        plot.setLabel("bottom", "coefficient with 95 % interval (intercept not drawn)", color="#222222")
+        plot.setLabel(
+            "bottom", "coefficient with 95 % interval (intercept not drawn)", color="#222222"
+        )
         plot.autoRange()
         table = self.coefficient_table
         table.setRowCount(len(m.terms))
@@ -649,9 +661,7 @@ class UtilityPanel(QWidget):
         for i, label in enumerate(m.term_labels):
             table.setItem(i, 0, _item(label[:30]))
             for c, (b, ci) in enumerate(((m.original, m.ci_original), (m.released, m.ci_released))):
-                table.setItem(
-                    i, c + 2, _item(f"{b[i]:.4g} [{ci[i, 0]:.3g}, {ci[i, 1]:.3g}]", True)
-                )
+                table.setItem(i, c + 2, _item(f"{b[i]:.4g} [{ci[i, 0]:.3g}, {ci[i, 1]:.3g}]", True))
             item = _item(_fmt(overlap[i], 2), True)
             if np.isfinite(overlap[i]) and overlap[i] < 0.5:
                 item.setBackground(QBrush(QColor("#f4c7a3" if overlap[i] >= 0 else "#f4a3a3")))

@@ -38,9 +38,9 @@ def _table(n: int = 60, seed: int = 1) -> pd.DataFrame:
 
 
 def _design(frame: pd.DataFrame) -> np.ndarray:
-    return np.column_stack(
-        [np.ones(len(frame)), frame.x1, frame.g == "q", frame.g == "r"]
-    ).astype(float)
+    return np.column_stack([np.ones(len(frame)), frame.x1, frame.g == "q", frame.g == "r"]).astype(
+        float
+    )
 
 
 def test_ols_matches_lstsq_and_t_intervals() -> None:
@@ -52,7 +52,10 @@ def test_ols_matches_lstsq_and_t_intervals() -> None:
     assert m.kind == "ols"
     assert m.terms == ("(intercept)", "x1", "g#2", "g#3")  # level indices, no level text
     assert m.term_labels[2] == "g = q"
-    for frame, coef, ci in ((original, m.original, m.ci_original), (released, m.released, m.ci_released)):
+    for frame, coef, ci in (
+        (original, m.original, m.ci_original),
+        (released, m.released, m.ci_released),
+    ):
         x = _design(frame)
         beta, res, *_ = np.linalg.lstsq(x, frame.y.to_numpy(), rcond=None)
         assert coef == pytest.approx(beta, rel=1e-9)
@@ -85,7 +88,10 @@ def test_logit_matches_an_independent_newton_iteration() -> None:
     m = fit_model(original, released, roles, "b ~ x1 + g")
     assert m.kind == "logit"
     assert m.outcome_one == "level 2 of 2 in sorted order" and m.outcome_one_label == "yes"
-    for frame, coef, ci in ((original, m.original, m.ci_original), (released, m.released, m.ci_released)):
+    for frame, coef, ci in (
+        (original, m.original, m.ci_original),
+        (released, m.released, m.ci_released),
+    ):
         beta, se = _newton_logit(_design(frame), (frame.b == "yes").to_numpy(float))
         assert coef == pytest.approx(beta, rel=1e-6)
         z = stats.norm.ppf(0.975)

@@ -9,11 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
+from core.release.test_no_record_values import extreme_frame, leaked_tokens
 from extreme_record import TOKENS
 
 from microgui.cli import main
-
-from .test_no_record_values import extreme_frame, leaked_tokens
 
 REGIONS = ("north", "south", "east", "west")
 ROLES = ["--qi", "region,age,income,hours", "--nominal", "region", "--identifiers", "id"]
