@@ -203,7 +203,11 @@ def column_is_numeric(frame: pd.DataFrame, roles: RoleMap, column: str) -> bool:
     if column in roles.quasi_identifiers:
         if roles[column].kind is not AttributeKind.CONTINUOUS:
             return False
-    values = numeric_values(frame[column])
+    series = frame[column]
+    if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+        # text: decide on the distinct values (a 30,000-row text column has a few dozen)
+        series = pd.Series(pd.unique(series.dropna()), dtype=object)
+    values = numeric_values(series)
     return values is not None and bool(np.isfinite(values).any())
 
 
