@@ -89,6 +89,7 @@ def test_utility_tab_shows_core_figures_and_fits_a_model(window: MainWindow, qtb
     np.testing.assert_allclose(m.released, core.released)
     assert panel.coefficient_table.rowCount() == len(core.terms)
     assert "logistic regression" in panel.model_note.text()
+    assert panel._coef_plot.getAxis("bottom").autoSIPrefix is False  # 0.84 reads 0.84
 
 
 def test_utility_tab_refuses_a_bad_model_in_one_line(window: MainWindow, qtbot: Any) -> None:

@@ -109,6 +109,8 @@ def _plot(widget: pg.PlotWidget) -> pg.PlotItem:
     for name in ("left", "bottom"):
         plot.getAxis(name).setTextPen(pg.mkPen("#222222"))
         plot.getAxis(name).setPen(pg.mkPen("#888888"))
+        # coefficients of 0.84 must read 0.84, not "840" with an unseen milli prefix
+        plot.getAxis(name).enableAutoSIPrefix(False)
     return plot
 
 
