@@ -653,9 +653,7 @@ class UtilityPanel(QWidget):
             [[(float(k), m.term_labels[i][:30]) for k, i in enumerate(keep)]]
         )
         plot.invertY(True)
-        plot.setLabel(
-            "bottom", "coefficient with 95 % interval (intercept not drawn)", color="#222222"
-        )
+        plot.setLabel("bottom", "coefficient, 95 % interval (no intercept)", color="#222222")
         plot.autoRange()
         table = self.coefficient_table
         table.setRowCount(len(m.terms))
