@@ -88,7 +88,31 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         help="also fit this linear regression (OLS with intercept) on both tables and print the "
         "coefficients side by side; repeat for several models",
     )
+    e.add_argument(
+        "--crosstab",
+        action="append",
+        metavar="A,B",
+        help="also compare the two-way table of columns A and B before and after: Cramér's V "
+        "(bias-uncorrected) of each and its change, and the total variation of the cells "
+        "(numbers enter by their histogram bins); repeatable",
+    )
+    e.add_argument(
+        "--model",
+        action="append",
+        metavar="'Y ~ X1 + X2'",
+        help="also fit this model on both tables: OLS for a numeric Y, logistic regression for "
+        "a binary Y (1 = its second category in sorted order); categorical X in treatment "
+        "coding, named COLUMN#LEVEL (levels numbered in sorted order, #1 the reference); "
+        "coefficients with 95%% intervals and their overlap (Karr et al. 2006); repeatable",
+    )
     return e
+
+
+def _parse_crosstab(text: str) -> tuple[str, str]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise _UsageError(f"--crosstab {text!r}: give two columns, A,B")
+    return parts[0], parts[1]
 
 
 def _measure_catalog() -> dict[str, tuple[str, str, str, str]]:
@@ -149,6 +173,11 @@ def run(args: argparse.Namespace) -> int:
     from microgui.core.metrics.evaluate import parse_score_weights
 
     weights = parse_score_weights(args.score_weights) if args.score_weights else None
+    for text in args.crosstab or []:
+        _parse_crosstab(text)  # malformed before any file is read
+    for text in args.model or []:
+        if text.count("~") != 1:
+            raise _UsageError(f"--model {text!r}: write it as 'Y ~ X1 + X2'")
     k = None
     if args.k is not None:
         try:
@@ -206,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(by_attribute, dict):
         measures["information_loss_by_attribute"] = _print_by_attribute(by_attribute)
     measures.update(_print_correlations_and_regressions(args, dataset, other))
+    measures["utility"] = _print_utility(args, dataset, other)
     if args.json:
         write_json_atomic(measures, args.json, protect_from=command_inputs(args))
     return 0
@@ -320,5 +350,130 @@ def _print_correlations_and_regressions(
     if args.regression:
         out["regression_max_relative_change"] = json_number(
             None if worst is None else 100.0 * worst
+        )
+    return out
+
+
+def _print_utility(
+    args: argparse.Namespace, dataset: Dataset, other: pd.DataFrame
+) -> dict[str, Any]:
+    """Distributions and associations of every quasi-identifier and confidential column
+    (:mod:`microgui.core.metrics.categorical_utility`), the --crosstab tables and the --model
+    fits (:mod:`microgui.core.metrics.models`), printed and returned JSON-ready (issue 29).
+    Neither the print nor the JSON holds a category: coefficients are named COLUMN#LEVEL."""
+    from microgui.core.errors import InvalidParameter
+    from microgui.core.metrics.categorical_utility import crosstab, utility_summary
+    from microgui.core.metrics.models import fit_model
+
+    frame, roles = dataset.frame, dataset.roles
+    summary = utility_summary(frame, other, roles)
+    out: dict[str, Any] = {
+        "distributions": {c: d.summary() for c, d in summary.distributions.items()},
+        "associations": summary.associations.summary() if summary.associations else None,
+        "crosstabs": [],
+        "models": [],
+    }
+    if summary.distributions:
+        print("\ndistributions, original vs released (numbers by histogram bins, the same edges)")
+        print(
+            text_table(
+                ("column", "kind", "positions", "Hellinger", "total variation"),
+                [
+                    (
+                        c,
+                        "bins" if d.numeric else "categories",
+                        str(len(d.labels)),
+                        _number_text(d.hellinger if d.hellinger == d.hellinger else None),
+                        _number_text(
+                            d.total_variation if d.total_variation == d.total_variation else None
+                        ),
+                    )
+                    for c, d in summary.distributions.items()
+                ],
+                {2, 3, 4},
+            )
+        )
+    matrix = summary.associations
+    if matrix is not None and len(matrix.columns) >= 2:
+        pairs = out["associations"]["pairs"]
+        ranked = sorted(
+            pairs, key=lambda p: -1.0 if p["difference"] is None else -abs(p["difference"])
+        )
+        shown = ranked[:10]
+        print(
+            "\nassociations, original vs released (Pearson r for numbers, Cramér's V for "
+            f"categories, eta for mixed pairs; {matrix.n_records:,} records): largest change "
+            f"{_number_text(matrix.max_abs_difference)}, mean "
+            f"{_number_text(matrix.mean_abs_difference)}"
+            + (f"; the {len(shown)} largest of {len(pairs)} pairs" if len(pairs) > 10 else "")
+        )
+        print(
+            text_table(
+                ("pair", "measure", "original", "released", "difference"),
+                [
+                    (
+                        f"{p['a']} ~ {p['b']}",
+                        p["measure"],
+                        _number_text(p["original"]),
+                        _number_text(p["released"]),
+                        _number_text(p["difference"]),
+                    )
+                    for p in shown
+                ],
+                {2, 3, 4},
+            )
+        )
+        if matrix.dropped_rows:
+            print(f"({matrix.dropped_rows:,} record(s) with a missing value left out)")
+    for text in args.crosstab or []:
+        a, b = _parse_crosstab(text)
+        try:
+            table = crosstab(frame, other, roles, a, b)
+        except InvalidParameter as exc:
+            raise _UsageError(f"--crosstab {text!r}: {exc}") from None
+        entry = table.summary()
+        out["crosstabs"].append(entry)
+        print(
+            f"\ncross-tabulation {a} x {b} ({entry['rows']} x {entry['columns']} cells, "
+            f"{table.n_records:,} records): Cramér's V (bias-uncorrected) "
+            f"{_number_text(entry['cramers_v_original'])} -> "
+            f"{_number_text(entry['cramers_v_released'])} "
+            f"(change {_number_text(entry['cramers_v_change'])}); total variation of the cells "
+            f"{_number_text(entry['total_variation'])}"
+        )
+    for text in args.model or []:
+        try:
+            model = fit_model(frame, other, roles, text)
+        except InvalidParameter as exc:
+            raise _UsageError(f"--model {text!r}: {exc}") from None
+        entry = model.summary()
+        out["models"].append(entry)
+        what = "OLS" if model.kind == "ols" else f"logistic regression, 1 = {model.outcome_one}"
+        print(
+            f"\nmodel {model.formula.text} ({what}; {model.n_records:,} records; "
+            "COLUMN#LEVEL: levels in sorted order, #1 the reference): mean CI overlap "
+            f"{_number_text(entry['mean_overlap'])} (Karr et al. 2006)"
+        )
+        if model.separated:
+            print(
+                f"(left out: {', '.join(model.separated)}, whose records all share one outcome; "
+                f"{model.separated_rows:,} record(s))"
+            )
+        print(
+            text_table(
+                ("term", "original", "95% CI", "released", "95% CI", "overlap"),
+                [
+                    (
+                        c["term"],
+                        f"{c['original']:.6g}",
+                        f"[{c['ci_original'][0]:.4g}, {c['ci_original'][1]:.4g}]",
+                        f"{c['released']:.6g}",
+                        f"[{c['ci_released'][0]:.4g}, {c['ci_released'][1]:.4g}]",
+                        _number_text(c["overlap"]),
+                    )
+                    for c in entry["coefficients"]
+                ],
+                {1, 2, 3, 4, 5},
+            )
         )
     return out

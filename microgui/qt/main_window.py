@@ -60,6 +60,7 @@ from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
 from microgui.qt.panels.sweep_dialog import SweepDialog
 from microgui.qt.panels.transition_panel import TransitionPanel
+from microgui.qt.panels.utility_panel import UtilityPanel
 from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 from microgui.qt.plots.mst_partition import MstPartitionPlot
 from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
@@ -120,6 +121,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.association_panel, "Correlations && OLS")
         self.transition_panel = TransitionPanel(self.controller)
         self.tabs.addTab(self.transition_panel, "Category changes")
+        # issue 29: distributions, crosstabs, associations and a model, categorical data too
+        self.utility_panel = UtilityPanel(self.controller)
+        self.tabs.addTab(self.utility_panel, "Utility")
         self.tabs.setTabToolTip(
             self.tabs.indexOf(self.transition_panel),
             "For each ordinal or nominal quasi-identifier: records by original and released "

@@ -87,6 +87,8 @@ def test_evaluate_prints_the_measures_and_writes_flat_json(
     assert REQUIRED <= set(data)
     # flat numbers, and one breakdown (issue 13): column -> its information-loss measures
     by_attribute = data.pop("information_loss_by_attribute")
+    utility = data.pop("utility")  # issue 29: distributions, associations, crosstabs, models
+    assert set(utility) == {"distributions", "associations", "crosstabs", "models"}
     assert set(by_attribute) == {"age", "income", "hours"}
     assert all(m["information_loss"] >= 0 for m in by_attribute.values())
     assert "information loss by quasi-identifier" in stdout

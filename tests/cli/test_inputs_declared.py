@@ -39,7 +39,7 @@ NOT_PATHS: dict[str, set[str]] = {
     "suggest-roles": {"sheet"},
     "evaluate": {
         "qi", "identifiers", "confidential", "weight", "ordinal", "nominal",
-        "missing_as_category", "sheet", "k", "score_weights", "regression",
+        "missing_as_category", "sheet", "k", "score_weights", "regression", "crosstab", "model",
     },
     "sweep": {
         "qi", "identifiers", "confidential", "weight", "ordinal", "nominal",

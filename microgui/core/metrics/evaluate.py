@@ -50,6 +50,12 @@ pairs of :func:`microgui.core.metrics.association.correlations` (continuous quas
 and confidential columns numeric in both tables, on the records complete in both), the same
 correlations ``microgui evaluate`` prints and the app's correlations view shows.
 
+**Distributions and associations** (issue 29, :mod:`microgui.core.metrics.categorical_utility`):
+``hellinger_max``/``hellinger_mean`` and ``total_variation_max`` over the frequency tables of
+the quasi-identifiers and confidential columns (bins for numbers), ``association_change_max``/
+``association_change_mean`` the |released − original| of the association matrix (Pearson,
+Cramér's V, correlation ratio).
+
 **Generalization measures** (``004`` §7, :mod:`microgui.core.metrics.generalization`, as in
 ``mstk``'s run report):
 ``dm`` = Σ |E|² over the equivalence classes of the released quasi-identifiers (always);
@@ -69,6 +75,7 @@ import pandas as pd
 
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.metrics.association import correlations
+from microgui.core.metrics.categorical_utility import utility_summary
 from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.generalization import (
     cavg,
@@ -151,6 +158,24 @@ MEASURES: Final[dict[str, tuple[str, str, str, str]]] = {
     "pil_correlations": ("PIL(r) correlations", "", LOWER, "utility"),
     "pil": ("PIL = 100·mean of the five", "%", LOWER, "utility"),
     "correlation_change_max": ("largest change of a correlation", "", LOWER, "utility"),
+    # categorical and mixed utility (issue 29, microgui.core.metrics.categorical_utility): each
+    # quasi-identifier's and confidential column's frequency table, original vs released
+    "hellinger_max": ("Hellinger distance of a distribution, largest", "", LOWER, "utility"),
+    "hellinger_mean": ("Hellinger distance of the distributions, mean", "", LOWER, "utility"),
+    "total_variation_max": ("total variation of a distribution, largest", "", LOWER, "utility"),
+    # association matrix: Pearson (numbers), Cramér's V (categories), eta (mixed pairs)
+    "association_change_max": (
+        "largest change of an association (r, Cramér's V, eta)",
+        "",
+        LOWER,
+        "utility",
+    ),
+    "association_change_mean": (
+        "mean change of the associations (r, Cramér's V, eta)",
+        "",
+        LOWER,
+        "utility",
+    ),
     "dist": ("Dist (categorical distance)", "", LOWER, "utility"),
     "dist_percent": ("Dist per categorical value", "%", LOWER, "utility"),
     "ctbil": ("CTBIL' (contingency tables)", "", LOWER, "utility"),
@@ -480,6 +505,8 @@ def evaluate(
     # the correlations the command line and the app show (association: continuous QIs and
     # confidential columns, on the records complete in both tables)
     out["correlation_change_max"] = correlations(original.frame, protected, roles).largest_change
+    # distributions and associations of every quasi-identifier and confidential column (issue 29)
+    out.update(utility_summary(original.frame, protected, roles).measures())
     progress(0.5, "categorical information loss")
     if cat is not None:
         ox, px, sizes, ordinal = cat

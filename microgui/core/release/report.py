@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.errors import ExportRefused, InvalidParameter
+from microgui.core.errors import ExportRefused, InvalidParameter, MicroguiError
 from microgui.core.io import FileWriter, write_files_atomic
 from microgui.core.methods import get_method
 from microgui.core.metrics.disclosure import attribute_disclosure, percent_text, release_verdict
@@ -354,6 +354,22 @@ class ReleaseReport:
             "beside the unprotected table (no information lost, its risk by the same measure)",
         )
 
+    @cached_property
+    def utility(self) -> dict[str, Any] | None:
+        """Distributions and associations of the release (issue 29): summaries only, no
+        category (:mod:`microgui.core.metrics.categorical_utility`); None when they cannot be
+        computed."""
+        from microgui.core.metrics.categorical_utility import utility_summary
+
+        try:
+            found = utility_summary(self.dataset.frame, self.result.protected, self.dataset.roles)
+        except (MicroguiError, ValueError, KeyError):
+            return None
+        return {
+            "distributions": {c: d.summary() for c, d in found.distributions.items()},
+            "associations": found.associations.summary() if found.associations else None,
+        }
+
     @property
     def title(self) -> str:
         return f"Release report: {self.name}"
@@ -370,6 +386,7 @@ class ReleaseReport:
             release=self.facts,
             chart_html=chart_html,
             correlations=self.correlations,
+            utility=self.utility,
         )
 
 

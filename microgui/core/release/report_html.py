@@ -25,6 +25,7 @@ from microgui.core.release.report_charts import ReportChart, chart_svg
 from microgui.core.runs.spec import RunResult
 
 __all__ = [
+    "utility_section",
     "ReleaseCheckRow",
     "ReleaseFacts",
     "ReportRun",
@@ -330,6 +331,7 @@ def build_report_html(
     correlations: Any = None,
     release: ReleaseFacts | None = None,
     chart_html: Callable[[int, ReportChart], str] | None = None,
+    utility: Mapping[str, Any] | None = None,
 ) -> str:
     """The HTML report of one run or a comparison of several.
 
@@ -357,6 +359,10 @@ def build_report_html(
     chart_html
         How chart number i is put in the page (default: inline SVG); the PDF printer, whose
         HTML engine draws no SVG, gives ``<img>`` tags of pictures it made from the same SVG.
+    utility
+        Optional distributions and associations of the (first) run, as ``evaluate --json``'s
+        ``utility`` (``distributions``: column → summary, ``associations``: the matrix
+        summary): distances and measures only, no category (:func:`utility_section`).
     """
     if not runs:
         raise ValueError("a report needs at least one run")
@@ -432,6 +438,8 @@ def build_report_html(
             f"<th>Difference</th></tr>{rows}</table>"
         )
         parts.append("<p class='note'>Pearson correlations; difference = protected − original.</p>")
+    if utility:
+        parts.extend(utility_section(utility, runs[0].name))
     if charts:
         parts.append("<h2 style='page-break-before: always'>Charts</h2>")
         for i, chart in enumerate(charts):
@@ -445,6 +453,70 @@ def build_report_html(
         parts.append(_sign_off())
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def utility_section(utility: Mapping[str, Any], name: str = "") -> list[str]:
+    """The distributions and associations section (issue 29) from summaries as
+    :mod:`microgui.core.metrics.categorical_utility` makes them: each column's Hellinger distance
+    and total variation, the association matrix's largest and mean change and its ten largest
+    changes. Column names and measures only: the summaries hold no category."""
+
+    def num(value: object, fmt: str = ".4f") -> str:
+        v = _number(value)
+        return "–" if v is None else format(v, fmt)
+
+    parts: list[str] = []
+    of = f" ({_e(name)})" if name else ""
+    dists = utility.get("distributions") or {}
+    if dists:
+        parts.append(f"<h2>Distributions, original vs released{of}</h2>")
+        rows = "".join(
+            f"<tr><td>{_e(col)}</td><td>{_e(d.get('kind', ''))}</td>"
+            f"<td class='num'>{_e(d.get('positions', ''))}</td>"
+            f"<td class='num'>{num(d.get('hellinger'))}</td>"
+            f"<td class='num'>{num(d.get('total_variation'))}</td></tr>"
+            for col, d in dists.items()
+        )
+        parts.append(
+            "<table border='1' cellspacing='0' cellpadding='4'><tr><th>Column</th><th>Kind</th>"
+            "<th>Categories / bins</th><th>Hellinger</th><th>Total variation</th></tr>"
+            f"{rows}</table>"
+        )
+        parts.append(
+            "<p class='note'>Each column's frequency table before and after (numbers by histogram "
+            "bins with the same edges; a released value the original lacks and missing cells "
+            "count as categories of their own). Hellinger distance and total variation: 0 "
+            "unchanged, 1 nothing in common.</p>"
+        )
+    assoc = utility.get("associations") or {}
+    pairs = list(assoc.get("pairs") or [])
+    if pairs:
+        ranked = sorted(pairs, key=lambda p: -abs(_number(p.get("difference")) or 0.0))[:10]
+        parts.append(f"<h2>Associations, original vs released{of}</h2>")
+        parts.append(
+            f"<p>{len(pairs)} pairs of {len(assoc.get('columns') or [])} columns on "
+            f"{int(assoc.get('n_records') or 0):,} records: largest change "
+            f"<b>{num(assoc.get('max_abs_difference'), '.3f')}</b>, mean "
+            f"{num(assoc.get('mean_abs_difference'), '.3f')}.</p>"
+        )
+        rows = "".join(
+            f"<tr><td>{_e(p.get('a'))} ~ {_e(p.get('b'))}</td><td>{_e(p.get('measure'))}</td>"
+            f"<td class='num'>{num(p.get('original'), '.3f')}</td>"
+            f"<td class='num'>{num(p.get('released'), '.3f')}</td>"
+            f"<td class='num'>{num(p.get('difference'), '+.3f')}</td></tr>"
+            for p in ranked
+        )
+        parts.append(
+            "<table border='1' cellspacing='0' cellpadding='4'><tr><th>Pair</th><th>Measure</th>"
+            "<th>Original</th><th>Released</th><th>Difference</th></tr>"
+            f"{rows}</table>"
+        )
+        parts.append(
+            "<p class='note'>The largest changes (up to ten): Pearson r for two numbers, "
+            "Cramér's V (bias-uncorrected) for two categorical columns, the correlation ratio "
+            "eta for a number and a category; records with a missing value left out.</p>"
+        )
+    return parts
 
 
 def _release_sections(facts: ReleaseFacts) -> list[str]:

@@ -739,12 +739,16 @@ class AssociationPanel(QWidget):
                 text = (
                     f"Only one column to correlate (<b>{html.escape(outcome.columns[0])}</b>): a "
                     "correlation needs two continuous quasi-identifiers or numeric confidential "
-                    "columns."
+                    "columns. For categorical and mixed data, the <b>Utility</b> tab compares "
+                    "distributions, cross-tabulations, associations (Cramér's V, η) and a "
+                    "logistic model before and after."
                 )
             else:
                 text = (
                     "No correlations to compare: this run has no continuous quasi-identifier "
-                    "or numeric confidential column that is numbers in both tables."
+                    "or numeric confidential column that is numbers in both tables. For "
+                    "categorical data, see the <b>Utility</b> tab (Cramér's V, distributions, "
+                    "a logistic model)."
                 )
         notes = []
         if outcome.dropped_rows:

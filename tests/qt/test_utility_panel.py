@@ -1,0 +1,108 @@
+"""The "Utility" tab (issue 29), driven as a statistician would on a small mixed table: run a
+method, open the tab, read the distributions, pick a cross-tabulation, write a model; every
+figure is computed in the analysis pool and equals the core functions' on the same tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from PySide6.QtCore import Qt
+
+from microgui.core.metrics.categorical_utility import UtilitySummary, crosstab, utility_summary
+from microgui.core.metrics.models import ModelComparison, fit_model
+from microgui.core.runs import RunResult, RunSpec
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import roles_from_lists
+from microgui.qt.main_window import MainWindow
+
+TIMEOUT_MS = 60_000
+
+
+def _table(n: int = 240, seed: int = 2) -> Dataset:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n).astype(float)
+    edu = rng.choice(["low", "mid", "high"], n)
+    sex = rng.choice(["f", "m"], n)
+    score = -2.5 + 0.05 * age + (edu == "high") * 1.2 + rng.normal(0, 1, n)
+    frame = pd.DataFrame(
+        {"sex": sex, "age": age, "edu": edu, "pay": np.where(score > 0, "hi", "lo")}
+    )
+    roles = roles_from_lists(
+        frame.columns, qi=["sex", "age", "edu"], confidential=["pay"], nominal=["sex", "edu"]
+    )
+    return Dataset.from_frame(frame, roles)
+
+
+def _run(window: MainWindow, qtbot: Any) -> RunResult:
+    with qtbot.waitSignal(window.controller.run_finished, timeout=TIMEOUT_MS) as blocker:
+        window.controller.start_run(RunSpec.make("mdav-generic", 4, seed=0))
+    result = blocker.args[1]
+    assert isinstance(result, RunResult)
+    return result
+
+
+def test_utility_tab_shows_core_figures_and_fits_a_model(window: MainWindow, qtbot: Any) -> None:
+    ctl = window.controller
+    dataset = ctl.set_dataset(_table())
+    result = _run(window, qtbot)
+    panel = window.utility_panel
+    assert panel.summary is None  # nothing computed while the tab is hidden
+    with qtbot.waitSignal(panel.summary_shown, timeout=TIMEOUT_MS) as blocker:
+        window.tabs.setCurrentWidget(panel)
+    shown = blocker.args[0]
+    assert isinstance(shown, UtilitySummary)
+    expected = utility_summary(dataset.frame, result.protected, dataset.roles)
+    for column, d in expected.distributions.items():
+        assert shown.distributions[column].hellinger == pytest.approx(d.hellinger)
+    assert shown.associations is not None and expected.associations is not None
+    np.testing.assert_allclose(shown.associations.difference, expected.associations.difference)
+    # the table lists every attribute, the largest Hellinger first, and draws it
+    table = panel.distribution_table
+    names = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert sorted(names) == sorted(expected.distributions)
+    first = shown.distributions[names[0]]
+    assert first.hellinger == max(d.hellinger for d in shown.distributions.values())
+    assert names[0] in panel._dist_plot.titleLabel.text
+    assert "Hellinger" in panel._dist_plot.titleLabel.text
+
+    # a cross-tabulation picked in the combos
+    with qtbot.waitSignal(panel.crosstab_shown, timeout=TIMEOUT_MS) as blocker:
+        panel.a_combo.setCurrentText("edu")
+        panel.b_combo.setCurrentText("pay")
+    x = blocker.args[0]
+    want = crosstab(dataset.frame, result.protected, dataset.roles, "edu", "pay")
+    assert (x.a, x.b) == ("edu", "pay")
+    assert x.cramers_v_released == pytest.approx(want.cramers_v_released)
+    assert panel.crosstab_table.rowCount() == len(want.row_labels)
+    assert "Cramér's V" in panel.crosstab_note.text()
+
+    # a model written and fitted
+    panel.formula_edit.setText("pay ~ age + edu")
+    with qtbot.waitSignal(panel.model_shown, timeout=TIMEOUT_MS) as blocker:
+        qtbot.mouseClick(panel.fit_button, Qt.MouseButton.LeftButton)
+    m = blocker.args[0]
+    assert isinstance(m, ModelComparison)
+    core = fit_model(dataset.frame, result.protected, dataset.roles, "pay ~ age + edu")
+    np.testing.assert_allclose(m.released, core.released)
+    assert panel.coefficient_table.rowCount() == len(core.terms)
+    assert "logistic regression" in panel.model_note.text()
+    assert panel._coef_plot.getAxis("bottom").autoSIPrefix is False  # 0.84 reads 0.84
+
+
+def test_utility_tab_refuses_a_bad_model_in_one_line(window: MainWindow, qtbot: Any) -> None:
+    window.controller.set_dataset(_table())
+    _run(window, qtbot)
+    panel = window.utility_panel
+    with qtbot.waitSignal(panel.summary_shown, timeout=TIMEOUT_MS):
+        window.tabs.setCurrentWidget(panel)
+    panel.formula_edit.setText("edu ~ age")  # three categories: no logit
+    with qtbot.waitSignal(panel.model_refused, timeout=TIMEOUT_MS) as blocker:
+        panel.fit()
+    assert "3 categories" in blocker.args[0]
+    assert "\n" not in blocker.args[0]
+    panel.formula_edit.setText("")
+    with qtbot.waitSignal(panel.model_refused, timeout=TIMEOUT_MS):
+        panel.fit()
