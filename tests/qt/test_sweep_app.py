@@ -188,7 +188,7 @@ def test_opening_a_sweep_point_reruns_it_with_the_same_seed(
     np.testing.assert_array_equal(opened.result.labels, again.labels)
     for key in ("information_loss", "il", "record_linkage"):
         assert opened.measures[key] == pytest.approx(point_entry.measures[key], rel=1e-12)
-    assert demo_window.plot.title_text().startswith(f"{len(again.labels):,} records")
+    assert f"{len(again.labels):,} records" in demo_window.plot.title_text()
 
 
 def test_cancel_mid_sweep_keeps_the_finished_points(
