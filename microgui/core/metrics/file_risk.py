@@ -44,9 +44,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.errors import InvalidParameter
+from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.metrics.privacy import distinct_by_group
 from microgui.core.metrics.weighted_risk import frequencies, individual_risk
+from microgui.core.table.dataset import numeric_column
 from microgui.core.table.numbers import unique_rows
 from microgui.core.table.roles import AttributeKind, RoleMap
 
@@ -102,18 +103,28 @@ def choose_keys(
         return list(dict.fromkeys(names)), "key variables chosen by the caller"
     chosen: list[str] = []
     few: list[str] = []
+    text: list[str] = []
     left_out: list[str] = []
     for col in roles.quasi_identifiers:
+        if col not in frame.columns:
+            raise InvalidParameter(f"quasi-identifier {col!r} is not a column of the table")
         if roles[col].kind is not AttributeKind.CONTINUOUS:
             chosen.append(col)
-        elif col in frame.columns and frame[col].nunique(dropna=True) <= FEW_VALUES:
-            chosen.append(col)
-            few.append(col)
         else:
-            left_out.append(col)
+            values = _numbers(frame, col)
+            if values is None:
+                chosen.append(col)  # text cannot be measured as a continuous variable
+                text.append(col)
+            elif pd.Series(values).nunique(dropna=True) <= FEW_VALUES:
+                chosen.append(col)
+                few.append(col)
+            else:
+                left_out.append(col)
     parts = []
-    n_cat = len(chosen) - len(few)
+    n_cat = len(chosen) - len(few) - len(text)
     parts.append(f"{n_cat} nominal/ordinal quasi-identifier(s) enter the keys")
+    if text:
+        parts.append(f"{_names(text)} tagged continuous but holding text enter(s) as categories")
     if few:
         parts.append(
             f"continuous {_names(few)} enter(s) too: at most {FEW_VALUES} distinct values"
@@ -133,6 +144,14 @@ def choose_keys(
     return chosen, note
 
 
+def _numbers(frame: pd.DataFrame, col: str) -> np.ndarray | None:
+    """The column as numbers (readers keep text: "39"), or None when it holds text."""
+    try:
+        return numeric_column(frame, col)
+    except InvalidInput:
+        return None
+
+
 def _names(cols: Sequence[str]) -> str:
     return ", ".join(repr(c) for c in cols)
 
@@ -143,37 +162,60 @@ def _histogram(values: np.ndarray) -> dict[str, list[float] | list[int]]:
     return {"edges": [round(float(e), 6) for e in edges], "counts": [int(c) for c in counts]}
 
 
-def _cells_below(frame: pd.DataFrame, cols: Sequence[str], k: int) -> tuple[int, int]:
-    """(key cells with fk < k, records in them) over ``cols`` (missing matches anything)."""
-    fk = frequencies(frame, list(cols), missing="any").fk
+def _key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """(n, len(keys)) int64 codes, equal values equal codes, -1 for a missing value."""
+    if not len(frame):
+        return np.zeros((0, len(keys)), dtype=np.int64)
+    return np.column_stack(
+        [pd.factorize(frame[c].reset_index(drop=True))[0].astype(np.int64) for c in keys]
+    )
+
+
+def _cells_below(
+    frame: pd.DataFrame, codes: np.ndarray, cols: Sequence[int], keys: Sequence[str], k: int
+) -> tuple[int, int]:
+    """(key cells with fk < k, records in them) over the key columns ``cols`` (positions in
+    ``keys``; a missing value matches anything, through :func:`frequencies`)."""
+    sub = codes[:, list(cols)]
+    radix = [int(sub[:, j].max()) + 1 for j in range(sub.shape[1])]
+    if (sub < 0).any():
+        fk = frequencies(frame, [keys[c] for c in cols], missing="any").fk
+    elif float(np.prod(np.asarray(radix, dtype=np.float64))) < 2.0**62:
+        # no missing value: one mixed-radix code per record, counted directly
+        combined = np.zeros(len(sub), dtype=np.int64)
+        for j, r in enumerate(radix):
+            combined = combined * r + sub[:, j]
+        _, inverse, counts = np.unique(combined, return_inverse=True, return_counts=True)
+        fk = counts[inverse.reshape(-1)]
+    else:
+        _, _, inverse, counts = unique_rows(sub)
+        fk = np.asarray(counts)[np.asarray(inverse)]
     below = fk < k
     if not below.any():
         return 0, 0
-    codes = np.column_stack(
-        [pd.factorize(frame[c].reset_index(drop=True))[0].astype(np.int64) for c in cols]
-    )
-    uniq, _first, inverse, _counts = unique_rows(codes[below])
-    return int(len(uniq)), int(below.sum())
+    return int(len(unique_rows(sub[below])[0])), int(below.sum())
 
 
-def _worst_combinations(frame: pd.DataFrame, keys: Sequence[str], k: int) -> list[dict[str, Any]]:
+def _worst_combinations(
+    frame: pd.DataFrame, codes: np.ndarray, keys: Sequence[str], k: int
+) -> list[dict[str, Any]]:
     """The minimal subsets of ``keys`` (1 to :data:`MAX_COMBINATION_SIZE` variables) on which
     some cell holds fewer than ``k`` records, most records below k first."""
-    if k <= 1:
+    if k <= 1 or not len(frame):
         return []
-    found: list[tuple[tuple[str, ...], int, int]] = []
-    breaking: list[frozenset[str]] = []
+    found: list[tuple[tuple[int, ...], int, int]] = []
+    breaking: list[frozenset[int]] = []
     for size in range(1, min(MAX_COMBINATION_SIZE, len(keys)) + 1):
-        for subset in itertools.combinations(keys, size):
+        for subset in itertools.combinations(range(len(keys)), size):
             if any(b <= set(subset) for b in breaking):
                 continue  # not minimal: a smaller subset breaks k already
-            cells, records = _cells_below(frame, subset, k)
+            cells, records = _cells_below(frame, codes, subset, keys, k)
             if cells:
                 breaking.append(frozenset(subset))
                 found.append((subset, cells, records))
     found.sort(key=lambda t: (len(t[0]), -t[2], -t[1]))
     return [
-        {"columns": list(cols), "cells_below_k": cells, "records_below_k": records}
+        {"columns": [keys[c] for c in cols], "cells_below_k": cells, "records_below_k": records}
         for cols, cells, records in found[:MAX_WORST]
     ]
 
@@ -181,9 +223,7 @@ def _worst_combinations(frame: pd.DataFrame, keys: Sequence[str], k: int) -> lis
 def _k_anonymity(frame: pd.DataFrame, keys: list[str], fk: np.ndarray, k: int) -> dict[str, Any]:
     n = len(fk)
     below = fk < k
-    codes = np.column_stack(
-        [pd.factorize(frame[c].reset_index(drop=True))[0].astype(np.int64) for c in keys]
-    )
+    codes = _key_codes(frame, keys)
     cells_below = len(unique_rows(codes[below])[0]) if below.any() else 0
     missing = int((codes < 0).any(axis=1).sum()) if n else 0
     return {
@@ -194,7 +234,7 @@ def _k_anonymity(frame: pd.DataFrame, keys: list[str], fk: np.ndarray, k: int) -
         "cells_below_k": int(cells_below),
         "records_with_missing_key": missing,
         "missing_rule": MISSING_RULE,
-        "worst_combinations": _worst_combinations(frame, keys, k),
+        "worst_combinations": _worst_combinations(frame, codes, keys, k),
         "worst_combinations_rule": (
             f"the smallest sets of 1 to {MAX_COMBINATION_SIZE} key variables on which a "
             f"combination is shared by fewer than k records (at most {MAX_WORST}; sets "
@@ -229,7 +269,10 @@ def _individual_risk(
 
 
 def _suda2(frame: pd.DataFrame, keys: list[str], max_size: int | None) -> dict[str, Any]:
-    from microgui.core.metrics.suda2 import suda2
+    try:  # TEMPORARY until branch i29-suda2 is merged
+        from microgui.core.metrics.suda2 import suda2
+    except ImportError:
+        return None  # type: ignore[return-value]
 
     res = suda2(frame, keys, max_size=max_size)
     score = np.asarray(res.score, dtype=np.float64)
@@ -265,10 +308,7 @@ def _l_diversity(
     if n == 0:
         return {c: {"distinct_l_diversity": 0, "homogeneous_records": 0,
                     "homogeneous_groups": 0, "homogeneous_percent": 0.0} for c in confidential}  # fmt: skip
-    codes = np.column_stack(
-        [pd.factorize(frame[c].reset_index(drop=True))[0].astype(np.int64) for c in keys]
-    )
-    _, _, cell, sizes = unique_rows(codes)
+    _, _, cell, sizes = unique_rows(_key_codes(frame, keys))
     cell = np.asarray(cell, dtype=np.int64)
     for col in confidential:
         values, _ = pd.factorize(frame[col].reset_index(drop=True), use_na_sentinel=False)
@@ -323,6 +363,12 @@ def assess_risk(
     k = int(k)
     frame = frame.reset_index(drop=True)
     chosen, note = choose_keys(frame, roles, keys)
+    for col in chosen:
+        # a continuous key with few values is counted on its numbers: "39" and "39.0" are one
+        if col in roles and roles[col].kind is AttributeKind.CONTINUOUS:
+            values = _numbers(frame, col)
+            if values is not None:
+                frame = frame.assign(**{col: values})
     fk = frequencies(frame, chosen, missing="any").fk
     weight = roles.weight if roles.weight in frame.columns else None
     confidential = [c for c in roles.confidential if c in frame.columns and c not in chosen]

@@ -32,6 +32,7 @@ from microgui.core.methods.bound import lower_bound_report, prefetch
 from microgui.core.methods.refine import run_and_refine
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
+from microgui.core.metrics.file_risk import risk_section
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.runs.scale import (
@@ -58,6 +59,8 @@ __all__ = [
     "kind_refusal",
     "method_refusal",
     "check_kinds",
+    "risk_before_after",
+    "REPORT_SUDA_MAX_RECORDS",
 ]
 
 
@@ -393,5 +396,32 @@ def build_report(
     }
     if roles.weight is not None:  # issue 18: the survey weight column, released unchanged
         report["weight"] = roles.weight
+    # issue 29: the file's disclosure risk before and after, on the same categorical keys
+    report.update(risk_before_after(dataset, protected, int(spec.k)))
     report.update(extra)
     return report
+
+
+#: Above this many records the run report leaves SUDA2 out of risk_before/risk_after (its search
+#: grows with the records and the key combinations; ``microgui assess`` still runs it).
+REPORT_SUDA_MAX_RECORDS = 200_000
+
+
+def risk_before_after(dataset: Dataset, protected: pd.DataFrame, k: int) -> dict[str, Any]:
+    """``risk_before`` (the input) and ``risk_after`` (the release) of the run report:
+    :func:`microgui.core.metrics.file_risk.assess_risk` on the same keys, both tables."""
+    suda = dataset.n_records <= REPORT_SUDA_MAX_RECORDS
+    before = risk_section(dataset.frame, dataset.roles, k=k, suda=suda)
+    keys = before.get("keys") or None
+    after = (
+        risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda)
+        if keys
+        else dict(before)
+    )
+    if not suda:
+        why = (
+            f"SUDA2 left out of the run report above {REPORT_SUDA_MAX_RECORDS:,} records; "
+            "run microgui assess for it"
+        )
+        before["suda2_note"] = after["suda2_note"] = why
+    return {"risk_before": before, "risk_after": after}
