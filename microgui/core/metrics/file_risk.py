@@ -46,6 +46,7 @@ import pandas as pd
 
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.metrics.privacy import distinct_by_group
+from microgui.core.metrics.suda2 import suda2
 from microgui.core.metrics.weighted_risk import frequencies, individual_risk
 from microgui.core.table.dataset import numeric_column
 from microgui.core.table.numbers import unique_rows
@@ -269,17 +270,13 @@ def _individual_risk(
 
 
 def _suda2(frame: pd.DataFrame, keys: list[str], max_size: int | None) -> dict[str, Any]:
-    try:  # TEMPORARY until branch i29-suda2 is merged
-        from microgui.core.metrics.suda2 import suda2
-    except ImportError:
-        return None  # type: ignore[return-value]
-
     res = suda2(frame, keys, max_size=max_size)
     score = np.asarray(res.score, dtype=np.float64)
     dis = np.asarray(res.dis_score, dtype=np.float64)
-    top = float(score.max()) if len(score) and score.max() > 0 else 1.0
+    positive = score[score > 0]  # the records with an MSU: the others all score 0
+    top = float(positive.max()) if len(positive) else 1.0
     edges = np.linspace(0.0, top, _BINS + 1)
-    counts, _ = np.histogram(score, bins=edges)
+    counts, _ = np.histogram(positive, bins=edges)
     contributions = sorted(res.contributions.items(), key=lambda kv: (-kv[1], str(kv[0])))
     return {
         "contributions": {str(c): float(v) for c, v in contributions},
@@ -288,7 +285,7 @@ def _suda2(frame: pd.DataFrame, keys: list[str], max_size: int | None) -> dict[s
         "score_max": float(score.max()) if len(score) else 0.0,
         "dis_score_mean": float(dis.mean()) if len(dis) else 0.0,
         "dis_score_max": float(dis.max()) if len(dis) else 0.0,
-        "score_histogram": {
+        "score_histogram": {  # over the records with a minimal sample unique
             "edges": [float(e) for e in edges],
             "counts": [int(c) for c in counts],
         },
