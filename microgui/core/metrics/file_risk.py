@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.errors import InvalidInput, InvalidParameter
-from microgui.core.metrics.privacy import distinct_by_group
+from microgui.core.metrics.disclosure import attribute_disclosure
 from microgui.core.metrics.suda2 import suda2
 from microgui.core.metrics.weighted_risk import frequencies, individual_risk
 from microgui.core.table.dataset import numeric_column
@@ -297,29 +297,16 @@ def _suda2(frame: pd.DataFrame, keys: list[str], max_size: int | None) -> dict[s
 
 
 def _l_diversity(
-    frame: pd.DataFrame, keys: list[str], confidential: Sequence[str]
+    frame: pd.DataFrame, keys: list[str], confidential: Sequence[str], roles: RoleMap
 ) -> dict[str, dict[str, Any]]:
-    """Per confidential attribute, over the raw key cells (missing: one more value)."""
-    out: dict[str, dict[str, Any]] = {}
-    n = len(frame)
-    if n == 0:
-        return {c: {"distinct_l_diversity": 0, "homogeneous_records": 0,
-                    "homogeneous_groups": 0, "homogeneous_percent": 0.0} for c in confidential}  # fmt: skip
-    _, _, cell, sizes = unique_rows(_key_codes(frame, keys))
-    cell = np.asarray(cell, dtype=np.int64)
-    for col in confidential:
-        values, _ = pd.factorize(frame[col].reset_index(drop=True), use_na_sentinel=False)
-        distinct = distinct_by_group(np.asarray(values, dtype=np.int64), cell)
-        one = distinct == 1
-        homog_records = int(np.asarray(sizes)[one].sum())
-        out[str(col)] = {
-            "distinct_l_diversity": int(distinct.min()),
-            "homogeneous_records": homog_records,
-            "homogeneous_groups": int(one.sum()),
-            "homogeneous_percent": 100.0 * homog_records / n,
-            "cells": int(len(distinct)),
-        }
-    return out
+    """Per confidential attribute over the raw key cells (identical key values, a missing key
+    value being one more value here): :func:`~microgui.core.metrics.disclosure.
+    attribute_disclosure`, the same figures the run's verdict uses (distinct and entropy
+    l-diversity, t-closeness, records and cells where the attribute takes one value)."""
+    if not confidential:
+        return {}
+    kinds = {c: roles[c].kind for c in confidential if c in roles}
+    return attribute_disclosure(frame, keys, list(confidential), kinds)
 
 
 def assess_risk(
@@ -377,7 +364,7 @@ def assess_risk(
         "k_anonymity": _k_anonymity(frame, chosen, fk, k),
         "individual_risk": _individual_risk(frame, chosen, weight, fk),
         "suda2": _suda2(frame, chosen, max_suda_size) if suda and len(frame) else None,
-        "l_diversity": _l_diversity(frame, chosen, confidential),
+        "l_diversity": _l_diversity(frame, chosen, confidential, roles),
     }
     out["seconds"] = round(time.perf_counter() - start, 4)
     return out

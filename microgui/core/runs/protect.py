@@ -32,6 +32,7 @@ from microgui.core.methods.bound import lower_bound_report, prefetch
 from microgui.core.methods.refine import run_and_refine
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
+from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
 from microgui.core.metrics.file_risk import risk_section
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
@@ -399,6 +400,15 @@ def build_report(
     # issue 29: the file's disclosure risk before and after, on the same categorical keys
     report.update(risk_before_after(dataset, protected, int(spec.k)))
     report.update(extra)
+    # attribute disclosure is part of the verdict (issue 29): per confidential attribute, over the
+    # released table's equivalence classes, and the one-line verdict every surface shows
+    report["attribute_disclosure"] = attribute_disclosure(
+        protected,
+        roles.quasi_identifiers,
+        [c for c in roles.confidential if c in protected.columns],
+        roles,
+    )
+    report["verdict"] = verdict_json(release_verdict(report))
     return report
 
 

@@ -213,3 +213,20 @@ def test_adult_figures_agree_with_a_groupby_count() -> None:
     for column in cat:
         for value in frame[column].unique():
             assert json.dumps(value) not in text.replace(json.dumps(column), "")
+
+
+def test_suda2_section_counted_by_hand() -> None:
+    """The unique record (a2, b2, c1) of ``_table`` has two minimal sample uniques, {a2, b2}
+    and {a2, c1} (a2 alone is held by 4 records, b2 by 5, c1 by 9; (b2, c1) by 5): with 3 keys
+    each of size 2 weighs (3 - 2)! = 1 (sdcMicro suda2, Suda2.h ``g_ab``), score 2; ``a`` is in
+    both, so its contribution is 100 %, ``b`` and ``c`` 50 % each."""
+    frame = _table()
+    risk = assess_risk(frame, _roles(frame, ["a", "b", "c"]), k=3)
+    suda = risk["suda2"]
+    assert suda["records_with_msu"] == 1 and suda["score_max"] == 2.0
+    assert suda["contributions"] == pytest.approx({"a": 100.0, "b": 50.0, "c": 50.0})
+    assert list(suda["contributions"]) == ["a", "b", "c"]  # sorted, largest first
+    assert suda["max_size"] == 3 and suda["dis_fraction"] == 0.01
+    assert 0 < suda["dis_score_max"] <= 1 and sum(suda["score_histogram"]["counts"]) == 1
+    capped = assess_risk(frame, _roles(frame, ["a", "b", "c"]), k=3, max_suda_size=1)["suda2"]
+    assert capped["max_size"] == 1 and capped["records_with_msu"] == 0
