@@ -57,6 +57,7 @@ from microgui.qt.panels.results_panel import ResultsPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
 from microgui.qt.panels.sweep_dialog import SweepDialog
+from microgui.qt.panels.risk_panel import RiskPanel
 from microgui.qt.panels.transition_panel import TransitionPanel
 from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 from microgui.qt.plots.mst_partition import MstPartitionPlot
@@ -118,6 +119,14 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.association_panel, "Correlations && OLS")
         self.transition_panel = TransitionPanel(self.controller)
         self.tabs.addTab(self.transition_panel, "Category changes")
+        # issue 29: the table's disclosure risk before any run, and before -> after of a run
+        self.risk_panel = RiskPanel(self.controller)
+        self.tabs.addTab(self.risk_panel, "Risk")
+        self.tabs.setTabToolTip(
+            self.tabs.indexOf(self.risk_panel),
+            "The disclosure risk of the table on its categorical keys (k-anonymity, worst key "
+            "combinations, individual risk, SUDA2, l-diversity), and before/after of the run shown",
+        )
         self.tabs.setTabToolTip(
             self.tabs.indexOf(self.transition_panel),
             "For each ordinal or nominal quasi-identifier: records by original and released "
