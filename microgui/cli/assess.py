@@ -155,7 +155,7 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
             "",
             f"SUDA2 (max MSU size {suda['max_size']}, DIS fraction {suda['dis_fraction']}): "
             f"{suda['records_with_msu']:,} records with a minimal sample unique; DIS-SUDA mean "
-            f"{suda['dis_score_mean']:.4g}, max {suda['dis_score_max']:.4g}",
+            f"{_g(suda['dis_score_mean'])}, max {_g(suda['dis_score_max'])}",
             "per-variable contribution (%), the variables to protect first:",
             text_table(
                 ("variable", "contribution"),
@@ -178,6 +178,10 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
             )  # fmt: skip
         )
     return out
+
+
+def _g(value: float | None) -> str:
+    return "undefined (no sample unique in sdcMicro's DIS count)" if value is None else f"{value:.4g}"
 
 
 def _note(risk: dict[str, Any]) -> str:

@@ -269,6 +269,10 @@ def _individual_risk(
     }
 
 
+def _finite(x: float) -> float | None:
+    return x if np.isfinite(x) else None
+
+
 def _suda2(frame: pd.DataFrame, keys: list[str], max_size: int | None) -> dict[str, Any]:
     res = suda2(frame, keys, max_size=max_size)
     score = np.asarray(res.score, dtype=np.float64)
@@ -283,8 +287,9 @@ def _suda2(frame: pd.DataFrame, keys: list[str], max_size: int | None) -> dict[s
         "records_with_msu": int((score > 0).sum()),
         "score_mean": float(score.mean()) if len(score) else 0.0,
         "score_max": float(score.max()) if len(score) else 0.0,
-        "dis_score_mean": float(dis.mean()) if len(dis) else 0.0,
-        "dis_score_max": float(dis.max()) if len(dis) else 0.0,
+        # None when sdcMicro's formula is undefined (U = 0 in Dis: 0/0; see suda2's notes)
+        "dis_score_mean": _finite(float(dis.mean())) if len(dis) else 0.0,
+        "dis_score_max": _finite(float(dis.max())) if len(dis) else 0.0,
         "score_histogram": {  # over the records with a minimal sample unique
             "edges": [float(e) for e in edges],
             "counts": [int(c) for c in counts],

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -121,6 +121,9 @@ class RiskPanel(QWidget):
     """k-anonymity counts, worst key combinations, individual-risk histogram, SUDA2
     contributions and l-diversity of the loaded table or of the run shown."""
 
+    #: the loaded table's risk arrived from the worker (the dict, or {"error": message})
+    table_assessed = Signal(object)
+
     def __init__(
         self, controller: AppController | None = None, parent: QWidget | None = None
     ) -> None:
@@ -140,7 +143,7 @@ class RiskPanel(QWidget):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(_SETTLE_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._timer.timeout.connect(self._refresh_if_dirty)
 
         self.source_combo = QComboBox()
         self.source_combo.addItem("Loaded table", SOURCES[0])
@@ -287,18 +290,25 @@ class RiskPanel(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
+        if self._dirty:  # shown: at once (the roles settled while it was hidden)
+            self._timer.stop()
+            self.refresh()
+
+    def _refresh_if_dirty(self) -> None:
         if self._dirty:
-            self._timer.start()
+            self.refresh()
 
     def _on_assessed(self, _task_id: int, value: Any, _context: Any) -> None:
         self.table_risk = value
         if self.source == "table":
             self._show()
+        self.table_assessed.emit(value)
 
     def _on_failed(self, _task_id: int, message: str, _details: str, _context: Any) -> None:
         self.table_risk = {"error": message}
         if self.source == "table":
             self._show()
+        self.table_assessed.emit(self.table_risk)
 
     def _on_run_finished(self, run_id: int, result: Any) -> None:
         assert isinstance(result, RunResult)
