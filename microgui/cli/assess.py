@@ -116,12 +116,21 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
         text_table(
             ("records", "count", "share"),
             [
-                ("in key cells of size 1 (sample uniques)", f"{ka['records_in_cells_of_size_1']:,}",
-                 pct(ka["records_in_cells_of_size_1"])),
-                ("in key cells of size 2", f"{ka['records_in_cells_of_size_2']:,}",
-                 pct(ka["records_in_cells_of_size_2"])),
-                (f"in key cells below k = {k}", f"{ka['records_below_k']:,}",
-                 pct(ka["records_below_k"])),
+                (
+                    "in key cells of size 1 (sample uniques)",
+                    f"{ka['records_in_cells_of_size_1']:,}",
+                    pct(ka["records_in_cells_of_size_1"]),
+                ),
+                (
+                    "in key cells of size 2",
+                    f"{ka['records_in_cells_of_size_2']:,}",
+                    pct(ka["records_in_cells_of_size_2"]),
+                ),
+                (
+                    f"in key cells below k = {k}",
+                    f"{ka['records_below_k']:,}",
+                    pct(ka["records_below_k"]),
+                ),
                 (f"key cells below k = {k}", f"{ka['cells_below_k']:,}", ""),
                 ("with a missing key value", f"{ka['records_with_missing_key']:,}", ""),
             ],
@@ -146,8 +155,7 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
         f"individual risk ({ir['method']}):",
         f"  mean {ir['mean']:.4f}, max {ir['max']:.4f}, expected re-identifications "
         f"{ir['expected_reidentifications']:,.1f}",
-        "  records above "
-        + ", ".join(f"{t}: {c:,}" for t, c in ir["records_above"].items()),
+        "  records above " + ", ".join(f"{t}: {c:,}" for t, c in ir["records_above"].items()),
     ]
     suda = risk.get("suda2")
     if suda:
@@ -170,8 +178,12 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
             text_table(
                 ("column", "distinct l", "records in one-value cells", "share"),
                 [
-                    (_shown(c), str(v["distinct_l_diversity"]), f"{v['homogeneous_records']:,}",
-                     f"{v['homogeneous_percent']:.1f} %")
+                    (
+                        _shown(c),
+                        str(v["distinct_l_diversity"]),
+                        f"{v['homogeneous_records']:,}",
+                        f"{v['homogeneous_percent']:.1f} %",
+                    )
                     for c, v in ld.items()
                 ],
                 {1, 2, 3},
@@ -181,7 +193,9 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
 
 
 def _g(value: float | None) -> str:
-    return "undefined (no sample unique in sdcMicro's DIS count)" if value is None else f"{value:.4g}"
+    return (
+        "undefined (no sample unique in sdcMicro's DIS count)" if value is None else f"{value:.4g}"
+    )
 
 
 def _note(risk: dict[str, Any]) -> str:
@@ -201,7 +215,9 @@ def run(args: argparse.Namespace) -> int:
     _check_outputs(args)
     _parse_ordinal(args.ordinal)  # malformed options fail before any file is read
     k = _whole(args.k, "-k", 1)
-    max_size = None if args.suda_max_size is None else _whole(args.suda_max_size, "--suda-max-size", 1)
+    max_size = (
+        None if args.suda_max_size is None else _whole(args.suda_max_size, "--suda-max-size", 1)
+    )
     loaded = _read_input(Path(args.input), args)
     frame = loaded.frame
     frame.columns = [str(c) for c in frame.columns]
@@ -216,9 +232,7 @@ def run(args: argparse.Namespace) -> int:
         from microgui.core.table.roles import resolve_columns
 
         keys = resolve_columns(_split(args.keys), list(frame.columns), "--keys")
-    risk = assess_risk(
-        frame, roles, k=k, keys=keys, max_suda_size=max_size, suda=not args.no_suda
-    )
+    risk = assess_risk(frame, roles, k=k, keys=keys, max_suda_size=max_size, suda=not args.no_suda)
     print(f"{Path(args.input).name}: disclosure risk")
     print("\n".join(summary_lines(risk)))
     if args.json:

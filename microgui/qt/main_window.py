@@ -54,10 +54,10 @@ from microgui.qt.panels.data_panel import DataPanel, view_rows
 from microgui.qt.panels.dependency_tree_panel import DependencyTreePanel
 from microgui.qt.panels.history_panel import HistoryPanel
 from microgui.qt.panels.results_panel import ResultsPanel
+from microgui.qt.panels.risk_panel import RiskPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
 from microgui.qt.panels.sweep_dialog import SweepDialog
-from microgui.qt.panels.risk_panel import RiskPanel
 from microgui.qt.panels.transition_panel import TransitionPanel
 from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 from microgui.qt.plots.mst_partition import MstPartitionPlot

@@ -81,7 +81,9 @@ def test_weight_column(table: Path, capsys: pytest.CaptureFixture[str], tmp_path
     assert "weight column 'w'" in text
 
 
-def test_errors_are_one_line(table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_errors_are_one_line(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run(["assess", str(table), "--qi", "age"], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "no categorical key: tag a quasi-identifier nominal or ordinal" in err
@@ -122,7 +124,9 @@ def test_same_keys_as_the_run_report(
     table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assess_json, report = tmp_path / "a.json", tmp_path / "rep.json"
-    code, _, err = run(["assess", str(table), *ROLES, "-k", "3", "--json", str(assess_json)], capsys)
+    code, _, err = run(
+        ["assess", str(table), *ROLES, "-k", "3", "--json", str(assess_json)], capsys
+    )
     assert code == 0, err
     code, _, err = run(
         ["protect", str(table), "-o", str(tmp_path / "o.csv"), "--method", "mdav-generic",

@@ -58,7 +58,10 @@ def test_risk_of_the_table_then_before_and_after_a_run(window: MainWindow, qtbot
         assert risk["suda2"][key] == expected["suda2"][key], key
     assert risk == expected and panel.source == "table"
     rows = _texts(panel.k_table)
-    assert rows[1] == ["records in key cells of size 1", f"{expected['k_anonymity']['records_in_cells_of_size_1']:,}"]
+    assert rows[1] == [
+        "records in key cells of size 1",
+        f"{expected['k_anonymity']['records_in_cells_of_size_1']:,}",
+    ]
     worst = _texts(panel.worst_table)
     assert ["job", "1", "1"] in worst
     ticks = panel.suda_plot.getPlotItem().getAxis("left")._tickLevels[0]
@@ -88,11 +91,13 @@ def test_risk_of_the_table_then_before_and_after_a_run(window: MainWindow, qtbot
 def test_no_categorical_key_says_what_to_do(window: MainWindow, qtbot: Any) -> None:
     ctl, panel = window.controller, window.risk_panel
     frame = pd.DataFrame({"age": np.arange(60.0), "income": np.arange(60.0) * 3})
-    ctl.set_dataset(Dataset.from_frame(frame, roles_from_lists(frame.columns, qi=["age", "income"])))
+    ctl.set_dataset(
+        Dataset.from_frame(frame, roles_from_lists(frame.columns, qi=["age", "income"]))
+    )
     with qtbot.waitSignal(panel.table_assessed, timeout=TIMEOUT_MS) as blocker:
         window.tabs.setCurrentWidget(panel)
     assert "error" in blocker.args[0]
-    assert panel.message.isVisible() and not panel.scroll.isVisible()
+    assert panel.message.isVisible() and not panel.scroll_area.isVisible()
     assert panel.message.text().startswith("no categorical key: tag")
 
 

@@ -127,9 +127,7 @@ def choose_keys(
     if text:
         parts.append(f"{_names(text)} tagged continuous but holding text enter(s) as categories")
     if few:
-        parts.append(
-            f"continuous {_names(few)} enter(s) too: at most {FEW_VALUES} distinct values"
-        )
+        parts.append(f"continuous {_names(few)} enter(s) too: at most {FEW_VALUES} distinct values")
     if left_out:
         parts.append(
             f"continuous {_names(left_out)} left out: more than {FEW_VALUES} distinct values "
@@ -139,8 +137,7 @@ def choose_keys(
     if not chosen:
         raise NoCategoricalKey(
             "no categorical key: tag a quasi-identifier nominal or ordinal, or bin a continuous "
-            f"one to at most {FEW_VALUES} values"
-            + (f" ({note})" if left_out else "")
+            f"one to at most {FEW_VALUES} values" + (f" ({note})" if left_out else "")
         )
     return chosen, note
 

@@ -424,9 +424,7 @@ def risk_before_after(dataset: Dataset, protected: pd.DataFrame, k: int) -> dict
     before = risk_section(dataset.frame, dataset.roles, k=k, suda=suda)
     keys = before.get("keys") or None
     after = (
-        risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda)
-        if keys
-        else dict(before)
+        risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda) if keys else dict(before)
     )
     if not suda:
         why = (

@@ -178,17 +178,19 @@ class RiskPanel(QWidget):
 
         k_box = self._box("k-anonymity on the key variables", self.k_table)
         worst_box = self._box("Smallest key combinations that break k", self.worst_table)
-        l_box = self._box("l-diversity of the confidential columns over the key cells", self.l_table)
+        l_box = self._box(
+            "l-diversity of the confidential columns over the key cells", self.l_table
+        )
         self.content = QWidget()
         self.grid = QGridLayout(self.content)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self._boxes = (k_box, worst_box, l_box)
         self._columns = 0
         self._arrange(1)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(self.content)
-        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setWidget(self.content)
+        self.scroll_area.setFrameShape(QScrollArea.Shape.NoFrame)
 
         top = QHBoxLayout()
         top.addWidget(QLabel("Show"))
@@ -202,7 +204,7 @@ class RiskPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.summary)
         layout.addWidget(self.message)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.scroll_area, 1)
 
         if controller is not None:
             controller.dataset_loaded.connect(lambda _d: self._on_table_changed(new_table=True))
@@ -340,7 +342,7 @@ class RiskPanel(QWidget):
     def _message(self, text: str) -> None:
         self.message.setText(text)
         self.message.setVisible(True)
-        self.scroll.setVisible(False)
+        self.scroll_area.setVisible(False)
         self.legend.setVisible(False)
         self.summary.setVisible(False)
 
@@ -361,7 +363,7 @@ class RiskPanel(QWidget):
             self._message(str(before.get("keys_note", PLACEHOLDER)))
             return
         self.message.setVisible(False)
-        self.scroll.setVisible(True)
+        self.scroll_area.setVisible(True)
         self.summary.setVisible(True)
         self.legend.setVisible(True)
         self._summary(before, after)
@@ -391,11 +393,7 @@ class RiskPanel(QWidget):
         self.summary.setToolTip(str(before.get("keys_note", "")))
         self.legend.setText(
             "A missing key value matches any value (sdcMicro). "
-            + (
-                "Grey: before (the input), blue: after (the release). "
-                if after is not None
-                else ""
-            )
+            + ("Grey: before (the input), blue: after (the release). " if after is not None else "")
             + html.escape(str(before.get("keys_note", "")))
         )
 
@@ -414,7 +412,9 @@ class RiskPanel(QWidget):
             ["measure", "table"] if after is None else ["measure", "before", "after"]
         )
         rows = [[text, *(f"{s['k_anonymity'][key]:,}" for s in sides)] for text, key in labels]
-        rows.append(["individual risk: mean", *(f"{s['individual_risk']['mean']:.4f}" for s in sides)])
+        rows.append(
+            ["individual risk: mean", *(f"{s['individual_risk']['mean']:.4f}" for s in sides)]
+        )
         rows.append([
             "expected re-identifications",
             *(f"{s['individual_risk']['expected_reidentifications']:,.1f}" for s in sides),
@@ -462,7 +462,11 @@ class RiskPanel(QWidget):
             )
         heads = ["confidential", "distinct l", "records in one-value cells"]
         if after is not None:
-            heads = ["confidential", "distinct l before → after", "one-value records before → after"]
+            heads = [
+                "confidential",
+                "distinct l before → after",
+                "one-value records before → after",
+            ]
         self.l_table.setHorizontalHeaderLabels(heads)
         rows = []
         for col, v in ld_b.items():
@@ -490,7 +494,9 @@ class RiskPanel(QWidget):
             step = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
             x = edges[:-1] + step * width * (i + 0.5)
             plot.addItem(
-                pg.BarGraphItem(x=x, height=counts, width=step * width * 0.9, brush=colour, pen=None)
+                pg.BarGraphItem(
+                    x=x, height=counts, width=step * width * 0.9, brush=colour, pen=None
+                )
             )
             top = max(top, float(counts.max()) if len(counts) else 1.0)
         plot.setXRange(0.0, 1.0, padding=0.02)
@@ -532,7 +538,9 @@ class RiskPanel(QWidget):
                 )
             )  # fmt: skip
         self.suda_plot.setFixedHeight(max(180, 26 * n + 110))
-        plot.getAxis("left").setTicks([[(float(y), _short(c)) for y, c in zip(ys, names)]])
+        plot.getAxis("left").setTicks(
+            [[(float(y), _short(c)) for y, c in zip(ys, names, strict=True)]]
+        )
         plot.getAxis("left").setStyle(tickTextWidth=140, autoExpandTextSpace=True)
         plot.setYRange(-0.6, n - 0.4, padding=0)
         top = max([*contrib.values(), *((s_a or {}).get("contributions") or {}).values(), 1.0])

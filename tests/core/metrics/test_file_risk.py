@@ -46,7 +46,9 @@ def _table() -> pd.DataFrame:
 
 def test_a_unique_combination_is_counted_and_its_smallest_key_set_named() -> None:
     frame = _table()
-    risk = assess_risk(frame, _roles(frame, ["a", "b", "c"], confidential=["conf"]), k=3, suda=False)
+    risk = assess_risk(
+        frame, _roles(frame, ["a", "b", "c"], confidential=["conf"]), k=3, suda=False
+    )
     ka = risk["k_anonymity"]
     assert risk["keys"] == ["a", "b", "c"] and risk["n_records"] == 12 and risk["k"] == 3
     assert ka["level"] == 1
@@ -118,7 +120,9 @@ def test_a_single_key_column() -> None:
     ka = risk["k_anonymity"]
     assert risk["keys"] == ["g"] and ka["level"] == 1
     assert ka["records_below_k"] == 3 and ka["cells_below_k"] == 2
-    assert ka["worst_combinations"] == [{"columns": ["g"], "cells_below_k": 2, "records_below_k": 3}]
+    assert ka["worst_combinations"] == [
+        {"columns": ["g"], "cells_below_k": 2, "records_below_k": 3}
+    ]
 
 
 def test_no_categorical_key_is_a_clear_error() -> None:
@@ -144,7 +148,9 @@ def test_continuous_keys_enter_only_with_few_values() -> None:
             "region": ["n", "s"] * 30,
         }
     )
-    roles = roles_from_lists(list(frame.columns), qi=["size", "income", "region"], nominal=["region"])
+    roles = roles_from_lists(
+        list(frame.columns), qi=["size", "income", "region"], nominal=["region"]
+    )
     keys, note = choose_keys(frame, roles)
     assert keys == ["size", "region"]
     assert "'size'" in note and f"at most {FEW_VALUES}" in note
@@ -156,7 +162,12 @@ def test_continuous_keys_enter_only_with_few_values() -> None:
 def test_worst_combinations_are_the_minimal_breaking_sets_brute_force() -> None:
     """Compared with every subset of 1-3 keys counted by pandas groupby, independently."""
     rng = np.random.default_rng(5)
-    frame = pd.DataFrame({c: rng.choice(list("pqrs")[:m], 300) for c, m in zip("abcde", (2, 3, 4, 3, 2))})
+    frame = pd.DataFrame(
+        {
+            c: rng.choice(list("pqrs")[:m], 300)
+            for c, m in zip("abcde", (2, 3, 4, 3, 2), strict=True)
+        }
+    )
     k = 4
     risk = assess_risk(frame, _roles(frame, list("abcde")), k=k, suda=False)
     expected = {}
@@ -168,7 +179,10 @@ def test_worst_combinations_are_the_minimal_breaking_sets_brute_force() -> None:
             cells = frame[fk < k].drop_duplicates(list(sub))
             if len(cells):
                 expected[sub] = (len(cells), int((fk < k).sum()))
-    got = {tuple(w["columns"]): (w["cells_below_k"], w["records_below_k"]) for w in risk["k_anonymity"]["worst_combinations"]}
+    got = {
+        tuple(w["columns"]): (w["cells_below_k"], w["records_below_k"])
+        for w in risk["k_anonymity"]["worst_combinations"]
+    }
     assert got  # this seed breaks k on some triple
     ranked = sorted(expected.items(), key=lambda t: (len(t[0]), -t[1][1], -t[1][0]))[:10]
     assert got == dict(ranked)
@@ -177,12 +191,14 @@ def test_worst_combinations_are_the_minimal_breaking_sets_brute_force() -> None:
 
 
 def test_hostile_column_names_and_no_value_in_the_result() -> None:
-    names = ["line\nbreak", 'quo"te\'s', "=cmd|' /C calc'!A0", "x" * 300, "ünï©ødé 名前"]
+    names = ["line\nbreak", "quo\"te's", "=cmd|' /C calc'!A0", "x" * 300, "ünï©ødé 名前"]
     rng = np.random.default_rng(2)
     secrets = [f"SECRETVALUE{i:03d}" for i in range(7)]
     frame = pd.DataFrame({n: rng.choice(secrets[:3], 40) for n in names[:4]})
     frame[names[4]] = rng.choice(secrets[3:], 40)
-    roles = roles_from_lists(list(frame.columns), qi=names[:4], nominal=names[:4], confidential=[names[4]])
+    roles = roles_from_lists(
+        list(frame.columns), qi=names[:4], nominal=names[:4], confidential=[names[4]]
+    )
     risk = assess_risk(frame, roles, k=3, suda=False)
     assert risk["keys"] == names[:4] and list(risk["l_diversity"]) == [names[4]]
     text = json.dumps(risk, ensure_ascii=False)
@@ -193,7 +209,15 @@ def test_hostile_column_names_and_no_value_in_the_result() -> None:
 def test_adult_figures_agree_with_a_groupby_count() -> None:
     path = shared_path("adult", "adult.csv")
     frame = pd.read_csv(path, sep=";", dtype=str)
-    cat = ["workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
+    cat = [
+        "workclass",
+        "education",
+        "marital-status",
+        "occupation",
+        "race",
+        "sex",
+        "native-country",
+    ]
     roles = roles_from_lists(
         list(frame.columns), qi=[*cat, "age"], nominal=cat, confidential=["salary-class"]
     )
