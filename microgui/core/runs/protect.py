@@ -10,8 +10,10 @@ worker, sweeps and the benchmarks all call.
 
 from __future__ import annotations
 
+import copy
 import secrets
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -417,11 +419,29 @@ def build_report(
 REPORT_SUDA_MAX_RECORDS = 200_000
 
 
+#: risk_before of the last few (table, roles, k): a sweep or a re-run on the same table
+#: measures its input once. Keyed by the frame's id, checked against a weak reference to it.
+_BEFORE: dict[tuple[int, RoleMap, int, bool], tuple[weakref.ref[pd.DataFrame], dict[str, Any]]] = {}
+_BEFORE_KEPT = 4
+
+
+def _risk_before(dataset: Dataset, k: int, suda: bool) -> dict[str, Any]:
+    key = (id(dataset.frame), dataset.roles, k, suda)
+    hit = _BEFORE.get(key)
+    if hit is not None and hit[0]() is dataset.frame:
+        return copy.deepcopy(hit[1])
+    before = risk_section(dataset.frame, dataset.roles, k=k, suda=suda)
+    while len(_BEFORE) >= _BEFORE_KEPT:
+        _BEFORE.pop(next(iter(_BEFORE)))
+    _BEFORE[key] = (weakref.ref(dataset.frame), copy.deepcopy(before))
+    return before
+
+
 def risk_before_after(dataset: Dataset, protected: pd.DataFrame, k: int) -> dict[str, Any]:
     """``risk_before`` (the input) and ``risk_after`` (the release) of the run report:
     :func:`microgui.core.metrics.file_risk.assess_risk` on the same keys, both tables."""
     suda = dataset.n_records <= REPORT_SUDA_MAX_RECORDS
-    before = risk_section(dataset.frame, dataset.roles, k=k, suda=suda)
+    before = _risk_before(dataset, k, suda)
     keys = before.get("keys") or None
     after = (
         risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda) if keys else dict(before)
