@@ -250,6 +250,7 @@ class RiskPanel(QWidget):
         lay = QVBoxLayout(box)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(widget)
+        lay.addStretch(1)  # the table at the top when the row is taller (beside a plot)
         return box
 
     # state ----------------------------------------------------------------------------------
@@ -413,7 +414,7 @@ class RiskPanel(QWidget):
         )
         rows = [[text, *(f"{s['k_anonymity'][key]:,}" for s in sides)] for text, key in labels]
         rows.append(
-            ["individual risk: mean", *(f"{s['individual_risk']['mean']:.4f}" for s in sides)]
+            ["individual risk: mean", *(f"{s['individual_risk']['mean']:.4g}" for s in sides)]
         )
         rows.append([
             "expected re-identifications",
