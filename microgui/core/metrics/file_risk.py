@@ -46,7 +46,7 @@ import pandas as pd
 
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.metrics.disclosure import attribute_disclosure
-from microgui.core.metrics.suda2 import suda2
+from microgui.core.metrics.suda2 import Suda2Result, suda2
 from microgui.core.metrics.weighted_risk import frequencies, individual_risk
 from microgui.core.table.dataset import numeric_column
 from microgui.core.table.numbers import unique_rows
@@ -232,7 +232,8 @@ def _k_anonymity(frame: pd.DataFrame, keys: list[str], fk: np.ndarray, k: int) -
         "cells_below_k": int(cells_below),
         "records_with_missing_key": missing,
         "missing_rule": MISSING_RULE,
-        "worst_combinations": _worst_combinations(frame, codes, keys, k),
+        # no cell below k on all the keys: none on fewer (a subset's cells are unions of them)
+        "worst_combinations": _worst_combinations(frame, codes, keys, k) if below.any() else [],
         "worst_combinations_rule": (
             f"the smallest sets of 1 to {MAX_COMBINATION_SIZE} key variables on which a "
             f"combination is shared by fewer than k records (at most {MAX_WORST}; sets "
@@ -270,8 +271,20 @@ def _finite(x: float) -> float | None:
     return x if np.isfinite(x) else None
 
 
-def _suda2(frame: pd.DataFrame, keys: list[str], max_size: int | None) -> dict[str, Any]:
-    res = suda2(frame, keys, max_size=max_size)
+def _suda2(
+    frame: pd.DataFrame, keys: list[str], max_size: int | None, no_unique: bool
+) -> dict[str, Any]:
+    """``no_unique``: no record is unique on all the keys and none has a missing key value, so
+    no record has a minimal sample unique (an MSU is a set of a sample unique's values): every
+    score is 0 without the search (a k-anonymous release; :func:`suda2` gives the same)."""
+    if no_unique:
+        zeros = np.zeros(len(frame))
+        res = Suda2Result(
+            tuple(keys), int(max_size or len(keys)), 0.01, zeros, zeros,
+            np.zeros(len(frame), dtype=np.int64), dict.fromkeys(keys, 0.0), 0.0,
+        )  # fmt: skip
+    else:
+        res = suda2(frame, keys, max_size=max_size)
     score = np.asarray(res.score, dtype=np.float64)
     dis = np.asarray(res.dis_score, dtype=np.float64)
     positive = score[score > 0]  # the records with an MSU: the others all score 0
@@ -356,6 +369,7 @@ def assess_risk(
             if values is not None:
                 frame = frame.assign(**{col: values})
     fk = frequencies(frame, chosen, missing="any").fk
+    missing = bool(frame[chosen].isna().to_numpy().any())
     weight = roles.weight if roles.weight in frame.columns else None
     confidential = [c for c in roles.confidential if c in frame.columns and c not in chosen]
     out: dict[str, Any] = {
@@ -365,7 +379,11 @@ def assess_risk(
         "k": k,
         "k_anonymity": _k_anonymity(frame, chosen, fk, k),
         "individual_risk": _individual_risk(frame, chosen, weight, fk),
-        "suda2": _suda2(frame, chosen, max_suda_size) if suda and len(frame) else None,
+        "suda2": (
+            _suda2(frame, chosen, max_suda_size, no_unique=bool(fk.min() >= 2) and not missing)
+            if suda and len(frame)
+            else None
+        ),
         "l_diversity": _l_diversity(frame, chosen, confidential, roles),
     }
     out["seconds"] = round(time.perf_counter() - start, 4)

@@ -254,3 +254,17 @@ def test_suda2_section_counted_by_hand() -> None:
     assert 0 < suda["dis_score_max"] <= 1 and sum(suda["score_histogram"]["counts"]) == 1
     capped = assess_risk(frame, _roles(frame, ["a", "b", "c"]), k=3, max_suda_size=1)["suda2"]
     assert capped["max_size"] == 1 and capped["records_with_msu"] == 0
+
+
+def test_suda2_without_a_sample_unique_is_zero_as_the_search_says() -> None:
+    """A table with no unique record (a k-anonymous release) skips the search: the figures
+    are those :func:`suda2` computes."""
+    from microgui.core.metrics.suda2 import suda2
+
+    frame = _table().iloc[:11]  # cells of 4, 4 and 3 records
+    got = assess_risk(frame, _roles(frame, ["a", "b", "c"]), k=3)["suda2"]
+    res = suda2(frame, ["a", "b", "c"])
+    assert got["records_with_msu"] == int((res.score > 0).sum()) == 0
+    assert got["contributions"] == res.contributions == {"a": 0.0, "b": 0.0, "c": 0.0}
+    assert got["dis_score_max"] == float(res.dis_score.max()) == 0.0
+    assert got["max_size"] == res.max_size
