@@ -221,17 +221,15 @@ def run(args: argparse.Namespace) -> int:
     loaded = _read_input(Path(args.input), args)
     frame = loaded.frame
     frame.columns = [str(c) for c in frame.columns]
-    if args.qi or args.roles:
-        roles = _roles_of(args, list(frame.columns))
-    else:
-        from microgui.core.table.roles import RoleMap
-
-        roles = RoleMap()
     keys = None
     if args.keys:
         from microgui.core.table.roles import resolve_columns
 
         keys = resolve_columns(_split(args.keys), list(frame.columns), "--keys")
+    if not args.qi and not args.roles:  # --keys alone: the keys are nominal quasi-identifiers
+        args.qi = [",".join(k.replace(",", "\\,") for k in keys or [])]
+        args.nominal = [*(args.nominal or []), *args.qi]
+    roles = _roles_of(args, list(frame.columns))
     risk = assess_risk(frame, roles, k=k, keys=keys, max_suda_size=max_size, suda=not args.no_suda)
     print(f"{Path(args.input).name}: disclosure risk")
     print("\n".join(summary_lines(risk)))

@@ -145,3 +145,16 @@ def test_same_keys_as_the_run_report(
     text = report.read_text(encoding="utf-8")
     for word in ("PERSON", "EDU", "REG", "HEALTH"):
         assert word not in text
+
+
+def test_keys_alone_with_a_weight(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.json"
+    argv = ["assess", str(table), "--keys", "edu,region", "--weight", "w", "--json", str(out)]
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    risk = json.loads(out.read_text(encoding="utf-8"))
+    assert risk["keys"] == ["edu", "region"] and risk["individual_risk"]["weighted"] is True
+    code, _, err = run(["assess", str(table), "--keys", "edu,nope"], capsys)
+    assert code == 2 and "nope" in err and err.count("\n") == 1
