@@ -176,17 +176,26 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
         out += ["", "l-diversity of the confidential columns over the key cells:"]
         out.append(
             text_table(
-                ("column", "distinct l", "records in one-value cells", "share"),
+                (
+                    "column",
+                    "distinct l",
+                    "entropy l",
+                    "t-closeness",
+                    "records in one-value cells",
+                    "share",
+                ),
                 [
                     (
                         _shown(c),
                         str(v["distinct_l_diversity"]),
+                        f"{v['entropy_l_diversity']:.3g}" if "entropy_l_diversity" in v else "-",
+                        "-" if v.get("t_closeness") is None else f"{v['t_closeness']:.3f}",
                         f"{v['homogeneous_records']:,}",
                         f"{v['homogeneous_percent']:.1f} %",
                     )
                     for c, v in ld.items()
                 ],
-                {1, 2, 3},
+                {1, 2, 3, 4, 5},
             )  # fmt: skip
         )
     return out
