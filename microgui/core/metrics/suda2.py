@@ -16,13 +16,15 @@ src/Suda2.h of sdcTools/sdcMicro, commit cf32510, version 5.8.1, ``original_scor
   score ``1 / (1 + (U / Dis - U) / (score^Q * sum_j score_j^-Q))``, else 0.
 * **Contributions** (``$attribute_contributions``): each MSU adds its weight to each of its
   variables in the record's row; a variable's contribution is 100 × its column total over the
-  total score. Rows of these sum to more than 100 (an MSU of size 2 credits both variables).
+  total score. The contributions add up to more than 100 % (an MSU of size 2 credits both of
+  its variables).
 
 Where sdcMicro departs from the papers, this module follows sdcMicro (the issue's target is
 equality with it) and says so here:
 
 1. **Fewer than three keys.** The C++ needs ``ATT >= 3``; R/suda2.R pads one or two key columns
-   with constant columns, so ``ATT`` in the weights and in ``Q`` is 3 for 1 or 2 keys.
+   with constant columns, so ``ATT`` in the weights and in ``Q`` is 3 for 1 or 2 keys. (With a
+   single key sdcMicro's R code then stops in ``colSums``; the numbers here are its C++'s.)
 2. **Correlated items and the contributions.** Suda2.h folds *correlated* items — values of two
    variables held by exactly the same records (``CorrelateItem``) — into one representative (the
    value of the first such variable) and multiplies the MSU counts back, which keeps the MSU
@@ -36,14 +38,18 @@ equality with it) and says so here:
    ``else if (k == g_NbPerHash[i])`` never holds). :func:`suda2` computes the same hash on the
    values sdcMicro would see (see *Values* below) and counts ``U`` the same way; ``P`` is
    2 × the number of rows present exactly twice. ``Dis``, ``Q`` and ``U / Dis - U`` are single
-   precision (``float`` in Suda2.h), as there.
+   precision (``float`` in Suda2.h), as there. When ``U`` is 0 although some record scores,
+   ``Dis`` is 0 and the positive scores' DIS scores are NaN (0/0), as in sdcMicro.
 4. **No unique record** (total score 0): sdcMicro's contributions are 0/0 = NaN; here they are 0.
 
-Values. sdcMicro's C++ works on integers: R passes numbers as they are (cast to ``int``) and
-factors as their level codes 1..L. Here an integer-valued numeric column keeps its values; any
-other column (text, categories, booleans, fractional numbers) is coded 1..L in the order of its
-sorted distinct values (a pandas ``Categorical`` in its category order), like an R factor. Only
-the DIS score's ``U`` (point 3) depends on the codes; MSUs and SUDA scores do not.
+Values. sdcMicro's C++ works on integers: R passes numbers cast to ``int`` (truncated) and
+factors as their level codes 1..L. Here a numeric column enters the row hash of point 3 truncated
+the same way, and any other column (text, categories, booleans) as codes 1..L in the order of
+its sorted distinct values (a pandas ``Categorical``: its category order), like an R factor
+made under the C collation (R sorts factor levels by the locale: under another locale the codes,
+and with them ``U``, can differ). Only the DIS score's ``U`` depends on these codes. Records are compared on their values
+themselves: sdcMicro would take fractional numbers 1.2 and 1.7 as equal (both 1), this module
+does not (it makes no difference on integer or coded keys).
 
 Missing values (``missing``):
 
@@ -56,16 +62,25 @@ Missing values (``missing``):
 ``max_size`` (sdcMicro has no such argument: R passes ``ncol`` and Suda2.h searches all sizes)
 limits the search to MSUs of at most that many variables, as the papers' ``M``; the weights are
 then ``prod_{i=k}^{M-1}(ATT - i)`` (the SDC guidelines' formula, equal to sdcMicro's at
-``M = ATT``) and records whose smallest MSU is larger score 0.
+``M = ATT``) and records whose smallest MSU is larger score 0. (With one or two keys and
+every size searched, ``M`` is the padded ``ATT`` = 3, as in sdcMicro.)
 
 Method. Only a record unique on all keys can have an MSU, and uniqueness is monotone (a record
 unique on a set is unique on every superset), so a set ``s`` is an MSU of a unique record iff
-it is unique on ``s`` and on none of the sets ``s - {v}``. The search walks the lattice of key
-subsets level by level (size 1, 2, …), counting each combination over the distinct rows with
-``numpy.bincount``; a subset is skipped (and with it every superset) as soon as every unique
-record is already unique on one of its immediate subsets. The cost is at most
-``sum_{k <= M} C(ATT, k)`` counting passes over the distinct rows: fine for the usual up to ~12
-keys; beyond that, bound ``max_size``.
+the record is unique on ``s`` and on none of the sets ``s - {v}``. The search walks the lattice
+of key subsets level by level (size 1, 2, …) with numpy, not SUDA2's recursion over items: a
+subset is counted only for the unique records still *open* on all its immediate subsets, and
+only over the rows that share a combination with such a record (``_lattice``); constant keys
+are left out of the search. The MSUs found are exactly the paper's (checked against a
+brute-force enumeration of every subset in the tests) and the counts, scores and credits are
+sdcMicro's. Cost: at most ``sum_{k <= M} C(ATT, k)`` counting passes, each over the rows that
+are still shared, so it grows like 2^ATT when many records have large MSUs. Measured here
+(CPU seconds, best of 5, busy 2-core machine; sdcMicro's Suda2.h compiled with Rcpp beside
+it): Adult with 7 categorical keys 0.058 s (sdcMicro 0.052 s), Adult with all 9 columns 0.43 s
+(0.25 s), testdata with 12 keys 0.24 s (0.075 s), testdata with 7 keys 0.011 s (0.002 s);
+3,000 random records with 16 keys of 3 values (6.2 million MSUs) 14 s (sdcMicro 40 s), peak
+memory 0.6 GB (each level keeps the shared rows of each of its open subsets).
+No numba kernel: the metrics layer may not import ``core.methods.jit_cache``.
 """
 
 from __future__ import annotations
@@ -73,15 +88,16 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from microgui.core.errors import InvalidParameter
+from microgui.core.progress import ProgressFn, Throttle, no_progress
 
-__all__ = ["Suda2Result", "suda2", "MISSING_CODE", "MISSING_MODES"]
+__all__ = ["Suda2Result", "suda2", "minimal_sample_uniques", "MISSING_CODE", "MISSING_MODES"]
 
 #: sdcMicro's default ``missing`` code (R/suda2.R, ``missing = -999``): the value a missing cell
 #: has in the DIS score's row hash.
@@ -116,34 +132,40 @@ class Suda2Result:
 def _column_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sdcMicro value, dense code, missing mask) of one key column.
 
-    The sdcMicro value is what the C++ would hold for the cell (integer values kept, anything
-    else coded 1..L in sorted order, missing = ``MISSING_CODE``); the dense code numbers the
-    distinct values 0..L-1 (missing is code L when present, a value of its own)."""
+    The sdcMicro value is what the C++ would hold for the cell (a number cast to ``int``, i.e.
+    truncated; anything else coded 1..L like an R factor; missing = ``MISSING_CODE``); the dense
+    code numbers the distinct values 0..L-1 (missing is code L when present, a value of its own).
+    Equality is decided on the values themselves, not on the truncated numbers."""
     miss = column.isna().to_numpy()
     present = column[~miss]
     sdc = np.full(len(column), MISSING_CODE, dtype=np.int64)
     values: np.ndarray | None = None
+    basis: np.ndarray | None = None
     if (
         pd.api.types.is_numeric_dtype(column.dtype)
         and not pd.api.types.is_bool_dtype(column.dtype)
         and not isinstance(column.dtype, pd.CategoricalDtype)
     ):
         num = present.to_numpy(dtype=np.float64)
-        if np.all(np.isfinite(num)) and np.all(num == np.round(num)) and (
-            num.size == 0 or (num.min() >= -(2**31) and num.max() < 2**31)
+        if np.all(np.isfinite(num)) and (
+            num.size == 0 or (num.min() > -(2.0**31) and num.max() < 2.0**31)
         ):
-            values = num.astype(np.int64)
+            values = np.trunc(num).astype(np.int64)  # Suda2.h: (TValue) Mat(Index, j)
+            basis = num
     if values is None:
         if isinstance(column.dtype, pd.CategoricalDtype):
-            cats = column.cat.remove_unused_categories().cat.codes.to_numpy()[~miss]
-            values = cats.astype(np.int64) + 1
+            # an R factor keeps its unused levels: codes follow the categories
+            values = column.cat.codes.to_numpy()[~miss].astype(np.int64) + 1
         else:
-            _, inverse = np.unique(present.to_numpy(), return_inverse=True)
-            values = inverse.astype(np.int64).ravel() + 1
+            try:  # hash-based, then only the distinct values are sorted
+                codes, _ = pd.factorize(present, sort=True)
+            except TypeError:  # values that do not sort together (mixed types): by their text
+                codes, _ = pd.factorize(present.astype(str), sort=True)
+            values = np.asarray(codes, dtype=np.int64) + 1
     sdc[~miss] = values
     dense = np.empty(len(column), dtype=np.int64)
-    uniq, inverse = np.unique(values, return_inverse=True)
-    dense[~miss] = inverse.ravel()
+    inverse, uniq = pd.factorize(values if basis is None else basis)
+    dense[~miss] = inverse
     dense[miss] = uniq.size  # missing: a code of its own (it equals only another missing cell)
     return sdc, dense, miss
 
@@ -222,23 +244,25 @@ def _weights(att: int, max_size: int) -> np.ndarray:
     )
 
 
-def suda2(
-    frame: pd.DataFrame,
-    keys: Sequence[str],
-    *,
-    max_size: int | None = None,
-    dis_fraction: float = 0.01,
-    missing: str = "match",
-) -> Suda2Result:
-    """SUDA2 on the key variables ``keys`` of ``frame``: sdcMicro's ``suda2(frame, variables =
-    keys, DisFraction = dis_fraction)`` (module docstring: definitions, where sdcMicro departs
-    from the papers, values and missing cells).
+@dataclass(frozen=True)
+class _Coded:
+    """The key columns coded for the search (see :func:`_code`)."""
 
-    ``max_size``: largest MSU searched (None: all keys, sdcMicro's only behaviour).
-    ``dis_fraction``: the sampling fraction of the DIS score (sdcMicro's ``DisFraction``; 0 means
-    Suda2.h's fallback 0.5). ``missing``: ``"match"`` (sdcMicro) or ``"category"``.
-    """
-    started = time.perf_counter()
+    n_keys: int
+    att: int  # ATT: number of variables as Suda2.h sees them (padded to 3)
+    sdc: np.ndarray  # (n, att) the values sdcMicro's C++ holds
+    dense: np.ndarray  # (n, n_keys) dense codes, missing a code of its own
+    miss: np.ndarray  # (n, n_keys) missing cells that are no item ("match" mode)
+    cards: list[int]
+    row_id: np.ndarray  # distinct row of each record
+    row_count: np.ndarray  # records per distinct row
+    first: np.ndarray  # first record of each distinct row
+    cand_rows: np.ndarray  # distinct rows present once (the sample uniques)
+
+
+def _check(
+    frame: pd.DataFrame, keys: Sequence[str], max_size: int | None, missing: str
+) -> tuple[tuple[str, ...], int]:
     keys = tuple(keys)
     if not keys:
         raise InvalidParameter("SUDA2 needs at least one key variable")
@@ -249,26 +273,15 @@ def suda2(
         raise InvalidParameter(f"SUDA2 key variables not in the table: {absent}")
     if missing not in MISSING_MODES:
         raise InvalidParameter(f"missing must be one of {MISSING_MODES}, got {missing!r}")
-    n_keys = len(keys)
-    if max_size is None:
-        max_size = n_keys
-    max_size = int(max_size)
-    if not 1 <= max_size <= n_keys:
-        raise InvalidParameter(f"max_size={max_size} must be between 1 and {n_keys}")
-    dis_fraction = float(dis_fraction)
-    if not 0.0 <= dis_fraction < 1.0:
-        raise InvalidParameter(f"dis_fraction={dis_fraction} must be in [0, 1)")
+    size = len(keys) if max_size is None else int(max_size)
+    if not 1 <= size <= len(keys):
+        raise InvalidParameter(f"max_size={max_size} must be between 1 and {len(keys)}")
+    return keys, size
 
-    n = len(frame)
+
+def _code(frame: pd.DataFrame, keys: tuple[str, ...], missing: str) -> _Coded:
+    n, n_keys = len(frame), len(keys)
     att = max(n_keys, _MIN_VARS)
-    score = np.zeros(n, dtype=np.float64)
-    dis_score = np.zeros(n, dtype=np.float64)
-    msu_count = np.zeros(n, dtype=np.int64)
-    contributions = dict.fromkeys(keys, 0.0)
-    if n == 0:
-        return Suda2Result(keys, max_size, dis_fraction, score, dis_score, msu_count,
-                           contributions, time.perf_counter() - started)
-
     sdc = np.empty((n, att), dtype=np.int64)
     sdc[:, n_keys:] = 1  # R/suda2.R's constant padding columns
     dense = np.empty((n, n_keys), dtype=np.int64)
@@ -278,7 +291,6 @@ def suda2(
     cards = [int(dense[:, j].max()) + 1 for j in range(n_keys)]
     if missing == "category":
         miss[:] = False
-
     # distinct rows (missing cells equal each other): only rows present once can have an MSU
     row_id = np.zeros(n, dtype=np.int64)
     n_rows = 1
@@ -287,18 +299,188 @@ def suda2(
     row_count = np.bincount(row_id, minlength=n_rows)
     first = np.zeros(n_rows, dtype=np.int64)
     first[row_id[::-1]] = np.arange(n - 1, -1, -1)
-    mult = np.minimum(row_count, 2)  # Suda2.h keeps two copies of a row (uniqueness is the same)
-    cand_rows = np.flatnonzero(row_count == 1)  # distinct-row ids of the sample uniques
-    cand_records = first[cand_rows]
-    n_cand = cand_rows.size
+    cand_rows = np.flatnonzero(row_count == 1)
+    return _Coded(n_keys, att, sdc, dense, miss, cards, row_id, row_count, first, cand_rows)
+
+
+def _count(key: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """For the combination keys of rows (``0 <= key < bins``): the number of rows with each row's
+    combination and a combination id per row (< ``bins``)."""
+    if bins <= 8 * key.size + 1024:
+        return np.bincount(key, minlength=bins)[key], key
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    return counts[inverse], inverse
+
+
+def _lattice(
+    coded: _Coded, max_size: int, progress: ProgressFn = no_progress
+) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
+    """Every (key subset, candidates whose MSU it is), by size then in lexicographic order;
+    candidates are indices into ``coded.cand_rows`` (module docstring, *Method*).
+
+    A candidate can have an MSU ``t`` only if it is *open* on every immediate subset ``s`` of
+    ``t``: it holds a value in every variable of ``s``, is not unique on any immediate subset of
+    ``s`` (so ``s`` is no MSU of it and none of its subsets is unique) and is not unique on ``s``.
+    So the open candidates of ``t`` are the intersection of the open sets of its immediate
+    subsets, and a subset whose intersection is empty is never counted. The count of a
+    candidate's combination on ``t`` is over the records that share its combination on an
+    immediate subset of ``t`` (the one that keeps fewest rows): each subset keeps only the
+    distinct rows of combinations that hold an open candidate, with the ids of their
+    combinations. A candidate's combination is unique iff no other distinct row has it (a
+    candidate is a row present once)."""
+    n_cand = coded.cand_rows.size
+    if n_cand == 0:
+        return
+    n_rows = coded.first.size
+    columns = [np.ascontiguousarray(coded.dense[coded.first, v]) for v in range(coded.n_keys)]
+    # candidate flags have one more slot, always False: the slot of the rows that are no candidate
+    has_value = []
+    for v in range(coded.n_keys):
+        flag = np.zeros(n_cand + 1, dtype=bool)
+        flag[:n_cand] = ~coded.miss[coded.first[coded.cand_rows], v]
+        has_value.append(flag)
+    cand_of_row = np.full(n_rows, -1, dtype=np.int64)
+    cand_of_row[coded.cand_rows] = np.arange(n_cand)
+    # a variable with one value for all (two or more) records is in no MSU and changes no count
+    searched = [v for v in range(coded.n_keys) if coded.cards[v] > 1 or coded.dense.shape[0] < 2]
+    tick = Throttle(progress, "minimal sample uniques")
+    everyone = np.ones(n_cand + 1, dtype=bool)
+    everyone[n_cand] = False
+    prev_open: dict[tuple[int, ...], np.ndarray] = {(): everyone}
+    # per open subset: its kept distinct rows and their combination ids (int32: the memory of a
+    # level is the sum of these over its open subsets)
+    prev_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {
+        (): (np.arange(n_rows, dtype=np.int32), np.zeros(n_rows, dtype=np.int32), 1)
+    }
+    for level in range(1, max_size + 1):
+        open_now: dict[tuple[int, ...], np.ndarray] = {}
+        rows_now: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {}
+        if level == 1:
+            subsets: list[tuple[int, ...]] = [(v,) for v in searched]
+        else:  # a subset's parent (it without its last variable) must have open candidates
+            subsets = sorted(s + (w,) for s in prev_open for w in searched if w > s[-1])
+        for done, subset in enumerate(subsets):
+            tick((level - 1 + done / len(subsets)) / max_size)
+            below = [prev_open.get(subset[:d] + subset[d + 1 :]) for d in range(level)]
+            if any(b is None for b in below):
+                continue  # an immediate subset has no open candidate
+            alive = has_value[subset[0]] & below[0]
+            for d in range(1, level):
+                alive &= below[d]
+                alive &= has_value[subset[d]]
+            if not alive.any():
+                continue
+            # count over the fewest rows: those of the immediate subset keeping fewest
+            drop = min(range(level), key=lambda d: prev_rows[subset[:d] + subset[d + 1 :]][0].size)
+            rows, ids32, n_ids = prev_rows[subset[:drop] + subset[drop + 1 :]]
+            card = coded.cards[subset[drop]]
+            key = ids32.astype(np.int64) * card + columns[subset[drop]][rows]
+            count, ids = _count(key, n_ids * card)
+            cand = cand_of_row[rows]
+            row_alive = alive[cand]
+            found = row_alive & (count == 1)
+            if found.any():
+                yield subset, cand[found]
+            still = row_alive & (count > 1)
+            if not still.any():
+                continue
+            flags = np.zeros(n_cand + 1, dtype=bool)
+            flags[cand[still]] = True
+            open_now[subset] = flags
+            if level < max_size:
+                groups = np.zeros(int(ids.max()) + 1, dtype=bool)
+                groups[ids[still]] = True
+                keep = groups[ids]
+                relabel = np.cumsum(groups) - 1
+                rows_now[subset] = (
+                    rows[keep],
+                    relabel[ids[keep]].astype(np.int32),
+                    int(relabel[-1]) + 1,
+                )
+        prev_open, prev_rows = open_now, rows_now
+        if not prev_open:
+            return
+
+
+def minimal_sample_uniques(
+    frame: pd.DataFrame,
+    keys: Sequence[str],
+    *,
+    max_size: int | None = None,
+    missing: str = "match",
+    progress: ProgressFn = no_progress,
+) -> list[tuple[int, tuple[str, ...]]]:
+    """Every MSU as (record position, its key variables), by size: the sets of key values of a
+    record that no other record shares and none of whose proper subsets is unique (Manning,
+    Haglin & Keane 2008, §2), up to ``max_size`` variables; missing cells as in :func:`suda2`.
+    Correlated MSUs are listed each (this is the full list that sdcMicro's counts multiply out)."""
+    keys, size = _check(frame, keys, max_size, missing)
+    if len(frame) == 0:
+        return []
+    coded = _code(frame, keys, missing)
+    records = coded.first[coded.cand_rows]
+    return [
+        (int(records[c]), tuple(keys[v] for v in subset))
+        for subset, found in _lattice(coded, size, progress)
+        for c in found.tolist()
+    ]
+
+
+def suda2(
+    frame: pd.DataFrame,
+    keys: Sequence[str],
+    *,
+    max_size: int | None = None,
+    dis_fraction: float = 0.01,
+    missing: str = "match",
+    progress: ProgressFn = no_progress,
+) -> Suda2Result:
+    """SUDA2 on the key variables ``keys`` of ``frame``: sdcMicro's ``suda2(frame, variables =
+    keys, DisFraction = dis_fraction)`` (module docstring: definitions, where sdcMicro departs
+    from the papers, values and missing cells).
+
+    ``max_size``: largest MSU searched (None: all keys, sdcMicro's only behaviour).
+    ``dis_fraction``: the sampling fraction of the DIS score (sdcMicro's ``DisFraction``; 0 means
+    Suda2.h's fallback 0.5). ``missing``: ``"match"`` (sdcMicro) or ``"category"``.
+    ``progress``: called with the fraction of the subsets searched (by level; a run that ends at
+    a lower level jumps to 1); a callback that raises :class:`~microgui.core.progress.RunCancelled`
+    stops the search.
+    """
+    started = time.perf_counter()
+    keys, max_size = _check(frame, keys, max_size, missing)
+    dis_fraction = float(dis_fraction)
+    if not 0.0 <= dis_fraction < 1.0:
+        raise InvalidParameter(f"dis_fraction={dis_fraction} must be in [0, 1)")
+    n = len(frame)
+    n_keys = len(keys)
+    score = np.zeros(n, dtype=np.float64)
+    dis_score = np.zeros(n, dtype=np.float64)
+    msu_count = np.zeros(n, dtype=np.int64)
+    contributions = dict.fromkeys(keys, 0.0)
+    if n == 0:
+        return Suda2Result(
+            keys,
+            max_size,
+            dis_fraction,
+            score,
+            dis_score,
+            msu_count,
+            contributions,
+            time.perf_counter() - started,
+        )
+    coded = _code(frame, keys, missing)
+    dense, cards = coded.dense, coded.cards
+    cand_records = coded.first[coded.cand_rows]
+    n_cand = cand_records.size
 
     # items and their classes of correlated items, per record of the candidates
-    counts = [np.bincount(dense[:, v], minlength=cards[v]) for v in range(n_keys)]
     item_ok = []
     for v in range(n_keys):
-        ok = (counts[v] >= 2) & (counts[v] < n)
-        if missing == "match" and miss[:, v].any():
-            ok[dense[miss[:, v], v][0]] = False
+        counts = np.bincount(dense[:, v], minlength=cards[v])
+        ok = (counts >= 2) & (counts < n)
+        if coded.miss[:, v].any():
+            ok[dense[coded.miss[:, v], v][0]] = False
         item_ok.append(ok)
     rep_var, rep_val, class_size = _item_classes(dense, cards, item_ok)
     cand_dense = dense[cand_records]
@@ -311,45 +493,16 @@ def suda2(
         is_rep[:, v] = rep_var[v][x] == v
         size_c[:, v] = class_size[v][x]
         class_id[:, v] = rep_var[v][x] * big + rep_val[v][x]
-    eligible_miss = miss[cand_records]
 
-    # the lattice of key subsets, level by level, over the distinct rows
-    weights = _weights(att, max_size)
-    dense_rows = dense[first]
-    mult_w = mult.astype(np.float64)
+    # searching every size is sdcMicro's M = ATT (its padding columns are in no MSU)
+    weights = _weights(coded.att, coded.att if max_size == n_keys else max_size)[:max_size]
     per_size = np.zeros((n_cand, max_size), dtype=np.int64)
     raw = np.zeros((n_cand, n_keys), dtype=np.float64)
-    prev_ids: dict[tuple[int, ...], tuple[np.ndarray, int]] = {(): (np.zeros(n_rows, np.int64), 1)}
-    prev_unique: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(n_cand, dtype=bool)}
-    all_true = np.ones(n_cand, dtype=bool)
-    for level in range(1, max_size + 1):
-        ids_now: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
-        unique_now: dict[tuple[int, ...], np.ndarray] = {}
-        for subset in itertools.combinations(range(n_keys), level):
-            alive = ~eligible_miss[:, list(subset)].any(axis=1)
-            for drop in range(level):
-                below = prev_unique.get(subset[:drop] + subset[drop + 1 :], all_true)
-                alive &= ~below
-            if not alive.any():
-                unique_now[subset] = all_true  # no record can have an MSU here or above
-                continue
-            parent_ids, parent_n = prev_ids[subset[:-1]]
-            v = subset[-1]
-            key = parent_ids * cards[v] + dense_rows[:, v]
-            combo = np.bincount(key, weights=mult_w, minlength=parent_n * cards[v])
-            unique = combo[key[cand_rows]] == 1
-            unique_now[subset] = unique
-            if level < max_size:
-                present = combo > 0
-                relabel = np.cumsum(present) - 1
-                ids_now[subset] = (relabel[key], int(present.sum()))
-            found = np.flatnonzero(alive & unique)
-            if found.size:
-                per_size[found, level - 1] += 1
-                _credit(raw, found, subset, weights[level - 1], is_rep, size_c, class_id)
-        prev_ids, prev_unique = ids_now, unique_now
+    for subset, found in _lattice(coded, max_size, progress):
+        per_size[found, len(subset) - 1] += 1
+        _credit(raw, found, subset, weights[len(subset) - 1], is_rep, size_c, class_id)
 
-    # scores (Suda2.h main: Res columns; R/suda2.R: contributions)
+    # scores (Suda2.h main: the Res columns; R/suda2.R: the attribute contributions)
     cand_score = per_size.astype(np.float64) @ weights
     score[cand_records] = cand_score
     msu_count[cand_records] = per_size.sum(axis=1)
@@ -361,9 +514,18 @@ def suda2(
         contributions = {
             key: 100.0 * (math.fsum(contribs[:, j].tolist()) / total) for j, key in enumerate(keys)
         }
-    dis_score[:] = _dis_scores(score, sdc, row_id, row_count, att, dis_fraction)
-    return Suda2Result(keys, max_size, dis_fraction, score, dis_score, msu_count, contributions,
-                       time.perf_counter() - started)
+    dis_score[:] = _dis_scores(score, coded.sdc, coded.row_count, coded.att, dis_fraction)
+    progress(1.0, "minimal sample uniques")
+    return Suda2Result(
+        keys,
+        max_size,
+        dis_fraction,
+        score,
+        dis_score,
+        msu_count,
+        contributions,
+        time.perf_counter() - started,
+    )
 
 
 def _credit(
@@ -401,7 +563,6 @@ def _credit(
 def _dis_scores(
     score: np.ndarray,
     sdc: np.ndarray,
-    row_id: np.ndarray,
     row_count: np.ndarray,
     att: int,
     dis_fraction: float,
@@ -421,8 +582,9 @@ def _dis_scores(
     positive = score != 0
     if not positive.any():
         return out
-    powered = np.power(score[positive], q)
-    adj = float(np.cumsum(1.0 / powered)[-1])
+    # C's pow (math.pow), not numpy's vector power, which may differ in the last bit
+    powered = np.array([math.pow(x, q) for x in score[positive].tolist()])
+    adj = float(np.cumsum(1.0 / powered)[-1])  # summed in record order, as Suda2.h
     with np.errstate(invalid="ignore", divide="ignore"):
         out[positive] = 1.0 / (1.0 + excess / (powered * adj))
     return out
