@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from microgui.core.errors import MicroguiError
+from microgui.core.metrics.disclosure import release_verdict
 from microgui.core.runs import RunResult
 from microgui.core.runs.analysis import measure_catalog
 from microgui.core.runs.project_file import Project, clear_autosave, load_project
@@ -36,6 +37,7 @@ from microgui.qt.about import PAPERS, about_box
 from microgui.qt.controller import AppController
 from microgui.qt.export_dialogs import (
     EXPORT_FILTERS,
+    AttributeDisclosureDialog,
     ExportOverrideDialog,
     default_export_path,
     export_dialog,
@@ -214,6 +216,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.kernel_prep, self.kernel_prep.start)
         self.error_box: QMessageBox | None = None
         self.override_dialog: ExportOverrideDialog | None = None
+        self.disclosure_dialog: AttributeDisclosureDialog | None = None  # issue 29
         self.about_box: QMessageBox | None = None
         self.sweep_dialog: SweepDialog | None = None
         self.last_error = ""
@@ -428,7 +431,8 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self.statusBar().showMessage(
             f"{result.spec.method}, k = {result.spec.k}: {result.n_groups:,} groups, "
-            f"{result.information_loss_text}, {result.seconds:.2f} s",
+            f"{result.information_loss_text}, {result.seconds:.2f} s; "
+            f"{release_verdict(result.report).short}",  # issue 29: the one verdict's words
             0,
         )
 
@@ -614,7 +618,13 @@ class MainWindow(QMainWindow):
             self.settings.set_geometry(QByteArray(self.saveGeometry()))
             self.settings.set_window_state(QByteArray(self.saveState()))
             self.settings.sync()
-        for box in (self.error_box, self.about_box, self.override_dialog, self.sweep_dialog):
+        for box in (
+            self.error_box,
+            self.about_box,
+            self.override_dialog,
+            self.disclosure_dialog,
+            self.sweep_dialog,
+        ):
             if box is not None:
                 box.close()
         super().closeEvent(event)

@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.metrics.privacy import KindLike, t_closeness_by_attribute
+from microgui.core.metrics.privacy import KindLike, attribute_codes, t_closeness_by_attribute
 from microgui.core.table.column_types import json_cell
-from microgui.core.table.roles import AttributeKind
+from microgui.core.table.roles import AttributeKind, ColumnSpec
 
 __all__ = [
     "attribute_disclosure",
@@ -59,6 +59,7 @@ __all__ = [
     "release_verdict",
     "verdict_json",
     "percent_text",
+    "worst_homogeneous",
 ]
 
 #: The levels of a :class:`Verdict`, safest last.
@@ -75,14 +76,30 @@ def _class_labels(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
     return out
 
 
-def _value_codes(values: pd.Series) -> tuple[np.ndarray, int]:
-    """Codes 0..m-1 of the known values, -1 for a missing one, and m."""
+def _value_codes(values: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """Codes 0..m-1 of the known values, -1 for a missing one, and the m distinct values."""
     series = values.reset_index(drop=True)
     try:
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
     except (TypeError, NotImplementedError):  # lists, structs: compared as JSON text
         codes, uniques = pd.factorize(series.map(json_cell, na_action="ignore"))
-    return np.asarray(codes, dtype=np.int64), len(uniques)
+    return np.asarray(codes, dtype=np.int64), pd.Series(uniques)
+
+
+def _emd_kind(values: pd.Series, uniques: pd.Series, kind: KindLike) -> KindLike:
+    """``kind``, or nominal when :func:`~microgui.core.metrics.privacy.attribute_codes` would read
+    the column as nominal anyway (a "continuous" column of text, as the command line tags every
+    ``--confidential`` column): decided on the m distinct values, not by parsing every cell."""
+    plain = kind.kind if isinstance(kind, ColumnSpec) else AttributeKind(kind)
+    if plain is not AttributeKind.CONTINUOUS:  # an ordinal's order, a nominal: as given
+        return kind
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return kind
+    try:
+        ordered = attribute_codes(uniques, plain)[2]
+    except (ValueError, TypeError):
+        return kind  # let t_closeness_by_attribute say what it says of the whole column
+    return kind if ordered else AttributeKind.NOMINAL
 
 
 def _one_attribute(
@@ -92,7 +109,8 @@ def _one_attribute(
     column: str,
     kind: KindLike,
 ) -> dict[str, Any]:
-    codes, m = _value_codes(frame[column])
+    codes, uniques = _value_codes(frame[column])
+    m = len(uniques)
     known = codes >= 0
     n_known = int(known.sum())
     out: dict[str, Any] = {
@@ -126,7 +144,8 @@ def _one_attribute(
             homogeneous_percent=100.0 * records / n_known,
         )
     try:
-        t = t_closeness_by_attribute(frame, labels, [column], {column: kind})[column]
+        emd_kind = _emd_kind(frame[column], uniques, kind)
+        t = t_closeness_by_attribute(frame, labels, [column], {column: emd_kind})[column]
         out["t_closeness"] = float(t)
     except (ValueError, TypeError):  # no rank for a missing value of an ordered attribute
         out["t_closeness"] = None
@@ -161,6 +180,8 @@ def attribute_disclosure(
         column -> the measures of the module docstring (counts and measures only, no value).
     """
     names = [confidential] if isinstance(confidential, str) else [str(c) for c in confidential]
+    if not names:
+        return {}  # no grouping to pay for (a large continuous run has no confidential column)
     qi_names = [str(c) for c in qis]
     labels = _class_labels(frame, qi_names)
     n_groups = int(labels.max()) + 1 if len(labels) else 0
@@ -171,6 +192,20 @@ def attribute_disclosure(
             kind = roles[col]
         out[col] = _one_attribute(frame, labels, n_groups, col, kind)
     return out
+
+
+def worst_homogeneous(disclosure: Mapping[str, Any] | None) -> float | None:
+    """The largest ``homogeneous_percent`` over the confidential attributes (the share the
+    verdict names), None when there is none or it was not measured: the compare and sweep
+    tables' number for attribute disclosure."""
+    if not isinstance(disclosure, Mapping):
+        return None
+    shares = [
+        float(m.get("homogeneous_percent") or 0.0)
+        for m in disclosure.values()
+        if isinstance(m, Mapping)
+    ]
+    return max(shares) if shares else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,11 +227,14 @@ class Verdict:
     level: str
     text: str
     short: str
+    #: False when the report has no ``attribute_disclosure`` (null: not measured, e.g. a
+    #: partitioned run, or a report of an older version): no ✓ then, whatever the level
+    measured: bool = True
 
     @property
     def ok(self) -> bool:
         """True when the verdict may carry a ✓ (safe, or k-anonymous with nothing to disclose)."""
-        return self.level in ("safe", "no_confidential")
+        return self.measured and self.level in ("safe", "no_confidential")
 
 
 def percent_text(value: float) -> str:
@@ -242,12 +280,16 @@ def release_verdict(report: Mapping[str, Any]) -> Verdict:
         head = f"k-anonymous ({k_text}{extra})"
         head_short = f"k-anonymity {level if level is not None else '?'}"
 
-    if not isinstance(disclosure, Mapping) or not disclosure:
-        what = (
-            "attribute disclosure not measured"
-            if disclosure is None
-            else "no confidential attribute tagged"
+    if not isinstance(disclosure, Mapping):
+        # no figures (null or absent): said, and never a ✓
+        what = "attribute disclosure not measured"
+        if below:
+            return Verdict("not_k_anonymous", f"{head}; {what}", head_short, measured=False)
+        return Verdict(
+            "no_confidential", f"{head}; {what}", f"{head_short} ({what})", measured=False
         )
+    if not disclosure:
+        what = "no confidential attribute tagged"
         if below:
             return Verdict("not_k_anonymous", f"{head}; {what}", head_short)
         return Verdict("no_confidential", f"{head}; {what}", f"{head_short} ✓")

@@ -383,6 +383,12 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
     """What else the release board should know, from the run report's entries (counts and
     column names only)."""
     notes: list[str] = []
+    if report.get("released_with_attribute_disclosure"):  # issue 29
+        notes.append(
+            "Released with attribute disclosure (see the verdict): some groups share one value "
+            "of a confidential attribute; the method did not promise otherwise and the release "
+            "was confirmed (the JSON report records released_with_attribute_disclosure)."
+        )
     if report.get("pseudonym_warning"):
         warning = str(report["pseudonym_warning"])
         notes.append(warning[:1].upper() + warning[1:].rstrip(".") + ".")

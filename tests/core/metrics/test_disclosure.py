@@ -162,3 +162,34 @@ def test_no_value_in_the_measures() -> None:
     text = repr(out) + release_verdict({"k": 2, "k_anonymity": 2, "attribute_disclosure": out}).text
     for value in ("flu", "cold", "cancer", "'A'", "'B'"):
         assert value not in text
+
+
+def test_verdict_without_figures_is_not_measured_and_never_ticks() -> None:
+    # a partitioned run's report, or one written before attribute disclosure was measured
+    for report in (
+        {"k": 5, "k_anonymity": 5},
+        {"k": 5, "k_anonymity": 5, "attribute_disclosure": None},
+    ):
+        v = release_verdict(report)
+        assert v.level == "no_confidential" and not v.measured and not v.ok
+        assert "attribute disclosure not measured" in v.text and "✓" not in v.short
+
+
+def test_t_closeness_of_a_continuous_text_column_is_privacy_s() -> None:
+    """The command line tags every --confidential column continuous, text included: read as
+    nominal, as privacy.attribute_codes does (decided on the distinct values only)."""
+    from microgui.core.table.roles import AttributeRole, ColumnSpec
+
+    frame = _table()
+    spec = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
+    got = attribute_disclosure(frame, ["zip"], ["disease"], {"disease": spec})["disease"]
+    want = privacy.t_closeness(frame, ["zip"], ["disease"], {"disease": spec})
+    assert got["t_closeness"] == pytest.approx(want)
+    nominal = privacy.t_closeness(frame, ["zip"], ["disease"], {"disease": "nominal"})
+    assert want == pytest.approx(nominal)
+    # numbers written as text stay ordered
+    frame["score"] = [str(v) for v in frame["income"]]
+    got = attribute_disclosure(frame, ["zip"], ["score"], {"score": spec})["score"]
+    assert got["t_closeness"] == pytest.approx(
+        privacy.t_closeness(frame, ["zip"], ["score"], {"score": spec})
+    )
