@@ -231,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         f"quasi-identifiers {', '.join(roles.quasi_identifiers)}"
     )
     print(text_table(("measure", "value", "unit", "key"), rows, {1}))
+    _print_verdict(measures, dataset, other, k)
     if isinstance(by_attribute, dict):
         measures["information_loss_by_attribute"] = _print_by_attribute(by_attribute)
     measures.update(_print_correlations_and_regressions(args, dataset, other))
@@ -238,6 +239,33 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json_atomic(measures, args.json, protect_from=command_inputs(args))
     return 0
+
+
+def _print_verdict(
+    measures: dict[str, Any], dataset: Dataset, other: pd.DataFrame, k: int | None
+) -> None:
+    """The release's verdict (issue 29, the words of ``protect``): k-anonymity at ``-k`` (else at
+    the level reached) and attribute disclosure per confidential attribute, added to the JSON as
+    ``attribute_disclosure`` and ``verdict``."""
+    from microgui.core.metrics.disclosure import (
+        attribute_disclosure,
+        release_verdict,
+        verdict_json,
+    )
+
+    roles = dataset.roles
+    level = measures.get("k_anonymity")
+    disclosure = attribute_disclosure(other, roles.quasi_identifiers, roles.confidential, roles)
+    verdict = release_verdict(
+        {
+            "k": k if k is not None else level,
+            "k_anonymity": level,
+            "attribute_disclosure": disclosure,
+        }
+    )
+    measures["attribute_disclosure"] = disclosure
+    measures["verdict"] = verdict_json(verdict)
+    print(f"\nverdict: {verdict.text}{' ✓' if verdict.ok else ''}")
 
 
 def _parse_model(text: str, columns: Sequence[str]) -> tuple[str, list[str]]:

@@ -4,7 +4,10 @@ replay of a project saved in the app, and ``--list-methods``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -478,25 +481,15 @@ def _run_and_export(
             "and write in partitions on the workers",
             file=sys.stderr,
         )
-    report = export_run(
-        dataset,
-        result,
-        args.output,  # as typed: a trailing "/" names a folder
-        args.report,
-        group_column=args.group_column,
-        override=args.allow_unsafe,
-        keep_formula_cells=args.keep_formula_cells,
-        csv_options=csv_options,
-        pseudonymize=_split(args.pseudonymize),
-        key_path=args.pseudonym_key,
-        extra_reports=_release_reports(args),
-    )
+    with _verdict_printed_here():
+        report = _export(args, dataset, result, csv_options, export_run)
     print(
         f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "
         f"(sizes {report['min_group_size']}-{report['max_group_size']}), {information_loss_text(report)}, "
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
+    _print_verdict(report)
     if args.roles is None and args.project is None:  # else every column was tagged on purpose
         _note_untagged(dataset, loaded.roles)  # after the release: a user error stays one line
     if report.get("invented_combinations"):  # only independent aggregation can invent them
@@ -515,6 +508,70 @@ def _run_and_export(
             file=sys.stderr,
         )
     return 0
+
+
+def _export(
+    args: argparse.Namespace, dataset: Any, result: Any, csv_options: Any, export_run: Any
+) -> dict[str, Any]:
+    return export_run(
+        dataset,
+        result,
+        args.output,  # as typed: a trailing "/" names a folder
+        args.report,
+        group_column=args.group_column,
+        override=args.allow_unsafe,
+        keep_formula_cells=args.keep_formula_cells,
+        csv_options=csv_options,
+        pseudonymize=_split(args.pseudonymize),
+        key_path=args.pseudonym_key,
+        extra_reports=_release_reports(args),
+    )
+
+
+@contextlib.contextmanager
+def _verdict_printed_here() -> Iterator[None]:
+    """The export's log line on attribute disclosure left out: :func:`_print_verdict` prints the
+    same words as a ``warning:`` line, with the methods that protect the attribute."""
+    check_log = logging.getLogger("microgui.core.release.check")
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("released with attribute disclosure")
+
+    check_log.addFilter(keep)
+    try:
+        yield
+    finally:
+        check_log.removeFilter(keep)
+
+
+def _print_verdict(report: dict[str, Any]) -> None:
+    """The release's verdict on stderr, in the words of the JSON report's ``verdict``
+    (:func:`microgui.core.metrics.disclosure.release_verdict`): a ``warning:`` line when a group
+    discloses a confidential value (the release is written, not refused: the method did not
+    promise otherwise; the report records ``released_with_attribute_disclosure``), naming the
+    registered methods that protect the attribute; else an indented ``verdict:`` line (none
+    without a confidential attribute: the summary's k-anonymity says it all)."""
+    verdict = report.get("verdict")
+    if not isinstance(verdict, dict) or not verdict.get("text"):
+        return
+    if report.get("attribute_disclosure") == {}:
+        return  # no confidential attribute: the summary's k-anonymity is the whole verdict
+    if report.get("released_with_attribute_disclosure"):
+        from microgui.core.methods import available_methods
+
+        protecting = [m.name for m in available_methods() if m.release_check is not None]
+        print(
+            f"warning: {verdict['text']}; released anyway (the report records "
+            f"released_with_attribute_disclosure); "
+            + (
+                f"{' and '.join(protecting)} protect the attribute (--method {protecting[0]})"
+                if protecting
+                else "a method with a privacy model on the confidential attributes protects it"
+            ),
+            file=sys.stderr,
+        )
+    else:
+        print(f"  verdict: {verdict['text']}", file=sys.stderr)
 
 
 def _release_reports(args: argparse.Namespace) -> list[tuple[Any, Any]]:

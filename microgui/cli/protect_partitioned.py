@@ -145,4 +145,12 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
         f"engine {scale['engine']}, {scale['workers']} workers",
         file=sys.stderr,
     )
+    verdict = report.get("verdict")
+    # issue 29: the one verdict's words, when there is a confidential column to speak of
+    if (
+        isinstance(verdict, dict)
+        and verdict.get("text")
+        and report.get("attribute_disclosure") != {}
+    ):
+        print(f"  verdict: {verdict['text']}", file=sys.stderr)
     return 0

@@ -173,7 +173,13 @@ def run(args: argparse.Namespace) -> int:
             "hierarchies": dict(p.spec.hierarchies),
         }
         record.update({key: p.measures.get(key) for key in keys})
-        for entry in ("information_loss_by_attribute", "missing_as_category", "rounding"):
+        for entry in (
+            "information_loss_by_attribute",
+            "missing_as_category",
+            "rounding",
+            "attribute_disclosure",  # issue 29: the release's verdict, as protect --report
+            "verdict",
+        ):
             # what the run report says of the run (as protect --report), when it says it
             if p.report and p.report.get(entry) is not None:
                 record[entry] = p.report[entry]
@@ -192,6 +198,7 @@ def run(args: argparse.Namespace) -> int:
             "interval_disclosure",
             "reidentification_risk_max",
             "k_anonymity",
+            "homogeneous_percent",  # the share the verdict names (issue 29)
         )
         if k in keys
     ]

@@ -1,5 +1,8 @@
 """File → *Export protected table…*: the save dialog and its formats, the release check shown
-before writing (:class:`ExportOverrideDialog`: exporting anyway needs a typed reason), and
+before writing (:class:`ExportOverrideDialog`: exporting anyway needs a typed reason), the
+confirmation asked when the release discloses a confidential attribute
+(:class:`AttributeDisclosureDialog`, issue 29: run a method that protects it instead, or export
+anyway, which the report records as ``released_with_attribute_disclosure``), and
 File → *Export options…*.
 
 What is written and checked is core (:func:`~microgui.core.release.check.export_job`, through
@@ -17,13 +20,16 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from microgui.core.errors import MicroguiError
+from microgui.core.metrics.disclosure import Verdict, release_verdict
 from microgui.core.release.check import ExportCheck, default_release_path, report_path_for
 from microgui.qt.export_options import ExportOptionsDialog, options_text
 
@@ -33,7 +39,9 @@ MainWindow = Any
 
 __all__ = [
     "EXPORT_FILTERS",
+    "AttributeDisclosureDialog",
     "ExportOverrideDialog",
+    "protecting_methods",
     "default_export_path",
     "export_dialog",
     "export_options_dialog",
@@ -68,14 +76,24 @@ class ExportOverrideDialog(QDialog):
     """Shows why a protected table fails the release check; exporting anyway needs a typed reason."""
 
     def __init__(
-        self, problems: tuple[str, ...], target: Path, parent: QWidget | None = None
+        self,
+        problems: tuple[str, ...],
+        target: Path,
+        parent: QWidget | None = None,
+        verdict: Verdict | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export refused by the release check")
         layout = QVBoxLayout(self)
         items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
+        # the release's verdict too (issue 29): attribute disclosure is said here as well
+        said = (
+            f"<p style='color:#b00020'><b>{html.escape(verdict.text)}</b></p>"
+            if verdict is not None
+            else ""
+        )
         text = QLabel(
-            f"<p>The protected table for <b>{html.escape(target.name)}</b> does not pass the release check:</p>"
+            f"{said}<p>The protected table for <b>{html.escape(target.name)}</b> does not pass the release check:</p>"
             f"<ul>{items}</ul><p>Run again with a valid configuration, or export anyway and give the reason. "
             "The reason and the problems are recorded in the report.</p>"
         )
@@ -100,6 +118,104 @@ class ExportOverrideDialog(QDialog):
 
     def reason(self) -> str:
         return self.reason_edit.text().strip()
+
+
+def protecting_methods(roles: Any) -> list[tuple[str, str, str]]:
+    """The registered methods that protect a confidential attribute (those with a privacy
+    model checked on release: p-sensitive, t-closeness), as (name, title, why it cannot run on
+    ``roles``: "" when it can)."""
+    from microgui.core.methods import available_methods
+    from microgui.core.runs import method_refusal
+
+    return [
+        (m.name, m.title, method_refusal(m, roles) if roles is not None else "")
+        for m in available_methods()
+        if m.release_check is not None
+    ]
+
+
+class AttributeDisclosureDialog(QDialog):
+    """Asked before writing a release in which a group shares one value of a confidential
+    attribute: shows the verdict, offers one button per method that protects the attribute
+    (:attr:`chosen_method` is set and the dialog finishes with :data:`RUN_INSTEAD`), or
+    *Export anyway* (accepted) or *Cancel* (rejected)."""
+
+    #: The dialog's result when a method was chosen to run instead.
+    RUN_INSTEAD = 2
+
+    def __init__(
+        self,
+        verdict: Verdict,
+        details: list[str],
+        methods: list[tuple[str, str, str]],
+        target: Path,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Attribute disclosure in this release")
+        self.chosen_method: str | None = None
+        layout = QVBoxLayout(self)
+        self.verdict_label = QLabel(
+            f"<p style='color:#b35c00'><b>{html.escape(verdict.text)}</b></p>"
+        )
+        self.verdict_label.setObjectName("disclosure_verdict")
+        self.verdict_label.setWordWrap(True)
+        layout.addWidget(self.verdict_label)
+        items = "".join(f"<li>{html.escape(d)}</li>" for d in details)
+        text = QLabel(
+            f"<p>The table for <b>{html.escape(target.name)}</b> is k-anonymous, but in some "
+            "groups of identical quasi-identifiers a confidential attribute takes a single "
+            "value: whoever knows that a person is in the file and their quasi-identifiers "
+            "learns that value (the homogeneity attack).</p>"
+            + (f"<ul>{items}</ul>" if items else "")
+            + "<p>A method with a privacy model on the confidential attributes protects them. "
+            "Run one instead (with the current k and roles), or export this table anyway: the "
+            "report then records <code>released_with_attribute_disclosure</code>.</p>"
+        )
+        text.setWordWrap(True)
+        layout.addWidget(text)
+        row = QHBoxLayout()
+        self.method_buttons: dict[str, QPushButton] = {}
+        for name, title, why in methods:
+            button = QPushButton(f"Run {name} instead")
+            button.setToolTip(f"{title}: {why}" if why else f"{title}: select it and run it now")
+            button.setEnabled(not why)
+            button.clicked.connect(lambda _c=False, n=name: self._run_instead(n))
+            row.addWidget(button)
+            self.method_buttons[name] = button
+        row.addStretch(1)
+        layout.addLayout(row)
+        # Enter runs the protecting method, never "Export anyway"
+        enabled = [b for b in self.method_buttons.values() if b.isEnabled()]
+        if enabled:
+            enabled[0].setDefault(True)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.export_button = self.buttons.addButton(
+            "Export anyway", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.export_button.setAutoDefault(False)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self.resize(580, 300)
+
+    def _run_instead(self, name: str) -> None:
+        self.chosen_method = name
+        self.done(self.RUN_INSTEAD)
+
+
+def _disclosure_details(check: ExportCheck) -> list[str]:
+    """One line per confidential attribute with a homogeneous group (counts only)."""
+    lines = []
+    for col, m in check.attribute_disclosure.items():
+        groups = int(m.get("homogeneous_groups") or 0)
+        if groups:
+            lines.append(
+                f"{col}: {int(m['homogeneous_records']):,} of {int(m['n_known']):,} records in "
+                f"{groups:,} group(s) with one value; distinct l-diversity "
+                f"{int(m['distinct_l_diversity'])}"
+            )
+    return lines
 
 
 def default_export_path(window: MainWindow) -> Path:
@@ -177,15 +293,57 @@ def export_to(window: MainWindow, path: str | Path, *, background: bool = False)
         window.statusBar().showMessage(
             "Exporting the last run (its roles differ from the current tagging).", 10000
         )
+    verdict = release_verdict(
+        {
+            "k": ctl.result.spec.k,
+            "k_anonymity": check.k_anonymity,
+            "attribute_disclosure": check.attribute_disclosure,
+        }
+    )
     if not check.ok:
-        dialog = ExportOverrideDialog(check.problems, path, window)
+        dialog = ExportOverrideDialog(check.problems, path, window, verdict)
         dialog.accepted.connect(  # the override answers this check: the writer compares
             lambda: _write_export(window, path, dialog.reason(), background=background, shown=check)
         )
         window.override_dialog = dialog
         dialog.open()
         return False
+    if verdict.level == "attribute_disclosure":
+        return _confirm_disclosure(window, path, check, verdict, background=background)
     return _write_export(window, path, None, background=background)
+
+
+def _confirm_disclosure(
+    window: MainWindow, path: Path, check: ExportCheck, verdict: Verdict, *, background: bool
+) -> bool:
+    """Ask before releasing a table with attribute disclosure (:class:`AttributeDisclosureDialog`):
+    export anyway (the core records ``released_with_attribute_disclosure``), run a protecting
+    method instead (selected in the run panel and started), or cancel (nothing written)."""
+    ctl = window.controller
+    dialog = AttributeDisclosureDialog(
+        verdict, _disclosure_details(check), protecting_methods(ctl.roles), path, window
+    )
+
+    def finished(code: int) -> None:
+        if code == QDialog.DialogCode.Accepted:
+            _write_export(window, path, None, background=background, shown=check)
+        elif code == AttributeDisclosureDialog.RUN_INSTEAD and dialog.chosen_method:
+            window.run_panel.select_method(dialog.chosen_method)
+            run_id = window.run_panel.run()
+            window.statusBar().showMessage(
+                f"Nothing exported: running {dialog.chosen_method} instead, which protects the "
+                "confidential attributes; export its result when it is done."
+                if run_id is not None
+                else f"Nothing exported: {dialog.chosen_method} is selected in the run panel.",
+                15000,
+            )
+        else:
+            window.statusBar().showMessage("Export cancelled: nothing written.", 10000)
+
+    dialog.finished.connect(finished)
+    window.disclosure_dialog = dialog
+    dialog.open()
+    return False
 
 
 def _write_export(
@@ -220,6 +378,8 @@ def _write_export(
 def _exported(window: MainWindow, path: Path, override: str | None, report: dict[str, Any]) -> None:
     window.settings.set_last_directory(path.resolve().parent)
     note = " (override recorded)" if override else ""
+    if report.get("released_with_attribute_disclosure"):
+        note += " (released with attribute disclosure, recorded in the report)"
     options = options_text(report)
     window.statusBar().showMessage(
         f"Exported {report.get('n_records', 0):,} records to {path.name} and the report to "

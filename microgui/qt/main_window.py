@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from microgui.core.errors import MicroguiError
+from microgui.core.metrics.disclosure import release_verdict
 from microgui.core.runs import RunResult
 from microgui.core.runs.analysis import measure_catalog
 from microgui.core.runs.project_file import Project, clear_autosave, load_project
@@ -36,6 +37,7 @@ from microgui.qt.about import PAPERS, about_box
 from microgui.qt.controller import AppController
 from microgui.qt.export_dialogs import (
     EXPORT_FILTERS,
+    AttributeDisclosureDialog,
     ExportOverrideDialog,
     default_export_path,
     export_dialog,
@@ -54,6 +56,7 @@ from microgui.qt.panels.data_panel import DataPanel, view_rows
 from microgui.qt.panels.dependency_tree_panel import DependencyTreePanel
 from microgui.qt.panels.history_panel import HistoryPanel
 from microgui.qt.panels.results_panel import ResultsPanel
+from microgui.qt.panels.risk_panel import RiskPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
 from microgui.qt.panels.sweep_dialog import SweepDialog
@@ -122,6 +125,14 @@ class MainWindow(QMainWindow):
         # issue 29: distributions, crosstabs, associations and a model, categorical data too
         self.utility_panel = UtilityPanel(self.controller)
         self.tabs.addTab(self.utility_panel, "Utility")
+        # issue 29: the table's disclosure risk before any run, and before -> after of a run
+        self.risk_panel = RiskPanel(self.controller)
+        self.tabs.addTab(self.risk_panel, "Risk")
+        self.tabs.setTabToolTip(
+            self.tabs.indexOf(self.risk_panel),
+            "The disclosure risk of the table on its categorical keys (k-anonymity, worst key "
+            "combinations, individual risk, SUDA2, l-diversity), and before/after of the run shown",
+        )
         self.tabs.setTabToolTip(
             self.tabs.indexOf(self.transition_panel),
             "For each ordinal or nominal quasi-identifier: records by original and released "
@@ -209,6 +220,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.kernel_prep, self.kernel_prep.start)
         self.error_box: QMessageBox | None = None
         self.override_dialog: ExportOverrideDialog | None = None
+        self.disclosure_dialog: AttributeDisclosureDialog | None = None  # issue 29
         self.about_box: QMessageBox | None = None
         self.sweep_dialog: SweepDialog | None = None
         self.last_error = ""
@@ -423,7 +435,8 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self.statusBar().showMessage(
             f"{result.spec.method}, k = {result.spec.k}: {result.n_groups:,} groups, "
-            f"{result.information_loss_text}, {result.seconds:.2f} s",
+            f"{result.information_loss_text}, {result.seconds:.2f} s; "
+            f"{release_verdict(result.report).short}",  # issue 29: the one verdict's words
             0,
         )
 
@@ -609,7 +622,13 @@ class MainWindow(QMainWindow):
             self.settings.set_geometry(QByteArray(self.saveGeometry()))
             self.settings.set_window_state(QByteArray(self.saveState()))
             self.settings.sync()
-        for box in (self.error_box, self.about_box, self.override_dialog, self.sweep_dialog):
+        for box in (
+            self.error_box,
+            self.about_box,
+            self.override_dialog,
+            self.disclosure_dialog,
+            self.sweep_dialog,
+        ):
             if box is not None:
                 box.close()
         super().closeEvent(event)

@@ -92,6 +92,12 @@ def test_evaluate_prints_the_measures_and_writes_flat_json(
     assert set(by_attribute) == {"age", "income", "hours"}
     assert all(m["information_loss"] >= 0 for m in by_attribute.values())
     assert "information loss by quasi-identifier" in stdout
+    # and the release's verdict (issue 29): per confidential attribute, and its line
+    disclosure = data.pop("attribute_disclosure")
+    verdict = data.pop("verdict")
+    assert set(disclosure) == {"health"}
+    assert data["homogeneous_percent"] == disclosure["health"]["homogeneous_percent"]
+    assert f"verdict: {verdict['text']}" in stdout
     assert all(v is None or isinstance(v, int | float) for v in data.values())
     assert data["k_anonymity"] >= 4
     assert 0 <= data["record_linkage"] <= 100 / 4 + 1e-9

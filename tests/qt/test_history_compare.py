@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.runs.analysis import measure_catalog
 from microgui.qt.main_window import MainWindow
+from microgui.qt.panels.compare_panel import VERDICT_ROW
 from microgui.qt.plots.chart_export import export_png, export_svg
 from microgui.qt.plots.ru_chart import pareto_front
 
@@ -177,7 +178,10 @@ def test_measures_table_marks_the_best(two_runs: MainWindow, qtbot: Any) -> None
     assert index.data(Qt.ItemDataRole.ForegroundRole).color().name() == "#1a7f37"
     assert model.index(il_row, 3).data(Qt.ItemDataRole.FontRole) is None
     catalog = measure_catalog()
-    assert set(model.keys) <= set(catalog) | set(two_runs.controller.history[0].measures)
+    assert model.keys[0] == VERDICT_ROW  # the release's verdict first (issue 29), never "best"
+    assert not any(row == 0 for row, _col in best)
+    measures = set(catalog) | set(two_runs.controller.history[0].measures)
+    assert set(model.keys[1:]) <= measures
 
 
 def test_ru_chart_points_front_and_click(two_runs: MainWindow, qtbot: Any) -> None:

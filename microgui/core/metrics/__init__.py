@@ -15,3 +15,12 @@ from microgui.core.metrics.privacy import (  # noqa: E402
 )
 
 __all__ += ["p_sensitivity", "distinct_l_diversity", "emd_ordered", "emd_equal", "t_closeness"]
+
+# Attribute disclosure per confidential attribute and the release verdict: issue 29.
+from microgui.core.metrics.disclosure import (  # noqa: E402
+    Verdict,
+    attribute_disclosure,
+    release_verdict,
+)
+
+__all__ += ["attribute_disclosure", "Verdict", "release_verdict"]

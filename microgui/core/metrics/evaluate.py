@@ -219,6 +219,13 @@ MEASURES: Final[dict[str, tuple[str, str, str, str]]] = {
     "entropy_l_diversity": ("entropy l-diversity", "", HIGHER, "risk"),
     "p_sensitivity": ("p-sensitivity", "values", HIGHER, "risk"),
     "t_closeness": ("t-closeness (EMD)", "", LOWER, "risk"),
+    # issue 29: the share the release's verdict names (the worst confidential attribute)
+    "homogeneous_percent": (
+        "records in groups with one confidential value (worst attribute)",
+        "%",
+        LOWER,
+        "risk",
+    ),
     "score": ("score = (IL1-5 + DR)/2 (003 §3.1)", "%", LOWER, "risk"),
     "dm": ("discernibility DM = Σ|E|²", "", LOWER, "utility"),
     "cavg": ("CAVG = n/(classes·k)", "", LOWER, "utility"),
@@ -542,6 +549,11 @@ def evaluate(
         out["p_sensitivity"] = int(privacy.p_sensitivity(protected, qis, conf))
         out["t_closeness"] = float(privacy.t_closeness(protected, qis, conf, roles))
         out["entropy_l_diversity"] = entropy_l_diversity(protected, qis, conf)
+        from microgui.core.metrics.disclosure import attribute_disclosure, worst_homogeneous
+
+        out["homogeneous_percent"] = worst_homogeneous(
+            attribute_disclosure(protected, qis, conf, roles)
+        )
 
     _generalization_measures(out, protected, qis, roles, k, hierarchies or {})
 

@@ -49,7 +49,7 @@ import datetime as dt
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -73,6 +73,7 @@ from microgui.core.io import (
 )
 from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
+from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
 from microgui.core.release.formats import (
     CsvOptions,
     csv_options_writer,
@@ -250,10 +251,16 @@ def _override_reason(override: str) -> str:
 
 @dataclass(frozen=True)
 class ExportCheck:
-    """The verdict on a protected table: ``problems`` is empty when it may be released."""
+    """The verdict on a protected table: ``problems`` is empty when it may be released.
+
+    ``attribute_disclosure`` is measured on the same frame (issue 29,
+    :func:`~microgui.core.metrics.disclosure.attribute_disclosure`): it is no problem (the method
+    may not have promised it) but part of the release's verdict, which the report records.
+    """
 
     k_anonymity: int
     problems: tuple[str, ...]
+    attribute_disclosure: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -294,7 +301,13 @@ def check_export(
             problem += f" ({result.report['method']} does not guarantee k-anonymity: {result.report.get('note', '')})"
         problems.append(problem)
     problems.extend(_promised_privacy_problems(result, frame))
-    return ExportCheck(k_anonymity=level, problems=tuple(problems))
+    disclosure = attribute_disclosure(
+        frame,
+        result.roles.quasi_identifiers,
+        [c for c in result.roles.confidential if c in frame.columns],
+        result.roles,
+    )
+    return ExportCheck(k_anonymity=level, problems=tuple(problems), attribute_disclosure=disclosure)
 
 
 def _promised_privacy_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
@@ -579,6 +592,17 @@ def export_run(
     # two cells one), never taken from an earlier check; the report's figures follow it.
     verdict = check_export(result, written, pseudonymized=pseudonymize)
     report["k_anonymity"] = verdict.k_anonymity
+    # the verdict of the table as written (issue 29): a release with a homogeneous class is
+    # written (no method promised otherwise, or the user confirmed) and says so
+    report["attribute_disclosure"] = verdict.attribute_disclosure
+    release = release_verdict(report)
+    report["verdict"] = verdict_json(release)
+    disclosed = any(
+        int(m.get("homogeneous_groups") or 0) > 0 for m in verdict.attribute_disclosure.values()
+    )
+    report["released_with_attribute_disclosure"] = disclosed
+    if disclosed:
+        log.warning("released with attribute disclosure: %s", release.text)
     report["identifiers_removed"] = [
         c for c in result.roles.identifiers if c not in written.columns
     ]

@@ -103,6 +103,7 @@ from microgui.core.io import (
 from microgui.core.methods import Method, get_method, resolve_params
 from microgui.core.methods.refine import combine_refinements
 from microgui.core.metrics import k_anonymity_level
+from microgui.core.metrics.disclosure import release_verdict, verdict_json
 from microgui.core.metrics.mixed_loss import ALL_QI_BASIS
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress
 from microgui.core.release.check import neutralize_column_names, neutralize_formulas
@@ -1461,6 +1462,11 @@ def _run(
                 neutralized[c] = neutralized.get(c, 0) + int(count)
         report["neutralized_cells"] = neutralized
         report["neutralized_column_names"] = int(written_parts[0]["renamed"])
+    # the verdict's keys (issue 29): a partitioned run never reads the confidential columns
+    # into its blocks, so attribute disclosure is "not measured" (null), never a ✓
+    report["attribute_disclosure"] = None if roles.confidential else {}
+    report["verdict"] = verdict_json(release_verdict(report))
+    report["released_with_attribute_disclosure"] = None if roles.confidential else False
     return report
 
 

@@ -14,7 +14,10 @@ What it holds, never a value of a record:
   pseudonyms and the formula rule, which map cells one to one, so its groups are the file's):
   identifiers absent, k-anonymity ≥ k, and the p of p-sensitive k-anonymity, the l of
   l-diversity or the t of t-closeness the method promised (:class:`methods.base.ReleaseCheck`);
-  distinct l-diversity and t-closeness measured besides when there are confidential columns;
+  per confidential attribute, distinct l-diversity, t-closeness and the records in groups with
+  one value of it (:func:`microgui.core.metrics.disclosure.attribute_disclosure`, the figures of
+  the JSON report's ``attribute_disclosure``), under the release's one verdict
+  (:func:`microgui.core.metrics.disclosure.release_verdict`);
 - **information loss and disclosure risk** (:func:`microgui.core.runs.analysis.measure_run`) and
   charts built from released or aggregated values only: the released values, the group sizes and
   the **risk–utility position** of the release beside the unprotected table (information loss 0,
@@ -36,9 +39,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.errors import ExportRefused, InvalidParameter, MicroguiError
+from microgui.core.errors import ExportRefused, InvalidParameter
 from microgui.core.io import FileWriter, write_files_atomic
 from microgui.core.methods import get_method
+from microgui.core.metrics.disclosure import attribute_disclosure, percent_text, release_verdict
 from microgui.core.metrics.kanonymity import k_anonymity_level
 from microgui.core.references import cited
 from microgui.core.release import report_html
@@ -132,37 +136,50 @@ def release_checks(
                     f"{check.model} on {', '.join(conf)}", f"{check.param} = {want}", shown, kept
                 )
             )
-    if conf and qis and len(frame):
-        from microgui.core.metrics.privacy import distinct_l_diversity, t_closeness
-
-        extra: list[tuple[str, Callable[[], str]]] = []
-        if promised_model != "l-diversity":
-            extra.append(
-                (
-                    f"distinct l-diversity on {', '.join(conf)}",
-                    lambda: f"{distinct_l_diversity(frame, qis, conf):,}",
+    if conf and len(frame):
+        # the figures of the JSON report's attribute_disclosure (issue 29): the same function on
+        # the same frame, per confidential attribute, so the two reports cannot disagree
+        disclosure = attribute_disclosure(frame, qis, conf, roles)
+        for col, m in disclosure.items():
+            if promised_model != "l-diversity":
+                rows.append(
+                    ReleaseCheckRow(
+                        f"distinct l-diversity on {col}",
+                        "",
+                        f"{int(m['distinct_l_diversity']):,}",
+                        None,
+                    )
                 )
-            )
-        if promised_model != "t-closeness":
-            extra.append(
-                (
-                    f"t-closeness on {', '.join(conf)} (EMD; lower is closer)",
-                    lambda: f"{t_closeness(frame, qis, conf, roles):.4f}",
+            if promised_model != "t-closeness":
+                t = m.get("t_closeness")
+                rows.append(
+                    ReleaseCheckRow(
+                        f"t-closeness on {col} (EMD; lower is closer)",
+                        "",
+                        "not measured (the column's values do not fit its kind or order)"
+                        if t is None
+                        else f"{float(t):.4f}",
+                        None,
+                    )
                 )
-            )
-        for what, value in extra:
-            try:
-                text = value()
-            except (ValueError, MicroguiError):  # e.g. missing cells of an ordered one
-                # a fixed text: the error's own message may quote a value of the table
-                text = "not measured (the column's values do not fit its kind or order)"
+            groups = int(m["homogeneous_groups"])
             warning = ""
-            if what.startswith("distinct l-diversity") and text == "1":
+            if groups:
                 warning = (
-                    "warning: a group shares one confidential value (belonging to it "
-                    "discloses the value); p-sensitive or t-closeness protect against it"
+                    f"warning: attribute disclosure: {groups:,} group(s) share one {col} value "
+                    "(belonging to one discloses it); p-sensitive or t-closeness methods "
+                    "protect against it"
                 )
-            rows.append(ReleaseCheckRow(what, "", text, None, warning))
+            rows.append(
+                ReleaseCheckRow(
+                    f"records in groups with one {col} value (homogeneous groups)",
+                    "",
+                    f"{int(m['homogeneous_records']):,} of {int(m['n_known']):,} "
+                    f"({percent_text(float(m['homogeneous_percent']))}); {groups:,} group(s)",
+                    None,
+                    warning,
+                )
+            )
     return tuple(rows)
 
 
@@ -239,6 +256,9 @@ class ReleaseReport:
         if isinstance(override, Mapping):
             problems = tuple(str(p) for p in override.get("problems", ()))
             overrides = ((str(override.get("reason", "")), problems),)
+        # the one verdict (issue 29), from the report written beside it: its k, k_anonymity
+        # and attribute_disclosure are those of the table as written
+        verdict = release_verdict(report)
         return ReleaseFacts(
             input_file=source.get("file"),
             input_sha256=source.get("sha256"),
@@ -266,6 +286,8 @@ class ReleaseReport:
             output_columns=output.get("columns"),
             overrides=overrides,
             notes=tuple(_notes(report)) + self._measure_notes(),
+            verdict=verdict.text,
+            verdict_level=verdict.level,
         )
 
     def _measure_notes(self) -> tuple[str, ...]:
@@ -378,6 +400,12 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
     """What else the release board should know, from the run report's entries (counts and
     column names only)."""
     notes: list[str] = []
+    if report.get("released_with_attribute_disclosure"):  # issue 29
+        notes.append(
+            "Released with attribute disclosure (see the verdict): some groups share one value "
+            "of a confidential attribute; the method did not promise otherwise and the release "
+            "was confirmed (the JSON report records released_with_attribute_disclosure)."
+        )
     if report.get("pseudonym_warning"):
         warning = str(report["pseudonym_warning"])
         notes.append(warning[:1].upper() + warning[1:].rstrip(".") + ".")

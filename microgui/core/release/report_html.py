@@ -20,6 +20,7 @@ from typing import Any
 
 from microgui._version import __version__
 from microgui.core.methods.refine import refinement_losses
+from microgui.core.metrics.disclosure import percent_text
 from microgui.core.release.report_charts import ReportChart, chart_svg
 from microgui.core.runs.spec import RunResult
 
@@ -53,6 +54,8 @@ _FACTS: tuple[tuple[str, str], ...] = (
     ("missing_as_category", "Missing cells as a category"),
     ("rounding", "Rounding of aggregated values"),
     ("refinement", "Refinement after the method"),
+    ("verdict", "Verdict"),
+    ("attribute_disclosure", "Records in groups with one confidential value"),
 )
 
 
@@ -77,6 +80,19 @@ def _fact(key: str, value: Any) -> Any:
         )
         return f"{value.get('mode')}: {loss}, {float(value.get('seconds', 0.0)):.1f} s" + (
             "" if kept == "refined" else f"; kept {kept}"
+        )
+    if key == "verdict" and isinstance(value, Mapping):  # issue 29: the one verdict's words
+        return str(value.get("text", ""))
+    if key == "attribute_disclosure" and isinstance(value, Mapping):
+        return (
+            "; ".join(
+                f"{col}: {percent_text(float(m.get('homogeneous_percent') or 0.0))} "
+                f"({int(m.get('homogeneous_groups') or 0):,} groups), "
+                f"l = {int(m.get('distinct_l_diversity') or 0)}"
+                for col, m in value.items()
+                if isinstance(m, Mapping)
+            )
+            or "no confidential attribute"
         )
     return value
 
@@ -135,6 +151,10 @@ class ReleaseFacts:
     output_columns: int | None = None
     overrides: tuple[tuple[str, tuple[str, ...]], ...] = ()
     notes: tuple[str, ...] = ()
+    #: the release's one verdict (:func:`microgui.core.metrics.disclosure.release_verdict`):
+    #: its line and its level ("safe", "attribute_disclosure", ...); "" when not known
+    verdict: str = ""
+    verdict_level: str = ""
 
     @property
     def all_kept(self) -> bool:
@@ -542,6 +562,19 @@ def _release_sections(facts: ReleaseFacts) -> list[str]:
     if any(r.warning for r in facts.checks):
         verdict += "; attention: see the warning below"
     parts.append(f"<h2>Verified on the released table: {_e(verdict)}</h2>")
+    if facts.verdict:
+        ok = facts.verdict_level in ("safe", "no_confidential")
+        colour = (
+            "#1a7f37"
+            if ok
+            else "#b35c00"
+            if facts.verdict_level == "attribute_disclosure"
+            else "#b42318"
+        )
+        parts.append(
+            f"<p class='verdict' style='color: {colour}; font-weight: bold'>"
+            f"Verdict: {_e(facts.verdict)}{' ✓' if ok else ''}</p>"
+        )
     if facts.checks:
         body = "".join(
             f"<tr><td>{_e(r.what)}</td><td>{_e(r.promised or '—')}</td>"

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from microgui.core.metrics.disclosure import Verdict, release_verdict
 from microgui.core.release.report_html import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -43,6 +44,20 @@ __all__ = ["ComparePanel", "MeasuresModel"]
 _Index = QModelIndex | QPersistentModelIndex
 _BEST_BRUSH = QBrush(QColor("#1a7f37"))
 _BEST_BACKGROUND = QBrush(QColor("#e6f4ea"))
+#: The row of each run's verdict (issue 29), first: not a measure, the release's words.
+VERDICT_ROW = "verdict"
+_VERDICT_BRUSH = {
+    "safe": QBrush(QColor("#1a7f37")),
+    "no_confidential": QBrush(QColor("#1a7f37")),
+    "attribute_disclosure": QBrush(QColor("#b35c00")),
+    "not_k_anonymous": QBrush(QColor("#b00020")),
+}
+
+
+def _entry_verdict(entry: HistoryEntry) -> Verdict | None:
+    if entry.outcome is None and (entry.point is None or entry.point.report is None):
+        return None  # a failed sweep point: no report
+    return release_verdict(entry.report)
 
 
 class MeasuresModel(QAbstractTableModel):
@@ -54,6 +69,7 @@ class MeasuresModel(QAbstractTableModel):
         self.keys: list[str] = []
         self.catalog: dict[str, MeasureInfo] = {}
         self._best: list[set[int]] = []
+        self._verdicts: list[Verdict | None] = []
 
     def set_entries(self, entries: list[HistoryEntry], catalog: dict[str, MeasureInfo]) -> None:
         self.beginResetModel()
@@ -72,6 +88,10 @@ class MeasuresModel(QAbstractTableModel):
             best_indices([e.measures.get(k) for e in self.entries], self._info(k)[2])
             for k in self.keys
         ]
+        if self.entries:  # the verdict first, never marked best
+            self.keys.insert(0, VERDICT_ROW)
+            self._best.insert(0, set())
+        self._verdicts = [_entry_verdict(e) for e in self.entries]
         self.endResetModel()
 
     def _info(self, key: str) -> MeasureInfo:
@@ -106,8 +126,10 @@ class MeasuresModel(QAbstractTableModel):
         if not index.isValid():
             return None
         key = self.keys[index.row()]
-        label, unit, direction, group = self._info(key)
         col = index.column()
+        if key == VERDICT_ROW:
+            return self._verdict_data(col, role)
+        label, unit, direction, group = self._info(key)
         best = col >= 2 and (col - 2) in self._best[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             if col == 0:
@@ -127,6 +149,32 @@ class MeasuresModel(QAbstractTableModel):
             return _BEST_BRUSH
         if best and role == Qt.ItemDataRole.BackgroundRole:
             return _BEST_BACKGROUND
+        return None
+
+    def _verdict_data(self, col: int, role: int) -> Any:
+        """The verdict row: each run's short verdict, its line as tooltip, in its colour."""
+        verdict = self._verdicts[col - 2] if col >= 2 else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0:
+                return "Verdict"
+            if col == 1:
+                return ""
+            return "—" if verdict is None else verdict.short
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == 0:
+                return (
+                    "The release's verdict: k-anonymity and attribute disclosure (a group "
+                    "sharing one value of a confidential attribute); ✓ only when neither"
+                )
+            return None if verdict is None else verdict.text
+        if role == Qt.ItemDataRole.ForegroundRole and verdict is not None:
+            # not measured is no ✓: the warning colour, not the safe one
+            level = verdict.level if verdict.measured else "attribute_disclosure"
+            return _VERDICT_BRUSH.get(level)
+        if role == Qt.ItemDataRole.FontRole and col == 0:
+            font = QFont()
+            font.setBold(True)
+            return font
         return None
 
 

@@ -47,6 +47,8 @@ HEADLINE_MEASURES: dict[str, str] = {
     "record_linkage": "Linkage %",
     "reidentification_risk_max": "Re-id max %",
     "k_anonymity": "k-anon.",
+    # records in groups with one confidential value (issue 29: the verdict's share)
+    "homogeneous_percent": "Homog. %",
 }
 
 _FIXED = ("Run", "Method", "k", "Parameters", "Seed", "Finished")

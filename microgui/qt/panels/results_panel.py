@@ -15,10 +15,32 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from microgui.core.methods.refine import refinement_losses
+from microgui.core.metrics.disclosure import Verdict, percent_text, release_verdict
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 
-__all__ = ["ResultsPanel", "RESULT_FIELDS"]
+__all__ = ["ResultsPanel", "RESULT_FIELDS", "verdict_colour", "verdict_html"]
+
+#: The colours of a verdict: a release that may carry a ✓, one with attribute disclosure (a
+#: warning: the method did not promise otherwise), one below k.
+SAFE_COLOUR, WARNING_COLOUR, BAD_COLOUR = "#1a7f37", "#b35c00", "#b00020"
+
+
+def verdict_colour(verdict: Verdict) -> str:
+    """The colour the app shows ``verdict`` in."""
+    if verdict.ok:
+        return SAFE_COLOUR
+    return BAD_COLOUR if verdict.level == "not_k_anonymous" else WARNING_COLOUR
+
+
+def verdict_html(verdict: Verdict) -> str:
+    """The verdict's line as rich text: its colour, the ✓ only when nothing is disclosed."""
+    mark = " ✓" if verdict.ok else ""
+    return (
+        f"<span style='color:{verdict_colour(verdict)}; font-weight:bold'>"
+        f"{escape(verdict.text)}{mark}</span>"
+    )
+
 
 #: (key, label, tooltip) of the figures shown, in order.
 RESULT_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -73,6 +95,15 @@ RESULT_FIELDS: tuple[tuple[str, str, str], ...] = (
         "Fewest records sharing one combination of protected quasi-identifier values",
     ),
     (
+        "attribute_disclosure",
+        "Attribute disclosure",
+        "Per confidential attribute, over the groups of identical released quasi-identifiers: "
+        "the records in groups where the attribute takes one value (belonging to such a group "
+        "discloses the value; Machanavajjhala et al. 2007), distinct l-diversity l (fewest "
+        "values in a group) and t-closeness t (largest EMD to the whole table). Entropy "
+        "l-diversity is in the report. Missing values are ignored. [attribute_disclosure]",
+    ),
+    (
         "invented_combinations",
         "Invented combinations",
         "Groups whose released combination of categorical quasi-identifiers none of their "
@@ -101,13 +132,25 @@ class ResultsPanel(QWidget):
             value.setObjectName(f"result_{key}")
             name = QLabel(label)
             name.setToolTip(tip)
-            if key == "information_loss_by_attribute":
+            if key in ("information_loss_by_attribute", "attribute_disclosure"):
                 # a table: under its title, the panel's full width (the panel stays narrow)
                 form.addRow(name)
                 form.addRow(value)
             else:
                 form.addRow(name, value)
             self.value_labels[key] = value
+        # the release's one verdict (issue 29), first: the words of the report and the CLI
+        self.verdict = QLabel("")
+        self.verdict.setObjectName("result_verdict")
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.TextFormat.RichText)
+        self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.verdict.setToolTip(
+            "The release's verdict: k-anonymity, and whether a group of identical released "
+            "quasi-identifiers shares one value of a confidential attribute (attribute "
+            "disclosure). ✓ only when neither. [verdict]"
+        )
+        self.verdict.setVisible(False)
         self.note = QLabel("Run a method to see its information loss and group sizes.")
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #666;")
@@ -127,6 +170,7 @@ class ResultsPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.verdict)
         layout.addLayout(form)
         layout.addWidget(self.note)
         layout.addWidget(self.histogram, 1)
@@ -140,6 +184,8 @@ class ResultsPanel(QWidget):
     def clear(self) -> None:
         for label in self.value_labels.values():
             label.setText("—")
+        self.verdict.clear()
+        self.verdict.setVisible(False)
         if self._bars is not None:
             self.histogram.removeItem(self._bars)
             self._bars = None
@@ -154,6 +200,9 @@ class ResultsPanel(QWidget):
         """Fill in the figures of ``result``."""
         report = result.report
         seed = report.get("seed")
+        verdict = release_verdict(report)
+        self.verdict.setText(verdict_html(verdict))
+        self.verdict.setVisible(True)
         texts = {
             "run": f"{report['method']}, k = {report['k']}"
             + (f", seed {seed}" if seed is not None else ""),
@@ -166,7 +215,8 @@ class ResultsPanel(QWidget):
             "sst": _number(report.get("sst"), "{:,.2f}"),
             "n_groups": f"{int(report['n_groups']):,} (of {int(report['n_records']):,} records)",
             "group_sizes": f"{report['min_group_size']} – {report['max_group_size']}",
-            "k_anonymity": self._k_text(int(report["k_anonymity"]), int(report["k"])),
+            "k_anonymity": self._k_text(int(report["k_anonymity"]), int(report["k"]), verdict),
+            "attribute_disclosure": disclosure_text(report),
             "invented_combinations": _invented_text(report),
             "seconds": f"{float(report['seconds']):.2f} s",
         }
@@ -176,10 +226,13 @@ class ResultsPanel(QWidget):
         self._plot_sizes(report.get("group_size_counts", {}))
 
     @staticmethod
-    def _k_text(level: int, k: int) -> str:
-        if level >= k:
-            return f"<span style='color:#1a7f37'>{level} ✓ (≥ k = {k})</span>"
-        return f"<span style='color:#b00020'>{level} ✗ (below k = {k})</span>"
+    def _k_text(level: int, k: int, verdict: Verdict) -> str:
+        if level < k:
+            return f"<span style='color:{BAD_COLOUR}'>{level} ✗ (below k = {k})</span>"
+        if verdict.ok:
+            return f"<span style='color:{SAFE_COLOUR}'>{level} ✓ (≥ k = {k})</span>"
+        # k-anonymous, but not a release to tick: the verdict above says why
+        return f"<span style='color:{WARNING_COLOUR}'>{level} (≥ k = {k}; see the verdict)</span>"
 
     def _update_note(self) -> None:
         result = self._controller.result
@@ -245,6 +298,37 @@ def _invented_text(report: Mapping[str, Any]) -> str:
     how = (report.get("parameters") or {}).get("categorical_aggregate")
     text = f"{int(count):,} of {int(report['n_groups']):,} groups" + (f" ({how})" if how else "")
     return f"<span style='color:#b00020'>{text}</span>" if int(count) else text
+
+
+def disclosure_text(report: Mapping[str, Any]) -> str:
+    """One line per confidential attribute: its l-diversity, t-closeness and the share of
+    records in groups with one value of it (in the warning colour when any)."""
+    disclosure = report.get("attribute_disclosure")
+    if not isinstance(disclosure, Mapping):
+        return "not measured"
+    if not disclosure:
+        return "no confidential attribute tagged"
+    lines = []
+    for col, m in disclosure.items():
+        if not isinstance(m, Mapping):
+            continue
+        t = m.get("t_closeness")
+        groups = int(m.get("homogeneous_groups") or 0)
+        # the share first: the panel is narrow at 1366 × 768 and a long line is cut
+        share = (
+            f"{percent_text(float(m.get('homogeneous_percent') or 0.0))} of records in "
+            f"{groups:,} group{'s' if groups != 1 else ''} of one value"
+            if groups
+            else "no group with one value"
+        )
+        line = (
+            f"<b>{escape(str(col))}</b>: {share} · l = {int(m.get('distinct_l_diversity') or 0)}"
+            f" · t = {'—' if t is None else f'{float(t):.2f}'}"
+        )
+        if groups:
+            line = f"<span style='color:{WARNING_COLOUR}'>{line}</span>"
+        lines.append(line)
+    return "<br>".join(lines)
 
 
 def _all_qi_text(report: Mapping[str, Any]) -> str:

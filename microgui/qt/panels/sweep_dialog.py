@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from microgui.core.errors import InvalidParameter, MicroguiError
 from microgui.core.methods import Method, get_method
+from microgui.core.metrics.disclosure import release_verdict
 from microgui.core.runs import RunSpec, validate_k
 from microgui.core.runs import method_refusal as core_refusal
 from microgui.core.runs.pool import default_workers
@@ -369,9 +370,22 @@ class SweepDialog(QDialog):
             self.progress_bar.setValue(1000)
             self._show_failed([p for p in points if p.error])
             failed = sum(1 for p in points if p.report is None)
+            disclosing = sum(
+                1
+                for p in points
+                if p.report is not None
+                and release_verdict(p.report).level == "attribute_disclosure"
+            )
+            warn = (
+                f" <span style='color:#b35c00'>{disclosing} with attribute disclosure "
+                "(a group sharing one confidential value: column Homog. % of the history)."
+                "</span>"
+                if disclosing
+                else ""
+            )
             self._ended(
                 f"Done: {self._added} of {len(points)} run(s) in the history and on the "
-                f"risk–utility map; {failed} failed."
+                f"risk–utility map; {failed} failed.{warn}"
             )
 
     def _on_cancelled(self, sweep_id: int, points: Any) -> None:

@@ -338,7 +338,21 @@ def test_a_group_with_one_confidential_value_is_flagged(tmp_path: Path) -> None:
     html = tmp_path / "one.html"
     assert main(["protect", str(source), "-o", str(tmp_path / "one_out.csv"), "--identifiers",
                  "pid", "--qi", "age,income", "--confidential", "disease", "-k", "4",
-                 "--method", "mdav", "-q", "--report-html", str(html)]) == 0  # fmt: skip
+                 "--method", "mdav", "-q", "--report-html", str(html),
+                 "--report", str(tmp_path / "one_out.report.json")]) == 0  # fmt: skip
     text = html.read_text(encoding="utf-8")
     assert "every promise kept; attention: see the warning below" in text
-    assert "warning: a group shares one confidential value" in text
+    assert "warning: attribute disclosure: 15 group(s) share one disease value" in text
+    # the release's one verdict, in the warning colour, and the same figures as the JSON report
+    assert (
+        "Verdict: k-anonymous (k = 4); attribute disclosure: 100 % of records in groups with "
+        "one disease value (15 groups)"
+    ) in text
+    assert "#b35c00" in text and "✓" not in text.split("Verdict:")[1].split("</p>")[0]
+    report = json.loads((tmp_path / "one_out.report.json").read_text(encoding="utf-8"))
+    assert report["released_with_attribute_disclosure"] is True
+    assert report["verdict"]["level"] == "attribute_disclosure"
+    assert report["verdict"]["text"] in text
+    disclosure = report["attribute_disclosure"]["disease"]
+    assert disclosure["homogeneous_records"] == 60 and disclosure["homogeneous_groups"] == 15
+    assert "60 of 60 (100 %); 15 group(s)" in text

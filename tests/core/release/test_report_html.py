@@ -113,3 +113,43 @@ def test_padded_range_never_below_zero_for_rates() -> None:
     assert padded_range(np.array([0.5, 10.0]), 0.1)[0] == 0.0
     assert padded_range(np.array([20.0, 30.0]), 0.1) == (19.0, 31.0)
     assert padded_range(np.array([-2.0, 2.0]), 0.25) == (-3.0, 3.0)  # signed values keep theirs
+
+
+def test_run_report_facts_carry_the_verdict() -> None:
+    """Issue 29: every run of a (comparison) report shows its verdict and, per confidential
+    attribute, the share of records in groups with one value (counts, never a value)."""
+    import pandas as pd
+
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+
+    frame = pd.DataFrame(
+        {
+            "age": [20 + (i % 30) for i in range(60)],
+            "zone": [f"Z{i % 3}" for i in range(60)],
+            "diagnosis": [
+                "DIAG-A" if i % 3 == 0 else ("DIAG-B", "DIAG-C")[i % 2] for i in range(60)
+            ],
+        }
+    )
+    roles = RoleMap.from_dict(
+        {
+            "age": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS),
+            "zone": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL),
+            "diagnosis": ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.NOMINAL),
+        }
+    )
+    dataset = Dataset.from_frame(frame, roles=roles)
+    runs = [
+        report_run(f"#{i} {m}", run_protection(dataset, RunSpec.make(m, 3, seed=1)), {})
+        for i, m in enumerate(("mdav-generic", "p-sensitive"), start=1)
+    ]
+    page = build_report_html(runs, CATALOG)
+    assert (
+        "k-anonymous (k = 3); attribute disclosure: 30 % of records in groups with one "
+        "diagnosis value (6 groups)"
+    ) in page
+    assert "diagnosis: 30 % (6 groups), l = 1" in page
+    assert "diagnosis: 0 % (0 groups), l = 2" in page
+    assert "no homogeneous group: every group has ≥ 2 values of diagnosis" in page
+    assert "DIAG-" not in page

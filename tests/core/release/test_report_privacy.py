@@ -82,3 +82,81 @@ def test_json_report_holds_no_record_value(
         if re.search(rf"(?<![\w.]){re.escape(t)}(?![\w.])", text)
     ]
     assert not leaked, f"{method} report holds raw values {leaked[:5]}"
+    # the verdict's keys (issue 29) are part of what was searched
+    assert set(report["attribute_disclosure"]) == set(roles.confidential)
+    assert {"level", "text"} <= set(report["verdict"])
+    assert isinstance(report["released_with_attribute_disclosure"], bool)
+
+
+def test_attribute_disclosure_names_no_confidential_category(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 29: a homogeneous group discloses a category; the report, the release report, the
+    log and the verdict count it and name its column, never the category itself."""
+    from microgui.core.release.report import release_report_makers
+    from microgui.core.table.roles import ColumnSpec, RoleMap
+
+    labels = ["DIAGNOSIS-ALPHA", "DIAGNOSIS-BETA", "DIAGNOSIS-GAMMA"]
+    frame = pd.DataFrame(
+        {
+            "age": [20 + (i % 30) for i in range(60)],
+            "zone": [f"ZONE-{i % 3}" for i in range(60)],
+            # every record of zone 0 has ALPHA: groups there are homogeneous
+            "diagnosis": [labels[0] if i % 3 == 0 else labels[1 + i % 2] for i in range(60)],
+        }
+    )
+    roles = RoleMap.from_dict(
+        {
+            "age": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS),
+            "zone": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL),
+            "diagnosis": ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.NOMINAL),
+        }
+    )
+    dataset = Dataset.from_frame(frame, roles=roles, source=None)
+    result = run_protection(dataset, RunSpec.make("mdav-generic", 3, seed=1))
+    html = tmp_path / "out.html"
+    with caplog.at_level("INFO"):
+        report = export_run(
+            dataset,
+            result,
+            tmp_path / "out.csv",
+            tmp_path / "out.json",
+            extra_reports=release_report_makers(html, None),
+        )
+    assert report["released_with_attribute_disclosure"] is True
+    assert report["attribute_disclosure"]["diagnosis"]["homogeneous_groups"] > 0
+    assert "diagnosis" in report["verdict"]["text"]
+    texts = [
+        (tmp_path / "out.json").read_text(encoding="utf-8"),
+        html.read_text(encoding="utf-8"),
+        "\n".join(r.getMessage() for r in caplog.records),
+        json.dumps(result.report),
+    ]
+    assert any("released with attribute disclosure" in r.getMessage() for r in caplog.records)
+    for text in texts:
+        for value in [*labels, "ZONE-0", "ZONE-1", "ZONE-2"]:
+            assert value not in text
+
+
+def test_risk_before_and_after_hold_no_category_or_value(mixed: Dataset) -> None:
+    """Issue 29: ``risk_before`` / ``risk_after`` (``assess_risk``) hold counts, measures and
+    column names only: no category of a key or confidential column appears in them, not even
+    the ones the spec may name, and no number of five characters or more of a record."""
+    result = run_protection(mixed, RunSpec.make("mdav-generic", 5, seed=3))
+    roles = mixed.roles
+    columns = roles.quasi_identifiers + roles.confidential
+    for section in ("risk_before", "risk_after"):
+        risk = result.report[section]
+        assert risk["keys"] and risk["k_anonymity"]["level"] >= 1, section
+        text = json.dumps(risk, ensure_ascii=False)
+        for column in columns:
+            for value in mixed.frame[column].dropna().astype(str).unique():
+                if value in columns or len(value) < 2:
+                    continue
+                assert json.dumps(value, ensure_ascii=False) not in text, (section, value)
+        leaked = [
+            t for t in _raw_tokens(mixed.frame, columns)
+            if re.search(rf"(?<![\w.]){re.escape(t)}(?![\w.])", text)
+        ]  # fmt: skip
+        assert not leaked, (section, leaked[:5])
+    assert result.report["risk_after"]["k_anonymity"]["level"] >= 5

@@ -65,6 +65,7 @@ _COMMON = [
     "input", "invented_combinations", "k", "k_anonymity", "max_group_size", "method",
     "microgui_version", "min_group_size", "missing_as_category", "n_groups", "n_records",
     "parameters", "quasi_identifiers", "seconds", "seed", "sse", "sst", "weight",
+    "attribute_disclosure", "verdict",  # added by issue 29 (the release's verdict)
 ]  # fmt: skip
 _MSTK = [
     "cavg", "discernibility", "distinct_qi_combinations", "generalization_il",
