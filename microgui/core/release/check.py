@@ -301,12 +301,18 @@ def check_export(
             problem += f" ({result.report['method']} does not guarantee k-anonymity: {result.report.get('note', '')})"
         problems.append(problem)
     problems.extend(_promised_privacy_problems(result, frame))
-    disclosure = attribute_disclosure(
-        frame,
-        result.roles.quasi_identifiers,
-        [c for c in result.roles.confidential if c in frame.columns],
-        result.roles,
-    )
+    measured = result.report.get("attribute_disclosure")
+    if frame is result.protected and isinstance(measured, dict):
+        # the run report measured this very frame (build_report): the app's check, made in the
+        # GUI thread before the export dialog, is not computed twice
+        disclosure = {str(c): dict(m) for c, m in measured.items()}
+    else:
+        disclosure = attribute_disclosure(
+            frame,
+            result.roles.quasi_identifiers,
+            [c for c in result.roles.confidential if c in frame.columns],
+            result.roles,
+        )
     return ExportCheck(k_anonymity=level, problems=tuple(problems), attribute_disclosure=disclosure)
 
 

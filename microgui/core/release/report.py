@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.errors import ExportRefused, InvalidParameter
+from microgui.core.errors import ExportRefused, InvalidParameter, MicroguiError
 from microgui.core.io import FileWriter, write_files_atomic
 from microgui.core.methods import get_method
 from microgui.core.metrics.disclosure import attribute_disclosure, percent_text, release_verdict

@@ -132,7 +132,9 @@ class ResultsPanel(QWidget):
             value.setObjectName(f"result_{key}")
             name = QLabel(label)
             name.setToolTip(tip)
-            if key in ("information_loss_by_attribute", "attribute_disclosure"):
+            if key == "attribute_disclosure":
+                pass  # under the verdict, first (below): no row of its own to fit 1366 × 768
+            elif key == "information_loss_by_attribute":
                 # a table: under its title, the panel's full width (the panel stays narrow)
                 form.addRow(name)
                 form.addRow(value)
@@ -151,6 +153,10 @@ class ResultsPanel(QWidget):
             "disclosure). ✓ only when neither. [verdict]"
         )
         self.verdict.setVisible(False)
+        # first rows of the form: the verdict, then its line per confidential attribute
+        form.insertRow(0, self.verdict)
+        form.insertRow(1, self.value_labels["attribute_disclosure"])
+        self.value_labels["attribute_disclosure"].setVisible(False)
         self.note = QLabel("Run a method to see its information loss and group sizes.")
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #666;")
@@ -170,7 +176,6 @@ class ResultsPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(self.verdict)
         layout.addLayout(form)
         layout.addWidget(self.note)
         layout.addWidget(self.histogram, 1)
@@ -186,6 +191,7 @@ class ResultsPanel(QWidget):
             label.setText("—")
         self.verdict.clear()
         self.verdict.setVisible(False)
+        self.value_labels["attribute_disclosure"].setVisible(False)
         if self._bars is not None:
             self.histogram.removeItem(self._bars)
             self._bars = None
@@ -203,6 +209,9 @@ class ResultsPanel(QWidget):
         verdict = release_verdict(report)
         self.verdict.setText(verdict_html(verdict))
         self.verdict.setVisible(True)
+        # the per-attribute line only when there is an attribute to speak of
+        disclosure = report.get("attribute_disclosure")
+        self.value_labels["attribute_disclosure"].setVisible(disclosure != {})
         texts = {
             "run": f"{report['method']}, k = {report['k']}"
             + (f", seed {seed}" if seed is not None else ""),
