@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 from microgui._version import __version__
 
 if TYPE_CHECKING:
-    from microgui.api import ProtectionResult, UnsafeReleaseWarning, protect
+    from microgui.api import ProtectionResult, UnsafeReleaseWarning, assess, protect
 
-__all__ = ["__version__", "protect", "ProtectionResult", "UnsafeReleaseWarning"]
+__all__ = ["__version__", "assess", "protect", "ProtectionResult", "UnsafeReleaseWarning"]
 
-_API = frozenset({"protect", "ProtectionResult", "UnsafeReleaseWarning"})
+_API = frozenset({"assess", "protect", "ProtectionResult", "UnsafeReleaseWarning"})
 
 
 def __getattr__(name: str) -> Any:

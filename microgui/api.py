@@ -48,7 +48,7 @@ from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.core.table.dataset import Dataset, check_frame
 from microgui.core.table.roles import RoleMap, roles_from_lists
 
-__all__ = ["ProtectionResult", "UnsafeReleaseWarning", "protect", "list_methods"]
+__all__ = ["ProtectionResult", "UnsafeReleaseWarning", "assess", "protect", "list_methods"]
 
 
 class UnsafeReleaseWarning(MicroguiWarning):
@@ -253,6 +253,52 @@ def protect(
         check=check,
         dataset=dataset,
     )
+
+
+def assess(
+    frame: pd.DataFrame,
+    *,
+    qi: Iterable[str] | str = (),
+    identifiers: Iterable[str] | str = (),
+    confidential: Iterable[str] | str = (),
+    ordinal: Mapping[str, Sequence[str] | None] | Iterable[str] | str | None = None,
+    nominal: Iterable[str] | str = (),
+    weight: str | None = None,
+    roles: RoleMap | None = None,
+    k: int = 3,
+    keys: Iterable[str] | None = None,
+    max_suda_size: int | None = None,
+) -> dict[str, Any]:
+    """The disclosure risk of ``frame`` before any protection, as ``microgui assess`` reports it
+    (:func:`microgui.core.metrics.file_risk.assess_risk`): k-anonymity on the categorical keys
+    (a missing key value matches any value) with the smallest key combinations breaking ``k``,
+    individual risk (weighted when ``weight`` is given), SUDA2 per-variable contributions and
+    the l-diversity of the ``confidential`` columns. Roles as for :func:`protect`; the keys are
+    the nominal and ordinal quasi-identifiers (and continuous ones with at most 20 distinct
+    values) unless ``keys`` names them. Returns a JSON-ready dict of counts, measures and
+    column names, never a value of a record.
+    """
+    from microgui.core.metrics.file_risk import assess_risk
+    from microgui.core.table.roles import resolve_columns
+
+    check_frame(frame, "the frame given to microgui.assess")
+    if roles is None:
+        roles = roles_from_lists(
+            list(frame.columns),
+            qi=qi,
+            identifiers=identifiers,
+            confidential=confidential,
+            ordinal=ordinal,
+            nominal=nominal,
+            weight=weight,
+        )
+    elif not isinstance(roles, RoleMap):
+        raise InvalidRoles(f"roles must be a RoleMap, not a {type(roles).__name__}")
+    chosen = None
+    if keys is not None:
+        names = [keys] if isinstance(keys, str) else list(keys)
+        chosen = resolve_columns(names, list(frame.columns), "keys")
+    return assess_risk(frame, roles, k=k, keys=chosen, max_suda_size=max_suda_size)
 
 
 def list_methods() -> list[dict[str, Any]]:

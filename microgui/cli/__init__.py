@@ -19,6 +19,8 @@ Contract (later issues and outside scripts rely on it; extend, never rename)::
     microgui sweep INPUT --qi COL,... [--confidential ...] [--identifiers ...] [--ordinal ...]
         [--nominal ...] --methods M1,M2,... --k 3,5,10 [--param NAME=VALUE]...
         [--hierarchy COL=FILE]... [--seed N] [--workers N] [--json OUT]
+    microgui assess INPUT [--qi ... | --roles FILE] [-k K] [--keys COL,...]
+        [--suda-max-size N] [--no-suda] [--json OUT]
     microgui gui [FILE] [--demo] [--screenshot PNG]      (also what plain `microgui` does)
     microgui --version
 
@@ -33,7 +35,7 @@ declaration (a test fails on an option left unclassified).
 This module assembles the parser and runs a command; each command is a module of its own
 (:mod:`~microgui.cli.protect` with :mod:`~microgui.cli.protect_partitioned`,
 :mod:`~microgui.cli.evaluate`, :mod:`~microgui.cli.sweep`, :mod:`~microgui.cli.suggest_roles`,
-:mod:`~microgui.cli.dependency_tree`, :mod:`~microgui.cli.gui`) with its ``add_parser(sub)`` and
+:mod:`~microgui.cli.dependency_tree`, :mod:`~microgui.cli.assess`, :mod:`~microgui.cli.gui`) with its ``add_parser(sub)`` and
 ``run(args)``; what they share is in :mod:`~microgui.cli.options` (the parser class, role and list
 options, reading the table), :mod:`~microgui.cli.inputs` (the declared files) and
 :mod:`~microgui.cli.progress` (the terminal progress bar). Their heavy imports stay inside
@@ -55,7 +57,7 @@ from types import FrameType
 from typing import Any
 
 from microgui._version import __version__
-from microgui.cli import dependency_tree, evaluate, gui, protect, suggest_roles, sweep
+from microgui.cli import assess, dependency_tree, evaluate, gui, protect, suggest_roles, sweep
 from microgui.cli.inputs import (
     INPUT_COLUMN_FILE,
     INPUT_FILE,
@@ -89,7 +91,7 @@ __all__ = [
 
 
 #: The subcommands (a first word that is none of them nor an existing file is an error).
-COMMANDS = ("protect", "evaluate", "sweep", "suggest-roles", "dependency-tree", "gui")
+COMMANDS = ("protect", "evaluate", "sweep", "suggest-roles", "dependency-tree", "assess", "gui")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"microgui {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    for command in (protect, dependency_tree, suggest_roles, evaluate, sweep, gui):
+    for command in (protect, dependency_tree, suggest_roles, evaluate, sweep, assess, gui):
         declare_paths(command.add_parser(sub))
     _readable_help(parser)
     return parser
@@ -165,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return evaluate.run(args)
         if args.command == "sweep":
             return sweep.run(args)
+        if args.command == "assess":
+            return assess.run(args)
         return gui.run(args)
     except (MicroguiError, _UsageError) as exc:
         print(f"microgui: error: {exc}", file=sys.stderr)

@@ -56,6 +56,7 @@ from microgui.qt.panels.data_panel import DataPanel, view_rows
 from microgui.qt.panels.dependency_tree_panel import DependencyTreePanel
 from microgui.qt.panels.history_panel import HistoryPanel
 from microgui.qt.panels.results_panel import ResultsPanel
+from microgui.qt.panels.risk_panel import RiskPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
 from microgui.qt.panels.run_panel import RunPanel
 from microgui.qt.panels.sweep_dialog import SweepDialog
@@ -124,6 +125,14 @@ class MainWindow(QMainWindow):
         # issue 29: distributions, crosstabs, associations and a model, categorical data too
         self.utility_panel = UtilityPanel(self.controller)
         self.tabs.addTab(self.utility_panel, "Utility")
+        # issue 29: the table's disclosure risk before any run, and before -> after of a run
+        self.risk_panel = RiskPanel(self.controller)
+        self.tabs.addTab(self.risk_panel, "Risk")
+        self.tabs.setTabToolTip(
+            self.tabs.indexOf(self.risk_panel),
+            "The disclosure risk of the table on its categorical keys (k-anonymity, worst key "
+            "combinations, individual risk, SUDA2, l-diversity), and before/after of the run shown",
+        )
         self.tabs.setTabToolTip(
             self.tabs.indexOf(self.transition_panel),
             "For each ordinal or nominal quasi-identifier: records by original and released "

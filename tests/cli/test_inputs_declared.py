@@ -45,6 +45,10 @@ NOT_PATHS: dict[str, set[str]] = {
         "qi", "identifiers", "confidential", "weight", "ordinal", "nominal",
         "missing_as_category", "sheet", "methods", "k", "param", "round", "seed", "workers",
     },
+    "assess": {
+        "qi", "identifiers", "confidential", "weight", "ordinal", "nominal",
+        "missing_as_category", "sheet", "k", "keys", "suda_max_size", "no_suda",
+    },
     "gui": {"demo"},
 }  # fmt: skip
 
@@ -94,6 +98,7 @@ def test_the_known_inputs_are_declared_inputs() -> None:
         "suggest-roles": {"input"},
         "evaluate": {"original", "protected", "roles", "hierarchy"},
         "sweep": {"input", "roles", "hierarchy"},
+        "assess": {"input", "roles"},
         "gui": {"file"},
     }
     for command, sub in _subparsers().items():
@@ -207,6 +212,10 @@ CASES: dict[str, dict[str, object]] = {
                   "roles": "roles.json", "hierarchy": "education.csv"},
     },
     "suggest-roles": {"argv": ["suggest-roles", "{people.csv}"], "reads": {"input": "people.csv"}},
+    "assess": {
+        "argv": ["assess", "{people.csv}", "--roles", "{roles.json}"],
+        "reads": {"input": "people.csv", "roles": "roles.json"},
+    },
     "dependency-tree": {
         "argv": ["dependency-tree", "{people.csv}", "--attributes", "age,sex"],
         "reads": {"input": "people.csv"},

@@ -2,7 +2,7 @@
 
 Run by :func:`screens.capture` in its own process, under Xvfb with Qt's xcb platform (a real
 window): ``python capture_app.py OUT_DIR``. The window fills the screen (as maximized); the demo
-table is opened and an mstk run (k = 5, seed 0) is made: its MST view and classes are grabbed; then
+table is opened and its Risk view grabbed; an mstk run (k = 5, seed 0) is made: its MST view and classes are grabbed; then
 the proposed run (MDAV-generic, k = 5, seed 0) is made and compared with it, and every tab of the
 central view, the whole window and every visible dock are grabbed, each once the background work
 has finished and the event loop has been quiet for a moment.
@@ -206,6 +206,10 @@ def main(argv: list[str]) -> int:
         save(widget, out, name)
         names.append(name)
 
+    # The Risk view before any run: the loaded table's own risk (issue 29).
+    window.tabs.setCurrentWidget(window.risk_panel)
+    grab(window.tabs, "before-view-" + slug(window.tabs.tabText(window.tabs.currentIndex())))
+    window.tabs.setCurrentIndex(0)
     # The MST view and the classes belong to an mstk run; the other views show the proposed
     # run (an mstk run generalizes, which leaves little to correlate), compared with the mstk.
     run(app, window, RunSpec.make("mstk", 5, seed=0))

@@ -10,8 +10,10 @@ worker, sweeps and the benchmarks all call.
 
 from __future__ import annotations
 
+import copy
 import secrets
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -33,6 +35,7 @@ from microgui.core.methods.refine import run_and_refine
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
+from microgui.core.metrics.file_risk import risk_section
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.runs.scale import (
@@ -59,6 +62,8 @@ __all__ = [
     "kind_refusal",
     "method_refusal",
     "check_kinds",
+    "risk_before_after",
+    "REPORT_SUDA_MAX_RECORDS",
 ]
 
 
@@ -394,6 +399,8 @@ def build_report(
     }
     if roles.weight is not None:  # issue 18: the survey weight column, released unchanged
         report["weight"] = roles.weight
+    # issue 29: the file's disclosure risk before and after, on the same categorical keys
+    report.update(risk_before_after(dataset, protected, int(spec.k)))
     report.update(extra)
     # attribute disclosure is part of the verdict (issue 29): per confidential attribute, over the
     # released table's equivalence classes, and the one-line verdict every surface shows
@@ -405,3 +412,44 @@ def build_report(
     )
     report["verdict"] = verdict_json(release_verdict(report))
     return report
+
+
+#: Above this many records the run report leaves SUDA2 out of risk_before/risk_after (its search
+#: grows with the records and the key combinations; ``microgui assess`` still runs it).
+REPORT_SUDA_MAX_RECORDS = 200_000
+
+
+#: risk_before of the last few (table, roles, k): a sweep or a re-run on the same table
+#: measures its input once. Keyed by the frame's id, checked against a weak reference to it.
+_BEFORE: dict[tuple[int, RoleMap, int, bool], tuple[weakref.ref[pd.DataFrame], dict[str, Any]]] = {}
+_BEFORE_KEPT = 4
+
+
+def _risk_before(dataset: Dataset, k: int, suda: bool) -> dict[str, Any]:
+    key = (id(dataset.frame), dataset.roles, k, suda)
+    hit = _BEFORE.get(key)
+    if hit is not None and hit[0]() is dataset.frame:
+        return copy.deepcopy(hit[1])
+    before = risk_section(dataset.frame, dataset.roles, k=k, suda=suda)
+    while len(_BEFORE) >= _BEFORE_KEPT:
+        _BEFORE.pop(next(iter(_BEFORE)))
+    _BEFORE[key] = (weakref.ref(dataset.frame), copy.deepcopy(before))
+    return before
+
+
+def risk_before_after(dataset: Dataset, protected: pd.DataFrame, k: int) -> dict[str, Any]:
+    """``risk_before`` (the input) and ``risk_after`` (the release) of the run report:
+    :func:`microgui.core.metrics.file_risk.assess_risk` on the same keys, both tables."""
+    suda = dataset.n_records <= REPORT_SUDA_MAX_RECORDS
+    before = _risk_before(dataset, k, suda)
+    keys = before.get("keys") or None
+    after = (
+        risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda) if keys else dict(before)
+    )
+    if not suda:
+        why = (
+            f"SUDA2 left out of the run report above {REPORT_SUDA_MAX_RECORDS:,} records; "
+            "run microgui assess for it"
+        )
+        before["suda2_note"] = after["suda2_note"] = why
+    return {"risk_before": before, "risk_after": after}

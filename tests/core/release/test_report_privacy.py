@@ -136,3 +136,27 @@ def test_attribute_disclosure_names_no_confidential_category(
     for text in texts:
         for value in [*labels, "ZONE-0", "ZONE-1", "ZONE-2"]:
             assert value not in text
+
+
+def test_risk_before_and_after_hold_no_category_or_value(mixed: Dataset) -> None:
+    """Issue 29: ``risk_before`` / ``risk_after`` (``assess_risk``) hold counts, measures and
+    column names only: no category of a key or confidential column appears in them, not even
+    the ones the spec may name, and no number of five characters or more of a record."""
+    result = run_protection(mixed, RunSpec.make("mdav-generic", 5, seed=3))
+    roles = mixed.roles
+    columns = roles.quasi_identifiers + roles.confidential
+    for section in ("risk_before", "risk_after"):
+        risk = result.report[section]
+        assert risk["keys"] and risk["k_anonymity"]["level"] >= 1, section
+        text = json.dumps(risk, ensure_ascii=False)
+        for column in columns:
+            for value in mixed.frame[column].dropna().astype(str).unique():
+                if value in columns or len(value) < 2:
+                    continue
+                assert json.dumps(value, ensure_ascii=False) not in text, (section, value)
+        leaked = [
+            t for t in _raw_tokens(mixed.frame, columns)
+            if re.search(rf"(?<![\w.]){re.escape(t)}(?![\w.])", text)
+        ]  # fmt: skip
+        assert not leaked, (section, leaked[:5])
+    assert result.report["risk_after"]["k_anonymity"]["level"] >= 5

@@ -66,6 +66,7 @@ _COMMON = [
     "microgui_version", "min_group_size", "missing_as_category", "n_groups", "n_records",
     "parameters", "quasi_identifiers", "seconds", "seed", "sse", "sst", "weight",
     "attribute_disclosure", "verdict",  # added by issue 29 (the release's verdict)
+    "risk_before", "risk_after",  # added by issue 29 (the file's risk, before and after)
 ]  # fmt: skip
 _MSTK = [
     "cavg", "discernibility", "distinct_qi_combinations", "generalization_il",
