@@ -4,6 +4,7 @@ no value of a record is shown."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import numpy as np
@@ -84,6 +85,8 @@ def test_risk_of_the_table_then_before_and_after_a_run(window: MainWindow, qtbot
     ]
     assert report["risk_after"]["k_anonymity"]["level"] >= 3
     assert "→" in _texts(panel.l_table)[0][1]
+    # the key cells leave continuous keys out; the verdict's groups do not: both named
+    assert html.escape(report["verdict"]["text"]) in panel.legend.text()
     panel.set_source("table")  # back to the loaded table
     assert panel.k_table.columnCount() == 2 and panel.k_spin.isEnabled()
 

@@ -132,6 +132,7 @@ class RiskPanel(QWidget):
         #: the table's risk (None: not computed), the run's before and after (None: no run)
         self.table_risk: dict[str, Any] | None = None
         self.run_before: dict[str, Any] | None = None
+        self.run_verdict = ""
         self.run_after: dict[str, Any] | None = None
         self.run_label = ""
         self._dirty = True
@@ -322,6 +323,9 @@ class RiskPanel(QWidget):
         report = result.report if result is not None else {}
         self.run_before = report.get("risk_before")
         self.run_after = report.get("risk_after")
+        # the release's verdict counts its groups on EVERY quasi-identifier (continuous ones
+        # too), this view's key cells only the categorical keys: both figures shown, each named
+        self.run_verdict = str((report.get("verdict") or {}).get("text") or "")
         self.run_label = label
         if self.run_before is not None:
             self.set_source("run")
@@ -396,6 +400,12 @@ class RiskPanel(QWidget):
             "A missing key value matches any value (sdcMicro). "
             + ("Grey: before (the input), blue: after (the release). " if after is not None else "")
             + html.escape(str(before.get("keys_note", "")))
+            + (
+                "<br>The release's verdict counts its groups on every quasi-identifier, the "
+                f"continuous ones too: <b>{html.escape(self.run_verdict)}</b>"
+                if after is not None and self.run_verdict
+                else ""
+            )
         )
 
     def _k_table(self, before: dict[str, Any], after: dict[str, Any] | None) -> None:
