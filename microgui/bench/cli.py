@@ -25,7 +25,7 @@ from microgui.bench.command import command_probe, command_rows
 from microgui.bench.data import SEED
 from microgui.bench.gui import gui_text
 from microgui.bench.loading import load_probe
-from microgui.bench.measures import census_sweep_text, measures_text, suda2_text
+from microgui.bench.measures import assess_text, census_sweep_text, measures_text, suda2_text
 from microgui.bench.memory import HUGE_N, MEMORY_N, memory_child, memory_probe
 from microgui.bench.reference import reference_table
 from microgui.bench.scale import scale_text
@@ -195,6 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         suda2_line = suda2_text()
         if suda2_line is not None:
             print(suda2_line)
+        assess_line = assess_text()
+        if assess_line is not None:
+            print(assess_line)
     if args.only is None:
         print()
         print(startup_text(quick=args.quick), flush=True)

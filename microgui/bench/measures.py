@@ -14,7 +14,14 @@ from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.reference_data import reference_sets, shared_data_dir
 
-__all__ = ["SWEEP_METHODS", "SWEEP_KS", "census_sweep_text", "measures_text", "suda2_text"]
+__all__ = [
+    "SWEEP_METHODS",
+    "SWEEP_KS",
+    "assess_text",
+    "census_sweep_text",
+    "measures_text",
+    "suda2_text",
+]
 
 
 #: The 12-run sweep of the benchmark (issue 5: "a 12-run sweep on Census <= 60 s").
@@ -133,4 +140,40 @@ def suda2_text(repeat: int = 3) -> str | None:
         f"{SDCMICRO_SUDA2_CPP_SECONDS:.3f} s wall, {SDCMICRO_SUDA2_CPP_CPU_SECONDS:.3f} s CPU, its "
         f"R suda2() {low:.2f}-{high:.2f} s wall (measured here once, constants); target CPU <= "
         f"3 x C++ = {target:.3f} s: {'PASS' if cpu <= target else 'MISS'}"
+    )
+
+
+#: Issue 29's target for the whole ``microgui assess`` command on Adult (7 categorical keys).
+ASSESS_TARGET_SECONDS = 5.0
+
+
+def assess_text(repeat: int = 2) -> str | None:
+    """Time the whole ``microgui assess`` command (a fresh process: imports, read, k-anonymity,
+    individual risk, SUDA2, l-diversity, summary) on Adult with salary-class confidential and
+    the 7 categorical columns as keys (best of ``repeat`` wall seconds) against issue 29's
+    target. None when ../shared is absent."""
+    import subprocess
+    import sys
+
+    root = shared_data_dir()
+    path = None if root is None else root / "adult" / "adult.csv"
+    if path is None or not path.is_file():
+        return None
+    command = [
+        sys.executable, "-m", "microgui", "assess", str(path),
+        "--qi", ",".join(SUDA2_KEYS), "--nominal", ",".join(SUDA2_KEYS),
+        "--confidential", "salary-class", "-k", "5",
+    ]  # fmt: skip
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - started
+        if done.returncode != 0:
+            return f"microgui assess on Adult failed: {done.stderr.strip()[-300:]}"
+        best = min(best, seconds)
+    verdict = "PASS" if best <= ASSESS_TARGET_SECONDS else "MISS"
+    return (
+        f"microgui assess on Adult (whole command, {len(SUDA2_KEYS)} categorical keys, k = 5): "
+        f"{best:.2f} s wall (best of {repeat}); target <= {ASSESS_TARGET_SECONDS:.0f} s: {verdict}"
     )
