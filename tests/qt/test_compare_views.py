@@ -104,6 +104,27 @@ def test_bars_skip_measures_no_run_has(qtbot: Any) -> None:
     assert plot.chart_titles == ["A (%) ↓"] and plot.chart_values == [[1.0, 3.0]]
 
 
+def test_bars_take_the_columns_that_fit_the_width(qtbot: Any) -> None:
+    """At a laptop's compare view (~700 px) four charts a row were cut at the right edge: the
+    grid takes the columns that fit and lays the charts out again when the view is resized."""
+    plot = CompareBarsPlot()
+    qtbot.addWidget(plot)
+    runs = [BarRun("#1", {f"m{i}": float(i + 1) for i in range(7)}), BarRun("#2", {"m0": 2.0})]
+    plot.resize(700, 400)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.set_runs(runs, [f"m{i}" for i in range(7)], {})
+    assert plot.columns == 3 and plot.chart_count() == 7
+    qtbot.wait(20)
+    for item in plot.ci.items:
+        assert item.sceneBoundingRect().right() <= plot.viewport().width() + 1
+    plot.resize(1100, 400)
+    qtbot.waitUntil(lambda: plot.columns == 4)
+    assert plot.chart_count() == 7  # the same charts, laid out again
+    plot.resize(300, 400)
+    qtbot.waitUntil(lambda: plot.columns == 1)
+
+
 def test_ru_map_draws_the_unprotected_table_and_offers_recommended_measures(qtbot: Any) -> None:
     chart = RuChartPlot()
     qtbot.addWidget(chart)

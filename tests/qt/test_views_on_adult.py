@@ -76,3 +76,20 @@ def test_views_on_adult_at_laptop_and_desktop_sizes(
     plot.show_members(int(np.flatnonzero(ctl.result.labels == 0)[0]))  # type: ignore[union-attr]
     assert plot.members_panel.isVisibleTo(plot)
     assert "Group of" in plot.members_label.text()
+    # the Risk view: before -> after of the run shown, the SUDA2 bars name the 7 categorical
+    # keys (age, continuous with 72 values, left out and said), the verdict in its legend
+    risk = window.risk_panel
+    report = ctl.result.report  # type: ignore[union-attr]
+    for width, height in SIZES:
+        window.resize(width, height)
+        window.tabs.setCurrentWidget(risk)
+        qtbot.wait(50)
+        assert risk.source == "run" and risk.k_table.columnCount() == 3
+        ticks = risk.suda_plot.getPlotItem().getAxis("left")._tickLevels[0]
+        assert sorted(label for _y, label in ticks) == sorted(
+            c for c in report["risk_before"]["keys"]
+        )
+        assert "age" not in report["risk_before"]["keys"]
+        assert "age&#x27; left out" in risk.legend.text()  # (escaped quotes)
+        assert "attribute disclosure" in risk.legend.text()  # Adult k = 5: homogeneous groups
+        assert window.tabs.grab().save(str(tmp_path / f"risk-{width}x{height}.png"))

@@ -288,7 +288,8 @@ class RiskPanel(QWidget):
             self._show()
             return None
         self._dirty = False
-        self.summary.setText("Assessing the table's risk…")
+        if self.source == "table":  # a run's before/after shown meanwhile keeps its summary
+            self.summary.setText("Assessing the table's risk…")
         job = partial(assess_job, dataset.frame, dataset.roles, int(self.k_spin.value()))
         return self.slot.start(job)
 

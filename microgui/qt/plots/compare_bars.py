@@ -23,8 +23,12 @@ from microgui.qt.plots.palette import CLUSTER_COLORS
 
 __all__ = ["BarRun", "CompareBarsPlot", "attribute_changes"]
 
-#: Charts per row of the grid.
+#: Most charts per row of the grid.
 COLUMNS = 4
+#: Narrowest a chart is drawn (its two-line title of 34 characters at 8 pt, the axis and the
+#: bars): the grid takes as many columns as fit the width, so nothing is cut off at the right
+#: edge of a laptop screen (the rows scroll instead).
+MIN_CHART_WIDTH = 230
 #: Height of one row of charts, in pixels.
 ROW_HEIGHT = 150
 
@@ -64,6 +68,20 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
         self.chart_titles: list[str] = []
         #: Values drawn per chart (None: the run has no value), in the order of the runs.
         self.chart_values: list[list[float | None]] = []
+        #: Charts per row as laid out now (:meth:`columns_for`).
+        self.columns = COLUMNS
+        self._drawn: tuple[Any, ...] | None = None
+
+    @staticmethod
+    def columns_for(width: int) -> int:
+        """Charts per row at ``width`` pixels: as many as fit, 1 to :data:`COLUMNS`."""
+        return max(1, min(COLUMNS, int(width) // MIN_CHART_WIDTH))
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        drawn = getattr(self, "_drawn", None)  # (a resize arrives during __init__)
+        if drawn is not None and self.columns_for(self.width()) != self.columns:
+            self.set_runs(*drawn)  # lay the same charts out again in the new columns
 
     def set_runs(
         self,
@@ -76,6 +94,8 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
         self.clear()
         self.chart_titles = []
         self.chart_values = []
+        self._drawn = (runs, keys, catalog)
+        self.columns = columns = self.columns_for(self.width())
         if not runs:
             return
         charts: list[tuple[str, list[float | None]]] = []
@@ -98,11 +118,11 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
         colors = [QColor(CLUSTER_COLORS[i % len(CLUSTER_COLORS)]) for i in range(len(runs))]
         ticks = [[(float(i), f"#{i + 1}") for i in range(len(runs))]]
         for i, (title, values) in enumerate(charts):
-            plot = self.addPlot(row=i // COLUMNS, col=i % COLUMNS)
+            plot = self.addPlot(row=i // columns, col=i % columns)
             self._draw_chart(plot, title, values, colors, ticks)
             self.chart_titles.append(title)
             self.chart_values.append(values)
-        rows = (len(charts) + COLUMNS - 1) // COLUMNS
+        rows = (len(charts) + columns - 1) // columns
         self.setMinimumHeight(max(rows, 1) * ROW_HEIGHT)
 
     @staticmethod
