@@ -404,3 +404,12 @@ def risk_section(
         return assess_risk(frame, roles, k=k, keys=keys, suda=suda)
     except NoCategoricalKey as exc:
         return {"keys": [], "keys_note": str(exc)}
+    except InvalidInput:
+        # a table the run could protect but the risk cannot read (e.g. survey weights that sum
+        # below their records' count, which indivRisk refuses): the run is not failed for its
+        # report; the note says where to find the reason (its message may quote a weight)
+        return {
+            "keys": [],
+            "keys_note": "not measured: the risk of this table could not be computed "
+            "(run microgui assess on it for the reason)",
+        }

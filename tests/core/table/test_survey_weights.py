@@ -214,3 +214,15 @@ def test_weighted_risk_uses_the_categorical_keys_as_sdcmicro_does() -> None:
     released = result.protected.assign(w=frame["w"])
     fk_sums = released.groupby("sex")["w"].sum()
     assert measures["population_frequency_min"] == pytest.approx(fk_sums.min())
+
+
+def test_a_weight_the_risk_refuses_leaves_the_run_and_says_risk_not_measured() -> None:
+    """indivRisk refuses weights summing below their records' count; the run (which only uses
+    the weights for its means) still protects, and its report says the risk was not measured,
+    quoting no weight."""
+    frame = FRAME.assign(w=[1e300, 1e300, 1e300, 1e-300, 1e-300, 2e-300])
+    result = run_protection(_dataset(frame), RunSpec.make("mdav", 3, {"weighted_means": "yes"}))
+    for key in ("risk_before", "risk_after"):
+        section = result.report[key]
+        assert section["keys"] == [] and section["keys_note"].startswith("not measured"), key
+        assert "e-300" not in section["keys_note"] and "e+300" not in section["keys_note"]
