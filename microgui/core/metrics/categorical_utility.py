@@ -166,7 +166,7 @@ def correlation_ratio(categories: np.ndarray, values: np.ndarray) -> float:
     """The correlation ratio η = sqrt(SS_between / SS_total) of ``values`` (numbers) grouped by
     ``categories`` (integer codes ≥ 0); NaN when the values are constant or empty."""
     codes = np.asarray(categories, dtype=np.int64)
-    x = np.asarray(values, dtype=np.float64)
+    x = _scaled(np.asarray(values, dtype=np.float64))
     if len(x) == 0:
         return math.nan
     mean = x.mean()
@@ -180,9 +180,17 @@ def correlation_ratio(categories: np.ndarray, values: np.ndarray) -> float:
     return math.sqrt(min(1.0, max(0.0, ssb / sst)))
 
 
+def _scaled(x: np.ndarray) -> np.ndarray:
+    """``x`` over its largest absolute value: the same correlations, and sums of squares that
+    cannot overflow (a released value near the float maximum, 1.7e308, squared would)."""
+    top = float(np.max(np.abs(x))) if len(x) else 0.0
+    return x / top if np.isfinite(top) and top > 0 else x
+
+
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     if len(x) < 2:
         return math.nan
+    x, y = _scaled(x), _scaled(y)
     sx, sy = x.std(), y.std()
     if not (sx > 0 and sy > 0):
         return math.nan
@@ -321,7 +329,8 @@ def released_numbers(original: pd.Series, released: pd.Series) -> np.ndarray:
     finite = x[np.isfinite(x)] if x is not None else np.zeros(0)
     whole = (float(finite.min()), float(finite.max())) if len(finite) else (math.nan, math.nan)
     low, high, miss = _released_intervals(released, whole)
-    mid: np.ndarray = (low + high) / 2.0
+    # halves added, not the sum halved: two finite ends near the float maximum do not overflow
+    mid: np.ndarray = low / 2.0 + high / 2.0
     mid[miss] = np.nan
     return mid
 
