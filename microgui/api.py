@@ -204,19 +204,17 @@ def protect(
             f"the frame given to microgui.protect is empty ({frame.shape[0]} rows, "
             f"{frame.shape[1]} columns); give a table with at least k records"
         )
-    if roles is None:
-        roles = roles_from_lists(
-            list(frame.columns),
-            qi=qi,
-            identifiers=identifiers,
-            confidential=confidential,
-            ordinal=ordinal,
-            nominal=nominal,
-            missing_as_category=missing_as_category,
-            weight=weight,
-        )
-    elif not isinstance(roles, RoleMap):
-        raise InvalidRoles(f"roles must be a RoleMap, not a {type(roles).__name__}")
+    roles = _roles(
+        frame,
+        roles,
+        qi=qi,
+        identifiers=identifiers,
+        confidential=confidential,
+        ordinal=ordinal,
+        nominal=nominal,
+        missing_as_category=missing_as_category,
+        weight=weight,
+    )
     # The run's own copy of the input: an edit of the caller's frame after protect() must not
     # change what export() draws pseudonyms and their key from, nor the input's fingerprint.
     dataset = Dataset(frame=frame.copy(), roles=roles)
@@ -282,18 +280,16 @@ def assess(
     from microgui.core.table.roles import resolve_columns
 
     check_frame(frame, "the frame given to microgui.assess")
-    if roles is None:
-        roles = roles_from_lists(
-            list(frame.columns),
-            qi=qi,
-            identifiers=identifiers,
-            confidential=confidential,
-            ordinal=ordinal,
-            nominal=nominal,
-            weight=weight,
-        )
-    elif not isinstance(roles, RoleMap):
-        raise InvalidRoles(f"roles must be a RoleMap, not a {type(roles).__name__}")
+    roles = _roles(
+        frame,
+        roles,
+        qi=qi,
+        identifiers=identifiers,
+        confidential=confidential,
+        ordinal=ordinal,
+        nominal=nominal,
+        weight=weight,
+    )
     chosen = None
     if keys is not None:
         names = [keys] if isinstance(keys, str) else list(keys)
@@ -318,3 +314,13 @@ def list_methods() -> list[dict[str, Any]]:
         }
         for m in available_methods()
     ]
+
+
+def _roles(frame: pd.DataFrame, roles: RoleMap | None, **lists: Any) -> RoleMap:
+    """The roles given, or built from the column lists (``roles_from_lists``); one check that a
+    given ``roles`` is a RoleMap, for :func:`protect` and :func:`assess`."""
+    if roles is None:
+        return roles_from_lists(list(frame.columns), **lists)
+    if not isinstance(roles, RoleMap):
+        raise InvalidRoles(f"roles must be a RoleMap, not a {type(roles).__name__}")
+    return roles

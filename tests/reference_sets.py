@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from microgui.core.table.dataset import Dataset
-from microgui.core.table.roles import ColumnSpec, RoleMap
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.reference_data import (
     DEFAULT_SHARED_DATA,
     EIA_QIS,
@@ -26,6 +26,7 @@ from microgui.reference_data import (
 )
 
 __all__ = [
+    "adult_dataset",
     "ADULT_DIR",
     "ARX_SMALL",
     "CENSUS_CSV",
@@ -90,3 +91,18 @@ def adult_frame(*, subset: bool = False, **read_csv: Any) -> pd.DataFrame:
     the extra ``pd.read_csv`` options given; skips the calling test when absent."""
     name = "adult_subset.csv" if subset else "adult.csv"
     return pd.read_csv(shared_path("adult", name), sep=";", **read_csv)
+
+
+def adult_dataset() -> Dataset:
+    """Adult as the issue-29 reviews tagged it: age a continuous quasi-identifier, salary-class
+    confidential (nominal), every other column a nominal quasi-identifier."""
+    frame = adult_frame()
+    roles = {}
+    for column in frame.columns:
+        if column == "age":
+            roles[column] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+        elif column == "salary-class":
+            roles[column] = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.NOMINAL)
+        else:
+            roles[column] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
+    return Dataset.from_frame(frame, RoleMap.from_dict(roles))

@@ -10,11 +10,9 @@ import time
 from typing import Any
 
 import pytest
-from reference_sets import ADULT_DIR, adult_frame
+from reference_sets import ADULT_DIR, adult_dataset
 
 from microgui.core.runs import RunSpec
-from microgui.core.table.dataset import Dataset
-from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.qt.main_window import MainWindow
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 
@@ -22,25 +20,12 @@ from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 TARGET_S = 0.3
 
 
-def _adult() -> Dataset:
-    frame = adult_frame()
-    roles = {}
-    for column in frame.columns:
-        if column == "age":
-            roles[column] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
-        elif column == "salary-class":
-            roles[column] = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.NOMINAL)
-        else:
-            roles[column] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
-    return Dataset.from_frame(frame, RoleMap.from_dict(roles))
-
-
 @pytest.mark.shared
 @pytest.mark.slow
 @pytest.mark.skipif(not (ADULT_DIR / "adult.csv").is_file(), reason="shared reference data absent")
 def test_mst_tab_switch_after_mstk_on_adult_is_quick(window: MainWindow, qtbot: Any) -> None:
     ctl = window.controller
-    ctl.set_dataset(_adult())
+    ctl.set_dataset(adult_dataset())
     window.resize(1366, 740)
     with qtbot.waitSignal(ctl.run_shown, timeout=300_000):
         ctl.start_run(RunSpec.make("mstk", 5, seed=0))

@@ -10,27 +10,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from reference_sets import ADULT_DIR, adult_frame
+from reference_sets import ADULT_DIR, adult_dataset
 
 from microgui.core.runs import RunSpec
-from microgui.core.table.dataset import Dataset
-from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.qt.main_window import MainWindow
 
 SIZES = ((1366, 768), (1920, 1080))
-
-
-def _adult() -> Dataset:
-    frame = adult_frame()
-    roles = {}
-    for column in frame.columns:
-        if column == "age":
-            roles[column] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
-        elif column == "salary-class":
-            roles[column] = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.NOMINAL)
-        else:
-            roles[column] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
-    return Dataset.from_frame(frame, RoleMap.from_dict(roles))
 
 
 @pytest.mark.shared
@@ -40,7 +25,7 @@ def test_views_on_adult_at_laptop_and_desktop_sizes(
     window: MainWindow, qtbot: Any, tmp_path: Path
 ) -> None:
     ctl = window.controller
-    ctl.set_dataset(_adult())
+    ctl.set_dataset(adult_dataset())
     for k in (10, 5):  # two runs to compare; the k = 5 run shown
         with qtbot.waitSignal(ctl.run_shown, timeout=600_000):
             ctl.start_run(RunSpec.make("mdav-generic", k, seed=0))
