@@ -67,6 +67,7 @@ from microgui.qt.plots.mst_partition import MstPartitionPlot
 from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
 from microgui.qt.report_saving import REPORT_FILTERS, report_dialog, save_report
 from microgui.qt.settings import UiSettings
+from microgui.qt.view_bar import views_with_bar
 
 # EXPORT_FILTERS, ExportOverrideDialog, PAPERS, REPORT_FILTERS, view_rows, with_export_suffix:
 # kept importable from here, where they were before their own modules (issue 28).
@@ -153,7 +154,24 @@ class MainWindow(QMainWindow):
         self.tabs.setTabToolTip(
             2, "The minimum spanning tree of the records and the edges cut (mst, mstk)"
         )
-        self.setCentralWidget(self.tabs)
+        # issue 30: every view in sight (a wrapping bar of buttons, grouped), no scroll arrows
+        central, self.view_bar = views_with_bar(
+            self.tabs,
+            (
+                ("Records", (self.plot, self.data_panel, self.mst_plot, self.tree_panel)),
+                ("Runs", (self.compare_panel, self.ru_chart)),
+                (
+                    "Analyses",
+                    (
+                        self.utility_panel,
+                        self.risk_panel,
+                        self.association_panel,
+                        self.transition_panel,
+                    ),
+                ),
+            ),
+        )
+        self.setCentralWidget(central)
 
         self.run_panel = RunPanel(self.controller)
         self.roles_panel = RolesPanel(self.controller)
@@ -179,8 +197,15 @@ class MainWindow(QMainWindow):
             self.roles_panel,
             Qt.DockWidgetArea.LeftDockWidgetArea,
         )
+        # issue 30: the figures scroll when the dock is shorter than they are (the verdict, the
+        # IL-by-attribute table and wrapped values were cut at 1366 x 768)
+        self.results_scroll = QScrollArea()
+        self.results_scroll.setWidget(self.results_panel)
+        self.results_scroll.setWidgetResizable(True)
+        self.results_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.results_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.results_dock = self._dock(
-            "Results", "results_dock", self.results_panel, Qt.DockWidgetArea.RightDockWidgetArea
+            "Results", "results_dock", self.results_scroll, Qt.DockWidgetArea.RightDockWidgetArea
         )
         self.history_panel = HistoryPanel(self.controller)
         # Below the views, between the side docks: the history is a wide table.
@@ -199,7 +224,9 @@ class MainWindow(QMainWindow):
             self.classes_panel,
             Qt.DockWidgetArea.BottomDockWidgetArea,
         )
-        # Shown when an mstk run has classes (or from the View menu).
+        # Shown when an mstk run has classes (or from the View menu), as a tab beside the run
+        # history: side by side they left the history 0 rows at 1366 x 768 (issue 30).
+        self.tabifyDockWidget(self.history_dock, self.classes_dock)
         self.classes_dock.hide()
         self.resizeDocks([self.run_dock, self.results_dock], [410, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.run_dock, self.roles_dock], [380, 470], Qt.Orientation.Vertical)
@@ -272,6 +299,8 @@ class MainWindow(QMainWindow):
         ctl.point_opening.connect(lambda _i, text: self.statusBar().showMessage(text, 15000))
         for panel in (self.roles_panel, self.run_panel, self.history_panel):
             panel.error_occurred.connect(lambda message: self.show_error(message))
+        self.history_panel.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        self.history_panel.load_settings_requested.connect(self.run_panel.load_run_settings)
         # Autosave for crash recovery: a minute after the last change at the latest, a few
         # seconds after roles or the history changed; removed on a clean exit (closeEvent).
         self._autosave_timer = QTimer(self)
@@ -287,6 +316,9 @@ class MainWindow(QMainWindow):
             signal.connect(lambda *_args: self._autosave_timer.start())
         self._update_title()
         self._update_actions()
+        # View -> Reset layout goes back to this (issue 30)
+        self.default_state = QByteArray(self.saveState())
+        self.layout_note = ""
         self._restore_geometry()
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -296,6 +328,8 @@ class MainWindow(QMainWindow):
         dock.setFeatures(
             QDockWidget.DockWidgetFeature.DockWidgetMovable
             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+            # issue 30: every panel can be hidden and shown again from the View menu
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
         )
         self.addDockWidget(area, dock)
         return dock
@@ -430,8 +464,9 @@ class MainWindow(QMainWindow):
         self._mst_pending = (result, ctl.projection, ctl.mst_layout)
         if self.tabs.currentWidget() is self.mst_plot:
             self._draw_pending_mst()
-        if self.classes_panel.classes is not None:
+        if self.classes_panel.classes is not None and self.classes_dock.isHidden():
             self.classes_dock.show()
+            self.history_dock.raise_()  # the history stays in sight; the classes are its tab
         self._update_actions()
         self.statusBar().showMessage(
             f"{result.spec.method}, k = {result.spec.k}: {result.n_groups:,} groups, "
@@ -542,12 +577,85 @@ class MainWindow(QMainWindow):
 
     # geometry and closing -----------------------------------------------------------------
     def _restore_geometry(self) -> None:
+        """The window's last size, place and dock arrangement, unless they no longer fit the
+        screen (a laptop after a large monitor): then the default layout (issue 30)."""
         geometry = self.settings.geometry()
-        if geometry is not None:
+        if geometry is None:
+            return
+        made_for = self.settings.screen_size()
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        free = screen.availableGeometry() if screen is not None else None
+        larger = (
+            made_for is not None
+            and free is not None
+            and (made_for[0] > free.width() or made_for[1] > free.height())
+        )
+        if not larger:
             self.restoreGeometry(geometry)
+        if larger or not fits_a_screen(self.geometry()):
+            self.layout_note = (
+                "The window's stored size no longer fits this screen: the default layout is used."
+            )
+            self.statusBar().showMessage(self.layout_note, 15000)
+            self.resize(*_initial_size(self))
+            return
         state = self.settings.window_state()
         if state is not None:
             self.restoreState(state)
+
+    def save_layout(self) -> None:
+        """Keep the window's geometry and dock arrangement, and the free area of the screen
+        they were made for (a layout made on a larger screen is not restored: issue 30)."""
+        self.settings.set_geometry(QByteArray(self.saveGeometry()))
+        self.settings.set_window_state(QByteArray(self.saveState()))
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is not None:
+            free = screen.availableGeometry()
+            self.settings.set_screen_size(free.width(), free.height())
+
+    def reset_layout(self) -> None:
+        """View -> Reset layout: the panels where they were at the first start, all shown but
+        the mstk classes (shown by an mstk run), and the window sized to the screen."""
+        if self.isMaximized() or self.isFullScreen():
+            self.showNormal()
+        self.restoreState(self.default_state)
+        for dock in (self.run_dock, self.roles_dock, self.results_dock, self.history_dock):
+            dock.show()
+        self.history_dock.raise_()
+        self.resize(*_initial_size(self))
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is not None:
+            free = screen.availableGeometry()
+            self.move(free.topLeft())
+        self.statusBar().showMessage("Layout reset to the default.", 5000)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        if not getattr(self, "_fitted", False):
+            self._fitted = True
+            QTimer.singleShot(0, self, self.fit_on_screen)
+
+    def fit_on_screen(self) -> None:
+        """Shrink and move the window so that its frame (title bar included) is inside the
+        screen's free area: the first window was taller than a 768 px screen, its status bar
+        off-screen (issue 30)."""
+        if self.isMaximized() or self.isFullScreen():
+            return
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return
+        free, frame = screen.availableGeometry(), self.frameGeometry()
+        extra_w = frame.width() - self.width()
+        extra_h = frame.height() - self.height()
+        width = min(self.width(), free.width() - extra_w)
+        height = min(self.height(), free.height() - extra_h)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(max(width, self.minimumWidth()), max(height, self.minimumHeight()))
+            frame = self.frameGeometry()
+        if not free.contains(frame):
+            x = min(max(frame.x(), free.x()), free.right() + 1 - frame.width())
+            y = min(max(frame.y(), free.y()), free.bottom() + 1 - frame.height())
+            self.move(max(x, free.x()), max(y, free.y()))
 
     # projects --------------------------------------------------------------------------------
     def open_project_dialog(self) -> None:
@@ -627,8 +735,7 @@ class MainWindow(QMainWindow):
         if self.settings.persist:
             clear_autosave()  # a clean exit: nothing to recover
         if self.settings.persist:
-            self.settings.set_geometry(QByteArray(self.saveGeometry()))
-            self.settings.set_window_state(QByteArray(self.saveState()))
+            self.save_layout()
             self.settings.sync()
         for box in (
             self.error_box,
@@ -640,6 +747,16 @@ class MainWindow(QMainWindow):
             if box is not None:
                 box.close()
         super().closeEvent(event)
+
+
+def fits_a_screen(rect: Any, slack: int = 8) -> bool:
+    """Whether ``rect`` (a window's geometry) lies within the free area of one of the screens,
+    give or take ``slack`` pixels."""
+    for screen in QGuiApplication.screens():
+        free = screen.availableGeometry().adjusted(-slack, -slack, slack, slack)
+        if free.contains(rect):
+            return True
+    return False
 
 
 def _initial_size(window: QWidget) -> tuple[int, int]:

@@ -92,6 +92,13 @@ def make_menus(window: MainWindow) -> None:
         window.classes_dock,
     ):
         view_menu.addAction(dock.toggleViewAction())
+    view_menu.addSeparator()
+    window.reset_layout_action = QAction("&Reset layout", window)
+    window.reset_layout_action.setToolTip(
+        "Put every panel back where it was at the first start, and fit the window to the screen"
+    )
+    window.reset_layout_action.triggered.connect(window.reset_layout)
+    view_menu.addAction(window.reset_layout_action)
     help_menu = window.menuBar().addMenu("&Help")
     window.about_action = QAction("&About microgui", window)
     window.about_action.triggered.connect(window.show_about)

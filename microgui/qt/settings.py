@@ -67,6 +67,18 @@ class UiSettings:
     def set_window_state(self, value: QByteArray) -> None:
         self._set("window/state", value)
 
+    def screen_size(self) -> tuple[int, int] | None:
+        """The free area of the screen the stored layout was made on (width, height)."""
+        value = self._get("window/screen")
+        try:
+            width, height = (int(v) for v in str(value).split("x"))
+        except ValueError:
+            return None
+        return width, height
+
+    def set_screen_size(self, width: int, height: int) -> None:
+        self._set("window/screen", f"{width}x{height}")
+
     # recent files -------------------------------------------------------------------------
     def recent_files(self) -> list[str]:
         value = self._get("files/recent")

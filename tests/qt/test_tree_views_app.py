@@ -275,9 +275,12 @@ def test_mstk_classes_table_and_linked_selection(window: MainWindow, qtbot) -> N
     ctl = window.controller
     ctl.set_dataset(_table_1())
     panel = window.classes_panel
-    assert not window.classes_dock.isVisible()
+    assert not window.classes_dock.toggleViewAction().isChecked()
     result = _run(window, qtbot, RunSpec.make("mstk", 2, seed=1))
-    assert window.classes_dock.isVisible()
+    # a tab beside the run history, which stays in sight (issue 30)
+    assert window.classes_dock.toggleViewAction().isChecked()
+    assert window.tabifiedDockWidgets(window.classes_dock) == [window.history_dock]
+    assert window.history_dock.isVisible()
     model = panel.model
     assert model.rowCount() == 3
     assert [c for c in model.frame.columns] == ["class", "size", "Age", "Sex", "Zipcode"]

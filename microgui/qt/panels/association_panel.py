@@ -36,6 +36,7 @@ from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -43,6 +44,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -517,9 +519,15 @@ class AssociationPanel(QWidget):
         self.splitter.addWidget(corr_box)
         self.splitter.addWidget(reg_box)
         self.splitter.setSizes([520, 360])
+        # issue 30: on a short window the two boxes scroll rather than set the window's
+        # minimum height (their 400 px pushed a 1366 x 768 window past the screen)
+        scroll = QScrollArea()
+        scroll.setWidget(self.splitter)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.splitter)
+        layout.addWidget(scroll)
 
         controller.dataset_loaded.connect(self._on_dataset_loaded)
         controller.run_finished.connect(self._on_run_shown)

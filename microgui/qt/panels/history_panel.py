@@ -51,6 +51,9 @@ HEADLINE_MEASURES: dict[str, str] = {
     "homogeneous_percent": "Homog. %",
 }
 
+#: The rows of runs the table always has room for (issue 30: at least 5 at 1366 x 768).
+MIN_ROWS = 5
+
 _FIXED = ("Run", "Method", "k", "Parameters", "Seed", "Finished")
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -164,6 +167,10 @@ class HistoryPanel(QWidget):
     """The history table and its buttons. ``error_occurred(message)`` for the window."""
 
     error_occurred = Signal(str)
+    #: a short confirmation for the window's status bar (Copy as command, issue 30)
+    message = Signal(str)
+    #: the user asked to load run N's settings into the Method panel (issue 30: never implicit)
+    load_settings_requested = Signal(int)
 
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -182,6 +189,8 @@ class HistoryPanel(QWidget):
         self.view.setWordWrap(False)
         self.view.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.view.selectionModel().selectionChanged.connect(self._on_selection)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
 
         self.rerun_button = QPushButton("Re-run")
         self.rerun_button.setToolTip("Run the selected run again from its spec and seed")
@@ -210,20 +219,40 @@ class HistoryPanel(QWidget):
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color: #666;")
 
-        buttons = QHBoxLayout()
+        # Issue 30: at 1366 x 768 the table showed 1-2 runs under its buttons and a 2-line
+        # hint. The buttons stand beside it, the hint is shown while the history is empty (and
+        # is the table's tool tip), and the table keeps room for MIN_ROWS runs.
+        self.view.setToolTip(self.hint.text())
+        buttons = QVBoxLayout()
+        buttons.setContentsMargins(0, 0, 0, 0)
         for b in (self.rerun_button, self.remove_button, self.compare_button, self.command_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.view, 1)
+        table = QVBoxLayout()
+        table.setContentsMargins(0, 0, 0, 0)
+        table.addWidget(self.view, 1)
+        table.addWidget(self.hint)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.addLayout(table, 1)
         layout.addLayout(buttons)
-        layout.addWidget(self.hint)
+        rows = self.view.verticalHeader().defaultSectionSize()
+        header = self.view.horizontalHeader().sizeHint().height()
+        scroll = self.view.horizontalScrollBar().sizeHint().height()
+        self.view.setMinimumHeight(header + MIN_ROWS * rows + scroll + 2 * self.view.frameWidth())
 
         controller.history_changed.connect(self._after_history_changed)
+        self._show_hint_when_empty()
         controller.run_shown.connect(self._on_run_shown)
         controller.busy_changed.connect(lambda _b: self._update_buttons())
         self._update_buttons()
+
+    def _show_hint_when_empty(self) -> None:
+        """The hint in place of an empty table; the table (room for MIN_ROWS runs) once a run
+        is kept."""
+        empty = not self._controller.history
+        self.hint.setVisible(empty)
+        self.view.setVisible(not empty)
 
     def selected_ids(self) -> list[int]:
         rows = sorted({i.row() for i in self.view.selectionModel().selectedRows()})
@@ -273,6 +302,7 @@ class HistoryPanel(QWidget):
             )
 
     def _after_history_changed(self) -> None:
+        self._show_hint_when_empty()
         shown = self._controller.shown_run_id
         if shown is not None:
             self._on_run_shown(shown)
@@ -310,14 +340,39 @@ class HistoryPanel(QWidget):
         lines = [command.text, *(f"# note: {c}" for c in command.caveats)]
         return "\n".join(lines)
 
+    def context_actions(self, run_id: int) -> list[tuple[str, Any]]:
+        """The context menu of run ``run_id``'s row: (text, what it does)."""
+        return [
+            ("Load this run's settings", lambda: self.load_settings_requested.emit(run_id)),
+            ("Re-run", lambda: self._controller.rerun(run_id)),
+            ("Copy as command", self.copy_command),
+        ]
+
+    def _context_menu(self, pos: Any) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        index = self.view.indexAt(pos)
+        if not index.isValid():
+            return
+        run_id = self.model.entry(index.row()).run_id
+        if self.selected_ids() != [run_id]:
+            self.select_runs([run_id])
+        menu = QMenu(self.view)
+        for text, slot in self.context_actions(run_id):
+            menu.addAction(text).triggered.connect(lambda _c=False, f=slot: f())
+        menu.exec(self.view.viewport().mapToGlobal(pos))
+
     def copy_command(self) -> str:
-        """Put the selected run's command line on the clipboard; returns it ("" when not one
-        run is selected)."""
+        """Put the selected run's command line on the clipboard and say so in the status bar
+        (issue 30: it gave no feedback); returns it ("" when not one run is selected)."""
         ids = self.selected_ids()
         if len(ids) != 1:
             return ""
         text = self.command_text(ids[0])
         QGuiApplication.clipboard().setText(text)
+        first = text.splitlines()[0]
+        shown = first if len(first) <= 90 else f"{first[:87]}…"
+        self.message.emit(f"Copied the command of #{ids[0]} to the clipboard: {shown}")
         return text
 
     def rerun_selected(self) -> int | None:

@@ -266,6 +266,23 @@ class RunPanel(QWidget):
         self.progress_bar.setFormat("%p %")
         self.status_label = QLabel("Open a table to start.")
         self.status_label.setWordWrap(True)
+        # Issue 30: showing a run never changes these settings (the next Run ran what the user
+        # had not chosen); when the run shown was made otherwise, say so and offer its settings.
+        self.shown_note = QLabel()
+        self.shown_note.setWordWrap(True)
+        self.shown_note.setStyleSheet("color: #555")
+        self.load_shown_button = QPushButton("Load this run's settings")
+        self.load_shown_button.setToolTip(
+            "Set the method, k, parameters, seed, strata and blocks to those of the run shown "
+            "(nothing else changes until you press Run)"
+        )
+        self.load_shown_button.clicked.connect(self.load_shown_settings)
+        self.shown_box = QWidget()
+        shown_row = QHBoxLayout(self.shown_box)
+        shown_row.setContentsMargins(0, 0, 0, 0)
+        shown_row.addWidget(self.shown_note, 1)
+        shown_row.addWidget(self.load_shown_button)
+        self.shown_box.setVisible(False)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -305,17 +322,23 @@ class RunPanel(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.status_label)
+        layout.addWidget(self.shown_box)
         layout.addStretch(1)
 
         self._load_methods()
         controller.dataset_loaded.connect(self._on_dataset_loaded)
         controller.roles_changed.connect(lambda _roles: self._fill_strata_menu())
         controller.roles_changed.connect(self._follow_roles)
+        controller.roles_changed.connect(lambda _roles: self._grey_refused_methods())
         controller.roles_changed.connect(lambda _roles: self._update_hierarchy_note())
         controller.hierarchies.changed.connect(self._update_hierarchy_note)
         controller.run_started.connect(self._on_run_started)
-        # the panel shows the settings of the run the views show (issue 15)
+        # the panel says when the run the views show was made with other settings (issue 15),
+        # and never takes them by itself (issue 30)
         controller.run_shown.connect(self._on_run_shown)
+        self.k_spin.valueChanged.connect(lambda *_: self._update_shown_note())
+        self.seed_spin.valueChanged.connect(lambda *_: self._update_shown_note())
+        self.blocks_combo.currentIndexChanged.connect(lambda *_: self._update_shown_note())
         controller.run_progress.connect(self._on_run_progress)
         controller.run_finished.connect(self._on_run_finished)
         controller.run_failed.connect(self._on_run_failed)
@@ -345,7 +368,37 @@ class RunPanel(QWidget):
                 self.method_combo.count() - 1, method.headline, Qt.ItemDataRole.ToolTipRole
             )
         self.method_combo.blockSignals(False)
+        self._grey_refused_methods()
         self._on_method_changed()
+
+    def method_refusals(self) -> dict[str, str]:
+        """Why each method cannot run on the current roles (methods that can are left out)."""
+        roles = self._controller.roles
+        if roles is None:
+            return {}
+        return {n: why for n, m in self._methods.items() if (why := method_refusal(m, roles))}
+
+    def _grey_refused_methods(self) -> None:
+        """Issue 30: methods that cannot run on the current roles are in the list, greyed, with
+        the reason as their tooltip (they failed only after Run). The method chosen stays chosen
+        (the user may be about to change the roles); the status line and Run say why not."""
+        refused = self.method_refusals()
+        model = self.method_combo.model()
+        for row in range(self.method_combo.count()):
+            name = str(self.method_combo.itemData(row))
+            method = self._methods[name]
+            why = refused.get(name, "")
+            item = model.item(row) if hasattr(model, "item") else None
+            if item is not None:
+                item.setEnabled(not why)
+            tip = f"Not available: {why}" if why else method.headline
+            self.method_combo.setItemData(row, tip, Qt.ItemDataRole.ToolTipRole)
+        current = self.method
+        if current is not None and current.name in refused:
+            self.status_label.setText(
+                f"{current.name} cannot run on these roles: {refused[current.name]}."
+            )
+        self._update_buttons()
 
     def _show_params(self, shown: bool) -> None:
         self.params_body.setVisible(shown)
@@ -370,6 +423,7 @@ class RunPanel(QWidget):
                 shown = ("on" if value else "off") if isinstance(value, bool) else value
                 changed.append(f"{param_label(spec.name).lower()} = {shown}")
         self.params_note.setText("; ".join(changed) if changed else "defaults")
+        self._update_shown_note()
 
     @property
     def method(self) -> Method | None:
@@ -403,6 +457,7 @@ class RunPanel(QWidget):
             _on_change(widget, self._update_params_note)
         self.params_box.setVisible(bool(method.all_params))
         self._update_params_note()
+        self._update_buttons()
         self._update_hierarchy_note()
 
     def _update_hierarchy_note(self) -> None:
@@ -444,14 +499,70 @@ class RunPanel(QWidget):
             raise MicroguiError(f"unknown method {name!r}")
         self.method_combo.setCurrentIndex(pos)
 
-    def _on_run_shown(self, run_id: int) -> None:
+    def _shown_spec(self) -> RunSpec | None:
+        run_id = self._controller.shown_run_id
+        if run_id is None:
+            return None
         try:
-            spec = self._controller.entry(run_id).spec
+            return self._controller.entry(run_id).spec
         except (KeyError, LookupError):
+            return None
+
+    def _on_run_shown(self, _run_id: int) -> None:
+        self._update_shown_note()
+
+    def _update_shown_note(self) -> None:
+        """'#3 mstk k=4 (shown) was made with other settings' and the button that loads them,
+        or nothing when the panel describes the run shown."""
+        spec = self._shown_spec()
+        if spec is None or spec.method not in self._methods or self._describes(spec):
+            self.shown_box.setVisible(False)
             return
-        if spec.method in self._methods:
-            self.set_spec(spec)
-            self._method_proposed = False
+        run_id = self._controller.shown_run_id
+        self.shown_note.setText(
+            f"The run shown, #{run_id} {spec.method} k={spec.k}, was made with other settings "
+            "than these."
+        )
+        self.shown_box.setVisible(True)
+
+    def _describes(self, spec: RunSpec) -> bool:
+        """Whether the widgets describe ``spec`` (method, k, parameters as resolved, seed,
+        strata, blocks); a run whose seed was drawn matches a panel left on 'random'."""
+        try:
+            mine = self.spec()
+        except MicroguiError:
+            return False
+        if (mine.method, mine.k, mine.seed, tuple(mine.strata), mine.block_size) != (
+            spec.method,
+            spec.k,
+            spec.seed,
+            tuple(spec.strata),
+            spec.block_size,
+        ):
+            return False
+        method = self._methods[spec.method]
+        try:
+            return resolve_params(method, mine.param_dict) == resolve_params(
+                method, spec.param_dict
+            )
+        except MicroguiError:
+            return False
+
+    def load_run_settings(self, run_id: int) -> None:
+        """Set the widgets to the settings of history run ``run_id`` (its seed as given: a run
+        that drew a fresh seed loads 'random'; the history's replay uses the drawn one)."""
+        spec = self._controller.entry(run_id).spec
+        if spec.method not in self._methods:
+            raise MicroguiError(f"run #{run_id}'s method {spec.method!r} is not available")
+        self.set_spec(spec)
+        self._method_proposed = False
+        self._update_shown_note()
+        self.status_label.setText(f"Settings of run #{run_id} loaded; press Run to run them.")
+
+    def load_shown_settings(self) -> None:
+        """What 'Load this run's settings' does: the settings of the run shown."""
+        if self._controller.shown_run_id is not None:
+            self.load_run_settings(self._controller.shown_run_id)
 
     def _on_method_chosen(self, _index: int) -> None:
         self._method_proposed = False
@@ -564,7 +675,15 @@ class RunPanel(QWidget):
     def _update_buttons(self, _busy: bool = False) -> None:
         busy = self._controller.is_running
         has_data = self._controller.dataset is not None
-        self.run_button.setEnabled(has_data and not busy and self.method is not None)
+        method = self.method
+        roles = self._controller.roles
+        why = method_refusal(method, roles) if method is not None and roles is not None else ""
+        self.run_button.setEnabled(has_data and not busy and method is not None and not why)
+        self.run_button.setToolTip(
+            f"{method.name if method else 'This method'} cannot run on these roles: {why}"
+            if why
+            else "Microaggregate the quasi-identifiers with these settings"
+        )
         self.sweep_button.setEnabled(has_data)
         self.cancel_button.setEnabled(busy)
 
