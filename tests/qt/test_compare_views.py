@@ -156,3 +156,25 @@ def test_ru_map_draws_the_unprotected_table_and_offers_recommended_measures(qtbo
     chart.set_y_scale("log")
     assert chart.reference_position is None and "not drawn" in chart.title_text()
     np.testing.assert_equal(len(chart.reference_item.data), 0)
+
+
+def test_reference_point_is_measured_after_the_run_is_shown(
+    demo_window: MainWindow, qtbot: Any
+) -> None:
+    """Issue 30: the unprotected table's point (a full ``evaluate`` of the raw table, ~10 s on
+    Adult) is no part of the run: the run is shown first, its outcome carries no reference, and
+    a view task measures it once per table, then the R-U map draws the star."""
+    from microgui.core.views.ru_frame import cached_unprotected_reference
+
+    ctl = demo_window.controller
+    dataset = ctl.dataset
+    assert dataset is not None and cached_unprotected_reference(dataset) is None
+    with qtbot.waitSignal(ctl.analyses.reference_measured, timeout=RUN_TIMEOUT_MS):
+        _run(demo_window, qtbot, RunSpec.make("mdav-generic", 3, seed=0))
+        assert not ctl.history[-1].outcome.unprotected  # not measured inside the run
+    assert cached_unprotected_reference(dataset) is not None
+    assert demo_window.ru_chart.reference_position is not None
+    # a second run of the same table starts no new measurement
+    _run(demo_window, qtbot, RunSpec.make("mdav-generic", 5, seed=0))
+    assert not ctl.analyses.references.busy
+    assert demo_window.ru_chart.reference_position is not None
