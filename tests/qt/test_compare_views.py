@@ -192,6 +192,11 @@ def test_bars_are_built_in_slices_of_the_event_loop(
     plot = CompareBarsPlot()
     qtbot.addWidget(plot)
     runs = [BarRun("#1", {f"m{i}": float(i + 1) for i in range(7)}), BarRun("#2", {"m0": 2.0})]
+    # hidden (another view in front): nothing built at once
+    plot.set_runs(runs, [f"m{i}" for i in range(7)], {})
+    assert plot.chart_count() == 7 and len(plot.ci.items) == 0 and plot.pending == 7
+    plot.show()
+    qtbot.waitExposed(plot)
     plot.set_runs(runs, [f"m{i}" for i in range(7)], {})
     assert plot.chart_count() == 7 and len(plot.ci.items) == 1 and plot.pending == 6
     qtbot.waitUntil(lambda: plot.pending == 0)

@@ -11,7 +11,7 @@ SSE/SST (continuous) or its share of changed values (categorical), per run.
 A pyqtgraph PlotItem costs ~30 ms to build (its axes, view box and menu), so a comparison of
 20 charts would hold the GUI thread for over half a second (issue 30's "no stall above 100 ms").
 The charts are therefore built in slices of at most :data:`SLICE_S` seconds, one slice per turn
-of the event loop (the first at once): the titles and values are known at once
+of the event loop (the first at once when the view is shown): the titles and values are known at once
 (:attr:`CompareBarsPlot.chart_titles`), the charts appear within a few turns
 (:attr:`CompareBarsPlot.pending` counts those still to build; :meth:`finish` builds them now).
 """
@@ -41,7 +41,7 @@ MIN_CHART_WIDTH = 230
 #: Height of one row of charts, in pixels.
 ROW_HEIGHT = 150
 #: Longest one slice of chart building holds the GUI thread, in seconds (one chart at least).
-SLICE_S = 0.05
+SLICE_S = 0.03
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,10 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
         self._queue = charts
         rows = (len(charts) + columns - 1) // columns
         self.setMinimumHeight(max(rows, 1) * ROW_HEIGHT)
-        self._build_slice()
+        if self.isVisible():
+            self._build_slice()
+        elif self.pending:  # hidden (another view in front): every slice on later turns
+            self._timer.start()
 
     @property
     def pending(self) -> int:
