@@ -515,6 +515,8 @@ class AppController(QObject):
         self.run_shown.emit(run_id)
         if had_selection:
             self.selection_changed.emit(None)
+        # the R-U map's unprotected reference point, measured after the run is shown (issue 30)
+        self.analyses.unprotected_reference(entry.dataset)
 
     # history ------------------------------------------------------------------------------
     def entry(self, run_id: int) -> HistoryEntry:

@@ -33,6 +33,7 @@ from microgui.core.metrics.disclosure import release_verdict
 from microgui.core.runs import RunResult
 from microgui.core.runs.analysis import measure_catalog
 from microgui.core.runs.project_file import Project, clear_autosave, load_project
+from microgui.core.views.ru_frame import cached_unprotected_reference
 from microgui.qt.about import PAPERS, about_box
 from microgui.qt.controller import AppController
 from microgui.qt.export_dialogs import (
@@ -277,6 +278,7 @@ class MainWindow(QMainWindow):
         ctl.busy_changed.connect(lambda _b: self._update_actions())
         ctl.selection_changed.connect(self._on_selection_changed)
         ctl.history_changed.connect(self._update_ru_chart)
+        ctl.analyses.reference_measured.connect(lambda *_a: self._update_ru_chart())
         ctl.run_shown.connect(self.ru_chart.set_current)
         ctl.comparison_changed.connect(self._on_comparison_changed)
         self.ru_chart.run_clicked.connect(ctl.show_run)
@@ -536,10 +538,18 @@ class MainWindow(QMainWindow):
     def _update_ru_chart(self) -> None:
         ctl = self.controller
         points = [RuPoint(e.run_id, e.spec.method, e.spec.k, e.measures) for e in ctl.history]
-        # the unprotected table's point (measured in the run's worker) and the measures
-        # recommended for its quasi-identifiers (issue 29)
+        # the unprotected table's point (measured in a view task after the run is shown:
+        # ViewAnalyses.unprotected_reference) and the measures recommended for its
+        # quasi-identifiers (issue 29)
         reference = next(
-            (e.outcome.unprotected for e in reversed(ctl.history) if e.outcome is not None),
+            (
+                ref
+                for e in reversed(ctl.history)
+                if (
+                    ref := cached_unprotected_reference(e.dataset)
+                    or (e.outcome.unprotected if e.outcome is not None else None)
+                )
+            ),
             None,
         )
         self.ru_chart.set_runs(

@@ -1,5 +1,7 @@
 """The analyses the views ask for in the background (STYLE.md §4): the dependency tree of the
-quasi-identifiers (issue 3), and the correlations and regressions of the run shown (issue 5).
+quasi-identifiers (issue 3), the correlations and regressions of the run shown (issue 5), and the
+unprotected table's reference point of the risk-utility map (issue 29/30: measured after the run
+is shown, never inside the run).
 
 Each kind is a :class:`~microgui.qt.workers.TaskSlot` in the controller's analysis pool, so that
 they never wait behind a run; one current request per kind, a newer request supersedes
@@ -15,7 +17,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QObject, QThreadPool
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from microgui.core.errors import InvalidRoles
 from microgui.core.runs.analysis import (
@@ -23,6 +25,7 @@ from microgui.core.runs.analysis import (
     dependency_tree_outcome,
     regression_outcome,
 )
+from microgui.core.views.ru_frame import cached_unprotected_reference, unprotected_reference
 from microgui.qt.workers import TaskSlot
 
 #: The window's :class:`~microgui.qt.controller.AppController` (not imported: it imports this
@@ -33,7 +36,11 @@ __all__ = ["ViewAnalyses"]
 
 
 class ViewAnalyses(QObject):
-    """The dependency tree, correlations and regressions of one controller's views."""
+    """The dependency tree, correlations and regressions of one controller's views, and the
+    unprotected table's reference point."""
+
+    #: task id, the reference point's measures (``core.views.ru_frame.unprotected_reference``)
+    reference_measured = Signal(int, object)
 
     def __init__(self, pool: QThreadPool, controller: AppController) -> None:
         super().__init__(controller)
@@ -48,10 +55,12 @@ class ViewAnalyses(QObject):
         self.regressions = TaskSlot(pool, self, ids).forward(
             finished=controller.regression_fitted, failed=controller.regression_failed
         )
+        #: the reference point of the R-U map; a failure leaves the map without its star
+        self.references = TaskSlot(pool, self, ids).forward(finished=self.reference_measured)
 
     @property
     def slots(self) -> tuple[TaskSlot, ...]:
-        return (self.trees, self.correlations, self.regressions)
+        return (self.trees, self.correlations, self.regressions, self.references)
 
     def dependency_tree(self, bins: int) -> int:
         """Start the dependency tree of the current quasi-identifiers; the request's id."""
@@ -77,3 +86,13 @@ class ViewAnalyses(QObject):
         xs = [str(x) for x in xs]
         ds, result, run_id = ctl.result_dataset, ctl.result, ctl.shown_run_id
         return self.regressions.start(partial(regression_outcome, ds, result, run_id, y, xs))
+
+    def unprotected_reference(self, dataset: Any) -> int | None:
+        """Start measuring ``dataset`` unprotected (a full ``evaluate`` against itself, ~10 s on
+        Adult) unless it is measured or being measured; the request's id, or None when nothing
+        was started. ``reference_measured`` follows."""
+        if dataset is None or cached_unprotected_reference(dataset) is not None:
+            return None
+        if self.references.busy and self.references.context() is dataset:
+            return None
+        return self.references.start(partial(unprotected_reference, dataset), dataset)

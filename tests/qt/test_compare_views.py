@@ -156,3 +156,55 @@ def test_ru_map_draws_the_unprotected_table_and_offers_recommended_measures(qtbo
     chart.set_y_scale("log")
     assert chart.reference_position is None and "not drawn" in chart.title_text()
     np.testing.assert_equal(len(chart.reference_item.data), 0)
+
+
+def test_reference_point_is_measured_after_the_run_is_shown(
+    demo_window: MainWindow, qtbot: Any
+) -> None:
+    """Issue 30: the unprotected table's point (a full ``evaluate`` of the raw table, ~10 s on
+    Adult) is no part of the run: the run is shown first, its outcome carries no reference, and
+    a view task measures it once per table, then the R-U map draws the star."""
+    from microgui.core.views.ru_frame import cached_unprotected_reference
+
+    ctl = demo_window.controller
+    dataset = ctl.dataset
+    assert dataset is not None and cached_unprotected_reference(dataset) is None
+    with qtbot.waitSignal(ctl.analyses.reference_measured, timeout=RUN_TIMEOUT_MS):
+        _run(demo_window, qtbot, RunSpec.make("mdav-generic", 3, seed=0))
+        assert not ctl.history[-1].outcome.unprotected  # not measured inside the run
+    assert cached_unprotected_reference(dataset) is not None
+    assert demo_window.ru_chart.reference_position is not None
+    # a second run of the same table starts no new measurement
+    _run(demo_window, qtbot, RunSpec.make("mdav-generic", 5, seed=0))
+    assert not ctl.analyses.references.busy
+    assert demo_window.ru_chart.reference_position is not None
+
+
+def test_bars_are_built_in_slices_of_the_event_loop(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: each PlotItem costs ~30 ms to build, so 20 charts held the GUI thread for
+    over half a second; the charts are built one slice per turn of the event loop (here one
+    chart a slice), the titles and values known at once."""
+    import microgui.qt.plots.compare_bars as module
+
+    monkeypatch.setattr(module, "SLICE_S", 0.0)
+    plot = CompareBarsPlot()
+    qtbot.addWidget(plot)
+    runs = [BarRun("#1", {f"m{i}": float(i + 1) for i in range(7)}), BarRun("#2", {"m0": 2.0})]
+    # hidden (another view in front): nothing built at once
+    plot.set_runs(runs, [f"m{i}" for i in range(7)], {})
+    assert plot.chart_count() == 7 and len(plot.ci.items) == 0 and plot.pending == 7
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.set_runs(runs, [f"m{i}" for i in range(7)], {})
+    assert plot.chart_count() == 7 and len(plot.ci.items) == 1 and plot.pending == 6
+    qtbot.waitUntil(lambda: plot.pending == 0)
+    assert len(plot.ci.items) == 7
+    # a new comparison drops the slices of the old one
+    plot.set_runs(runs, ["m0", "m1", "m2"], {})
+    assert len(plot.ci.items) == 1 and plot.pending == 2
+    plot.finish()
+    assert len(plot.ci.items) == 3 and plot.pending == 0
+    qtbot.wait(10)
+    assert len(plot.ci.items) == 3

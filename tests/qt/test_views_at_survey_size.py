@@ -64,6 +64,10 @@ def test_views_draw_a_30000_record_mixed_run_in_reasonable_time(qtbot: Any) -> N
     mst.resize(1000, 700)
     took = _timed(lambda: mst.set_run(result, projection, layout), mst)
     assert mst.kept_drawn + mst.cut_drawn == MAX_VIEW_EDGES and took < LOOSE_S, took
+    # a redraw of the same view (a pan) keeps the legend's entries: no label rebuilt (issue 30)
+    rows = [tuple(row) for row in mst.legend.items]
+    mst._draw_view()
+    assert [tuple(row) for row in mst.legend.items] == rows and len(rows) >= 2
 
     compare = CompareScatterPlot()
     qtbot.addWidget(compare)

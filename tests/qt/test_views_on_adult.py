@@ -29,6 +29,8 @@ def test_views_on_adult_at_laptop_and_desktop_sizes(
     for k in (10, 5):  # two runs to compare; the k = 5 run shown
         with qtbot.waitSignal(ctl.run_shown, timeout=600_000):
             ctl.start_run(RunSpec.make("mdav-generic", k, seed=0))
+    # the R-U map's reference point is measured after the run is shown (issue 30)
+    qtbot.waitUntil(lambda: window.ru_chart.reference_position is not None, timeout=600_000)
     ctl.set_comparison([e.run_id for e in ctl.history])
     plot = window.plot
     for width, height in SIZES:

@@ -253,8 +253,14 @@ def category_keys(series: pd.Series) -> np.ndarray:
     return out
 
 
-def _sorted_categories(keys: Sequence[str]) -> list[str]:
+def _sorted_categories(keys: Sequence[str], order: Sequence[str] | None = None) -> list[str]:
+    """The categories found, in the ordinal ``order`` when one is given (those it does not list
+    after, sorted), else numerically when all are numbers, else alphabetically."""
     found = set(keys)
+    if order:
+        ranked = list(dict.fromkeys(k for k in (_value_key(v) for v in order) if k in found))
+        rest = found.difference(ranked)
+        return ranked + (_sorted_categories(list(rest)) if rest else [])
     try:
         return sorted(found, key=lambda k: (float(k), k))
     except ValueError:
@@ -262,15 +268,16 @@ def _sorted_categories(keys: Sequence[str]) -> list[str]:
 
 
 def _category_codes(
-    original: pd.Series, released: pd.Series
+    original: pd.Series, released: pd.Series, order: Sequence[str] | None = None
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """(original codes, released codes, labels): codes index the original's sorted categories;
+    """(original codes, released codes, labels): codes index the original's sorted categories
+    (in the ordinal ``order`` when given: an ordinal's bars follow its order, issue 30);
     a released value the original lacks has the code ``len(categories)`` (labels end with
     :data:`OTHER_LABEL` then); missing is −1."""
     oc, okeys = _key_codes(original)
     rc, rkeys = _key_codes(released)
     used = np.unique(oc[oc >= 0])
-    cats = _sorted_categories([okeys[i] for i in used])
+    cats = _sorted_categories([okeys[i] for i in used], order)
     index = {c: i for i, c in enumerate(cats)}
     other = len(cats)
     o_map = np.array([index.get(k, -1) for k in okeys] + [-1], dtype=np.int64)
@@ -407,9 +414,14 @@ def _spread(low: np.ndarray, high: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return counts
 
 
-def distribution(original: pd.Series, released: pd.Series, numeric: bool) -> Distribution:
+def distribution(
+    original: pd.Series,
+    released: pd.Series,
+    numeric: bool,
+    order: Sequence[str] | None = None,
+) -> Distribution:
     """The frequency table of one attribute, original vs released (see the module docstring
-    for bins, ranges, other values and missing cells)."""
+    for bins, ranges, other values and missing cells); an ordinal's categories in ``order``."""
     if len(original) != len(released):
         raise InvalidParameter("the original and released columns must have the same length")
     name = str(original.name)
@@ -454,7 +466,7 @@ def distribution(original: pd.Series, released: pd.Series, numeric: bool) -> Dis
             int(r_miss.sum()),
             int(bad.sum()),
         )
-    o, r, labels = _category_codes(original, released)
+    o, r, labels = _category_codes(original, released, order)
     return _category_distribution(name, o, r, labels)
 
 
@@ -492,7 +504,9 @@ def distributions(
     """:func:`distribution` of every column of :func:`utility_columns` present in both tables."""
     _check_rows(original, protected)
     return {
-        c: distribution(original[c], protected[c], column_is_numeric(original, roles, c))
+        c: distribution(
+            original[c], protected[c], column_is_numeric(original, roles, c), _order(roles, c)
+        )
         for c in utility_columns(roles)
         if c in original.columns and c in protected.columns
     }
@@ -520,8 +534,19 @@ class _Prepared:
     labels: tuple[str, ...] = ()
 
 
+def _order(roles: RoleMap, column: str) -> tuple[str, ...] | None:
+    """The ordinal order of ``column`` in ``roles`` (None: not ordinal, or no order given)."""
+    if column not in roles or roles[column].kind != AttributeKind.ORDINAL:
+        return None
+    return roles[column].order
+
+
 def _prepare(
-    original: pd.DataFrame, protected: pd.DataFrame, column: str, numeric: bool
+    original: pd.DataFrame,
+    protected: pd.DataFrame,
+    column: str,
+    numeric: bool,
+    order: Sequence[str] | None = None,
 ) -> _Prepared:
     if numeric:
         x = numeric_values(original[column])
@@ -529,7 +554,7 @@ def _prepare(
         y = released_numbers(original[column], protected[column])
         miss = ~np.isfinite(x) | ~np.isfinite(y)
         return _Prepared(column, True, x, y, miss)
-    o, r, labels = _category_codes(original[column], protected[column])
+    o, r, labels = _category_codes(original[column], protected[column], order)
     return _Prepared(column, False, o, r, (o < 0) | (r < 0), tuple(labels))
 
 
@@ -631,8 +656,12 @@ def crosstab(
             raise InvalidParameter(f"there is no column {c!r} in both tables")
     if a == b:
         raise InvalidParameter(f"a cross-tabulation needs two different columns, not {a!r} twice")
-    ca = _binned(_prepare(original, protected, a, column_is_numeric(original, roles, a)))
-    cb = _binned(_prepare(original, protected, b, column_is_numeric(original, roles, b)))
+    ca = _binned(
+        _prepare(original, protected, a, column_is_numeric(original, roles, a), _order(roles, a))
+    )
+    cb = _binned(
+        _prepare(original, protected, b, column_is_numeric(original, roles, b), _order(roles, b))
+    )
     keep = ~(ca.missing | cb.missing)
     na, nb = len(ca.labels), len(cb.labels)
     to = _codes_table(ca.original[keep], cb.original[keep], na, nb)
@@ -727,7 +756,10 @@ def association_matrix(
     _check_rows(original, protected)
     wanted = list(utility_columns(roles) if columns is None else columns)
     names = [c for c in dict.fromkeys(wanted) if c in original.columns and c in protected.columns]
-    cols = [_prepare(original, protected, c, column_is_numeric(original, roles, c)) for c in names]
+    cols = [
+        _prepare(original, protected, c, column_is_numeric(original, roles, c), _order(roles, c))
+        for c in names
+    ]
     return _matrix(cols, len(original))
 
 
@@ -790,7 +822,8 @@ def utility_summary(
     names = [c for c in utility_columns(roles) if c in original.columns and c in protected.columns]
     # each column read once: its codes serve its distribution and the association matrix
     prepared = {
-        c: _prepare(original, protected, c, column_is_numeric(original, roles, c)) for c in names
+        c: _prepare(original, protected, c, column_is_numeric(original, roles, c), _order(roles, c))
+        for c in names
     }
     dists = {
         c: (

@@ -167,7 +167,9 @@ class RunOutcome:
     #: category (``core.projection.category_transitions``), for the transitions view.
     transitions: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     #: The measures of the unprotected table (``core.views.ru_frame.unprotected_reference``):
-    #: the R-U map's reference point.
+    #: the R-U map's reference point. Empty from :func:`analyse_run`: the app measures it in a
+    #: view task after the run is shown (issue 30: a full ``evaluate`` of the raw table takes
+    #: ~10 s on Adult and must not delay the first run's result).
     unprotected: Mapping[str, float | None] = field(default_factory=dict)
 
 
@@ -176,7 +178,6 @@ def analyse_run(dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progr
     from microgui.core.methods.artifacts import DEPENDENCY_TREE
     from microgui.core.views.layout import dependency_tree_layout, mst_layout
     from microgui.core.views.projection import all_category_transitions, qi_projection
-    from microgui.core.views.ru_frame import unprotected_reference
 
     result = run_protection(dataset, spec, sub_progress(progress, 0.0, 0.8))
     progress(0.8, "measuring utility and risk")
@@ -187,10 +188,8 @@ def analyse_run(dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progr
     layout = dependency_tree_layout(tree) if tree is not None else None
     mst = mst_layout(result)
     transitions = all_category_transitions(result)
-    progress(0.98, "measuring the unprotected table (once per table)")
-    unprotected = unprotected_reference(dataset, sub_progress(progress, 0.98, 0.999))
     progress(1.0, "done")
-    return RunOutcome(result, projection, layout, mst, measures, note, transitions, unprotected)
+    return RunOutcome(result, projection, layout, mst, measures, note, transitions)
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,14 @@ _reference_cache: dict[int, dict[str, float | None]] = {}
 _reference_lock = threading.Lock()
 
 
+def cached_unprotected_reference(dataset: Dataset) -> dict[str, float | None] | None:
+    """The reference point of ``dataset`` when :func:`unprotected_reference` has measured it
+    already (None otherwise): the GUI thread reads it, never computes it."""
+    with _reference_lock:
+        cached = _reference_cache.get(id(dataset))
+    return None if cached is None else dict(cached)
+
+
 def unprotected_reference(
     dataset: Dataset, progress: ProgressFn = no_progress
 ) -> dict[str, float | None]:

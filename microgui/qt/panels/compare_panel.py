@@ -49,7 +49,7 @@ from microgui.qt.controller import AppController
 from microgui.qt.history import HistoryEntry
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot
-from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
+from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot, axis_choices_of
 
 __all__ = ["ComparePanel", "MeasuresModel", "FrozenColumnTableView", "recommended_first"]
 
@@ -291,7 +291,7 @@ class ComparePanel(QWidget):
         self.clear_button.clicked.connect(controller.clear_selection)
         # The plots draw the original records: the export says so (issue 12).
         self.export = export_button(
-            self, lambda: self.plot.ci, "comparison_original_records", shows_originals=True
+            self, self._records_scene, "comparison_original_records", shows_originals=True
         )
         self.info = QLabel()
         self.info.setStyleSheet("color: #555;")
@@ -347,16 +347,45 @@ class ComparePanel(QWidget):
 
         controller.comparison_changed.connect(lambda _ids: self.refresh())
         controller.selection_changed.connect(self.plot.set_selection)
+        #: The linked record plots are drawn when their tab is shown (issue 30: two 30,000-record
+        #: scatters held the GUI thread ~0.3-0.6 s at every comparison, behind the bars' tab).
+        self._records_stale = False
+        self.views.currentChanged.connect(lambda _i: self._draw_records_if_shown())
         self.refresh()
 
     @property
     def entries(self) -> list[HistoryEntry]:
         return [self._controller.entry(i) for i in self._controller.compared]
 
+    @property
+    def records_stale(self) -> bool:
+        """The record plots wait for their tab to be shown to draw the runs compared."""
+        return self._records_stale
+
+    def _compare_runs(self) -> list[CompareRun]:
+        return [CompareRun(e.name, e.result, e.outcome.projection) for e in self.entries]
+
+    def draw_records(self) -> None:
+        """Draw the linked record plots of the runs compared now (shown or not)."""
+        self._records_stale = False
+        self.plot.set_runs(self._compare_runs())
+        self.plot.set_selection(self._controller.selection)
+
+    def _draw_records_if_shown(self) -> None:
+        if self._records_stale and self.views.currentWidget() is self.plot:
+            self.draw_records()
+
+    def _records_scene(self) -> Any:
+        if self._records_stale:  # an export of the records: draw them first
+            self.draw_records()
+        return self.plot.ci
+
     def refresh(self) -> None:
         entries = self.entries
-        self.plot.set_runs([CompareRun(e.name, e.result, e.outcome.projection) for e in entries])
-        self.plot.set_selection(self._controller.selection)
+        if self.views.currentWidget() is self.plot or not entries:
+            self.draw_records()
+        else:
+            self._records_stale = True
         recommended = self._controller.recommended_measures()
         catalog = recommended_first(measure_catalog(), recommended)
         self.model.set_entries(entries, catalog)
@@ -379,7 +408,10 @@ class ComparePanel(QWidget):
             keys,
             catalog,
         )
-        choices = self.plot.axis_choices()
+        choices = axis_choices_of(self._compare_runs()) if entries else []
+        opts = self.plot.options  # as CompareScatterPlot.set_runs defaults them when it draws
+        if choices and (opts.x_axis not in choices or opts.y_axis not in choices):
+            opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
         for combo, current in (
             (self.x_combo, self.plot.options.x_axis),
             (self.y_combo, self.plot.options.y_axis),

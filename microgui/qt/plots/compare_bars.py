@@ -7,16 +7,25 @@ on it), titled with the measure and the side that is better; the recommended mea
 (:func:`microgui.core.metrics.recommended.recommended_measures`) come first. A run without the
 measure has no bar and a "—" under its place. Below, one chart per quasi-identifier: its own
 SSE/SST (continuous) or its share of changed values (categorical), per run.
+
+A pyqtgraph PlotItem costs ~30 ms to build (its axes, view box and menu), so a comparison of
+20 charts would hold the GUI thread for over half a second (issue 30's "no stall above 100 ms").
+The charts are therefore built in slices of at most :data:`SLICE_S` seconds, one slice per turn
+of the event loop (the first at once when the view is shown): the titles and values are known at once
+(:attr:`CompareBarsPlot.chart_titles`), the charts appear within a few turns
+(:attr:`CompareBarsPlot.pending` counts those still to build; :meth:`finish` builds them now).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 
 from microgui.qt.plots.palette import CLUSTER_COLORS
@@ -31,6 +40,8 @@ COLUMNS = 4
 MIN_CHART_WIDTH = 230
 #: Height of one row of charts, in pixels.
 ROW_HEIGHT = 150
+#: Longest one slice of chart building holds the GUI thread, in seconds (one chart at least).
+SLICE_S = 0.03
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,15 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
         #: Charts per row as laid out now (:meth:`columns_for`).
         self.columns = COLUMNS
         self._drawn: tuple[Any, ...] | None = None
+        #: charts laid out but not built yet: (title, values), in grid order
+        self._queue: list[tuple[str, list[float | None]]] = []
+        self._built = 0
+        self._colors: list[QColor] = []
+        self._ticks: list[list[tuple[float, str]]] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._build_slice)
 
     @staticmethod
     def columns_for(width: int) -> int:
@@ -91,6 +111,9 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
     ) -> None:
         """Draw a chart per measure key (in order; keys no run has are skipped) and per
         attribute of the runs' breakdowns."""
+        self._timer.stop()
+        self._queue = []
+        self._built = 0
         self.clear()
         self.chart_titles = []
         self.chart_values = []
@@ -115,15 +138,45 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
             if all(v is None for v in values):
                 continue
             charts.append((f"{name}: {kind} ↓", values))
-        colors = [QColor(CLUSTER_COLORS[i % len(CLUSTER_COLORS)]) for i in range(len(runs))]
-        ticks = [[(float(i), f"#{i + 1}") for i in range(len(runs))]]
-        for i, (title, values) in enumerate(charts):
-            plot = self.addPlot(row=i // columns, col=i % columns)
-            self._draw_chart(plot, title, values, colors, ticks)
-            self.chart_titles.append(title)
-            self.chart_values.append(values)
+        self._colors = [QColor(CLUSTER_COLORS[i % len(CLUSTER_COLORS)]) for i in range(len(runs))]
+        self._ticks = [[(float(i), f"#{i + 1}") for i in range(len(runs))]]
+        self.chart_titles = [title for title, _values in charts]
+        self.chart_values = [values for _title, values in charts]
+        self._queue = charts
         rows = (len(charts) + columns - 1) // columns
         self.setMinimumHeight(max(rows, 1) * ROW_HEIGHT)
+        if self.isVisible():
+            self._build_slice()
+        elif self.pending:  # hidden (another view in front): every slice on later turns
+            self._timer.start()
+
+    @property
+    def pending(self) -> int:
+        """Charts laid out but not built yet (built on the next turns of the event loop)."""
+        return len(self._queue) - self._built
+
+    def finish(self) -> None:
+        """Build every chart still pending now (before a grab for a report or a test)."""
+        self._timer.stop()
+        while self.pending:
+            self._build_one()
+
+    def _build_one(self) -> None:
+        i = self._built
+        title, values = self._queue[i]
+        plot = self.addPlot(row=i // self.columns, col=i % self.columns)
+        self._draw_chart(plot, title, values, self._colors, self._ticks)
+        self._built += 1
+
+    def _build_slice(self) -> None:
+        """Build charts for at most :data:`SLICE_S` seconds (one at least); the rest later."""
+        started = time.perf_counter()
+        while self.pending:
+            self._build_one()
+            if time.perf_counter() - started >= SLICE_S:
+                break
+        if self.pending:
+            self._timer.start()
 
     @staticmethod
     def _draw_chart(

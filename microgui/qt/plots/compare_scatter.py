@@ -34,7 +34,14 @@ from microgui.qt.plots.cluster_scatter import (
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
 
-__all__ = ["BrushViewBox", "CompareScatterPlot", "CompareOptions", "CompareRun", "axis_values"]
+__all__ = [
+    "BrushViewBox",
+    "CompareScatterPlot",
+    "CompareOptions",
+    "CompareRun",
+    "axis_choices_of",
+    "axis_values",
+]
 
 
 @dataclass
@@ -142,6 +149,19 @@ class _RunPlot:
             plot.addItem(item)
 
 
+def axis_choices_of(runs: Sequence[CompareRun]) -> list[str]:
+    """Axes every one of ``runs`` can show: PC1/PC2 and their common continuous QIs (known
+    before the runs are drawn)."""
+    if not runs:
+        return []
+    choices: list[str] = [PC1, PC2] if all(r.projection is not None for r in runs) else []
+    common = [
+        c for c in runs[0].result.qi.continuous_names
+        if all(c in r.result.qi.continuous_names for r in runs)
+    ]  # fmt: skip
+    return choices + common
+
+
 class CompareScatterPlot(pg.GraphicsLayoutWidget):
     """2–4 linked plots, one per run. ``brushed`` carries the bool mask of the records brushed."""
 
@@ -163,14 +183,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
     # content ------------------------------------------------------------------------------
     def axis_choices(self) -> list[str]:
         """Axes every compared run can show: PC1/PC2 and their common continuous QIs."""
-        if not self.runs:
-            return []
-        choices: list[str] = [PC1, PC2] if all(r.projection is not None for r in self.runs) else []
-        common = [
-            c for c in self.runs[0].result.qi.continuous_names
-            if all(c in r.result.qi.continuous_names for r in self.runs)
-        ]  # fmt: skip
-        return choices + common
+        return axis_choices_of(self.runs)
 
     def set_runs(self, runs: Sequence[CompareRun]) -> None:
         """Show these runs side by side (empty: nothing)."""

@@ -21,6 +21,7 @@ are in view; otherwise they are light grey and the edges carry the groups' colou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -171,6 +172,8 @@ class MstPartitionPlot(QWidget):
             pen=pg.mkPen("#bbbbbb"),
         )
         self.legend.setParentItem(self.plot_item.getViewBox())
+        #: the texts of the legend's entries as drawn (rebuilt only when they change)
+        self._legend_texts: tuple[str, ...] = ()
         # Legend samples are stand-ins: the layers have one brush per point or one curve per colour.
         self._legend_record = pg.ScatterPlotItem(
             symbol="o", size=8, pen=None, brush=self.cluster_palette.brushes[0]
@@ -227,6 +230,7 @@ class MstPartitionPlot(QWidget):
             curve.setData(x=np.zeros(0), y=np.zeros(0))
         self.legend.clear()
         self.legend.setVisible(False)
+        self._legend_texts = ()
         self._set_axis_choices([])
         self.title_label.setText(f"<span style='color:#444'>{message}</span>")
         self.plot_item.setLabel("bottom", "")
@@ -399,24 +403,33 @@ class MstPartitionPlot(QWidget):
         self._draw_selection()
 
         self.title_label.setText(self._title(result, layout, groups_in_view))
-        self.legend.clear()
-        self.legend.setVisible(True)
-        self.legend.addItem(
-            self._legend_record,
-            "record (colour = its final group)"
-            if self.records_by_group
-            else f"record (grey: {groups_in_view:,} groups in view)",
-        )
+        entries: list[tuple[Any, str]] = [
+            (
+                self._legend_record,
+                "record (colour = its final group)"
+                if self.records_by_group
+                else f"record (grey: {groups_in_view:,} groups in view)",
+            )
+        ]
         if opts.show_kept:
-            self.legend.addItem(self._legend_kept, "kept edge (colour = group)")
+            entries.append((self._legend_kept, "kept edge (colour = group)"))
             if len(between):
-                self.legend.addItem(
-                    self._legend_between, "kept edge between groups (tree split by MDAV)"
+                entries.append(
+                    (self._legend_between, "kept edge between groups (tree split by MDAV)")
                 )
         if opts.show_cut:
-            self.legend.addItem(self._legend_cut, "cut edge")
+            entries.append((self._legend_cut, "cut edge"))
         if self._selection is not None:
-            self.legend.addItem(self._legend_selected, "selected record")
+            entries.append((self._legend_selected, "selected record"))
+        # the same entries: the legend stays (rebuilding its labels took tens of ms at every
+        # draw and pan; issue 30's stalls)
+        texts = tuple(text for _item, text in entries)
+        if texts != self._legend_texts or not self.legend.isVisible():
+            self._legend_texts = texts
+            self.legend.clear()
+            self.legend.setVisible(True)
+            for item, text in entries:
+                self.legend.addItem(item, text)
         self._legend_record.setBrush(
             self.cluster_palette.brushes[0] if self.records_by_group else self._grey[0]
         )

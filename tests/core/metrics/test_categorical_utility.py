@@ -190,3 +190,43 @@ def test_summaries_hold_no_category_label() -> None:
     )
     for value in ("SECRET", '"lo"', '"hi"', '"F"', '"M"'):
         assert value not in text
+
+
+def test_an_ordinal_attribute_keeps_its_order_not_the_alphabet() -> None:
+    """Issue 30 (29's views): the Utility view's bars and cross-tabulations of an ordinal
+    follow its order (``ColumnSpec.order``), as a statistician reads them; a nominal one and an
+    ordinal without an order stay alphabetical; categories the order lacks come after it."""
+    frame = pd.DataFrame(
+        {
+            "grade": ["low", "high", "medium", "low", "high", "extra"],
+            "city": ["b", "a", "c", "a", "b", "c"],
+        }
+    )
+    released = frame.copy()
+    roles = RoleMap.from_dict(
+        {
+            "grade": ColumnSpec(
+                AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL, ("low", "medium", "high")
+            ),
+            "city": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL),
+        }
+    )
+    dists = distributions(frame, released, roles)
+    assert dists["grade"].labels == ("low", "medium", "high", "extra")
+    assert list(dists["grade"].original) == [2, 1, 2, 1]
+    assert dists["city"].labels == ("a", "b", "c")
+    assert utility_summary(frame, released, roles).distributions["grade"].labels == (
+        "low",
+        "medium",
+        "high",
+        "extra",
+    )
+    unordered = RoleMap.from_dict(
+        {"grade": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL)}
+    )
+    assert distributions(frame, released, unordered)["grade"].labels == (
+        "extra",
+        "high",
+        "low",
+        "medium",
+    )

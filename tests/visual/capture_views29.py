@@ -1,0 +1,175 @@
+"""Draw issue 29's views (Risk, Utility, groups density, compare bars, R-U map with its ☆) on
+Adult and Census after two runs, at 1366×768 and 1920×1080, and save them as PNG files.
+
+Run by ``test_views29.py`` in its own process (Qt's platform is fixed when the QApplication
+starts): ``python capture_views29.py OUT_DIR DATA_DIR``. Adult: salary-class confidential, age
+and the seven categorical columns quasi-identifiers, mdav-generic k = 10 then k = 5 (compared).
+Census (CASC reference microdata): the first six columns continuous quasi-identifiers, the others
+confidential, mdav k = 3 then k = 5. Writes ``OUT_DIR/<name>.png`` and ``OUT_DIR/capture.json``:
+what each view drew (titles, chart titles, the reference point), the rough time from the end of
+the last run to the ☆ on the map, and the GUI thread's longest stall (the longest gap between
+ticks of a 10 ms timer) from the last run's end until every view has been shown and drawn.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+
+from microgui.core.runs import RunSpec
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.qt.app import make_application
+from microgui.qt.main_window import MainWindow
+from microgui.qt.settings import UiSettings
+
+QI, CONF = AttributeRole.QUASI_IDENTIFIER, AttributeRole.CONFIDENTIAL
+ADULT_NOMINAL = ["sex", "race", "marital-status", "education", "native-country", "workclass"]
+ADULT_NOMINAL += ["occupation"]
+SIZES = [(1366, 768), (1920, 1080)]
+
+
+def wait(done: Any, timeout_s: float = 900.0) -> None:
+    clock = QElapsedTimer()
+    clock.start()
+    while not done():
+        if clock.elapsed() > timeout_s * 1000:
+            raise TimeoutError("the views did not finish drawing")
+        loop = QEventLoop()
+        QTimer.singleShot(20, loop.quit)
+        loop.exec()
+
+
+def pause(ms: int = 250) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+class StallMeter:
+    """The longest gap between ticks of a 10 ms timer: how long the GUI thread was held."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        #: the longest gap per phase (the phase current when the gap ended)
+        self.phases: dict[str, float] = {}
+        self.phase = "run end"
+        self._last: float | None = None
+        self._timer = QTimer()
+        self._timer.setInterval(10)
+        self._timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self._timer.start()
+
+    def stop(self) -> float:
+        self._timer.stop()
+        return self.longest
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self._last is not None:
+            self.longest = max(self.longest, now - self._last)
+            gap = 1000.0 * (now - self._last)
+            self.phases[self.phase] = max(self.phases.get(self.phase, 0.0), gap)
+        self._last = now
+
+
+def show_view(window: MainWindow, widget: Any) -> None:
+    """Bring a view to the front (the view list of issue 30 or the tabs before it)."""
+    shower = getattr(window, "show_view", None)
+    if callable(shower):
+        shower(widget)
+    else:
+        window.tabs.setCurrentWidget(widget)
+
+
+def capture(path: Path, which: str, out: Path) -> dict[str, Any]:
+    window = MainWindow(UiSettings(persist=False))
+    window.resize(*SIZES[0])
+    window.show()
+    ctl = window.controller
+    ctl.open_file(path)
+    wait(lambda: ctl.dataset is not None)
+    columns = [str(c) for c in ctl.dataset.frame.columns]  # type: ignore[union-attr]
+    if which == "adult":
+        specs = {c: ColumnSpec(QI, AttributeKind.NOMINAL) for c in ADULT_NOMINAL}
+        specs["age"] = ColumnSpec(QI, AttributeKind.CONTINUOUS)
+        specs["salary-class"] = ColumnSpec(CONF, AttributeKind.NOMINAL)
+        runs = [RunSpec.make("mdav-generic", k, seed=0) for k in (10, 5)]
+    else:
+        specs = {c: ColumnSpec(QI, AttributeKind.CONTINUOUS) for c in columns[:6]}
+        specs.update({c: ColumnSpec(CONF, AttributeKind.CONTINUOUS) for c in columns[6:]})
+        runs = [RunSpec.make("mdav", k, seed=0) for k in (3, 5)]
+    ctl.set_roles(RoleMap.from_dict({c: specs.get(c, ColumnSpec()) for c in columns}))
+    times: dict[str, float] = {}
+    meter = StallMeter()
+    for n, spec in enumerate(runs):
+        shown: list[int] = []
+        ctl.run_shown.connect(lambda run_id, s=shown: s.append(run_id))
+        if n == len(runs) - 1:  # the stall of the last run's end and every view's first draw
+            ctl.run_finished.connect(lambda *_a: times.setdefault("run", time.perf_counter()))
+            ctl.run_finished.connect(lambda *_a: meter.start())
+        show_view(window, window.plot)
+        ctl.start_run(spec)
+        wait(lambda s=shown: bool(s))
+    ctl.set_comparison([e.run_id for e in ctl.history])
+    wait(lambda: window.ru_chart.reference_position is not None)
+    times["reference"] = time.perf_counter()
+    views = {
+        "groups": window.plot,
+        "compare": window.compare_panel,
+        "ru": window.ru_chart,
+        "risk": window.risk_panel,
+        "utility": window.utility_panel,
+    }
+    for name, widget in views.items():
+        meter.phase = f"first show of {name}"
+        show_view(window, widget)
+        pause(300)
+    wait(lambda: window.compare_panel.bars.pending == 0)
+    info: dict[str, Any] = {
+        "seconds_to_reference": times["reference"] - times["run"],
+        "longest_stall_ms": 1000.0 * meter.stop(),
+        "stall_ms_by_phase": meter.phases,
+        "groups_title": window.plot.title_text(),
+        "density_shown": bool(window.plot.density_shown),
+        "bar_titles": list(window.compare_panel.bars.chart_titles),
+        "ru_title": window.ru_chart.title_text(),
+        "reference_position": list(window.ru_chart.reference_position or ()),
+        "images": [],
+    }
+    for width, height in SIZES:
+        window.resize(width, height)
+        for name, widget in views.items():
+            show_view(window, widget)
+            pause()
+            wait(lambda: window.compare_panel.bars.pending == 0)
+            image = f"{which}-{width}x{height}-{name}"
+            if not window.grab().save(str(out / f"{image}.png")):
+                raise OSError(f"cannot write {image}.png")
+            info["images"].append(image)
+    ctl.shutdown()
+    window.close()
+    return info
+
+
+def main(argv: list[str]) -> int:
+    out, data = Path(argv[0]), Path(argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    make_application()
+    result = {
+        "adult": capture(data / "adult" / "adult.csv", "adult", out),
+        "census": capture(data / "sdc-reference" / "CASCrefmicrodata.csv", "census", out),
+    }
+    (out / "capture.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
