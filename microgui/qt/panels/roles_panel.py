@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QListWidget,
+    QPlainTextEdit,
     QPushButton,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -39,6 +40,8 @@ from PySide6.QtWidgets import (
 
 from microgui.core.errors import MicroguiError
 from microgui.core.table.dataset import category_values
+from microgui.core.table.hierarchy import Hierarchy
+from microgui.core.table.ordering import order_from_codes, order_from_hierarchy, parse_order_text
 from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.qt.controller import AppController
 from microgui.qt.models.roles_model import (
@@ -99,10 +102,16 @@ class EnumComboDelegate(QStyledItemDelegate):
 
 
 class OrderDialog(QDialog):
-    """Reorder the categories of an ordinal column (lowest first) by drag and drop or buttons."""
+    """Reorder the categories of an ordinal column (lowest first) by drag and drop or buttons,
+    or in one step: from the attached hierarchy's leaf order, from the categories' numeric codes,
+    or pasted as text (:mod:`microgui.core.table.ordering`; issue 30)."""
 
     def __init__(
-        self, column: str, categories: Sequence[str], parent: QWidget | None = None
+        self,
+        column: str,
+        categories: Sequence[str],
+        parent: QWidget | None = None,
+        hierarchy: Hierarchy | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Order of {column}")
@@ -127,18 +136,60 @@ class OrderDialog(QDialog):
         self.up_button.clicked.connect(lambda: self.move_current(-1))
         self.down_button.clicked.connect(lambda: self.move_current(1))
         self.reverse_button.clicked.connect(self.reverse)
-        for b in (self.up_button, self.down_button, self.reverse_button):
+        self._hierarchy = hierarchy
+        self.hierarchy_button = QPushButton("From hierarchy")
+        self.hierarchy_button.setEnabled(hierarchy is not None)
+        self.hierarchy_button.setToolTip(
+            "Order as the leaves of the hierarchy attached to this column"
+            if hierarchy is not None
+            else "No hierarchy attached to this column (roles table: right-click → Attach hierarchy…)"
+        )
+        self.codes_button = QPushButton("From codes")
+        self.codes_button.setToolTip(
+            'Order by the number each category starts with (1 < 2 < 10; "1st-4th" < "5th-6th")'
+        )
+        self.paste_button = QPushButton("Paste…")
+        self.paste_button.setCheckable(True)
+        self.paste_button.setToolTip(
+            "Type or paste the order: one category a line, or comma-separated"
+        )
+        self.hierarchy_button.clicked.connect(self.order_from_hierarchy)
+        self.codes_button.clicked.connect(self.order_from_codes)
+        self.paste_button.toggled.connect(self._show_paste)
+        for b in (
+            self.up_button,
+            self.down_button,
+            self.reverse_button,
+            self.hierarchy_button,
+            self.codes_button,
+            self.paste_button,
+        ):
             buttons.addWidget(b)
         buttons.addStretch(1)
         row.addLayout(buttons)
         layout.addLayout(row)
+        self.paste_edit = QPlainTextEdit()
+        self.paste_edit.setPlaceholderText("lowest first: one category a line, or a, b, c")
+        self.paste_edit.setMaximumHeight(110)
+        self.apply_paste_button = QPushButton("Use this order")
+        self.apply_paste_button.clicked.connect(
+            lambda: self.apply_text(self.paste_edit.toPlainText())
+        )
+        self.paste_edit.setVisible(False)
+        self.apply_paste_button.setVisible(False)
+        layout.addWidget(self.paste_edit)
+        layout.addWidget(self.apply_paste_button)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setVisible(False)
+        layout.addWidget(self.message)
         box = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         box.accepted.connect(self.accept)
         box.rejected.connect(self.reject)
         layout.addWidget(box)
-        self.resize(360, 420)
+        self.resize(400, 520)  # room for the pasted order and the message
 
     def move_current(self, step: int) -> None:
         """Move the selected category one place up (-1) or down (+1)."""
@@ -157,6 +208,51 @@ class OrderDialog(QDialog):
 
     def order(self) -> list[str]:
         return [self.list_widget.item(i).text() for i in range(self.list_widget.count())]
+
+    def set_order(self, order: Sequence[str]) -> None:
+        self.list_widget.clear()
+        self.list_widget.addItems(list(order))
+        if self.list_widget.count():
+            self.list_widget.setCurrentRow(0)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.message.setText(text)
+        self.message.setStyleSheet("color: #b00020" if error else "color: #2e7d32")
+        self.message.setVisible(bool(text))
+
+    def _apply(self, make: Any, source: str) -> bool:
+        try:
+            order = make(self.order())
+        except MicroguiError as exc:
+            self._say(f"Not ordered from {source}: {exc}.", error=True)
+            return False
+        self.set_order(order)
+        self._say(f"Ordered from {source}.")
+        return True
+
+    def order_from_hierarchy(self) -> bool:
+        """Order as the attached hierarchy's leaves; False (and the reason shown) when refused."""
+        hierarchy = self._hierarchy
+        if hierarchy is None:
+            self._say("No hierarchy is attached to this column.", error=True)
+            return False
+        return self._apply(lambda c: order_from_hierarchy(c, hierarchy), "the hierarchy")
+
+    def order_from_codes(self) -> bool:
+        """Order by the categories' leading numbers; False (and the reason shown) when refused."""
+        return self._apply(order_from_codes, "the codes")
+
+    def apply_text(self, text: str) -> bool:
+        """Use a pasted order; False (unknown, repeated or missing categories named) when refused."""
+        return self._apply(lambda c: parse_order_text(text, c), "the pasted text")
+
+    def _show_paste(self, shown: bool) -> None:
+        self.paste_edit.setVisible(shown)
+        self.apply_paste_button.setVisible(shown)
+        if shown:
+            if not self.paste_edit.toPlainText().strip():
+                self.paste_edit.setPlainText("\n".join(self.order()))
+            self.paste_edit.setFocus()
 
 
 def roles_summary(roles: RoleMap) -> str:
@@ -354,7 +450,10 @@ class RolesPanel(QWidget):
                 f"{name!r} has {len(categories)} distinct values, too many to order by hand; tag it continuous or nominal"
             )
             return None
-        dialog = OrderDialog(name, categories, self)
+        attached = self._controller.hierarchies.get(name)
+        dialog = OrderDialog(
+            name, categories, self, attached.hierarchy if attached is not None else None
+        )
         dialog.accepted.connect(lambda: self._apply_order(name, dialog.order()))
         self.order_dialog = dialog
         dialog.open()
