@@ -96,8 +96,10 @@ class ProtectionResult:
             ("k-anonymity reached", rep.get("k_anonymity")),
             ("records", rep.get("n_records")),
             ("groups", rep.get("n_groups")),
-            ("smallest / largest group", f"{fmt(rep.get('min_group_size'))} / "
-             f"{fmt(rep.get('max_group_size'))}"),
+            (
+                "smallest / largest group",
+                f"{fmt(rep.get('min_group_size'))} / {fmt(rep.get('max_group_size'))}",
+            ),
             ("information loss (%)", rep.get("information_loss")),
             ("lower bound of the loss (%)", rep.get("il_lower_bound_best")),
             ("quasi-identifiers", ", ".join(map(str, qi)) if isinstance(qi, Mapping) else None),
@@ -205,9 +207,7 @@ def as_pandas(frame: Any, what: str = "the frame") -> Any:
     checks of :func:`protect` refuse what is not a DataFrame)."""
     module = type(frame).__module__.split(".")[0]
     if module == "pyarrow":
-        import pyarrow as pa
-
-        if isinstance(frame, pa.Table):
+        if type(frame).__name__ == "Table":  # pyarrow.Table (pyarrow has no type stubs)
             return frame.to_pandas()
         raise InvalidInput(f"{what} is a pyarrow {type(frame).__name__}; give a pyarrow.Table")
     if module == "polars":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from microgui.api import list_methods
 from microgui.core.methods import REGISTERED, available_methods, get_method, plugins
 from microgui.core.methods.base import _REGISTRY
 
-PLUGIN_MODULE = '''
+PLUGIN_MODULE = """
 import numpy as np
 from microgui.core.methods import Method, MethodOutput
 from microgui.core.table.roles import AttributeKind
@@ -51,7 +50,7 @@ def make():
 
 
 NOT_A_METHOD = 42
-'''
+"""
 
 
 def _install(root: Path, package: str, entry_points: dict[str, str], body: str = "") -> None:
@@ -86,8 +85,12 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def test_an_installed_plugin_method_runs_through_the_registry_and_the_api(site: Path) -> None:
-    _install(site, "mgplug_pairs", {"pairs": "mgplug_pairs:PAIRS"},
-             PLUGIN_MODULE.format(name="plugin-pairs"))
+    _install(
+        site,
+        "mgplug_pairs",
+        {"pairs": "mgplug_pairs:PAIRS"},
+        PLUGIN_MODULE.format(name="plugin-pairs"),
+    )
     importlib.invalidate_caches()
     plugins.load_plugins(force=True)
     assert plugins.loaded_plugins()["pairs"] == "plugin-pairs"
@@ -103,16 +106,21 @@ def test_an_installed_plugin_method_runs_through_the_registry_and_the_api(site: 
 
 
 def test_a_factory_entry_point_is_called(site: Path) -> None:
-    _install(site, "mgplug_factory", {"made": "mgplug_factory:make"},
-             PLUGIN_MODULE.format(name="plugin-made"))
+    _install(
+        site,
+        "mgplug_factory",
+        {"made": "mgplug_factory:make"},
+        PLUGIN_MODULE.format(name="plugin-made"),
+    )
     importlib.invalidate_caches()
     plugins.load_plugins(force=True)
     assert get_method("plugin-made").name == "plugin-made"
 
 
 def test_get_method_finds_a_plugin_without_listing_first(site: Path) -> None:
-    _install(site, "mgplug_lazy", {"lazy": "mgplug_lazy:PAIRS"},
-             PLUGIN_MODULE.format(name="plugin-lazy"))
+    _install(
+        site, "mgplug_lazy", {"lazy": "mgplug_lazy:PAIRS"}, PLUGIN_MODULE.format(name="plugin-lazy")
+    )
     importlib.invalidate_caches()
     plugins._DONE = False  # a fresh process: nothing listed yet
     assert get_method("plugin-lazy").name == "plugin-lazy"
@@ -131,8 +139,12 @@ def test_a_broken_plugin_warns_naming_it_and_breaks_nothing(
     site: Path, target: str, body: str, said: str
 ) -> None:
     _install(site, "mgplug_broken", {"broken-one": target}, body)
-    _install(site, "mgplug_good", {"good-one": "mgplug_good:PAIRS"},
-             PLUGIN_MODULE.format(name="plugin-good"))
+    _install(
+        site,
+        "mgplug_good",
+        {"good-one": "mgplug_good:PAIRS"},
+        PLUGIN_MODULE.format(name="plugin-good"),
+    )
     importlib.invalidate_caches()
     builtin_mdav = get_method("mdav")
     with pytest.warns(plugins.PluginWarning, match="broken-one") as record:

@@ -34,8 +34,17 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 SKIP = shutil.ignore_patterns(
-    ".venv*", ".git", "__pycache__", "build", "dist", "*.egg-info", ".pytest_cache",
-    ".mypy_cache", ".ruff_cache", ".import_linter_cache", "*.pyc",
+    ".venv*",
+    ".git",
+    "__pycache__",
+    "build",
+    "dist",
+    "*.egg-info",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".import_linter_cache",
+    "*.pyc",
 )
 
 
@@ -84,10 +93,15 @@ def test_sdist_and_wheel_build_check_install_and_run(tmp_path: Path) -> None:
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bindir / "python"
-    _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[0])],
-         tmp_path)
-    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                     tmp_path).strip())
+    _run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[0])],
+        tmp_path,
+    )
+    site = Path(
+        _run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], tmp_path
+        ).strip()
+    )
     (site / "zz_test_dependencies.pth").write_text(
         sysconfig.get_path("purelib") + "\n", encoding="utf-8"
     )
@@ -96,18 +110,41 @@ def test_sdist_and_wheel_build_check_install_and_run(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     where = _run(
-        [str(python), "-c", "import microgui, microgui.api, importlib.resources as ir; print(microgui.__file__); "
-         "print(ir.files('microgui.resources') / 'demo_persons.csv'); print(microgui.__version__)"],
-        work, env,
+        [
+            str(python),
+            "-c",
+            "import microgui, microgui.api, importlib.resources as ir; print(microgui.__file__); "
+            "print(ir.files('microgui.resources') / 'demo_persons.csv'); print(microgui.__version__)",
+        ],
+        work,
+        env,
     ).split()
     assert Path(where[0]).is_relative_to(site) and Path(where[1]).is_relative_to(site)
     assert where[2] == __version__
     microgui = str(bindir / "microgui")
     assert _run([microgui, "--version"], work, env).strip() == f"microgui {__version__}"
     resources = site / "microgui" / "resources"
-    _run([microgui, "protect", str(resources / "demo_persons.csv"), "--roles",
-          str(resources / "demo_persons.roles.json"), "--method", "mdav-generic", "-k", "3", "--seed", "1",
-          "-o", str(work / "out.csv"), "--report", str(work / "report.json")], work, env)
+    _run(
+        [
+            microgui,
+            "protect",
+            str(resources / "demo_persons.csv"),
+            "--roles",
+            str(resources / "demo_persons.roles.json"),
+            "--method",
+            "mdav-generic",
+            "-k",
+            "3",
+            "--seed",
+            "1",
+            "-o",
+            str(work / "out.csv"),
+            "--report",
+            str(work / "report.json"),
+        ],
+        work,
+        env,
+    )
     report = json.loads((work / "report.json").read_text(encoding="utf-8"))
     assert report["k_anonymity"] >= 3 and report["microgui_version"] == __version__
     assert (work / "out.csv").stat().st_size > 0
