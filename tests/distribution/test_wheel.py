@@ -5,8 +5,9 @@ from that environment, ``microgui --version``, ``microgui protect`` on the bundl
 app offscreen with ``--screenshot``. The resources (demo table, its roles, icons, style sheet)
 come from the wheel.
 
-Marked slow (CI runs it): it builds in an isolated environment (setuptools from the package
-index) and starts the app. The fresh environment gets microgui from the wheel with ``--no-deps``
+Marked slow (CI runs it): it builds and starts the app. The build uses the test environment's
+setuptools (``--no-isolation``, so no package index is needed; the test extras require
+setuptools >= 77, as the build-system table does). The fresh environment gets microgui from the wheel with ``--no-deps``
 and sees the test environment's third-party packages through a ``.pth`` line (so Qt, numba and
 the rest are not downloaded again; the editable microgui of the test environment is not on that
 path: its finder is a ``.pth`` of its own, which a path line does not run). The test checks that
@@ -62,7 +63,19 @@ def test_sdist_and_wheel_build_check_install_and_run(tmp_path: Path) -> None:
     source = tmp_path / "src"
     shutil.copytree(ROOT, source, ignore=SKIP)
     dist = tmp_path / "dist"
-    _run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(dist)], source)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--no-isolation",
+            "--sdist",
+            "--wheel",
+            "--outdir",
+            str(dist),
+        ],
+        source,
+    )
     wheels = list(dist.glob("*.whl"))
     sdists = list(dist.glob("*.tar.gz"))
     assert [w.name for w in wheels] == [f"microgui_sdc-{__version__}-py3-none-any.whl"]
