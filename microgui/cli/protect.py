@@ -172,8 +172,8 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         "--run",
         dest="run_number",
         metavar="N",
-        help="with --project: the run of the project's history to replay, numbered from 1 as in "
-        "the app (default: the last)",
+        help="with --project: the run of the project's history to replay, by its number: the "
+        "'#N' of the app's history and reports (default: the last)",
     )
     p.add_argument(
         "--pseudonymize",
@@ -372,7 +372,7 @@ def _protect_project(args: argparse.Namespace) -> int:
     in the app (a project never carries them)."""
     from dataclasses import replace
 
-    from microgui.core.errors import InvalidInput
+    from microgui.core.errors import InvalidInput, InvalidParameter
     from microgui.core.runs.project_file import load_project
     from microgui.core.table.dataset import Dataset
 
@@ -401,18 +401,20 @@ def _protect_project(args: argparse.Namespace) -> int:
             f"{project_path.name} holds no run; run a method in the app, save the project, "
             "then replay it"
         )
-    number = len(runs)
+    # issue 30: N is the run's number for life, the "#N" of the app and its reports (a project
+    # of before has none: its runs are 1, 2, ... in order)
+    index = len(runs) - 1
     if args.run_number is not None:
+        listed = ", ".join(str(i) for i in project.ids)
         try:
-            number = int(args.run_number)
-        except ValueError:
-            number = 0
-        if not 1 <= number <= len(runs):
+            index = project.run_index(int(args.run_number))
+        except (ValueError, InvalidParameter):
             raise _UsageError(
-                f"--run {args.run_number!r}: {project_path.name} holds runs 1 to {len(runs)}"
-            )
+                f"--run {args.run_number!r}: {project_path.name} holds no such run; its runs "
+                f"are {listed}"
+            ) from None
     spec = replace(
-        runs[number - 1],
+        runs[index],
         engine=args.engine,
         scheduler=args.scheduler,
         workers=int(args.workers) if args.workers is not None else None,
@@ -439,7 +441,8 @@ def _protect_project(args: argparse.Namespace) -> int:
         loaded.frame, project.roles, loaded.source, loaded.value_labels, inputs=_read_files(args)
     )
     print(
-        f"replaying run {number} of {len(runs)} of {project_path.name}: {spec.method}, "
+        f"replaying run #{project.ids[index]} ({index + 1} of {len(runs)}) of "
+        f"{project_path.name}: {spec.method}, "
         f"k = {spec.k} on {src.name}",
         file=sys.stderr,
     )

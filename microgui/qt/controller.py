@@ -19,7 +19,6 @@ regression in :class:`~microgui.qt.view_analyses.ViewAnalyses`. The run history'
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -70,6 +69,37 @@ from microgui.qt.view_analyses import ViewAnalyses
 from microgui.qt.workers import Job, TaskSlot, make_run_pool, stop_tasks
 
 __all__ = ["AppController"]
+
+
+class _RunNumbers:
+    """The numbers of a table's runs: 1, 2, 3... in the order they end in the history, each a
+    run's id for life (the history, the reports, the project file, ``protect --run N``).
+
+    A number is taken when a run starts (the run thread's signals carry it); a run that fails or
+    is cancelled gives it back once its worker is gone, so the history has no gaps. Numbers never
+    go back below one the history has held (a run removed keeps its number to itself)."""
+
+    def __init__(self, controller: AppController) -> None:
+        self._controller = controller
+        self._highest = 0
+
+    def __iter__(self) -> _RunNumbers:
+        return self
+
+    def __next__(self) -> int:
+        ctl = self._controller
+        live = list(ctl._runs._workers) if hasattr(ctl, "_runs") else []
+        kept = [e.run_id for e in ctl.history]
+        number = max([self._highest, *kept, *live], default=0) + 1
+        return number
+
+    def keep(self, numbers: Sequence[int]) -> None:
+        """Numbers the history holds now (a reopened project's)."""
+        self._highest = max([self._highest, *numbers])
+
+    def reset(self) -> None:
+        """A new table: its runs start at 1."""
+        self._highest = 0
 
 
 class AppController(QObject):
@@ -131,7 +161,7 @@ class AppController(QObject):
         # Runs and sweeps share the one-thread run pool (one job at a time). Run ids number the
         # history: a sweep's points take theirs from the same counter. A run's context is (the
         # table it runs on, the sweep point it re-computes or None).
-        self._run_ids = itertools.count(1)
+        self._run_ids = _RunNumbers(self)
         self._runs = TaskSlot(self.pool, self, self._run_ids).forward(progress=self.run_progress)
         self._runs.finished.connect(self._on_finished)
         for end in (self._runs.failed, self._runs.cancelled):  # idle first, then the news
@@ -156,6 +186,8 @@ class AppController(QObject):
         self.analyses = ViewAnalyses(self.analysis_pool, self)
         #: Every finished run of this table, oldest first (STYLE.md §3: specs are re-runnable).
         self.history: list[HistoryEntry] = []
+        #: The runs saved in (or reopened from) a project file: the others are unsaved.
+        self.saved_run_ids: set[int] = set()
         #: The history run shown in the views (None before the first run).
         self.shown_run_id: int | None = None
         #: False while the roles are microgui's suggestion, not yet confirmed by the user.
@@ -206,6 +238,12 @@ class AppController(QObject):
         Never over a file the session read (:meth:`read_files`), the project file it was
         opened from excepted: saving over it is what Save means."""
         save_session(self, path)
+        self.saved_run_ids = {e.run_id for e in self.history}
+
+    @property
+    def unsaved_runs(self) -> list[int]:
+        """The history's runs that no project file holds (opening another table drops them)."""
+        return [e.run_id for e in self.history if e.run_id not in self.saved_run_ids]
 
     def open_project(
         self, project: Project, folder: Path | None = None, *, source: Path | None = None
@@ -258,9 +296,12 @@ class AppController(QObject):
         self.mst_layout = None
         self.result_dataset = None
         self.measures = {}
-        # Runs of another table cannot be compared with the new one's, nor shown over it.
+        # Runs of another table cannot be compared with the new one's, nor shown over it; its
+        # runs are numbered from 1 again (issue 30: numbers carried over between tables)
         had_history = bool(self.history)
         self.history = []
+        self._run_ids.reset()
+        self.saved_run_ids = set()
         self.shown_run_id = None
         had_comparison = bool(self.compared)
         self.compared = ()
@@ -445,8 +486,18 @@ class AppController(QObject):
             return
         else:
             self.history.append(HistoryEntry(run_id, outcome, dataset, datetime.now()))
+            self._run_ids.keep([run_id])
         self.history_changed.emit()
         self._show(run_id)
+
+    def restore_history(self, entries: Sequence[HistoryEntry]) -> None:
+        """Put a reopened project's runs in the history with their numbers, reports and
+        measures, without computing anything (issue 30: reopening re-computed every run); each
+        is re-computed when opened (same spec and seed, same result)."""
+        self.history.extend(entries)
+        self._run_ids.keep([e.run_id for e in entries])
+        self.saved_run_ids.update(e.run_id for e in entries)
+        self.history_changed.emit()
 
     def _show(self, run_id: int) -> None:
         entry = self.entry(run_id)
@@ -559,6 +610,7 @@ class AppController(QObject):
         if point.report is not None:
             run_id = next(self._run_ids)
             self.history.append(HistoryEntry(run_id, None, dataset, datetime.now(), point))
+            self._run_ids.keep([run_id])
             self.history_changed.emit()
         self.sweep_point_finished.emit(sweep_id, point, run_id)
 

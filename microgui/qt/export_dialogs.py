@@ -219,13 +219,17 @@ def _disclosure_details(check: ExportCheck) -> list[str]:
 
 
 def default_export_path(window: MainWindow) -> Path:
-    """The release proposed for the current result (:func:`default_release_path`), in the
-    last folder used."""
+    """The release proposed for the current result (:func:`default_release_path`):
+    ``<input>_<method>_k<k>.<ext>`` in the folder of the last export (else the last folder
+    used)."""
     ctl = window.controller
     dataset = ctl.result_dataset or ctl.dataset
     source = dataset.source if dataset is not None else None
     k = ctl.result.spec.k if ctl.result is not None else 0
-    return default_release_path(source, k, window.settings.last_directory())
+    method = ctl.result.spec.method if ctl.result is not None else None
+    # the folder of the last export (issue 30: it opened in the input's folder each time)
+    folder = window.settings.export_directory() or window.settings.last_directory()
+    return default_release_path(source, k, folder, method)
 
 
 def export_dialog(window: MainWindow) -> None:
@@ -376,7 +380,7 @@ def _write_export(
 
 
 def _exported(window: MainWindow, path: Path, override: str | None, report: dict[str, Any]) -> None:
-    window.settings.set_last_directory(path.resolve().parent)
+    window.settings.set_export_directory(path.resolve().parent)
     note = " (override recorded)" if override else ""
     if report.get("released_with_attribute_disclosure"):
         note += " (released with attribute disclosure, recorded in the report)"

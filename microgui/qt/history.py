@@ -30,6 +30,7 @@ __all__ = [
     "project_of",
     "resolved_project",
     "project_roles",
+    "restored_entries",
 ]
 
 #: The most runs the comparison view puts side by side.
@@ -211,7 +212,35 @@ def project_of(
         runs=tuple(entry.reproducible_spec for entry in history),
         comparison=tuple(ids.index(i) for i in compared if i in ids),
         hierarchies=tuple(sorted(hierarchies.items())),
+        # issue 30: each run keeps its number, report and measures (reopened at once)
+        run_ids=tuple(ids),
+        run_reports=tuple(entry.report for entry in history),
+        run_measures=tuple(entry.measures for entry in history),
     )
+
+
+def restored_entries(project: Project, dataset: Dataset) -> list[HistoryEntry]:
+    """The project's runs as history entries with their numbers, reports and measures, each a
+    run to re-compute when opened (same spec and seed, same result), as a sweep point is; empty
+    when the project kept no report for some run (a file of before issue 30): those are
+    re-computed."""
+    reports = project.run_reports
+    if not project.runs or len(reports) != len(project.runs) or any(r is None for r in reports):
+        return []
+    measures = project.run_measures or tuple({} for _ in project.runs)
+    now = datetime.now()
+    return [
+        HistoryEntry(
+            run_id,
+            None,
+            dataset,
+            now,
+            SweepPoint(index, spec, report, dict(kept), seconds=float(report.get("seconds") or 0)),
+        )
+        for index, (run_id, spec, report, kept) in enumerate(
+            zip(project.ids, project.runs, reports, measures, strict=True)
+        )
+    ]
 
 
 def resolved_project(project: Project, folder: Path | None) -> tuple[Path, Project]:

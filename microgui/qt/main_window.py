@@ -204,6 +204,7 @@ class MainWindow(QMainWindow):
         self.results_scroll.setWidgetResizable(True)
         self.results_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.results_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.results_scroll.setMinimumWidth(240)  # the figures' names and values side by side
         self.results_dock = self._dock(
             "Results", "results_dock", self.results_scroll, Qt.DockWidgetArea.RightDockWidgetArea
         )
@@ -389,6 +390,8 @@ class MainWindow(QMainWindow):
         on failure the reason is shown and the current table stays.
         """
         path = Path(path)
+        if not self.may_drop_runs(path.name):
+            return -1
         self._pending_open = path
         self.statusBar().showMessage(f"Opening {path.name}…")
         return self.controller.open_file(path)
@@ -405,6 +408,8 @@ class MainWindow(QMainWindow):
 
     def open_demo(self) -> bool:
         """Open the bundled demo table (about 4,000 synthetic persons)."""
+        if not self.may_drop_runs("the demo table"):
+            return False
         try:
             self.controller.load_demo()
         except MicroguiError as exc:
@@ -642,7 +647,8 @@ class MainWindow(QMainWindow):
         if self.isMaximized() or self.isFullScreen():
             return
         screen = self.screen() or QGuiApplication.primaryScreen()
-        if screen is None:
+        # Qt's offscreen platform has no real screen (800 x 800): the tests size their windows
+        if screen is None or QGuiApplication.platformName() == "offscreen":
             return
         free, frame = screen.availableGeometry(), self.frameGeometry()
         extra_w = frame.width() - self.width()
@@ -669,10 +675,17 @@ class MainWindow(QMainWindow):
         """Open a project file (or an autosaved :class:`Project`); False, with the reason
         shown, when it cannot be read or its table is gone."""
         name = "the autosave" if isinstance(path, Project) else Path(path).name
+        if not self.may_drop_runs(name):
+            return False
         try:
             project = path if isinstance(path, Project) else load_project(path)
             folder = None if isinstance(path, Project) else Path(path).parent
-            if len(project.runs) > RUNS_WITHOUT_ASKING and not self._confirm_rerun(project):
+            kept = len(project.run_reports) == len(project.runs) and all(project.run_reports)
+            if (
+                not kept  # runs without their reports are re-computed when the project opens
+                and len(project.runs) > RUNS_WITHOUT_ASKING
+                and not self._confirm_rerun(project)
+            ):
                 project = replace(project, runs=(), comparison=())
             source = None if isinstance(path, Project) else Path(path)
             self.controller.open_project(project, folder, source=source)
@@ -681,6 +694,34 @@ class MainWindow(QMainWindow):
             return False
         self.statusBar().showMessage("Opening the project's table…")
         return True
+
+    #: Ask before opening another table drops unsaved runs (issue 30); the tests of other
+    #: things turn it off (tests/qt/conftest.py), those of the question turn it on.
+    confirm_dropping_runs = True
+
+    def may_drop_runs(self, opening: str) -> bool:
+        """Whether opening ``opening`` may go on: no unsaved run, or the user saved them or chose
+        to discard them (Save / Discard / Cancel)."""
+        unsaved = self.controller.unsaved_runs
+        if not unsaved or not self.confirm_dropping_runs:
+            return True
+        names = ", ".join(f"#{i}" for i in unsaved[:8]) + (" …" if len(unsaved) > 8 else "")
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self,
+            "Unsaved runs",
+            f"{len(unsaved)} run(s) of this table ({names}) are in no project file. Opening "
+            f"{opening} drops them from the history. Save them in a project first?",
+            buttons.Save | buttons.Discard | buttons.Cancel,
+            buttons.Save,
+        )
+        if answer == buttons.Discard:
+            self.statusBar().showMessage(f"{len(unsaved)} unsaved run(s) discarded.", 10000)
+            return True
+        if answer == buttons.Save:
+            self.save_project_dialog()
+            return not self.controller.unsaved_runs  # a save cancelled keeps the table open
+        return False
 
     def _confirm_rerun(self, project: Project) -> bool:
         """Ask before re-computing a project's many runs (a file may hold thousands)."""

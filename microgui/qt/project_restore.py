@@ -22,7 +22,14 @@ from PySide6.QtCore import QObject, Qt, Slot
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.runs.project_file import Project, save_project, session_files, write_autosave
 from microgui.core.table.dataset import Dataset
-from microgui.qt.history import HistoryEntry, comparison_ids, find_entry, project_of, project_roles
+from microgui.qt.history import (
+    HistoryEntry,
+    comparison_ids,
+    find_entry,
+    project_of,
+    project_roles,
+    restored_entries,
+)
 
 #: The window's :class:`~microgui.qt.controller.AppController` (not imported: it imports this
 #: module, and the package has no import cycle, type-only ones included).
@@ -199,6 +206,15 @@ def apply_project(controller: AppController, project: Project, dataset: Dataset)
     controller.hierarchies.attach_all(dataset, dict(project.hierarchies))
     controller.confirm_roles()
     if not project.runs:
+        return
+    # issue 30: the runs as they were, with their numbers, reports and measures, at once; the
+    # compared ones are re-computed (same seeds) to be compared, the others when opened
+    entries = restored_entries(project, dataset)
+    if entries:
+        controller.restore_history(entries)
+        compared = [entries[i].run_id for i in project.comparison]
+        if len(compared) >= 2:
+            compare_runs(controller, compared)
         return
     sweep_id = controller.start_sweep(list(project.runs), workers=1)
     if len(project.comparison) >= 2:

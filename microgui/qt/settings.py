@@ -113,6 +113,14 @@ class UiSettings:
     def set_last_directory(self, path: str | Path) -> None:
         self._set("files/last_directory", str(path))
 
+    def export_directory(self) -> str:
+        """Where the last release was exported ('' before the first)."""
+        value = self._get("files/export_directory")
+        return str(value) if value else ""
+
+    def set_export_directory(self, path: str | Path) -> None:
+        self._set("files/export_directory", str(path))
+
     def sync(self) -> None:
         if self._qsettings is not None:
             self._qsettings.sync()

@@ -12,6 +12,7 @@ previous view, as in a tab widget.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -126,6 +127,8 @@ class ViewBar(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         tabs.currentChanged.connect(self._follow)
         self._follow(tabs.currentIndex())
+        # the height of the narrowest bar until the first resize says the real width
+        self._fit_height(min(self.MIN_WIDTH, self._one_row_width()))
 
     def _button(self, index: int) -> QToolButton:
         button = QToolButton()
@@ -157,20 +160,31 @@ class ViewBar(QWidget):
     #: the narrowest the bar gets (its buttons then take 3 rows at most)
     MIN_WIDTH = 480
 
+    # The bar's height follows its width through resizeEvent, not Qt's height-for-width: that
+    # one, inside the main window's layout, kept re-laying the window out while a sweep filled
+    # the history (the GUI thread spent its time in hasHeightForWidth).
     def hasHeightForWidth(self) -> bool:  # noqa: N802
-        return True
+        return False
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802
         layout = self.layout()
         return layout.heightForWidth(width) if layout is not None else 0
 
     def sizeHint(self) -> QSize:  # noqa: N802
-        """All buttons in one row."""
-        return QSize(self._one_row_width(), self.heightForWidth(self._one_row_width()))
+        return QSize(self._one_row_width(), self.minimumHeight())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
         width = min(self.MIN_WIDTH, self._one_row_width())
-        return QSize(width, self.heightForWidth(width))
+        return QSize(width, self.minimumHeight())
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit_height(event.size().width())
+
+    def _fit_height(self, width: int) -> None:
+        height = self.heightForWidth(max(width, 1))
+        if height != self.minimumHeight():
+            self.setFixedHeight(height)
 
     def _one_row_width(self) -> int:
         layout = self.layout()

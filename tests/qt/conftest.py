@@ -39,6 +39,15 @@ def _isolated_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
 
 
 @pytest.fixture(autouse=True)
+def _no_unsaved_runs_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening another table does not ask about unsaved runs (a modal question would wait for
+    ever offscreen); tests/qt/test_run_numbers.py asks."""
+    from microgui.qt.main_window import MainWindow
+
+    monkeypatch.setattr(MainWindow, "confirm_dropping_runs", False)
+
+
+@pytest.fixture(autouse=True)
 def _no_dangling_run_threads() -> Iterator[None]:
     """Fail a test that leaves a run pool (or the global pool) with a running thread.
 

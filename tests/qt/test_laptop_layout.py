@@ -171,3 +171,20 @@ def test_copy_as_command_says_so(window: MainWindow, qtbot) -> None:  # type: ig
     assert text.startswith("microgui protect")
     assert f"#{run_id}" in blocker.args[0] and "clipboard" in blocker.args[0]
     assert "Copied" in window.statusBar().currentMessage()
+
+
+def test_the_export_proposes_the_method_and_the_last_export_folder(
+    window: MainWindow,
+    qtbot,
+    tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    """It opened in the input's folder with a name that omitted the method."""
+    _run(window, qtbot, RunSpec.make("mdav-generic", 5, seed=1))
+    first = window.default_export_path()
+    assert first.name == "demo_persons_mdav-generic_k5.csv"
+    out = tmp_path / "releases" / "first.csv"
+    out.parent.mkdir()
+    assert window.export_to(out)
+    _run(window, qtbot, RunSpec.make("mdav-generic", 4, seed=1))
+    second = window.default_export_path()
+    assert second == out.parent.resolve() / "demo_persons_mdav-generic_k4.csv"

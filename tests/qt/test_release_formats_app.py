@@ -53,7 +53,8 @@ def test_a_labelled_sav_goes_back_as_sav_with_its_labels(
     with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
         ctl.start_run(RunSpec.make("mdav-generic", 4))
     default = window.default_export_path()
-    assert default.suffix == ".sav" and default.name == "survey_protected_k4.sav"
+    # issue 30: the method in the name, so that two runs' releases do not share one
+    assert default.suffix == ".sav" and default.name == "survey_mdav-generic_k4.sav"
     out = tmp_path / default.name
     assert window.export_to(out)
     released, meta = pyreadstat.read_sav(out)

@@ -112,7 +112,7 @@ def test_replay_refusals(
     pd.DataFrame({"age": [1, 2, 3], "x": [1, 2, 3]}).to_csv(other, index=False)
     cases = [
         (["--method", "mdav"], "drop --method"),
-        (["--run", "3"], "holds runs 1 to 2"),
+        (["--run", "3"], "its runs are 1, 2"),
         (["--input", str(other)], "lacks the project's column(s)"),
     ]
     for extra, message in cases:

@@ -227,16 +227,27 @@ def report_path_for(csv_path: Path) -> Path:
 _OWN_FORMAT_SUFFIXES = (".sav", ".zsav", ".dta")
 
 
-def default_release_path(source: Path | None, k: int, folder: str | None = None) -> Path:
+def default_release_path(
+    source: Path | None, k: int, folder: str | None = None, method: str | None = None
+) -> Path:
     """The release proposed for a table read from ``source`` and protected with ``k``:
-    ``<stem>_protected_k<k>.csv`` in ``folder`` (default: the table's folder, else ``.``). A
-    table read from SPSS or Stata goes back in its own format, labels kept (issue 18)."""
+    ``<stem>_protected_k<k>.csv`` in ``folder`` (default: the table's folder, else ``.``), or
+    ``<stem>_<method>_k<k>.csv`` given the ``method`` (the app's export, issue 30: two runs'
+    releases no longer get one name). A table read from SPSS or Stata goes back in its own
+    format, labels kept (issue 18)."""
     stem = source.stem if source is not None else "table"
+    if method:
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in method)
+        return _in_folder(source, folder, f"{stem}_{safe}_k{k}")
+    return _in_folder(source, folder, f"{stem}_protected_k{k}")
+
+
+def _in_folder(source: Path | None, folder: str | None, name: str) -> Path:
     folder = folder or (str(source.parent) if source is not None else ".")
     ext = ".csv"
     if source is not None and source.suffix.lower() in _OWN_FORMAT_SUFFIXES:
         ext = source.suffix.lower()
-    return Path(folder) / f"{stem}_protected_k{k}{ext}"
+    return Path(folder) / f"{name}{ext}"
 
 
 def _override_reason(override: str) -> str:

@@ -85,6 +85,28 @@ class Project:
     notes: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
     hierarchies: tuple[tuple[str, str], ...] = ()
+    #: each run's number, its id for life ("#3" in the app, its reports and ``protect --project
+    #: P --run 3``); empty (a file of before issue 30): 1, 2, ... in order
+    run_ids: tuple[int, ...] = ()
+    #: each run's report and measures as the app kept them (no data values: reports never hold
+    #: one), so that reopening shows the runs at once and re-computes one only when it is
+    #: opened; empty or None for a run: re-computed when the project is opened
+    run_reports: tuple[Mapping[str, Any] | None, ...] = ()
+    run_measures: tuple[Mapping[str, float | int | None], ...] = ()
+
+    @property
+    def ids(self) -> tuple[int, ...]:
+        """The runs' numbers (1, 2, ... for a file that has none)."""
+        return self.run_ids if self.run_ids else tuple(range(1, len(self.runs) + 1))
+
+    def run_index(self, run_id: int) -> int:
+        """Where run ``run_id`` is in :attr:`runs`; :class:`InvalidParameter` listing the ids
+        the project holds when it holds no such run."""
+        ids = self.ids
+        if run_id not in ids:
+            shown = ", ".join(str(i) for i in ids) if ids else "none"
+            raise InvalidParameter(f"the project holds no run {run_id}; its runs are: {shown}")
+        return ids.index(run_id)
 
     def to_json(self, folder: Path | None = None) -> dict[str, Any]:
         """The JSON object written to a project file saved in ``folder``."""
@@ -95,11 +117,22 @@ class Project:
             "data": {"path": _relative(self.data_path, folder), "columns": list(self.columns)},
             "roles": self.roles.to_json(),
             "hierarchies": {c: _relative(p, folder) for c, p in self.hierarchies},
-            "runs": [_run_json(spec, folder) for spec in self.runs],
+            "runs": [
+                _run_json(spec, folder, *kept)
+                for spec, kept in zip(self.runs, self._kept_runs(), strict=True)
+            ],
             "comparison": list(self.comparison),
             "notes": self.notes,
             "extra": dict(self.extra),
         }
+
+    def _kept_runs(self) -> list[tuple[int | None, Mapping[str, Any] | None, Mapping[str, Any]]]:
+        n = len(self.runs)
+        ids: list[int | None] = list(self.run_ids) if self.run_ids else [None] * n
+        reports = list(self.run_reports) if self.run_reports else [None] * n
+        measures: list[Mapping[str, Any]] = list(self.run_measures) if self.run_measures else []
+        measures += [{}] * (n - len(measures))
+        return list(zip(ids, reports, measures, strict=True))
 
     def resolved_data_path(self, folder: Path | None) -> Path | None:
         """The table's path, made absolute against the project file's folder."""
@@ -134,15 +167,53 @@ def _resolved(path: str, folder: Path | None) -> Path:
     return p if p.is_absolute() or folder is None else folder / p
 
 
-def _run_json(spec: RunSpec, folder: Path | None = None) -> dict[str, Any]:
+def _run_json(
+    spec: RunSpec,
+    folder: Path | None = None,
+    run_id: int | None = None,
+    report: Mapping[str, Any] | None = None,
+    measures: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """A run as a project keeps it: without engine, scheduler and workers, which are the user's
     choice each time and never travel with a file (issue 12); hierarchy files relative to the
-    project's folder when below it."""
+    project's folder when below it; its id, report and measures when the session had them
+    (issue 30)."""
     data = spec.to_json()
     for key, _default in _PLACEMENT_DEFAULTS:
         data.pop(key, None)
     data["hierarchies"] = {c: _relative(p, folder) for c, p in spec.hierarchies}
+    if run_id is not None:
+        data["id"] = int(run_id)
+    if report is not None:
+        data["report"] = _json_safe(report)
+    if measures:
+        data["measures"] = {str(k): _finite_or_none(v) for k, v in measures.items()}
     return data
+
+
+def _finite_or_none(value: object) -> float | int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        return None
+    number = value.item() if isinstance(value, np.generic) else value
+    return number if math.isfinite(number) else None
+
+
+def _json_safe(value: object) -> Any:
+    """``value`` as plain JSON (numpy scalars and arrays to numbers and lists, tuples to lists,
+    NaN and infinities to null), as the run report writer does."""
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_json_safe(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
 
 
 def _relative(path: str | None, folder: Path | None) -> str | None:
@@ -215,8 +286,10 @@ _DATA_KEYS: Final = frozenset({"path", "columns"})
 _ROLE_KEYS: Final = frozenset({"role", "kind", "order", "missing_as_category"})
 _RUN_KEYS: Final = frozenset(
     {"method", "k", "parameters", "seed", "hierarchies", "strata", "block_size", "engine",
-     "scheduler", "workers"}
+     "scheduler", "workers", "id", "report", "measures"}
 )  # fmt: skip
+#: The largest run number a project may hold.
+MAX_RUN_ID: Final = 10_000_000
 #: Where runs are computed is the user's choice, never a file's: earlier versions wrote these
 #: defaults into every run, and only these are accepted (and ignored).
 _PLACEMENT_DEFAULTS: Final = (("engine", "local"), ("scheduler", None), ("workers", None))
@@ -418,6 +491,7 @@ def project_from_json(data: object, name: str = "project") -> Project:
             "(re-run a sweep instead of keeping every point)"
         )
     runs = tuple(_run_spec(item, where, i, column_set, roles) for i, item in enumerate(runs_raw))
+    run_ids, run_reports, run_measures = _kept(runs_raw, where)
     comparison: list[int] = []
     for value in _expect(data, "comparison", list, where):
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(runs):
@@ -437,7 +511,53 @@ def project_from_json(data: object, name: str = "project") -> Project:
         notes=data.get("notes", ""),
         extra=data.get("extra", {}),
         hierarchies=tuple(sorted(attached.items())),
+        run_ids=run_ids,
+        run_reports=run_reports,
+        run_measures=run_measures,
     )
+
+
+def _kept(
+    runs_raw: list[Any], where: str
+) -> tuple[
+    tuple[int, ...],
+    tuple[Mapping[str, Any] | None, ...],
+    tuple[Mapping[str, float | int | None], ...],
+]:
+    """The runs' ids (all or none: a file of before issue 30 has none), reports (an object or
+    absent) and measures (numbers or null by name), checked."""
+    ids: list[int] = []
+    reports: list[Mapping[str, Any] | None] = []
+    measures: list[Mapping[str, float | int | None]] = []
+    for index, item in enumerate(runs_raw):
+        here = f"{where}: run {index}"
+        if "id" in item:
+            value = item["id"]
+            if not _whole_in(value, 1, MAX_RUN_ID):
+                raise InvalidInput(
+                    f"{here}: 'id' {_shown(value)} must be a whole number from 1 to {MAX_RUN_ID:,}"
+                )
+            if value in ids:
+                raise InvalidInput(f"{here}: 'id' {value} is another run's too")
+            ids.append(int(value))
+        report = item.get("report")
+        if report is not None and not isinstance(report, dict):
+            raise InvalidInput(f"{here}: 'report' must be an object (or be left out)")
+        reports.append(report)
+        kept = item.get("measures", {})
+        if not isinstance(kept, dict) or not all(
+            v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+            for v in kept.values()
+        ):
+            raise InvalidInput(f"{here}: 'measures' must map names to numbers or null")
+        measures.append(kept)
+    if ids and len(ids) != len(runs_raw):
+        raise InvalidInput(f"{where}: some runs have an 'id' and some have none; give all or none")
+    if not any(r is not None for r in reports):
+        reports = []
+    if not any(measures):
+        measures = []
+    return tuple(ids), tuple(reports), tuple(measures)
 
 
 def _hierarchy_paths(value: object, where: str, columns: set[str]) -> dict[str, str]:
