@@ -7,7 +7,8 @@
 ; needed on an office computer); "Install for all users" is offered when run as administrator.
 
 #define AppName "microgui"
-#define AppVersion "0.1.0"
+; = microgui/_version.py (checked by tests/distribution/test_metadata.py)
+#define AppVersion "0.2.0"
 #define AppPublisher "microgui developers"
 #define AppExe "microgui.exe"
 

@@ -1,5 +1,5 @@
-"""Version of microgui (kept in one place; pyproject.toml carries the same number)."""
+"""Version of microgui (the one place it is kept: pyproject.toml reads it, dynamic = ["version"])."""
 
 __all__ = ["__version__"]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -71,6 +71,64 @@ class ProtectionResult:
     check: ExportCheck
     dataset: Dataset | None = None
 
+    def _repr_html_(self) -> str:
+        """The notebook display (as scikit-learn's estimator display): the release verdict
+        (:func:`microgui.core.metrics.disclosure.release_verdict`, the words of the app and the
+        reports), the key figures of the run report and its group-size summary. Only counts,
+        measures and column names: never a value of a record."""
+        from html import escape
+
+        from microgui.core.metrics.disclosure import release_verdict
+
+        rep = self.report
+        verdict = release_verdict(rep)
+        colour = {"safe": "#1a7f37", "not_k_anonymous": "#b42318"}.get(verdict.level, "#9a6700")
+
+        def fmt(value: Any) -> str:
+            if isinstance(value, float):
+                return f"{value:.4g}"
+            return "n/a" if value is None else str(value)
+
+        qi = rep.get("quasi_identifiers")
+        figures = [
+            ("method", rep.get("method")),
+            ("k", rep.get("k")),
+            ("k-anonymity reached", rep.get("k_anonymity")),
+            ("records", rep.get("n_records")),
+            ("groups", rep.get("n_groups")),
+            (
+                "smallest / largest group",
+                f"{fmt(rep.get('min_group_size'))} / {fmt(rep.get('max_group_size'))}",
+            ),
+            ("information loss (%)", rep.get("information_loss")),
+            ("lower bound of the loss (%)", rep.get("il_lower_bound_best")),
+            ("quasi-identifiers", ", ".join(map(str, qi)) if isinstance(qi, Mapping) else None),
+            ("identifiers removed", len(rep.get("identifiers_removed") or ())),
+            ("release check", "passed" if self.check.ok else "; ".join(self.check.problems)),
+        ]
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{escape(name)}</th>"
+            f"<td style='text-align:left'>{escape(fmt(value))}</td></tr>"
+            for name, value in figures
+        )
+        counts = rep.get("group_size_counts")
+        sizes = ""
+        if isinstance(counts, Mapping) and counts:
+            cells = "".join(
+                f"<tr><td>{escape(str(size))}</td><td>{escape(str(n))}</td></tr>"
+                for size, n in sorted(counts.items(), key=lambda kv: int(kv[0]))
+            )
+            sizes = (
+                "<details><summary>group sizes</summary><table>"
+                f"<tr><th>records in the group</th><th>groups</th></tr>{cells}</table></details>"
+            )
+        return (
+            "<div class='microgui-result'>"
+            f"<strong>microgui ProtectionResult</strong>"
+            f"<p style='color:{colour};margin:4px 0'>{escape(verdict.text)}</p>"
+            f"<table>{rows}</table>{sizes}</div>"
+        )
+
     @property
     def safe(self) -> bool:
         """Whether ``frame`` passes the release check (``check.ok``)."""
@@ -143,6 +201,24 @@ class ProtectionResult:
         )
 
 
+def as_pandas(frame: Any, what: str = "the frame") -> Any:
+    """A ``pyarrow.Table`` or a Polars DataFrame as a pandas DataFrame, converted at the API's
+    boundary (Polars through Arrow); a pandas frame, or anything else, is returned as given (the
+    checks of :func:`protect` refuse what is not a DataFrame)."""
+    module = type(frame).__module__.split(".")[0]
+    if module == "pyarrow":
+        if type(frame).__name__ == "Table":  # pyarrow.Table (pyarrow has no type stubs)
+            return frame.to_pandas()
+        raise InvalidInput(f"{what} is a pyarrow {type(frame).__name__}; give a pyarrow.Table")
+    if module == "polars":
+        if type(frame).__name__ == "LazyFrame":
+            frame = frame.collect()
+        if type(frame).__name__ != "DataFrame":
+            raise InvalidInput(f"{what} is a polars {type(frame).__name__}; give a DataFrame")
+        return frame.to_arrow().to_pandas()
+    return frame
+
+
 def protect(
     frame: pd.DataFrame,
     *,
@@ -166,7 +242,8 @@ def protect(
     workers: int | None = None,
     unsafe: Literal["warn", "raise", "allow"] = "warn",
 ) -> ProtectionResult:
-    """Microaggregate ``frame`` on its quasi-identifiers.
+    """Microaggregate ``frame`` on its quasi-identifiers. ``frame`` is a pandas DataFrame, a
+    ``pyarrow.Table`` or a Polars DataFrame (converted to pandas first, :func:`as_pandas`).
 
     Roles are given as on the command line (``qi``, ``identifiers``, ``confidential``,
     ``ordinal={col: [lowest, ..., highest]}`` or a list of columns in their natural order,
@@ -196,6 +273,7 @@ def protect(
     ``scheduler="tcp://HOST:PORT"`` runs blocks and strata on a Dask cluster instead of the
     local cores (``workers`` processes, None: one per core).
     """
+    frame = as_pandas(frame, "the frame given to microgui.protect")
     check_frame(frame, "the frame given to microgui.protect")
     if unsafe not in ("warn", "raise", "allow"):
         raise InvalidParameter(f"unsafe={unsafe!r}: give 'warn', 'raise' or 'allow'")
@@ -279,6 +357,7 @@ def assess(
     from microgui.core.metrics.file_risk import assess_risk
     from microgui.core.table.roles import resolve_columns
 
+    frame = as_pandas(frame, "the frame given to microgui.assess")
     check_frame(frame, "the frame given to microgui.assess")
     roles = _roles(
         frame,

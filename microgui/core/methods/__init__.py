@@ -16,6 +16,7 @@ from microgui.core.methods import jit_cache as _jit_cache  # noqa: F401
 
 # isort: split
 from microgui.core.errors import InvalidParameter
+from microgui.core.methods import plugins as _plugins
 from microgui.core.methods import refine as _refine
 from microgui.core.methods.base import (
     COMMON_PARAMS,
@@ -76,12 +77,16 @@ BUILT_IN: dict[str, str] = {
 def _import_all() -> None:
     for module in dict.fromkeys(BUILT_IN.values()):
         importlib.import_module(f"{__name__}.{module}")
+    # then the methods of other installed packages (entry-point group microgui.methods)
+    _plugins.load_plugins()
 
 
 def get_method(name: str) -> Method:
     """The method called ``name``, or :class:`InvalidParameter` listing the known ones."""
     if name not in REGISTERED and name in BUILT_IN:
         importlib.import_module(f"{__name__}.{BUILT_IN[name]}")
+    if name not in REGISTERED and name not in BUILT_IN:
+        _import_all()  # every built-in first, then the plug-ins: none can take a built-in's name
     try:
         return REGISTERED[name]
     except KeyError:
