@@ -727,6 +727,7 @@ def export_job(
     csv_options: CsvOptions | None = None,
     pseudonymize: Sequence[str] = (),
     key_path: str | os.PathLike[str] | None = None,
+    renames: Mapping[str, str] | None = None,
 ) -> Callable[[], dict[str, Any]]:
     """:func:`export_run` of ``result`` to ``path`` and its report beside it
     (:func:`report_path_for`), as a function to call later (the app's file task, in a worker
@@ -750,6 +751,7 @@ def export_job(
                 csv_options=csv_options if is_csv else None,
                 pseudonymize=pseudonymize,
                 key_path=key_path,
+                renames=dict(renames) if renames and not is_csv else None,
             )
         except OSError as exc:
             raise ExportRefused(f"cannot write {path.name}: {exc.strerror or exc}") from exc
