@@ -40,7 +40,9 @@ def test_export_to_sav_proposes_valid_names_and_writes_under_them(
     ctl = window.controller
     with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
         window.open_file(source)
-    roles = roles_from_lists(list(frame.columns), qi=list(frame.columns), nominal=["marital-status"])
+    roles = roles_from_lists(
+        list(frame.columns), qi=list(frame.columns), nominal=["marital-status"]
+    )
     with qtbot.waitSignal(ctl.roles_changed):
         ctl.set_roles(roles)
     with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
@@ -65,7 +67,10 @@ def test_export_to_sav_proposes_valid_names_and_writes_under_them(
     released, _meta = pyreadstat.read_sav(out)
     assert list(released.columns) == ["marital_status", "age", "hours"]
     report = json.loads(report_path_for(out).read_text(encoding="utf-8"))
-    assert report["renamed_columns"] == {"marital-status": "marital_status", "hours per week": "hours"}
+    assert report["renamed_columns"] == {
+        "marital-status": "marital_status",
+        "hours per week": "hours",
+    }
     assert [v["name"] for v in report["variables"]] == list(frame.columns)
 
 
