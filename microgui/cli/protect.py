@@ -159,8 +159,8 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         "--rename",
         action="append",
         default=[],
-        metavar="OLD=NEW",
-        help="SPSS or Stata output: write column OLD as NEW (repeatable); checked against the "
+        metavar="COLUMN=NAME",
+        help="SPSS or Stata output: write COLUMN under NAME (repeatable); checked against the "
         "format's naming rules",
     )
     p.add_argument(
@@ -532,14 +532,14 @@ def _run_and_export(
 
 
 def _renames(items: list[str] | None) -> dict[str, str]:
-    """``--rename OLD=NEW`` items as ``{OLD: NEW}`` (the last ``=`` splits: a name may hold one)."""
+    """``--rename COLUMN=NAME`` items as ``{COLUMN: NAME}`` (the last ``=`` splits: a name may hold one)."""
     from microgui.core.errors import ExportRefused
 
     out: dict[str, str] = {}
     for item in items or []:
         old, sep, new = item.rpartition("=")
         if not sep or not old or not new:
-            raise ExportRefused(f"--rename {item!r}: give OLD=NEW")
+            raise ExportRefused(f"--rename {item!r}: give COLUMN=NAME")
         out[old] = new
     return out
 
