@@ -149,6 +149,21 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         help="export even if the output fails the k-anonymity check; REASON is recorded in the report",
     )
     p.add_argument(
+        "--rename-invalid",
+        action="store_true",
+        help="SPSS (.sav) or Stata (.dta) output: write each column the format cannot name under "
+        "a valid proposed name (marital-status -> marital_status); the report lists the original "
+        "and released names. Without it such a column refuses the export, naming it",
+    )
+    p.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="COLUMN=NAME",
+        help="SPSS or Stata output: write COLUMN under NAME (repeatable); checked against the "
+        "format's naming rules",
+    )
+    p.add_argument(
         "--keep-formula-cells",
         action="store_true",
         help="write text cells starting with = + - @ tab or CR as they are; by default they get a "
@@ -493,6 +508,9 @@ def _run_and_export(
         file=sys.stderr,
     )
     _print_verdict(report)
+    if report.get("renamed_columns"):
+        renamed = ", ".join(f"{o} -> {n}" for o, n in report["renamed_columns"].items())
+        print(f"  columns renamed for {report['output_format']}: {renamed}", file=sys.stderr)
     if args.roles is None and args.project is None:  # else every column was tagged on purpose
         _note_untagged(dataset, loaded.roles)  # after the release: a user error stays one line
     if report.get("invented_combinations"):  # only independent aggregation can invent them
@@ -513,6 +531,19 @@ def _run_and_export(
     return 0
 
 
+def _renames(items: list[str] | None) -> dict[str, str]:
+    """``--rename COLUMN=NAME`` items as ``{COLUMN: NAME}`` (the last ``=`` splits: a name may hold one)."""
+    from microgui.core.errors import ExportRefused
+
+    out: dict[str, str] = {}
+    for item in items or []:
+        old, sep, new = item.rpartition("=")
+        if not sep or not old or not new:
+            raise ExportRefused(f"--rename {item!r}: give COLUMN=NAME")
+        out[old] = new
+    return out
+
+
 def _export(
     args: argparse.Namespace, dataset: Any, result: Any, csv_options: Any, export_run: Any
 ) -> dict[str, Any]:
@@ -528,6 +559,8 @@ def _export(
         pseudonymize=_split(args.pseudonymize),
         key_path=args.pseudonym_key,
         extra_reports=_release_reports(args),
+        renames=_renames(getattr(args, "rename", None)),
+        rename_invalid=bool(getattr(args, "rename_invalid", False)),
     )
 
 

@@ -732,7 +732,11 @@ class AppController(QObject):
         return report
 
     def export_job(
-        self, csv_path: str | Path, override: str | None = None, shown: ExportCheck | None = None
+        self,
+        csv_path: str | Path,
+        override: str | None = None,
+        shown: ExportCheck | None = None,
+        renames: dict[str, str] | None = None,
     ) -> tuple[RunResult, Callable[[], dict[str, Any]]]:
         """The current result and the export of it to ``csv_path`` as a function to call later,
         in a worker thread (the main window's file task): everything it reads is taken now, so
@@ -748,8 +752,9 @@ class AppController(QObject):
         # 13 review), the project file, the tables of other runs
         also = self.read_files()
         job = self.export_options.export_job(
-            dataset, result, csv_path, check=check, override=override, also_protect=also
-        )
+            dataset, result, csv_path, check=check, override=override, also_protect=also,
+            renames=renames,
+        )  # fmt: skip
         return result, job
 
     def record_export(self, result: RunResult, report: dict[str, Any]) -> None:

@@ -29,9 +29,12 @@ from PySide6.QtWidgets import (
 )
 
 from microgui.core.errors import MicroguiError
+from microgui.core.io.names import valid_names
 from microgui.core.metrics.disclosure import Verdict, release_verdict
+from microgui.core.release import release_format
 from microgui.core.release.check import ExportCheck, default_release_path, report_path_for
 from microgui.qt.export_options import ExportOptionsDialog, options_text
+from microgui.qt.rename_dialog import RenameColumnsDialog
 
 #: The :class:`~microgui.qt.main_window.MainWindow` (not imported: it imports this module, and
 #: the package has no import cycle, type-only ones included).
@@ -357,9 +360,14 @@ def _write_export(
     *,
     background: bool = False,
     shown: ExportCheck | None = None,
+    renames: dict[str, str] | None = None,
 ) -> bool:
+    if renames is None and _ask_for_names(window, path, override, background, shown):
+        return False
     try:
-        result, job = window.controller.export_job(path, override=override, shown=shown)
+        result, job = window.controller.export_job(
+            path, override=override, shown=shown, renames=renames or None
+        )
     except MicroguiError as exc:
         window.show_error(str(exc), title="Export refused")
         return False
@@ -376,6 +384,44 @@ def _write_export(
         window.show_error(str(exc), title="Export refused")
         return False
     done(report)
+    return True
+
+
+def _ask_for_names(
+    window: MainWindow,
+    path: Path,
+    override: str | None,
+    background: bool,
+    shown: ExportCheck | None,
+) -> bool:
+    """For an SPSS or Stata release of columns the format cannot name: open
+    :class:`RenameColumnsDialog` (proposals of :func:`~microgui.core.io.names.valid_names`) and
+    export with the accepted names; True when the dialog was opened (the export waits for it)."""
+    try:
+        fmt = release_format(path)
+    except MicroguiError:
+        return False  # the writer says why
+    result = window.controller.result
+    if fmt not in ("spss", "stata") or result is None:
+        return False
+    columns = [str(c) for c in result.protected.columns]
+    proposals = valid_names(columns, fmt)
+    if not proposals:
+        return False
+    dialog = RenameColumnsDialog(columns, proposals, fmt, path.name, window)
+
+    def finished(code: int) -> None:
+        if code == QDialog.DialogCode.Accepted:
+            _write_export(
+                window, path, override, background=background, shown=shown,
+                renames=dialog.renames(),
+            )  # fmt: skip
+        else:
+            window.statusBar().showMessage("Export cancelled: nothing written.", 10000)
+
+    dialog.finished.connect(finished)
+    window.rename_dialog = dialog
+    dialog.open()
     return True
 
 

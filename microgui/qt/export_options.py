@@ -95,6 +95,7 @@ class ExportOptions:
         check: ExportCheck,
         override: str | None = None,
         also_protect: Sequence[Path] = (),
+        renames: dict[str, str] | None = None,
     ) -> Callable[[], dict[str, Any]]:
         """The export of ``result`` to ``path`` with these options
         (:func:`~microgui.core.release.check.export_job`): the CSV format for a CSV release, pseudonyms
@@ -110,6 +111,7 @@ class ExportOptions:
             csv_options=options.csv,
             pseudonymize=options.pseudonymize,
             key_path=key_path_for(Path(path)) if options.write_key else None,
+            renames=renames,
         )
 
     def describe(self) -> str:

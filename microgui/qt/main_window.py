@@ -17,6 +17,7 @@ import numpy as np
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
+    QDialog,
     QDockWidget,
     QFileDialog,
     QFrame,
@@ -249,6 +250,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.kernel_prep, self.kernel_prep.start)
         self.error_box: QMessageBox | None = None
         self.override_dialog: ExportOverrideDialog | None = None
+        self.rename_dialog: QDialog | None = None  # issue 30: names for SPSS/Stata
         self.disclosure_dialog: AttributeDisclosureDialog | None = None  # issue 29
         self.about_box: QMessageBox | None = None
         self.sweep_dialog: SweepDialog | None = None

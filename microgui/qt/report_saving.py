@@ -83,7 +83,10 @@ def save_report(
     if not entries:
         window.show_error("Run a method (or choose runs to compare) before saving a report.")
         return False
-    charts = report_charts(window, entries, comparison=comparison)
+    # a single run's report is the command line's (issue 30): its charts are core's
+    # (ReleaseReport.charts: released values, group sizes, the run beside the unprotected table
+    # on the same risk measure), made in the job; a comparison's are of the compared runs only
+    charts: list[Any] = report_charts(window, entries, comparison=True) if comparison else []
     runs = [report_run(e.name, e.result, e.measures, e.finished_at) for e in entries]
     # The correlations tab's table, when it shows this very run (computed in its worker).
     shown = window.association_panel.correlations
@@ -116,7 +119,6 @@ def save_report(
             name=entry.name,
             measures=entry.measures,
             finished=entry.finished_at,
-            charts=charts,
             correlations=correlations,
         )
         make_html, title = release.html, release.title
@@ -128,7 +130,8 @@ def save_report(
     def job() -> Path:
         """The checks on the released table, the page and its PDF, and the write: off the
         GUI thread when ``background`` (QTextDocument and QImage work in any thread)."""
-        return write_report(path, make_html, charts, title, print_pdf=report_pdf, protect_from=read)
+        drawn = charts if comparison else release.charts  # core's, computed here (off the GUI)
+        return write_report(path, make_html, drawn, title, print_pdf=report_pdf, protect_from=read)
 
     def done(_written: Any) -> None:
         window.settings.set_last_directory(path.resolve().parent)
@@ -162,16 +165,14 @@ def report_charts(window: MainWindow, entries: list[Any], *, comparison: bool) -
     charts = [released_values_chart(e.result, e.name, axes=axes) for e in entries]
     charts.append(group_sizes_chart([(e.name, e.result) for e in entries]))
     ru_chart = window.ru_chart
-    drawn = set(ru_chart.drawn_ids)
     xk, yk = ru_chart.options.x_measure, ru_chart.options.y_measure
-    if drawn and xk and yk:
+    if xk and yk:
         catalog = measure_catalog()
         charts.append(
             ru_map_chart(
                 [
                     (e.name, e.measures.get(xk), e.measures.get(yk))
-                    for e in window.controller.history
-                    if e.run_id in drawn
+                    for e in entries  # the selected runs only (issue 30), never the whole session
                 ],
                 axis_title(catalog.get(xk, ()), xk),
                 axis_title(catalog.get(yk, ()), yk),

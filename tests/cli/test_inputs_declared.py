@@ -33,7 +33,7 @@ NOT_PATHS: dict[str, set[str]] = {
         "nominal", "missing_as_category", "param", "round", "seed", "group_column",
         "allow_unsafe", "keep_formula_cells", "run_number", "pseudonymize", "csv_sep",
         "csv_decimal", "csv_encoding", "strata", "block_size", "engine", "scheduler",
-        "workers", "quiet", "list_methods",
+        "workers", "quiet", "list_methods", "rename_invalid", "rename",
     },
     "dependency-tree": {"attributes", "bins", "sheet"},
     "suggest-roles": {"sheet"},

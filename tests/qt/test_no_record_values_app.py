@@ -228,8 +228,10 @@ def test_comparison_report_charts_hold_no_original_value(
         text = path.read_text(encoding="utf-8")
         assert "Comparison of 2" in text
         _assert_clean(window, path, spy, f"comparison ({axes} axes on the screen)")
-    # the R-U map of the whole history is drawn from measures only, with every run
-    assert all(e.name in text for e in ctl.history)
+    # the R-U map is drawn from measures only, of the compared runs only (issue 30: never the
+    # whole session's runs)
+    assert all(e.name in text for e in ctl.history[:2])
+    assert ctl.history[2].name not in text
 
 
 def test_saving_the_screen_comparison_chart_says_it_shows_original_records(

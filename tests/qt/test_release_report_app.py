@@ -109,3 +109,49 @@ def test_the_dialogs_write_off_the_gui_thread(
     assert out.exists() and blocker.args[0]["fingerprint"]["output"]["sha256"]
     assert "Exported" in window.statusBar().currentMessage()
     assert ctl.export_report_of(ctl.result) is not None
+
+
+def test_the_app_report_has_the_command_lines_charts(
+    window: MainWindow,
+    qtbot,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """Issue 30: a single run's report from the app shows the charts ``protect --report-html``
+    shows (core's :attr:`ReleaseReport.charts`: the run beside the unprotected table on the same
+    risk measure), whatever the screen's axes or other runs of the session."""
+    import html
+
+    from microgui.core.release.check import protected_table
+    from microgui.core.release.report import ReleaseReport
+
+    rng = np.random.default_rng(6)
+    n = 80
+    frame = pd.DataFrame(
+        {"age": rng.integers(18, 90, n), "income": rng.integers(10_000, 90_000, n)}
+    )
+    source = tmp_path / "t.csv"
+    frame.to_csv(source, index=False)
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
+        window.open_file(source)
+    with qtbot.waitSignal(ctl.roles_changed):
+        ctl.set_roles(roles_from_lists(list(frame.columns), qi=["age", "income"]))
+    for k in (3, 5):  # another run in the session: never in this run's report
+        with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
+            ctl.start_run(RunSpec.make("mdav", k))
+    qtbot.waitUntil(lambda: ctl.shown_run_id is not None, timeout=TIMEOUT_MS)
+    window.plot.set_axes("income", "age")  # the screen's axes do not change the report
+    entry = ctl.entry(ctl.shown_run_id)
+    path = tmp_path / "run.html"
+    assert window.save_report(path, comparison=False), window.last_error
+    text = path.read_text(encoding="utf-8")
+    cli = ReleaseReport(
+        entry.dataset, entry.result, protected_table(entry.result), entry.result.report,
+        name=entry.name, measures=entry.measures,
+    )  # fmt: skip
+    captions = [c.caption for c in cli.charts]
+    assert any("unprotected table" in c for c in captions)
+    for caption in captions:
+        assert html.escape(caption) in text or caption in text, caption
+    other = next(e for e in ctl.history if e.run_id != entry.run_id)
+    assert other.name not in text

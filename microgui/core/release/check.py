@@ -48,7 +48,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -71,6 +71,7 @@ from microgui.core.io import (
     text_cells,
     write_files_atomic,
 )
+from microgui.core.io.names import check_renames, valid_names
 from microgui.core.methods import get_method
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
@@ -520,8 +521,17 @@ def export_run(
     key_path: str | os.PathLike[str] | None = None,
     extra_reports: Sequence[tuple[str | os.PathLike[str], ReportMaker]] = (),
     table: pd.DataFrame | None = None,
+    renames: Mapping[str, str] | None = None,
+    rename_invalid: bool = False,
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
+
+    ``renames`` (issue 30): released name of some columns (``{original: released}``), checked
+    against the format's rules (:func:`microgui.core.io.names.check_renames`); with
+    ``rename_invalid`` every column SPSS or Stata cannot hold gets the name
+    :func:`~microgui.core.io.names.valid_names` proposes. The report's ``variables`` then lists
+    each column as ``{"name": original, "released_as": released}`` and ``renamed_columns`` maps
+    the renamed ones. Every check and measure is made under the original names.
 
     Text cells and column names a spreadsheet would run as formulas are neutralized unless
     ``keep_formula_cells`` (see the module docstring); the report says how many.
@@ -640,6 +650,11 @@ def export_run(
         report["export_override"] = {"reason": reason, "problems": list(verdict.problems)}
     writer: Any
     stat = _release_stat(dataset, result, pseudonymize)
+    if fmt not in ("spss", "stata") and (renames or rename_invalid):
+        if renames:
+            raise ExportRefused(
+                f"renaming columns is for an SPSS or Stata output, and {csv_file.name} is {fmt}"
+            )
     if fmt == "csv":
         report["csv_format"] = options.to_json()
         writer = (
@@ -650,6 +665,7 @@ def export_run(
     else:
         compress = csv_file.suffix.lower() == ".zsav"
         frame = _dates_back(dataset.frame, frame)
+        frame, stat = _renamed_release(frame, stat, fmt, renames, rename_invalid, report)
         writer, notes = release_writer(
             frame, fmt, stat, compress=compress, text_input=_text_input(dataset)
         )
@@ -711,6 +727,7 @@ def export_job(
     csv_options: CsvOptions | None = None,
     pseudonymize: Sequence[str] = (),
     key_path: str | os.PathLike[str] | None = None,
+    renames: Mapping[str, str] | None = None,
 ) -> Callable[[], dict[str, Any]]:
     """:func:`export_run` of ``result`` to ``path`` and its report beside it
     (:func:`report_path_for`), as a function to call later (the app's file task, in a worker
@@ -734,6 +751,7 @@ def export_job(
                 csv_options=csv_options if is_csv else None,
                 pseudonymize=pseudonymize,
                 key_path=key_path,
+                renames=dict(renames) if renames and not is_csv else None,
             )
         except OSError as exc:
             raise ExportRefused(f"cannot write {path.name}: {exc.strerror or exc}") from exc
@@ -817,6 +835,48 @@ def _release_stat(
         stat["user_missing_dropped"] = sorted(c for c in declared if c in changed)
         stat["user_missing_declared"] = sorted(declared)
     return stat
+
+
+def _renamed_release(
+    frame: pd.DataFrame,
+    stat: dict[str, Any] | None,
+    fmt: str,
+    renames: Mapping[str, str] | None,
+    rename_invalid: bool,
+    report: dict[str, Any],
+) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    """``frame`` (and the input's labels ``stat``) under the released names (issue 30): the
+    user's ``renames``, else with ``rename_invalid`` the proposals of
+    :func:`~microgui.core.io.names.valid_names`; :class:`ExportRefused` listing the problems of
+    names the format cannot hold. The report gets ``variables`` and ``renamed_columns``."""
+    names = [str(c) for c in frame.columns]
+    mapping = dict(renames or {})
+    if rename_invalid:
+        proposed = valid_names([mapping.get(c, c) for c in names], fmt)
+        mapping = {c: proposed.get(mapping.get(c, c), mapping.get(c, c)) for c in names}
+    mapping = {str(old): str(new) for old, new in mapping.items() if str(old) != str(new)}
+    if not mapping:
+        return frame, stat
+    problems = check_renames(names, mapping, fmt)
+    if problems:
+        raise ExportRefused(
+            f"the released column names cannot be written as {fmt.upper() if fmt == 'spss' else 'Stata'}"
+            f": {'; '.join(problems)}"
+        )
+    report["renamed_columns"] = dict(mapping)
+    report["variables"] = [{"name": c, "released_as": mapping.get(c, c)} for c in names]
+    frame = frame.rename(columns=mapping)
+    if stat:
+
+        def moved(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {mapping.get(k, k) if isinstance(k, str) else k: v for k, v in value.items()}
+            if isinstance(value, list):
+                return [mapping.get(v, v) if isinstance(v, str) else v for v in value]
+            return value
+
+        stat = {key: moved(value) for key, value in stat.items()}
+    return frame, stat
 
 
 def _without(mapping: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:

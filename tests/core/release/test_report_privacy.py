@@ -160,3 +160,25 @@ def test_risk_before_and_after_hold_no_category_or_value(mixed: Dataset) -> None
         ]  # fmt: skip
         assert not leaked, (section, leaked[:5])
     assert result.report["risk_after"]["k_anonymity"]["level"] >= 5
+
+
+def test_renamed_columns_in_the_report_are_names_only(mixed: Dataset, tmp_path: Path) -> None:
+    """Issue 30: ``variables`` and ``renamed_columns`` (an SPSS release under valid names) hold
+    column names, original and released, and nothing of a record."""
+    result = run_protection(mixed, RunSpec.make("mdav-generic", 5, seed=3))
+    written = [str(c) for c in result.protected.columns]
+    report_path = tmp_path / "report.json"
+    export_run(
+        mixed, result, tmp_path / "out.sav", report_path, override="test of the report",
+        renames={written[0]: "first_column"}, rename_invalid=True,
+    )  # fmt: skip
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["renamed_columns"][written[0]] == "first_column"
+    assert [v["name"] for v in report["variables"]] == written
+    names = set(written) | set(report["renamed_columns"].values())
+    for entry in report["variables"]:
+        assert set(entry) == {"name", "released_as"} and set(entry.values()) <= names
+    text = json.dumps({k: report[k] for k in ("variables", "renamed_columns")}, ensure_ascii=False)
+    roles = mixed.roles
+    tokens = _raw_tokens(mixed.frame, roles.quasi_identifiers + roles.confidential)
+    assert not [t for t in tokens if t in text]
