@@ -115,7 +115,7 @@ def test_showing_a_run_never_changes_the_method_panel(window: MainWindow, qtbot)
     panel to its method: the next Run ran what the user had not chosen. Now the panel says the
     run shown was made otherwise, and loads its settings only when asked."""
     ctl, panel = window.controller, window.run_panel
-    first = _run(window, qtbot, RunSpec.make("mstk", 4, seed=3))
+    first = _run(window, qtbot, RunSpec.make("mdav-generic", 4, {"round": "0"}, seed=3))
     panel.select_method("mdav-generic")
     panel.k_spin.setValue(6)
     panel.seed_spin.setValue(2)
@@ -134,15 +134,15 @@ def test_showing_a_run_never_changes_the_method_panel(window: MainWindow, qtbot)
         assert panel.method is not None and panel.method.name == "mdav-generic"
         assert (panel.k_spin.value(), panel.seed_spin.value()) == (6, 2)
         assert panel.shown_box.isVisible()
-        assert f"#{first} mstk k=4" in panel.shown_note.text()
+        assert f"#{first} mdav-generic k=4" in panel.shown_note.text()
     # the explicit action, from the panel's button and from the history's context menu
     panel.load_shown_button.click()
-    assert panel.method.name == "mstk" and panel.k_spin.value() == 4
+    assert panel.k_spin.value() == 4 and panel.params_note.text() == "round = 0"
     assert panel.seed_spin.value() == 3 and not panel.shown_box.isVisible()
     ctl.show_run(second)
     actions = dict(window.history_panel.context_actions(second))
     actions["Load this run's settings"]()
-    assert panel.method.name == "mdav-generic" and panel.k_spin.value() == 6
+    assert panel.k_spin.value() == 6 and panel.params_note.text() == "defaults"
 
 
 def test_methods_that_cannot_run_are_greyed_with_the_reason(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
