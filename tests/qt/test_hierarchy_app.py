@@ -214,8 +214,10 @@ def test_attach_run_save_reopen_gives_the_cli_release(  # type: ignore[no-untype
     other.resize(1366, 768)
     other.show()
     octl = other.controller
-    with qtbot.waitSignal(octl.sweep_finished, timeout=TIMEOUT_MS):
+    # issue 30: the runs come back at once with their numbers and reports (no re-computation)
+    with qtbot.waitSignal(octl.history_changed, timeout=TIMEOUT_MS):
         assert other.open_project(moved / "study.microgui.json")
+    assert [e.run_id for e in octl.history] == [e.run_id for e in ctl.history]
     qtbot.waitUntil(lambda: len(octl.hierarchies.items()) == 2, timeout=TIMEOUT_MS)
     assert octl.hierarchies.paths() == {
         "age": str(moved / "hierarchies" / "age.csv"),

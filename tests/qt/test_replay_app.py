@@ -230,7 +230,7 @@ def test_every_protect_option_is_known_to_the_replay() -> None:
         "output", "sheet", "report", "report_html", "report_pdf", "allow_unsafe",
         "keep_formula_cells", "project", "input_option", "run_number", "pseudonymize",
         "pseudonym_key", "csv_sep", "csv_decimal", "csv_encoding", "engine", "scheduler",
-        "workers", "quiet", "list_methods", "group_column",
+        "workers", "quiet", "list_methods", "group_column", "rename_invalid", "rename",
     }  # fmt: skip
     assert options - given - not_run == set(), "a protect option unknown to the replay"
     assert not (given & not_run)

@@ -45,7 +45,7 @@ def test_roles_table_shows_six_rows_at_1366_by_768(demo_window: MainWindow, qtbo
     assert rows >= 6, (rows, height)
 
 
-def test_a_sweep_point_shown_puts_its_own_parameters_in_the_panel(
+def test_a_sweep_point_loaded_puts_its_own_parameters_in_the_panel(
     window: MainWindow, qtbot: Any
 ) -> None:
     """A sweep's spec keeps the grid's text ("false", "0.00001"): shown in the run panel it must
@@ -73,6 +73,7 @@ def test_a_sweep_point_shown_puts_its_own_parameters_in_the_panel(
     for entry, gamma in zip(list(ctl.history), (0.123456, 0.00001), strict=True):
         with qtbot.waitSignal(ctl.run_shown, timeout=120_000):
             ctl.show_run(entry.run_id)
+        panel.load_shown_settings()  # issue 30: only when asked
         assert panel.param_widgets["rescale_variance"].isChecked() is False
         assert float(panel.param_widgets["gamma"].text()) == gamma  # a line edit: "auto" or γ
         params = dict(panel.spec().params)
