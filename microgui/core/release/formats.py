@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.errors import ExportRefused
-from microgui.core.io import EncodedWriter, FileWriter, _number_texts, _to_csv_rows
+from microgui.core.io import EncodedWriter, FileWriter, _number_texts, _to_csv_rows, names
 from microgui.core.release.formulas import neutralized
 from microgui.core.table.column_types import FORMAT_NAMES, column_type, release_columns
 from microgui.core.table.dataset import is_missing
@@ -73,14 +73,12 @@ RELEASE_FORMATS: dict[str, str] = {
 }
 EXCEL_MAX_ROWS = 1_048_576  # the header is one of them
 EXCEL_MAX_COLUMNS = 16_384
-# Unicode letters are allowed (Stata 14+, SPSS 16+; pyreadstat writes them)
-_STATA_NAME = re.compile(r"[^\W\d]\w{0,31}")
-_SPSS_NAME = re.compile(r"(?:[^\W\d_]|@)[\w.@#$]*")
-_STATA_RESERVED = frozenset(
-    "_all _b byte _coef _cons double float if in int long _n _N _pi _pred _rc _skip strL "
-    "using with".split()
-)
-_SPSS_RESERVED = frozenset("ALL AND BY EQ GE GT LE LT NE NOT OR TO WITH".split())
+# The variable-name rules are those of core/io/names.py (one place: the proposals of valid
+# names and this check agree); Unicode letters are allowed (Stata 14+, SPSS 16+)
+_STATA_NAME = names._STATA_NAME
+_SPSS_NAME = names._SPSS_NAME
+_STATA_RESERVED = names.STATA_RESERVED
+_SPSS_RESERVED = names.SPSS_RESERVED
 # control characters a workbook cannot hold, and the carriage return, which its XML turns into
 # a line feed (a cell would change without a word)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0d\x0e-\x1f]")
