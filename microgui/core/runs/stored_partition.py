@@ -46,7 +46,8 @@ from microgui.core.errors import InvalidInput, MicroguiError
 from microgui.core.io.fingerprint import FINGERPRINT_ATTR
 from microgui.core.methods import get_method, resolve_params
 from microgui.core.methods.artifacts import CLASSES, DEPENDENCY_TREE, SPANNING_TREE, SpanningTree
-from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.progress import ProgressFn, no_progress, sub_progress
+from microgui.core.runs.analysis import RunOutcome
 from microgui.core.runs.spec import MethodStep, RunResult, RunSpec
 from microgui.core.table.dataset import Dataset, prepare_qi
 
@@ -60,6 +61,7 @@ __all__ = [
     "decode_partition",
     "not_restorable",
     "restore_result",
+    "restore_outcome",
 ]
 
 #: The one encoding written (and read) today.
@@ -178,7 +180,9 @@ def decode_partition(block: object, dataset: Dataset) -> StoredPartition:
     if extra:
         raise InvalidInput(f"its partition has an unknown field {str(extra[0])[:40]!r}")
     if block.get("encoding") != ENCODING:
-        raise InvalidInput(f"its partition has an unknown encoding {str(block.get('encoding'))[:40]!r}")
+        raise InvalidInput(
+            f"its partition has an unknown encoding {str(block.get('encoding'))[:40]!r}"
+        )
     n = dataset.n_records
     records, groups = block.get("records"), block.get("groups")
     if not isinstance(records, int) or isinstance(records, bool) or records != n:
@@ -288,3 +292,28 @@ def restore_result(
         seconds=float(report.get("seconds") or 0.0),
         artifacts=artifacts,
     )
+
+
+def restore_outcome(
+    dataset: Dataset,
+    spec: RunSpec,
+    report: Mapping[str, Any],
+    measures: Mapping[str, float | int | None],
+    block: object,
+    progress: ProgressFn = no_progress,
+) -> RunOutcome:
+    """A kept run as the app shows it (what :func:`~microgui.core.runs.analysis.analyse_run`
+    returns), rebuilt from its partition with its kept measures: :func:`restore_result`, then
+    the views' layouts. :class:`InvalidInput` with the reason when the run cannot be rebuilt."""
+    from microgui.core.views.layout import dependency_tree_layout, mst_layout
+    from microgui.core.views.projection import all_category_transitions, qi_projection
+
+    result = restore_result(dataset, spec, report, block, sub_progress(progress, 0.0, 0.6))
+    progress(0.6, "projecting for the plot")
+    projection = qi_projection(result)
+    tree = DEPENDENCY_TREE.of(result.artifacts)
+    layout = dependency_tree_layout(tree) if tree is not None else None
+    mst = mst_layout(result)
+    transitions = all_category_transitions(result)
+    progress(1.0, "done")
+    return RunOutcome(result, projection, layout, mst, dict(measures), "", transitions)
