@@ -218,7 +218,9 @@ def apply_project(controller: AppController, project: Project, dataset: Dataset)
     # rebuilt from its kept partition in the worker when opened (no method run), the compared
     # ones first, else the last run; a run without a partition (an older file) is re-computed
     # (same seed) only when opened
-    entries = restored_entries(project, dataset)
+    # the table with the project's roles (``dataset`` has the roles suggested when it was read):
+    # the runs were made on those, and are rebuilt or re-computed on them
+    entries = restored_entries(project, controller.dataset)
     if entries:
         controller.restore_history(entries)
         compared = [entries[i].run_id for i in project.comparison]
