@@ -369,9 +369,14 @@ def load_project(path: str | os.PathLike[str]) -> Project:
     return project_from_json(decode_project_text(text, name), name)
 
 
+_STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
 def _nesting_depth(text: str) -> int:
     """The deepest nesting of arrays and objects in JSON ``text`` (strings skipped)."""
-    bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+    # the unrolled form of "(?:[^"\\]|\\.)*": one step per run of plain characters, not per
+    # character (a kept partition is a 70 kB string: 0.5 s -> ms for a 14-run project of Adult)
+    bare = _STRINGS.sub('""', text)
     opens = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
     step = np.isin(opens, (ord("["), ord("{"))).astype(np.int32) - np.isin(
         opens, (ord("]"), ord("}"))
