@@ -34,6 +34,8 @@ __all__ = [
     "project_roles",
     "restored_entries",
     "kept_partition",
+    "kept_partitions",
+    "PARTITION_BUDGET",
     "with_partition",
     "restore_job",
 ]
@@ -226,7 +228,7 @@ def project_of(
     table's path, columns and roles, the history's reproducible specs (seeds kept), the compared
     runs and the attached hierarchy files."""
     ids = [entry.run_id for entry in history]
-    partitions = [kept_partition(entry) for entry in history]
+    partitions = kept_partitions(history)
     return Project(
         data_path=str(dataset.source) if dataset.source else None,
         columns=tuple(str(c) for c in dataset.frame.columns),
@@ -241,6 +243,35 @@ def project_of(
         run_partitions=tuple(partitions) if any(p is not None for p in partitions) else (),
         run_from_sweep=tuple(entry.from_sweep for entry in history),
     )
+
+
+#: The most characters of kept partitions a project holds (a project file may have
+#: :data:`~microgui.core.runs.project_file.MAX_PROJECT_BYTES`, 64 MB): about 440 runs of Adult;
+#: beyond it the oldest runs keep none and are re-computed when opened.
+PARTITION_BUDGET = 32 * 1024 * 1024
+
+
+def kept_partitions(history: Sequence[HistoryEntry]) -> list[object | None]:
+    """Each run's :func:`kept_partition`, the newest first within :data:`PARTITION_BUDGET`."""
+    kept: list[object | None] = [None] * len(history)
+    left = PARTITION_BUDGET
+    for index in range(len(history) - 1, -1, -1):
+        block = kept_partition(history[index])
+        if block is None or not isinstance(block, Mapping):
+            continue
+        size = sum(len(v) for v in block.values() if isinstance(v, str))
+        size += sum(
+            len(v)
+            for t in (block.get("tree") or {},)
+            if isinstance(t, Mapping)
+            for v in t.values()
+            if isinstance(v, str)
+        )
+        if size > left:
+            continue
+        left -= size
+        kept[index] = block
+    return kept
 
 
 def kept_partition(entry: HistoryEntry) -> object | None:

@@ -173,3 +173,33 @@ def test_a_damaged_partition_says_so_and_its_run_is_recomputed(
     assert other.export_to(out)
     assert out.read_bytes() == exported[2]  # same seed, same release
     other.controller.shutdown()
+
+
+def test_partitions_beyond_the_budget_are_left_out_oldest_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A project file may hold 64 MB: the newest runs keep their partitions within the budget,
+    the oldest are re-computed when opened."""
+    from datetime import datetime
+
+    from microgui.core.runs.sweep import SweepPoint
+    from microgui.core.table.dataset import Dataset
+
+    dataset = Dataset.from_frame(pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]}))
+    spec = RunSpec.make("mdav", 2, seed=0)
+    entries = [
+        history.HistoryEntry(
+            i,
+            None,
+            dataset,
+            datetime.now(),
+            SweepPoint(i, spec, {"seconds": 0.1}, {}),
+            partition={"labels": "x" * 400, "release_sha256": "0" * 64},
+        )
+        for i in (1, 2, 3)
+    ]
+    monkeypatch.setattr(history, "PARTITION_BUDGET", 1000)
+    kept = history.kept_partitions(entries)
+    assert [block is not None for block in kept] == [False, True, True]
+    project = history.project_of(dataset, entries, (), {})
+    assert project.run_partitions[0] is None and project.run_partitions[2] is not None
