@@ -242,6 +242,7 @@ def project_of(
         run_measures=tuple(entry.measures for entry in history),
         run_partitions=tuple(partitions) if any(p is not None for p in partitions) else (),
         run_from_sweep=tuple(entry.from_sweep for entry in history),
+        run_finished=tuple(entry.finished_at.isoformat(timespec="seconds") for entry in history),
     )
 
 
@@ -335,12 +336,16 @@ def restored_entries(project: Project, dataset: Dataset) -> list[HistoryEntry]:
     partitions = project.run_partitions or tuple(None for _ in project.runs)
     from_sweep = project.run_from_sweep or tuple(False for _ in project.runs)
     now = datetime.now()
+    finished = [
+        datetime.fromisoformat(f) if f else now
+        for f in (project.run_finished or tuple(None for _ in project.runs))
+    ]
     return [
         HistoryEntry(
             run_id,
             None,
             dataset,
-            now,
+            finished[index],
             SweepPoint(index, spec, report, dict(kept), seconds=float(report.get("seconds") or 0)),
             partition=partition,
             sweep=sweep,

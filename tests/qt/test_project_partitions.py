@@ -111,6 +111,9 @@ def test_reopened_runs_are_rebuilt_from_their_partitions_without_a_method(
     octl = other.controller
     assert [e.run_id for e in octl.history] == [1, 2, 3]
     assert not any(e.from_sweep for e in octl.history)  # runs, not "sweep points"
+    assert [e.finished_at for e in octl.history] == [  # when they finished, not when reopened
+        e.finished_at.replace(microsecond=0) for e in window.controller.history
+    ]
     assert octl.shown_run_id == 3
     for run_id in (1, 2):
         with qtbot.waitSignal(octl.run_shown, timeout=TIMEOUT_MS):

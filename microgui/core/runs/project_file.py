@@ -37,6 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -103,6 +104,8 @@ class Project:
     run_partitions: tuple[object | None, ...] = ()
     #: whether each run was a point of a sweep (empty: none was)
     run_from_sweep: tuple[bool, ...] = ()
+    #: when each run finished ("2026-11-28T10:23:01", local time; None: not kept)
+    run_finished: tuple[str | None, ...] = ()
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -138,7 +141,11 @@ class Project:
 
     def _kept_runs(
         self,
-    ) -> list[tuple[int | None, Mapping[str, Any] | None, Mapping[str, Any], object | None, bool]]:
+    ) -> list[
+        tuple[
+            int | None, Mapping[str, Any] | None, Mapping[str, Any], object | None, bool, str | None
+        ]
+    ]:
         n = len(self.runs)
         ids: list[int | None] = list(self.run_ids) if self.run_ids else [None] * n
         reports = list(self.run_reports) if self.run_reports else [None] * n
@@ -146,7 +153,8 @@ class Project:
         measures += [{}] * (n - len(measures))
         partitions = list(self.run_partitions) if self.run_partitions else [None] * n
         sweep = list(self.run_from_sweep) if self.run_from_sweep else [False] * n
-        return list(zip(ids, reports, measures, partitions, sweep, strict=True))
+        finished = list(self.run_finished) if self.run_finished else [None] * n
+        return list(zip(ids, reports, measures, partitions, sweep, finished, strict=True))
 
     def resolved_data_path(self, folder: Path | None) -> Path | None:
         """The table's path, made absolute against the project file's folder."""
@@ -189,6 +197,7 @@ def _run_json(
     measures: Mapping[str, Any] | None = None,
     partition: object | None = None,
     from_sweep: bool = False,
+    finished: str | None = None,
 ) -> dict[str, Any]:
     """A run as a project keeps it: without engine, scheduler and workers, which are the user's
     choice each time and never travel with a file (issue 12); hierarchy files relative to the
@@ -208,6 +217,8 @@ def _run_json(
         data["partition"] = partition
     if from_sweep:
         data["sweep"] = True
+    if finished is not None:
+        data["finished"] = finished
     return data
 
 
@@ -306,7 +317,8 @@ _DATA_KEYS: Final = frozenset({"path", "columns"})
 _ROLE_KEYS: Final = frozenset({"role", "kind", "order", "missing_as_category"})
 _RUN_KEYS: Final = frozenset(
     {"method", "k", "parameters", "seed", "hierarchies", "strata", "block_size", "engine",
-     "scheduler", "workers", "id", "report", "measures", "partition", "sweep"}
+     "scheduler", "workers", "id", "report", "measures", "partition", "sweep",
+     "finished"}
 )  # fmt: skip
 #: The largest run number a project may hold.
 MAX_RUN_ID: Final = 10_000_000
@@ -517,7 +529,7 @@ def project_from_json(data: object, name: str = "project") -> Project:
         )
     runs = tuple(_run_spec(item, where, i, column_set, roles) for i, item in enumerate(runs_raw))
     run_ids, run_reports, run_measures = _kept(runs_raw, where)
-    run_partitions, run_from_sweep = _partitions(runs_raw, where)
+    run_partitions, run_from_sweep, run_finished = _partitions(runs_raw, where)
     comparison: list[int] = []
     for value in _expect(data, "comparison", list, where):
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(runs):
@@ -542,25 +554,45 @@ def project_from_json(data: object, name: str = "project") -> Project:
         run_measures=run_measures,
         run_partitions=run_partitions,
         run_from_sweep=run_from_sweep,
+        run_finished=run_finished,
     )
 
 
 def _partitions(
     runs_raw: list[Any], where: str
-) -> tuple[tuple[object | None, ...], tuple[bool, ...]]:
+) -> tuple[tuple[object | None, ...], tuple[bool, ...], tuple[str | None, ...]]:
     """The runs' kept partitions as written (checked when a run is rebuilt from one: a damaged
-    partition costs that run a re-computation, not the project) and their ``sweep`` flags."""
+    partition costs that run a re-computation, not the project), their ``sweep`` flags and
+    when they finished (an ISO date and time)."""
     partitions = [item.get("partition") for item in runs_raw]
     sweep: list[bool] = []
+    finished: list[str | None] = []
     for index, item in enumerate(runs_raw):
         flag = item.get("sweep", False)
         if not isinstance(flag, bool):
             raise InvalidInput(f"{where}: run {index}: 'sweep' must be true or false")
         sweep.append(flag)
+        when = item.get("finished")
+        if when is not None and not _is_time(when):
+            raise InvalidInput(
+                f"{where}: run {index}: 'finished' {_shown(when)} is not a date and time"
+            )
+        finished.append(when)
     return (
         tuple(partitions) if any(p is not None for p in partitions) else (),
         tuple(sweep) if any(sweep) else (),
+        tuple(finished) if any(f is not None for f in finished) else (),
     )
+
+
+def _is_time(value: object) -> bool:
+    if not isinstance(value, str) or len(value) > 40:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _kept(
