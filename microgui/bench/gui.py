@@ -258,7 +258,7 @@ def reopen_lines() -> list[str]:
         return f"{float(end) - float(start):.2f} s"  # type: ignore[arg-type]
 
     shown = after.get("shown_s")
-    verdict = "n/a" if shown is None else ("PASS" if float(shown) <= 2.0 else "MISS")  # type: ignore[arg-type]
+    verdict = "n/a" if shown is None else ("PASS" if float(shown) <= 2.0 else "MISS")
     return [
         f"  reopen a {r['runs']}-run project of the demo ({r['records']:,} records; mdav-generic, "
         f"ama, mstk, p-sensitive, t-closeness; computed in {r['setup_s']} s, not measured):",

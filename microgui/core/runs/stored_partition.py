@@ -144,10 +144,14 @@ def partition_json(result: RunResult, dataset: Dataset) -> dict[str, Any]:
             "cut": _packed(np.packbits(np.asarray(tree.cut, dtype=bool))),
             "weights": _packed(np.asarray(tree.weights, dtype="<f8")),
         }
+    _remember(result, block)
+    return block
+
+
+def _remember(result: RunResult, block: dict[str, Any]) -> None:
     while len(_ENCODED) >= _ENCODED_KEPT:
         _ENCODED.pop(next(iter(_ENCODED)))
-    _ENCODED[key] = (weakref.ref(result), block)
-    return block
+    _ENCODED[id(result)] = (weakref.ref(result), block)
 
 
 def _unpacked(text: object, dtype: Any, count: int, what: str) -> np.ndarray:
@@ -282,7 +286,7 @@ def restore_result(
         names = list(dataset.roles.quasi_identifiers)
         artifacts.update(DEPENDENCY_TREE.entry(dependency_tree_of_qi(qi, names, bins=bins)))
     progress(1.0, "done")
-    return RunResult(
+    result = RunResult(
         spec=spec,
         roles=dataset.roles,
         labels=stored.labels,
@@ -292,6 +296,9 @@ def restore_result(
         seconds=float(report.get("seconds") or 0.0),
         artifacts=artifacts,
     )
+    if isinstance(block, Mapping):  # verified: a save writes it back as it was
+        _remember(result, dict(block))
+    return result
 
 
 def restore_outcome(
