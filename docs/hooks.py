@@ -16,7 +16,10 @@ def on_files(files: Files, config: Any) -> Files:
 
     for path, text in generated_pages(Path(config["docs_dir"])).items():
         files.append(File.generated(config, path, content=text))
-    shots = [ROOT / "resources" / "screenshot.png", *(ROOT / "resources" / "screenshots").glob("*.png")]
+    shots = [
+        ROOT / "resources" / "screenshot.png",
+        *(ROOT / "resources" / "screenshots").glob("*.png"),
+    ]
     for shot in shots:
         files.append(File.generated(config, f"images/{shot.name}", abs_src_path=str(shot)))
     return files

@@ -144,9 +144,7 @@ def _action_lines(command: str, parser: argparse.ArgumentParser) -> list[str]:
         help_text = (action.help or "").replace("%(default)s", str(default))
         help_text = help_text.replace("%(prog)s", parser.prog)
         tail = f" ({'; '.join(extra)})" if extra else ""
-        lines.append(
-            f'- <a id="{anchor}"></a>{_code(_invocation(action))}: {_md(help_text)}{tail}'
-        )
+        lines.append(f'- <a id="{anchor}"></a>{_code(_invocation(action))}: {_md(help_text)}{tail}')
     return lines
 
 
@@ -437,9 +435,7 @@ def report_reference(reports: list[dict[str, Any]] | None = None) -> str:
     """The JSON report page: every key of the sample reports, with its note."""
     from microgui.core.demo import load_demo
 
-    keys = report_keys(
-        sample_reports() if reports is None else reports, load_demo().frame.columns
-    )
+    keys = report_keys(sample_reports() if reports is None else reports, load_demo().frame.columns)
     out = [
         "# Run report (JSON keys)",
         "",
@@ -532,7 +528,9 @@ def execute_markdown(text: str, name: str = "<page>") -> str:
     return "".join(out)
 
 
-def generated_pages(docs_dir: Path, *, reports: list[dict[str, Any]] | None = None) -> dict[str, str]:
+def generated_pages(
+    docs_dir: Path, *, reports: list[dict[str, Any]] | None = None
+) -> dict[str, str]:
     """Every generated page by its path in the site (:data:`GENERATED`)."""
     return {
         "reference/cli.md": cli_reference(),
