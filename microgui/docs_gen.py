@@ -40,6 +40,7 @@ __all__ = [
     "generated_pages",
     "methods_reference",
     "option_anchor",
+    "method_reports",
     "report_keys",
     "report_reference",
     "sample_reports",
@@ -354,7 +355,11 @@ REPORT_NOTES: dict[str, str] = {
     "pseudonymized": "the columns released as pseudonyms",
     "pseudonym_warning": "that pseudonymised data are still personal data",
     "pseudonym_key_format": "how the pseudonym key file is written",
-    "overrides": "release-check failures overridden, with the reason given",
+    "export_override": "the release-check failures overridden on export, with the reason given",
+    "k_anonymity_guaranteed": "false for a masking method, which does not promise k-anonymity",
+    "note": "what the method's release is and is not (a masking method's warning)",
+    "partition": "what the groups are (a masking method groups each attribute on its own)",
+    "groups_per_attribute": "groups formed in each attribute (a method grouping attributes apart)",
     "released_with_attribute_disclosure": "the release was written although a group discloses a confidential value",
     "edited_after_run": "quasi-identifier cells edited between the run and the export",
     "columns_converted": "columns written in another type by the format",
@@ -406,6 +411,46 @@ def sample_reports() -> list[dict[str, Any]]:
     return reports
 
 
+def method_reports() -> dict[str, dict[str, Any]]:
+    """The run report (as the API returns it, before any export) of every registered method on
+    the demo's first 24 records, continuous keys ``age`` and ``income`` (``age`` alone for a
+    univariate method) and the confidential ``health_score``, k = 3: each method adds keys of its
+    own. A method that refuses the table is left out."""
+    import logging
+    import warnings
+
+    from microgui.api import protect
+    from microgui.core.demo import load_demo
+    from microgui.core.errors import MicroguiError
+    from microgui.core.methods import available_methods
+
+    frame = load_demo().frame.head(24)
+    out: dict[str, dict[str, Any]] = {}
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for m in available_methods():
+                qi = ["age"] if m.name == "optimal-univariate" else ["age", "income"]
+                try:
+                    res = protect(
+                        frame,
+                        qi=qi,
+                        identifiers=["person_id"],
+                        confidential=["health_score"],
+                        method=m.name,
+                        k=3,
+                        seed=1,
+                        unsafe="allow",
+                    )
+                except MicroguiError:
+                    continue
+                out[m.name] = json.loads(json.dumps(res.report, default=str))
+    finally:
+        logging.disable(logging.NOTSET)
+    return out
+
+
 def report_keys(
     reports: Iterable[Mapping[str, Any]], columns: Iterable[str] = ()
 ) -> dict[str, list[str]]:
@@ -431,21 +476,35 @@ def report_keys(
     return out
 
 
-def report_reference(reports: list[dict[str, Any]] | None = None) -> str:
-    """The JSON report page: every key of the sample reports, with its note."""
+def report_reference(
+    reports: list[dict[str, Any]] | None = None,
+    by_method: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """The JSON report page: every key of the sample reports (:func:`sample_reports`) with its
+    note, the keys each method adds (:func:`method_reports`), then the keys only some runs
+    write (:data:`REPORT_NOTES`)."""
     from microgui.core.demo import load_demo
 
-    keys = report_keys(sample_reports() if reports is None else reports, load_demo().frame.columns)
+    columns = load_demo().frame.columns
+    keys = report_keys(sample_reports() if reports is None else reports, columns)
+    by_method = method_reports() if by_method is None else by_method
+    writers: dict[str, list[str]] = {}
+    for name, report in by_method.items():
+        for key in report:
+            if key not in keys:
+                writers.setdefault(str(key), []).append(name)
     out = [
         "# Run report (JSON keys)",
         "",
         "Generated when the site is built. microgui has no separate schema of its run report: "
-        "the keys are set where their figures are computed. So this list is taken from real "
-        "reports: the demo table protected and exported through the API "
+        "the keys are set where their figures are computed (`core/runs`, `core/release`, each "
+        "method's module). So this list is taken from real reports, made while the site is "
+        "built: the demo table protected and exported through the API "
         "(`microgui.docs_gen.sample_reports`: mdav-generic, k = 5, survey weight, a "
-        "confidential column, rounding, pseudonyms, a CSV release; and the same with strata). "
-        "Keys that only some runs write (a masking method's override, SPSS labels, a Dask run) "
-        "follow under *occasional keys*.",
+        "confidential column, rounding, pseudonyms, a CSV release; and the same with strata), "
+        "then every method of the registry on a small table (`method_reports`), whose own keys "
+        "follow under *keys a method adds*. Keys only some releases write (an override, SPSS "
+        "labels) follow under *occasional keys*.",
         "",
         "A report holds the specification, counts, measures and column names, never a value "
         "of a record. JSON is strict: a number that is not finite is `null`.",
@@ -457,7 +516,19 @@ def report_reference(reports: list[dict[str, Any]] | None = None) -> str:
         note = REPORT_NOTES.get(key, "see the code that sets it (`core/runs`, `core/release`)")
         sub = ", ".join(_code(s) for s in subs)
         out.append(f'| <a id="{key}"></a>{_code(key)} | {note} | {sub} |')
-    rest = [k for k in REPORT_NOTES if k not in keys]
+    if writers:
+        out += [
+            "",
+            "## Keys a method adds",
+            "",
+            "| key | written by | holds |",
+            "|---|---|---|",
+        ]
+        for key, names in writers.items():
+            by = ", ".join(f"[{_code(n)}](methods.md#{n})" for n in names)
+            note = REPORT_NOTES.get(key, "the method's own figure (see its entry)")
+            out.append(f'| <a id="{key}"></a>{_code(key)} | {by} | {note} |')
+    rest = [k for k in REPORT_NOTES if k not in keys and k not in writers]
     if rest:
         out += ["", "## Occasional keys", "", "| key | holds |", "|---|---|"]
         out += [f'| <a id="{k}"></a>{_code(k)} | {REPORT_NOTES[k]} |' for k in rest]
