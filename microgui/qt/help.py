@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, QUrl
-from PySide6.QtGui import QCursor, QDesktopServices, QKeySequence
+from PySide6.QtGui import QCursor, QDesktopServices
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -47,7 +47,6 @@ from microgui.qt.workers import TaskSlot, make_run_pool
 __all__ = [
     "GLOSSARY",
     "HOME",
-    "HELP_KEY",
     "HelpWindow",
     "VIEW_PAGES",
     "docs_folder",
@@ -356,8 +355,10 @@ def open_help(window: Any, target: str = HOME) -> HelpWindow:
         help_window = HelpWindow(window)
         window.help_window = help_window
     help_window.show_page(target)
+    was_visible = help_window.isVisible()
     help_window.show()
-    help_window.raise_()
+    if was_visible:
+        help_window.raise_()  # already open behind the window: bring it to the front
     return help_window
 
 
@@ -375,7 +376,3 @@ def help_under_mouse(window: Any) -> HelpWindow:
         anchors = glossary_anchors()
         window._glossary_anchors = anchors
     return open_help(window, help_target(widget, pos, anchors, labels))
-
-
-#: The shortcut of F1 help (also *Help → Documentation*).
-HELP_KEY = QKeySequence(QKeySequence.StandardKey.HelpContents)
