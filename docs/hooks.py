@@ -12,9 +12,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def on_files(files: Files, config: Any) -> Files:
+    from microgui.cli.reference import cli_reference
     from microgui.docs_gen import generated_pages
 
-    for path, text in generated_pages(Path(config["docs_dir"])).items():
+    pages = generated_pages(Path(config["docs_dir"]))
+    pages["reference/cli.md"] = cli_reference()
+    for path, text in pages.items():
         files.append(File.generated(config, path, content=text))
     shots = [
         ROOT / "resources" / "screenshot.png",

@@ -1,27 +1,26 @@
 """The generated pages of the documentation site: reference and benchmark pages written from the
 code, so that they cannot drift from it (issue 32, item 3).
 
-- :func:`cli_reference`: every command and option of ``microgui``, walked from the argparse parser
-  (:func:`microgui.cli.build_parser`);
+- the command line reference is :func:`microgui.cli.reference.cli_reference` (walked from the
+  argparse parser; kept in the command line's package, so that this module, which the app's help
+  imports, imports no command and the package no import cycle: the ``gui`` command opens the app);
 - :func:`methods_reference`: the method catalogue from the registry
   (:func:`microgui.core.methods.available_methods`): name, citation, kinds, parameters, promises;
 - :func:`report_reference`: the keys of the JSON run report. There is no schema of the report in
   the code (the keys are set where they are computed: ``core/runs/protect.py``,
   ``core/release/check.py``...), so the one source of the list is a real report: the demo protected
-  and exported through the API (:func:`sample_reports`) in a temporary folder; the notes beside
-  the keys are :data:`REPORT_NOTES`;
+  and exported through the API (:func:`sample_reports`) in a temporary folder, and every method
+  run on 24 records (:func:`method_reports`); the notes beside the keys are :data:`REPORT_NOTES`;
 - :func:`benchmark_page`: a saved ``python -m microgui.bench`` output (``docs/benchmarks/``) with its
   machine and date.
 
 ``docs/hooks.py`` calls :func:`generated_pages` while MkDocs builds the site, and the app's help
-browser (:mod:`microgui.qt.help`) calls it for the same pages, so the site and the help show one
-text. Nothing here writes a record's value: the sample reports hold counts, measures and column
+browser (:mod:`microgui.qt.help`) reads the same pages, so the site and the help show one text. Nothing here writes a record's value: the sample reports hold counts, measures and column
 names only, and the page shows their keys, never their values.
 """
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import re
@@ -35,11 +34,10 @@ __all__ = [
     "REPORT_NOTES",
     "benchmark_page",
     "execute_markdown",
-    "cli_options",
-    "cli_reference",
     "generated_pages",
+    "markdown_code",
+    "markdown_text",
     "methods_reference",
-    "option_anchor",
     "method_reports",
     "report_keys",
     "report_reference",
@@ -57,142 +55,15 @@ GENERATED: tuple[str, ...] = (
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
 
 
-def _md(text: object) -> str:
+def markdown_text(text: object) -> str:
     """Plain text as Markdown that renders as written (no emphasis, no HTML, no table break)."""
     return _MD_SPECIAL.sub(r"\\\1", html.escape(" ".join(str(text).split()), quote=False))
 
 
-def _code(text: object) -> str:
+def markdown_code(text: object) -> str:
     t = str(text)
     fence = "``" if "`" in t else "`"
     return f"{fence}{t}{fence}" if fence == "`" else f"{fence} {t} {fence}"
-
-
-def _sentence(text: str) -> str:
-    return (text[:1].upper() + text[1:] + ".") if text else ""
-
-
-def option_anchor(command: str, option: str) -> str:
-    """The anchor of ``option`` of ``command`` in the CLI reference ("protect--qi")."""
-    return f"{command}-{re.sub(r'[^A-Za-z0-9-]', '', option.lstrip('-') or option)}"
-
-
-# -- command line -------------------------------------------------------------------------------
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
-
-
-def cli_options() -> dict[str, list[str]]:
-    """Every documented option string of every command (positional arguments by their name),
-    ``""`` for the top-level command: what the CLI reference must show."""
-    from microgui.cli import build_parser
-
-    parser = build_parser()
-    out: dict[str, list[str]] = {"": _options_of(parser)}
-    for name, sub in _subparsers(parser).items():
-        out[name] = _options_of(sub)
-    return out
-
-
-def _options_of(parser: argparse.ArgumentParser) -> list[str]:
-    names: list[str] = []
-    for action in parser._actions:
-        if action.help == argparse.SUPPRESS or isinstance(action, argparse._SubParsersAction):
-            continue
-        names += list(action.option_strings) or [str(action.metavar or action.dest)]
-    return names
-
-
-def _invocation(action: argparse.Action) -> str:
-    if not action.option_strings:
-        return str(action.metavar or action.dest).upper()
-    if action.nargs == 0:
-        return ", ".join(action.option_strings)
-    metavar = action.metavar or action.dest.upper()
-    if isinstance(metavar, tuple):
-        metavar = " ".join(metavar)
-    return ", ".join(f"{o} {metavar}" for o in action.option_strings)
-
-
-def _action_lines(command: str, parser: argparse.ArgumentParser) -> list[str]:
-    lines: list[str] = []
-    for action in parser._actions:
-        if action.help == argparse.SUPPRESS or isinstance(action, argparse._SubParsersAction):
-            continue
-        first = (action.option_strings or [str(action.metavar or action.dest)])[0]
-        anchor = option_anchor(command or "microgui", first)
-        extra = []
-        if action.option_strings and action.required:
-            extra.append("required")
-        if action.choices is not None and not isinstance(action.choices, Mapping):
-            extra.append("one of " + ", ".join(_code(c) for c in action.choices))
-        default = action.default
-        if (
-            action.option_strings
-            and action.nargs != 0
-            and default not in (None, argparse.SUPPRESS, [], ())
-        ):
-            extra.append(f"default {_code(default)}")
-        if getattr(action, "action_kind", None) is None and action.nargs in ("*", "+"):
-            extra.append("several values")
-        if isinstance(action, argparse._AppendAction):
-            extra.append("may be repeated")
-        help_text = (action.help or "").replace("%(default)s", str(default))
-        help_text = help_text.replace("%(prog)s", parser.prog)
-        tail = f" ({'; '.join(extra)})" if extra else ""
-        lines.append(f'- <a id="{anchor}"></a>{_code(_invocation(action))}: {_md(help_text)}{tail}')
-    return lines
-
-
-def cli_reference() -> str:
-    """The CLI reference page: every command, its usage and every option, from the parser."""
-    from microgui.cli import build_parser
-
-    parser = build_parser()
-    out = [
-        "# Command line reference",
-        "",
-        "Generated from the command's argparse parser (`microgui.cli.build_parser`) when the site "
-        "is built: every command and every option `microgui` accepts, with its help text. "
-        "`microgui COMMAND --help` prints the same.",
-        "",
-        "A user error prints one line naming the problem (file, row, column) to stderr, exits "
-        "with status 2 and writes nothing.",
-        "",
-        "## microgui {#microgui}",
-        "",
-        "```text",
-        parser.format_usage().strip(),
-        "```",
-        "",
-        *_action_lines("", parser),
-        "",
-    ]
-    helps = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            helps = {c.dest: c.help or "" for c in action._choices_actions}
-    for name, sub in _subparsers(parser).items():
-        out += [
-            f"## microgui {name} {{#{name}}}",
-            "",
-            _sentence(_md(helps.get(name, ""))),
-            "",
-            "```text",
-            sub.format_usage().strip(),
-            "```",
-            "",
-            _md(sub.description or ""),
-            "",
-            *_action_lines(name, sub),
-            "",
-        ]
-    return "\n".join(out)
 
 
 # -- methods ------------------------------------------------------------------------------------
@@ -203,14 +74,14 @@ def _param_row(p: Any) -> str:
 
     allowed = ""
     if p.choices:
-        allowed = ", ".join(_code(c) for c in p.choices)
+        allowed = ", ".join(markdown_code(c) for c in p.choices)
     elif p.minimum is not None or p.maximum is not None:
         lo = "" if p.minimum is None else f"{p.minimum:g} ≤ "
         hi = "" if p.maximum is None else f" ≤ {p.maximum:g}"
         allowed = f"{lo}value{hi}"
     return (
-        f"| {_code(p.name)} | {p.type.__name__} | {_code(p.default)} | {allowed} | "
-        f"{_md(readable(p.help))} |"
+        f"| {markdown_code(p.name)} | {p.type.__name__} | {markdown_code(p.default)} | {allowed} | "
+        f"{markdown_text(readable(p.help))} |"
     )
 
 
@@ -233,7 +104,7 @@ def methods_reference() -> str:
     ]
     for name, m in methods.items():
         kinds = ", ".join(sorted(k.value for k in m.kinds))
-        out.append(f"| [{_code(name)}](#{name}) | {_md(m.headline)} | {kinds} |")
+        out.append(f"| [{markdown_code(name)}](#{name}) | {markdown_text(m.headline)} | {kinds} |")
     out.append("")
     for name, m in methods.items():
         promises = []
@@ -252,7 +123,7 @@ def methods_reference() -> str:
         if m.release_check is not None:
             promises.append(
                 f"{m.release_check.model} on the confidential attributes, at the level of its "
-                f"parameter {_code(m.release_check.param)} (measured on the release, checked "
+                f"parameter {markdown_code(m.release_check.param)} (measured on the release, checked "
                 "on export)"
             )
         if m.needs_confidential:
@@ -264,12 +135,12 @@ def methods_reference() -> str:
         out += [
             f"## {m.title} (`{name}`) {{#{name}}}",
             "",
-            f"**Citation:** {_md(m.reference)}  ",
+            f"**Citation:** {markdown_text(m.reference)}  ",
             f"**Kinds of quasi-identifier:** {', '.join(sorted(k.value for k in m.kinds))}  ",
         ]
         if m.complexity:
-            out.append(f"**Cost:** {_md(m.complexity)}  ")
-        out += ["", _md(m.text), "", "**Promises and needs:**", ""]
+            out.append(f"**Cost:** {markdown_text(m.complexity)}  ")
+        out += ["", markdown_text(m.text), "", "**Promises and needs:**", ""]
         out += [f"- {p}" for p in promises]
         out.append("")
         own = [p for p in m.params]
@@ -286,7 +157,7 @@ def methods_reference() -> str:
         if common:
             out += [
                 "Also the [common parameters](#common-parameters): "
-                + ", ".join(_code(p.name) for p in common)
+                + ", ".join(markdown_code(p.name) for p in common)
                 + ".",
                 "",
             ]
@@ -514,8 +385,8 @@ def report_reference(
     ]
     for key, subs in keys.items():
         note = REPORT_NOTES.get(key, "see the code that sets it (`core/runs`, `core/release`)")
-        sub = ", ".join(_code(s) for s in subs)
-        out.append(f'| <a id="{key}"></a>{_code(key)} | {note} | {sub} |')
+        sub = ", ".join(markdown_code(s) for s in subs)
+        out.append(f'| <a id="{key}"></a>{markdown_code(key)} | {note} | {sub} |')
     if writers:
         out += [
             "",
@@ -525,13 +396,13 @@ def report_reference(
             "|---|---|---|",
         ]
         for key, names in writers.items():
-            by = ", ".join(f"[{_code(n)}](methods.md#{n})" for n in names)
+            by = ", ".join(f"[{markdown_code(n)}](methods.md#{n})" for n in names)
             note = REPORT_NOTES.get(key, "the method's own figure (see its entry)")
-            out.append(f'| <a id="{key}"></a>{_code(key)} | {by} | {note} |')
+            out.append(f'| <a id="{key}"></a>{markdown_code(key)} | {by} | {note} |')
     rest = [k for k in REPORT_NOTES if k not in keys and k not in writers]
     if rest:
         out += ["", "## Occasional keys", "", "| key | holds |", "|---|---|"]
-        out += [f'| <a id="{k}"></a>{_code(k)} | {REPORT_NOTES[k]} |' for k in rest]
+        out += [f'| <a id="{k}"></a>{markdown_code(k)} | {REPORT_NOTES[k]} |' for k in rest]
     out.append("")
     return "\n".join(out)
 
@@ -561,7 +432,7 @@ def benchmark_page(folder: Path) -> str:
             f"## `{meta.get('command', text.stem)}`",
             "",
             f"Measured {meta.get('date', '(date not saved)')} on "
-            f"{_md(meta.get('machine', '(machine not saved)'))}. {_md(meta.get('note', ''))}",
+            f"{markdown_text(meta.get('machine', '(machine not saved)'))}. {markdown_text(meta.get('note', ''))}",
             "",
             "```text",
             text.read_text(encoding="utf-8").rstrip(),
@@ -602,9 +473,9 @@ def execute_markdown(text: str, name: str = "<page>") -> str:
 def generated_pages(
     docs_dir: Path, *, reports: list[dict[str, Any]] | None = None
 ) -> dict[str, str]:
-    """Every generated page by its path in the site (:data:`GENERATED`)."""
+    """The generated pages of :data:`GENERATED` but the command line's (which
+    :func:`microgui.cli.reference.cli_reference` writes), by their path in the site."""
     return {
-        "reference/cli.md": cli_reference(),
         "reference/methods.md": methods_reference(),
         "reference/report.md": report_reference(reports),
         "explanations/benchmark.md": benchmark_page(docs_dir / "benchmarks"),

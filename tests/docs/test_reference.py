@@ -10,6 +10,7 @@ import re
 import pytest
 
 from microgui import docs_gen
+from microgui.cli import reference
 from tests.docs.conftest import ROOT
 
 GLOSSARY = ROOT / "docs" / "explanations" / "measures.md"
@@ -20,21 +21,21 @@ def _glossary_anchors() -> set[str]:
 
 
 def test_cli_reference_names_every_command_and_option() -> None:
-    page = docs_gen.cli_reference()
-    options = docs_gen.cli_options()
+    page = reference.cli_reference()
+    options = reference.cli_options()
     assert {"protect", "evaluate", "sweep", "assess", "suggest-roles", "gui"} <= set(options)
     assert sum(len(v) for v in options.values()) > 80  # the parser was walked, not a stub
     for command, names in options.items():
         if command:
             assert f"{{#{command}}}" in page, command
         for name in names:
-            anchor = docs_gen.option_anchor(command or "microgui", name)
+            anchor = reference.option_anchor(command or "microgui", name)
             assert f'id="{anchor}"' in page or name in page, (command, name)
             assert name in page, (command, name)
 
 
 def test_cli_reference_shows_each_option_with_its_help() -> None:
-    page = docs_gen.cli_reference()
+    page = reference.cli_reference()
     # an option's line carries its own help text (argparse's, paper numbers made readable)
     line = next(x for x in page.splitlines() if 'id="protect-hierarchy"' in x)
     assert "--hierarchy" in line and "ARX" in line
@@ -48,7 +49,7 @@ def test_methods_reference_lists_every_method_its_citation_and_parameters() -> N
     assert len(methods) >= 20
     for m in methods:
         assert f"{{#{m.name}}}" in page, m.name
-        assert docs_gen._md(m.reference) in page, m.name
+        assert docs_gen.markdown_text(m.reference) in page, m.name
         for p in m.params:
             assert f"| `{p.name}` |" in page, (m.name, p.name)
         if m.release_check is not None:

@@ -47,9 +47,9 @@ def test_a_page_becomes_html_with_anchors_qt_scrolls_to() -> None:
 
 
 def test_generated_and_autodoc_pages_are_made_in_the_app_too() -> None:
-    assert "--qi" in page_html("reference/cli.md") and 'name="protect-qi"' in page_html(
-        "reference/cli.md"
-    )
+    methods = page_html("reference/methods.md")
+    assert 'name="mdav-generic"' in methods and "Domingo-Ferrer" in methods
+    assert "microgui protect --help" in page_html("reference/cli.md")
     api = page_html("reference/api.md")
     assert "protect(" in api and ":::" not in api
 
