@@ -93,6 +93,7 @@ def _app_measures() -> set[str]:
     # the Risk view (risk_before: individual risk histogram, SUDA2) and the Utility view
     # (Cramér's V of a cross-tabulation, the confidence-interval overlap of a model)
     keys |= {"individual_risk", "suda2", "cramers_v", "ci_overlap"}
+    keys |= {"key_cells_below_k", "worst_combinations", "key_cell_l_diversity"}
     return keys
 
 

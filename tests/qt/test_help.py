@@ -124,3 +124,14 @@ def test_f1_opens_the_documentation(window: MainWindow, qtbot) -> None:
     qtbot.waitUntil(lambda: help_window.page != "", timeout=60_000)
     assert help_window.isVisible() and help_window.browser.toPlainText().strip()
     help_window.close()
+
+
+def test_every_view_page_and_anchor_exists() -> None:
+    from microgui.docs_gen import GENERATED
+    from microgui.qt.help import VIEW_PAGES
+
+    for view, target in VIEW_PAGES.items():
+        page, _, anchor = target.partition("#")
+        assert page in GENERATED or (docs_folder() / page).is_file(), view
+        if anchor:
+            assert f'<a name="{anchor}"></a>' in page_html(page), (view, target)
