@@ -170,6 +170,14 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         "leading ' so that a spreadsheet does not run them as formulas (CSV injection)",
     )
     p.add_argument(
+        "--plan",
+        type=INPUT_FILE,
+        metavar="PLAN.json",
+        help="run a protection plan instead of one method: a JSON file of ordered steps "
+        "(recode, top_bottom, microaggregate, suppress), applied to the input in order and "
+        "verified once; no --method/-k/--param/--hierarchy then (the plan gives them)",
+    )
+    p.add_argument(
         "--project",
         type=INPUT_FILE,
         metavar="FILE",
@@ -285,6 +293,8 @@ def run(args: argparse.Namespace) -> int:
         return _list_methods()
     if args.project is not None or args.input_option is not None or args.run_number is not None:
         return _protect_project(args)
+    if getattr(args, "plan", None) is not None:
+        return _protect_plan(args)
     missing = [
         name
         for name, val in (
@@ -324,6 +334,63 @@ def run(args: argparse.Namespace) -> int:
     )
     spec = spec_from_args(args)
     return _run_and_export(args, loaded, dataset, spec, csv_options, out)
+
+
+#: ``protect`` options a plan gives (its steps): refused beside --plan.
+_PLAN_GIVES = (
+    ("method", "--method"), ("k", "-k"), ("param", "--param"), ("round", "--round"),
+    ("hierarchy", "--hierarchy"), ("strata", "--strata"), ("block_size", "--block-size"),
+    ("group_column", "--group-column"),
+)  # fmt: skip
+
+
+def _protect_plan(args: argparse.Namespace) -> int:
+    """``protect INPUT --plan PLAN.json [role options] -o OUT`` (issue 31): the plan's steps in
+    order, one release verified once, a report with ``plan`` and ``steps``."""
+    from microgui.core.runs import parse_seed
+    from microgui.core.runs.plan import load_plan
+    from microgui.core.table.dataset import Dataset
+
+    given = [flag for name, flag in _PLAN_GIVES if getattr(args, name, None) is not None]
+    if args.project is not None or args.input_option is not None or args.run_number is not None:
+        given.append("--project/--input/--run")
+    if args.engine != "local":
+        given.append("--engine")
+    if given:
+        raise _UsageError(
+            f"--plan gives the steps of the run; drop {', '.join(given)} (or drop --plan)"
+        )
+    missing = [
+        name
+        for name, val in (
+            ("INPUT", args.input),
+            ("-o OUTPUT", args.output),
+            ("--qi (or --roles FILE)", args.qi or args.roles),
+        )
+        if not val
+    ]
+    if missing:
+        raise _UsageError(
+            f"protect --plan needs {', '.join(missing)} (see microgui protect --help)"
+        )
+    _check_outputs(args)
+    if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
+        raise _UsageError(
+            f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
+            "the report), e.g. --allow-unsafe 'internal test file, not released'"
+        )
+    parse_seed(args.seed, "--seed")
+    csv_options = _csv_options(args)
+    _parse_ordinal(args.ordinal)
+    plan = load_plan(args.plan)  # before the table is read: a bad plan is refused at once
+    src, out = Path(args.input), Path(args.output)
+    loaded = _read_input(src, args)
+    _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
+    roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
+    dataset = Dataset(
+        loaded.frame, roles, loaded.source, loaded.value_labels, inputs=_read_files(args)
+    )
+    return _run_and_export(args, loaded, dataset, plan, csv_options, out)
 
 
 def _run_params(args: argparse.Namespace) -> dict[str, str]:
@@ -476,7 +543,7 @@ def _run_and_export(
     from microgui.core.methods.jit_cache import on_first_compile
     from microgui.core.progress import no_progress
     from microgui.core.release.check import export_run
-    from microgui.core.runs import information_loss_text, run_protection
+    from microgui.core.runs import RunSpec, information_loss_text, run_protection
 
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
 
@@ -487,7 +554,14 @@ def _run_and_export(
 
     stop = on_first_compile(notice)
     try:
-        result = run_protection(dataset, spec, bar if bar is not None else no_progress)
+        if isinstance(spec, RunSpec):
+            result = run_protection(dataset, spec, bar if bar is not None else no_progress)
+        else:  # a plan (issue 31)
+            from microgui.core.runs.plan import run_plan
+
+            result = run_plan(
+                dataset, spec, bar if bar is not None else no_progress, seed=args.seed
+            ).result
     finally:
         stop()
         if bar is not None:
@@ -507,6 +581,7 @@ def _run_and_export(
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
+    _print_steps(report)
     _print_verdict(report)
     if report.get("renamed_columns"):
         renamed = ", ".join(f"{o} -> {n}" for o, n in report["renamed_columns"].items())
@@ -562,6 +637,17 @@ def _export(
         renames=_renames(getattr(args, "rename", None)),
         rename_invalid=bool(getattr(args, "rename_invalid", False)),
     )
+
+
+def _print_steps(report: dict[str, Any]) -> None:
+    """A plan's steps, one line each on stderr (counts and measures only)."""
+    from microgui.core.release.report_steps import step_line
+
+    steps = report.get("steps")
+    if not isinstance(steps, list) or len(steps) < 2:
+        return
+    for fig in steps:
+        print(f"  {step_line(fig)}", file=sys.stderr)
 
 
 @contextlib.contextmanager
