@@ -10,10 +10,11 @@ Reference semantics, sdcMicro (``sdcTools/sdcMicro``):
 
 - :func:`recode_intervals` follows ``globalRecode`` (``R/globalRecode.R``, ``globalRecodeWORK``):
   given ``breaks``, or ``n`` equal-frequency bins (its ``method="equalAmount"``: the quantiles at
-  0, 1/n, ..., 1). Two choices differ and are deliberate: intervals are closed on the left,
+  0, 1/n, ..., 1; here the value of rank ⌈q·n⌉, the first of its bin). Two choices differ and
+  are deliberate: intervals are closed on the left,
   ``[20, 25)``, as age bands are usually read (R's ``cut`` closes them on the right), the last one
   closed on both ends; and a value outside the breaks is refused with its count instead of
-  becoming ``NA`` in silence. Equal-frequency breaks are data values (the inverted CDF), and
+  becoming ``NA`` in silence. Equal-frequency breaks are data values, and
   breaks that tie are merged (sdcMicro jitters them), so fewer than ``n`` bins may come out.
 - :func:`recode_mapping` follows ``groupAndRename`` (``R/groupAndRename.R``): each value listed
   once (duplicates refused), and every value of the column must be mapped: the unmapped ones are
@@ -224,7 +225,11 @@ def recode_intervals(
             )
         if not len(finite):
             raise InvalidInput(f"recoding {_where(column)}: the column has no value to bin")
-        quantiles = np.quantile(finite, np.linspace(0.0, 1.0, int(bins) + 1), method="inverted_cdf")
+        # a break is the first value of its bin (intervals are closed on the left): the value
+        # at rank ceil(q * n) of the sorted column, so bin i holds about n / bins values
+        ranked = np.sort(finite)
+        at = np.ceil(np.linspace(0.0, 1.0, int(bins) + 1)[1:-1] * len(ranked)).astype(np.int64)
+        quantiles = ranked[np.clip(at, 0, len(ranked) - 1)]
         edges = np.unique(np.concatenate([[finite.min()], quantiles, [finite.max()]]))
         if len(edges) == 1:  # a constant column: one interval holding it
             edges = np.array([edges[0], edges[0] + 1.0])
