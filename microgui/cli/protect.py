@@ -383,13 +383,20 @@ def _protect_plan(args: argparse.Namespace) -> int:
     csv_options = _csv_options(args)
     _parse_ordinal(args.ordinal)
     plan = load_plan(args.plan)  # before the table is read: a bad plan is refused at once
+    from microgui.cli.inputs import command_inputs, command_outputs
+    from microgui.core.io import check_write_targets
+
+    # no output over a file the plan's steps read (a mapping, a hierarchy) either
+    check_write_targets(
+        command_outputs(args), protect_from=[*command_inputs(args), *plan.side_files()]
+    )
     src, out = Path(args.input), Path(args.output)
     loaded = _read_input(src, args)
     _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
     roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
-    dataset = Dataset(
-        loaded.frame, roles, loaded.source, loaded.value_labels, inputs=_read_files(args)
-    )
+    # the plan's own side files (mappings, hierarchies) are read too: never written over
+    inputs = (*_read_files(args), *plan.side_files())
+    dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels, inputs=inputs)
     return _run_and_export(args, loaded, dataset, plan, csv_options, out)
 
 

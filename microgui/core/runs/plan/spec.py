@@ -229,6 +229,16 @@ class Plan:
         p = Path(name)
         return p if p.is_absolute() or self.folder is None else self.folder / p
 
+    def side_files(self) -> tuple[Path, ...]:
+        """The files the plan's steps read (mappings, hierarchies), as :meth:`path` finds them."""
+        names: list[str] = []
+        for step in self.steps:
+            if isinstance(step, RecodeStep):
+                names += [n for n in (step.mapping, step.hierarchy) if n is not None]
+            elif isinstance(step, MicroaggregateStep):
+                names += [p for _c, p in step.hierarchies]
+        return tuple(self.path(n) for n in dict.fromkeys(names))
+
     def describe(self, index: int) -> str:
         """'step 2 (recode age)': how messages name a step (1-based)."""
         step = self.steps[index]
