@@ -81,3 +81,28 @@ def test_plan_refusals_one_line_nothing_written(
     err = capsys.readouterr().err
     assert "are not in the mapping" in err and "Lakeland" not in err
     assert not out.exists()
+
+
+def test_api_and_copied_command_give_the_same_release(
+    plan_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One plan, one seed: the CLI, the API (``protect(plan=...)``) and the command the app
+    copies (:func:`command_for_plan`) write the same bytes."""
+    import microgui
+    from microgui.core.release.replay import command_for_plan
+    from microgui.core.table.roles import roles_from_file
+
+    cli_out = plan_dir / "cli.csv"
+    assert main(_protect(plan_dir, "-o", str(cli_out))) == 0
+    frame = pd.read_csv(plan_dir / "persons.csv", dtype=str, keep_default_na=False)
+    roles = roles_from_file(plan_dir / "persons.roles.json", list(frame.columns))
+    result = microgui.protect(frame, roles=roles, plan=plan_dir / "plan.json", seed=4)
+    assert result.report["plan"] == PLAN and result.check.ok
+    result.export(plan_dir / "api.csv")
+    assert (plan_dir / "api.csv").read_bytes() == cli_out.read_bytes()
+    command = command_for_plan(plan_dir / "persons.csv", roles, plan_dir / "plan.json",
+                               plan_dir / "copied.csv", seed=4)  # fmt: skip
+    assert "--plan" in command.args and "--method" not in command.args
+    assert main([*command.args, "-q"]) == 0
+    capsys.readouterr()
+    assert (plan_dir / "copied.csv").read_bytes() == cli_out.read_bytes()

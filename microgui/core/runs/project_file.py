@@ -93,6 +93,9 @@ class Project:
     #: opened; empty or None for a run: re-computed when the project is opened
     run_reports: tuple[Mapping[str, Any] | None, ...] = ()
     run_measures: tuple[Mapping[str, float | int | None], ...] = ()
+    #: the protection plans of the session (issue 31), each its versioned JSON
+    #: (:meth:`microgui.core.runs.plan.Plan.to_json`), checked when the file is read
+    plans: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -124,6 +127,7 @@ class Project:
             "comparison": list(self.comparison),
             "notes": self.notes,
             "extra": dict(self.extra),
+            **({"plans": [dict(p) for p in self.plans]} if self.plans else {}),
         }
 
     def _kept_runs(self) -> list[tuple[int | None, Mapping[str, Any] | None, Mapping[str, Any]]]:
@@ -280,8 +284,10 @@ MAX_BLOCK_SIZE: Final = 1_000_000_000
 
 _TOP_KEYS: Final = frozenset(
     {"schema_version", "microgui_version", "saved", "data", "roles", "runs", "comparison", "notes",
-     "extra", "autosave", "hierarchies"}
+     "extra", "autosave", "hierarchies", "plans"}
 )  # fmt: skip
+#: The most plans a project keeps.
+MAX_PROJECT_PLANS: Final = 100
 _DATA_KEYS: Final = frozenset({"path", "columns"})
 _ROLE_KEYS: Final = frozenset({"role", "kind", "order", "missing_as_category"})
 _RUN_KEYS: Final = frozenset(
@@ -514,6 +520,21 @@ def project_from_json(data: object, name: str = "project") -> Project:
         run_ids=run_ids,
         run_reports=run_reports,
         run_measures=run_measures,
+        plans=_plans(data.get("plans", []), where),
+    )
+
+
+def _plans(value: object, where: str) -> tuple[dict[str, Any], ...]:
+    """The project's plans, each checked as a plan file is (:func:`plan_from_json`)."""
+    from microgui.core.runs.plan.spec import plan_from_json
+
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where}: 'plans' must be a list of plans")
+    if len(value) > MAX_PROJECT_PLANS:
+        raise InvalidInput(f"{where} holds {len(value):,} plans; at most {MAX_PROJECT_PLANS}")
+    return tuple(
+        plan_from_json(item, source=f"{i + 1} of the project").to_json()
+        for i, item in enumerate(value)
     )
 
 

@@ -249,3 +249,19 @@ def test_missing_matches_any_value(rows: list[tuple[str | None, ...]]) -> None:
     if not any(v is None for r in rows for v in r):
         plain = frame.groupby(["x", "y", "z"])["x"].transform("size").to_numpy()
         assert np.array_equal(got, plain)
+
+
+def test_a_project_keeps_its_plans(demo: Dataset, tmp_path: Path) -> None:
+    from microgui.core.runs.project_file import Project, load_project, save_project
+
+    project = Project(None, tuple(demo.frame.columns), demo.roles, plans=(THREE_STEPS,))
+    save_project(project, tmp_path / "p.microgui.json")
+    assert load_project(tmp_path / "p.microgui.json").plans == (THREE_STEPS,)
+    saved = json.loads((tmp_path / "p.microgui.json").read_text(encoding="utf-8"))
+    saved["plans"] = [_plan({"step": "shuffle"})]
+    (tmp_path / "bad.microgui.json").write_text(json.dumps(saved), encoding="utf-8")
+    with pytest.raises(InvalidInput, match="unknown step kind 'shuffle'"):
+        load_project(tmp_path / "bad.microgui.json")
+    # a project without plans is written as before: no new key
+    plain = Project(None, tuple(demo.frame.columns), demo.roles)
+    assert "plans" not in plain.to_json()
