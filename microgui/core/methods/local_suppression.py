@@ -170,7 +170,11 @@ def _greedy(
         for mask in range(full):
             if mask & ~avail or hist[mask] < k:
                 continue
-            if best < 0 or cost[mask] < cost[best] or (cost[mask] == cost[best] and hist[mask] > hist[best]):
+            if (
+                best < 0
+                or cost[mask] < cost[best]
+                or (cost[mask] == cost[best] and hist[mask] > hist[best])
+            ):
                 best = mask
         if best <= 0:  # impossible in a block of at least k records (best = avail works)
             continue
@@ -417,7 +421,9 @@ def _check(
                 f"local suppression: combinations must be an integer, got {combinations!r}"
             )
         if combinations < 1:
-            raise InvalidSuppression(f"local suppression: combinations must be >= 1, got {combinations}")
+            raise InvalidSuppression(
+                f"local suppression: combinations must be >= 1, got {combinations}"
+            )
         m = min(int(combinations), len(keys))
     return keys, imp, m
 
@@ -522,7 +528,9 @@ def _suppress_block(
 def _with_missing(column: pd.Series, mask: np.ndarray) -> pd.Series:
     """``column`` with the cells of ``mask`` missing; integer and boolean columns become pandas'
     nullable dtypes so that their other values stay exact."""
-    if pd.api.types.is_bool_dtype(column.dtype) and not isinstance(column.dtype, pd.CategoricalDtype):
+    if pd.api.types.is_bool_dtype(column.dtype) and not isinstance(
+        column.dtype, pd.CategoricalDtype
+    ):
         column = column.astype("boolean")
     elif pd.api.types.is_integer_dtype(column.dtype) and not isinstance(
         column.dtype, pd.CategoricalDtype
