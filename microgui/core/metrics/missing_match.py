@@ -11,7 +11,8 @@ their distinct key combinations, and combinations are grouped by their *pattern*
 missing). For two patterns *p* and *q*, the combinations of *q* compatible with one of *p* are
 those equal to it on the keys present in both, so one group-by per pair of patterns gives every
 count: O(P² · D) for P patterns and D distinct combinations (a few patterns after a local
-suppression on a handful of keys).
+suppression on a handful of keys), each pair a ``bincount`` over projections computed once per
+set of common keys.
 """
 
 from __future__ import annotations
@@ -33,6 +34,19 @@ def _codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     return out
 
 
+def _ids_on(combos: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Group ids of the distinct combinations projected on ``columns`` (equal projection, equal
+    id): one mixed-radix integer per row when it fits in 62 bits, else rows compared whole."""
+    part = combos[:, columns] + 1  # -1 (missing) becomes 0: one more value
+    radix = part.max(axis=0) + 1 if len(part) else np.ones(len(columns), dtype=np.int64)
+    if float(np.prod(radix.astype(float))) < 2.0**62:
+        key = np.zeros(len(part), dtype=np.int64)
+        for j in range(part.shape[1]):
+            key = key * int(radix[j]) + part[:, j]
+        return np.unique(key, return_inverse=True)[1].reshape(-1)
+    return np.unique(part, axis=0, return_inverse=True)[1].reshape(-1)
+
+
 def frequencies_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     """For each record, how many records (itself included) match its key combination when a
     missing cell matches any value; without missing cells, the plain frequency."""
@@ -49,18 +63,19 @@ def frequencies_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndar
     pattern_of = pattern_of.reshape(-1)
     freq = np.zeros(len(combos), dtype=np.int64)
     members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
+    ids_by_common: dict[bytes, np.ndarray] = {}  # one projection per set of common keys
     for p, rows_p in enumerate(members):
         for q, rows_q in enumerate(members):
-            common = np.flatnonzero(patterns[p] & patterns[q])
-            if len(common) == 0:  # nothing to disagree on: every record of q matches
+            both = patterns[p] & patterns[q]
+            if not both.any():  # nothing to disagree on: every record of q matches
                 freq[rows_p] += int(counts[rows_q].sum())
                 continue
-            left = pd.DataFrame(combos[np.ix_(rows_q, common)])
-            right = pd.DataFrame(combos[np.ix_(rows_p, common)])
-            both = pd.concat([left, right], ignore_index=True)
-            ids = both.groupby(list(both.columns), sort=False).ngroup().to_numpy()
-            sums = np.bincount(ids[: len(rows_q)], weights=counts[rows_q], minlength=ids.max() + 1)
-            freq[rows_p] += sums[ids[len(rows_q) :]].astype(np.int64)
+            tag = both.tobytes()
+            ids = ids_by_common.get(tag)
+            if ids is None:
+                ids = ids_by_common[tag] = _ids_on(combos, np.flatnonzero(both))
+            sums = np.bincount(ids[rows_q], weights=counts[rows_q], minlength=int(ids.max()) + 1)
+            freq[rows_p] += sums[ids[rows_p]].astype(np.int64)
     return freq[inverse]
 
 

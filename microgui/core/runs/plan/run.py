@@ -233,17 +233,16 @@ def _suppress(
     keys: list[str],
     progress: ProgressFn,
 ) -> dict[str, Any]:
-    try:
-        from microgui.core.methods.local_suppression import suppress
-    except ImportError:  # pragma: no cover - the module ships with issue 31
-        raise InvalidParameter(
-            f"{plan.describe(index)}: local suppression is not available in this version"
-        ) from None
+    from microgui.core.methods.local_suppression import suppress
+
     kwargs: dict[str, Any] = {"progress": progress}
     if step.importance:
-        kwargs["importance"] = list(step.importance)
+        # the plan lists columns from the most important; suppress() takes one rank per key,
+        # 1 = most important (sdcMicro's importance), the unlisted ones least important
+        rank = {c: r for r, c in enumerate(step.importance, start=1)}
+        kwargs["importance"] = [rank.get(c, len(rank) + 1) for c in keys]
     if step.strata:
-        kwargs["strata"] = list(step.strata)
+        kwargs["strata"] = step.strata[0]
     if step.combinations is not None:
         kwargs["combinations"] = step.combinations
     done = suppress(frame, keys, step.k, **kwargs)

@@ -497,6 +497,11 @@ def resolve_plan(plan: Plan, roles: RoleMap, columns: Sequence[str]) -> Plan:
             strata = tuple(
                 resolve_column(c, columns, f"{plan.describe(i)} strata") for c in step.strata
             )
+            if len(strata) > 1:
+                raise InvalidParameter(
+                    f"{plan.describe(i)}: give one strata column (suppression reaches k within "
+                    "each of its values)"
+                )
             step = replace(step, columns=cols, importance=importance, strata=strata)
             touched = cols or tuple(qis)
         if isinstance(step, MicroaggregateStep | SuppressStep) and step.k < 2:
