@@ -198,6 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         assess_line = assess_text()
         if assess_line is not None:
             print(assess_line)
+        from microgui.bench.plan import plan_text
+
+        plan_line = plan_text()  # issue 31: a four-step plan on Adult
+        if plan_line is not None:
+            print(plan_line)
     if args.only is None:
         print()
         print(startup_text(quick=args.quick), flush=True)
