@@ -699,6 +699,11 @@ class AppController(QObject):
         shown, in the background; ``regression_fitted`` or ``regression_failed`` follows."""
         return self.analyses.regression(y, xs)
 
+    def add_task_slot(self, slot: TaskSlot) -> None:
+        """A panel's own kind of background task (the plan editor's runs, issue 31), run in
+        :attr:`pool`: cancelled and waited for by :meth:`shutdown` like the controller's."""
+        self._slots = (*self._slots, slot)
+
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Cancel every run and wait for the pools (called when the window closes).
 

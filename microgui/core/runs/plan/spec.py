@@ -57,6 +57,10 @@ __all__ = [
     "plan_from_json",
     "resolve_plan",
     "kind_columns",
+    "step_from_words",
+    "ALL_KEYS",
+    "CONTINUOUS_KEYS",
+    "CATEGORICAL_KEYS",
     "STEP_KINDS",
 ]
 
@@ -536,3 +540,98 @@ def kind_columns(roles: RoleMap, selection: str | None, columns: Sequence[str]) 
     if selection == "categorical":
         return [c for c in qis if roles[c].kind is not AttributeKind.CONTINUOUS]
     return list(qis)
+
+
+#: What the plan editor's "columns" choice may be besides a column name (a microaggregate or
+#: suppress step on several keys).
+ALL_KEYS, CONTINUOUS_KEYS, CATEGORICAL_KEYS = (
+    "(all keys)",
+    "(continuous keys)",
+    "(categorical keys)",
+)
+
+
+def step_from_words(kind: str, column: str, words: str) -> dict[str, Any]:
+    """The JSON of one step from the plan editor's three fields (checked by
+    :func:`plan_from_json`): ``kind``, ``column`` (a name, or :data:`ALL_KEYS`,
+    :data:`CONTINUOUS_KEYS`, :data:`CATEGORICAL_KEYS`) and ``words``:
+
+    - recode: ``breaks 0, 25, 35, inf`` | ``bins 5`` | ``mapping FILE`` | ``level 2 FILE``
+    - top_bottom: ``top 60`` | ``top 60 = 60+`` | ``bottom 18`` | ``bottom 18 = <18``
+    - microaggregate: ``METHOD k 5`` (e.g. ``mdav-generic k 5``)
+    - suppress: ``k 5``
+
+    Raises :class:`InvalidInput` saying what to type."""
+    text = " ".join(words.split())
+    head, _, rest = text.partition(" ")
+    head = head.lower()
+    step: dict[str, Any] = {"step": kind}
+    several = column in (ALL_KEYS, CONTINUOUS_KEYS, CATEGORICAL_KEYS)
+    if kind in ("recode", "top_bottom") and several:
+        raise InvalidInput(f"a {kind} step works on one column: choose it")
+    try:
+        if kind == "recode":
+            step["column"] = column
+            if head == "breaks":
+                step["breaks"] = [_break(b) for b in rest.replace(",", " ").split()]
+            elif head == "bins":
+                step["bins"] = int(rest)
+            elif head == "mapping" and rest:
+                step["mapping"] = rest
+            elif head == "level":
+                level, _, path = rest.partition(" ")
+                step["level"], step["hierarchy"] = int(level), path
+            else:
+                raise ValueError
+        elif kind == "top_bottom":
+            step["column"] = column
+            if head not in ("top", "bottom"):
+                raise ValueError
+            value, _, label = rest.partition("=")
+            step[head] = _break(value.strip())
+            if label.strip():
+                step[f"{head}_value"] = label.strip()
+        elif kind == "microaggregate":
+            parts = text.split()
+            if len(parts) != 3 or parts[1].lower() != "k":
+                raise ValueError
+            step.update(method=parts[0], k=int(parts[2]))
+            step.update(_columns_json(column))
+        elif kind == "suppress":
+            if head != "k":
+                raise ValueError
+            step["k"] = int(rest)
+            if column == CONTINUOUS_KEYS or column == CATEGORICAL_KEYS:
+                raise InvalidInput("a suppress step works on all keys or on one column")
+            step.update(_columns_json(column))
+        else:
+            raise InvalidInput(f"unknown step kind {kind!r}; the kinds are {', '.join(STEP_KINDS)}")
+    except (ValueError, TypeError):
+        raise InvalidInput(f"{kind}: type {_WORDS_HELP.get(kind, '')}") from None
+    plan_from_json({"plan_version": PLAN_VERSION, "steps": [step]})  # checked as a file is
+    return step
+
+
+_WORDS_HELP = {
+    "recode": "'breaks 0, 25, 35, inf', 'bins 5', 'mapping FILE' or 'level 2 FILE'",
+    "top_bottom": "'top 60', 'top 60 = 60+', 'bottom 18' or 'bottom 18 = <18'",
+    "microaggregate": "the method and k: 'mdav-generic k 5'",
+    "suppress": "'k 5'",
+}
+
+
+def _break(word: str) -> float | str:
+    if word.lower() in ("inf", "-inf", "+inf"):
+        return word.lower().lstrip("+")
+    number = float(word)
+    return int(number) if number.is_integer() else number
+
+
+def _columns_json(column: str) -> dict[str, Any]:
+    if column == ALL_KEYS or not column:
+        return {}
+    if column == CONTINUOUS_KEYS:
+        return {"columns": "continuous"}
+    if column == CATEGORICAL_KEYS:
+        return {"columns": "categorical"}
+    return {"columns": [column]}
