@@ -628,6 +628,9 @@ class MainWindow(QMainWindow):
         state = self.settings.window_state()
         if state is not None:
             self.restoreState(state)
+            if not self.tabifiedDockWidgets(self.plan_dock):  # a layout saved before issue 31
+                self.tabifyDockWidget(self.history_dock, self.plan_dock)
+                self.history_dock.raise_()
 
     def save_layout(self) -> None:
         """Keep the window's geometry and dock arrangement, and the free area of the screen

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QFileDialog,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -46,7 +47,7 @@ from microgui.qt.workers import TaskSlot
 
 __all__ = ["PlanPanel", "step_text"]
 
-_HEADERS = ("#", "Step", "Effect after the run", "Below k after")
+_HEADERS = ("#", "Step", "Effect after the run", "< k after")
 _PLACEHOLDER = {
     "recode": "breaks 0, 25, 35, inf  |  bins 5  |  mapping FILE  |  level 2 FILE",
     "top_bottom": "top 60  |  top 60 = 60+  |  bottom 18",
@@ -124,16 +125,22 @@ class PlanPanel(QWidget):
 
         self.table = QTableWidget(0, len(_HEADERS))
         self.table.setHorizontalHeaderLabels(list(_HEADERS))
+        self.table.horizontalHeaderItem(3).setToolTip(
+            "records whose key combination fewer than k records share after the step (missing "
+            "matches any value once a suppression has run)"
+        )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)  # one line a step: the dock is short at 1366 x 768
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setColumnWidth(1, 300)
+        self.table.setColumnWidth(1, 210)
 
         self.up_button = QPushButton("Up")
         self.down_button = QPushButton("Down")
@@ -153,20 +160,25 @@ class PlanPanel(QWidget):
         self.open_button.clicked.connect(self._open_dialog)
         self.save_button.clicked.connect(self._save_dialog)
         self.run_button.clicked.connect(self.run)
-        buttons = QHBoxLayout()
-        for b in (self.up_button, self.down_button, self.remove_button, self.undo_button,
-                  self.redo_button, self.open_button, self.save_button):  # fmt: skip
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        buttons.addWidget(self.run_button)
+        # the buttons in two columns beside the steps: the dock is short (a tab of the run
+        # history, 190 px at 1366 x 768), so the table keeps the height for 4 steps
+        buttons = QGridLayout()
+        buttons.setSpacing(4)
+        order = (self.up_button, self.down_button, self.remove_button, self.undo_button,
+                 self.open_button, self.redo_button, self.save_button, self.run_button)  # fmt: skip
+        for i, b in enumerate(order):
+            buttons.addWidget(b, i // 2, i % 2)
+        self.run_button.setDefault(True)
 
         self.status = QLabel("Add steps, then Run plan: each step's effect shows here.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.addLayout(add_row)
-        layout.addWidget(self.table, 1)
-        layout.addLayout(buttons)
+        middle = QHBoxLayout()
+        middle.addWidget(self.table, 1)
+        middle.addLayout(buttons)
+        layout.addLayout(middle, 1)
         layout.addWidget(self.status)
         controller.dataset_loaded.connect(lambda _d: self._fill_columns())
         controller.roles_changed.connect(lambda _r: self._fill_columns())
@@ -244,6 +256,7 @@ class PlanPanel(QWidget):
             below = "" if fig is None else f"{int(fig.get('records_below_k_after') or 0):,}"
             for j, text in enumerate((str(i + 1), step_text(step), effect, below)):
                 item = QTableWidgetItem(text)
+                item.setToolTip(step_line(fig) if j >= 2 and fig else text)
                 if j == 3:
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
