@@ -365,8 +365,8 @@ def top_bottom_code(
     before = int(pd.Series(x[~missing]).nunique())
     if not (isinstance(top_rep, str) or isinstance(bottom_rep, str)):
         y = x.copy()
-        y[over] = top_rep  # type: ignore[assignment]
-        y[under] = bottom_rep  # type: ignore[assignment]
+        y[over] = top_rep
+        y[under] = bottom_rep
         changed = int(((x != y) & ~missing).sum())
         values = pd.Series(y, index=series.index, name=series.name)
         if pd.api.types.is_integer_dtype(series.dtype) and bool(

@@ -164,17 +164,17 @@ def run_plan(
         fig["seconds"] = round(time.perf_counter() - t0, 4)
         figures_list.append(fig)
         sub(1.0, f"step {i + 1} of {n} done")
-    figures = tuple(figures_list)
+    all_figures = tuple(figures_list)
     removed = set(dataset.roles.identifiers)
     protected = frame.loc[:, [c for c in frame.columns if str(c) not in removed]]
     _check_untouched(dataset, protected)
     seconds = time.perf_counter() - started
-    report = _plan_report(dataset, roles, plan, protected, k, seed_value, figures, seconds)
+    report = _plan_report(dataset, roles, plan, protected, k, seed_value, all_figures, seconds)
     qi = prepare_qi(dataset)
     labels = _classes(protected, dataset.roles.quasi_identifiers)
-    spec = RunSpec(method=PLAN_METHOD, k=k, seed=seed_value)
-    result = RunResult(spec, dataset.roles, labels, protected, report, qi, seconds)
-    return PlanResult(plan, result, figures)
+    plan_spec = RunSpec(method=PLAN_METHOD, k=k, seed=seed_value)
+    result = RunResult(plan_spec, dataset.roles, labels, protected, report, qi, seconds)
+    return PlanResult(plan, result, all_figures)
 
 
 def _recode(plan: Plan, step: RecodeStep | TopBottomStep, series: pd.Series) -> Recoded:

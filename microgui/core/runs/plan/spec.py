@@ -388,7 +388,7 @@ def _number(value: object, key: str, at: str) -> float | None:
 
 def _label(value: object, key: str, at: str) -> float | str | None:
     if value is None or (isinstance(value, int | float | str) and not isinstance(value, bool)):
-        return value  # type: ignore[return-value]
+        return value
     raise InvalidInput(f"{at}: {key!r} must be a number or a label")
 
 
