@@ -145,6 +145,7 @@ def _greedy(
     full = 1 << m
     d = np.empty(ect.shape[1], dtype=np.int32)
     hist = np.empty(full, dtype=np.int64)
+    gain = np.empty(full, dtype=np.int64)
     vec = np.empty(n_keys, dtype=np.int32)
     for r in order:
         e = rec_entry[r]
@@ -155,13 +156,17 @@ def _greedy(
             vec[c] = ect[c, e]
         _diffs(ect, cols, vec, ne, d)
         hist[:] = 0
+        gain[:] = 0
         for t in range(ne):
             hist[d[t]] += w[t]
+            if f[t] < k and d[t] != 0:
+                gain[d[t]] += w[t]
         for b in range(m):  # zeta transform: hist[M] = records with D ⊆ M
             bit = 1 << b
             for mask in range(full):
                 if mask & bit:
                     hist[mask] += hist[mask ^ bit]
+                    gain[mask] += gain[mask ^ bit]
         avail = 0
         for b in range(m):
             if vec[cols[b]] >= 0:
@@ -173,7 +178,12 @@ def _greedy(
             if (
                 best < 0
                 or cost[mask] < cost[best]
-                or (cost[mask] == cost[best] and hist[mask] > hist[best])
+                or (cost[mask] == cost[best] and gain[mask] > gain[best])
+                or (
+                    cost[mask] == cost[best]
+                    and gain[mask] == gain[best]
+                    and hist[mask] > hist[best]
+                )
             ):
                 best = mask
         if best <= 0:  # impossible in a block of at least k records (best = avail works)
@@ -442,7 +452,7 @@ def _mask_costs(importance: np.ndarray, cols: Sequence[int]) -> np.ndarray:
     m = len(cols)
     levels = int(importance.max())
     weight = np.array([1 << (levels - int(importance[c])) for c in cols], dtype=np.int64)
-    big = 1 << (levels + 1)
+    big = int(weight.sum()) + 1  # more than any set of keys weighs: size first
     out = np.zeros(1 << m, dtype=np.int64)
     for mask in range(1 << m):
         bits = [b for b in range(m) if mask >> b & 1]
