@@ -60,6 +60,7 @@ TARGET_RATIO = 1.10
 #: sdcMicro 5.8.1 ``localSuppression`` (see the module docstring): (set, k) -> (suppressions per
 #: key in the order of the keys above, seconds).
 SDCMICRO: dict[tuple[str, int], tuple[tuple[int, ...], float]] = {
+    ("adult", 3): ((1, 41, 67, 2720, 2287, 98, 423), 399.1),
     ("testdata", 3): ((0, 14, 4, 40, 6, 229, 0), 5.0),
     ("testdata", 5): ((0, 31, 6, 104, 13, 346, 0), 8.9),
 }
