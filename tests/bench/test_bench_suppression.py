@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from reference_sets import shared_path
 
 from microgui.bench import suppression
 from microgui.bench.cases import CASES
-from reference_sets import shared_path
 
 
 def test_scale_row_is_in_the_main_table() -> None:
