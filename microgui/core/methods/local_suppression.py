@@ -85,6 +85,7 @@ __all__ = [
     "suppress",
     "wildcard_counts",
     "MAX_KEYS",
+    "warm_up",
 ]
 
 #: The greedy step enumerates the 2^m masks of a key set; above this it would not be "fast".
@@ -632,3 +633,13 @@ def suppress(
         k_after=int(k_after),
         seconds=time.perf_counter() - started,
     )
+
+
+def warm_up() -> float:
+    """Compile (or load from numba's cache) the kernels on a tiny table, restore pass and
+    combinations included; returns the seconds it took (for the app's kernel preparation)."""
+    started = time.perf_counter()
+    tiny = pd.DataFrame({"a": list("xxxyy"), "b": list("ppqqq"), "c": list("rrrrs")})
+    suppress(tiny, ["a", "b", "c"], 2)
+    suppress(tiny, ["a", "b", "c"], 2, combinations=2)
+    return time.perf_counter() - started
