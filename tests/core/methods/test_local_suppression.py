@@ -29,15 +29,10 @@ from microgui.core.methods.local_suppression import (
 
 def brute_sizes(frame: pd.DataFrame, cols: list[str]) -> np.ndarray:
     """Cell size of each record on ``cols`` by comparing every pair (missing matches anything)."""
-    values = frame[cols].astype(object).where(frame[cols].notna(), None).to_numpy()
-    n = len(values)
-    out = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        for j in range(n):
-            out[i] += all(
-                a is None or b is None or a == b for a, b in zip(values[i], values[j], strict=True)
-            )
-    return out
+    codes = np.stack([pd.factorize(frame[c])[0] for c in cols], axis=1)  # -1 = missing
+    a, b = codes[:, None, :], codes[None, :, :]
+    match = ((a == b) | (a < 0) | (b < 0)).all(axis=2)  # n x n
+    return match.sum(axis=1)
 
 
 def smallest_cell(frame: pd.DataFrame, keys: list[str], m: int | None, strata: str | None) -> int:
@@ -52,7 +47,7 @@ def smallest_cell(frame: pd.DataFrame, keys: list[str], m: int | None, strata: s
 
 @st.composite
 def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[str], int, int | None, str | None]:
-    n = draw(st.integers(4, 30))
+    n = draw(st.integers(4, 20))
     n_keys = draw(st.integers(1, 4))
     keys = [f"k{j}" for j in range(n_keys)]
     data: dict[str, list[object]] = {}
@@ -73,7 +68,7 @@ def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[str], int, int | None, s
     return frame, keys, k, m, strata
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_every_cell_reaches_k_and_nothing_else_changes(case: tuple) -> None:
     frame, keys, k, m, strata = case
@@ -96,7 +91,7 @@ def test_every_cell_reaches_k_and_nothing_else_changes(case: tuple) -> None:
     assert result.total == sum(result.suppressed.values())
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(tables())
 def test_no_single_suppressed_cell_could_be_given_back(case: tuple) -> None:
     """The restore pass leaves a 1-minimal set: giving back any one cell breaks k somewhere."""
@@ -110,7 +105,7 @@ def test_no_single_suppressed_cell_could_be_given_back(case: tuple) -> None:
             assert smallest_cell(trial, keys, m, strata) < k
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(tables())
 def test_wildcard_counts_equal_a_pairwise_count(case: tuple) -> None:
     frame, keys, _, _, _ = case
@@ -232,10 +227,14 @@ def test_progress_reaches_the_end() -> None:
     assert seen and seen[-1] == 1.0 and all(0.0 <= f <= 1.0 for f in seen)
 
 
-# sdcMicro 5.7.x `localSuppression` on the same keys, default importance (measured, see
-# microgui/bench/suppression.py): the target is at most 10 % more suppressions.
+# sdcMicro 5.8.1 `localSuppression` on the same keys with its default importance suppressed 8,239
+# cells of Adult at k = 5 (measured, see microgui/bench/suppression.py); issue 31's target is at
+# most 10 % more.
+SDCMICRO_ADULT_K5 = 8239
+
+
 @pytest.mark.shared
-def test_adult_k5_is_k_anonymous_and_near_sdcmicro() -> None:
+def test_adult_k5_is_k_anonymous_and_within_the_sdcmicro_target() -> None:
     frame = pd.read_csv(shared_path("adult", "adult.csv"), sep=";", dtype=str)
     keys = [
         "sex",
@@ -250,4 +249,4 @@ def test_adult_k5_is_k_anonymous_and_near_sdcmicro() -> None:
     codes = np.stack([pd.factorize(result.frame[c])[0] for c in keys], axis=1)
     assert int(wildcard_counts(codes, range(len(keys))).min()) == result.k_after >= 5
     assert result.frame.drop(columns=keys).equals(frame.drop(columns=keys))
-    assert result.total <= 5000
+    assert result.total <= 1.10 * SDCMICRO_ADULT_K5
