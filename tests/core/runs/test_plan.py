@@ -265,3 +265,37 @@ def test_a_project_keeps_its_plans(demo: Dataset, tmp_path: Path) -> None:
     # a project without plans is written as before: no new key
     plain = Project(None, tuple(demo.frame.columns), demo.roles)
     assert "plans" not in plain.to_json()
+
+
+def test_suppression_plan_verified_with_missing_matching_any(demo: Dataset, tmp_path: Path) -> None:
+    """A plan ending in local suppression (sdcMicro's localSuppression: missing matches any
+    value) is released by the release check in every sense: k on all keys with that rule, the
+    suppressed cells only in key columns, and a broken promise refused."""
+    plan = plan_from_json(
+        _plan({"step": "recode", "column": "age", "breaks": AGE_BREAKS},
+              {"step": "microaggregate", "method": "mdav", "k": 3, "columns": "continuous"},
+              {"step": "suppress", "k": 3, "importance": ["sex"]})
+    )  # fmt: skip
+    out = run_plan(demo, plan, seed=1)
+    frame, report = out.result.protected, out.result.report
+    keys = demo.roles.quasi_identifiers
+    assert int(frequencies_missing_any(frame, keys).min()) >= 3
+    assert report["k_anonymity"] >= 3 and "missing matches any" in report["k_anonymity_rule"]
+    last = out.steps[-1]
+    assert last["total"] == sum(last["suppressed"].values()) > 0
+    assert last["records_below_k_after"] == 0
+    for col in frame.columns:
+        if col not in keys:
+            assert frame[col].equals(demo.frame[col]), col
+    check = check_export(out.result)
+    assert check.ok, check.problems
+    written = export_run(demo, out.result, tmp_path / "release.parquet", tmp_path / "r.json")
+    assert written["steps"][-1]["total"] == last["total"]
+    # a release with one suppressed cell put back breaks the suppress step's promise
+    tampered = frame.copy()
+    hit = tampered[keys].isna().any(axis=1).to_numpy().nonzero()[0][0]
+    col = next(c for c in keys if pd.isna(tampered.at[hit, c]))
+    tampered.at[hit, col] = "a value no other record has"
+    problems = check_export(out.result, tampered).problems
+    assert any("below the chosen k = 3" in p for p in problems)
+    assert any("plan step 3 (suppress) promised k = 3" in p for p in problems)
