@@ -434,7 +434,7 @@ _PROJECT_GIVES = (
     ("missing_as_category", "--missing-as-category"), ("param", "--param"),
     ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
     ("strata", "--strata"), ("block_size", "--block-size"), ("weight", "--weight"),
-    ("roles", "--roles"),
+    ("roles", "--roles"), ("plan", "--plan"),
 )  # fmt: skip
 
 

@@ -64,3 +64,21 @@ def test_edit_undo_run_and_replay(demo_window: MainWindow, qtbot, tmp_path: Path
     assert QGuiApplication.clipboard().text() == command
     assert main([*shlex.split(command)[1:], "-q"]) == 0
     assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "app.csv").read_bytes()
+
+
+def test_project_keeps_the_plan(demo_window: MainWindow, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from microgui.core.runs.project_file import load_project
+
+    window = demo_window
+    panel = window.plan_panel
+    assert _fill(window, "recode", "age", "bins 4")
+    assert _fill(window, "suppress", "(all keys)", "k 3")
+    assert window.save_project_to(tmp_path / "s.microgui.json")
+    project = load_project(tmp_path / "s.microgui.json")
+    assert project.plans == (panel.to_json(),)
+    panel.undo_stack.undo()
+    panel.undo_stack.undo()
+    assert panel.steps == [] and window.controller.plans == ()
+    with qtbot.waitSignal(window.controller.dataset_loaded, timeout=TIMEOUT_MS):
+        window.controller.open_project(project, tmp_path)
+    assert [s["step"] for s in panel.steps] == ["recode", "suppress"]

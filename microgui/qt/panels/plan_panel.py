@@ -180,6 +180,7 @@ class PlanPanel(QWidget):
         middle.addLayout(buttons)
         layout.addLayout(middle, 1)
         layout.addWidget(self.status)
+        controller.plans_restored.connect(self._on_plans_restored)
         controller.dataset_loaded.connect(lambda _d: self._fill_columns())
         controller.roles_changed.connect(lambda _r: self._fill_columns())
         self._fill_columns()
@@ -238,7 +239,15 @@ class PlanPanel(QWidget):
     def _set_steps(self, steps: list[dict[str, Any]]) -> None:
         self.steps = [dict(s) for s in steps]
         self.result = None  # the figures were of another plan
+        # the session's plan: saved in the project file (issue 31)
+        self.controller.plans = (self.to_json(),) if self.steps else ()
         self._refresh()
+
+    def _on_plans_restored(self, plans: tuple[dict[str, Any], ...]) -> None:
+        """A project opened with a plan: its first plan in the editor (undoable)."""
+        if plans:
+            steps = [dict(s) for s in plans[0].get("steps", [])]
+            self.undo_stack.push(_SetSteps(self, steps, "open the project's plan"))
 
     def plan(self) -> Plan:
         """The plan as the core reads it (:class:`MicroguiError` when it is not one)."""
