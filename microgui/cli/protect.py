@@ -196,7 +196,8 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         dest="run_number",
         metavar="N",
         help="with --project: the run of the project's history to replay, by its number: the "
-        "'#N' of the app's history and reports (default: the last)",
+        "'#N' of the app's history and reports (default: the last); 'plan' (or planN): the "
+        "protection plan the project keeps",
     )
     p.add_argument(
         "--pseudonymize",
@@ -484,6 +485,8 @@ def _protect_project(args: argparse.Namespace) -> int:
     src = Path(table) if table is not None else project.resolved_data_path(folder)
     if src is None:
         raise _UsageError(f"{project_path.name} names no table; give the table with --input FILE")
+    if str(args.run_number or "").strip().lower().startswith("plan"):
+        return _protect_project_plan(args, project, project_path, src)
     runs = project.resolved_runs(folder)
     if not runs:
         raise _UsageError(
@@ -538,6 +541,41 @@ def _protect_project(args: argparse.Namespace) -> int:
     return _run_and_export(args, loaded, dataset, spec, csv_options, Path(args.output))
 
 
+def _protect_project_plan(
+    args: argparse.Namespace, project: Any, project_path: Path, src: Path
+) -> int:
+    """``protect --project FILE --run plan[N]`` (issue 31): the plan the project keeps (the
+    app's plan editor, with the seed of its last run), on the project's table and roles."""
+    from microgui.core.errors import InvalidInput
+    from microgui.core.runs.plan import plan_from_json
+    from microgui.core.table.dataset import Dataset
+
+    word = str(args.run_number).strip().lower()[4:].strip(" :#") or "1"
+    plans = project.plans
+    if not word.isdigit() or not 1 <= int(word) <= len(plans):
+        raise _UsageError(
+            f"--run {args.run_number!r}: {project_path.name} holds "
+            f"{len(plans)} plan(s)"
+            + (f"; give --run plan1 to --run plan{len(plans)}" if plans else "")
+        )
+    plan = plan_from_json(plans[int(word) - 1], source=project_path.name,
+                          folder=project_path.resolve().parent)  # fmt: skip
+    _check_outputs(args)
+    csv_options = _csv_options(args)
+    loaded = _read_input(src, args)
+    columns = [str(c) for c in loaded.frame.columns]
+    if sorted(columns) != sorted(project.roles):
+        raise InvalidInput(
+            f"{src.name} does not have the project's columns; open it in the app, tag its "
+            "columns and save the project again"
+        )
+    dataset = Dataset(loaded.frame, project.roles, loaded.source, loaded.value_labels,
+                      inputs=(*_read_files(args), *plan.side_files()))  # fmt: skip
+    print(f"replaying plan {word} of {project_path.name}: {len(plan.steps)} step(s) on "
+          f"{src.name}", file=sys.stderr)  # fmt: skip
+    return _run_and_export(args, loaded, dataset, plan, csv_options, Path(args.output))
+
+
 def _run_and_export(
     args: argparse.Namespace,
     loaded: Any,
@@ -566,8 +604,9 @@ def _run_and_export(
         else:  # a plan (issue 31)
             from microgui.core.runs.plan import run_plan
 
+            seed = getattr(args, "seed", None)
             result = run_plan(
-                dataset, spec, bar if bar is not None else no_progress, seed=args.seed
+                dataset, spec, bar if bar is not None else no_progress, seed=seed
             ).result
     finally:
         stop()

@@ -64,6 +64,13 @@ def test_edit_undo_run_and_replay(demo_window: MainWindow, qtbot, tmp_path: Path
     assert QGuiApplication.clipboard().text() == command
     assert main([*shlex.split(command)[1:], "-q"]) == 0
     assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "app.csv").read_bytes()
+    # saved in the project with its seed, replayed by protect --project --run plan
+    assert window.save_project_to(tmp_path / "s.microgui.json")
+    replay = ["protect", "--project", str(tmp_path / "s.microgui.json"), "--run", "plan",
+              "-o", str(tmp_path / "replayed.csv"), "-q"]  # fmt: skip
+    assert main(replay) == 0
+    assert (tmp_path / "replayed.csv").read_bytes() == (tmp_path / "app.csv").read_bytes()
+    assert main([*replay[:4], "plan2", *replay[5:]]) == 2  # the project keeps one plan
 
 
 def test_project_keeps_the_plan(demo_window: MainWindow, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -95,6 +95,7 @@ class PlanPanel(QWidget):
         self.steps: list[dict[str, Any]] = []
         self.folder: Path | None = None  # where the plan's files are (its file's folder)
         self.result: Any = None
+        self.seed: int | None = None  # the seed of the last run, kept with the plan
         self.undo_stack = QUndoStack(self)
         self._task = TaskSlot(controller.pool, self)
         controller.add_task_slot(self._task)  # cancelled and waited for when the window closes
@@ -246,6 +247,7 @@ class PlanPanel(QWidget):
     def _on_plans_restored(self, plans: tuple[dict[str, Any], ...]) -> None:
         """A project opened with a plan: its first plan in the editor (undoable)."""
         if plans:
+            self.seed = plans[0].get("seed")
             steps = [dict(s) for s in plans[0].get("steps", [])]
             self.undo_stack.push(_SetSteps(self, steps, "open the project's plan"))
 
@@ -254,7 +256,13 @@ class PlanPanel(QWidget):
         return plan_from_json(self.to_json(), folder=self.folder)
 
     def to_json(self) -> dict[str, Any]:
-        return {"plan_version": PLAN_VERSION, "steps": [dict(s) for s in self.steps]}
+        """The plan's JSON, with the seed of its last run (so that it replays to that run's
+        release: ``protect --plan``, ``protect --project P --run plan``)."""
+        out: dict[str, Any] = {"plan_version": PLAN_VERSION}
+        if self.seed is not None:
+            out["seed"] = self.seed
+        out["steps"] = [dict(s) for s in self.steps]
+        return out
 
     def _refresh(self) -> None:
         figures = list(self.result.steps) if self.result is not None else []
@@ -287,6 +295,7 @@ class PlanPanel(QWidget):
             self.status.setText(str(exc))
             return False
         self.folder = Path(path).resolve().parent
+        self.seed = plan.seed
         self.undo_stack.push(_SetSteps(self, plan.to_json()["steps"], "open plan"))
         self.status.setText(f"opened {Path(path).name}: {len(plan.steps)} step(s)")
         return True
@@ -350,6 +359,8 @@ class PlanPanel(QWidget):
     def _on_finished(self, _task_id: int, value: Any, _context: Any) -> None:
         self.result = value
         report = value.result.report
+        self.seed = report.get("seed")
+        self.controller.plans = (self.to_json(),)  # the project saves it with its seed
         self.status.setText(
             f"plan of {len(value.steps)} step(s): k-anonymity {report.get('k_anonymity')} "
             f"(k = {report.get('k')}), {report.get('seconds', 0):.2f} s; the release check "

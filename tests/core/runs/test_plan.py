@@ -112,6 +112,10 @@ def test_plan_json_round_trips(tmp_path: Path) -> None:
     assert plan.to_json() == data
     assert plan_from_json(plan.to_json()) == plan
     assert plan.k == 3 and plan.suppresses
+    seeded = plan_from_json({**data, "seed": 42})
+    assert seeded.seed == 42 and seeded.to_json()["seed"] == 42 and seeded != plan
+    with pytest.raises(InvalidInput, match="seed -1 is out of range"):
+        plan_from_json({**data, "seed": -1})
 
 
 def test_validation_against_the_table(demo: Dataset) -> None:

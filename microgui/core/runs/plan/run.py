@@ -107,7 +107,7 @@ def run_plan(
     columns = [str(c) for c in dataset.frame.columns]
     plan = resolve_plan(plan, dataset.roles, columns)
     k = validate_k(plan.k, dataset.n_records, dataset.name if dataset.source else "")
-    seed_value = parse_seed(seed)
+    seed_value = parse_seed(seed) if seed is not None else plan.seed  # the caller's first
     if _one_method_run(plan, dataset.roles):
         step = plan.steps[0]
         assert isinstance(step, MicroaggregateStep)

@@ -3,6 +3,7 @@
 The JSON (``plan_version`` 1)::
 
     {"plan_version": 1,
+     "seed": 12345,
      "steps": [
        {"step": "recode", "column": "age", "breaks": [0, 20, 25, 30, "inf"]},
        {"step": "recode", "column": "age", "bins": 8},
@@ -26,7 +27,9 @@ chosen ``columns`` (a list, ``"continuous"``, ``"categorical"`` or absent: every
 quasi-identifier); a suppress step is local suppression to ``k`` on its ``columns`` (absent:
 every quasi-identifier), with missing matching any value. File names in a step (hierarchies,
 mappings) are relative to the plan file's folder. Steps hold no references to one another, so a
-plan has no cycles to refuse; a plan longer than :data:`MAX_STEPS` is refused at once.
+plan has no cycles to refuse; a plan longer than :data:`MAX_STEPS` is refused at once. The
+optional ``seed`` seeds the plan's random draws (a method's), so the plan replays to the same
+release.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles
-from microgui.core.runs.spec import parse_k
+from microgui.core.runs.spec import parse_k, parse_seed
 from microgui.core.side_file import read_side_file
 from microgui.core.table.roles import AttributeKind, RoleMap, resolve_column
 
@@ -213,6 +216,9 @@ class Plan:
 
     steps: tuple[PlanStep, ...]
     folder: Path | None = field(default=None, compare=False)
+    #: the seed of the plan's random draws (a method's), kept so that the plan replays to the
+    #: same release; None: a fresh one per run, recorded in the report
+    seed: int | None = None
 
     @property
     def k(self) -> int | None:
@@ -226,7 +232,11 @@ class Plan:
         return any(isinstance(s, SuppressStep) for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
-        return {"plan_version": PLAN_VERSION, "steps": [s.to_json() for s in self.steps]}
+        out: dict[str, Any] = {"plan_version": PLAN_VERSION}
+        if self.seed is not None:
+            out["seed"] = self.seed
+        out["steps"] = [s.to_json() for s in self.steps]
+        return out
 
     def path(self, name: str) -> Path:
         """A file named in a step, relative to the plan's folder."""
@@ -284,7 +294,7 @@ def plan_from_json(data: object, *, source: str = "the plan", folder: Path | Non
             f"{where} has plan_version {version!r}; this version of microgui reads "
             f"plan_version {PLAN_VERSION}"
         )
-    unknown = sorted(set(data) - {"plan_version", "steps", "note"})
+    unknown = sorted(set(data) - {"plan_version", "steps", "note", "seed"})
     if unknown:
         raise InvalidInput(f"{where} has unknown key(s) {', '.join(map(repr, unknown[:5]))}")
     steps = data.get("steps")
@@ -297,7 +307,11 @@ def plan_from_json(data: object, *, source: str = "the plan", folder: Path | Non
             f"{where} has {len(steps):,} steps; a plan holds at most {MAX_STEPS} (check the file)"
         )
     parsed = tuple(_step(item, i, where) for i, item in enumerate(steps))
-    return Plan(parsed, folder)
+    try:
+        seed = parse_seed(data.get("seed"), "seed")
+    except InvalidParameter as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+    return Plan(parsed, folder, seed)
 
 
 def _step(item: object, index: int, where: str) -> PlanStep:
@@ -526,7 +540,7 @@ def resolve_plan(plan: Plan, roles: RoleMap, columns: Sequence[str]) -> Plan:
             "the plan has no step giving k-anonymity; add a microaggregate or a suppress step "
             "(recoding alone promises no k)"
         )
-    return Plan(tuple(out), plan.folder)
+    return Plan(tuple(out), plan.folder, plan.seed)
 
 
 def kind_columns(roles: RoleMap, selection: str | None, columns: Sequence[str]) -> list[str]:
