@@ -694,6 +694,12 @@ def _print_steps(report: dict[str, Any]) -> None:
         return
     for fig in steps:
         print(f"  {step_line(fig)}", file=sys.stderr)
+    if "missing matches" in str(report.get("k_anonymity_rule", "")):
+        print(
+            "  k-anonymity counts a suppressed (missing) key cell as matching any value "
+            "(sdcMicro's convention); the group sizes above count it as a value",
+            file=sys.stderr,
+        )
 
 
 @contextlib.contextmanager
