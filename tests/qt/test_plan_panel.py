@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from microgui.cli import main
-from microgui.core.release.check import export_run
 from microgui.qt.main_window import MainWindow
 
 TIMEOUT_MS = 120_000
@@ -53,8 +52,12 @@ def test_edit_undo_run_and_replay(demo_window: MainWindow, qtbot, tmp_path: Path
     assert panel.save_plan(tmp_path / "plan.json")
     saved = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
     assert saved == panel.to_json()
-    dataset = window.controller.dataset
-    export_run(dataset, result.result, tmp_path / "app.csv")
+    with qtbot.waitSignal(panel.plan_exported, timeout=TIMEOUT_MS) as exported:
+        assert panel.export(tmp_path / "app.csv") is not None  # in the worker
+    written = exported.args[0]
+    assert [s["step"] for s in written["steps"]] == ["recode", "top_bottom", "microaggregate"]
+    assert written["plan"]["steps"] == panel.to_json()["steps"] and written["k_anonymity"] >= 5
+    assert (tmp_path / "app.report.json").exists() and "exported app.csv" in panel.status.text()
     command = panel.copy_command(tmp_path / "plan.json", str(tmp_path / "cli.csv"))
     assert "--plan" in command and "--seed" in command
     import shlex

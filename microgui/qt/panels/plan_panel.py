@@ -88,6 +88,7 @@ class PlanPanel(QWidget):
 
     plan_finished = Signal(object)  # PlanResult
     plan_failed = Signal(str)
+    plan_exported = Signal(object)  # the report written
 
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -96,6 +97,7 @@ class PlanPanel(QWidget):
         self.folder: Path | None = None  # where the plan's files are (its file's folder)
         self.result: Any = None
         self.seed: int | None = None  # the seed of the last run, kept with the plan
+        self._exporting: Path | None = None
         self.undo_stack = QUndoStack(self)
         self._task = TaskSlot(controller.pool, self)
         controller.add_task_slot(self._task)  # cancelled and waited for when the window closes
@@ -151,6 +153,10 @@ class PlanPanel(QWidget):
         self.open_button = QPushButton("Open plan…")
         self.save_button = QPushButton("Save plan…")
         self.run_button = QPushButton("Run plan")
+        self.export_button = QPushButton("Export release…")
+        self.export_button.setToolTip(
+            "write the plan's release and its report (verified once by the release check)"
+        )
         self.up_button.clicked.connect(lambda: self.move_selected(-1))
         self.down_button.clicked.connect(lambda: self.move_selected(1))
         self.remove_button.clicked.connect(self.remove_selected)
@@ -161,12 +167,14 @@ class PlanPanel(QWidget):
         self.open_button.clicked.connect(self._open_dialog)
         self.save_button.clicked.connect(self._save_dialog)
         self.run_button.clicked.connect(self.run)
+        self.export_button.clicked.connect(self._export_dialog)
         # the buttons in two columns beside the steps: the dock is short (a tab of the run
         # history, 190 px at 1366 x 768), so the table keeps the height for 4 steps
         buttons = QGridLayout()
         buttons.setSpacing(4)
         order = (self.up_button, self.down_button, self.remove_button, self.undo_button,
-                 self.open_button, self.redo_button, self.save_button, self.run_button)  # fmt: skip
+                 self.open_button, self.redo_button, self.save_button, self.export_button,
+                 self.run_button)  # fmt: skip
         for i, b in enumerate(order):
             buttons.addWidget(b, i // 2, i % 2)
         self.run_button.setDefault(True)
@@ -283,6 +291,7 @@ class PlanPanel(QWidget):
         for b in (self.up_button, self.down_button, self.remove_button, self.save_button):
             b.setEnabled(has)
         self.run_button.setEnabled(has and self.controller.dataset is not None)
+        self.export_button.setEnabled(self.result is not None)
         self.undo_button.setEnabled(self.undo_stack.canUndo())
         self.redo_button.setEnabled(self.undo_stack.canRedo())
 
@@ -336,6 +345,28 @@ class PlanPanel(QWidget):
         QGuiApplication.clipboard().setText(command.text)
         return command.text
 
+    def export(self, path: str | Path) -> int | None:
+        """Write the last run's release to ``path`` and its report beside it
+        (:func:`~microgui.core.release.check.export_job`, in the worker: the release check and
+        the writing are no GUI-thread work); ``plan_exported(report)`` follows, or the refusal
+        in the status line. None when there is no run to export."""
+        from microgui.core.release.check import check_export, export_job
+
+        dataset = self.controller.dataset
+        if self.result is None or dataset is None:
+            self.status.setText("run the plan first")
+            return None
+        result = self.result.result
+        job = export_job(dataset, result, path, check=check_export(result))
+        self._exporting = Path(path)
+        self.status.setText(f"writing {Path(path).name}…")
+        return self._task.start(lambda _progress: job())
+
+    def _export_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export the plan's release", "release.csv")
+        if path:
+            self.export(path)
+
     # ---- running ----------------------------------------------------------------------------
 
     def run(self) -> int | None:
@@ -357,6 +388,16 @@ class PlanPanel(QWidget):
         self._task.cancel()
 
     def _on_finished(self, _task_id: int, value: Any, _context: Any) -> None:
+        if isinstance(value, dict):  # an export's report
+            name = self._exporting.name if self._exporting is not None else "the release"
+            self.status.setText(
+                f"exported {name}: k-anonymity {value.get('k_anonymity')}, "
+                f"{len(value.get('steps') or [])} step(s) in its report"
+            )
+            self._exporting = None
+            self._refresh()
+            self.plan_exported.emit(value)
+            return
         self.result = value
         report = value.result.report
         self.seed = report.get("seed")
