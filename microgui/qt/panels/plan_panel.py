@@ -136,6 +136,7 @@ class PlanPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.setMinimumHeight(3 * self.fontMetrics().height())  # the window's minimum
         self.table.setWordWrap(False)  # one line a step: the dock is short at 1366 x 768
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.table.horizontalHeader()
@@ -168,15 +169,15 @@ class PlanPanel(QWidget):
         self.save_button.clicked.connect(self._save_dialog)
         self.run_button.clicked.connect(self.run)
         self.export_button.clicked.connect(self._export_dialog)
-        # the buttons in two columns beside the steps: the dock is short (a tab of the run
+        # the buttons in three columns beside the steps: the dock is short (a tab of the run
         # history, 190 px at 1366 x 768), so the table keeps the height for 4 steps
         buttons = QGridLayout()
         buttons.setSpacing(4)
-        order = (self.up_button, self.down_button, self.remove_button, self.undo_button,
-                 self.open_button, self.redo_button, self.save_button, self.export_button,
-                 self.run_button)  # fmt: skip
+        order = (self.up_button, self.down_button, self.remove_button,
+                 self.undo_button, self.redo_button, self.open_button,
+                 self.save_button, self.export_button, self.run_button)  # fmt: skip
         for i, b in enumerate(order):
-            buttons.addWidget(b, i // 2, i % 2)
+            buttons.addWidget(b, i // 3, i % 3)
         self.run_button.setDefault(True)
 
         self.status = QLabel("Add steps, then Run plan: each step's effect shows here.")
