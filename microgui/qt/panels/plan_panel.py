@@ -144,7 +144,7 @@ class PlanPanel(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setColumnWidth(1, 210)
+        self.table.setColumnWidth(1, 150)
 
         self.up_button = QPushButton("Up")
         self.down_button = QPushButton("Down")
