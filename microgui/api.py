@@ -241,6 +241,7 @@ def protect(
     scheduler: str | None = None,
     workers: int | None = None,
     unsafe: Literal["warn", "raise", "allow"] = "warn",
+    plan: Any = None,
 ) -> ProtectionResult:
     """Microaggregate ``frame`` on its quasi-identifiers. ``frame`` is a pandas DataFrame, a
     ``pyarrow.Table`` or a Polars DataFrame (converted to pandas first, :func:`as_pandas`).
@@ -256,6 +257,12 @@ def protect(
     ``frame`` must be a DataFrame with unique text column names (not a MultiIndex, not the
     numbers ``pd.read_csv(header=None)`` gives). ``seed`` is a whole number from 0 to 2**64 - 1
     (None: a fresh one, recorded in the report).
+
+    ``plan`` (issue 31): a protection plan instead of one method — a
+    :class:`~microgui.core.runs.plan.Plan`, its JSON as a dict, or the path of a plan file
+    (its steps' files found beside it): the steps run in order
+    (:func:`~microgui.core.runs.plan.run_plan`), ``method``/``k``/``params`` are not used, and
+    the release is the one ``microgui protect --plan`` writes from the same plan and seed.
 
     The result's ``check`` is the release check (:func:`microgui.core.release.check.check_export`).
     When it fails (a masking method such as individual-ranking, which does not promise
@@ -307,7 +314,10 @@ def protect(
         scheduler=scheduler,
         workers=workers,
     )
-    result = run_protection(dataset, spec, progress)
+    if plan is None:
+        result = run_protection(dataset, spec, progress)
+    else:
+        result = _run_plan(dataset, plan, progress, seed)
     partition = pd.Series(np.asarray(result.labels), index=frame.index, name="group")
     check = check_export(result)
     if not check.ok:
@@ -329,6 +339,21 @@ def protect(
         check=check,
         dataset=dataset,
     )
+
+
+def _run_plan(dataset: Dataset, plan: Any, progress: ProgressFn, seed: int | None) -> RunResult:
+    """``protect(plan=...)``: a Plan, its JSON (a dict) or a plan file's path."""
+    from microgui.core.runs.plan import Plan, load_plan, plan_from_json, run_plan
+
+    if isinstance(plan, str | os.PathLike):
+        plan = load_plan(plan)
+    elif isinstance(plan, Mapping):
+        plan = plan_from_json(dict(plan))
+    if not isinstance(plan, Plan):
+        raise InvalidParameter(
+            f"plan={type(plan).__name__}: give a Plan, its JSON (a dict) or a plan file's path"
+        )
+    return run_plan(dataset, plan, progress, seed=seed).result
 
 
 def assess(

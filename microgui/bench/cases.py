@@ -22,6 +22,7 @@ from microgui.bench.data import (
     numpy_mdav,
     qi_matrix,
 )
+from microgui.bench.suppression import census_suppression
 from microgui.core.methods import ama as ama_module
 from microgui.core.methods import available_methods, get_method, warm_ups
 from microgui.core.methods import mdav as mdav_module
@@ -220,6 +221,15 @@ CASES: list[BenchCase] = [
         data=linkage_data,
         note="vs mdav k=5 release",
         target=10.0,
+    ),
+    BenchCase(
+        "local-suppression",
+        100_000,
+        5,
+        5,
+        census_suppression,
+        data=census_like_data,
+        note="census-shaped keys, no IL",
     ),
 ]
 

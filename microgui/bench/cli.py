@@ -106,6 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "1,000,000 records, both kernels measured (minutes)",
     )
     parser.add_argument(
+        "--suppression",
+        action="store_true",
+        help="only the local-suppression table (issue 31): Adult and sdcMicro's testdata at "
+        "k = 3 and 5 against sdcMicro's localSuppression (part of the full run)",
+    )
+    parser.add_argument(
         "--memory-child", nargs=3, metavar=("NPY", "K", "WHOLE"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
@@ -124,6 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from microgui.bench.search import search_text
 
         print(search_text(huge=args.huge, repeat=args.repeat or 3), flush=True)
+        return 0
+    if args.suppression:
+        from microgui.bench.suppression import suppression_text
+
+        print(suppression_text() or "local suppression: ../shared/data not found", flush=True)
         return 0
     if args.command:
         for result in command_rows(huge=args.huge):
@@ -198,6 +209,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         assess_line = assess_text()
         if assess_line is not None:
             print(assess_line)
+        from microgui.bench.suppression import suppression_text
+
+        suppression = suppression_text()
+        if suppression is not None:
+            print()
+            print(suppression, flush=True)
+        from microgui.bench.plan import plan_text
+
+        plan_line = plan_text()  # issue 31: a four-step plan on Adult
+        if plan_line is not None:
+            print(plan_line)
     if args.only is None:
         print()
         print(startup_text(quick=args.quick), flush=True)

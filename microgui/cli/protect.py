@@ -170,6 +170,14 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         "leading ' so that a spreadsheet does not run them as formulas (CSV injection)",
     )
     p.add_argument(
+        "--plan",
+        type=INPUT_FILE,
+        metavar="PLAN.json",
+        help="run a protection plan instead of one method: a JSON file of ordered steps "
+        "(recode, top_bottom, microaggregate, suppress), applied to the input in order and "
+        "verified once; no --method/-k/--param/--hierarchy then (the plan gives them)",
+    )
+    p.add_argument(
         "--project",
         type=INPUT_FILE,
         metavar="FILE",
@@ -188,7 +196,8 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         dest="run_number",
         metavar="N",
         help="with --project: the run of the project's history to replay, by its number: the "
-        "'#N' of the app's history and reports (default: the last)",
+        "'#N' of the app's history and reports (default: the last); 'plan' (or planN): the "
+        "protection plan the project keeps",
     )
     p.add_argument(
         "--pseudonymize",
@@ -285,6 +294,8 @@ def run(args: argparse.Namespace) -> int:
         return _list_methods()
     if args.project is not None or args.input_option is not None or args.run_number is not None:
         return _protect_project(args)
+    if getattr(args, "plan", None) is not None:
+        return _protect_plan(args)
     missing = [
         name
         for name, val in (
@@ -326,6 +337,70 @@ def run(args: argparse.Namespace) -> int:
     return _run_and_export(args, loaded, dataset, spec, csv_options, out)
 
 
+#: ``protect`` options a plan gives (its steps): refused beside --plan.
+_PLAN_GIVES = (
+    ("method", "--method"), ("k", "-k"), ("param", "--param"), ("round", "--round"),
+    ("hierarchy", "--hierarchy"), ("strata", "--strata"), ("block_size", "--block-size"),
+    ("group_column", "--group-column"),
+)  # fmt: skip
+
+
+def _protect_plan(args: argparse.Namespace) -> int:
+    """``protect INPUT --plan PLAN.json [role options] -o OUT`` (issue 31): the plan's steps in
+    order, one release verified once, a report with ``plan`` and ``steps``."""
+    from microgui.core.runs import parse_seed
+    from microgui.core.runs.plan import load_plan
+    from microgui.core.table.dataset import Dataset
+
+    given = [flag for name, flag in _PLAN_GIVES if getattr(args, name, None) is not None]
+    if args.project is not None or args.input_option is not None or args.run_number is not None:
+        given.append("--project/--input/--run")
+    if args.engine != "local":
+        given.append("--engine")
+    if given:
+        raise _UsageError(
+            f"--plan gives the steps of the run; drop {', '.join(given)} (or drop --plan)"
+        )
+    missing = [
+        name
+        for name, val in (
+            ("INPUT", args.input),
+            ("-o OUTPUT", args.output),
+            ("--qi (or --roles FILE)", args.qi or args.roles),
+        )
+        if not val
+    ]
+    if missing:
+        raise _UsageError(
+            f"protect --plan needs {', '.join(missing)} (see microgui protect --help)"
+        )
+    _check_outputs(args)
+    if args.allow_unsafe is not None and not any(ch.isalnum() for ch in args.allow_unsafe):
+        raise _UsageError(
+            f"--allow-unsafe {args.allow_unsafe!r}: give the reason in words (it is recorded in "
+            "the report), e.g. --allow-unsafe 'internal test file, not released'"
+        )
+    parse_seed(args.seed, "--seed")
+    csv_options = _csv_options(args)
+    _parse_ordinal(args.ordinal)
+    plan = load_plan(args.plan)  # before the table is read: a bad plan is refused at once
+    from microgui.cli.inputs import command_inputs, command_outputs
+    from microgui.core.io import check_write_targets
+
+    # no output over a file the plan's steps read (a mapping, a hierarchy) either
+    check_write_targets(
+        command_outputs(args), protect_from=[*command_inputs(args), *plan.side_files()]
+    )
+    src, out = Path(args.input), Path(args.output)
+    loaded = _read_input(src, args)
+    _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
+    roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
+    # the plan's own side files (mappings, hierarchies) are read too: never written over
+    inputs = (*_read_files(args), *plan.side_files())
+    dataset = Dataset(loaded.frame, roles, loaded.source, loaded.value_labels, inputs=inputs)
+    return _run_and_export(args, loaded, dataset, plan, csv_options, out)
+
+
 def _run_params(args: argparse.Namespace) -> dict[str, str]:
     params = _parse_params(args.param)
     if args.round is not None:
@@ -360,7 +435,7 @@ _PROJECT_GIVES = (
     ("missing_as_category", "--missing-as-category"), ("param", "--param"),
     ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
     ("strata", "--strata"), ("block_size", "--block-size"), ("weight", "--weight"),
-    ("roles", "--roles"),
+    ("roles", "--roles"), ("plan", "--plan"),
 )  # fmt: skip
 
 
@@ -410,6 +485,8 @@ def _protect_project(args: argparse.Namespace) -> int:
     src = Path(table) if table is not None else project.resolved_data_path(folder)
     if src is None:
         raise _UsageError(f"{project_path.name} names no table; give the table with --input FILE")
+    if str(args.run_number or "").strip().lower().startswith("plan"):
+        return _protect_project_plan(args, project, project_path, src)
     runs = project.resolved_runs(folder)
     if not runs:
         raise _UsageError(
@@ -464,6 +541,41 @@ def _protect_project(args: argparse.Namespace) -> int:
     return _run_and_export(args, loaded, dataset, spec, csv_options, Path(args.output))
 
 
+def _protect_project_plan(
+    args: argparse.Namespace, project: Any, project_path: Path, src: Path
+) -> int:
+    """``protect --project FILE --run plan[N]`` (issue 31): the plan the project keeps (the
+    app's plan editor, with the seed of its last run), on the project's table and roles."""
+    from microgui.core.errors import InvalidInput
+    from microgui.core.runs.plan import plan_from_json
+    from microgui.core.table.dataset import Dataset
+
+    word = str(args.run_number).strip().lower()[4:].strip(" :#") or "1"
+    plans = project.plans
+    if not word.isdigit() or not 1 <= int(word) <= len(plans):
+        raise _UsageError(
+            f"--run {args.run_number!r}: {project_path.name} holds "
+            f"{len(plans)} plan(s)"
+            + (f"; give --run plan1 to --run plan{len(plans)}" if plans else "")
+        )
+    plan = plan_from_json(plans[int(word) - 1], source=project_path.name,
+                          folder=project_path.resolve().parent)  # fmt: skip
+    _check_outputs(args)
+    csv_options = _csv_options(args)
+    loaded = _read_input(src, args)
+    columns = [str(c) for c in loaded.frame.columns]
+    if sorted(columns) != sorted(project.roles):
+        raise InvalidInput(
+            f"{src.name} does not have the project's columns; open it in the app, tag its "
+            "columns and save the project again"
+        )
+    dataset = Dataset(loaded.frame, project.roles, loaded.source, loaded.value_labels,
+                      inputs=(*_read_files(args), *plan.side_files()))  # fmt: skip
+    print(f"replaying plan {word} of {project_path.name}: {len(plan.steps)} step(s) on "
+          f"{src.name}", file=sys.stderr)  # fmt: skip
+    return _run_and_export(args, loaded, dataset, plan, csv_options, Path(args.output))
+
+
 def _run_and_export(
     args: argparse.Namespace,
     loaded: Any,
@@ -476,7 +588,7 @@ def _run_and_export(
     from microgui.core.methods.jit_cache import on_first_compile
     from microgui.core.progress import no_progress
     from microgui.core.release.check import export_run
-    from microgui.core.runs import information_loss_text, run_protection
+    from microgui.core.runs import RunSpec, information_loss_text, run_protection
 
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
 
@@ -487,7 +599,15 @@ def _run_and_export(
 
     stop = on_first_compile(notice)
     try:
-        result = run_protection(dataset, spec, bar if bar is not None else no_progress)
+        if isinstance(spec, RunSpec):
+            result = run_protection(dataset, spec, bar if bar is not None else no_progress)
+        else:  # a plan (issue 31)
+            from microgui.core.runs.plan import run_plan
+
+            seed = getattr(args, "seed", None)
+            result = run_plan(
+                dataset, spec, bar if bar is not None else no_progress, seed=seed
+            ).result
     finally:
         stop()
         if bar is not None:
@@ -507,6 +627,7 @@ def _run_and_export(
         f"k-anonymity {report['k_anonymity']}, {report['seconds']:.2f} s -> {out}",
         file=sys.stderr,
     )
+    _print_steps(report)
     _print_verdict(report)
     if report.get("renamed_columns"):
         renamed = ", ".join(f"{o} -> {n}" for o, n in report["renamed_columns"].items())
@@ -562,6 +683,23 @@ def _export(
         renames=_renames(getattr(args, "rename", None)),
         rename_invalid=bool(getattr(args, "rename_invalid", False)),
     )
+
+
+def _print_steps(report: dict[str, Any]) -> None:
+    """A plan's steps, one line each on stderr (counts and measures only)."""
+    from microgui.core.release.report_steps import step_line
+
+    steps = report.get("steps")
+    if not isinstance(steps, list) or len(steps) < 2:
+        return
+    for fig in steps:
+        print(f"  {step_line(fig)}", file=sys.stderr)
+    if "missing matches" in str(report.get("k_anonymity_rule", "")):
+        print(
+            "  k-anonymity counts a suppressed (missing) key cell as matching any value "
+            "(sdcMicro's convention); the group sizes above count it as a value",
+            file=sys.stderr,
+        )
 
 
 @contextlib.contextmanager

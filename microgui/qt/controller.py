@@ -132,6 +132,7 @@ class AppController(QObject):
     history_changed = Signal()  # a run was added to or removed from the history
     run_shown = Signal(int)  # id of the history run now shown in the views (after run_finished)
     comparison_changed = Signal(object)  # tuple of the run ids compared (empty: none)
+    plans_restored = Signal(object)  # tuple of plan JSON objects a project opened held
     sweep_started = Signal(int, int)  # sweep id, number of runs
     sweep_progress = Signal(int, float, str)  # sweep id, fraction of runs done, status
     #: sweep id, the SweepPoint, its history run id (-1: the run failed, not in the history)
@@ -160,6 +161,9 @@ class AppController(QObject):
         self.selection: np.ndarray | None = None
         #: The project file this session was opened from (None: a table opened on its own).
         self.project_file: Path | None = None
+        #: the session's protection plans (issue 31), each its JSON; the plan editor keeps
+        #: them here, the project file saves them
+        self.plans: tuple[dict[str, Any], ...] = ()
         # Runs and sweeps share the one-thread run pool (one job at a time). Run ids number the
         # history: a sweep's points take theirs from the same counter. A run's context is (the
         # table it runs on, the sweep point it re-computes or None).
@@ -258,6 +262,8 @@ class AppController(QObject):
         data, resolved = resolved_project(project, folder)
         load_id = self.open_file(data, resolved)
         self.project_file = source
+        self.plans = tuple(dict(p) for p in project.plans)
+        self.plans_restored.emit(self.plans)
         return load_id
 
     def autosave(self) -> Path | None:
@@ -713,6 +719,11 @@ class AppController(QObject):
         """Fit ``y ~ xs`` (OLS with intercept) on the original and protected tables of the run
         shown, in the background; ``regression_fitted`` or ``regression_failed`` follows."""
         return self.analyses.regression(y, xs)
+
+    def add_task_slot(self, slot: TaskSlot) -> None:
+        """A panel's own kind of background task (the plan editor's runs, issue 31), run in
+        :attr:`pool`: cancelled and waited for by :meth:`shutdown` like the controller's."""
+        self._slots = (*self._slots, slot)
 
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Cancel every run and wait for the pools (called when the window closes).

@@ -231,6 +231,15 @@ class MainWindow(QMainWindow):
         # history: side by side they left the history 0 rows at 1366 x 768 (issue 30).
         self.tabifyDockWidget(self.history_dock, self.classes_dock)
         self.classes_dock.hide()
+        # issue 31: the protection plan's editor, a tab beside the run history
+        from microgui.qt.panels.plan_panel import PlanPanel
+
+        self.plan_panel = PlanPanel(self.controller)
+        self.plan_dock = self._dock(
+            "Protection plan", "plan_dock", self.plan_panel, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        self.tabifyDockWidget(self.history_dock, self.plan_dock)
+        self.history_dock.raise_()
         self.resizeDocks([self.run_dock, self.results_dock], [410, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.run_dock, self.roles_dock], [380, 470], Qt.Orientation.Vertical)
         self.resizeDocks([self.history_dock], [190], Qt.Orientation.Vertical)
@@ -619,6 +628,9 @@ class MainWindow(QMainWindow):
         state = self.settings.window_state()
         if state is not None:
             self.restoreState(state)
+            if not self.tabifiedDockWidgets(self.plan_dock):  # a layout saved before issue 31
+                self.tabifyDockWidget(self.history_dock, self.plan_dock)
+                self.history_dock.raise_()
 
     def save_layout(self) -> None:
         """Keep the window's geometry and dock arrangement, and the free area of the screen

@@ -14,6 +14,7 @@ and Compare refused them ("sweep point(s) kept as measures only").
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,7 +266,9 @@ def session_project(controller: AppController) -> Project | None:
     ctl = controller
     if ctl.dataset is None:
         return None
-    return project_of(ctl.dataset, ctl.history, ctl.compared, ctl.hierarchies.paths())
+    project = project_of(ctl.dataset, ctl.history, ctl.compared, ctl.hierarchies.paths())
+    plans = getattr(ctl, "plans", ())  # issue 31: the plan editor's plan
+    return dataclasses.replace(project, plans=tuple(plans)) if plans else project
 
 
 def save_session(controller: AppController, path: str | Path) -> None:

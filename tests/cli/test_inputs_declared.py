@@ -93,7 +93,7 @@ def test_every_option_of_every_command_is_classified() -> None:
 def test_the_known_inputs_are_declared_inputs() -> None:
     """The files each command reads, as its help describes them."""
     expected = {
-        "protect": {"input", "roles", "hierarchy", "project", "input_option"},
+        "protect": {"input", "roles", "hierarchy", "project", "input_option", "plan"},
         "dependency-tree": {"input"},
         "suggest-roles": {"input"},
         "evaluate": {"original", "protected", "roles", "hierarchy"},
@@ -178,6 +178,11 @@ def make_study(tmp_path: Path) -> Path:
         runs=(RunSpec.make("mstk", 3, {}, 1, {"education": str(tmp_path / "education.csv")}),),
     )
     save_project(project, tmp_path / "study.microgui.json")
+    (tmp_path / "sexes.csv").write_text("female,F\nmale,M\n")
+    plan = {"plan_version": 1, "steps": [
+        {"step": "recode", "column": "sex", "mapping": "sexes.csv"},
+        {"step": "microaggregate", "method": "mdav-generic", "k": 3}]}  # fmt: skip
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
     return tmp_path
 
 
@@ -199,6 +204,12 @@ CASES: dict[str, dict[str, object]] = {
     "protect --project --input": {
         "argv": ["protect", "--project", "{study.microgui.json}", "--input", "{released.csv}"],
         "reads": {"input_option": "released.csv", "project": "study.microgui.json"},
+    },
+    "protect --plan": {
+        "argv": ["protect", "{people.csv}", "--roles", "{roles.json}", "--plan", "{plan.json}",
+                 "--pseudonymize", "id"],
+        "reads": {"input": "people.csv", "roles": "roles.json", "plan": "plan.json",
+                  "plan's mapping": "sexes.csv"},
     },
     "sweep": {
         "argv": ["sweep", "{people.csv}", "--roles", "{roles.json}", "--methods", "mstk",

@@ -305,7 +305,7 @@ def check_export(
     leaked = [c for c in result.roles.identifiers if c in frame.columns and c not in drawn]
     if leaked:
         problems.append(f"identifier column(s) {', '.join(map(repr, leaked))} would be exported")
-    level = k_anonymity_level(frame, result.roles.quasi_identifiers)
+    level = _k_level(result, frame)
     if level < result.spec.k:
         problem = f"the table is only {level}-anonymous on its quasi-identifiers, below the chosen k = {result.spec.k}"
         if result.report.get("k_anonymity_guaranteed") is False:
@@ -313,6 +313,7 @@ def check_export(
             problem += f" ({result.report['method']} does not guarantee k-anonymity: {result.report.get('note', '')})"
         problems.append(problem)
     problems.extend(_promised_privacy_problems(result, frame))
+    problems.extend(_plan_problems(result, frame))
     measured = result.report.get("attribute_disclosure")
     if frame is result.protected and isinstance(measured, dict):
         # the run report measured this very frame (build_report): the app's check, made in the
@@ -326,6 +327,25 @@ def check_export(
             result.roles,
         )
     return ExportCheck(k_anonymity=level, problems=tuple(problems), attribute_disclosure=disclosure)
+
+
+def _k_level(result: RunResult, frame: pd.DataFrame) -> int:
+    """The release's k on its quasi-identifiers; for a plan with a local suppression (issue 31)
+    a missing cell matches any value (sdcMicro's convention: :mod:`microgui.core.runs.plan`)."""
+    if "plan" not in result.report:
+        return k_anonymity_level(frame, result.roles.quasi_identifiers)
+    from microgui.core.runs.plan import plan_k_level
+
+    return plan_k_level(frame, result.roles.quasi_identifiers, result.report)
+
+
+def _plan_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
+    """The promises of each step of a plan (issue 31), measured on the released frame."""
+    if "plan" not in result.report:
+        return []
+    from microgui.core.runs.plan import plan_problems
+
+    return plan_problems(result, frame)
 
 
 def _promised_privacy_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:

@@ -25,7 +25,7 @@ from microgui.core.release.formats import CsvOptions
 from microgui.core.runs.spec import RunSpec
 from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 
-__all__ = ["Command", "command_for_run"]
+__all__ = ["Command", "command_for_plan", "command_for_run"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,33 @@ def command_for_run(
         if key_path is not None:
             args += ["--pseudonym-key", str(key_path)]
     return Command(tuple(args), tuple(caveats))
+
+
+def command_for_plan(
+    data_path: str | Path,
+    roles: RoleMap,
+    plan_path: str | Path,
+    output: str | Path = "protected.csv",
+    *,
+    seed: int | None = None,
+    csv_options: CsvOptions | None = None,
+    pseudonymize: Sequence[str] = (),
+    key_path: str | Path | None = None,
+) -> Command:
+    """``microgui protect DATA --plan PLAN.json`` (issue 31): the roles as
+    :func:`command_for_run` writes them, the plan by its file (the app saves the plan next to
+    the project, so the command stays one readable line and the plan one reviewable file) and
+    the seed the run used, so the copied command makes the same release."""
+    base = command_for_run(
+        data_path, roles, RunSpec("plan", 2), output, csv_options=csv_options,
+        pseudonymize=pseudonymize, key_path=key_path,
+    )  # fmt: skip
+    args = list(base.args)
+    at = args.index("--method")
+    del args[at : at + 4]  # --method plan -k 2: the plan gives the steps
+    tail = ["--plan", str(plan_path)] + (["--seed", str(seed)] if seed is not None else [])
+    args[at:at] = tail
+    return Command(tuple(args), base.caveats)
 
 
 def _value(value: object) -> str:

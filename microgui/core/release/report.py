@@ -55,6 +55,7 @@ from microgui.core.release.report_charts import (
     ru_map_chart,
 )
 from microgui.core.release.report_html import ReleaseCheckRow, ReleaseFacts, report_run
+from microgui.core.release.report_steps import steps_html
 from microgui.core.runs.analysis import measure_catalog, measure_run
 from microgui.core.runs.spec import RunResult
 from microgui.core.table.dataset import Dataset
@@ -107,7 +108,7 @@ def release_checks(
         reached += f" ({', '.join(as_pseudonyms)} as random pseudonyms)"
     rows.append(ReleaseCheckRow("Identifier columns released", "none", reached, kept=not leaked))
     k = int(result.spec.k)
-    level = k_anonymity_level(frame, qis) if qis else len(frame)
+    level = _released_k(result, frame, qis)
     promised_k = result.report.get("k_anonymity_guaranteed") is not False
     rows.append(
         ReleaseCheckRow(
@@ -181,6 +182,18 @@ def release_checks(
                 )
             )
     return tuple(rows)
+
+
+def _released_k(result: RunResult, frame: pd.DataFrame, qis: Sequence[str]) -> int:
+    """The k of the released table; a plan with a local suppression counts a missing cell as
+    matching any value (issue 31), as its release check did."""
+    if not qis:
+        return len(frame)
+    if "plan" in result.report:
+        from microgui.core.runs.plan import plan_k_level
+
+        return plan_k_level(frame, qis, result.report)
+    return k_anonymity_level(frame, qis)
 
 
 def unprotected_risk(dataset: Dataset, key: str) -> float | None:
@@ -377,7 +390,7 @@ class ReleaseReport:
     def html(self, chart_html: Callable[[int, ReportChart], str] | None = None) -> str:
         run = report_run(self.name, self.result, self.measures, self.finished)
         # through the module: the tests' spy on what reaches a report sees this call too
-        return report_html.build_report_html(
+        page = report_html.build_report_html(
             [run],
             measure_catalog(),
             title=self.title,
@@ -388,6 +401,11 @@ class ReleaseReport:
             correlations=self.correlations,
             utility=self.utility,
         )
+        steps = steps_html(self.report)  # a plan's steps (issue 31), before the measures
+        if steps:
+            at = page.find("<h2>Measures</h2>")
+            page = page[:at] + steps + page[at:] if at >= 0 else page + steps
+        return page
 
 
 def _axis(catalog: Mapping[str, Sequence[str]], key: str) -> str:

@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 #: The schema this version writes and the newest it reads (2: attached ``hierarchies``; 3: a
-#: run's kept ``partition`` and whether it was a ``sweep`` point, issue 30).
+#: run's kept ``partition`` and whether it was a ``sweep`` point, issue 30; the session's ``plans``, issue 31).
 SCHEMA_VERSION: Final = 3
 AUTOSAVE_NAME: Final = "autosave.microgui.json"
 
@@ -106,6 +106,9 @@ class Project:
     run_from_sweep: tuple[bool, ...] = ()
     #: when each run finished ("2026-11-28T10:23:01", local time; None: not kept)
     run_finished: tuple[str | None, ...] = ()
+    #: the protection plans of the session (issue 31), each its versioned JSON
+    #: (:meth:`microgui.core.runs.plan.Plan.to_json`), checked when the file is read
+    plans: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -137,6 +140,7 @@ class Project:
             "comparison": list(self.comparison),
             "notes": self.notes,
             "extra": dict(self.extra),
+            **({"plans": [dict(p) for p in self.plans]} if self.plans else {}),
         }
 
     def _kept_runs(
@@ -311,8 +315,10 @@ MAX_BLOCK_SIZE: Final = 1_000_000_000
 
 _TOP_KEYS: Final = frozenset(
     {"schema_version", "microgui_version", "saved", "data", "roles", "runs", "comparison", "notes",
-     "extra", "autosave", "hierarchies"}
+     "extra", "autosave", "hierarchies", "plans"}
 )  # fmt: skip
+#: The most plans a project keeps.
+MAX_PROJECT_PLANS: Final = 100
 _DATA_KEYS: Final = frozenset({"path", "columns"})
 _ROLE_KEYS: Final = frozenset({"role", "kind", "order", "missing_as_category"})
 _RUN_KEYS: Final = frozenset(
@@ -555,6 +561,21 @@ def project_from_json(data: object, name: str = "project") -> Project:
         run_partitions=run_partitions,
         run_from_sweep=run_from_sweep,
         run_finished=run_finished,
+        plans=_plans(data.get("plans", []), where),
+    )
+
+
+def _plans(value: object, where: str) -> tuple[dict[str, Any], ...]:
+    """The project's plans, each checked as a plan file is (:func:`plan_from_json`)."""
+    from microgui.core.runs.plan.spec import plan_from_json
+
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where}: 'plans' must be a list of plans")
+    if len(value) > MAX_PROJECT_PLANS:
+        raise InvalidInput(f"{where} holds {len(value):,} plans; at most {MAX_PROJECT_PLANS}")
+    return tuple(
+        plan_from_json(item, source=f"{i + 1} of the project").to_json()
+        for i, item in enumerate(value)
     )
 
 
