@@ -65,7 +65,8 @@ __all__ = [
 ]
 
 #: The schema this version writes and the newest it reads (2: attached ``hierarchies``; 3: a
-#: run's kept ``partition`` and whether it was a ``sweep`` point, issue 30; the session's ``plans``, issue 31).
+#: run's kept ``partition`` and whether it was a ``sweep`` point, issue 30; the session's
+#: ``plans``, issue 31).
 SCHEMA_VERSION: Final = 3
 AUTOSAVE_NAME: Final = "autosave.microgui.json"
 
