@@ -170,8 +170,8 @@ class ProtectionResult:
         together) unless ``keep_order``; ``order_seed`` makes that order reproducible and is
         recorded in the report (``record_order``; :mod:`microgui.core.release.order`)."""
         from microgui.core.release import CsvOptions
-        from microgui.core.release.order import RecordOrder
         from microgui.core.release.check import export_run
+        from microgui.core.release.order import RecordOrder
         from microgui.core.release.report import release_report_makers
 
         if self.dataset is None:

@@ -19,10 +19,10 @@ from microgui.cli.inputs import (
     _read_files,
 )
 from microgui.cli.options import (
+    _HOUSEHOLD_HELP,
     _MISSING_HELP,
     _ROLES_HELP,
     _ROUND_HELP,
-    _HOUSEHOLD_HELP,
     _WEIGHT_HELP,
     Subcommands,
     _Once,

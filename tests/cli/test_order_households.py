@@ -59,14 +59,18 @@ def test_default_random_order_households_together(
     runs = (released["hh"] != released["hh"].shift()).sum()
     assert runs == 16  # each household one block of rows
     report = json.loads(out.with_suffix(".json").read_text())
-    assert report["record_order"]["text"] == "records released in random order, households kept together"
+    assert (
+        report["record_order"]["text"]
+        == "records released in random order, households kept together"
+    )
     assert report["record_order"]["seed"] is None
     assert "random order" in capsys.readouterr().err
     # household risk before and after, beside the individual risk; never an id
     for when in ("risk_before", "risk_after"):
         assert report[when]["household_risk"]["households"] == 16
-        assert report[when]["household_risk"]["expected_reidentifications"] >= (
-            report[when]["individual_risk"]["expected_reidentifications"]
+        assert (
+            report[when]["household_risk"]["expected_reidentifications"]
+            >= (report[when]["individual_risk"]["expected_reidentifications"])
         )
     assert "HSECRET" not in out.with_suffix(".json").read_text()
 

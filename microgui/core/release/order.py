@@ -60,9 +60,7 @@ class RecordOrder:
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0
         ):
-            raise InvalidParameter(
-                f"the order seed {seed!r} must be a whole number of at least 0"
-            )
+            raise InvalidParameter(f"the order seed {seed!r} must be a whole number of at least 0")
         if self.keep and seed is not None:
             raise InvalidParameter(
                 "an order seed is for a random record order, and the input order is kept; "

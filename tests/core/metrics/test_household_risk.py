@@ -67,7 +67,7 @@ def test_assess_risk_without_weights_uses_one_over_fk() -> None:
     assert hr["expected_reidentifications"] == pytest.approx(2 + 2 + 1.5)
     assert hr["max"] == pytest.approx(1.0)
     text = json.dumps(risk)
-    for value in ("\"x\"", "\"y\"", "\"z\""):  # counts and column names only
+    for value in ('"x"', '"y"', '"z"'):  # counts and column names only
         assert value not in text
 
 
@@ -153,7 +153,5 @@ def test_testdata_equals_sdcmicro() -> None:
     from microgui.core.metrics.weighted_risk import frequencies, individual_risk
 
     freq = frequencies(td, TESTDATA_KEYS, "sampling_weight")
-    per_record = household_risk(
-        individual_risk(freq.fk, freq.Fk), household_codes(td, "ori_hid")
-    )
+    per_record = household_risk(individual_risk(freq.fk, freq.Fk), household_codes(td, "ori_hid"))
     assert per_record[:40] == pytest.approx(ref["hier_risk_first_40"], rel=1e-12)

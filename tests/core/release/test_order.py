@@ -70,9 +70,10 @@ def test_keep_is_the_identity_and_a_seed_repeats_its_order() -> None:
     assert a.tolist() != release_permutation(200, RecordOrder(seed=6)).tolist()
     assert a.tolist() != list(range(200))
     # no seed: a fresh one from the operating system each time (200! orders)
-    assert release_permutation(200, RecordOrder()).tolist() != release_permutation(
-        200, RecordOrder()
-    ).tolist()
+    assert (
+        release_permutation(200, RecordOrder()).tolist()
+        != release_permutation(200, RecordOrder()).tolist()
+    )
 
 
 def test_households_are_shuffled_not_only_kept() -> None:
@@ -187,9 +188,7 @@ def test_api_export_options(run: ProtectionResult, tmp_path: Path) -> None:
 
 
 def test_one_household_for_all_records_cannot_be_shuffled(tmp_path: Path) -> None:
-    frame = pd.DataFrame(
-        {"hh": ["A"] * 12, "age": np.arange(12) % 4 + 30, "row": np.arange(12)}
-    )
+    frame = pd.DataFrame({"hh": ["A"] * 12, "age": np.arange(12) % 4 + 30, "row": np.arange(12)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", microgui.UnsafeReleaseWarning)
         res = microgui.protect(frame, qi="age", household="hh", k=3, seed=1)

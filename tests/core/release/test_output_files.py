@@ -91,7 +91,7 @@ def people(tmp_path: Path) -> Path:
 
 
 def protect_argv(src: Path, out: Path | str, report: Path | str | None = None) -> list[str]:
-    argv = ["protect", str(src), "-o", str(out), "--method", "mstk", "-k", "2"]
+    argv = ["protect", str(src), "-o", str(out), "--keep-order", "--method", "mstk", "-k", "2"]
     argv += ["--qi", "age,income,region", "--nominal", "region", "--identifiers", "id"]
     argv += ["--hierarchy", f"region={src.parent / 'h.csv'}"]
     return argv + (["--report", str(report)] if report is not None else [])
@@ -291,7 +291,17 @@ def test_protect_with_cr_in_a_nominal_qi_reads_back_k_anonymous(
     src = tmp_path / "in.csv"
     src.write_bytes(("\n".join(rows) + "\n").encode())
     out, report = tmp_path / "out.csv", tmp_path / "out.json"
-    argv = ["protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "4"]
+    argv = [
+        "protect",
+        str(src),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--method",
+        "mdav-generic",
+        "-k",
+        "4",
+    ]
     argv += [
         "--qi",
         "age,city",
@@ -678,7 +688,17 @@ def test_override_reason_needs_words(
     reason: str, people: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = people.parent
-    argv = ["protect", str(people), "-o", str(folder / "o.csv"), "--method", "mdav", "-k", "2"]
+    argv = [
+        "protect",
+        str(people),
+        "-o",
+        str(folder / "o.csv"),
+        "--keep-order",
+        "--method",
+        "mdav",
+        "-k",
+        "2",
+    ]
     argv += ["--qi", "age,income", "--allow-unsafe", reason]
     code, err = run(argv, capsys)
     line = error_line(err)
@@ -707,7 +727,17 @@ def test_override_reason_is_recorded_on_one_line(tmp_path: Path) -> None:
 def test_fifo_input_has_a_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fifo = tmp_path / "in.csv"
     os.mkfifo(fifo)
-    argv = ["protect", str(fifo), "-o", str(tmp_path / "o.csv"), "--method", "mdav", "-k", "2"]
+    argv = [
+        "protect",
+        str(fifo),
+        "-o",
+        str(tmp_path / "o.csv"),
+        "--keep-order",
+        "--method",
+        "mdav",
+        "-k",
+        "2",
+    ]
     code, err = run([*argv, "--qi", "age"], capsys)
     line = error_line(err)
     assert code == 2 and "in.csv" in line and "not a regular file" in line
