@@ -525,8 +525,6 @@ def _run_and_export(
         file=sys.stderr,
     )
     _print_verdict(report)
-    if report.get("record_order"):
-        print(f"  {report['record_order']['text']}", file=sys.stderr)
     if report.get("renamed_columns"):
         renamed = ", ".join(f"{o} -> {n}" for o, n in report["renamed_columns"].items())
         print(f"  columns renamed for {report['output_format']}: {renamed}", file=sys.stderr)

@@ -321,14 +321,14 @@ def _check_weight(dataset: Dataset, params: Mapping[str, Any]) -> None:
         )
     if weight is not None:
         survey_weights(dataset.frame, weight)
-    household = dataset.roles.household  # two household-id columns: refused here
-    if household is not None:  # a record without its household: refused before the run
-        household_codes(dataset.frame, household)
     elif params.get("weighted_means", False):
         raise InvalidParameter(
             "weighted_means=yes needs a survey weight column: tag one with the role weight "
             "(--weight COL), or drop the parameter"
         )
+    household = dataset.roles.household  # two household-id columns: refused here
+    if household is not None:  # a record without its household: refused before the run
+        household_codes(dataset.frame, household)
 
 
 def build_report(

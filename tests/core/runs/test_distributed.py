@@ -290,7 +290,7 @@ def test_what_the_partitioned_engine_cannot_do_is_refused_before_connecting(
 ) -> None:
     frame = _table(300)
     _write_csv_parts(frame, tmp_path / "in", 1)
-    base = ["protect", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--keep-order", "--method", "mdav",
+    base = ["protect", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--method", "mdav",
             "-k", "5", "--qi", "age,income,note", "--engine", "dask",
             "--scheduler", "tcp://127.0.0.1:9", "--block-size", "100"]  # fmt: skip
     for extra, message in [

@@ -119,6 +119,7 @@ def test_eia_release_has_no_float_noise(tmp_path: Path) -> None:
     cols = ["RESREVENUE", "RESSALES", "COMREVENUE", "TOTSALES"]
     out, report = tmp_path / "eia.csv", tmp_path / "eia.json"
     argv = ["protect", str(shared_path("sdc-reference", "EIA.csv")), "-o", str(out)]
+    argv += ["--keep-order"]  # read back row for row beside the source
     argv += ["--method", "mdav", "-k", "5", "--qi", ",".join(cols)]
     argv += ["--identifiers", "UTILITYID,UTILNAME", "--group-column", "g"]
     assert main([*argv, "--report", str(report)]) == 0
