@@ -77,3 +77,22 @@ def test_random_order_by_default_and_keep_order_option(
     window.history_panel.select_runs([run_id])
     argv = shlex.split(window.history_panel.copy_command().splitlines()[0])
     assert "--keep-order" in argv and argv[argv.index("--household") + 1] == "hh"
+
+
+def test_risk_panel_shows_household_risk_beside_individual_risk(
+    window: MainWindow,
+) -> None:
+    from microgui.core.metrics.file_risk import assess_risk
+
+    frame = pd.DataFrame({"hh": [1, 1, 2, 2, 3, 3], "sex": ["m", "f", "m", "f", "m", "m"]})
+    roles = roles_from_lists(list(frame.columns), qi="sex", nominal="sex", household="hh")
+    risk = assess_risk(frame, roles, k=2, suda=False)
+    panel = window.risk_panel
+    panel.set_table_risk(risk)
+    table = panel.k_table
+    rows = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
+    hr = risk["household_risk"]
+    assert rows["household risk: mean"] == f"{hr['mean']:.4g}"
+    assert rows["expected re-identifications (households' risk)"] == (
+        f"{hr['expected_reidentifications']:,.1f}"
+    )
