@@ -36,6 +36,12 @@ the report (``neutralized_cells``), and the count of column names (``neutralized
 ``keep_formula_cells`` (command line ``--keep-formula-cells``) writes them raw, for a file that no
 spreadsheet will open.
 
+Record order (issue 31, :mod:`microgui.core.release.order`): the file lists the records in a
+random order by default (the households of a household-id column kept together), drawn from a
+seed the operating system gives and nobody records, or from the user's ``--order-seed`` (then in
+the report); ``--keep-order`` writes the input's order. Every check and measure is made on the
+run's order; only the written file is reordered, and the report's ``record_order`` says which.
+
 No file the run read is written: the data file, the roles file, every other file the dataset
 carries as read (``Dataset.read_files``) and every hierarchy file of the run
 (:func:`input_paths`), plus whatever the caller adds (``also_protect``: the app's session
