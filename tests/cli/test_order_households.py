@@ -153,8 +153,10 @@ def test_assess_household_risk_json(
     ],
 )
 def test_copy_as_command_carries_the_order(order: RecordOrder, flags: list[str]) -> None:
-    columns = ["hh", "age", "sex"]
-    roles = roles_from_lists(columns, qi="age", household="hh")
+    columns = ["hh", "age", "sex", "band"]
+    # an ordinal column too: its categories are written before the order's flags
+    roles = roles_from_lists(columns, qi=["age", "band"], ordinal={"band": ["lo", "hi"]},
+                             household="hh")  # fmt: skip
     spec = RunSpec.make("mdav", 3, {}, 1)
     command = command_for_run("t.csv", roles, spec, "o.csv", order=order)
     args = list(command.args)

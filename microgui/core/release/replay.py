@@ -73,8 +73,8 @@ def command_for_run(
         if spec_c.kind is AttributeKind.ORDINAL:
             name = c.replace("=", "\\=")
             if spec_c.order:
-                order = "<".join(v.replace("<", "\\<") for v in spec_c.order)
-                args += ["--ordinal", f"{name}={order}"]
+                categories = "<".join(v.replace("<", "\\<") for v in spec_c.order)
+                args += ["--ordinal", f"{name}={categories}"]
             else:
                 args += ["--ordinal", name]
     missing = [c for c in qi if roles[c].missing_as_category]
