@@ -1,4 +1,5 @@
-"""Help → *About microgui*: the version and the papers microgui is built from."""
+"""Help → *About microgui*: the version, the license, how to cite microgui and the papers it is
+built from."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from microgui._version import __version__
 
-__all__ = ["PAPERS", "about_box"]
+__all__ = ["CITATION", "LICENSE", "PAPERS", "about_box"]
+
+#: The license (``LICENSE``; pyproject's ``license = "MIT"``).
+LICENSE = "MIT"
+#: How to cite microgui: ``CITATION.cff``'s authors and title, with the version running.
+CITATION = (
+    "the microgui authors. microgui: microaggregation for statistical disclosure control "
+    f"(software), version {__version__}. MIT license."
+)
 
 #: The papers microgui is built from (see the project's papers list).
 PAPERS: tuple[tuple[str, str], ...] = (
@@ -43,6 +52,10 @@ def about_box(parent: QWidget) -> QMessageBox:
         f"<h3>microgui {html.escape(__version__)}</h3>"
         "<p>Microaggregation for statistical disclosure control: protect microdata so that every "
         "released record is shared by at least k records on its quasi-identifiers.</p>"
+        f"<p>License: {html.escape(LICENSE)} (the LICENSE file shipped with microgui).</p>"
+        f"<p>Cite as: <i>{html.escape(CITATION)}</i> Cite also the papers of the methods you "
+        "used: every report names them (CITATION.cff in the source has the full "
+        "references).</p>"
         f"<p>Built from these papers:</p><ul>{papers}</ul>"
     )
     box.setStandardButtons(QMessageBox.StandardButton.Ok)

@@ -56,6 +56,8 @@ from microgui.qt.history import (
     comparison_without,
     find_entry,
     resolved_project,
+    restore_job,
+    with_partition,
 )
 from microgui.qt.kernel_prep import after_kernels
 from microgui.qt.project_restore import (
@@ -442,16 +444,26 @@ class AppController(QObject):
         return run_id
 
     def start_job(
-        self, job: Job, spec: RunSpec, dataset: Dataset, opening: int | None = None
+        self,
+        job: Job,
+        spec: RunSpec,
+        dataset: Dataset,
+        opening: int | None = None,
+        *,
+        kernels: bool = True,
     ) -> int:
         """Start any job returning a :class:`RunOutcome` (the tests use slow or failing jobs);
-        ``opening``: the history entry (a sweep point) the outcome completes."""
+        ``opening``: the history entry (a sweep point) the outcome completes; ``kernels``:
+        whether it runs the method (it then waits for its kernels while they are prepared; a
+        run rebuilt from its kept partition does not). Its partition is encoded in the worker
+        for the project file (:func:`~microgui.qt.history.with_partition`)."""
         was_running = self.is_running
         # A run supersedes a sweep too (its finished points stay in the history).
         self._sweeps.supersede()
         # an abandoned run still holds the one run thread (e.g. inside a kernel compile)
         waiting = self.pool.activeThreadCount() >= self.pool.maxThreadCount()
-        run_id = self._runs.start(after_kernels(job, spec), (dataset, opening))
+        job = with_partition(after_kernels(job, spec) if kernels else job, dataset)
+        run_id = self._runs.start(job, (dataset, opening))
         self.run_started.emit(run_id, spec)
         if not was_running:
             self.busy_changed.emit(True)
@@ -493,7 +505,8 @@ class AppController(QObject):
     def restore_history(self, entries: Sequence[HistoryEntry]) -> None:
         """Put a reopened project's runs in the history with their numbers, reports and
         measures, without computing anything (issue 30: reopening re-computed every run); each
-        is re-computed when opened (same spec and seed, same result)."""
+        is rebuilt from its kept partition when opened, or re-computed (same spec and seed,
+        same result) when the project kept none."""
         self.history.extend(entries)
         self._run_ids.keep([e.run_id for e in entries])
         self.saved_run_ids.update(e.run_id for e in entries)
@@ -633,6 +646,8 @@ class AppController(QObject):
         sweep point whose entry the run completes instead)."""
         entry = self.entry(run_id)
         spec = entry.reproducible_spec
+        if opening is not None and entry.rebuildable:  # issue 30: from the kept partition
+            return self.start_job(restore_job(entry), spec, entry.dataset, opening, kernels=False)
         job = partial(analyse_run, entry.dataset, spec)
         return self.start_job(job, spec, entry.dataset, opening=opening)
 

@@ -4,17 +4,19 @@ restoring a project is :mod:`microgui.qt.project_restore`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from microgui.core.errors import InvalidInput, InvalidParameter
+from microgui.core.progress import ProgressFn
 from microgui.core.release.check import ExportCheck, check_export
 from microgui.core.runs import RunResult, RunSpec
-from microgui.core.runs.analysis import RunOutcome
+from microgui.core.runs.analysis import RunOutcome, analyse_run
 from microgui.core.runs.project_file import Project
+from microgui.core.runs.stored_partition import not_restorable, partition_json, restore_outcome
 from microgui.core.runs.sweep import SweepPoint
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import RoleMap
@@ -31,6 +33,11 @@ __all__ = [
     "resolved_project",
     "project_roles",
     "restored_entries",
+    "kept_partition",
+    "kept_partitions",
+    "PARTITION_BUDGET",
+    "with_partition",
+    "restore_job",
 ]
 
 #: The most runs the comparison view puts side by side.
@@ -45,6 +52,11 @@ class HistoryEntry:
     A point of a sweep has ``point`` set and, until it is opened, no ``outcome``: a sweep keeps
     each run's report and measures, not its protected table. Opening it re-runs
     :attr:`reproducible_spec` (same seed, same result) and fills ``outcome`` in.
+
+    A run of a reopened project (issue 30) is kept the same way (its report and measures in
+    ``point``) with the partition the project kept (``partition``): opening it rebuilds the run
+    from its partition (:mod:`~microgui.core.runs.stored_partition`), without running its
+    method; ``sweep`` says whether it was a sweep point (None: as ``point`` says).
     """
 
     run_id: int
@@ -52,6 +64,13 @@ class HistoryEntry:
     dataset: Dataset
     finished_at: datetime
     point: SweepPoint | None = None
+    partition: object | None = None
+    sweep: bool | None = None
+
+    @property
+    def rebuildable(self) -> bool:
+        """Not opened yet, with a kept partition it can be rebuilt from (no method run)."""
+        return self.outcome is None and self.partition is not None and not not_restorable(self.spec)
 
     @property
     def has_table(self) -> bool:
@@ -60,7 +79,7 @@ class HistoryEntry:
 
     @property
     def from_sweep(self) -> bool:
-        return self.point is not None
+        return self.point is not None if self.sweep is None else self.sweep
 
     @property
     def result(self) -> RunResult:
@@ -121,7 +140,11 @@ class HistoryEntry:
         return f"#{self.run_id} {self.spec.method} k={self.spec.k}"
 
     def opening_note(self, after_sweep: bool) -> str:
-        """What opening this sweep point does: re-computed now, or when the sweep ends."""
+        """What opening this sweep point does: re-computed now, or when the sweep ends (a kept
+        run of a project: rebuilt from its partition)."""
+        if self.rebuildable:
+            when = "when the sweep ends" if after_sweep else "now"
+            return f"{self.name}: rebuilding it {when} from the partition the project kept…"
         seed = "a fresh seed" if self.seed is None else f"seed {self.seed}"
         if after_sweep:
             return (
@@ -205,6 +228,7 @@ def project_of(
     table's path, columns and roles, the history's reproducible specs (seeds kept), the compared
     runs and the attached hierarchy files."""
     ids = [entry.run_id for entry in history]
+    partitions = kept_partitions(history)
     return Project(
         data_path=str(dataset.source) if dataset.source else None,
         columns=tuple(str(c) for c in dataset.frame.columns),
@@ -216,29 +240,118 @@ def project_of(
         run_ids=tuple(ids),
         run_reports=tuple(entry.report for entry in history),
         run_measures=tuple(entry.measures for entry in history),
+        run_partitions=tuple(partitions) if any(p is not None for p in partitions) else (),
+        run_from_sweep=tuple(entry.from_sweep for entry in history),
+        run_finished=tuple(entry.finished_at.isoformat(timespec="seconds") for entry in history),
     )
 
 
+#: The most characters of kept partitions a project holds (a project file may have
+#: :data:`~microgui.core.runs.project_file.MAX_PROJECT_BYTES`, 64 MB): about 440 runs of Adult;
+#: beyond it the oldest runs keep none and are re-computed when opened.
+PARTITION_BUDGET = 32 * 1024 * 1024
+
+
+def kept_partitions(history: Sequence[HistoryEntry]) -> list[object | None]:
+    """Each run's :func:`kept_partition`, the newest first within :data:`PARTITION_BUDGET`."""
+    kept: list[object | None] = [None] * len(history)
+    left = PARTITION_BUDGET
+    for index in range(len(history) - 1, -1, -1):
+        block = kept_partition(history[index])
+        if block is None or not isinstance(block, Mapping):
+            continue
+        size = sum(len(v) for v in block.values() if isinstance(v, str))
+        size += sum(
+            len(v)
+            for t in (block.get("tree") or {},)
+            if isinstance(t, Mapping)
+            for v in t.values()
+            if isinstance(v, str)
+        )
+        if size > left:
+            continue
+        left -= size
+        kept[index] = block
+    return kept
+
+
+def kept_partition(entry: HistoryEntry) -> object | None:
+    """What a project keeps of a run's partition: encoded from its result (once: the worker
+    encodes each run as it ends, :func:`with_partition`), or the block it was reopened with;
+    None for a sweep point never opened."""
+    if entry.outcome is not None:
+        return partition_json(entry.outcome.result, entry.dataset)
+    return entry.partition
+
+
+def with_partition(
+    job: Callable[[ProgressFn], Any], dataset: Dataset
+) -> Callable[[ProgressFn], Any]:
+    """``job`` (a run's, returning a :class:`RunOutcome`), then its partition encoded for the
+    project file in the same worker thread (~50 ms on Adult, mostly the release digest), so
+    that saving the session finds it ready (:func:`partition_json` is memoized)."""
+
+    def run(progress: ProgressFn) -> Any:
+        outcome = job(progress)
+        if isinstance(outcome, RunOutcome):
+            partition_json(outcome.result, dataset)
+        return outcome
+
+    return run
+
+
+def restore_job(entry: HistoryEntry) -> Callable[[ProgressFn], RunOutcome]:
+    """The worker's job opening a kept run of a reopened project: rebuilt from its partition
+    (no method run); when that partition cannot be used (damaged, another table, a release
+    that differs), the progress text says why and the run is re-computed from its spec and
+    seed (same seed, same result)."""
+    dataset, spec, report, measures = (
+        entry.dataset,
+        entry.reproducible_spec,
+        entry.report,
+        entry.measures,
+    )
+    block, name = entry.partition, entry.name
+
+    def run(progress: ProgressFn) -> RunOutcome:
+        try:
+            return restore_outcome(dataset, spec, report, measures, block, progress)
+        except InvalidInput as why:
+            progress(0.0, f"{name}: {why}; re-computing it from its spec and seed")
+            return analyse_run(dataset, spec, progress)
+
+    return run
+
+
 def restored_entries(project: Project, dataset: Dataset) -> list[HistoryEntry]:
-    """The project's runs as history entries with their numbers, reports and measures, each a
-    run to re-compute when opened (same spec and seed, same result), as a sweep point is; empty
+    """The project's runs as history entries with their numbers, reports, measures and kept
+    partitions, each rebuilt from its partition when opened (or, without one, re-computed:
+    same spec and seed, same result, as a sweep point is); empty
     when the project kept no report for some run (a file of before issue 30): those are
     re-computed."""
     reports = project.run_reports
     if not project.runs or len(reports) != len(project.runs) or any(r is None for r in reports):
         return []
     measures = project.run_measures or tuple({} for _ in project.runs)
+    partitions = project.run_partitions or tuple(None for _ in project.runs)
+    from_sweep = project.run_from_sweep or tuple(False for _ in project.runs)
     now = datetime.now()
+    finished = [
+        datetime.fromisoformat(f) if f else now
+        for f in (project.run_finished or tuple(None for _ in project.runs))
+    ]
     return [
         HistoryEntry(
             run_id,
             None,
             dataset,
-            now,
+            finished[index],
             SweepPoint(index, spec, report, dict(kept), seconds=float(report.get("seconds") or 0)),
+            partition=partition,
+            sweep=sweep,
         )
-        for index, (run_id, spec, report, kept) in enumerate(
-            zip(project.ids, project.runs, reports, measures, strict=True)
+        for index, (run_id, spec, report, kept, partition, sweep) in enumerate(
+            zip(project.ids, project.runs, reports, measures, partitions, from_sweep, strict=True)
         )
     ]
 

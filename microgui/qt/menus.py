@@ -1,5 +1,5 @@
-"""The main window's menu bar: File, Run, View and Help, their actions, the recent files and
-which actions are enabled.
+"""The main window's menu bar: File, Run, View and Help (Documentation, F1; About), their
+actions, the recent files and which actions are enabled.
 
 As Qt Designer's ``setupUi``, :func:`make_menus` sets the actions on the window
 (``open_action``, ``export_action``, ``run_action``, ``recent_menu``…), where the window, its
@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
@@ -100,10 +101,26 @@ def make_menus(window: MainWindow) -> None:
     window.reset_layout_action.triggered.connect(window.reset_layout)
     view_menu.addAction(window.reset_layout_action)
     help_menu = window.menuBar().addMenu("&Help")
+    # the documentation, offline (qt/help.py); F1 opens the page of what is under the mouse: a
+    # measure's glossary entry, a view's page, else the contents
+    window.help_action = QAction("&Documentation", window)
+    window.help_action.setShortcut(QKeySequence(QKeySequence.StandardKey.HelpContents))
+    window.help_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+    window.help_action.setToolTip(
+        "The documentation, offline; F1 over a measure opens its entry in the glossary"
+    )
+    window.help_action.triggered.connect(lambda: _help(window))
+    help_menu.addAction(window.help_action)
     window.about_action = QAction("&About microgui", window)
     window.about_action.triggered.connect(window.show_about)
     help_menu.addAction(window.about_action)
     fill_recent_menu(window)
+
+
+def _help(window: MainWindow) -> None:
+    from microgui.qt.help import help_under_mouse
+
+    help_under_mouse(window)
 
 
 def fill_recent_menu(window: MainWindow) -> None:

@@ -2,9 +2,11 @@
 crash-recovery :func:`autosave_session`); restoring one, its roles, hierarchy files, runs and
 comparison, on the freshly read table; and comparing runs that are sweep points (issue 15).
 
-The runs are re-computed as one sweep (same seeds, same results). Sweep points keep no table,
-so the runs that were compared are then re-computed one by one (each "opened" as a sweep point)
-and compared. :class:`ProjectRestore` follows the controller's signals to do that; the
+A project of before issue 30 (no run reports) has its runs re-computed as one sweep (same seeds,
+same results). Sweep points keep no table, so the runs that were compared are then re-computed
+one by one (each "opened" as a sweep point) and compared. A project that kept its runs' reports
+and partitions is restored at once (:func:`apply_project`): each run is rebuilt from its
+partition in the worker when it is opened, without running its method. :class:`ProjectRestore` follows the controller's signals to do that; the
 controller itself knows nothing of it. :func:`compare_runs` does the same for the runs the user
 chooses to compare in the history: after reopening a project every run is such a sweep point,
 and Compare refused them ("sweep point(s) kept as measures only").
@@ -94,6 +96,11 @@ class ComparisonRestore:
         entry = find_entry(controller.history, run_id)
         seed = "a fresh seed" if entry.seed is None else f"seed {entry.seed}"
         done = len(self.run_ids) - len(self.to_open) + 1
+        if entry.partition is not None:  # rebuilt from its kept partition (issue 30)
+            return (
+                f"To compare {names}: rebuilding {entry.name} ({done} of {len(self.run_ids)}) "
+                "from the partition the project kept…"
+            )
         return (
             f"To compare {names}: re-computing the sweep point {entry.name} ({done} of "
             f"{len(self.run_ids)}) with {seed}: same seed, same result…"
@@ -207,14 +214,20 @@ def apply_project(controller: AppController, project: Project, dataset: Dataset)
     controller.confirm_roles()
     if not project.runs:
         return
-    # issue 30: the runs as they were, with their numbers, reports and measures, at once; the
-    # compared ones are re-computed (same seeds) to be compared, the others when opened
-    entries = restored_entries(project, dataset)
+    # issue 30: the runs as they were, with their numbers, reports and measures, at once; each
+    # rebuilt from its kept partition in the worker when opened (no method run), the compared
+    # ones first, else the last run; a run without a partition (an older file) is re-computed
+    # (same seed) only when opened
+    # the table with the project's roles (``dataset`` has the roles suggested when it was read):
+    # the runs were made on those, and are rebuilt or re-computed on them
+    entries = restored_entries(project, controller.dataset)
     if entries:
         controller.restore_history(entries)
         compared = [entries[i].run_id for i in project.comparison]
         if len(compared) >= 2:
             compare_runs(controller, compared)
+        elif entries[-1].rebuildable:
+            controller.show_run(entries[-1].run_id)
         return
     sweep_id = controller.start_sweep(list(project.runs), workers=1)
     if len(project.comparison) >= 2:

@@ -1,13 +1,15 @@
-"""Draw issue 29's views (Risk, Utility, groups density, compare bars, R-U map with its ☆) on
-Adult and Census after two runs, at 1366×768 and 1920×1080, and save them as PNG files.
+"""Draw issue 29's views (Risk, Utility with its four tabs and a fitted model, groups density,
+compare bars, R-U map with its ☆) on Adult and Census after two runs, at 1366×768 and 1920×1080,
+and save them as PNG files.
 
 Run by ``test_views29.py`` in its own process (Qt's platform is fixed when the QApplication
 starts): ``python capture_views29.py OUT_DIR DATA_DIR``. Adult: salary-class confidential, age
 and the seven categorical columns quasi-identifiers, mdav-generic k = 10 then k = 5 (compared).
 Census (CASC reference microdata): the first six columns continuous quasi-identifiers, the others
 confidential, mdav k = 3 then k = 5. Writes ``OUT_DIR/<name>.png`` and ``OUT_DIR/capture.json``:
-what each view drew (titles, chart titles, the reference point), the rough time from the end of
-the last run to the ☆ on the map, and the GUI thread's longest stall (the longest gap between
+what each view drew (titles, chart titles, the reference point, the Utility view's tables and
+model), the rough time from the end of the last run to the ☆ on the map and from the Utility
+view's first show to its drawn distributions, and the GUI thread's longest stall (the longest gap between
 ticks of a 10 ms timer) from the last run's end until every view has been shown and drawn.
 """
 
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 
 from microgui.core.runs import RunSpec
@@ -102,12 +105,15 @@ def capture(path: Path, which: str, out: Path) -> dict[str, Any]:
         specs["age"] = ColumnSpec(QI, AttributeKind.CONTINUOUS)
         specs["salary-class"] = ColumnSpec(CONF, AttributeKind.NOMINAL)
         runs = [RunSpec.make("mdav-generic", k, seed=0) for k in (10, 5)]
+        formula = "salary-class ~ age + education + sex"
     else:
         specs = {c: ColumnSpec(QI, AttributeKind.CONTINUOUS) for c in columns[:6]}
         specs.update({c: ColumnSpec(CONF, AttributeKind.CONTINUOUS) for c in columns[6:]})
         runs = [RunSpec.make("mdav", k, seed=0) for k in (3, 5)]
+        formula = f"{columns[6]} ~ {columns[0]} + {columns[1]}"
     ctl.set_roles(RoleMap.from_dict({c: specs.get(c, ColumnSpec()) for c in columns}))
     times: dict[str, float] = {}
+    utility = window.utility_panel
     meter = StallMeter()
     for n, spec in enumerate(runs):
         shown: list[int] = []
@@ -128,11 +134,19 @@ def capture(path: Path, which: str, out: Path) -> dict[str, Any]:
         "risk": window.risk_panel,
         "utility": window.utility_panel,
     }
+    utility.summary_shown.connect(lambda *_a: times.setdefault("utility", time.perf_counter()))
     for name, widget in views.items():
         meter.phase = f"first show of {name}"
+        times[f"shown {name}"] = time.perf_counter()
         show_view(window, widget)
         pause(300)
     wait(lambda: window.compare_panel.bars.pending == 0)
+    wait(lambda: "utility" in times)
+    # the Utility view's model: a logistic regression on Adult, an OLS on Census
+    utility.formula_edit.setText(formula)
+    utility.fit()
+    wait(lambda: utility.model is not None or "a40000" in utility.model_note.text())
+    wait(lambda: not utility.is_computing)
     info: dict[str, Any] = {
         "seconds_to_reference": times["reference"] - times["run"],
         "longest_stall_ms": 1000.0 * meter.stop(),
@@ -142,18 +156,63 @@ def capture(path: Path, which: str, out: Path) -> dict[str, Any]:
         "bar_titles": list(window.compare_panel.bars.chart_titles),
         "ru_title": window.ru_chart.title_text(),
         "reference_position": list(window.ru_chart.reference_position or ()),
+        "utility_seconds_to_draw": times["utility"] - times["shown utility"],
+        "distribution_rows": utility.distribution_table.rowCount(),
+        "distribution_title": utility._dist_plot.titleLabel.text,
+        "crosstab_rows": utility.crosstab_table.rowCount(),
+        "crosstab_note": utility.crosstab_note.text(),
+        "association_note": utility.association_note.text(),
+        "model_note": utility.model_note.text(),
+        "coefficients": utility.coefficient_table.rowCount(),
         "images": [],
+        "utility_images": [],
     }
+    plot, risk = window.plot, window.risk_panel
+    info.update(
+        groups_axes=[plot.options.x_axis, plot.options.y_axis],
+        colour_by_group=bool(plot.colour_by_group),
+        groups_in_view=int(plot.groups_in_view),
+        groups_inside=[],
+        risk_source=risk.source,
+        risk_k_columns=risk.k_table.columnCount(),
+        suda_ticks=sorted(  # none on Census: no categorical keys
+            label
+            for _y, label in (risk.suda_plot.getPlotItem().getAxis("left")._tickLevels or [[]])[0]
+        ),
+        risk_keys_before=sorted(
+            (ctl.result.report.get("risk_before") or {}).get("keys", [])  # type: ignore[union-attr]
+        ),
+        risk_legend=risk.legend.text(),
+    )
     for width, height in SIZES:
         window.resize(width, height)
         for name, widget in views.items():
             show_view(window, widget)
             pause()
             wait(lambda: window.compare_panel.bars.pending == 0)
+            if name == "groups":  # the plot and its colour bar inside the view
+                right = plot.plot_widget.viewport().width() + 1
+                rects = (plot.plot_item.sceneBoundingRect(), plot.color_bar.sceneBoundingRect())
+                info["groups_inside"].append(all(r.right() <= right for r in rects))
             image = f"{which}-{width}x{height}-{name}"
             if not window.grab().save(str(out / f"{image}.png")):
                 raise OSError(f"cannot write {image}.png")
             info["images"].append(image)
+        show_view(window, utility)
+        for i in range(1, utility.tabs.count()):  # the first tab is in "images" already
+            utility.tabs.setCurrentIndex(i)
+            pause()
+            image = f"{which}-{width}x{height}-utility-{utility.tabs.tabText(i).lower()}"
+            if not window.grab().save(str(out / f"{image}.png")):
+                raise OSError(f"cannot write {image}.png")
+            info["utility_images"].append(image)
+        utility.tabs.setCurrentIndex(0)
+    # a click lists the clicked record's group
+    show_view(window, plot)
+    plot.show_members(int(np.flatnonzero(ctl.result.labels == 0)[0]))  # type: ignore[union-attr]
+    pause()
+    info["members_visible"] = bool(plot.members_panel.isVisibleTo(plot))
+    info["members_label"] = plot.members_label.text()
     ctl.shutdown()
     window.close()
     return info

@@ -7,7 +7,10 @@ with :meth:`Artifact.of`, which returns the value with its type, or None when th
 (another method, a run in blocks). Each thing has one encoding: ``mst`` and ``mstk`` both leave a
 :class:`SpanningTree`.
 
-Artifacts are not saved: a project file keeps the run's spec, and opening it runs it again.
+A project file keeps a run's partition and, with it, its spanning tree (edges and cut flags); the
+classes of ``mstk`` and the dependency tree of ``ama`` are rebuilt from the data when a reopened
+run is opened, and the record path of ``mhm`` is not kept (no view draws it)
+(:mod:`microgui.core.runs.stored_partition`, issue 30).
 """
 
 from __future__ import annotations

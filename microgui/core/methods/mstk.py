@@ -67,7 +67,7 @@ or are built automatically (:func:`microgui.core.table.hierarchy.automatic_hiera
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +86,7 @@ from microgui.core.metrics.generalization import (
 )
 from microgui.core.metrics.risk import unique_rows
 from microgui.core.progress import ProgressFn, Throttle, no_progress, sub_progress
-from microgui.core.table.dataset import numeric_column
+from microgui.core.table.dataset import Dataset, QIMatrix, numeric_column
 from microgui.core.table.hierarchy import Hierarchy, automatic_hierarchy
 from microgui.core.table.roles import AttributeKind
 
@@ -102,6 +102,7 @@ __all__ = [
     "inflexion_point",
     "MstkResult",
     "mstk",
+    "mstk_release",
     "MSTK",
 ]
 
@@ -778,9 +779,17 @@ def mstk(
 
 
 def _hierarchy_for(inp: MethodInput, column: str) -> tuple[Hierarchy, np.ndarray]:
-    frame, roles, qi = inp.dataset.frame, inp.dataset.roles, inp.qi
+    return _column_hierarchy(inp.dataset, inp.qi, inp.hierarchies, column)
+
+
+def _column_hierarchy(
+    dataset: Dataset, qi: QIMatrix, given_hierarchies: Mapping[str, Any], column: str
+) -> tuple[Hierarchy, np.ndarray]:
+    """The hierarchy of a quasi-identifier (the one given, else an automatic one) and the leaf
+    id of every record in it."""
+    frame, roles = dataset.frame, dataset.roles
     kind = roles[column].kind
-    given = inp.hierarchies.get(column)
+    given = given_hierarchies.get(column)
     if given is not None:
         if not isinstance(given, Hierarchy):
             raise InvalidInput(f"the hierarchy given for {column!r} is not a Hierarchy")
@@ -850,6 +859,31 @@ def _run_mstk(inp: MethodInput) -> MethodOutput:
     return MethodOutput(
         labels=result.labels, protected_qi=protected, extra=extra, artifacts=artifacts
     )
+
+
+def mstk_release(
+    dataset: Dataset, qi: QIMatrix, labels: np.ndarray, hierarchies: Mapping[str, Any]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The generalized quasi-identifiers of an mstk partition and its classes table (the
+    :data:`CLASSES` artifact), from the labels alone: each class is published with the lowest
+    common generalization of its records' values (``004`` Algorithm 2, GenClass; a merge of two
+    classes takes the LCA of theirs, so it is the LCA of all its records). What a project's
+    kept partition rebuilds an mstk run with (issue 30), without the tree or its pruning."""
+    labels = np.asarray(labels, dtype=np.int64)
+    n_groups = int(labels.max()) + 1 if len(labels) else 0
+    index = dataset.frame.index
+    generalized: dict[str, pd.Series] = {}
+    classes: dict[str, Any] = {
+        "class": np.arange(n_groups, dtype=np.int64),
+        "size": np.bincount(labels, minlength=n_groups).astype(np.int64),
+    }
+    for col in dataset.roles.quasi_identifiers:
+        h, codes = _column_hierarchy(dataset, qi, hierarchies, col)
+        nodes = _group_lca(h, np.asarray(codes, dtype=np.int64), labels, n_groups)
+        names = np.asarray(h.node_labels, dtype=object)[nodes]
+        generalized[col] = pd.Series(names[labels], index=index, dtype=object)
+        classes[col] = names
+    return pd.DataFrame(generalized, index=index), pd.DataFrame(classes)
 
 
 MSTK = register(

@@ -158,6 +158,13 @@ class HistoryModel(QAbstractTableModel):
                 )
             elif entry.from_sweep:
                 text += "\nSweep point, re-computed from its spec and seed."
+            elif not entry.has_table:  # a run of a reopened project, not opened yet (issue 30)
+                text += (
+                    "\nKept in the project: select it to rebuild it from its kept partition."
+                    if entry.rebuildable
+                    else "\nKept in the project without its partition: select it to re-run its "
+                    "spec with the same seed (same result)."
+                )
             note = entry.measures_note
             return text + (f"\n{note}" if note else "")
         return None

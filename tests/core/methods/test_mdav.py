@@ -15,6 +15,15 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from method_properties import (
+    IDENT,
+    PASS,
+    QI,
+    check_run,
+    continuous_column,
+    group_sizes,
+    with_bystanders,
+)
 from reference_sets import reference_dataset, shared_path
 
 from microgui.core.errors import InvalidParameter, InvalidRoles
@@ -32,11 +41,6 @@ from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 
-QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
-PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
-CONF = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
-IDENT = ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL)
-
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -46,12 +50,7 @@ def _compiled() -> None:
 
 
 def _sizes_ok(labels: np.ndarray, k: int) -> np.ndarray:
-    g = int(labels.max()) + 1
-    assert set(np.unique(labels).tolist()) == set(range(g)), "labels must cover 0..g-1"
-    sizes = np.bincount(labels)
-    assert sizes.min() >= k
-    assert sizes.max() <= 2 * k - 1
-    return sizes
+    return group_sizes(labels, k, at_most=2 * k - 1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -75,7 +74,7 @@ REFERENCE_IL = {
 
 
 def _reference_dataset(name: str) -> Dataset:
-    return reference_dataset(name, QI_CONT, PASS)
+    return reference_dataset(name, QI, PASS)
 
 
 @pytest.mark.shared
@@ -302,7 +301,7 @@ def test_mdav_refuses_categorical_quasi_identifiers() -> None:
     df = pd.DataFrame({"x": np.arange(10.0), "grade": list("abcabcabca")})
     roles = RoleMap.from_dict(
         {
-            "x": QI_CONT,
+            "x": QI,
             "grade": ColumnSpec(
                 AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL, ("a", "b", "c")
             ),
@@ -346,7 +345,7 @@ def test_cancellation_stops_the_run(monkeypatch: pytest.MonkeyPatch, method: str
     monkeypatch.setattr(mdav_module, "_BATCH_WORK", 2_000)
     rng = np.random.default_rng(2)
     df = pd.DataFrame({"a": rng.normal(size=500), "b": rng.normal(size=500)})
-    roles = RoleMap.from_dict({"a": QI_CONT, "b": QI_CONT})
+    roles = RoleMap.from_dict({"a": QI, "b": QI})
     calls: list[tuple[float, str]] = []
 
     def progress(fraction: float, status: str = "") -> None:
@@ -366,23 +365,6 @@ def test_cancellation_stops_the_run(monkeypatch: pytest.MonkeyPatch, method: str
 
 
 @st.composite
-def continuous_column(draw: st.DrawFn, n: int) -> np.ndarray:
-    kind = draw(st.sampled_from(["grid", "float", "constant"]))
-    if kind == "constant":
-        return np.full(n, draw(st.floats(-1e3, 1e3, allow_nan=False)))
-    if kind == "grid":  # few distinct values: many ties and duplicate records
-        return np.array(
-            draw(st.lists(st.integers(-2, 2), min_size=n, max_size=n)), dtype=np.float64
-        )
-    values = draw(
-        st.lists(
-            st.floats(-1e4, 1e4, allow_nan=False, allow_subnormal=False), min_size=n, max_size=n
-        )
-    )
-    return np.array(values)
-
-
-@st.composite
 def tables(draw: st.DrawFn, mixed: bool) -> tuple[pd.DataFrame, RoleMap, int]:
     k = draw(st.integers(2, 5))
     n = draw(st.integers(k, 60))
@@ -393,7 +375,7 @@ def tables(draw: st.DrawFn, mixed: bool) -> tuple[pd.DataFrame, RoleMap, int]:
     specs: dict[str, ColumnSpec] = {}
     for j in range(n_cont):
         columns[f"c{j}"] = draw(continuous_column(n))
-        specs[f"c{j}"] = QI_CONT
+        specs[f"c{j}"] = QI
     for j in range(n_ord):
         size = draw(st.integers(1, 5))
         order = tuple(f"L{v}" for v in range(size))
@@ -405,31 +387,12 @@ def tables(draw: st.DrawFn, mixed: bool) -> tuple[pd.DataFrame, RoleMap, int]:
             st.lists(st.sampled_from(["red", "green", "blue"]), min_size=n, max_size=n)
         )
         specs[f"n{j}"] = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
-    # Duplicate some records outright.
-    dup = draw(st.lists(st.integers(0, n - 1), max_size=n // 3))
-    for target, source in enumerate(dup):
-        for name in columns:
-            col = columns[name]
-            col[target] = col[source]
-    columns["salary"] = np.arange(n, dtype=np.float64) * 1.5
-    columns["town"] = [f"t{i % 4}" for i in range(n)]
-    columns["name"] = [f"person {i}" for i in range(n)]
-    specs.update(salary=CONF, town=PASS, name=IDENT)
-    order = draw(st.permutations(range(n)))
-    df = pd.DataFrame(columns, index=pd.Index([f"row{i}" for i in order]))
-    return df, RoleMap.from_dict(specs), k
+    return with_bystanders(draw, columns, specs, n, k)
 
 
 def _check_run(df: pd.DataFrame, roles: RoleMap, k: int, result: RunResult) -> None:
-    _sizes_ok(result.labels, k)
+    check_run(df, roles, k, result, at_most=2 * k - 1)
     protected = result.protected
-    assert list(protected.index) == list(df.index)
-    assert "name" not in protected.columns
-    for col in ("salary", "town"):
-        pd.testing.assert_series_equal(protected[col], df[col])
-    qis = roles.quasi_identifiers
-    assert k_anonymity_level(protected, qis) >= k
-    assert result.report["k_anonymity"] >= k
     for col in roles.qi_of_kind(AttributeKind.CONTINUOUS):
         original = df[col].to_numpy()
         scale = float(np.abs(original).max()) + 1.0

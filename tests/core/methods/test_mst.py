@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from method_properties import QI, check_run, tables
 from reference_sets import census
 from scipy.sparse.csgraph import minimum_spanning_tree
 from scipy.spatial.distance import pdist, squareform
@@ -29,11 +30,6 @@ from microgui.core.progress import RunCancelled
 from microgui.core.runs import RunSpec, run_protection
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-
-QI_CONT = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
-PASS = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
-CONF = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
-IDENT = ColumnSpec(AttributeRole.IDENTIFIER, AttributeKind.NOMINAL)
 
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -328,68 +324,21 @@ def test_registered_method() -> None:
 def test_mst_refuses_categorical_quasi_identifiers() -> None:
     df = pd.DataFrame({"a": np.arange(10.0), "b": list("xyxyxyxyxy")})
     roles = RoleMap.from_dict(
-        {"a": QI_CONT, "b": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)}
+        {"a": QI, "b": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)}
     )
     with pytest.raises(InvalidRoles):
         run_protection(Dataset.from_frame(df, roles), RunSpec.make("mst", 3))
 
 
-@st.composite
-def continuous_column(draw: st.DrawFn, n: int) -> np.ndarray:
-    kind = draw(st.sampled_from(["grid", "float", "constant"]))
-    if kind == "constant":
-        return np.full(n, draw(st.floats(-1e3, 1e3, allow_nan=False)))
-    if kind == "grid":  # few distinct values: many ties and duplicate records
-        return np.array(
-            draw(st.lists(st.integers(-2, 2), min_size=n, max_size=n)), dtype=np.float64
-        )
-    values = draw(
-        st.lists(
-            st.floats(-1e4, 1e4, allow_nan=False, allow_subnormal=False), min_size=n, max_size=n
-        )
-    )
-    return np.array(values)
-
-
-@st.composite
-def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, RoleMap, int]:
-    k = draw(st.integers(2, 5))
-    n = draw(st.integers(k, 80))
-    columns: dict[str, object] = {}
-    specs: dict[str, ColumnSpec] = {}
-    for j in range(draw(st.integers(1, 3))):
-        columns[f"c{j}"] = draw(continuous_column(n))
-        specs[f"c{j}"] = QI_CONT
-    dup = draw(st.lists(st.integers(0, n - 1), max_size=n // 3))
-    for target, source in enumerate(dup):
-        for name in list(columns):
-            col = columns[name]
-            assert isinstance(col, np.ndarray)
-            col[target] = col[source]
-    columns["salary"] = np.arange(n, dtype=np.float64) * 1.5
-    columns["town"] = [f"t{i % 4}" for i in range(n)]
-    columns["name"] = [f"person {i}" for i in range(n)]
-    specs.update(salary=CONF, town=PASS, name=IDENT)
-    order = draw(st.permutations(range(n)))
-    df = pd.DataFrame(columns, index=pd.Index([f"row{i}" for i in order]))
-    return df, RoleMap.from_dict(specs), k
-
-
 @HYPO
-@given(tables())
+@given(tables(max_n=80))
 def test_mst_properties(table: tuple[pd.DataFrame, RoleMap, int]) -> None:
     df, roles, k = table
     result = run_protection(Dataset.from_frame(df, roles), RunSpec.make("mst", k))
     n = len(df)
-    _sizes_ok(result.labels, k)
+    check_run(df, roles, k, result)
     protected = result.protected
-    assert list(protected.index) == list(df.index)  # rows not reordered
-    assert "name" not in protected.columns
-    for col in ("salary", "town"):
-        pd.testing.assert_series_equal(protected[col], df[col])
     qis = roles.quasi_identifiers
-    assert k_anonymity_level(protected, qis) >= k
-    assert result.report["k_anonymity"] >= k
     for col in qis:
         original = df[col].to_numpy()
         scale = float(np.abs(original).max()) + 1.0
@@ -437,7 +386,7 @@ CASC_IL = {3: 6.1410, 5: 10.2947, 10: 17.1200}
 @pytest.mark.parametrize("k", sorted(CASC_IL))
 def test_casc_reference_set(k: int) -> None:
     df = census()
-    roles = RoleMap.from_dict({str(c): QI_CONT for c in df.columns})
+    roles = RoleMap.from_dict({str(c): QI for c in df.columns})
     result = run_protection(Dataset.from_frame(df, roles), RunSpec.make("mst", k))
     _sizes_ok(result.labels, k)
     assert k_anonymity_level(result.protected, list(df.columns)) >= k
@@ -478,7 +427,7 @@ def test_cancellation_stops_the_run(monkeypatch: pytest.MonkeyPatch, stage: str)
     # 300 equal records (one tree, split by MDAV, which reports "forming groups") and 200 others.
     values = np.vstack([np.zeros((300, 2)), rng.normal(scale=5.0, size=(200, 2))])
     df = pd.DataFrame({"a": values[:, 0], "b": values[:, 1]})
-    roles = RoleMap.from_dict({"a": QI_CONT, "b": QI_CONT})
+    roles = RoleMap.from_dict({"a": QI, "b": QI})
     calls: list[tuple[float, str]] = []
 
     def progress(fraction: float, status: str = "") -> None:

@@ -305,13 +305,21 @@ def test_evaluate_sweep_and_dependency_json_hold_no_original_value(
 
 
 def test_project_file_embeds_no_data(tmp_path: Path) -> None:
+    """Specs, and (issue 30) each run's report, measures and kept partition: group labels and
+    digests, the spanning tree's record numbers (mstk)."""
+    from microgui.core.runs.stored_partition import partition_json
+
     dataset, result = _run("mdav")
+    mixed, generalized = _run("mstk")
     project = Project(
         data_path="people.csv",
         columns=tuple(str(c) for c in dataset.frame.columns),
         roles=dataset.roles,
-        runs=(result.spec, RunSpec.make("individual-ranking", 3, seed=1)),
+        runs=(result.spec, RunSpec.make("individual-ranking", 3, seed=1), generalized.spec),
         comparison=(0, 1),
+        run_ids=(1, 2, 3),
+        run_reports=(result.report, None, generalized.report),
+        run_partitions=(partition_json(result, dataset), None, partition_json(generalized, mixed)),
     )
     path = tmp_path / "project.microgui.json"
     save_project(project, path)
