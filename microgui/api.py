@@ -148,6 +148,8 @@ class ProtectionResult:
         pseudonymize: Iterable[str] | str | None = (),
         pseudonym_key: str | os.PathLike[str] | None = None,
         keep_formula_cells: bool = False,
+        keep_order: bool = False,
+        order_seed: int | None = None,
     ) -> dict[str, Any]:
         """Write the release as ``microgui protect`` does (issue 18): the format from the
         file's extension (.csv, .xlsx, .parquet, .sav/.zsav, .dta), the release check (a table
@@ -162,9 +164,14 @@ class ProtectionResult:
         ``edited_after_run`` counts the changed cells per column. Only quasi-identifier cells
         may be edited (any other column is released as the input holds it). Records added, removed or
         reordered, or a column the input does not have, are refused
-        (:func:`microgui.core.release.check.released_result`)."""
+        (:func:`microgui.core.release.check.released_result`).
+
+        The records are written in a random order (households of a household-id column kept
+        together) unless ``keep_order``; ``order_seed`` makes that order reproducible and is
+        recorded in the report (``record_order``; :mod:`microgui.core.release.order`)."""
         from microgui.core.release import CsvOptions
         from microgui.core.release.check import export_run
+        from microgui.core.release.order import RecordOrder
         from microgui.core.release.report import release_report_makers
 
         if self.dataset is None:
@@ -198,6 +205,7 @@ class ProtectionResult:
             key_path=pseudonym_key,
             extra_reports=release_report_makers(report_html, report_pdf, printer),
             table=self.frame,
+            order=RecordOrder(keep=bool(keep_order), seed=order_seed),
         )
 
 
@@ -231,6 +239,7 @@ def protect(
     nominal: Iterable[str] | str = (),
     missing_as_category: Iterable[str] | str = (),
     weight: str | None = None,
+    household: str | None = None,
     params: Mapping[str, Any] | None = None,
     seed: int | None = None,
     roles: RoleMap | None = None,
@@ -250,8 +259,9 @@ def protect(
     ``ordinal={col: [lowest, ..., highest]}`` or a list of columns in their natural order,
     ``nominal``; ``missing_as_category``: nominal/ordinal columns whose missing cells form a
     category of their own instead of refusing the run; ``weight``: the survey weight column,
-    released unchanged, used by ``params={"weighted_means": True}``), or as a ready ``roles``
-    RoleMap. One string is one column (``qi="age"``).
+    released unchanged, used by ``params={"weighted_means": True}``; ``household``: the
+    household-id column, released unchanged, its households kept together by the release's
+    random record order and their risk in the report), or as a ready ``roles`` RoleMap. One string is one column (``qi="age"``).
     A name matches its column exactly, or else the one column equal to it once spaces at the
     ends, Unicode form and case are ignored; two such columns are an ambiguity, refused.
     ``frame`` must be a DataFrame with unique text column names (not a MultiIndex, not the
@@ -299,6 +309,7 @@ def protect(
         nominal=nominal,
         missing_as_category=missing_as_category,
         weight=weight,
+        household=household,
     )
     # The run's own copy of the input: an edit of the caller's frame after protect() must not
     # change what export() draws pseudonyms and their key from, nor the input's fingerprint.
@@ -365,10 +376,12 @@ def assess(
     ordinal: Mapping[str, Sequence[str] | None] | Iterable[str] | str | None = None,
     nominal: Iterable[str] | str = (),
     weight: str | None = None,
+    household: str | None = None,
     roles: RoleMap | None = None,
     k: int = 3,
     keys: Iterable[str] | None = None,
     max_suda_size: int | None = None,
+    household_size_key: bool = False,
 ) -> dict[str, Any]:
     """The disclosure risk of ``frame`` before any protection, as ``microgui assess`` reports it
     (:func:`microgui.core.metrics.file_risk.assess_risk`): k-anonymity on the categorical keys
@@ -376,7 +389,9 @@ def assess(
     individual risk (weighted when ``weight`` is given), SUDA2 per-variable contributions and
     the l-diversity of the ``confidential`` columns. Roles as for :func:`protect`; the keys are
     the nominal and ordinal quasi-identifiers (and continuous ones with at most 20 distinct
-    values) unless ``keys`` names them. Returns a JSON-ready dict of counts, measures and
+    values) unless ``keys`` names them. ``household`` (the household-id column) adds the
+    household risk (sdcMicro's ``hier_risk``), and ``household_size_key`` the size of each
+    record's household to the keys. Returns a JSON-ready dict of counts, measures and
     column names, never a value of a record.
     """
     from microgui.core.metrics.file_risk import assess_risk
@@ -393,12 +408,20 @@ def assess(
         ordinal=ordinal,
         nominal=nominal,
         weight=weight,
+        household=household,
     )
     chosen = None
     if keys is not None:
         names = [keys] if isinstance(keys, str) else list(keys)
         chosen = resolve_columns(names, list(frame.columns), "keys")
-    return assess_risk(frame, roles, k=k, keys=chosen, max_suda_size=max_suda_size)
+    return assess_risk(
+        frame,
+        roles,
+        k=k,
+        keys=chosen,
+        max_suda_size=max_suda_size,
+        household_size_key=household_size_key,
+    )
 
 
 def list_methods() -> list[dict[str, Any]]:

@@ -35,7 +35,7 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         description="Disclosure risk of INPUT on its categorical key variables (the nominal and "
         "ordinal quasi-identifiers, and continuous ones with at most 20 distinct values): "
         "records in key cells of size 1, 2 and below k, the smallest key combinations that break "
-        "k, individual risk (weighted with --weight), SUDA2 per-variable contributions, and the "
+        "k, individual risk (weighted with --weight), household risk (with --household), SUDA2 per-variable contributions, and the "
         "l-diversity of the confidential columns. A missing key value matches any value "
         "(sdcMicro's default). Counts and column names only, never a value.",
     )
@@ -61,6 +61,12 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="SUDA2: the largest minimal sample unique searched (default: SUDA2's own)",
+    )
+    a.add_argument(
+        "--household-size-key",
+        action="store_true",
+        help="add the number of records of each record's household (--household COL) to the "
+        "key variables",
     )
     a.add_argument(
         "--no-suda",
@@ -157,6 +163,21 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
         f"{ir['expected_reidentifications']:,.1f}",
         "  records above " + ", ".join(f"{t}: {c:,}" for t, c in ir["records_above"].items()),
     ]
+    hr = risk.get("household_risk")
+    if hr:
+        size = hr["household_size"]
+        out += [
+            "",
+            f"household risk (households of {_shown(hr['column'])}: {hr['households']:,}, "
+            f"{size['min']}-{size['max']} records, mean {size['mean']:.2f}; 1 - prod(1 - r) "
+            "over each household, as sdcMicro's hier_risk):",
+            f"  mean {hr['mean']:.4f}, max {hr['max']:.4f}, expected re-identifications "
+            f"{hr['expected_reidentifications']:,.1f} (records), "
+            f"{hr['expected_households']:,.1f} (households)",
+            "  records above " + ", ".join(f"{t}: {c:,}" for t, c in hr["records_above"].items()),
+        ]
+        if hr.get("note"):
+            out.append(f"  note: {_printable(hr['note'])}")
     suda = risk.get("suda2")
     if suda:
         out += [
@@ -207,6 +228,10 @@ def _g(value: float | None) -> str:
     )
 
 
+def _printable(text: str) -> str:
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
 def _note(risk: dict[str, Any]) -> str:
     note = str(risk["keys_note"])
     return note if note.isprintable() else repr(note)[1:-1]
@@ -239,7 +264,15 @@ def run(args: argparse.Namespace) -> int:
         args.qi = [",".join(k.replace(",", "\\,") for k in keys or [])]
         args.nominal = [*(args.nominal or []), *args.qi]
     roles = _roles_of(args, list(frame.columns))
-    risk = assess_risk(frame, roles, k=k, keys=keys, max_suda_size=max_size, suda=not args.no_suda)
+    risk = assess_risk(
+        frame,
+        roles,
+        k=k,
+        keys=keys,
+        max_suda_size=max_size,
+        suda=not args.no_suda,
+        household_size_key=bool(args.household_size_key),
+    )
     print(f"{Path(args.input).name}: disclosure risk")
     print("\n".join(summary_lines(risk)))
     if args.json:

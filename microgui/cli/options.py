@@ -43,8 +43,15 @@ class _Once(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         if getattr(namespace, self.dest, None) is not None:
-            parser.error(f"{option_string} is given twice; a table has one survey weight column")
+            what = _ONCE_WHY.get(self.dest, "give it once")
+            parser.error(f"{option_string} is given twice; {what}")
         setattr(namespace, self.dest, values)
+
+
+_ONCE_WHY = {
+    "weight": "a table has one survey weight column",
+    "household": "a table has one household-id column",
+}
 
 
 class _UsageError(Exception):
@@ -94,6 +101,13 @@ _WEIGHT_MEASURE_HELP = (
 )
 
 
+_HOUSEHOLD_HELP = (
+    "the household-id column (records sharing a value are one household): released unchanged; "
+    "the household risk (sdcMicro's measure_risk with hhId) combines its persons' individual "
+    "risks, and the release's random order keeps each household's records together"
+)
+
+
 _MISSING_HELP = (
     "nominal or ordinal quasi-identifiers whose missing cells form a category of their own "
     "(released as empty cells; last in an ordinal order) instead of refusing the run; "
@@ -114,6 +128,7 @@ def _add_role_options(p: argparse.ArgumentParser) -> None:
         "--confidential", action="append", metavar="COL,...", help="confidential columns"
     )
     p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_MEASURE_HELP)
+    p.add_argument("--household", metavar="COL", action=_Once, help=_HOUSEHOLD_HELP)
     p.add_argument("--roles", type=INPUT_FILE, metavar="FILE", help=_ROLES_HELP)
     p.add_argument(
         "--ordinal",
@@ -186,6 +201,7 @@ _ROLE_OPTIONS = (
     ("qi", "--qi"), ("identifiers", "--identifiers"), ("confidential", "--confidential"),
     ("ordinal", "--ordinal"), ("nominal", "--nominal"),
     ("missing_as_category", "--missing-as-category"), ("weight", "--weight"),
+    ("household", "--household"),
 )  # fmt: skip
 
 
@@ -220,6 +236,7 @@ def roles_from_args(args: argparse.Namespace, columns: Sequence[str]) -> Any:
         nominal=_split(args.nominal),
         missing_as_category=_split(args.missing_as_category),
         weight=args.weight,
+        household=getattr(args, "household", None),
     )
 
 

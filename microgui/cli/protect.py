@@ -19,6 +19,7 @@ from microgui.cli.inputs import (
     _read_files,
 )
 from microgui.cli.options import (
+    _HOUSEHOLD_HELP,
     _MISSING_HELP,
     _ROLES_HELP,
     _ROUND_HELP,
@@ -91,6 +92,7 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         help="confidential columns (passed through unchanged)",
     )
     p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
+    p.add_argument("--household", metavar="COL", action=_Once, help=_HOUSEHOLD_HELP)
     p.add_argument("--roles", type=INPUT_FILE, metavar="FILE", help=_ROLES_HELP)
     p.add_argument(
         "--ordinal",
@@ -162,6 +164,20 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         metavar="COLUMN=NAME",
         help="SPSS or Stata output: write COLUMN under NAME (repeatable); checked against the "
         "format's naming rules",
+    )
+    p.add_argument(
+        "--keep-order",
+        action="store_true",
+        help="write the records in the input's order; by default a release lists them in a "
+        "random order (households of --household kept together), so that an input sorted by "
+        "identifier, area or date does not leak its order; the report says which",
+    )
+    p.add_argument(
+        "--order-seed",
+        metavar="N",
+        help="draw the random record order from seed N (a whole number >= 0), recorded in the "
+        "report so that the release can be written again byte for byte; without it the order's "
+        "seed comes from the operating system and is not recorded",
     )
     p.add_argument(
         "--keep-formula-cells",
@@ -435,7 +451,7 @@ _PROJECT_GIVES = (
     ("missing_as_category", "--missing-as-category"), ("param", "--param"),
     ("round", "--round"), ("hierarchy", "--hierarchy"), ("seed", "--seed"),
     ("strata", "--strata"), ("block_size", "--block-size"), ("weight", "--weight"),
-    ("roles", "--roles"), ("plan", "--plan"),
+    ("roles", "--roles"), ("plan", "--plan"), ("household", "--household"),
 )  # fmt: skip
 
 
@@ -585,6 +601,7 @@ def _run_and_export(
     out: Path,
 ) -> int:
     """The run and the release of ``protect`` (also of ``protect --project``)."""
+    _record_order(args)  # a usage error before the run, not after it
     from microgui.core.methods.jit_cache import on_first_compile
     from microgui.core.progress import no_progress
     from microgui.core.release.check import export_run
@@ -682,6 +699,7 @@ def _export(
         extra_reports=_release_reports(args),
         renames=_renames(getattr(args, "rename", None)),
         rename_invalid=bool(getattr(args, "rename_invalid", False)),
+        order=_record_order(args),
     )
 
 
@@ -700,6 +718,25 @@ def _print_steps(report: dict[str, Any]) -> None:
             "(sdcMicro's convention); the group sizes above count it as a value",
             file=sys.stderr,
         )
+
+
+def _record_order(args: argparse.Namespace) -> Any:
+    """The release's record order from ``--keep-order`` and ``--order-seed N`` (issue 31)."""
+    from microgui.core.release.order import RecordOrder
+
+    keep = bool(getattr(args, "keep_order", False))
+    raw = getattr(args, "order_seed", None)
+    if raw is None:
+        return RecordOrder(keep=keep)
+    if keep:
+        raise _UsageError(
+            "--order-seed draws a random record order and --keep-order keeps the input's; "
+            "give one of them"
+        )
+    text = str(raw).strip()
+    if not text.isdigit() or len(text) > 20 or int(text) >= 2**64:
+        raise _UsageError(f"--order-seed {raw!r}: give a whole number from 0 to 2**64 - 1")
+    return RecordOrder(seed=int(text))
 
 
 @contextlib.contextmanager

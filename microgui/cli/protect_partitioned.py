@@ -68,6 +68,8 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
             ("report_html", "--report-html"),
             ("report_pdf", "--report-pdf"),
             ("weight", "--weight"),
+            ("household", "--household"),
+            ("order_seed", "--order-seed"),
             ("roles", "--roles"),
             ("csv_sep", "--csv-sep"),
             ("csv_decimal", "--csv-decimal"),

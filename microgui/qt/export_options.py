@@ -5,7 +5,9 @@ columns are released as random pseudonyms instead of being left out, the same ch
 
 File → *Export options…* sets them; every later export uses them (the CSV options only for a
 CSV file), and the status line after an export says what was applied. Pseudonyms are off by
-default: an identifier is left out unless its box is ticked.
+default: an identifier is left out unless its box is ticked. The records are released in a random
+order (households kept together) unless *Keep the input order* is ticked (issue 31, ``protect
+--keep-order``; :mod:`microgui.core.release.order`); the report says which.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from microgui.core.release import CsvOptions
 from microgui.core.release.check import ExportCheck, export_job
+from microgui.core.release.order import RecordOrder
 from microgui.core.release.pseudonyms import PSEUDONYM_WARNING
 from microgui.core.runs import RunResult
 from microgui.core.table.dataset import Dataset
@@ -69,22 +72,29 @@ def key_path_for(release: Path) -> Path:
 @dataclass(frozen=True)
 class ExportOptions:
     """The export options: ``csv`` (default: comma, point, UTF-8), the identifier columns to
-    release as pseudonyms, and whether to write the key file beside the release."""
+    release as pseudonyms, whether to write the key file beside the release, and
+    ``keep_order``: the input's record order instead of a random one (default off)."""
 
     csv: CsvOptions = field(default_factory=CsvOptions)
     pseudonymize: tuple[str, ...] = ()
     write_key: bool = False
+    keep_order: bool = False
+
+    @property
+    def record_order(self) -> RecordOrder:
+        """The release's record order (``protect --keep-order``, or a random order)."""
+        return RecordOrder(keep=self.keep_order)
 
     def for_identifiers(self, identifiers: Sequence[str]) -> ExportOptions:
         """The options with pseudonyms only for columns that are identifiers now."""
         kept = tuple(c for c in self.pseudonymize if c in identifiers)
-        return ExportOptions(self.csv, kept, self.write_key and bool(kept))
+        return ExportOptions(self.csv, kept, self.write_key and bool(kept), self.keep_order)
 
     def for_new_table(self) -> ExportOptions:
         """The options for another table: pseudonyms were chosen for the previous table's
-        identifiers, so the new one starts with its identifiers left out; the CSV format is
-        the user's, kept."""
-        return ExportOptions(self.csv)
+        identifiers, so the new one starts with its identifiers left out; the CSV format and
+        the record order are the user's, kept."""
+        return ExportOptions(self.csv, keep_order=self.keep_order)
 
     def export_job(
         self,
@@ -112,6 +122,7 @@ class ExportOptions:
             pseudonymize=options.pseudonymize,
             key_path=key_path_for(Path(path)) if options.write_key else None,
             renames=renames,
+            order=self.record_order,
         )
 
     def describe(self) -> str:
@@ -121,14 +132,15 @@ class ExportOptions:
                 "csv_format": self.csv.to_json(),
                 "pseudonymized": dict.fromkeys(self.pseudonymize, 0),
                 "pseudonym_key": "a file beside the release" if self.write_key else None,
+                "record_order": {"order": "input"} if self.keep_order else None,
             }
         )
 
 
 def options_text(report: Mapping[str, Any]) -> str:
     """What an export applies beyond the defaults, from its report's entries (``csv_format``,
-    ``pseudonymized``, ``pseudonym_key``): a CSV format other than comma, point, UTF-8 and the
-    pseudonymised columns ("" when none). One text for the options set and an export's status."""
+    ``pseudonymized``, ``pseudonym_key``, ``record_order``): a CSV format other than comma,
+    point, UTF-8, the pseudonymised columns and the input order kept ("" when none). One text for the options set and an export's status."""
     parts = []
     csv = report.get("csv_format") or {}
     if csv and (csv.get("separator"), csv.get("decimal"), csv.get("encoding")) != (
@@ -143,6 +155,8 @@ def options_text(report: Mapping[str, Any]) -> str:
         parts.append(f"pseudonyms for {', '.join(pseudonymized)}")
         if report.get("pseudonym_key"):
             parts.append(f"key in {report['pseudonym_key']}")
+    if (report.get("record_order") or {}).get("order") == "input":
+        parts.append("input order kept")
     return "; ".join(parts)
 
 
@@ -193,6 +207,19 @@ class ExportOptionsDialog(QDialog):
             self.write_key.setVisible(False)
             id_layout.addWidget(QLabel("No column is tagged identifier."))
         layout.addWidget(id_box)
+        order_box = QGroupBox("Records")
+        order_layout = QVBoxLayout(order_box)
+        self.keep_order = QCheckBox("Keep the input order of the records")
+        self.keep_order.setChecked(options.keep_order)
+        order_layout.addWidget(self.keep_order)
+        order_note = QLabel(
+            "Off (the default): the release lists its records in a random order, the records "
+            "of a household kept together, so that a table sorted by identifier, area or date "
+            "does not leak that order. The report says which."
+        )
+        order_note.setWordWrap(True)
+        order_layout.addWidget(order_note)
+        layout.addWidget(order_box)
         self.error = QLabel("")
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #b03030;")
@@ -229,7 +256,12 @@ class ExportOptionsDialog(QDialog):
             str(self.encoding.currentData()),
         )
         chosen = tuple(c for c, box in self.pseudonym_boxes.items() if box.isChecked())
-        return ExportOptions(csv, chosen, self.write_key.isChecked() and bool(chosen))
+        return ExportOptions(
+            csv,
+            chosen,
+            self.write_key.isChecked() and bool(chosen),
+            self.keep_order.isChecked(),
+        )
 
     def _accept(self) -> None:
         from microgui.core.errors import MicroguiError

@@ -223,6 +223,5 @@ def test_protect_is_clean_success_or_clean_error(
     assert "id" not in written.columns
     assert len(written) == len(frame)
     assert k_anonymity_level(written, qi) >= k
-    pd.testing.assert_series_equal(
-        written["conf"].astype(str), frame["conf"].astype(str), check_names=False
-    )
+    # the records in a random order (issue 31): the confidential cells are a permutation
+    assert sorted(written["conf"].astype(str)) == sorted(frame["conf"].astype(str))

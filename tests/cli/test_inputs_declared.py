@@ -34,20 +34,24 @@ NOT_PATHS: dict[str, set[str]] = {
         "allow_unsafe", "keep_formula_cells", "run_number", "pseudonymize", "csv_sep",
         "csv_decimal", "csv_encoding", "strata", "block_size", "engine", "scheduler",
         "workers", "quiet", "list_methods", "rename_invalid", "rename",
+        "household", "keep_order", "order_seed",
     },
     "dependency-tree": {"attributes", "bins", "sheet"},
     "suggest-roles": {"sheet"},
     "evaluate": {
         "qi", "identifiers", "confidential", "weight", "ordinal", "nominal",
         "missing_as_category", "sheet", "k", "score_weights", "regression", "crosstab", "model",
+        "household",
     },
     "sweep": {
         "qi", "identifiers", "confidential", "weight", "ordinal", "nominal",
         "missing_as_category", "sheet", "methods", "k", "param", "round", "seed", "workers",
+        "household",
     },
     "assess": {
         "qi", "identifiers", "confidential", "weight", "ordinal", "nominal",
         "missing_as_category", "sheet", "k", "keys", "suda_max_size", "no_suda",
+        "household", "household_size_key",
     },
     "gui": {"demo"},
 }  # fmt: skip

@@ -80,7 +80,7 @@ def _roles(columns: list[str]) -> RoleMap:
 
 def _cli_release(table: Path, out: Path, k: int, hierarchies: dict[str, Path]) -> bytes:
     argv = [
-        "protect", str(table), "-o", str(out), "--method", "mstk", "-k", str(k), "--seed", "0",
+        "protect", str(table), "-o", str(out), "--keep-order", "--method", "mstk", "-k", str(k), "--seed", "0",
         "--qi", ",".join(QI), "--nominal", ",".join(NOMINAL), "--identifiers", "id",
         "--confidential", "income",
     ]  # fmt: skip
@@ -128,6 +128,11 @@ def _run(window: MainWindow, qtbot, method: str, k: int):  # type: ignore[no-unt
 
 
 def _export(window: MainWindow, path: Path) -> bytes:
+    from dataclasses import replace
+
+    # compared byte for byte with a command line run given --keep-order (issue 31)
+    ctl = window.controller
+    ctl.export_options = replace(ctl.export_options, keep_order=True)
     if not window.export_to(path):
         # a release with attribute disclosure asks first (issue 29): export anyway, as the CLI
         dialog = window.disclosure_dialog
@@ -272,7 +277,7 @@ def test_values_missing_from_the_hierarchy_are_shown_and_refused_like_the_cli(  
     message = blocker.args[1]
     assert "not in its hierarchy partial.csv" in message and "education" in message
     code = cli_main([
-        "protect", str(table), "-o", str(tmp_path / "x.csv"), "--method", "mstk", "-k", "5",
+        "protect", str(table), "-o", str(tmp_path / "x.csv"), "--keep-order", "--method", "mstk", "-k", "5",
         "--qi", ",".join(QI), "--nominal", ",".join(NOMINAL), "--identifiers", "id",
         "--hierarchy", f"education={partial}",
     ])  # fmt: skip
@@ -398,7 +403,7 @@ def test_adult_hierarchies_in_the_app_give_the_cli_release(  # type: ignore[no-u
     assert result.report["k_anonymity"] >= 5
     app_bytes = _export(window, tmp_path / "app.csv")
     argv = [
-        "protect", str(table), "-o", str(tmp_path / "cli.csv"), "--method", "mstk", "-k", "5",
+        "protect", str(table), "-o", str(tmp_path / "cli.csv"), "--keep-order", "--method", "mstk", "-k", "5",
         "--seed", "0", "--qi", ",".join(qi), "--nominal", ",".join(qi[1:]),
         "--confidential", "salary-class",
     ]  # fmt: skip

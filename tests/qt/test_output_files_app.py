@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -97,6 +98,8 @@ def test_app_exports_dates_decimals_and_cr(
     with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):
         ctl.start_run(RunSpec.make("mdav", 2, {}, 1))
     out = tmp_path / "out.csv"
+    # read back row for row beside the input: the input order kept (issue 31)
+    ctl.export_options = replace(ctl.export_options, keep_order=True)
     assert window.export_to(out), window.last_error
     back = read_frame(out)
     assert len(back) == n

@@ -10,6 +10,7 @@ one table to the next.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +107,8 @@ def test_a_14_run_session_reopens_at_once_and_every_run_replays_byte_for_byte(
     exported: dict[int, bytes] = {}
     for run_id in (1, 5, 9, 14):
         ctl.show_run(run_id)
+        # byte for byte with --project --keep-order below: the input order kept (issue 31)
+        ctl.export_options = replace(ctl.export_options, keep_order=True)
         assert window.export_to(tmp_path / f"app_{run_id}.csv")
         exported[run_id] = (tmp_path / f"app_{run_id}.csv").read_bytes()
     ctl.set_comparison([5, 9])
@@ -139,7 +142,19 @@ def test_a_14_run_session_reopens_at_once_and_every_run_replays_byte_for_byte(
     for run_id, data in exported.items():
         out = tmp_path / f"cli_{run_id}.csv"
         assert (
-            main(["protect", "--project", str(project), "--run", str(run_id), "-o", str(out)]) == 0
+            main(
+                [
+                    "protect",
+                    "--project",
+                    str(project),
+                    "--run",
+                    str(run_id),
+                    "-o",
+                    str(out),
+                    "--keep-order",
+                ]
+            )
+            == 0
         )
         assert out.read_bytes() == data, f"--run {run_id}"
     code = main(["protect", "--project", str(project), "--run", "4", "-o", str(tmp_path / "x.csv")])

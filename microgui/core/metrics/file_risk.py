@@ -18,6 +18,10 @@ copied), over the table's *categorical key variables*:
   when a weight column is tagged; without weights it is 1/fk, the risk of a record when the
   sample is the population. Expected re-identifications Σ rk (``measure_risk``'s
   ``global_risk_ER``), records above 0.1, 0.2, 0.5, and a histogram.
+- **Household risk** when a household-id column is tagged (sdcMicro ``measure_risk`` with
+  ``hhId``: 1 − Π(1 − rᵢ) over each household's records, and its expected re-identifications):
+  :mod:`microgui.core.metrics.household_risk`; ``household_size_key`` adds the size of each
+  record's household to the keys.
 - **SUDA2** (Manning, Haglin & Keane 2008, "A recursive search algorithm for statistical
   disclosure assessment", Data Min. Knowl. Disc. 16; sdcMicro ``R/suda2.R``):
   :func:`microgui.core.metrics.suda2.suda2`, with its per-variable contributions.
@@ -46,6 +50,12 @@ import pandas as pd
 
 from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.metrics.disclosure import attribute_disclosure
+from microgui.core.metrics.household_risk import (
+    HOUSEHOLD_SIZE_KEY,
+    household_codes,
+    household_risk_summary,
+    household_sizes,
+)
 from microgui.core.metrics.suda2 import Suda2Result, suda2
 from microgui.core.metrics.weighted_risk import frequencies, individual_risk
 from microgui.core.table.dataset import numeric_column
@@ -242,19 +252,7 @@ def _k_anonymity(frame: pd.DataFrame, keys: list[str], fk: np.ndarray, k: int) -
     }
 
 
-def _individual_risk(
-    frame: pd.DataFrame, keys: list[str], weight: str | None, fk: np.ndarray
-) -> dict[str, Any]:
-    if weight is not None:
-        freq = frequencies(frame, keys, weight, missing="any")
-        rk = individual_risk(freq.fk, freq.Fk)
-        method = (
-            f"survey-weighted individual risk (sdcMicro indivRisk, Benedetti & Franconi 1998) "
-            f"with weight column {weight!r}"
-        )
-    else:
-        rk = individual_risk(fk, fk.astype(np.float64)) if len(fk) else np.zeros(0)
-        method = "1/fk: no weight column is tagged, so the sample is taken as the population"
+def _individual_risk(rk: np.ndarray, method: str, weight: str | None) -> dict[str, Any]:
     n = len(rk)
     return {
         "method": method,
@@ -265,6 +263,35 @@ def _individual_risk(
         "records_above": {str(t): int((rk > t).sum()) for t in RISK_THRESHOLDS},
         "histogram": _histogram(rk),
     }
+
+
+def _risks(
+    frame: pd.DataFrame, keys: list[str], weight: str | None, fk: np.ndarray
+) -> tuple[np.ndarray, str]:
+    """The individual risk of every record and a sentence saying how it was computed."""
+    if weight is not None:
+        freq = frequencies(frame, keys, weight, missing="any")
+        rk = individual_risk(freq.fk, freq.Fk)
+        method = (
+            f"survey-weighted individual risk (sdcMicro indivRisk, Benedetti & Franconi 1998) "
+            f"with weight column {weight!r}"
+        )
+    else:
+        rk = individual_risk(fk, fk.astype(np.float64)) if len(fk) else np.zeros(0)
+        method = "1/fk: no weight column is tagged, so the sample is taken as the population"
+    return rk, method
+
+
+def _household_size_key(
+    frame: pd.DataFrame, codes: np.ndarray, keys: list[str], note: str
+) -> tuple[pd.DataFrame, list[str], str]:
+    """``frame`` with the number of records of each record's household as one more key
+    (``--household-size-key``; sdcMicro's examples add it as a key variable by hand)."""
+    name = HOUSEHOLD_SIZE_KEY
+    while name in frame.columns:
+        name = f"{name} (derived)"
+    frame = frame.assign(**{name: household_sizes(codes)})
+    return frame, [*keys, name], f"{note}; the household size enters the keys as {name!r}"
 
 
 def _finite(x: float) -> float | None:
@@ -332,6 +359,7 @@ def assess_risk(
     keys: Sequence[str] | None = None,
     max_suda_size: int | None = None,
     suda: bool = True,
+    household_size_key: bool = False,
 ) -> dict[str, Any]:
     """The disclosure risk of ``frame`` on its categorical key variables (see the module notes).
 
@@ -350,9 +378,14 @@ def assess_risk(
         SUDA2's largest minimal-sample-unique size (None: its default).
     suda
         False leaves SUDA2 out (``suda2`` is then None).
+    household_size_key
+        Add the size of each record's household (its household-id column, which ``roles``
+        must tag) to the keys.
 
     Returns a JSON-ready dict: ``keys``, ``keys_note``, ``n_records``, ``k``, ``k_anonymity``,
-    ``individual_risk``, ``suda2``, ``l_diversity``, ``seconds``. Raises
+    ``individual_risk``, ``household_risk`` (None without a household-id column:
+    :func:`~microgui.core.metrics.household_risk.household_risk_summary`), ``suda2``,
+    ``l_diversity``, ``seconds``. Raises
     :class:`NoCategoricalKey` when there is no key variable, :class:`InvalidParameter` for an
     unknown column or a k below 1.
     """
@@ -362,6 +395,14 @@ def assess_risk(
     k = int(k)
     frame = frame.reset_index(drop=True)
     chosen, note = choose_keys(frame, roles, keys)
+    household = roles.household if roles.household in frame.columns else None
+    codes = household_codes(frame, household) if household is not None else None
+    if household_size_key:
+        if codes is None:
+            raise InvalidParameter(
+                "the household-size key needs a household-id column: tag one (--household COL)"
+            )
+        frame, chosen, note = _household_size_key(frame, codes, chosen, note)
     for col in chosen:
         # a continuous key with few values is counted on its numbers: "39" and "39.0" are one
         if col in roles and roles[col].kind is AttributeKind.CONTINUOUS:
@@ -372,13 +413,19 @@ def assess_risk(
     missing = bool(frame[chosen].isna().to_numpy().any())
     weight = roles.weight if roles.weight in frame.columns else None
     confidential = [c for c in roles.confidential if c in frame.columns and c not in chosen]
+    rk, method = _risks(frame, chosen, weight, fk)
     out: dict[str, Any] = {
         "keys": chosen,
         "keys_note": note,
         "n_records": int(len(frame)),
         "k": k,
         "k_anonymity": _k_anonymity(frame, chosen, fk, k),
-        "individual_risk": _individual_risk(frame, chosen, weight, fk),
+        "individual_risk": _individual_risk(rk, method, weight),
+        "household_risk": (
+            household_risk_summary(rk, codes, household)
+            if codes is not None and household is not None
+            else None
+        ),
         "suda2": (
             _suda2(frame, chosen, max_suda_size, no_unique=bool(fk.min() >= 2) and not missing)
             if suda and len(frame)
@@ -397,11 +444,14 @@ def risk_section(
     k: int,
     keys: Sequence[str] | None = None,
     suda: bool = True,
+    household_size_key: bool = False,
 ) -> dict[str, Any]:
     """:func:`assess_risk` for a run report: a table without a categorical key gets
     ``{"keys": [], "keys_note": why}`` instead of an error."""
     try:
-        return assess_risk(frame, roles, k=k, keys=keys, suda=suda)
+        return assess_risk(
+            frame, roles, k=k, keys=keys, suda=suda, household_size_key=household_size_key
+        )
     except NoCategoricalKey as exc:
         return {"keys": [], "keys_note": str(exc)}
     except InvalidInput:

@@ -36,6 +36,12 @@ the report (``neutralized_cells``), and the count of column names (``neutralized
 ``keep_formula_cells`` (command line ``--keep-formula-cells``) writes them raw, for a file that no
 spreadsheet will open.
 
+Record order (issue 31, :mod:`microgui.core.release.order`): the file lists the records in a
+random order by default (the households of a household-id column kept together), drawn from a
+seed the operating system gives and nobody records, or from the user's ``--order-seed`` (then in
+the report); ``--keep-order`` writes the input's order. Every check and measure is made on the
+run's order; only the written file is reordered, and the report's ``record_order`` says which.
+
 No file the run read is written: the data file, the roles file, every other file the dataset
 carries as read (``Dataset.read_files``) and every hierarchy file of the run
 (:func:`input_paths`), plus whatever the caller adds (``also_protect``: the app's session
@@ -83,6 +89,7 @@ from microgui.core.release.formats import (
 )
 from microgui.core.release.formulas import FORMULA_PREFIXES
 from microgui.core.release.formulas import neutralized as _neutralized
+from microgui.core.release.order import RecordOrder, order_report, release_permutation
 from microgui.core.release.pseudonyms import (
     KEY_FORMAT,
     PSEUDONYM_WARNING,
@@ -543,6 +550,7 @@ def export_run(
     table: pd.DataFrame | None = None,
     renames: Mapping[str, str] | None = None,
     rename_invalid: bool = False,
+    order: RecordOrder | None = None,
 ) -> dict[str, Any]:
     """Write the protected CSV (and the report, if ``report_path``); return the report written.
 
@@ -569,6 +577,11 @@ def export_run(
     reports of the release, (path, maker): each maker gets the :class:`ReleaseContext` once the
     release file is written (not yet renamed) and returns the writer of its file, written with
     the others as one release.
+
+    ``order`` (issue 31, :mod:`microgui.core.release.order`): the records are written in a random
+    order unless ``order.keep`` (None: random, from a fresh seed that is not recorded), the
+    households of a household-id column kept together; the report's ``record_order`` says which.
+    Checks, measures and extra reports see the records in the run's order.
 
     Raises :class:`ExportRefused` when the table fails :func:`check_export` and no ``override``
     reason (with words) is given, or when a target is a file the run read (:func:`input_paths`,
@@ -668,6 +681,9 @@ def export_run(
             )
         log.warning("export override (%s): %s", reason, "; ".join(verdict.problems))
         report["export_override"] = {"reason": reason, "problems": list(verdict.problems)}
+    # issue 31: the records in a random order (households adjacent) unless the input order is
+    # kept; only the written file is reordered, after every check (none depends on the order)
+    frame, report["record_order"] = _ordered(dataset, result, frame, order)
     writer: Any
     stat = _release_stat(dataset, result, pseudonymize)
     if fmt not in ("spss", "stata") and (renames or rename_invalid):
@@ -736,6 +752,27 @@ def export_run(
     return report
 
 
+def _ordered(
+    dataset: Dataset, result: RunResult, frame: pd.DataFrame, order: RecordOrder | None
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """``frame`` (the run's records, in the run's order) in the release's record order, and the
+    report's ``record_order`` (:mod:`microgui.core.release.order`)."""
+    order = order if order is not None else RecordOrder()
+    household = result.roles.household
+    if household is not None and household not in dataset.frame.columns:
+        household = None
+    if order.keep:
+        return frame, order_report(order, household)
+    ids = dataset.frame[household] if household is not None else None
+    try:
+        rows = release_permutation(len(frame), order, ids)
+    except InvalidParameter as exc:
+        raise ExportRefused(f"the records cannot be put in a random order: {exc}") from exc
+    out = frame.iloc[rows].reset_index(drop=True)
+    out.attrs = dict(frame.attrs)
+    return out, order_report(order, household)
+
+
 def export_job(
     dataset: Dataset,
     result: RunResult,
@@ -748,6 +785,7 @@ def export_job(
     pseudonymize: Sequence[str] = (),
     key_path: str | os.PathLike[str] | None = None,
     renames: Mapping[str, str] | None = None,
+    order: RecordOrder | None = None,
 ) -> Callable[[], dict[str, Any]]:
     """:func:`export_run` of ``result`` to ``path`` and its report beside it
     (:func:`report_path_for`), as a function to call later (the app's file task, in a worker
@@ -772,6 +810,7 @@ def export_job(
                 pseudonymize=pseudonymize,
                 key_path=key_path,
                 renames=dict(renames) if renames and not is_csv else None,
+                order=order,
             )
         except OSError as exc:
             raise ExportRefused(f"cannot write {path.name}: {exc.strerror or exc}") from exc

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from microgui.core.release.formats import CsvOptions
+from microgui.core.release.order import RecordOrder
 from microgui.core.runs.spec import RunSpec
 from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 
@@ -53,11 +54,13 @@ def command_for_run(
     csv_options: CsvOptions | None = None,
     pseudonymize: Sequence[str] = (),
     key_path: str | Path | None = None,
+    order: RecordOrder | None = None,
 ) -> Command:
     """``microgui protect`` giving ``spec`` on the table at ``data_path`` tagged ``roles``; the
     app's export options too (``csv_options`` when not the default, ``pseudonymize`` and
     ``key_path``: ``--csv-sep/--csv-decimal/--csv-encoding``, ``--pseudonymize``,
-    ``--pseudonym-key``)."""
+    ``--pseudonym-key``; ``order``: ``--keep-order``, or ``--order-seed N`` when the user gave
+    the order's seed, issue 31)."""
     args: list[str] = ["protect", str(data_path), "-o", str(output)]
     caveats: list[str] = []
     qi = [c for c in roles if roles[c].role is AttributeRole.QUASI_IDENTIFIER]
@@ -70,8 +73,8 @@ def command_for_run(
         if spec_c.kind is AttributeKind.ORDINAL:
             name = c.replace("=", "\\=")
             if spec_c.order:
-                order = "<".join(v.replace("<", "\\<") for v in spec_c.order)
-                args += ["--ordinal", f"{name}={order}"]
+                categories = "<".join(v.replace("<", "\\<") for v in spec_c.order)
+                args += ["--ordinal", f"{name}={categories}"]
             else:
                 args += ["--ordinal", name]
     missing = [c for c in qi if roles[c].missing_as_category]
@@ -92,6 +95,9 @@ def command_for_run(
     weight = roles.weight
     if weight is not None:
         args += ["--weight", weight]
+    household = roles.household
+    if household is not None:
+        args += ["--household", household]
     args += ["--method", spec.method, "-k", str(spec.k)]
     for name, value in spec.params:
         args += ["--param", f"{name}={_value(value)}"]
@@ -117,6 +123,10 @@ def command_for_run(
         args += ["--pseudonymize", _names(list(pseudonymize))]
         if key_path is not None:
             args += ["--pseudonym-key", str(key_path)]
+    if order is not None and order.keep:
+        args += ["--keep-order"]
+    elif order is not None and order.seed is not None:
+        args += ["--order-seed", str(order.seed)]
     return Command(tuple(args), tuple(caveats))
 
 

@@ -456,6 +456,25 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
         notes.append(f"Formula-like cells: {report['formula_cells']}.")
     if report.get("k_anonymity_guaranteed") is False and report.get("note"):
         notes.append(str(report["note"]))
+    order = report.get("record_order")  # issue 31: the order of the records, said
+    if isinstance(order, Mapping) and order.get("text"):
+        text = str(order["text"])
+        seed = order.get("seed")
+        notes.append(
+            text[:1].upper()
+            + text[1:]
+            + (f" (order seed {seed}, given by the user)" if seed is not None else "")
+            + "."
+        )
+    for when, label in (("risk_before", "input"), ("risk_after", "release")):
+        household = (report.get(when) or {}).get("household_risk")
+        if isinstance(household, Mapping):
+            notes.append(
+                f"Household risk of the {label} ({household.get('households', 0):,} households "
+                f"of {household.get('column')}): expected re-identifications "
+                f"{float(household.get('expected_reidentifications', 0.0)):,.2f}, "
+                f"largest {float(household.get('max', 0.0)):.4f}."
+            )
     missing = report.get("missing_as_category")
     if isinstance(missing, Mapping) and missing:
         notes.append(

@@ -36,6 +36,7 @@ from microgui.core.metrics import group_sizes, information_loss, k_anonymity_lev
 from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
 from microgui.core.metrics.file_risk import risk_section
+from microgui.core.metrics.household_risk import household_codes
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.runs.scale import (
@@ -325,6 +326,9 @@ def _check_weight(dataset: Dataset, params: Mapping[str, Any]) -> None:
             "weighted_means=yes needs a survey weight column: tag one with the role weight "
             "(--weight COL), or drop the parameter"
         )
+    household = dataset.roles.household  # two household-id columns: refused here
+    if household is not None:  # a record without its household: refused before the run
+        household_codes(dataset.frame, household)
 
 
 def build_report(

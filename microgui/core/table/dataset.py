@@ -368,6 +368,12 @@ class Dataset:
                         roles = roles.replace(
                             other, roles[other].with_role(AttributeRole.NON_CONFIDENTIAL)
                         )
+            if spec.role is AttributeRole.HOUSEHOLD:  # one household id per table
+                for other in roles.columns_with(AttributeRole.HOUSEHOLD):
+                    if other != column:
+                        roles = roles.replace(
+                            other, roles[other].with_role(AttributeRole.NON_CONFIDENTIAL)
+                        )
         if kind is not None:
             kind = AttributeKind(kind)
             if kind is spec.kind:

@@ -43,6 +43,11 @@ class AttributeRole(StrEnum):
     #: ``freqCalc``/``indivRisk``) and, when asked (``weighted_means``), the aggregation takes
     #: weighted group means. One column at most.
     WEIGHT = "weight"
+    #: the household (cluster) id (issue 31 item 5): released unchanged; the records sharing a
+    #: value are the persons of one household. The household risk (sdcMicro ``measure_risk``
+    #: with ``hhId``) combines their individual risks, and the release's random record order
+    #: keeps them adjacent. One column at most.
+    HOUSEHOLD = "household-id"
 
     @property
     def label(self) -> str:
@@ -185,6 +190,17 @@ class RoleMap(Mapping[str, ColumnSpec]):
             )
         return names[0] if names else None
 
+    @property
+    def household(self) -> str | None:
+        """The household-id column, if one is tagged (:attr:`AttributeRole.HOUSEHOLD`)."""
+        names = self.columns_with(AttributeRole.HOUSEHOLD)
+        if len(names) > 1:
+            raise InvalidRoles(
+                f"{len(names)} columns are tagged as the household id ({', '.join(map(repr, names))}); "
+                "tag one, and the others non-confidential"
+            )
+        return names[0] if names else None
+
     def qi_of_kind(self, kind: AttributeKind) -> list[str]:
         return [
             k for k in self._by_role[AttributeRole.QUASI_IDENTIFIER] if self._index[k].kind is kind
@@ -300,10 +316,12 @@ def roles_from_lists(
     nominal: Iterable[str] | str = (),
     missing_as_category: Iterable[str] | str = (),
     weight: str | None = None,
+    household: str | None = None,
 ) -> RoleMap:
     """Build a :class:`RoleMap` the way the command line and the Python API describe roles.
 
-    ``weight`` names the survey weight column (``--weight``), released unchanged.
+    ``weight`` names the survey weight column (``--weight``), released unchanged;
+    ``household`` the household-id column (``--household``), released unchanged.
 
     Quasi-identifiers not named in ``ordinal`` or ``nominal`` are continuous; an ordinal column
     maps to its category order, lowest first (None: numeric order of its values, else text
@@ -362,12 +380,14 @@ def roles_from_lists(
             f"column {sorted(both)[0]!r} is given as both ordinal and nominal; choose one"
         )
     weight_list = [] if weight is None else [index.resolve(weight, "--weight")]
+    household_list = [] if household is None else [index.resolve(household, "--household")]
     seen: dict[str, str] = {}
     for option, names in (
         ("--qi", qi_list),
         ("--identifiers", id_list),
         ("--confidential", conf_list),
         ("--weight", weight_list),
+        ("--household", household_list),
     ):
         for name in names:
             if name in seen and seen[name] != option:
@@ -395,6 +415,8 @@ def roles_from_lists(
             specs[col] = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.CONTINUOUS)
         elif col in weight_list:
             specs[col] = ColumnSpec(AttributeRole.WEIGHT, AttributeKind.CONTINUOUS)
+        elif col in household_list:
+            specs[col] = ColumnSpec(AttributeRole.HOUSEHOLD, AttributeKind.NOMINAL)
         else:
             specs[col] = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
         if col in missing_list:
@@ -518,6 +540,7 @@ def roles_from_file(path: str | os.PathLike[str], columns: Iterable[str]) -> Rol
         specs[column] = ColumnSpec.from_json(entry)
     roles = RoleMap(tuple(specs.items()), source=Path(path))
     _ = roles.weight  # two weight columns: refused here
+    _ = roles.household  # two household-id columns: refused here
     if not roles.quasi_identifiers:
         raise InvalidRoles(f"the roles file {name!r} tags no quasi-identifier")
     return roles

@@ -60,6 +60,7 @@ ROLE_CHOICES: tuple[AttributeRole, ...] = (
     AttributeRole.CONFIDENTIAL,
     AttributeRole.NON_CONFIDENTIAL,
     AttributeRole.WEIGHT,
+    AttributeRole.HOUSEHOLD,
 )
 KIND_CHOICES: tuple[AttributeKind, ...] = (
     AttributeKind.CONTINUOUS,
@@ -74,6 +75,8 @@ ROLE_HELP = {
     AttributeRole.NON_CONFIDENTIAL: "Neither: released unchanged.",
     AttributeRole.WEIGHT: "Survey weight (one column): released unchanged; estimates population "
     "frequencies for the risk measures, and weighted group means if asked.",
+    AttributeRole.HOUSEHOLD: "Household id (one column): released unchanged; its households' "
+    "risk is measured, and the random record order keeps each household together.",
 }
 KIND_HELP = {
     AttributeKind.CONTINUOUS: "Numbers: distance on z-scores, group mean.",
@@ -87,6 +90,7 @@ _ROLE_COLORS = {
     AttributeRole.CONFIDENTIAL: "#8a5a00",
     AttributeRole.NON_CONFIDENTIAL: "#555555",
     AttributeRole.WEIGHT: "#2e7d5b",
+    AttributeRole.HOUSEHOLD: "#6a3d9a",
 }
 
 

@@ -343,6 +343,7 @@ class HistoryPanel(QWidget):
             csv_options=options.csv,
             pseudonymize=options.pseudonymize,
             key_path=key_path_for(output) if options.write_key else None,
+            order=options.record_order,
         )
         lines = [command.text, *(f"# note: {c}" for c in command.caveats)]
         return "\n".join(lines)

@@ -436,6 +436,15 @@ class RiskPanel(QWidget):
                 f"records with individual risk > {t}",
                 *(f"{s['individual_risk']['records_above'][t]:,}" for s in sides),
             ])  # fmt: skip
+        if all(s.get("household_risk") for s in sides):  # issue 31: beside the individual risk
+            rows.append([
+                "household risk: mean",
+                *(f"{s['household_risk']['mean']:.4g}" for s in sides),
+            ])  # fmt: skip
+            rows.append([
+                "expected re-identifications (households' risk)",
+                *(f"{s['household_risk']['expected_reidentifications']:,.1f}" for s in sides),
+            ])  # fmt: skip
         header = self.k_table.horizontalHeader()
         for c in range(1, self.k_table.columnCount()):
             header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)

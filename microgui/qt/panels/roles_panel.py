@@ -270,6 +270,9 @@ def roles_summary(roles: RoleMap) -> str:
     weights = roles.columns_with(AttributeRole.WEIGHT)
     if weights:
         parts.append(f"weight: {', '.join(weights)}")
+    households = roles.columns_with(AttributeRole.HOUSEHOLD)
+    if households:
+        parts.append(f"household id: {', '.join(households)}")
     return " · ".join(parts)
 
 

@@ -23,6 +23,11 @@ from microgui.cli import main
 from microgui.core.errors import ExportRefused
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.release.check import ExportCheck, check_export, export_run
+from microgui.core.release.order import RecordOrder
+
+#: Release in the input's order (a release is shuffled by default, issue 31): these tests read
+#: the written file row for row beside the run's table.
+KEEP_ORDER = RecordOrder(keep=True)
 
 QIS = ["age", "income"]
 
@@ -50,6 +55,7 @@ def _protect(frame: pd.DataFrame, method: str = "mdav") -> ProtectionResult:
 def _write(res: ProtectionResult, path: Path, **kw: Any) -> dict[str, Any]:
     """The writer itself (the API's export passes ``table=res.frame``)."""
     assert res.dataset is not None
+    kw.setdefault("order", KEEP_ORDER)  # compared row for row with the run's table
     return export_run(res.dataset, res.run, path, **kw)
 
 
@@ -73,7 +79,9 @@ def _assert_report_describes_file(table: Path, report: dict[str, Any]) -> pd.Dat
 
 
 def _export(res: ProtectionResult, table: Path, **kw: Any) -> dict[str, Any]:
-    return res.export(table, report=table.with_name(table.stem + ".report.json"), **kw)
+    return res.export(
+        table, keep_order=True, report=table.with_name(table.stem + ".report.json"), **kw
+    )
 
 
 def test_result_frame_is_a_copy_of_the_runs_table(people: pd.DataFrame) -> None:
@@ -324,7 +332,17 @@ def test_cli_report_describes_the_file_written(
     people.to_csv(source, index=False)
     for name, extra in (("plain", []), ("pseudo", ["--pseudonymize", "id"])):
         out, rep = tmp_path / f"{name}.csv", tmp_path / f"{name}.report.json"
-        argv = ["protect", str(source), "-o", str(out), "--qi", "age,income", "-k", "3"]
+        argv = [
+            "protect",
+            str(source),
+            "-o",
+            str(out),
+            "--keep-order",
+            "--qi",
+            "age,income",
+            "-k",
+            "3",
+        ]
         argv += ["--method", "mdav"]
         argv += ["--identifiers", "id", "--report", str(rep), "--seed", "1", *extra]
         assert main(argv) == 0, capsys.readouterr().err
@@ -332,7 +350,15 @@ def test_cli_report_describes_the_file_written(
         written = pd.read_csv(out)
         assert report["k_anonymity"] == k_anonymity_level(written, QIS) >= 3
         assert report["identifiers_removed"] == [c for c in ["id"] if c not in written.columns]
-    argv = ["protect", str(source), "-o", str(tmp_path / "ir.csv"), "--qi", "age,income"]
+    argv = [
+        "protect",
+        str(source),
+        "-o",
+        str(tmp_path / "ir.csv"),
+        "--keep-order",
+        "--qi",
+        "age,income",
+    ]
     argv += ["-k", "3", "--method", "individual-ranking", "--identifiers", "id", "--seed", "1"]
     argv += ["--report", str(tmp_path / "ir.report.json"), "--allow-unsafe", "testing"]
     assert main(argv) == 0, capsys.readouterr().err
@@ -349,7 +375,9 @@ def test_an_edit_of_the_callers_frame_after_protect_changes_no_export(
     given = people["id"].copy()
     people["id"] = "someone else"
     people.loc[0, "age"] = 999
-    res.export(tmp_path / "out.csv", pseudonymize="id", pseudonym_key=tmp_path / "key.csv")
+    res.export(
+        tmp_path / "out.csv", keep_order=True, pseudonymize="id", pseudonym_key=tmp_path / "key.csv"
+    )
     out = pd.read_csv(tmp_path / "out.csv")
     key = pd.read_csv(tmp_path / "key.csv", dtype=str)
     back = out["id"].map(dict(zip(key["pseudonym"], key["original"], strict=True)))

@@ -75,6 +75,7 @@ def test_cli_neutralizes_by_default_and_keeps_raw_on_request(tmp_path: Path, kee
         str(src),
         "-o",
         str(out),
+        "--keep-order",
         "--method",
         "mdav",
         "-k",

@@ -50,6 +50,7 @@ from microgui.core.release.check import (
     neutralize_column_names,
     neutralize_formulas,
 )
+from microgui.core.release.order import RecordOrder, release_permutation
 from microgui.core.runs import RunSpec, run_protection
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.numbers import whole_numbers_written_plain
@@ -91,7 +92,7 @@ def people(tmp_path: Path) -> Path:
 
 
 def protect_argv(src: Path, out: Path | str, report: Path | str | None = None) -> list[str]:
-    argv = ["protect", str(src), "-o", str(out), "--method", "mstk", "-k", "2"]
+    argv = ["protect", str(src), "-o", str(out), "--keep-order", "--method", "mstk", "-k", "2"]
     argv += ["--qi", "age,income,region", "--nominal", "region", "--identifiers", "id"]
     argv += ["--hierarchy", f"region={src.parent / 'h.csv'}"]
     return argv + (["--report", str(report)] if report is not None else [])
@@ -291,7 +292,17 @@ def test_protect_with_cr_in_a_nominal_qi_reads_back_k_anonymous(
     src = tmp_path / "in.csv"
     src.write_bytes(("\n".join(rows) + "\n").encode())
     out, report = tmp_path / "out.csv", tmp_path / "out.json"
-    argv = ["protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "4"]
+    argv = [
+        "protect",
+        str(src),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--method",
+        "mdav-generic",
+        "-k",
+        "4",
+    ]
     argv += [
         "--qi",
         "age,city",
@@ -365,10 +376,18 @@ def _missing_marker(value: str) -> bool:
     notes=st.lists(TEXT, min_size=12, max_size=12),
     name=TEXT,
     keep=st.booleans(),
+    order_seed=st.one_of(st.none(), st.integers(0, 2**32)),
 )
 def test_written_csv_reads_back_to_the_checked_table(
-    cats: list[str], notes: list[str], name: str, keep: bool, tmp_path: Path
+    cats: list[str],
+    notes: list[str],
+    name: str,
+    keep: bool,
+    order_seed: int | None,
+    tmp_path: Path,
 ) -> None:
+    """The file holds the checked table's records: in the input order (``order_seed`` None:
+    kept) or in the permutation its seed draws (issue 31), none lost, none repeated."""
     if "\x00" in name or name in ("age", "city") or _missing_marker(name):
         name = "note"
     n = 12
@@ -390,8 +409,9 @@ def test_written_csv_reads_back_to_the_checked_table(
             export_run(dataset, result, out, keep_formula_cells=keep)
         assert not out.exists()
         return
-    export_run(dataset, result, out, keep_formula_cells=keep)
-    expected = result.protected
+    order = RecordOrder(keep=True) if order_seed is None else RecordOrder(seed=order_seed)
+    export_run(dataset, result, out, keep_formula_cells=keep, order=order)
+    expected = result.protected.iloc[release_permutation(n, order)].reset_index(drop=True)
     if not keep:
         expected = neutralize_column_names(neutralize_formulas(expected)[0])[0]
     # whole means are written without ".0" (issue 13: 20, not 20.0)
@@ -508,7 +528,8 @@ def test_export_passes_every_dtype(tmp_path: Path) -> None:
     dataset = Dataset.from_frame(frame, roles)
     result = run_protection(dataset, RunSpec.make("mdav", 2, {}, 1))
     out = tmp_path / "all.csv"
-    report = export_run(dataset, result, out, tmp_path / "all.json")
+    # read back row for row: the input order kept (a release is shuffled by default, issue 31)
+    report = export_run(dataset, result, out, tmp_path / "all.json", order=RecordOrder(keep=True))
     back = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert list(back.columns) == list(frame.columns) and len(back) == len(frame)
     assert back["date"].tolist()[0] == "2024-01-01"
@@ -678,7 +699,17 @@ def test_override_reason_needs_words(
     reason: str, people: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = people.parent
-    argv = ["protect", str(people), "-o", str(folder / "o.csv"), "--method", "mdav", "-k", "2"]
+    argv = [
+        "protect",
+        str(people),
+        "-o",
+        str(folder / "o.csv"),
+        "--keep-order",
+        "--method",
+        "mdav",
+        "-k",
+        "2",
+    ]
     argv += ["--qi", "age,income", "--allow-unsafe", reason]
     code, err = run(argv, capsys)
     line = error_line(err)
@@ -707,7 +738,17 @@ def test_override_reason_is_recorded_on_one_line(tmp_path: Path) -> None:
 def test_fifo_input_has_a_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fifo = tmp_path / "in.csv"
     os.mkfifo(fifo)
-    argv = ["protect", str(fifo), "-o", str(tmp_path / "o.csv"), "--method", "mdav", "-k", "2"]
+    argv = [
+        "protect",
+        str(fifo),
+        "-o",
+        str(tmp_path / "o.csv"),
+        "--keep-order",
+        "--method",
+        "mdav",
+        "-k",
+        "2",
+    ]
     code, err = run([*argv, "--qi", "age"], capsys)
     line = error_line(err)
     assert code == 2 and "in.csv" in line and "not a regular file" in line

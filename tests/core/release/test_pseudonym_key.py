@@ -26,6 +26,7 @@ import microgui.core.release.check as export_module
 from microgui.cli import main
 from microgui.core.errors import ExportRefused
 from microgui.core.release.check import export_run
+from microgui.core.release.order import RecordOrder
 from microgui.core.release.pseudonyms import (
     KEY_FORMAT,
     PSEUDONYM_PATTERN,
@@ -35,6 +36,10 @@ from microgui.core.release.pseudonyms import (
 from microgui.core.runs import RunSpec, run_protection
 from microgui.core.table.dataset import Dataset, is_missing
 from microgui.core.table.roles import roles_from_lists
+
+#: Release in the input's order (a release is shuffled by default, issue 31): these tests read
+#: the written file row for row beside the run's table.
+KEEP_ORDER = RecordOrder(keep=True)
 
 PHONES = ["+44 20 7946 0001", "'+44 20 7946 0001", "=1+1", "-2+3", "@SUM(A1)", "\tx", "a, b"]
 
@@ -59,7 +64,13 @@ def _release(tmp_path: Path, ids: list[object], *, keep: bool = False) -> tuple[
     result = run_protection(dataset, RunSpec.make("mdav", 2, seed=1))
     out, key = tmp_path / "o.parquet", tmp_path / "key.csv"
     report = export_run(
-        dataset, result, out, keep_formula_cells=keep, pseudonymize=["pid"], key_path=key
+        dataset,
+        result,
+        out,
+        keep_formula_cells=keep,
+        pseudonymize=["pid"],
+        key_path=key,
+        order=KEEP_ORDER,  # each released cell read beside its original
     )
     assert report["pseudonym_key_format"] == KEY_FORMAT
     cells = pd.read_parquet(out)["pid"].tolist()
@@ -74,7 +85,7 @@ def test_formula_like_originals_are_written_exactly(tmp_path: Path, keep: bool) 
     rows = [f'"{p}",{20 + 5 * i},{100 * i}' for i, p in enumerate(PHONES)]
     source.write_text("phone,age,income\n" + "\n".join(rows) + "\n", encoding="utf-8")
     out, key = tmp_path / "o.csv", tmp_path / "k.csv"
-    args = ["protect", str(source), "-o", str(out), "--identifiers", "phone", "--qi",
+    args = ["protect", str(source), "-o", str(out), "--keep-order", "--identifiers", "phone", "--qi",
             "age,income", "-k", "2", "--method", "mdav", "--pseudonymize", "phone",
             "--pseudonym-key", str(key), "-q", *(["--keep-formula-cells"] if keep else [])]  # fmt: skip
     assert main(args) == 0
@@ -206,11 +217,16 @@ def test_command_line_and_api_use_the_one_key_writer(
     frame = pd.DataFrame({"phone": PHONES * 2, "age": np.arange(14, dtype=float)})
     source = tmp_path / "t.csv"
     frame.to_csv(source, index=False)
-    assert main(["protect", str(source), "-o", str(tmp_path / "o.csv"), "--identifiers",
+    assert main(["protect", str(source), "-o", str(tmp_path / "o.csv"), "--keep-order", "--identifiers",
                  "phone", "--qi", "age", "-k", "2", "--method", "mdav", "--pseudonymize",
                  "phone", "--pseudonym-key", str(tmp_path / "k1.csv"), "-q"]) == 0  # fmt: skip
     result = api.protect(frame, qi="age", identifiers="phone", k=2)
-    result.export(tmp_path / "o2.csv", pseudonymize="phone", pseudonym_key=tmp_path / "k2.csv")
+    result.export(
+        tmp_path / "o2.csv",
+        keep_order=True,
+        pseudonymize="phone",
+        pseudonym_key=tmp_path / "k2.csv",
+    )
     assert calls == [("phone",), ("phone",)]
     for name in ("k1.csv", "k2.csv"):
         assert sorted(set(_read_key(tmp_path / name).values())) == sorted(PHONES)
@@ -235,7 +251,7 @@ def test_list_and_map_identifiers_get_a_json_original(tmp_path: Path, ext: str) 
     source = tmp_path / "nested.parquet"
     pq.write_table(table, source)
     out, key = tmp_path / f"o{ext}", tmp_path / "k.csv"
-    assert main(["protect", str(source), "-o", str(out), "--identifiers", "pid,mid", "--qi",
+    assert main(["protect", str(source), "-o", str(out), "--keep-order", "--identifiers", "pid,mid", "--qi",
                  "age", "-k", "2", "--method", "mdav", "--pseudonymize", "pid,mid",
                  "--pseudonym-key", str(key), "-q"]) == 0  # fmt: skip
     frame = pd.read_csv(key, dtype=str, keep_default_na=False)

@@ -37,7 +37,7 @@ def _table(tmp_path: Path) -> Path:
 
 def _protect(source: Path, out: Path, *extra: str) -> int:
     return main(
-        ["protect", str(source), "-o", str(out), "--identifiers", "ssn,name", "--qi",
+        ["protect", str(source), "-o", str(out), "--keep-order", "--identifiers", "ssn,name", "--qi",
          "age,income", "-k", "3", "--method", "mdav", "--report", str(out.with_suffix(".json")),
          *extra]
     )  # fmt: skip
@@ -141,7 +141,7 @@ def test_partitioned_runs_refuse_what_they_cannot_do(
     source = _table(tmp_path)
     for extra in (["--pseudonymize", "ssn"], ["--csv-sep", ";"]):
         code = main(
-            ["protect", str(source), "-o", str(tmp_path / "parts"), "--identifiers", "ssn,name",
+            ["protect", str(source), "-o", str(tmp_path / "parts"), "--keep-order", "--identifiers", "ssn,name",
              "--qi", "age,income", "-k", "3", "--method", "mdav", "--engine", "dask", *extra]
         )  # fmt: skip
         err = capsys.readouterr().err

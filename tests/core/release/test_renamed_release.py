@@ -35,7 +35,7 @@ def _adult_like(tmp_path: Path) -> Path:
 def _protect(source: Path, out: Path, *extra: str) -> int:
     return main(
         [
-            "protect", str(source), "-o", str(out), "--identifiers", "id",
+            "protect", str(source), "-o", str(out), "--keep-order", "--identifiers", "id",
             "--qi", "marital-status,age,hours per week", "--nominal", "marital-status",
             "-k", "4", "--method", "mdav-generic", "--report", str(out.with_suffix(".json")),
             *extra,
@@ -90,7 +90,7 @@ def test_explicit_rename_is_checked_and_labels_follow_the_column(tmp_path: Path)
         column_labels={"sex": "Sex of respondent", "age": "Age"},
     )  # fmt: skip
     out = tmp_path / "out.sav"
-    base = ["protect", str(sav), "-o", str(out), "--identifiers", "id", "--qi", "sex,age",
+    base = ["protect", str(sav), "-o", str(out), "--keep-order", "--identifiers", "id", "--qi", "sex,age",
             "--nominal", "sex", "-k", "4", "--method", "mdav-generic"]  # fmt: skip
     assert main([*base, "--rename", "sex=1bad"]) != 0 and not out.exists()
     assert main([*base, "--rename", "sex=age"]) != 0 and not out.exists()  # a duplicate

@@ -182,3 +182,42 @@ def test_renamed_columns_in_the_report_are_names_only(mixed: Dataset, tmp_path: 
     roles = mixed.roles
     tokens = _raw_tokens(mixed.frame, roles.quasi_identifiers + roles.confidential)
     assert not [t for t in tokens if t in text]
+
+
+def test_household_risk_and_record_order_hold_no_id(mixed: Dataset, tmp_path: Path) -> None:
+    """Issue 31: ``household_risk`` (in ``risk_before``/``risk_after``) and ``record_order``
+    hold counts, measures and column names: no household id, no position of a record, and the
+    order's seed only when the user gave one."""
+    from dataclasses import replace
+
+    from microgui.core.release.order import RecordOrder
+    from microgui.core.release.report import release_report_makers
+    from microgui.core.table.roles import ColumnSpec
+
+    n = 90
+    ids = [f"HH-{70000 + i // 3}" for i in range(n)]
+    frame = mixed.frame.iloc[:n].assign(hh=ids)
+    roles = replace(mixed.roles).__class__(
+        (*mixed.roles.specs, ("hh", ColumnSpec(AttributeRole.HOUSEHOLD, AttributeKind.NOMINAL)))
+    )
+    dataset = Dataset.from_frame(frame, roles=roles, source=None)
+    result = run_protection(dataset, RunSpec.make("mdav-generic", 5, seed=3))
+    for order, seed in ((RecordOrder(), None), (RecordOrder(seed=123456789), 123456789)):
+        html = tmp_path / "r.html"
+        export_run(
+            dataset, result, tmp_path / "r.csv", tmp_path / "r.json",
+            extra_reports=release_report_makers(html if seed is None else None, None),
+            order=order,
+        )  # fmt: skip
+        report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+        assert set(report["record_order"]) == {
+            "order", "text", "households_kept_together", "seed", "seed_note"
+        }  # fmt: skip
+        assert report["record_order"]["seed"] == seed
+        assert report["risk_before"]["household_risk"]["households"] == n // 3
+        for text in ((tmp_path / "r.json").read_text(encoding="utf-8"), html.read_text("utf-8")):
+            for value in dict.fromkeys(ids):
+                assert value not in text, value
+                assert not re.search(rf"(?<![\w.]){value[3:]}(?![\w.])", text), value
+        if seed is None:
+            assert "123456789" not in (tmp_path / "r.json").read_text(encoding="utf-8")

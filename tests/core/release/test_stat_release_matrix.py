@@ -36,9 +36,14 @@ import pytest
 
 from microgui.core.io import read_table
 from microgui.core.release.check import export_run
+from microgui.core.release.order import RecordOrder
 from microgui.core.release.pseudonyms import PSEUDONYM_PATTERN
 from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.core.table.roles import roles_from_lists
+
+#: Release in the input's order (a release is shuffled by default, issue 31): these tests read
+#: the written file row for row beside the run's table.
+KEEP_ORDER = RecordOrder(keep=True)
 
 N = 24
 OUTPUTS = (".csv", ".xlsx", ".parquet", ".sav", ".zsav", ".dta")
@@ -193,6 +198,7 @@ def test_stat_input_released_and_read_back(
         target,
         tmp_path / "r.json",
         pseudonymize=[column] if role == "pseudonym" else [],
+        order=KEEP_ORDER,  # read back row for row
     )
     back = _read_back(target)
     assert len(back) == N and column in back.columns
@@ -280,7 +286,7 @@ def test_a_date_and_a_declaration_released_by_the_command_line(
 
     for out in (".sav", ".zsav", ".dta", ".parquet"):
         target = tmp_path / f"c{out}"
-        code = main(["protect", str(inputs[".sav"]), "-o", str(target), "--qi", "age",
+        code = main(["protect", str(inputs[".sav"]), "-o", str(target), "--keep-order", "--qi", "age",
                      "--identifiers", "id", "--method", "mdav", "-k", "3", "-q"])  # fmt: skip
         assert code == 0, (out, capsys.readouterr().err)
         assert "Traceback" not in capsys.readouterr().err
@@ -296,7 +302,7 @@ def test_a_parquet_release_holds_no_note_of_the_reader(
 
     dataset, result = _run(inputs[ext], "um", "qi")
     target = tmp_path / "o.parquet"
-    export_run(dataset, result, target)
+    export_run(dataset, result, target, order=KEEP_ORDER)
     metadata = pq.read_schema(target).metadata or {}
     assert b"PANDAS_ATTRS" not in metadata
     text = b"".join(metadata.values())

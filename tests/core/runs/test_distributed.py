@@ -103,9 +103,9 @@ def test_csv_parts_are_byte_identical_to_the_local_engine(
     common = ["--method", "mdav", "-k", "5", "--qi", ",".join(QI), "--identifiers", "id",
               "--block-size", "300", "--seed", "7", "--group-column", "g"]  # fmt: skip
     local, out = tmp_path / "local.csv", tmp_path / "out.csv"
-    assert main(["protect", str(tmp_path / "whole.csv"), "-o", str(local), "--workers", "1",
+    assert main(["protect", str(tmp_path / "whole.csv"), "-o", str(local), "--keep-order", "--workers", "1",
                  *common, "--report", str(tmp_path / "local.json")]) == 0  # fmt: skip
-    code = main(["protect", str(tmp_path / "in"), "-o", str(out), "--engine", "dask",
+    code = main(["protect", str(tmp_path / "in"), "-o", str(out), "--keep-order", "--engine", "dask",
                  "--scheduler", scheduler, *common, "--report", str(tmp_path / "dask.json")])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 0, err
@@ -370,16 +370,16 @@ def test_one_file_in_and_one_file_out_keeps_the_single_file_release(
     common = ["--method", "mdav", "-k", "5", "--qi", ",".join(QI), "--identifiers", "id",
               "--block-size", "300", "--seed", "7"]  # fmt: skip
     local, out = tmp_path / "local.csv", tmp_path / "dask.csv"
-    assert main(["protect", str(tmp_path / "whole.csv"), "-o", str(local), "--workers", "1",
+    assert main(["protect", str(tmp_path / "whole.csv"), "-o", str(local), "--keep-order", "--workers", "1",
                  *common]) == 0  # fmt: skip
     capsys.readouterr()
-    assert main(["protect", str(tmp_path / "whole.csv"), "-o", str(out), "--engine", "dask",
+    assert main(["protect", str(tmp_path / "whole.csv"), "-o", str(out), "--keep-order", "--engine", "dask",
                  "--scheduler", scheduler, *common]) == 0  # fmt: skip
     err = capsys.readouterr().err
     assert "names one file, so the table was read here" in err
     assert out.is_file() and out.read_bytes() == local.read_bytes()
     frame.to_excel(tmp_path / "whole.xlsx", index=False)
-    assert main(["protect", str(tmp_path / "whole.xlsx"), "-o", str(tmp_path / "x.csv"),
+    assert main(["protect", str(tmp_path / "whole.xlsx"), "-o", str(tmp_path / "x.csv"), "--keep-order",
                  "--engine", "dask", "--scheduler", scheduler, *common]) == 0  # fmt: skip
     assert (tmp_path / "x.csv").read_bytes() == local.read_bytes()
 

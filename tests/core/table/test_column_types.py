@@ -275,13 +275,13 @@ def test_release_matrix(name: str, label: str, fmt: str, tmp_path: Path) -> None
     report_path = tmp_path / "out.report.json"
     if treatment.action == "refuse":
         with pytest.raises(ExportRefused) as info:
-            res.export(out, report=report_path)
+            res.export(out, keep_order=True, report=report_path)
         message = str(info.value)
         assert "\n" not in message and "'col'" in message and MARK not in message
         assert not out.exists() and not report_path.exists()
         assert list(tmp_path.iterdir()) == []  # no temporary file left either
         return
-    res.export(out, report=report_path)
+    res.export(out, keep_order=True, report=report_path)
     report_text = report_path.read_text()
     assert MARK not in report_text
     report = json.loads(report_text)
@@ -338,7 +338,18 @@ def test_binary_emails_and_names_are_suggested_identifiers_and_not_released(
     assert "--identifiers" in options and "email" in options and "full_name" in options
     for ext in (".csv", ".parquet", ".xlsx", ".sav", ".dta"):
         out = tmp_path / f"released{ext}"
-        argv = ["protect", str(source), "-o", str(out), "--method", "mdav", "-k", "3", "-q"]
+        argv = [
+            "protect",
+            str(source),
+            "-o",
+            str(out),
+            "--keep-order",
+            "--method",
+            "mdav",
+            "-k",
+            "3",
+            "-q",
+        ]
         assert main([*argv, *shlex.split(options)]) == 0, ext
         back = _read_back(out, {v: k for k, v in EXT.items()}[ext])
         assert "email" not in back.columns and "full_name" not in back.columns
@@ -346,7 +357,18 @@ def test_binary_emails_and_names_are_suggested_identifiers_and_not_released(
     capsys.readouterr()
     # tagged by no option, they are named in the "look identifying" note
     out = tmp_path / "untagged.csv"
-    argv = ["protect", str(source), "-o", str(out), "--method", "mdav", "-k", "3", "-q"]
+    argv = [
+        "protect",
+        str(source),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--method",
+        "mdav",
+        "-k",
+        "3",
+        "-q",
+    ]
     assert main([*argv, "--qi", "age,income"]) == 0
     err = capsys.readouterr().err
     assert "look identifying" in err and "'email' (identifier)" in err
@@ -379,7 +401,16 @@ def test_binary_not_utf8_and_nested_parquet_columns_release_in_every_format(
     )
     out = tmp_path / f"o{ext}"
     report = tmp_path / "o.report.json"
-    argv = ["protect", str(source), "-o", str(out), "--report", str(report), "--method"]
+    argv = [
+        "protect",
+        str(source),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--report",
+        str(report),
+        "--method",
+    ]
     code = main([*argv, "mdav", "-k", "3", "--qi", "age,income", "-q"])
     err = capsys.readouterr().err
     assert code == 0 and "Traceback" not in err, err
@@ -510,7 +541,7 @@ def test_kinds_that_are_no_quasi_identifier_can_be_confidential(
             res = microgui.protect(
                 frame, qi=["age", "income"], confidential=["col"], method=method, k=3, seed=1
             )
-        res.export(tmp_path / "o.csv", report=tmp_path / "o.json")
+        res.export(tmp_path / "o.csv", keep_order=True, report=tmp_path / "o.json")
     except MicroguiError as exc:
         assert "\n" not in str(exc)
 

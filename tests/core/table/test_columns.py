@@ -120,7 +120,19 @@ def test_issue_case_removes_the_real_ssn(
         }
     ).to_csv(src, index=False)
     out = tmp_path / "out.csv"
-    argv = ["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3", "--qi", "age"]
+    argv = [
+        "protect",
+        str(src),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--method",
+        "mdav",
+        "-k",
+        "3",
+        "--qi",
+        "age",
+    ]
     code, _, err = run([*argv, "--identifiers", "id,ssn "], capsys)
     assert code == 0, err
     written = pd.read_csv(out, dtype=str)
@@ -141,7 +153,17 @@ def test_leading_space_column_and_spaced_lists(
     frame.columns = [" age", "income", "edu"]
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
-    base = ["protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "3"]
+    base = [
+        "protect",
+        str(src),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--method",
+        "mdav-generic",
+        "-k",
+        "3",
+    ]
     code, _, err = run([*base, "--qi", " age, income ,EDU", "--nominal", "edu"], capsys)
     assert code == 0, err
     written = pd.read_csv(out)
@@ -161,7 +183,19 @@ def test_every_command_matches_names_the_same_way(
     code, _, err = run(["dependency-tree", str(src), "--attributes", "Age,income"], capsys)
     assert code == 2 and "'AGE'" in one_clean_line(err) and "'age'" in err
     code, _, err = run(
-        ["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3", "--qi", "age, Income"],
+        [
+            "protect",
+            str(src),
+            "-o",
+            str(out),
+            "--keep-order",
+            "--method",
+            "mdav",
+            "-k",
+            "3",
+            "--qi",
+            "age, Income",
+        ],
         capsys,
     )
     assert code == 0, err
@@ -188,7 +222,7 @@ def test_ordinal_category_with_less_than_sign(
     out = tmp_path / "o.csv"
     code, _, err = run(
         [
-            "protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "3",
+            "protect", str(src), "-o", str(out), "--keep-order", "--method", "mdav-generic", "-k", "3",
             "--qi", "score,x=y", "--ordinal", r"score=\<10<10-20<>20", "--ordinal", r"x\=y",
         ],
         capsys,
@@ -197,7 +231,7 @@ def test_ordinal_category_with_less_than_sign(
     assert set(pd.read_csv(out)["score"]) <= {"<10", "10-20", ">20"}
     # without the escape the order has an empty category: a clean usage error
     code, _, err = run(
-        ["protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "3",
+        ["protect", str(src), "-o", str(out), "--keep-order", "--method", "mdav-generic", "-k", "3",
          "--qi", "score", "--ordinal", "score=<10<10-20<>20"],
         capsys,
     )  # fmt: skip
@@ -348,7 +382,17 @@ def test_parquet_nested_columns(tmp_path: Path, capsys: pytest.CaptureFixture[st
     roles = suggest_roles(loaded.frame)
     assert all(roles[c].role is AttributeRole.NON_CONFIDENTIAL for c in ("tags", "st", "mp"))
     out = tmp_path / "o.csv"
-    base = ["protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "2"]
+    base = [
+        "protect",
+        str(src),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--method",
+        "mdav-generic",
+        "-k",
+        "2",
+    ]
     code, _, err = run([*base, "--qi", "age,income"], capsys)
     assert code == 0, err  # pass-through: written (as text) without a crash
     assert len(pd.read_csv(out)) == n
@@ -397,7 +441,7 @@ def test_bad_seed_cli(
     small().to_csv(src, index=False)
     out = tmp_path / "o.csv"
     if command == "protect":
-        argv = ["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3"]
+        argv = ["protect", str(src), "-o", str(out), "--keep-order", "--method", "mdav", "-k", "3"]
     else:
         argv = ["sweep", str(src), "--methods", "mdav", "--k", "3", "--json", str(out)]
     code, stdout, err = run([*argv, "--qi", "age", "--seed", seed], capsys)
@@ -549,7 +593,19 @@ def test_non_finite_in_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
     code, _, err = run(
-        ["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3", "--qi", "age,income"],
+        [
+            "protect",
+            str(src),
+            "-o",
+            str(out),
+            "--keep-order",
+            "--method",
+            "mdav",
+            "-k",
+            "3",
+            "--qi",
+            "age,income",
+        ],
         capsys,
     )
     assert code == 2 and "line 6" in one_clean_line(err) and "'income'" in err
@@ -580,7 +636,7 @@ def test_degenerate_runs_write_strict_json_and_no_warning(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         code, _, err = run(
-            ["protect", str(src), "-o", str(out), "--report", str(report),
+            ["protect", str(src), "-o", str(out), "--keep-order", "--report", str(report),
              "--method", "mdav-generic", "-k", "3", *common],
             capsys,
         )  # fmt: skip

@@ -119,6 +119,7 @@ def test_eia_release_has_no_float_noise(tmp_path: Path) -> None:
     cols = ["RESREVENUE", "RESSALES", "COMREVENUE", "TOTSALES"]
     out, report = tmp_path / "eia.csv", tmp_path / "eia.json"
     argv = ["protect", str(shared_path("sdc-reference", "EIA.csv")), "-o", str(out)]
+    argv += ["--keep-order"]  # read back row for row beside the source
     argv += ["--method", "mdav", "-k", "5", "--qi", ",".join(cols)]
     argv += ["--identifiers", "UTILITYID,UTILNAME", "--group-column", "g"]
     assert main([*argv, "--report", str(report)]) == 0
@@ -135,7 +136,17 @@ def test_eia_release_has_no_float_noise(tmp_path: Path) -> None:
 def test_adult_ages_are_integers_with_round_source(tmp_path: Path) -> None:
     src = shared_path("adult", "adult.csv")
     out, report = tmp_path / "adult.csv", tmp_path / "adult.json"
-    argv = ["protect", str(src), "-o", str(out), "--method", "mdav-generic", "-k", "5"]
+    argv = [
+        "protect",
+        str(src),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--method",
+        "mdav-generic",
+        "-k",
+        "5",
+    ]
     argv += ["--qi", "age,sex,race,education", "--nominal", "sex,race,education"]
     argv += ["--group-column", "g"]
     assert main([*argv, "--report", str(report)]) == 0
@@ -170,7 +181,19 @@ def test_cli_round_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     src = tmp_path / "t.csv"
     pd.DataFrame({"x": np.arange(30) * 1.5, "y": np.arange(30) % 7}).to_csv(src, index=False)
     out = tmp_path / "o.csv"
-    argv = ["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3", "--qi", "x,y"]
+    argv = [
+        "protect",
+        str(src),
+        "-o",
+        str(out),
+        "--keep-order",
+        "--method",
+        "mdav",
+        "-k",
+        "3",
+        "--qi",
+        "x,y",
+    ]
     assert main([*argv, "--round", "source", "--param", "round=2"]) == 2
     assert "once" in capsys.readouterr().err and not out.exists()
     assert main([*argv, "--round", "source"]) == 0
@@ -188,7 +211,7 @@ def test_round_source_keeps_values_written_with_an_exponent(tmp_path: Path) -> N
         src, index=False
     )
     out, report = tmp_path / "o.csv", tmp_path / "o.json"
-    argv = ["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3"]
+    argv = ["protect", str(src), "-o", str(out), "--keep-order", "--method", "mdav", "-k", "3"]
     argv += ["--qi", "tiny,neg,x", "--round", "source", "--report", str(report)]
     assert main(argv) == 0
     text = pd.read_csv(out, dtype=str)
@@ -202,7 +225,7 @@ def test_whole_means_are_written_without_a_decimal_point(tmp_path: Path) -> None
     src = tmp_path / "a.csv"
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
-    assert main(["protect", str(src), "-o", str(out), "--method", "mdav", "-k", "3",
+    assert main(["protect", str(src), "-o", str(out), "--keep-order", "--method", "mdav", "-k", "3",
                  "--qi", "age,w"]) == 0  # fmt: skip
     ages = pd.read_csv(out, dtype=str)["age"]
     whole = pd.to_numeric(ages) == pd.to_numeric(ages).round()

@@ -125,7 +125,7 @@ def test_cli_weight_reaches_the_report_and_the_evaluation(tmp_path: Path) -> Non
     source, out = tmp_path / "s.csv", tmp_path / "o.csv"
     frame.to_csv(source, index=False)
     args = ["--qi", "age,region", "--nominal", "region", "--weight", "wt"]
-    assert main(["protect", str(source), "-o", str(out), "--method", "mdav-generic", "-k",
+    assert main(["protect", str(source), "-o", str(out), "--keep-order", "--method", "mdav-generic", "-k",
                  "5", "--param", "weighted_means=yes", "--report", str(tmp_path / "r.json"),
                  "-q", *args]) == 0  # fmt: skip
     report = json.loads((tmp_path / "r.json").read_text())
@@ -160,7 +160,7 @@ def test_partitioned_runs_refuse_the_weight(
 ) -> None:
     source = tmp_path / "s.csv"
     FRAME.to_csv(source, index=False)
-    code = main(["protect", str(source), "-o", str(tmp_path / "parts"), "--engine", "dask",
+    code = main(["protect", str(source), "-o", str(tmp_path / "parts"), "--keep-order", "--engine", "dask",
                  "--qi", "x", "-k", "3", "--method", "mdav", "--weight", "w"])  # fmt: skip
     assert code == 2 and "--weight" in capsys.readouterr().err
 
