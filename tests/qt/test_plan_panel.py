@@ -52,6 +52,12 @@ def test_edit_undo_run_and_replay(demo_window: MainWindow, qtbot, tmp_path: Path
     assert panel.save_plan(tmp_path / "plan.json")
     saved = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
     assert saved == panel.to_json()
+    # the input order kept (the app's export option): the copied command says so, and the same
+    # bytes follow from it
+    from dataclasses import replace
+
+    ctl = window.controller
+    ctl.export_options = replace(ctl.export_options, keep_order=True)
     with qtbot.waitSignal(panel.plan_exported, timeout=TIMEOUT_MS) as exported:
         assert panel.export(tmp_path / "app.csv") is not None  # in the worker
     written = exported.args[0]
@@ -59,7 +65,7 @@ def test_edit_undo_run_and_replay(demo_window: MainWindow, qtbot, tmp_path: Path
     assert written["plan"]["steps"] == panel.to_json()["steps"] and written["k_anonymity"] >= 5
     assert (tmp_path / "app.report.json").exists() and "exported app.csv" in panel.status.text()
     command = panel.copy_command(tmp_path / "plan.json", str(tmp_path / "cli.csv"))
-    assert "--plan" in command and "--seed" in command
+    assert "--plan" in command and "--seed" in command and "--keep-order" in command
     import shlex
 
     from PySide6.QtGui import QGuiApplication
@@ -67,10 +73,11 @@ def test_edit_undo_run_and_replay(demo_window: MainWindow, qtbot, tmp_path: Path
     assert QGuiApplication.clipboard().text() == command
     assert main([*shlex.split(command)[1:], "-q"]) == 0
     assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "app.csv").read_bytes()
-    # saved in the project with its seed, replayed by protect --project --run plan
+    # saved in the project with its seed, replayed by protect --project --run plan (the record
+    # order is an export option, not kept in the project: --keep-order given again)
     assert window.save_project_to(tmp_path / "s.microgui.json")
     replay = ["protect", "--project", str(tmp_path / "s.microgui.json"), "--run", "plan",
-              "-o", str(tmp_path / "replayed.csv"), "-q"]  # fmt: skip
+              "-o", str(tmp_path / "replayed.csv"), "-q", "--keep-order"]  # fmt: skip
     assert main(replay) == 0
     assert (tmp_path / "replayed.csv").read_bytes() == (tmp_path / "app.csv").read_bytes()
     assert main([*replay[:4], "plan2", *replay[5:]]) == 2  # the project keeps one plan

@@ -140,14 +140,16 @@ def command_for_plan(
     csv_options: CsvOptions | None = None,
     pseudonymize: Sequence[str] = (),
     key_path: str | Path | None = None,
+    order: RecordOrder | None = None,
 ) -> Command:
-    """``microgui protect DATA --plan PLAN.json`` (issue 31): the roles as
-    :func:`command_for_run` writes them, the plan by its file (the app saves the plan next to
-    the project, so the command stays one readable line and the plan one reviewable file) and
-    the seed the run used, so the copied command makes the same release."""
+    """``microgui protect DATA --plan PLAN.json`` (issue 31): the roles and export options as
+    :func:`command_for_run` writes them (the record order included), the plan by its file (the
+    app saves the plan next to the project, so the command stays one readable line and the plan
+    one reviewable file) and the seed the run used, so the copied command makes the same
+    release (byte for byte with ``--keep-order`` or the same order seed)."""
     base = command_for_run(
         data_path, roles, RunSpec("plan", 2), output, csv_options=csv_options,
-        pseudonymize=pseudonymize, key_path=key_path,
+        pseudonymize=pseudonymize, key_path=key_path, order=order,
     )  # fmt: skip
     args = list(base.args)
     at = args.index("--method")

@@ -341,8 +341,9 @@ class PlanPanel(QWidget):
             return ""
         seed = self.result.result.report.get("seed") if self.result is not None else None
         command = command_for_plan(
-            dataset.source or "TABLE", dataset.roles, plan_path, output, seed=seed
-        )
+            dataset.source or "TABLE", dataset.roles, plan_path, output, seed=seed,
+            order=self.controller.export_options.record_order,
+        )  # fmt: skip
         QGuiApplication.clipboard().setText(command.text)
         return command.text
 
@@ -358,7 +359,9 @@ class PlanPanel(QWidget):
             self.status.setText("run the plan first")
             return None
         result = self.result.result
-        job = export_job(dataset, result, path, check=check_export(result))
+        # the record order of the app's export options (random unless "Keep the input order")
+        order = self.controller.export_options.record_order
+        job = export_job(dataset, result, path, check=check_export(result), order=order)
         self._exporting = Path(path)
         self.status.setText(f"writing {Path(path).name}…")
         return self._task.start(lambda _progress: job())

@@ -20,6 +20,7 @@ from microgui.core.demo import load_demo
 from microgui.core.errors import InvalidInput, InvalidParameter, InvalidRoles, MicroguiError
 from microgui.core.metrics.missing_match import frequencies_missing_any
 from microgui.core.release.check import check_export, export_run
+from microgui.core.release.order import RecordOrder
 from microgui.core.runs import RunSpec, run_protection
 from microgui.core.runs.plan import (
     MAX_STEPS,
@@ -161,8 +162,9 @@ def test_one_step_plan_is_todays_run_byte_for_byte(demo: Dataset, tmp_path: Path
     plan = plan_from_json(_plan({"step": "microaggregate", "method": "mdav-generic", "k": 5}))
     planned = run_plan(demo, plan, seed=11).result
     today = run_protection(demo, RunSpec.make("mdav-generic", 5, seed=11))
-    export_run(demo, today, tmp_path / "today.csv", tmp_path / "today.json")
-    export_run(demo, planned, tmp_path / "plan.csv", tmp_path / "plan.json")
+    kept = RecordOrder(keep=True)  # the input order: byte for byte
+    export_run(demo, today, tmp_path / "today.csv", tmp_path / "today.json", order=kept)
+    export_run(demo, planned, tmp_path / "plan.csv", tmp_path / "plan.json", order=kept)
     assert (tmp_path / "plan.csv").read_bytes() == (tmp_path / "today.csv").read_bytes()
     before = json.loads((tmp_path / "today.json").read_text(encoding="utf-8"))
     after = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
