@@ -78,6 +78,7 @@ class _GiveWay(Exception):
     """Raised in the preparation's thread when a kernel compile would begin while a run
     computes: the compile does not begin, and the warm-up is taken again after the run."""
 
+
 #: The warm-ups that have finished in this process (compiled kernels are process-wide).
 _prepared: set[WarmUp] = set()
 _active: KernelPrep | None = None

@@ -4,7 +4,6 @@ the background; a run started meanwhile compiles its own at once and says so."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import pytest

@@ -59,7 +59,6 @@ import numpy as np
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods import refine_kernels as rk
-from microgui.core.methods.jit_cache import compile_seconds
 from microgui.core.methods.base import (
     REFINE_CHOICES,
     REFINE_PARAMS,
@@ -67,6 +66,7 @@ from microgui.core.methods.base import (
     MethodInput,
     MethodOutput,
 )
+from microgui.core.methods.jit_cache import compile_seconds
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.table.aggregate import aggregate
@@ -338,7 +338,7 @@ def refine_partition(
         state.igd(_Timeline(progress, [("", 1.0)]).phase(0))
     else:
         groups = int(np.count_nonzero(state.cnt))
-        line = _Timeline(progress, _deep_phases(rounds, groups, n, k))
+        line = _Timeline(progress, _deep_phases(rounds, groups, n))
         # local search from the method's own groups, a candidate deep must beat: deep begins
         # with IGD, which can lead elsewhere (the review: 20 records, local 13.40, deep 13.85)
         first = _State(x, labels, k, neighbours, nbr=state.nbr)
@@ -369,26 +369,28 @@ def refine_partition(
 
 
 #: deep's phases before any is timed: (name, cost in units of its first local search).
-#: Measured (rough, :func:`_deep_phases`): IGD about 3 local searches, the second local search
-#: 0.5, each pair sweep 2; a perturbation round about PERTURB_ROUND_COST × k local searches of
-#: one record.
+#: Measured (rough; random tables of 5,000-60,000 records × 5-10 and the demo, k = 3-10): IGD
+#: 2-8 local searches, the second local search 0.5-1.2, each pair sweep 3-17; a perturbation
+#: round 50-200 local searches of one record (PERTURB_ROUND_COST), so that the perturbation is
+#: 70-1,200 times the first local search: the bar and the time left hang on it, and it is
+#: re-timed by its own pace once it runs.
 DEEP_PHASES = (
     ("local search", 1.0),
-    ("group decomposition", 3.0),
-    ("local search", 0.5),
-    ("pair re-splits", 2.0),
-    ("pair re-splits", 2.0),
+    ("group decomposition", 4.0),
+    ("local search", 1.0),
+    ("pair re-splits", 8.0),
+    ("pair re-splits", 8.0),
 )
-PERTURB_ROUND_COST = 4.0
+PERTURB_ROUND_COST = 100.0
 #: IGD passes expected before the first is done (measured: 2-4 on the reference sets).
 IGD_PASSES = 3
 #: The time left is said once the refinement has run this long (seconds; earlier it is noise).
 ETA_AFTER_S = 1.0
 
 
-def _deep_phases(rounds: int, groups: int, n: int = 0, k: int = 3) -> list[tuple[str, float]]:
+def _deep_phases(rounds: int, groups: int, n: int) -> list[tuple[str, float]]:
     """deep's phases with their costs before any is timed (see :data:`DEEP_PHASES`)."""
-    per_round = PERTURB_ROUND_COST * k / max(n, 1) if n else 0.01
+    per_round = PERTURB_ROUND_COST / max(n, 1)
     return [*DEEP_PHASES, ("perturbation", round_count(rounds, groups) * per_round)]
 
 
@@ -474,9 +476,7 @@ class _Timeline:
         pace = self.pace
         if pace is None and done_cost + cost_here * fraction > 0 and elapsed > 0:
             pace = elapsed / (done_cost + cost_here * fraction)
-        later = sum(
-            c for i, c in enumerate(self.cost) if i > index and i not in self.skipped
-        )
+        later = sum(c for i, c in enumerate(self.cost) if i > index and i not in self.skipped)
         if pace is None:  # nothing measured yet: the costs alone
             total = done_cost + cost_here + later
             share = (done_cost + cost_here * fraction) / total if total > 0 else 0.0
