@@ -290,7 +290,9 @@ def after_kernels(job: Job, spec: RunSpec) -> Job:
                 progress(last[0], last[1])
 
         prep = _active
-        with watching_compiles(started, ended):
+        # every thread: a run computes its lower bound in a helper thread, which compiles too
+        # (the preparation's thread gives way before its own compiles while the run holds)
+        with watching_compiles(started, ended, every_thread=True):
             if prep is None:
                 return job(noted)
             with prep.giving_way():

@@ -197,6 +197,7 @@ class _ThreadCompiles(threading.local):
 
 
 _threads = _ThreadCompiles()
+_everywhere: list[tuple[CompileHook, CompileHook | None]] = []  # watchers of every thread
 _watch_installed = False
 _watch_lock = threading.Lock()
 
@@ -218,7 +219,7 @@ def _install_watch() -> None:
                     dispatcher = (ev.data or {}).get("dispatcher")
                     module = str(getattr(dispatcher, "__module__", "") or "")
                     name = str(getattr(dispatcher, "__name__", "kernel"))
-                    for started, _ended in list(here.watchers):
+                    for started, _ended in [*here.watchers, *_everywhere]:
                         try:
                             started(module, name)
                         except BaseException:
@@ -241,7 +242,7 @@ def _install_watch() -> None:
                 dispatcher = (ev.data or {}).get("dispatcher")
                 module = str(getattr(dispatcher, "__module__", "") or "")
                 name = str(getattr(dispatcher, "__name__", "kernel"))
-                for _started, ended in list(here.watchers):
+                for _started, ended in [*here.watchers, *_everywhere]:
                     if ended is None:
                         continue
                     # numba saves the kernel to the cache after this event: never raise here
@@ -253,8 +254,11 @@ def _install_watch() -> None:
 
 
 @contextmanager
-def watching_compiles(started: CompileHook, ended: CompileHook | None = None) -> Iterator[None]:
-    """While the block runs, in this thread only: ``started(module, name)`` when a kernel
+def watching_compiles(
+    started: CompileHook, ended: CompileHook | None = None, *, every_thread: bool = False
+) -> Iterator[None]:
+    """While the block runs, in this thread (``every_thread``: in any thread, e.g. a run's
+    helper threads; this thread's own watchers are called first): ``started(module, name)`` when a kernel
     compile begins (a cache miss; the kernels it calls, compiled within it, are not reported
     apart) and ``ended(module, name)`` when it has ended. ``started`` may raise (a run
     cancelled, a preparation giving way): the compile then does not begin, nothing compiled is
@@ -262,11 +266,12 @@ def watching_compiles(started: CompileHook, ended: CompileHook | None = None) ->
     the kernel to its cache after it); an exception from it is ignored."""
     _install_watch()
     entry = (started, ended)
-    _threads.watchers.append(entry)
+    where = _everywhere if every_thread else _threads.watchers
+    where.append(entry)
     try:
         yield
     finally:
-        _threads.watchers.remove(entry)
+        where.remove(entry)
 
 
 def compile_seconds() -> float:

@@ -111,6 +111,12 @@ def test_watching_compiles_reports_a_compile_in_this_thread_only() -> None:
     assert jit_cache.compile_seconds() > before
     _fresh_kernel()(1.0)  # type: ignore[operator]  # after the block: no hook called
     assert len(seen) == 2
+    everywhere: list[str] = []
+    with jit_cache.watching_compiles(lambda m, n: everywhere.append(n), every_thread=True):
+        other = threading.Thread(target=lambda: _fresh_kernel()(1.0))  # type: ignore[operator]
+        other.start()
+        other.join()
+    assert everywhere == ["plus_one"]  # a run's helper thread compiles: said too
 
 
 def test_a_hook_that_raises_stops_the_compile_before_it_begins() -> None:
