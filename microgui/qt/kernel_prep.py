@@ -200,11 +200,11 @@ class KernelPrep(QObject):
 
     def _preparing(self, warm_up: WarmUp) -> Job:
         """``warm_up`` as a job of the preparation's thread, stopped before a kernel compile
-        begins while a run computes (see :meth:`giving_way`)."""
+        begins while a run computes (see :meth:`giving_way`) or once the window closes."""
         from microgui.core.methods.jit_cache import watching_compiles
 
         def gate(_module: str, _name: str) -> None:
-            if self._holds > 0:  # an int read: no lock needed
+            if self._holds > 0 or self._stopped:  # an int read: no lock needed
                 self._gave_way.add(warm_up)
                 raise _GiveWay()
 
@@ -247,8 +247,9 @@ class KernelPrep(QObject):
         self.finished.emit(self.ready, self.total)
 
     def shutdown(self, timeout_ms: int = 60_000) -> bool:
-        """Stop after the warm-up in progress (a compile cannot be interrupted: at most about
-        10 s) and wait for it; True when the pool is done (called when the window closes)."""
+        """Stop the warm-up in progress before its next kernel compile (the compile under way
+        cannot be interrupted: tens of seconds for the largest kernels on a loaded machine) and
+        wait for it; True when the pool is done (called when the window closes)."""
         self._stopped = True
         with self._lock:
             self._queue.clear()
