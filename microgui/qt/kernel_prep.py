@@ -74,6 +74,14 @@ def _freeze_start_up_objects() -> None:
         gc.freeze()
 
 
+def _first_needed(warm_up: WarmUp) -> int:
+    """The preparation's order: MDAV's kernels (the proposed run's), then the optimal
+    univariate partition's (every run's lower bound compiles it: a run started later then
+    finds it ready), then the others in the registry's order."""
+    module = warm_up.__module__
+    return 0 if module.endswith(".mdav") else 1 if module.endswith(".univariate") else 2
+
+
 class _GiveWay(Exception):
     """Raised in the preparation's thread when a kernel compile would begin while a run
     computes: the compile does not begin, and the warm-up is taken again after the run."""
@@ -142,13 +150,17 @@ class KernelPrep(QObject):
             return
         if methods is None:
             from microgui.core.methods import available_methods
+            from microgui.core.methods.refine import warm_up as refine_warm_up
 
             methods = [(m.name, m.warm_up) for m in available_methods()]
+            # the refinement any partitioning method may end with (refine=…): its first deep
+            # run compiled for 30 s after the preparation had ended (issue 30)
+            methods.append(("refinement", refine_warm_up))
         self._methods = list(methods)
         _freeze_start_up_objects()
         order = sorted(
             {w: None for _n, w in self._methods if w is not None and w not in _prepared},
-            key=lambda w: 0 if w.__module__.endswith(".mdav") else 1,
+            key=_first_needed,
         )
         self._gave_way = set()
         with self._lock:

@@ -45,7 +45,7 @@ def test_the_app_window_prepares_the_registry_from_start_up(qtbot) -> None:  # t
     with qtbot.waitSignal(win.kernel_prep.finished, timeout=RUN_TIMEOUT_MS) as blocker:
         pass
     ready, total = blocker.args
-    assert total == len(available_methods())
+    assert total == len(available_methods()) + 1  # and the refinement's kernels
     assert ready == total and win.kernel_prep.failed == []
 
 
@@ -289,3 +289,13 @@ def test_empty_kernel_cache_run_then_cancel_frees_the_window_within_a_second() -
     assert session["outcome"] == "cancelled", session
     assert session["cancel_to_idle_ms"] < 1000, session
     assert session["said_compiling"], session
+
+
+def test_the_preparation_takes_mdav_then_the_lower_bound_first(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """MDAV's kernels (the proposed run's) first, then the optimal univariate partition's,
+    which every run's lower bound compiles; the others after, in the registry's order."""
+    calls: list[str] = []
+    names = ["cbfs", "univariate", "mdav", "md"]
+    with qtbot.waitSignal(window.kernel_prep.finished, timeout=5000):
+        window.kernel_prep.start([(n, fake_warm_up(calls, n)) for n in names])
+    assert [c.split("@")[0] for c in calls] == ["mdav", "univariate", "cbfs", "md"]
