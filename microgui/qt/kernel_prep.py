@@ -278,7 +278,7 @@ def compile_status(method: str, module: str) -> str:
         what = "the kernels of the measures"
     else:
         what = f"the kernels of {method}"
-    return f"compiling {what} (first run only)…"
+    return f"compiling {what} (first run only)"  # the run panel adds the ellipsis
 
 
 def after_kernels(job: Job, spec: RunSpec) -> Job:

@@ -211,12 +211,12 @@ def test_a_compile_inside_a_run_says_so_in_its_status() -> None:
     assert wrapped(lambda f, text="": said.append((f, text))) == "done"
     assert said == [
         (0.3, "grouping"),
-        (0.3, "compiling the kernels of mdav-generic (first run only)…"),
+        (0.3, "compiling the kernels of mdav-generic (first run only)"),
         (0.3, "grouping"),
         (0.6, "measuring"),
     ]
     assert kernel_prep.compile_status("mdav", "microgui.core.methods.refine_kernels") == (
-        "compiling the refinement kernels (first run only)…"
+        "compiling the refinement kernels (first run only)"
     )
     assert "of the measures" in kernel_prep.compile_status("mdav", "microgui.core.metrics.risk")
 
