@@ -86,23 +86,38 @@ def first_run_lines() -> list[str]:
 
     after = r.get("run_after_preparation_s")
     verdict = "n/a" if after is None else ("PASS" if float(after) <= 2.0 else "MISS")
-    waited = "said it waited for its kernels" if r.get("run_at_once_waited") else "no waiting said"
+    said = "said it compiled" if r.get("run_at_once_said_compiling") else "no compiling said"
     cli, app = r.get("cli_first_run_s"), r.get("run_at_once_s")
     target = (
         "n/a"
         if cli is None or app is None
         else ("PASS" if float(app) <= float(cli) + 2.0 else "MISS")
     )
+    prepared = r.get("preparation_s")
+    # first_run_times presses Run after at most 60 s: a longer preparation was still going on
+    early = (
+        " (pressed at 60 s, before the preparation ended: the run shared the processor with "
+        "the compile under way)"
+        if prepared is not None and float(prepared) > 60.0
+        else ""
+    )
+    gaps = [r.get(key) for key in ("preparation_max_gap_ms", "run_at_once_max_gap_ms")]
+    stall = (
+        "n/a"
+        if any(g is None for g in gaps)
+        else ("PASS" if max(float(g) for g in gaps if g is not None) <= 100 else "MISS")
+    )
     return [
         f"  first minute, empty kernel cache ({r.get('outcome')}):",
-        f"    window shown to demo result, Run pressed at once: {s('run_at_once_s')} ({waited}); "
+        f"    window shown to demo result, Run pressed at once: {s('run_at_once_s')} ({said}); "
         f"without the background preparation {s('without_preparation_run_at_once_s')}",
         f"    the command line's first run of the same demo run (whole command): "
         f"{s('cli_first_run_s')}; app at once <= CLI + 2 s (issue 30) {target}",
         f"    background preparation of every method: {s('preparation_s')}; Run pressed after it: "
-        f"{s('run_after_preparation_s')} <= 2 s {verdict}",
-        f"    longest event-loop stall: {r.get('preparation_max_gap_ms')} ms while preparing, "
-        f"{r.get('run_at_once_max_gap_ms')} ms with Run pressed at once",
+        f"{s('run_after_preparation_s')} <= 2 s {verdict}{early}",
+        f"    longest event-loop stall (10 ms QTimer heartbeat): "
+        f"{r.get('preparation_max_gap_ms')} ms while preparing, "
+        f"{r.get('run_at_once_max_gap_ms')} ms with Run pressed at once <= 100 ms {stall}",
     ]
 
 

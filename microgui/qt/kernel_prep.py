@@ -1,4 +1,4 @@
-"""Preparing the methods' compiled kernels in the background from start-up (issue 15).
+"""Preparing the methods' compiled kernels in the background from start-up (issues 15, 30).
 
 The first run of a method after installing (or updating) microgui compiles its numba kernels:
 about 10 s for MDAV and 45 s for all of them on a 2-core machine, while a run sits at 0 %. From
@@ -11,25 +11,30 @@ one-thread pool, never in the GUI thread, from the moment the window shows; the 
 ("Preparing methods (once after installing): 5 of 19…", then "Methods ready"), but only when the
 preparation takes longer than :data:`SHOW_AFTER_MS`: loading a filled cache shows nothing.
 
-A run started meanwhile (:func:`after_kernels`, applied by the controller to every run) first
-waits for its method's kernels, which the preparation takes next, and says so in the run's status
-("waiting for the mdav kernels to be prepared (once after installing)"); while it waits it checks
-the cancel flag ten times a second. While a run computes, the preparation starts no further
-warm-up (it gives way). Kernels are process-wide, so is the preparation in progress.
+A run started meanwhile does not wait for the preparation (issue 30: it waited for MDAV's
+whole warm-up, 73 s with an empty cache, where the run needs a third of it): it starts at once
+and compiles the kernels it calls (numba compiles on the first call), while the preparation
+gives way - it starts no further warm-up, and a warm-up under way stops before its next kernel
+compile begins (:func:`~microgui.core.methods.jit_cache.watching_compiles`; the kernel compiled
+at that moment is finished: numba's compiler lock serialises compiles, and a compile cannot be
+interrupted), to be taken again, cheaply, when the run ends. A compile inside a run says so in
+its status ("compiling the kernels of mdav-generic (first run only)…", :func:`after_kernels`).
+Kernels are process-wide, so is the preparation in progress.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
-from microgui.core.progress import ProgressFn
+from microgui.core.progress import ProgressFn, RunCancelled
 from microgui.core.runs import RunSpec
 from microgui.qt.workers import Job, TaskSlot, make_run_pool, stop_tasks
 
@@ -38,6 +43,7 @@ __all__ = [
     "KernelStatusLabel",
     "WarmUp",
     "after_kernels",
+    "compile_status",
     "active_preparation",
     "SHOW_AFTER_MS",
     "READY_SHOWN_MS",
@@ -49,8 +55,37 @@ WarmUp = Callable[[], float]
 SHOW_AFTER_MS = 1000
 #: How long "Methods ready" stays in the status bar after a preparation that was shown.
 READY_SHOWN_MS = 5000
-#: How often a run waiting for its kernels looks at its cancel flag (seconds).
-_WAIT_POLL_S = 0.1
+
+
+_frozen = False
+
+
+def _freeze_start_up_objects() -> None:
+    """Move the objects of start-up (modules, Qt wrappers, the table) out of the collector's
+    reach, once per process (:func:`gc.freeze`). A compile makes so many objects that Python's
+    full collections run several times during it, each scanning every object of the process
+    while holding the GIL, so the GUI thread stands still: on the demo's first run, 8 full
+    collections, the longest 849 ms; after the freeze, the longest 292 ms (rough, on a loaded
+    2-core machine). The cost: cyclic garbage left at that moment is never collected (a few
+    objects of start-up)."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.freeze()
+
+
+def _first_needed(warm_up: WarmUp) -> int:
+    """The preparation's order: MDAV's kernels (the proposed run's), then the optimal
+    univariate partition's (every run's lower bound compiles it: a run started later then
+    finds it ready), then the others in the registry's order."""
+    module = warm_up.__module__
+    return 0 if module.endswith(".mdav") else 1 if module.endswith(".univariate") else 2
+
+
+class _GiveWay(Exception):
+    """Raised in the preparation's thread when a kernel compile would begin while a run
+    computes: the compile does not begin, and the warm-up is taken again after the run."""
+
 
 #: The warm-ups that have finished in this process (compiled kernels are process-wide).
 _prepared: set[WarmUp] = set()
@@ -76,9 +111,9 @@ class KernelPrep(QObject):
         self._slot = TaskSlot(self.pool, self)
         self._slot.finished.connect(lambda _i, _value, warm_up: self._done(warm_up, True))
         self._slot.failed.connect(lambda _i, _m, _d, warm_up: self._done(warm_up, False))
-        self._lock = threading.Lock()  # the queue: reordered from a waiting run's thread
+        self._lock = threading.Lock()  # the queue and the holds (runs hold from their thread)
         self._queue: list[WarmUp] = []
-        self._events: dict[WarmUp, threading.Event] = {}
+        self._gave_way: set[WarmUp] = set()  # warm-ups stopped for a run: taken again after it
         self._methods: list[tuple[str, WarmUp | None]] = []
         self._stop_listening: Callable[[], None] | None = None
         self._started_at = 0.0
@@ -106,10 +141,6 @@ class KernelPrep(QObject):
         """The methods whose kernels are ready (methods without kernels included)."""
         return sum(1 for _name, w in self._methods if w is None or w in _prepared)
 
-    def warm_up_of(self, method: str) -> WarmUp | None:
-        """The warm-up this preparation runs for ``method`` (None: none, or an unknown name)."""
-        return next((w for name, w in self._methods if name == method), None)
-
     # running -------------------------------------------------------------------------------
     def start(self, methods: Sequence[tuple[str, WarmUp | None]] | None = None) -> None:
         """Start preparing the kernels of ``methods`` ((name, warm-up) pairs; default: every
@@ -119,14 +150,19 @@ class KernelPrep(QObject):
             return
         if methods is None:
             from microgui.core.methods import available_methods
+            from microgui.core.methods.refine import warm_up as refine_warm_up
 
             methods = [(m.name, m.warm_up) for m in available_methods()]
+            # the refinement any partitioning method may end with (refine=…): its first deep
+            # run compiled for 30 s after the preparation had ended (issue 30)
+            methods.append(("refinement", refine_warm_up))
         self._methods = list(methods)
+        _freeze_start_up_objects()
         order = sorted(
             {w: None for _n, w in self._methods if w is not None and w not in _prepared},
-            key=lambda w: 0 if w.__module__.endswith(".mdav") else 1,
+            key=_first_needed,
         )
-        self._events = {w: threading.Event() for w in order}
+        self._gave_way = set()
         with self._lock:
             self._queue = list(order)
         self.running = True
@@ -141,35 +177,12 @@ class KernelPrep(QObject):
         self.progress.emit(self.ready, self.total)
         self._next()
 
-    def prioritise(self, warm_up: WarmUp) -> None:
-        """Take ``warm_up`` next (thread-safe: called from a waiting run's thread)."""
-        with self._lock:
-            if warm_up in self._queue:
-                self._queue.remove(warm_up)
-                self._queue.insert(0, warm_up)
-
-    def wait_for(self, warm_up: WarmUp, method: str, progress: ProgressFn) -> None:
-        """Block (in a run's worker thread) until ``warm_up`` has ended, saying why in the run's
-        status; ``progress`` raises :class:`~microgui.core.progress.RunCancelled` on Cancel."""
-        event = self._events.get(warm_up)
-        if event is None:
-            return
-        self.prioritise(warm_up)
-        started = time.monotonic()
-        while not event.is_set():
-            waited = int(time.monotonic() - started)
-            so_far = f"; {waited} s so far" if waited else ""
-            if self.compiled.is_set():
-                text = f"to be prepared (once after installing{so_far})"
-            else:
-                text = "to load"
-            progress(0.0, f"waiting for the {method} kernels {text}")
-            event.wait(_WAIT_POLL_S)
-
     @contextmanager
     def giving_way(self) -> Iterator[None]:
-        """While the block runs (a run, in its thread), start no further warm-up: the run gets
-        the processor, and a kernel it compiles does not wait behind another compile."""
+        """While the block runs (a run, in its thread), start no further warm-up, and stop the
+        one under way before its next kernel compile: the run gets the processor, and a kernel
+        it compiles waits at most for the compile in progress (numba compiles one kernel at a
+        time), not for a whole warm-up."""
         with self._lock:
             self._holds += 1
         try:
@@ -195,17 +208,39 @@ class KernelPrep(QObject):
         if warm_up is None:
             self._finish()
             return
-        run: WarmUp = warm_up
-        self._slot.start(lambda _progress: run(), warm_up)
+        self._slot.start(self._preparing(warm_up), warm_up)
+
+    def _preparing(self, warm_up: WarmUp) -> Job:
+        """``warm_up`` as a job of the preparation's thread, stopped before a kernel compile
+        begins while a run computes (see :meth:`giving_way`) or once the window closes."""
+        from microgui.core.methods.jit_cache import watching_compiles
+
+        def gate(_module: str, _name: str) -> None:
+            if self._holds > 0 or self._stopped:  # an int read: no lock needed
+                self._gave_way.add(warm_up)
+                raise _GiveWay()
+
+        def job(_progress: ProgressFn) -> None:
+            try:
+                with watching_compiles(gate):
+                    warm_up()
+            except _GiveWay:
+                pass
+
+        return job
 
     def _done(self, warm_up: Any, ok: bool) -> None:
+        if warm_up in self._gave_way:  # stopped for a run (even if it then failed): again later
+            self._gave_way.discard(warm_up)
+            with self._lock:
+                self._queue.insert(0, warm_up)
+            if self.running:
+                self._next()
+            return
         if ok:
             _prepared.add(warm_up)
         else:
             self.failed += [name for name, w in self._methods if w is warm_up]
-        event = self._events.get(warm_up)
-        if event is not None:
-            event.set()
         if self.running:
             self.progress.emit(self.ready, self.total)
             self._next()
@@ -216,8 +251,6 @@ class KernelPrep(QObject):
             return
         self.running = False
         self.seconds = time.perf_counter() - self._started_at
-        for event in self._events.values():  # a run still waiting goes on (and compiles)
-            event.set()
         if _active is self:
             _active = None
         if self._stop_listening is not None:
@@ -226,8 +259,9 @@ class KernelPrep(QObject):
         self.finished.emit(self.ready, self.total)
 
     def shutdown(self, timeout_ms: int = 60_000) -> bool:
-        """Stop after the warm-up in progress (a compile cannot be interrupted: at most about
-        10 s) and wait for it; True when the pool is done (called when the window closes)."""
+        """Stop the warm-up in progress before its next kernel compile (the compile under way
+        cannot be interrupted: tens of seconds for the largest kernels on a loaded machine) and
+        wait for it; True when the pool is done (called when the window closes)."""
         self._stopped = True
         with self._lock:
             self._queue.clear()
@@ -236,21 +270,48 @@ class KernelPrep(QObject):
         return done
 
 
+def compile_status(method: str, module: str) -> str:
+    """What a run's status says while a kernel of ``module`` compiles inside it."""
+    if module.rsplit(".", 1)[-1].startswith("refine"):
+        what = "the refinement kernels"
+    elif ".metrics." in module or module.endswith(".metrics"):
+        what = "the kernels of the measures"
+    else:
+        what = f"the kernels of {method}"
+    return f"compiling {what} (first run only)"  # the run panel adds the ellipsis
+
+
 def after_kernels(job: Job, spec: RunSpec) -> Job:
-    """``job``, first waiting for the kernels of ``spec``'s method while the app prepares them,
-    then computing with the preparation paused (unchanged when no preparation is in progress)."""
-    prep = _active
-    if prep is None:
-        return job
-    warm_up = prep.warm_up_of(spec.method)
+    """``job``, saying in its status when it compiles a kernel (:func:`compile_status`), and
+    computing with the preparation in progress, if any, paused (:meth:`KernelPrep.giving_way`).
+    It never waits for the preparation: the kernels it needs are compiled as it calls them."""
+    from microgui.core.methods.jit_cache import watching_compiles
 
-    def waiting(progress: ProgressFn) -> Any:
-        if warm_up is not None:
-            prep.wait_for(warm_up, spec.method, progress)
-        with prep.giving_way():
-            return job(progress)
+    def running(progress: ProgressFn) -> Any:
+        last: list[Any] = [0.0, ""]
 
-    return waiting
+        def noted(fraction: float, status: str = "", /) -> None:
+            last[0], last[1] = fraction, status
+            progress(fraction, status)
+
+        def started(module: str, _name: str) -> None:
+            # may raise RunCancelled: the compile then does not begin
+            progress(last[0], compile_status(spec.method, module))
+
+        def ended(_module: str, _name: str) -> None:
+            with suppress(RunCancelled):  # seen at the job's next progress call
+                progress(last[0], last[1])
+
+        prep = _active
+        # every thread: a run computes its lower bound in a helper thread, which compiles too
+        # (the preparation's thread gives way before its own compiles while the run holds)
+        with watching_compiles(started, ended, every_thread=True):
+            if prep is None:
+                return job(noted)
+            with prep.giving_way():
+                return job(noted)
+
+    return running
 
 
 class KernelStatusLabel(QLabel):
@@ -261,8 +322,8 @@ class KernelStatusLabel(QLabel):
         self.prep = prep
         self.setToolTip(
             "After installing or updating, microgui compiles its methods once (about a minute); "
-            "later starts load them in under a second. A run started meanwhile waits for its "
-            "method's kernels, which are prepared first."
+            "later starts load them in under a second. A run started meanwhile does not wait: "
+            "it compiles what it needs first, and the preparation pauses."
         )
         self.setContentsMargins(0, 0, 12, 0)  # apart from the table's label beside it
         self.hide()

@@ -1,9 +1,9 @@
-"""Issue 15, no silent compile: the app prepares the methods' kernels in the background."""
+"""Issues 15 and 30, no silent compile and no waiting: the app prepares the methods' kernels in
+the background; a run started meanwhile compiles its own at once and says so."""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import pytest
@@ -45,7 +45,7 @@ def test_the_app_window_prepares_the_registry_from_start_up(qtbot) -> None:  # t
     with qtbot.waitSignal(win.kernel_prep.finished, timeout=RUN_TIMEOUT_MS) as blocker:
         pass
     ready, total = blocker.args
-    assert total == len(available_methods())
+    assert total == len(available_methods()) + 1  # and the refinement's kernels
     assert ready == total and win.kernel_prep.failed == []
 
 
@@ -98,58 +98,137 @@ def test_a_quick_preparation_shows_nothing(window: MainWindow, qtbot) -> None:  
     assert window.kernel_status.isHidden()
 
 
-def test_a_run_during_preparation_waits_for_its_kernels_and_says_so(
+def test_a_run_during_preparation_does_not_wait_for_the_warm_ups(
     demo_window: MainWindow,
     qtbot,  # type: ignore[no-untyped-def]
 ) -> None:
-    """Run pressed while another method's kernels compile: its own are taken next, the run's
-    status says it waits (not a silent 0 %), Cancel frees the window at once, and a new run
-    goes on when its kernels are ready; the preparation gives way while a run computes."""
-    ctl, panel, prep = demo_window.controller, demo_window.run_panel, demo_window.kernel_prep
-    busy, calls = threading.Event(), []
-    spec = ctl.default_spec()
+    """Issue 30: Run pressed while a warm-up is under way (here blocked) computes at once: it
+    waits neither for that warm-up nor for its own method's (it compiles what it calls), and
+    the preparation takes the rest after it."""
+    from microgui.core.progress import ProgressFn
+    from microgui.core.runs import RunSpec
+
+    ctl, prep = demo_window.controller, demo_window.kernel_prep
+    busy, calls, ran = threading.Event(), [], threading.Event()
+    spec = RunSpec.make("mdav", 3)
     prep.start(
         [
             ("cbfs", fake_warm_up(calls, "cbfs", busy)),  # compiling when Run is pressed
-            ("median", fake_warm_up(calls, "median")),
-            (spec.method, fake_warm_up(calls, spec.method)),
-            ("vmdav", fake_warm_up(calls, "vmdav")),
+            (spec.method, fake_warm_up(calls, "own")),  # the run's own method's
         ]
     )
+
+    def job(progress: ProgressFn) -> object:
+        ran.set()
+        raise RuntimeError("stop here")
+
     try:
-        panel.set_spec(spec)
-        run_id = panel.run()
-        assert run_id is not None
-        qtbot.waitUntil(lambda: "Waiting for the" in panel.status_label.text(), timeout=2000)
-        assert panel.status_label.text() == f"Waiting for the {spec.method} kernels to load…"
-        prep.compiled.set()
-        qtbot.waitUntil(lambda: "once after installing" in panel.status_label.text(), timeout=2000)
-        qtbot.waitUntil(lambda: "s so far" in panel.status_label.text(), timeout=3000)
-        assert ctl.is_running and prep.running
-        # Cancel: acknowledged at once, the window idle again
-        started = time.perf_counter()
-        with qtbot.waitSignal(ctl.run_cancelled, timeout=1000):
-            panel.cancel_button.click()
-        qtbot.waitUntil(lambda: panel.run_button.isEnabled() and not ctl.is_running, timeout=1000)
-        assert time.perf_counter() - started < 1.0
-        ctl.pool.waitForDone(2000)  # the waiting worker looked at its flag and stopped
-        assert ctl.pool.activeThreadCount() == 0
-        # Run again; the compile in progress ends; the run's kernels come next, then the run
-        statuses: list[str] = []
-        ctl.run_progress.connect(lambda _i, _f, text: statuses.append(text))
-        panel.run()
-        qtbot.waitUntil(lambda: bool(statuses), timeout=2000)
+        qtbot.waitUntil(lambda: bool(calls), timeout=2000)
+        with qtbot.waitSignal(ctl.run_failed, timeout=5000):
+            ctl.start_job(job, spec, ctl.dataset)
+        assert ran.is_set() and [c.split("@")[0] for c in calls] == ["cbfs"] and prep.running
     finally:
         busy.set()
-    with qtbot.waitSignal(ctl.run_finished, timeout=RUN_TIMEOUT_MS):
-        pass
-    order = [c.split("@")[0] for c in calls]
-    assert order[:2] == ["cbfs", spec.method]
-    assert statuses[0].startswith(f"waiting for the {spec.method} kernels to be prepared")
     qtbot.waitUntil(lambda: not prep.running, timeout=10_000)
-    assert sorted(c.split("@")[0] for c in calls) == sorted(
-        ["cbfs", "median", spec.method, "vmdav"]
+    assert [c.split("@")[0] for c in calls] == ["cbfs", "own"]
+
+
+def test_a_warm_up_gives_way_before_its_next_compile_and_is_taken_again(
+    demo_window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+) -> None:
+    """A warm-up under way when a run starts stops before its next kernel compile (numba
+    compiles one kernel at a time: the run would wait behind it), and is run again, whole,
+    after the run: its second kernel is then compiled, and the preparation ends with every
+    method ready."""
+    import numba
+
+    from microgui.core.progress import ProgressFn
+    from microgui.core.runs import RunSpec
+
+    def first(x: float) -> float:
+        return x + 1.0
+
+    def second(x: float) -> float:
+        return x * 2.0
+
+    kernels = [numba.njit(cache=False)(first), numba.njit(cache=False)(second)]
+    between, calls = threading.Event(), []
+
+    def warm_up() -> float:
+        calls.append("warm")
+        kernels[0](1.0)
+        assert between.wait(20), "the test never let the warm-up go on"
+        kernels[1](1.0)
+        return 0.0
+
+    ctl, prep = demo_window.controller, demo_window.kernel_prep
+    running, release = threading.Event(), threading.Event()
+
+    def job(progress: ProgressFn) -> object:
+        running.set()
+        release.wait(10)
+        raise RuntimeError("stop here")
+
+    prep.start([("a", warm_up)])
+    try:
+        qtbot.waitUntil(lambda: bool(kernels[0].signatures), timeout=10_000)
+        ctl.start_job(job, RunSpec.make("individual-ranking", 3), ctl.dataset)
+        assert running.wait(5)
+        between.set()  # the warm-up goes on to its second kernel while the run computes
+        qtbot.waitUntil(lambda: prep._paused, timeout=5000)
+        assert not kernels[1].signatures and calls == ["warm"] and prep.ready == 0
+    finally:
+        between.set()
+        release.set()
+    with qtbot.waitSignal(prep.finished, timeout=20_000) as blocker:
+        pass
+    assert blocker.args == [1, 1] and calls == ["warm", "warm"]
+    assert kernels[1].signatures and prep.failed == []
+
+
+def test_a_compile_inside_a_run_says_so_in_its_status() -> None:
+    """Issue 30: the run's status says it compiles (which kernels) and then goes back to what
+    it said; a Cancel seen as a compile would begin stops the run before the compile."""
+    import numba
+
+    from microgui.core.progress import RunCancelled
+    from microgui.core.runs import RunSpec
+
+    def twice(x: float) -> float:
+        return 2.0 * x
+
+    kernel = numba.njit(cache=False)(twice)
+    said: list[tuple[float, str]] = []
+
+    def job(progress):  # type: ignore[no-untyped-def]
+        progress(0.3, "grouping")
+        kernel(1.0)
+        progress(0.6, "measuring")
+        return "done"
+
+    wrapped = kernel_prep.after_kernels(job, RunSpec.make("mdav-generic", 5))
+    assert wrapped(lambda f, text="": said.append((f, text))) == "done"
+    assert said == [
+        (0.3, "grouping"),
+        (0.3, "compiling the kernels of mdav-generic (first run only)"),
+        (0.3, "grouping"),
+        (0.6, "measuring"),
+    ]
+    assert kernel_prep.compile_status("mdav", "microgui.core.methods.refine_kernels") == (
+        "compiling the refinement kernels (first run only)"
     )
+    assert "of the measures" in kernel_prep.compile_status("mdav", "microgui.core.metrics.risk")
+
+    fresh = numba.njit(cache=False)(twice)
+
+    def cancelling(fraction: float, text: str = "") -> None:
+        if text.startswith("compiling"):
+            raise RunCancelled()
+
+    with pytest.raises(RunCancelled):
+        kernel_prep.after_kernels(lambda p: fresh(1.0), RunSpec.make("mdav", 5))(cancelling)
+    assert not fresh.signatures  # stopped before the compile began
 
 
 def test_the_preparation_gives_way_to_a_run(demo_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -203,10 +282,20 @@ def test_closing_the_window_stops_the_preparation(qtbot) -> None:  # type: ignor
 def test_empty_kernel_cache_run_then_cancel_frees_the_window_within_a_second() -> None:
     """The issue's check: with an empty kernel cache (a new process, its own empty cache
     folder), the app as started by ``microgui gui``: Run, Cancel 0.5 s later, the window is idle
-    again within 1 s; the run said it waited for its kernels."""
+    again within 1 s; the run said it compiled its kernels (issue 30: it no longer waits)."""
     from microgui.qt.perf import fresh_cache_session
 
     session = fresh_cache_session("cancel", timeout_s=600)
     assert session["outcome"] == "cancelled", session
     assert session["cancel_to_idle_ms"] < 1000, session
-    assert session["waited_for_kernels"], session
+    assert session["said_compiling"], session
+
+
+def test_the_preparation_takes_mdav_then_the_lower_bound_first(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """MDAV's kernels (the proposed run's) first, then the optimal univariate partition's,
+    which every run's lower bound compiles; the others after, in the registry's order."""
+    calls: list[str] = []
+    names = ["cbfs", "univariate", "mdav", "md"]
+    with qtbot.waitSignal(window.kernel_prep.finished, timeout=5000):
+        window.kernel_prep.start([(n, fake_warm_up(calls, n)) for n in names])
+    assert [c.split("@")[0] for c in calls] == ["mdav", "univariate", "cbfs", "md"]

@@ -24,6 +24,7 @@ import functools
 import hashlib
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -34,7 +35,17 @@ import numba
 
 from microgui._version import __version__
 
-__all__ = ["configure", "cache_folder", "source_hash", "njit", "file_lock", "on_first_compile"]
+__all__ = [
+    "configure",
+    "cache_folder",
+    "source_hash",
+    "njit",
+    "file_lock",
+    "on_first_compile",
+    "watching_compiles",
+    "compile_seconds",
+    "CompileHook",
+]
 
 _PREFIX = "kernels-"
 _configured: Path | None = None
@@ -170,6 +181,107 @@ def on_first_compile(callback: Callable[[str], None]) -> Callable[[], None]:
     return lambda: event.unregister("numba:compile", listener)  # type: ignore[no-untyped-call]
 
 
+#: Called with the compiled function's module and name (see :func:`watching_compiles`).
+CompileHook = Callable[[str, str], None]
+
+
+class _ThreadCompiles(threading.local):
+    """One thread's compiles: nesting depth, watchers, seconds spent compiling."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.started = 0.0
+        self.seconds = 0.0
+        self.skip_end = False  # the start was refused by a watcher: its end event is not ours
+        self.watchers: list[tuple[CompileHook, CompileHook | None]] = []
+
+
+_threads = _ThreadCompiles()
+_everywhere: list[tuple[CompileHook, CompileHook | None]] = []  # watchers of every thread
+_watch_installed = False
+_watch_lock = threading.Lock()
+
+
+def _install_watch() -> None:
+    """Register, once per process, the listener behind :func:`watching_compiles` and
+    :func:`compile_seconds` (numba fires ``numba:compile`` only on a cache miss, in the thread
+    that compiles, inside its compiler lock)."""
+    global _watch_installed
+    with _watch_lock:
+        if _watch_installed:
+            return
+        from numba.core import event
+
+        class _Watch(event.Listener):
+            def on_start(self, ev: Any) -> None:
+                here = _threads
+                if here.depth == 0:
+                    dispatcher = (ev.data or {}).get("dispatcher")
+                    module = str(getattr(dispatcher, "__module__", "") or "")
+                    name = str(getattr(dispatcher, "__name__", "kernel"))
+                    for started, _ended in [*here.watchers, *_everywhere]:
+                        try:
+                            started(module, name)
+                        except BaseException:
+                            # nothing compiled yet: numba's lock is released on the way out,
+                            # and trigger_event still sends this event's end, which is not ours
+                            here.skip_end = True
+                            raise
+                    here.started = time.perf_counter()
+                here.depth += 1
+
+            def on_end(self, ev: Any) -> None:
+                here = _threads
+                if here.skip_end:
+                    here.skip_end = False
+                    return
+                here.depth = max(0, here.depth - 1)
+                if here.depth:
+                    return
+                here.seconds += time.perf_counter() - here.started
+                dispatcher = (ev.data or {}).get("dispatcher")
+                module = str(getattr(dispatcher, "__module__", "") or "")
+                name = str(getattr(dispatcher, "__name__", "kernel"))
+                for _started, ended in [*here.watchers, *_everywhere]:
+                    if ended is None:
+                        continue
+                    # numba saves the kernel to the cache after this event: never raise here
+                    with suppress(Exception):
+                        ended(module, name)
+
+        event.register("numba:compile", _Watch())  # type: ignore[no-untyped-call]
+        _watch_installed = True
+
+
+@contextmanager
+def watching_compiles(
+    started: CompileHook, ended: CompileHook | None = None, *, every_thread: bool = False
+) -> Iterator[None]:
+    """While the block runs, in this thread (``every_thread``: in any thread, e.g. a run's
+    helper threads; this thread's own watchers are called first): ``started(module, name)`` when a kernel
+    compile begins (a cache miss; the kernels it calls, compiled within it, are not reported
+    apart) and ``ended(module, name)`` when it has ended. ``started`` may raise (a run
+    cancelled, a preparation giving way): the compile then does not begin, nothing compiled is
+    lost, and the exception comes out of the kernel call. ``ended`` must not raise (numba saves
+    the kernel to its cache after it); an exception from it is ignored."""
+    _install_watch()
+    entry = (started, ended)
+    where = _everywhere if every_thread else _threads.watchers
+    where.append(entry)
+    try:
+        yield
+    finally:
+        where.remove(entry)
+
+
+def compile_seconds() -> float:
+    """Seconds this thread has spent compiling kernels so far (cache misses; 0.0 with a filled
+    cache): a phase that times itself subtracts it, so that a first run's compile does not
+    inflate its estimate of the time left."""
+    _install_watch()
+    return _threads.seconds
+
+
 def source_hash() -> str:
     """A short hash of every ``.py`` file of ``microgui.core.methods`` (names and contents)."""
     digest = hashlib.sha256(__version__.encode())
@@ -221,3 +333,4 @@ def configure() -> Path | None:
 
 
 configure()  # at import: the package imports this module before any kernel module
+_install_watch()

@@ -66,6 +66,7 @@ from microgui.core.methods.base import (
     MethodInput,
     MethodOutput,
 )
+from microgui.core.methods.jit_cache import compile_seconds
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.table.aggregate import aggregate
@@ -241,8 +242,8 @@ class _State:
             touched, touched.size, self.log, -1,
         )  # fmt: skip
 
-    def local(self, progress: ProgressFn, lo: float, hi: float) -> None:
-        """Local search until the work list is empty."""
+    def local(self, progress: ProgressFn) -> None:
+        """Local search until the work list is empty (``progress``: this phase's own 0..1)."""
         n = self.x.shape[0]
         while self.q_len > 0:
             self.q_head, self.q_len, _, _ = rk.local_search(
@@ -250,13 +251,16 @@ class _State:
                 self.k, self.kmax, self.queue, self.in_queue, self.q_head, self.q_len,
                 SLICE, self.tol, self.log, -1,
             )  # fmt: skip
-            progress(lo + (hi - lo) * (1.0 - self.q_len / n), "refining: moves and swaps")
+            progress(1.0 - self.q_len / n, "moves and swaps")
 
-    def igd(self, progress: ProgressFn, lo: float, hi: float, max_iter: int = 1000) -> None:
-        """Decompose and Shrink over all groups until neither lowers the SSE."""
+    def igd(self, progress: ProgressFn, max_iter: int = 1000) -> None:
+        """Decompose and Shrink over all groups until neither lowers the SSE (``progress``:
+        this phase's own 0..1, its status naming the sweep: "sweep 2 of ~3")."""
         step = max(1, 2000 // self.k)
+        gains: list[float] = []
         for it in range(max_iter):
             gain = 0.0
+            passes = _igd_passes(gains)
             for decompose in (True, False):
                 order = np.flatnonzero(self.cnt > 0).astype(np.int64)
                 for start in range(0, order.size, step):
@@ -265,9 +269,10 @@ class _State:
                         self.pos, self.nbr, self.log, self.tol, order, start,
                         min(order.size, start + step), decompose,
                     )  # fmt: skip
-                    done = (start + step) / max(order.size, 1)
-                    frac = min(1.0, (it + 0.5 * (not decompose) + 0.5 * done) / (it + 2))
-                    progress(lo + (hi - lo) * frac, "refining: group decomposition (IGD)")
+                    done = min(1.0, (start + step) / max(order.size, 1))
+                    frac = (it + 0.5 * (not decompose) + 0.5 * done) / passes
+                    progress(frac, f"group decomposition, sweep {it + 1} of ~{passes}")
+            gains.append(gain)
             if gain > -self.tol:
                 break
         self.requeue_all()
@@ -278,7 +283,7 @@ class _State:
         self.in_queue[:] = True
         self.q_head, self.q_len = 0, n
 
-    def pairs(self, progress: ProgressFn, lo: float, hi: float) -> float:
+    def pairs(self, progress: ProgressFn) -> float:
         """Re-split every group with each group near it (exactly); the SSE change. The records
         of re-split groups are put on the work list for the local search that follows."""
         total = 0.0
@@ -292,7 +297,7 @@ class _State:
                 self.log, -1, self.queue, self.in_queue, self.q_head, self.q_len,
             )  # fmt: skip
             total += dlt
-            progress(lo + (hi - lo) * (start + part.size) / groups.size, "refining: pair re-splits")
+            progress((start + part.size) / groups.size, "pair re-splits")
         return total
 
 
@@ -323,30 +328,34 @@ def refine_partition(
     sizes = np.bincount(labels, minlength=g0)
     if sizes.min() < k:
         raise ValueError(f"a group of the partition has {int(sizes.min())} records, below k={k}")
-    progress = _monotone(progress)
+    progress(0.0, "refining")
     state = _State(x, labels, k, neighbours)
     state.split_all()
-    progress(0.0, "refining")
     done_rounds = 0
     if mode == "local":
-        state.local(progress, 0.0, 1.0)
+        state.local(_Timeline(progress, [("", 1.0)]).phase(0))
     elif mode == "igd":
-        state.igd(progress, 0.0, 1.0)
+        state.igd(_Timeline(progress, [("", 1.0)]).phase(0))
     else:
+        groups = int(np.count_nonzero(state.cnt))
+        line = _Timeline(progress, _deep_phases(rounds, groups, n))
         # local search from the method's own groups, a candidate deep must beat: deep begins
         # with IGD, which can lead elsewhere (the review: 20 records, local 13.40, deep 13.85)
         first = _State(x, labels, k, neighbours, nbr=state.nbr)
         first.split_all()
-        first.local(progress, 0.0, 0.05)
+        first.local(line.phase(0))
         candidate = first.labels()
-        state.igd(progress, 0.05, 0.2)
-        state.local(progress, 0.2, 0.25)
+        line.calibrate()
+        state.igd(line.phase(1))
+        state.local(line.phase(2))
         for sweep in range(PAIR_SWEEPS):
-            lo = 0.25 + 0.05 * sweep
-            if state.pairs(progress, lo, lo + 0.04) > -state.tol:
+            report = line.phase(3 + sweep)
+            if state.pairs(sub_progress(report, 0.0, 0.8)) > -state.tol:
+                line.skip(range(4 + sweep, 3 + PAIR_SWEEPS))
                 break
-            state.local(progress, lo + 0.04, lo + 0.05)
-        done_rounds = _perturb(state, rng or np.random.default_rng(0), rounds, progress)
+            state.local(sub_progress(report, 0.8, 1.0))
+        perturbing = line.phase(3 + PAIR_SWEEPS)
+        done_rounds = _perturb(state, rng or np.random.default_rng(0), rounds, perturbing)
     out = state.labels()
     after = float(rk.partition_sse(x, out, int(out.max()) + 1))
     if mode == "deep":
@@ -357,6 +366,140 @@ def refine_partition(
         out, after = labels, before
     progress(1.0, "refined")
     return RefineResult(out, mode, before, after, time.perf_counter() - started, done_rounds)
+
+
+#: deep's phases before any is timed: (name, cost in units of its first local search).
+#: Measured (rough; random tables of 5,000-60,000 records × 5-10 and the demo, k = 3-10): IGD
+#: 2-8 local searches, the second local search 0.5-1.2, each pair sweep 3-17; a perturbation
+#: round 50-200 local searches of one record (PERTURB_ROUND_COST), so that the perturbation is
+#: 70-1,200 times the first local search: the bar and the time left hang on it, and it is
+#: re-timed by its own pace once it runs.
+DEEP_PHASES = (
+    ("local search", 1.0),
+    ("group decomposition", 4.0),
+    ("local search", 1.0),
+    ("pair re-splits", 8.0),
+    ("pair re-splits", 8.0),
+)
+PERTURB_ROUND_COST = 100.0
+#: IGD passes expected before the first is done (measured: 2-4 on the reference sets).
+IGD_PASSES = 3
+#: The time left is said once the refinement has run this long (seconds; earlier it is noise).
+ETA_AFTER_S = 1.0
+
+
+def _deep_phases(rounds: int, groups: int, n: int) -> list[tuple[str, float]]:
+    """deep's phases with their costs before any is timed (see :data:`DEEP_PHASES`)."""
+    per_round = PERTURB_ROUND_COST / max(n, 1)
+    return [*DEEP_PHASES, ("perturbation", round_count(rounds, groups) * per_round)]
+
+
+def _igd_passes(gains: list[float]) -> int:
+    """How many IGD passes there will be, guessed from the SSE gains of those done: the gains
+    fall about geometrically, and IGD stops when a pass gains nothing; the guess is the passes
+    until a pass would gain under 1 % of the first (never below the passes done + 1)."""
+    done = len(gains)
+    if done < 2 or not gains[0] < 0 or not gains[-1] < 0:
+        return max(IGD_PASSES, done + 1)
+    ratio = gains[-1] / gains[-2]
+    if not 0 < ratio < 1:
+        return done + 1
+    more = np.log(0.01 * gains[0] / gains[-1]) / np.log(ratio)
+    return done + 1 + max(0, min(20, int(np.ceil(more))))
+
+
+def _time_left(seconds: float) -> str:
+    """ "about 20 s left", rounded as a person would say it."""
+    if seconds < 5:
+        return "a few seconds left"
+    if seconds < 20:
+        return f"about {seconds:.0f} s left"
+    if seconds < 90:
+        return f"about {5 * round(seconds / 5):.0f} s left"
+    return f"about {max(2, round(seconds / 60)):.0f} min left"
+
+
+class _Timeline:
+    """A refinement's progress in proportion to its time, with an estimate of the time left.
+
+    ``phases``: (name, cost) in any unit; each phase reports its own fraction 0..1 (and a
+    short status) through :meth:`phase`. The time left is the running phase's, from its own
+    pace once it has run a little (a perturbation's rounds are even work), else from its cost,
+    plus the costs of the phases after it, converted to seconds at the pace measured so far;
+    the bar is elapsed / (elapsed + left), never going back. Kernel compiles in this thread
+    (a first run, :func:`~microgui.core.methods.jit_cache.compile_seconds`) are not counted:
+    the run's status says it compiles meanwhile.
+    """
+
+    def __init__(self, progress: ProgressFn, phases: list[tuple[str, float]]) -> None:
+        self._progress = _monotone(progress)
+        self.names = [name for name, _cost in phases]
+        self.cost = [max(float(cost), 1e-9) for _name, cost in phases]
+        self.skipped: set[int] = set()
+        self.started = self._now()
+        self.phase_started = self.started
+        self.current = -1
+        self.pace: float | None = None  # seconds per unit of cost, once measured
+
+    @staticmethod
+    def _now() -> float:
+        return time.perf_counter() - compile_seconds()
+
+    def skip(self, phases: Any) -> None:
+        """Leave ``phases`` out (deep's second pair sweep when the first changed nothing)."""
+        self.skipped.update(int(i) for i in phases)
+
+    def calibrate(self) -> None:
+        """Rescale the costs of the phases to come by the time the first one took against its
+        cost (the priors are relative; the table's size and width set the real pace)."""
+        if self.current >= 0:
+            spent = self._now() - self.started
+            self.pace = spent / sum(self.cost[: self.current + 1]) if spent > 0 else None
+
+    def phase(self, index: int) -> ProgressFn:
+        """The progress function of phase ``index`` (its own fraction 0..1)."""
+
+        def report(fraction: float, status: str = "", /) -> None:
+            if index != self.current:
+                self.current = index
+                self.phase_started = self._now()
+            self._report(index, min(max(float(fraction), 0.0), 1.0), status)
+
+        return report
+
+    def _report(self, index: int, fraction: float, status: str) -> None:
+        now = self._now()
+        elapsed = max(now - self.started, 0.0)
+        in_phase = max(now - self.phase_started, 0.0)
+        done_cost = sum(c for i, c in enumerate(self.cost[:index]) if i not in self.skipped)
+        cost_here = self.cost[index]
+        pace = self.pace
+        if pace is None and done_cost + cost_here * fraction > 0 and elapsed > 0:
+            pace = elapsed / (done_cost + cost_here * fraction)
+        later = sum(c for i, c in enumerate(self.cost) if i > index and i not in self.skipped)
+        if pace is None:  # nothing measured yet: the costs alone
+            total = done_cost + cost_here + later
+            share = (done_cost + cost_here * fraction) / total if total > 0 else 0.0
+            left = None
+        else:
+            if fraction > 0.02 and in_phase > 0.5:
+                here_left = in_phase * (1.0 - fraction) / fraction
+            else:
+                here_left = pace * cost_here * (1.0 - fraction)
+            left = here_left + pace * later
+            share = elapsed / (elapsed + left) if elapsed + left > 0 else 0.0
+        shown = [i for i in range(len(self.cost)) if i not in self.skipped]
+        what = status
+        if len(shown) > 1:
+            number = shown.index(index) + 1 if index in shown else index + 1
+            name = self.names[index]
+            detail = status[len(name) + 2 :] if status.startswith(f"{name}, ") else status
+            inner = f" ({detail})" if detail and detail != name else ""
+            what = f"pass {number} of ~{len(shown)}, {name}{inner}"
+        text = f"refining: {what}" if what else "refining"
+        if left is not None and elapsed >= ETA_AFTER_S:
+            text += f" · {_time_left(left)}"
+        self._progress(share, text)
 
 
 def _monotone(progress: ProgressFn) -> ProgressFn:
@@ -401,7 +544,7 @@ def _perturb(state: _State, rng: np.random.Generator, rounds: int, progress: Pro
         if current < best:
             best, best_lab = current, state.lab.copy()
         done += m
-        progress(0.4 + 0.6 * done / total, f"refining: perturbation {done:,} of {total:,}")
+        progress(done / total, f"perturbation, round {done:,} of {total:,}")
     if not np.array_equal(best_lab, state.lab):
         state.lab[:] = best_lab
         state.cnt, state.sums, state.mem, state.pos = rk.build_state(

@@ -80,3 +80,61 @@ def test_file_lock_gives_up_without_stopping_the_run(tmp_path: Path) -> None:
     with file_lock(str(tmp_path / "y.lock")) as first:
         with file_lock(str(tmp_path / "y.lock"), seconds=0.1) as second:
             assert first and second is False
+
+
+def _fresh_kernel() -> object:
+    """A kernel never compiled before (no cache: each call of this makes a new one)."""
+
+    def plus_one(x: float) -> float:
+        return x + 1.0
+
+    return numba.njit(cache=False)(plus_one)
+
+
+def test_watching_compiles_reports_a_compile_in_this_thread_only() -> None:
+    """Issue 30: a run says when it compiles; the hook sees the kernel's module and name, once
+    per top-level compile, and not the compiles of another thread."""
+    import threading
+
+    seen: list[tuple[str, str, str]] = []
+    kernel = _fresh_kernel()
+    before = jit_cache.compile_seconds()
+    with jit_cache.watching_compiles(
+        lambda m, n: seen.append(("start", m, n)), lambda m, n: seen.append(("end", m, n))
+    ):
+        other = threading.Thread(target=lambda: _fresh_kernel()(1.0))  # type: ignore[operator]
+        other.start()
+        other.join()
+        assert kernel(1.0) == 2.0  # type: ignore[operator]
+        assert kernel(2.0) == 3.0  # type: ignore[operator]  # compiled: nothing more said
+    assert seen == [("start", __name__, "plus_one"), ("end", __name__, "plus_one")]
+    assert jit_cache.compile_seconds() > before
+    _fresh_kernel()(1.0)  # type: ignore[operator]  # after the block: no hook called
+    assert len(seen) == 2
+    everywhere: list[str] = []
+    with jit_cache.watching_compiles(lambda m, n: everywhere.append(n), every_thread=True):
+        other = threading.Thread(target=lambda: _fresh_kernel()(1.0))  # type: ignore[operator]
+        other.start()
+        other.join()
+    assert everywhere == ["plus_one"]  # a run's helper thread compiles: said too
+
+
+def test_a_hook_that_raises_stops_the_compile_before_it_begins() -> None:
+    """A preparation giving way to a run (or a cancelled run) raises from ``started``: the
+    compile does not happen, the exception comes out of the call, and the kernel compiles
+    normally at its next call."""
+
+    class Stop(Exception):
+        pass
+
+    def refuse(_m: str, _n: str) -> None:
+        raise Stop
+
+    kernel = _fresh_kernel()
+    with jit_cache.watching_compiles(refuse), pytest.raises(Stop):
+        kernel(1.0)  # type: ignore[operator]
+    assert not kernel.signatures  # type: ignore[attr-defined]
+    ends: list[str] = []
+    with jit_cache.watching_compiles(lambda m, n: None, lambda m, n: ends.append(n)):
+        assert kernel(1.0) == 2.0  # type: ignore[operator]
+    assert ends == ["plus_one"]  # the refused start left no stale nesting behind

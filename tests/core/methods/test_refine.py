@@ -516,3 +516,71 @@ def test_deep_is_never_worse_than_local_from_the_same_start(seed: int) -> None:
     local = refine_partition(x, start, k, "local")
     deep = refine_partition(x, start, k, "deep", rng=np.random.default_rng(1), rounds=3)
     assert deep.sse_after <= local.sse_after + 1e-9
+
+
+def test_deep_progress_is_monotone_and_names_its_passes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30: refine=deep reports "refining: pass i of ~6, <phase>" with the time left, the
+    fraction never going back, ending at 1."""
+    from microgui.core.methods import refine as refine_module
+
+    monkeypatch.setattr(refine_module, "ETA_AFTER_S", 0.0)  # say the time left at once
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(240, 3))
+    labels = np.repeat(np.arange(80), 3)
+    seen: list[tuple[float, str]] = []
+    refine_partition(
+        x, labels, 3, "deep", rng=rng, rounds=2, progress=lambda f, t="": seen.append((f, t))
+    )
+    fractions = [f for f, _t in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    texts = [t for _f, t in seen]
+    assert any(t.startswith("refining: pass 1 of ~6, local search") for t in texts)
+    assert any("pass 2 of ~" in t and "group decomposition (sweep 1 of ~" in t for t in texts)
+    assert any("perturbation (round " in t for t in texts)
+    assert sum(" left" in t for t in texts) >= len(texts) // 2
+
+
+def test_refinement_progress_follows_time_and_leaves_out_compiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The bar is elapsed / (elapsed + left): phases are timed by their own pace once they have
+    run a little, the later ones by their costs at the pace measured so far; seconds spent
+    compiling kernels in the thread are not counted (a first run)."""
+    from microgui.core.methods import refine as refine_module
+
+    clock = {"t": 0.0, "compiling": 0.0}
+    monkeypatch.setattr(refine_module, "compile_seconds", lambda: clock["compiling"])
+    monkeypatch.setattr(refine_module.time, "perf_counter", lambda: clock["t"])
+    seen: list[tuple[float, str]] = []
+    line = refine_module._Timeline(lambda f, t="": seen.append((f, t)), [("a", 1.0), ("b", 3.0)])
+    first, second = line.phase(0), line.phase(1)
+    first(0.0, "a")
+    clock["t"], clock["compiling"] = 11.0, 10.0  # 10 s of compiling: not the phase's pace
+    first(0.5, "a")
+    # 1 s for half a unit: 1 s more for "a", 6 s for the 3 units of "b": 1 s of 8
+    assert seen[-1][0] == pytest.approx(1.0 / 8.0)
+    assert seen[-1][1] == "refining: pass 1 of ~2, a · about 7 s left"
+    clock["t"] = 12.0
+    first(1.0, "a")
+    line.calibrate()  # 2 s for 1 unit
+    second(0.0, "b")
+    clock["t"] = 13.0
+    second(0.1, "b")  # 1 s in, a tenth done: 9 s more by its own pace
+    assert seen[-1][0] == pytest.approx(3.0 / 12.0)
+    assert seen[-1][1] == "refining: pass 2 of ~2, b · about 9 s left"
+    clock["t"] = 14.0
+    second(0.05, "b")  # slower than thought: the bar stays where it was
+    assert seen[-1][0] == pytest.approx(3.0 / 12.0)
+    assert [refine_module._time_left(s) for s in (3, 12, 47, 200)] == [
+        "a few seconds left",
+        "about 12 s left",
+        "about 45 s left",
+        "about 3 min left",
+    ]
+
+
+def test_igd_pass_estimate() -> None:
+    from microgui.core.methods.refine import IGD_PASSES, _igd_passes
+
+    assert _igd_passes([]) == IGD_PASSES
+    assert _igd_passes([-10.0, -1.0]) == 4  # a tenth each pass: 1 % of the first at the 3rd
+    assert _igd_passes([-10.0, -10.0]) == 3  # no fall: one more at least
+    assert _igd_passes([-10.0, -1.0, -0.1, -0.01]) == 5
