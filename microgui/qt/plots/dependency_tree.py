@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidg
 from microgui.core.table.dependency import DependencyTree
 from microgui.core.views.layout import LabelPlacement, TreeLayout, place_tree_labels, tree_points
 from microgui.qt.plots.cell_text import cell_font
+from microgui.qt.wrapped_label import WrappedLabel
 
 __all__ = [
     "DependencyTreePlot",
@@ -273,8 +274,7 @@ class DependencyTreePlot(QWidget):
 
     @staticmethod
     def _title_label() -> QLabel:
-        label = QLabel()
-        label.setWordWrap(True)
+        label = WrappedLabel()  # all its lines at 1366 × 768 (issue 30)
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setStyleSheet("background: white; color: #222; padding: 4px 8px;")
         label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
