@@ -174,7 +174,9 @@ def _plot_problems(view: pg.GraphicsView) -> list[str]:
             else:
                 for box in boxes:
                     if _overlap(rect, box.sceneBoundingRect()) > TOLERANCE:
-                        out.append(f"{name}: legend {_r(rect)} over a plot {_r(box.sceneBoundingRect())}")
+                        out.append(
+                            f"{name}: legend {_r(rect)} over a plot {_r(box.sceneBoundingRect())}"
+                        )
         elif isinstance(item, pg.PlotItem) and item.titleLabel.isVisible() and item.titleLabel.text:
             rect = item.titleLabel.item.sceneBoundingRect()
             if not text_room.contains(rect):
