@@ -360,3 +360,38 @@ def test_copy_as_command_carries_the_export_names(
     cli_frame, _ = pyreadstat.read_sav(tmp_path / "people_protected_k3.sav")
     assert list(cli_frame.columns) == list(app_frame.columns) == ["marital", "age"]
     pd.testing.assert_frame_equal(cli_frame, app_frame)
+
+
+def test_the_ru_legend_of_every_method_fits_a_short_plot(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A sweep of every method made a legend taller than the laptop's plot, cut at the bottom
+    (methods could not be told apart): the legend takes columns when the plot is short, and
+    one again when it is tall; it stays beside the plot, inside the widget."""
+    from microgui.core.methods import available_methods
+    from microgui.core.runs.analysis import measure_catalog
+    from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
+
+    names = [m.name for m in available_methods()]
+    points = [
+        RuPoint(i + 1, name, 5, {"record_linkage": 10.0 + i, "information_loss_all_qi": 30.0 - i})
+        for i, name in enumerate(names)
+    ]
+    chart = RuChartPlot()
+    qtbot.addWidget(chart)
+    chart.resize(715, 420)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.set_runs(points, measure_catalog())
+    assert chart.options.x_measure and chart.options.y_measure, chart.options
+    qtbot.wait(20)
+    shown = chart.plot_widget.viewport().rect()
+    for height in (420, 1000):
+        chart.resize(720, height)
+        qtbot.wait(20)
+        legend = chart.legend.sceneBoundingRect()
+        assert chart.legend.isVisible() and len(chart.legend.items) == len(names) + 1
+        shown = chart.plot_widget.viewport().rect()
+        assert legend.bottom() <= shown.bottom() + 1 and legend.right() <= shown.right() + 1
+        view = chart.plot_item.getViewBox().sceneBoundingRect()
+        assert not legend.intersects(view)
+        columns = chart.legend.columnCount
+        assert (columns > 1) if height == 420 else (columns == 1), (height, columns)
