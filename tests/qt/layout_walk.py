@@ -5,6 +5,7 @@ failing on a laptop-sized window names every widget at once:
 
 - a table, list or tree whose content does not fit its viewport must be able to scroll there
   (its scroll bar not switched off) and show at least one whole row and one whole column;
+- a push button's text is never cut unless its tooltip says what it does;
 - a label's text is never cut (wider or, wrapped, taller than the label) unless its tooltip
   gives it whole;
 - a plot's legend lies inside the plot's widget; one drawn over a view box lies inside that view
@@ -20,6 +21,7 @@ from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
+    QPushButton,
     QTableView,
     QTreeView,
     QWidget,
@@ -57,10 +59,17 @@ def clipped_widgets(window: QWidget) -> list[str]:
     for widget in window.findChildren(QWidget):
         if not widget.isVisible() or widget.width() <= 0 or widget.height() <= 0:
             continue
+        if widget.visibleRegion().isEmpty():
+            continue  # covered: a dock's tab behind another, a page scrolled away
         if isinstance(widget, QAbstractItemView):
             problems += _view_problems(widget)
         elif isinstance(widget, QLabel):
             problems += _label_problems(widget)
+        elif isinstance(widget, QPushButton) and widget.text() and not widget.toolTip():
+            # a push button narrower than its text cuts it (Cancel in a squeezed dock)
+            needed = widget.fontMetrics().horizontalAdvance(widget.text().replace("&", ""))
+            if needed > widget.contentsRect().width():
+                problems.append(f"{describe(widget)} {widget.text()!r}: text cut")
         elif isinstance(widget, pg.GraphicsView):
             problems += _plot_problems(widget)
     return problems

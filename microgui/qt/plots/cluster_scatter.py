@@ -788,6 +788,7 @@ class ClusterScatterPlot(QWidget):
         self.left_axis.setToolTip(y_tip)
         self.plot_item.setLabel("bottom", x_label, color="#222222")
         self.plot_item.setLabel("left", y_label, color="#222222")
+        self._axis_titles = {"bottom": x_label, "left": y_label}
         groups = result.n_groups
         method_k = f"{result.spec.method}, k = {result.spec.k}"
         colour = (
@@ -822,15 +823,18 @@ class ClusterScatterPlot(QWidget):
                 "group</span>"
             )
         elif idx is None:
+            # the colouring on a line of its own: one line of both was the plot's minimum width,
+            # wider than a laptop's view (issue 30)
             title = (
                 f"{n:,} records in {groups:,} groups of ≥ {result.spec.k} ({result.spec.method})"
-                f" · {colour}<br><span style='font-size:9pt;color:#555'>click a record to list "
-                "its group</span>"
+                f"<br><span style='font-size:9pt;color:#555'>{colour}<br>click a record to "
+                "list its group</span>"
             )
         else:
             title = (
-                f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed}) · "
-                f"{groups:,} groups ({method_k}) · {colour}"
+                f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed})<br>"
+                f"<span style='font-size:9pt;color:#555'>{groups:,} groups ({method_k}) · "
+                f"{colour}</span>"
             )
         if opts.show_protected and aggregate_idx is not None:
             title += (
@@ -1060,16 +1064,24 @@ class ClusterScatterPlot(QWidget):
             (self.left_axis, "left", True),
         ):
             text = axis.labelText
-            base = text.split(_STEP_NOTE)[0]
-            want = base
+            base = getattr(self, "_axis_titles", {}).get(name) or text.split(_STEP_NOTE)[0]
+            length = axis.geometry().height() if vertical else axis.geometry().width()
+            note = ""
             if axis.categories is not None:
                 lo, hi = view.viewRange()[1 if vertical else 0]
-                length = axis.geometry().height() if vertical else axis.geometry().width()
                 axis.tickValues(lo, hi, length)
                 if axis.label_step > 1:
-                    want = f"{base}{_STEP_NOTE}{_ordinal(axis.label_step)} category labelled"
+                    note = f"{_STEP_NOTE}{_ordinal(axis.label_step)} category labelled"
+            # the longest form the axis has room for (issue 30: "native-country (nominal, 20
+            # categories) · every 2nd category labelled" ran past a laptop's plot); the axis's
+            # tooltip says it all
+            short = base.split(" (", 1)[0]
+            metrics = QFontMetrics(axis.label.font())
+            forms = [base + note, short + note, base, short]
+            want = next((f for f in forms if metrics.horizontalAdvance(f) + 12 <= length), short)
             if want != text:
                 self.plot_item.setLabel(name, want, color="#222222")
+                axis.resizeEvent()  # pyqtgraph centres a title only on a resize
                 changed = True
         return changed
 

@@ -49,7 +49,7 @@ __all__ = [
 
 
 #: Room a plot's title leaves for the left axis and the margins, in pixels.
-TITLE_MARGIN = 36
+TITLE_MARGIN = 60
 #: The margins of a pyqtgraph text item around its text, in pixels (both sides).
 TEXT_MARGIN = 12
 

@@ -221,7 +221,9 @@ class DependencyTreePlot(QWidget):
         self.colorbar = pg.ColorBarItem(
             values=(0.0, 1.0),
             colorMap=self.colormap,
-            label="entropy distance H(A|B) + H(B|A), bits",
+            # short: the matrix's title gives the formula, and the bar is as tall as the matrix
+            # (the formula ran past both ends at 1366 × 768)
+            label="entropy distance, bits",
             interactive=False,
             width=16,
         )
