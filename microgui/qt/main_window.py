@@ -190,6 +190,10 @@ class MainWindow(QMainWindow):
         # the progress bar in sight without scrolling)
         status_lines = self.run_panel.status_label.fontMetrics().lineSpacing()  # a 2nd line
         self.run_scroll.setMinimumHeight(self.run_panel.minimumSizeHint().height() + status_lines)
+        # and its width (it does not scroll across): a dock squeezed by a resize cut Cancel and
+        # the note's button at 1366 x 768 (issue 30)
+        bar = self.run_scroll.verticalScrollBar().sizeHint().width()
+        self.run_scroll.setMinimumWidth(self.run_panel.minimumSizeHint().width() + bar)
         self.run_dock = self._dock(
             "Method", "run_dock", self.run_scroll, Qt.DockWidgetArea.LeftDockWidgetArea
         )

@@ -101,3 +101,124 @@ def test_minimum_size_fits_a_laptop_after_every_method(demo_window: MainWindow, 
             _assert_fits(demo_window, method.name)
             done.add(method.name)
     assert done == {m.name for m in available_methods()}
+
+
+# --- issue 30's check on real data: whole sessions at both sizes ------------------------------
+def _session_dir(tmp_path):  # type: ignore[no-untyped-def]
+    """Where the session's screenshots go: $MICROGUI_SCREENSHOT_DIR, else the test's folder."""
+    import os
+    from pathlib import Path
+
+    target = Path(os.environ.get("MICROGUI_SCREENSHOT_DIR") or tmp_path)
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _check_session(window: MainWindow, qtbot, name: str, folder) -> None:  # type: ignore[no-untyped-def]
+    """Walk every view at 1366 × 768 and 1920 × 1080 (tests/qt/layout_walk.py), save each as
+    ``NAME-WxH-VIEW.png``, assert nothing is clipped and five history rows are in sight."""
+    from layout_walk import clipped_widgets
+
+    from microgui.qt.panels.history_panel import MIN_ROWS
+
+    problems: list[str] = []
+    for width, height in ((1366, 768), (1920, 1080)):
+        window.resize(width, height)
+        for index in range(window.tabs.count()):
+            window.tabs.setCurrentIndex(index)
+            pages = [0, 1] if window.tabs.currentWidget() is window.compare_panel else [None]
+            for page in pages:
+                if page is not None:
+                    window.compare_panel.views.setCurrentIndex(page)
+                    window.compare_panel.bars.finish()
+                qtbot.wait(150)
+                view = window.tabs.tabText(index).replace("&&", "and").replace(" ", "_")
+                view += "" if page is None else f"-{page}"
+                window.grab().save(str(folder / f"{name}-{width}x{height}-{index:02d}-{view}.png"))
+                problems += [f"{width}×{height} {view}: {p}" for p in clipped_widgets(window)]
+        history = window.history_panel.view
+        assert history.viewport().height() >= MIN_ROWS * history.rowHeight(0), (width, height)
+    assert not problems, "\n".join(problems)
+
+
+def _compare(window: MainWindow, qtbot, run_ids: list[int]) -> None:  # type: ignore[no-untyped-def]
+    """Compare sweep points as a user does: select them, press Compare (their tables are
+    computed again first, same seed)."""
+    ctl = window.controller
+    window.history_panel.select_runs(run_ids)
+    window.history_panel.compare_selected()
+    qtbot.waitUntil(lambda: tuple(ctl.compared) == tuple(run_ids), timeout=600_000)
+
+
+def _sweep(window: MainWindow, qtbot, specs) -> list[int]:  # type: ignore[no-untyped-def]
+    ctl = window.controller
+    before = {e.run_id for e in ctl.history}
+    with qtbot.waitSignal(ctl.sweep_finished, timeout=1_200_000):
+        ctl.start_sweep(specs, workers=1)
+    return [e.run_id for e in ctl.history if e.run_id not in before]
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+def test_a_session_on_adult_and_census_fits_both_sizes(window: MainWindow, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30's check: after mdav-generic, mstk with ARX's hierarchies (on 600 Adult records:
+    mstk is slow), a 12-run sweep and a 4-run comparison on Adult, then the same on Census
+    (1080 × 13 continuous; mstk without hierarchies there), nothing is clipped at either size.
+    Screenshots of every view go to $MICROGUI_SCREENSHOT_DIR (or the test's folder)."""
+    import numpy as np
+    from reference_sets import (
+        ADULT_DIR,
+        CENSUS_CSV,
+        REFERENCE_FILES,
+        adult_dataset,
+        reference_dataset,
+    )
+
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import ColumnSpec
+
+    if not (ADULT_DIR / "adult.csv").is_file() or not CENSUS_CSV.is_file():
+        pytest.skip("shared reference data absent")
+    folder = _session_dir(tmp_path)
+    ctl = window.controller
+    whole = adult_dataset()
+    rows = np.sort(np.random.default_rng(0).choice(whole.n_records, 600, replace=False))
+    frame = whole.frame.iloc[rows].reset_index(drop=True)
+    ctl.set_dataset(Dataset.from_frame(frame, whole.roles))
+    nominal = [c for c in whole.roles.quasi_identifiers if c != "age"]
+    hierarchies = {c: str(ADULT_DIR / f"adult_hierarchy_{c}.csv") for c in nominal}
+    for spec in (
+        RunSpec.make("mdav-generic", 5, seed=0),
+        RunSpec.make("mstk", 5, seed=0, hierarchies=hierarchies),
+    ):
+        with qtbot.waitSignal(ctl.run_shown, timeout=600_000):
+            ctl.start_run(spec)
+    swept = _sweep(
+        window,
+        qtbot,
+        [
+            RunSpec.make(method, k, seed=0)
+            for method in ("mdav-generic", "ama", "p-sensitive", "t-closeness")
+            for k in (3, 5, 10)
+        ],
+    )
+    assert len(swept) == 12
+    _compare(window, qtbot, swept[:4])
+    _check_session(window, qtbot, "adult600", folder)
+
+    qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    ctl.set_dataset(reference_dataset(REFERENCE_FILES["Census"], qi, ColumnSpec()))
+    with qtbot.waitSignal(ctl.run_shown, timeout=600_000):
+        ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
+    swept = _sweep(
+        window,
+        qtbot,
+        [
+            RunSpec.make(method, k, seed=0)
+            for method in ("mdav", "vmdav", "md", "mhm")
+            for k in (3, 5, 10)
+        ],
+    )
+    assert len(swept) == 12
+    _compare(window, qtbot, swept[::3])  # four methods at k = 3
+    _check_session(window, qtbot, "census", folder)

@@ -188,3 +188,210 @@ def test_the_export_proposes_the_method_and_the_last_export_folder(
     _run(window, qtbot, RunSpec.make("mdav-generic", 4, seed=1))
     second = window.default_export_path()
     assert second == out.parent.resolve() / "demo_persons_mdav-generic_k4.csv"
+
+
+# --- issue 30's check: nothing clipped at 1366 × 768 and 1920 × 1080 -------------------------
+SIZES = ((1366, 768), (1920, 1080))
+
+
+def _walk_every_view(window: MainWindow, qtbot) -> list[str]:  # type: ignore[no-untyped-def]
+    """Show every view (and both tabs of the compare view) and walk the window's widgets."""
+    from layout_walk import clipped_widgets
+
+    problems: list[str] = []
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        pages = [None]
+        if window.tabs.currentWidget() is window.compare_panel:
+            pages = [0, 1]
+        for page in pages:
+            if page is not None:
+                window.compare_panel.views.setCurrentIndex(page)
+                window.compare_panel.bars.finish()
+            qtbot.wait(30)
+            name = window.tabs.tabText(index) + ("" if page is None else f"/{page}")
+            problems += [f"{name}: {p}" for p in clipped_widgets(window)]
+    return problems
+
+
+def test_nothing_is_clipped_at_laptop_and_desktop_sizes(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30's check on the demo: after runs and a comparison, at both sizes, every visible
+    table fits or scrolls showing a whole row and column, no label is cut without a tooltip,
+    legends and axis titles lie inside their plots (beside the data, or inside the view box
+    they were put in), and five history rows are in sight (tests/qt/layout_walk.py)."""
+    ctl = window.controller
+    ids = [_run(window, qtbot, RunSpec.make("mdav-generic", k, seed=1)) for k in (5, 3)]
+    ctl.set_comparison(ids)
+    for width, height in SIZES:
+        window.resize(width, height)
+        problems = _walk_every_view(window, qtbot)
+        assert not problems, f"{width}×{height}:\n" + "\n".join(problems)
+        view = window.history_panel.view
+        assert view.viewport().height() >= MIN_ROWS * view.rowHeight(0)
+
+
+def test_the_measures_table_shows_its_rows_with_the_measure_names_frozen(
+    window: MainWindow,
+    qtbot,  # type: ignore[no-untyped-def]
+) -> None:
+    """At 1366 × 768 the compare table showed ~2 rows, its measure names took half the width and
+    the verdict cell was cut: one-line rows, capped columns with the full text as tooltip, the
+    verdict wrapped on a taller row, the run's own number in its header and under its bars."""
+    from PySide6.QtCore import Qt
+
+    from microgui.qt.panels.compare_panel import VERDICT_ROW
+
+    ctl, panel = window.controller, window.compare_panel
+    _run(window, qtbot, RunSpec.make("mdav-generic", 4, seed=1))  # #1, not compared
+    ids = [_run(window, qtbot, RunSpec.make("mdav-generic", k, seed=1)) for k in (3, 8, 10)]
+    ctl.set_comparison(ids)
+    window.tabs.setCurrentWidget(panel)
+    qtbot.wait(30)
+    table, model = panel.table, panel.model
+    rows = table.viewport().height() // table.rowHeight(1)
+    assert rows >= 5, rows
+    # the frozen measure column: as wide and as high as the column it covers, rows aligned
+    frozen = table.frozen
+    assert frozen.isVisible() and frozen.width() == table.columnWidth(0)
+    assert frozen.horizontalHeader().height() == table.horizontalHeader().height()
+    assert [frozen.rowHeight(r) for r in range(4)] == [table.rowHeight(r) for r in range(4)]
+    # capped columns: a cut cell has its whole text in its tooltip
+    char = panel.fontMetrics().averageCharWidth()
+    assert table.columnWidth(0) <= 31 * char
+    for col in range(2, model.columnCount()):
+        assert table.columnWidth(col) <= 21 * char
+    tips = Qt.ItemDataRole.ToolTipRole
+    for row in range(1, model.rowCount()):
+        name = str(model.index(row, 0).data())
+        assert name in str(model.index(row, 0).data(tips))
+        value = str(model.index(row, 2).data())
+        assert str(model.index(row, 2).data(tips)).endswith(value)
+    # the verdict wrapped on a taller row (up to three lines)
+    verdict = model.row_of(VERDICT_ROW)
+    assert table.rowHeight(verdict) > table.rowHeight(verdict + 1)
+    # runs called by their own numbers: header, tooltip, bars
+    header = [str(model.headerData(c, Qt.Orientation.Horizontal)) for c in range(2, 5)]
+    assert [h.split("\n")[0] for h in header] == [f"#{i}" for i in ids]
+    assert model.headerData(2, Qt.Orientation.Horizontal, tips) == ctl.entry(ids[0]).name
+    panel.bars.finish()
+    first_chart = panel.bars.ci.getItem(0, 0)
+    labels = [text for _x, text in first_chart.getAxis("bottom")._tickLevels[0]]
+    assert labels == [f"#{i}" for i in ids]
+
+
+def test_linked_record_plots_take_the_shape_of_the_view(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Four plots in a 2 × 2 grid were 80 px tall in the laptop's compare view and their y-axis
+    titles overprinted each other: the grid takes the columns that keep plots closest to square."""
+    from microgui.qt.plots.compare_scatter import grid_columns, short_title
+
+    assert grid_columns(4, 715, 180) == 4  # the laptop's short, wide view: one row
+    assert grid_columns(4, 700, 700) == 2  # square: 2 × 2
+    assert grid_columns(2, 400, 800) == 1  # tall: one above the other
+    assert grid_columns(3, 900, 300) == 3 and grid_columns(1, 10, 10) == 1
+    assert short_title("PC2 (21% of var.) · mixed-distance embedding") == "PC2 (21% of var.)"
+    assert short_title("income (original units)") == "income (original units)"
+
+
+def test_the_note_on_the_run_shown_is_in_sight_at_1366(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The Method panel's note ("the run shown was made with …") fell below the fold."""
+    panel = window.run_panel
+    _run(window, qtbot, RunSpec.make("mdav-generic", 4, seed=3))
+    panel.k_spin.setValue(7)  # the panel no longer describes the run shown
+    assert panel.shown_box.isVisible()
+    qtbot.wait(30)
+    area = window.run_scroll.viewport()
+    top_left = panel.shown_box.mapTo(area, panel.shown_box.rect().topLeft())
+    bottom_right = panel.shown_box.mapTo(area, panel.shown_box.rect().bottomRight())
+    assert area.rect().contains(top_left) and area.rect().contains(bottom_right)
+    assert window.run_scroll.verticalScrollBar().value() == 0  # in sight without scrolling
+    assert panel.load_shown_button.isVisible()
+    assert "Load this run's settings" in panel.load_shown_button.toolTip()
+
+
+def test_copy_as_command_carries_the_export_names(
+    window: MainWindow, qtbot, tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A run exported to .sav under renamed columns: Copy as command writes the same format
+    with every --rename COLUMN=NAME, and the command line then releases the same names."""
+    import shlex
+
+    import numpy as np
+    import pandas as pd
+    import pyreadstat
+
+    from microgui.cli import main as cli_main
+    from microgui.core.table.roles import roles_from_lists
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        {
+            "marital-status": rng.choice(["married", "single"], 60),
+            "age": rng.integers(18, 90, 60).astype(float),
+        }
+    )
+    source = tmp_path / "people.csv"
+    frame.to_csv(source, index=False)
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
+        window.open_file(source)
+    with qtbot.waitSignal(ctl.roles_changed):
+        ctl.set_roles(
+            roles_from_lists(
+                list(frame.columns), qi=list(frame.columns), nominal=["marital-status"]
+            )
+        )
+    run_id = _run(window, qtbot, RunSpec.make("mdav-generic", 3, seed=2))
+    out = tmp_path / "app" / "people.sav"
+    out.parent.mkdir()
+    assert not window.export_to(out)  # asks for valid names
+    window.rename_dialog.table.item(0, 1).setText("marital")
+    window.rename_dialog.accept()
+    qtbot.waitUntil(out.exists, timeout=TIMEOUT_MS)
+    window.history_panel.select_runs([run_id])
+    text = window.history_panel.copy_command()
+    args = shlex.split(text.splitlines()[0])
+    assert args[:2] == ["microgui", "protect"]
+    assert args[args.index("-o") + 1] == "people_protected_k3.sav"
+    assert args[args.index("--rename") + 1] == "marital-status=marital"
+    assert "Copied" in window.statusBar().currentMessage()
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(args[1:] + ["-q"]) in (0, None)
+    app_frame, _ = pyreadstat.read_sav(out)
+    cli_frame, _ = pyreadstat.read_sav(tmp_path / "people_protected_k3.sav")
+    assert list(cli_frame.columns) == list(app_frame.columns) == ["marital", "age"]
+    pd.testing.assert_frame_equal(cli_frame, app_frame)
+
+
+def test_the_ru_legend_of_every_method_fits_a_short_plot(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A sweep of every method made a legend taller than the laptop's plot, cut at the bottom
+    (methods could not be told apart): the legend takes columns when the plot is short, and
+    one again when it is tall; it stays beside the plot, inside the widget."""
+    from microgui.core.methods import available_methods
+    from microgui.core.runs.analysis import measure_catalog
+    from microgui.qt.plots.ru_chart import RuChartPlot, RuPoint
+
+    names = [m.name for m in available_methods()]
+    points = [
+        RuPoint(i + 1, name, 5, {"record_linkage": 10.0 + i, "information_loss_all_qi": 30.0 - i})
+        for i, name in enumerate(names)
+    ]
+    chart = RuChartPlot()
+    qtbot.addWidget(chart)
+    chart.resize(715, 420)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.set_runs(points, measure_catalog())
+    assert chart.options.x_measure and chart.options.y_measure, chart.options
+    qtbot.wait(20)
+    shown = chart.plot_widget.viewport().rect()
+    for height in (420, 1000):
+        chart.resize(720, height)
+        qtbot.wait(20)
+        legend = chart.legend.sceneBoundingRect()
+        assert chart.legend.isVisible() and len(chart.legend.items) == len(names) + 1
+        shown = chart.plot_widget.viewport().rect()
+        assert legend.bottom() <= shown.bottom() + 1 and legend.right() <= shown.right() + 1
+        view = chart.plot_item.getViewBox().sceneBoundingRect()
+        assert not legend.intersects(view)
+        columns = chart.legend.columnCount
+        assert (columns > 1) if height == 420 else (columns == 1), (height, columns)

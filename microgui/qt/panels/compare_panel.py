@@ -54,6 +54,12 @@ from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot, ax
 __all__ = ["ComparePanel", "MeasuresModel", "FrozenColumnTableView", "recommended_first"]
 
 _Index = QModelIndex | QPersistentModelIndex
+#: Widest the measure column and a run's column are drawn, in average characters (longer cells
+#: elided, their full text in the tooltip).
+MEASURE_COLUMN_CHARS = 30
+RUN_COLUMN_CHARS = 20
+#: Largest share of the compare view's height the measures table takes (when it needs it).
+TABLE_SHARE = 0.45
 _BEST_BRUSH = QBrush(QColor("#1a7f37"))
 _BEST_BACKGROUND = QBrush(QColor("#e6f4ea"))
 #: The row of each run's verdict (issue 29), first: not a measure, the release's words.
@@ -126,13 +132,19 @@ class MeasuresModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:  # noqa: N802
-        if orientation != Qt.Orientation.Horizontal or role != Qt.ItemDataRole.DisplayRole:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole and section >= 2:
+            return self.entries[section - 2].name
+        if role != Qt.ItemDataRole.DisplayRole:
             return None
         if section == 0:
             return "Measure"
         if section == 1:
             return "Better"
-        return self.entries[section - 2].name
+        # two short lines instead of one long one: the run's number, then its method and k
+        number, _space, rest = self.entries[section - 2].name.partition(" ")
+        return f"{number}\n{rest}" if rest else number
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
@@ -149,8 +161,15 @@ class MeasuresModel(QAbstractTableModel):
             if col == 1:
                 return {LOWER_IS_BETTER: "lower ↓", HIGHER_IS_BETTER: "higher ↑"}.get(direction, "")
             return format_measure(self.entries[col - 2].measures.get(key))
-        if role == Qt.ItemDataRole.ToolTipRole and col == 0:
-            return f"{key} · {group} · {direction}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            # the full text of a cell elided in its column, with what the measure is
+            if col == 0:
+                name = f"{label} ({unit})" if unit else label
+                return f"{name}\n{key} · {group} · {direction}"
+            if col >= 2:
+                entry = self.entries[col - 2]
+                return f"{entry.name}: {format_measure(entry.measures.get(key))}"
+            return None
         if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if best and role == Qt.ItemDataRole.FontRole:
@@ -240,6 +259,12 @@ class FrozenColumnTableView(QTableView):
         for col in range(model.columnCount()):
             self.frozen.setColumnHidden(col, col != 0)
         self.frozen.setAlternatingRowColors(self.alternatingRowColors())
+        self.frozen.setWordWrap(self.wordWrap())
+        self.frozen.setTextElideMode(self.textElideMode())
+        rows = self.verticalHeader()
+        self.frozen.verticalHeader().setDefaultSectionSize(rows.defaultSectionSize())
+        for row in range(model.rowCount()):
+            self.frozen.setRowHeight(row, self.rowHeight(row))
         self._update_geometry()
 
     def _on_section_resized(self, index: int, _old: int, new: int) -> None:
@@ -256,6 +281,9 @@ class FrozenColumnTableView(QTableView):
 
     def _update_geometry(self) -> None:
         self.frozen.setColumnWidth(0, self.columnWidth(0))
+        # the runs' header has two lines, the frozen one's "Measure" one: same height, or the
+        # frozen rows would sit a line above the values they name
+        self.frozen.horizontalHeader().setFixedHeight(self.horizontalHeader().height())
         self.frozen.setGeometry(
             self.verticalHeader().width() + self.frameWidth(),
             self.frameWidth(),
@@ -324,10 +352,16 @@ class ComparePanel(QWidget):
 
         self.model = MeasuresModel()
         self.table = FrozenColumnTableView()
-        self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # one line of text a row (the style's default is ~30 px: 2 rows in sight at 1366 × 768)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        # Interactive columns sized by _fit_columns: contents up to a cap, longer cells elided
+        # (their full text in the tooltip), the verdict wrapped on its taller row
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setWordWrap(True)
         self.table.setAlternatingRowColors(True)
+        self.table.setModel(self.model)
 
         self.views = QTabWidget()
         self.views.addTab(bars_scroll, "Measures per run")
@@ -335,10 +369,13 @@ class ComparePanel(QWidget):
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.views)
         splitter.addWidget(self.table)
-        splitter.setStretchFactor(0, 4)
+        splitter.setChildrenCollapsible(False)
+        splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([560, 160])
         self.splitter = splitter
+        #: Whether the user moved the splitter (then the panel no longer shares the room).
+        self._split_by_user = False
+        splitter.splitterMoved.connect(self._on_splitter_moved)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -389,6 +426,8 @@ class ComparePanel(QWidget):
         recommended = self._controller.recommended_measures()
         catalog = recommended_first(measure_catalog(), recommended)
         self.model.set_entries(entries, catalog)
+        self._fit_columns()
+        self._share_room()
         keys = (
             list(self.model.keys)
             if self.all_check.isChecked()
@@ -399,11 +438,11 @@ class ComparePanel(QWidget):
         self.bars.set_runs(
             [
                 BarRun(
-                    f"#{i + 1} {e.name}",
+                    e.name,
                     e.measures,
                     (e.report or {}).get("information_loss_by_attribute") or {},
                 )
-                for i, e in enumerate(entries)
+                for e in entries
             ],
             keys,
             catalog,
@@ -424,7 +463,7 @@ class ComparePanel(QWidget):
             combo.setEnabled(bool(choices))
             combo.blockSignals(False)
         if entries:
-            names = " · ".join(f"#{i + 1} = {e.name}" for i, e in enumerate(entries))
+            names = " · ".join(e.name for e in entries)
             self.info.setText(
                 f"{names} · bars: ★ recommended measures, then each attribute's change · "
                 "best measure bold green in the table"
@@ -435,6 +474,58 @@ class ComparePanel(QWidget):
             )
         else:
             self.info.setText("Select 2 to 4 runs in the history and press Compare.")
+
+    def _fit_columns(self) -> None:
+        """Each column as wide as its cells, up to a cap (:data:`MEASURE_COLUMN_CHARS`,
+        :data:`RUN_COLUMN_CHARS` average characters): longer cells are elided with their full
+        text in the tooltip, the verdict wraps on its taller row. At 1366 × 768 the measure
+        names took half the view and the verdict was cut."""
+        table, model = self.table, self.model
+        char = self.fontMetrics().averageCharWidth()
+        caps = {0: MEASURE_COLUMN_CHARS * char, 1: 10 * char}
+        table.setWordWrap(False)  # widths measured on one line
+        for col in range(model.columnCount()):
+            cap = caps.get(col, RUN_COLUMN_CHARS * char)
+            wanted = max(
+                table.sizeHintForColumn(col), table.horizontalHeader().sectionSizeHint(col)
+            )
+            table.setColumnWidth(col, min(wanted, cap))
+        table.setWordWrap(True)
+        default = table.verticalHeader().defaultSectionSize()
+        for row in range(model.rowCount()):
+            table.setRowHeight(row, default)
+        if model.entries:  # the verdict on as many lines as it needs, up to three
+            row = model.row_of(VERDICT_ROW)
+            table.resizeRowToContents(row)
+            table.setRowHeight(row, min(max(table.rowHeight(row), default), 3 * default))
+
+    def table_height_wanted(self) -> int:
+        """Height that shows the whole table (header, every row, frame, scroll bar)."""
+        table = self.table
+        rows = sum(table.rowHeight(r) for r in range(self.model.rowCount()))
+        scroll = table.horizontalScrollBar().sizeHint().height()
+        return int(table.horizontalHeader().height() + rows + 2 * table.frameWidth() + scroll)
+
+    def _share_room(self) -> None:
+        """Give the table the room it needs, up to :data:`TABLE_SHARE` of the splitter (the
+        bars scroll); unless the user has moved the splitter."""
+        total = sum(self.splitter.sizes())
+        if self._split_by_user or total <= 0:
+            return
+        table = min(self.table_height_wanted(), int(total * TABLE_SHARE))
+        table = max(table, self.table.minimumSizeHint().height())
+        self.splitter.setSizes([total - table, table])
+
+    def _on_splitter_moved(self, _pos: int, _index: int) -> None:
+        self._split_by_user = True
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._share_room()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._share_room()
 
     def _on_axes_changed(self, _index: int) -> None:
         x, y = self.x_combo.currentData(), self.y_combo.currentData()

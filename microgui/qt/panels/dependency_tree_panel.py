@@ -27,6 +27,7 @@ from microgui.core.table.roles import ColumnSpec, RoleMap
 from microgui.core.views.layout import TreeLayout
 from microgui.qt.controller import AppController
 from microgui.qt.plots.dependency_tree import DependencyTreePlot
+from microgui.qt.wrapped_label import WrappedLabel
 
 __all__ = ["DependencyTreePanel", "DependencyTreeOptions", "MAX_BINS"]
 
@@ -80,8 +81,7 @@ class DependencyTreePanel(QWidget):
             "entropies (ordinal and nominal values are categories). Changing it recomputes the tree."
         )
         self.bins_spin.valueChanged.connect(self._on_bins_changed)
-        self.source_label = QLabel()
-        self.source_label.setWordWrap(True)
+        self.source_label = WrappedLabel()  # all its lines at 1366 × 768 (issue 30)
         self.source_label.setStyleSheet("color: #444;")
         self.plot = DependencyTreePlot()
 

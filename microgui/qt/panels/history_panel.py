@@ -325,26 +325,37 @@ class HistoryPanel(QWidget):
     def command_text(self, run_id: int) -> str:
         """The command line of run ``run_id`` (its roles, parameters and the seed it used), with
         a comment line for what the command line cannot say."""
-        from microgui.core.release.replay import command_for_run
+        from microgui.core.release.replay import Command, command_for_run
         from microgui.qt.export_options import key_path_for
 
         entry = self._controller.entry(run_id)
         dataset = entry.dataset
         source = dataset.source if dataset.source is not None else Path("TABLE.csv")
+        # The run's last export says its format and the columns it renamed (SPSS/Stata names,
+        # issue 30): the command writes the same format with the same names.
+        export = self._controller.export_report_of(entry.result) if entry.result else None
+        suffix = ".csv"
+        renames: dict[str, str] = {}
+        if export and export.get("output_format") in ("spss", "stata"):
+            suffix = Path(str(export.get("output", ""))).suffix or suffix
+            renames = {str(k): str(v) for k, v in (export.get("renamed_columns") or {}).items()}
         # the output in the folder the command is run from (beside the input could be inside
         # the installed package, for the demo, or a folder the user may not write)
-        output = Path(f"{source.stem}_protected_k{entry.spec.k}.csv")
+        output = Path(f"{source.stem}_protected_k{entry.spec.k}{suffix}")
         options = self._controller.export_options.for_identifiers(dataset.roles.identifiers)
         command = command_for_run(
             source,
             dataset.roles,
             entry.reproducible_spec,
             output,
-            csv_options=options.csv,
+            csv_options=options.csv if suffix == ".csv" else None,
             pseudonymize=options.pseudonymize,
             key_path=key_path_for(output) if options.write_key else None,
             order=options.record_order,
         )
+        # every renamed column named (the CLI splits COLUMN=NAME at the last "=")
+        extra = [a for old, new in renames.items() for a in ("--rename", f"{old}={new}")]
+        command = Command(command.args + tuple(extra), command.caveats)
         lines = [command.text, *(f"# note: {c}" for c in command.caveats)]
         return "\n".join(lines)
 

@@ -46,6 +46,10 @@ from microgui.qt.controller import AppController
 __all__ = ["RunPanel", "make_param_widget", "param_widget_value", "param_label"]
 
 _INT_LIMIT = 2_147_483_647
+#: Height of the method's explanation (it scrolls), and least it keeps while the note on the run
+#: shown takes its place.
+SUMMARY_HEIGHT = 64
+SUMMARY_MIN_HEIGHT = 30
 
 
 #: The block sizes the method panel offers (text, RunSpec.block_size).
@@ -268,18 +272,23 @@ class RunPanel(QWidget):
         self.status_label.setWordWrap(True)
         # Issue 30: showing a run never changes these settings (the next Run ran what the user
         # had not chosen); when the run shown was made otherwise, say so and offer its settings.
+        # The note sits above k and seed, where the settings it speaks of are (below the status
+        # line it was under the fold of a 768 px screen), in a tinted frame of its own.
         self.shown_note = QLabel()
         self.shown_note.setWordWrap(True)
-        self.shown_note.setStyleSheet("color: #555")
-        self.load_shown_button = QPushButton("Load this run's settings")
+        self.load_shown_button = QPushButton("Load its settings")
         self.load_shown_button.setToolTip(
-            "Set the method, k, parameters, seed, strata and blocks to those of the run shown "
-            "(nothing else changes until you press Run)"
+            "Load this run's settings: set the method, k, parameters, seed, strata and blocks "
+            "to those of the run shown (nothing else changes until you press Run)"
         )
         self.load_shown_button.clicked.connect(self.load_shown_settings)
-        self.shown_box = QWidget()
+        self.shown_box = QFrame()
+        self.shown_box.setObjectName("shownBox")
+        self.shown_box.setStyleSheet(
+            "QFrame#shownBox { background: #fff6dc; border: 1px solid #d9b44a; border-radius: 3px; }"
+        )
         shown_row = QHBoxLayout(self.shown_box)
-        shown_row.setContentsMargins(0, 0, 0, 0)
+        shown_row.setContentsMargins(6, 3, 3, 3)
         shown_row.addWidget(self.shown_note, 1)
         shown_row.addWidget(self.load_shown_button)
         self.shown_box.setVisible(False)
@@ -303,10 +312,11 @@ class RunPanel(QWidget):
         self.summary_area.setFrameShape(QFrame.Shape.NoFrame)
         self.summary_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # a few lines (it scrolls): on a 768 px screen the roles below need the height
-        self.summary_area.setMinimumHeight(64)
-        self.summary_area.setMaximumHeight(72)
+        self.summary_area.setMinimumHeight(SUMMARY_HEIGHT)
+        self.summary_area.setMaximumHeight(SUMMARY_HEIGHT + 8)
         self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         form.addRow(self.summary_area)
+        form.addRow(self.shown_box)
         form.addRow("k", self.k_spin)
         form.addRow("Seed", self.seed_spin)
         form.addRow("Strata", self.strata_button)
@@ -322,7 +332,6 @@ class RunPanel(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.status_label)
-        layout.addWidget(self.shown_box)
         layout.addStretch(1)
 
         self._load_methods()
@@ -516,14 +525,27 @@ class RunPanel(QWidget):
         or nothing when the panel describes the run shown."""
         spec = self._shown_spec()
         if spec is None or spec.method not in self._methods or self._describes(spec):
-            self.shown_box.setVisible(False)
+            self._show_note(False)
             return
         run_id = self._controller.shown_run_id
         self.shown_note.setText(
+            f"The run shown, #{run_id} {spec.method} k={spec.k}, has other settings"
+        )
+        self.shown_note.setToolTip(
             f"The run shown, #{run_id} {spec.method} k={spec.k}, was made with other settings "
             "than these."
         )
-        self.shown_box.setVisible(True)
+        self._show_note(True)
+
+    def _show_note(self, show: bool) -> None:
+        """Show or hide the note; while shown, the method's explanation above it gives up
+        the note's height (it scrolls), so that nothing below moves out of sight."""
+        self.shown_box.setVisible(show)
+        height = SUMMARY_HEIGHT
+        if show:
+            height = max(SUMMARY_MIN_HEIGHT, height - self.shown_box.sizeHint().height())
+        self.summary_area.setMinimumHeight(height)
+        self.summary_area.setMaximumHeight(height + 8)
 
     def _describes(self, spec: RunSpec) -> bool:
         """Whether the widgets describe ``spec`` (method, k, parameters as resolved, seed,

@@ -92,6 +92,12 @@ __all__ = [
 PC1 = "PC1"
 PC2 = "PC2"
 DEFAULT_MAX_POINTS = 100_000
+#: The legend's place in the PlotItem's grid: under the bottom axis (row 3), below the view.
+LEGEND_ROW = 4
+#: Entries side by side tried, most first: the first count whose legend fits the view's width.
+LEGEND_COLUMNS = (3, 2, 1)
+#: Pixels between the bottom axis and the legend.
+LEGEND_GAP = 4
 #: Above this many records the records are drawn as a density image (issue 29: 30,000 points
 #: coloured by 6,000 groups were bands of noise; STYLE.md §7 had 100,000).
 DEFAULT_DENSITY_THRESHOLD = 5_000
@@ -390,15 +396,21 @@ class ClusterScatterPlot(QWidget):
         self.color_bar.axis.setTextPen(pg.mkPen("#222222"))
         self.color_bar.setImageItem(self.density_item, insert_in=self.plot_item)
         self.color_bar.setVisible(False)
-        # One legend with its entries side by side, one with them one above the other
-        # (pyqtgraph's setColumnCount misplaces the entries of a filled legend).
-        self._legends = {columns: self._new_legend(columns) for columns in (2, 1)}
+        # The legend sits below the plot, outside its data (issue 30: inside, it covered the
+        # top categories and records at 1366 × 768), in a holder cell under the view: a
+        # LegendItem places itself at (0, 0) when it resizes, so it cannot be a layout cell
+        # itself. One legend per column count (pyqtgraph's setColumnCount misplaces the entries
+        # of a filled legend): as many entries side by side as the view's width holds.
+        self.legend_holder = pg.GraphicsWidget()
+        self.legend_holder.setFixedHeight(0)
+        self.plot_item.layout.addItem(self.legend_holder, LEGEND_ROW, 1)
+        self._legends = {columns: self._new_legend(columns) for columns in LEGEND_COLUMNS}
         self._legend_entries: list[tuple[pg.ScatterPlotItem, str]] = []
         # the view's width decides between one and two legend columns: decided again when the
         # window is resized (a legend laid out for a wider view was cut off at 1366 px)
         self.plot_item.getViewBox().sigResized.connect(self._on_view_resized)
         self._legend_key: object = None
-        self.legend = self._legends[2]
+        self.legend = self._legends[LEGEND_COLUMNS[0]]
         # Legend samples are stand-ins: the records layer has one brush per point.
         self._legend_record = pg.ScatterPlotItem(
             symbol="o", size=8, pen=None, brush=self.cluster_palette.brushes[0]
@@ -470,6 +482,7 @@ class ClusterScatterPlot(QWidget):
             legend.clear()
             legend.setVisible(False)  # an empty legend still draws its frame
         self._legend_key = None
+        self.legend_holder.setFixedHeight(0)
         self._set_axis_choices([])
         set_plot_title(self.plot_item, message, color="#444444", size="10pt")
         for axis in (self.bottom_axis, self.left_axis):
@@ -775,6 +788,7 @@ class ClusterScatterPlot(QWidget):
         self.left_axis.setToolTip(y_tip)
         self.plot_item.setLabel("bottom", x_label, color="#222222")
         self.plot_item.setLabel("left", y_label, color="#222222")
+        self._axis_titles = {"bottom": x_label, "left": y_label}
         groups = result.n_groups
         method_k = f"{result.spec.method}, k = {result.spec.k}"
         colour = (
@@ -809,15 +823,18 @@ class ClusterScatterPlot(QWidget):
                 "group</span>"
             )
         elif idx is None:
+            # the colouring on a line of its own: one line of both was the plot's minimum width,
+            # wider than a laptop's view (issue 30)
             title = (
                 f"{n:,} records in {groups:,} groups of ≥ {result.spec.k} ({result.spec.method})"
-                f" · {colour}<br><span style='font-size:9pt;color:#555'>click a record to list "
-                "its group</span>"
+                f"<br><span style='font-size:9pt;color:#555'>{colour}<br>click a record to "
+                "list its group</span>"
             )
         else:
             title = (
-                f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed}) · "
-                f"{groups:,} groups ({method_k}) · {colour}"
+                f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed})<br>"
+                f"<span style='font-size:9pt;color:#555'>{groups:,} groups ({method_k}) · "
+                f"{colour}</span>"
             )
         if opts.show_protected and aggregate_idx is not None:
             title += (
@@ -988,21 +1005,21 @@ class ClusterScatterPlot(QWidget):
 
     def _new_legend(self, columns: int) -> pg.LegendItem:
         legend = pg.LegendItem(
-            offset=(-10, 6),
+            offset=(1, 1),  # (pyqtgraph: a positive offset anchors the left and top edges)
             colCount=columns,
             labelTextColor="#222222",
             brush=pg.mkBrush(255, 255, 255, 220),
             pen=pg.mkPen("#bbbbbb"),
         )
-        legend.setParentItem(self.plot_item.getViewBox())
+        legend.setParentItem(self.legend_holder)
         return legend
 
     def _fill_legend(self, entries: list[tuple[pg.ScatterPlotItem, str]]) -> None:
-        """Show the legend entries side by side when the view is wide enough for them, else one
-        above the other (a legend wider than the view was cut off at its left)."""
+        """Show the legend entries under the plot, as many side by side as the view's width
+        holds (a legend wider than the view was cut off), and give the holder its height."""
         self._legend_entries = entries
         self.plot_item.layout.activate()
-        room = self.plot_item.getViewBox().width() - 20
+        room = self.plot_item.getViewBox().width()
         key = (tuple(text for _, text in entries), room, self._legend_protected.opts["symbol"])
         if key == self._legend_key:
             return  # the same entries in the same room: nothing to rebuild
@@ -1010,7 +1027,7 @@ class ClusterScatterPlot(QWidget):
         for legend in self._legends.values():
             legend.clear()
             legend.setVisible(False)
-        for columns in (2, 1):
+        for columns in LEGEND_COLUMNS:
             self.legend = self._legends[columns]
             for sample, text in entries:
                 self.legend.addItem(sample, text)
@@ -1018,24 +1035,17 @@ class ClusterScatterPlot(QWidget):
                 break
             self.legend.clear()
         self.legend.setVisible(bool(entries))
+        height = self.legend.boundingRect().height() + LEGEND_GAP if entries else 0
+        self.legend_holder.setFixedHeight(height)
 
     def _on_view_resized(self, *_args: object) -> None:
         if self._legend_entries and self.legend.isVisible():
             self._fill_legend(self._legend_entries)
 
     def _set_range(self, ranges: tuple[tuple[float, float], tuple[float, float]]) -> None:
-        """Show ``ranges``, with room at the top for the legend so that it covers no record
-        (on a category axis it hid the top categories)."""
-        view = self.plot_item.getViewBox()
+        """Show ``ranges`` (the legend is below the view: no room to keep for it)."""
         (x0, x1), (y0, y1) = ranges
-        if self.legend.isVisible():
-            self.plot_item.layout.activate()
-            height = view.height()
-            needed = self.legend.boundingRect().height() + 10
-            if height > 3 * needed:
-                # the legend's share of the view, taken from above the data
-                y1 += (y1 - y0) * needed / (height - needed)
-        view.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0.0)
+        self.plot_item.getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0.0)
 
     def _settle_layout(self) -> None:
         """Lay the plot out (see :meth:`_layout_axes`), then say on a category axis whose
@@ -1054,16 +1064,24 @@ class ClusterScatterPlot(QWidget):
             (self.left_axis, "left", True),
         ):
             text = axis.labelText
-            base = text.split(_STEP_NOTE)[0]
-            want = base
+            base = getattr(self, "_axis_titles", {}).get(name) or text.split(_STEP_NOTE)[0]
+            length = axis.geometry().height() if vertical else axis.geometry().width()
+            note = ""
             if axis.categories is not None:
                 lo, hi = view.viewRange()[1 if vertical else 0]
-                length = axis.geometry().height() if vertical else axis.geometry().width()
                 axis.tickValues(lo, hi, length)
                 if axis.label_step > 1:
-                    want = f"{base}{_STEP_NOTE}{_ordinal(axis.label_step)} category labelled"
+                    note = f"{_STEP_NOTE}{_ordinal(axis.label_step)} category labelled"
+            # the longest form the axis has room for (issue 30: "native-country (nominal, 20
+            # categories) · every 2nd category labelled" ran past a laptop's plot); the axis's
+            # tooltip says it all
+            short = base.split(" (", 1)[0]
+            metrics = QFontMetrics(axis.label.font())
+            forms = [base + note, short + note, base, short]
+            want = next((f for f in forms if metrics.horizontalAdvance(f) + 12 <= length), short)
             if want != text:
                 self.plot_item.setLabel(name, want, color="#222222")
+                axis.resizeEvent()  # pyqtgraph centres a title only on a resize
                 changed = True
         return changed
 

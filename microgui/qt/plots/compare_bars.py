@@ -30,7 +30,7 @@ from PySide6.QtGui import QColor
 
 from microgui.qt.plots.palette import CLUSTER_COLORS
 
-__all__ = ["BarRun", "CompareBarsPlot", "attribute_changes"]
+__all__ = ["BarRun", "CompareBarsPlot", "attribute_changes", "bar_label"]
 
 #: Most charts per row of the grid.
 COLUMNS = 4
@@ -46,7 +46,8 @@ SLICE_S = 0.03
 
 @dataclass(frozen=True)
 class BarRun:
-    """One run of the comparison: its short name, measures and per-attribute breakdown."""
+    """One run of the comparison: its name ("#3 mdav k=5", the first word under its bar),
+    measures and per-attribute breakdown."""
 
     name: str
     measures: Mapping[str, Any]
@@ -139,7 +140,8 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
                 continue
             charts.append((f"{name}: {kind} ↓", values))
         self._colors = [QColor(CLUSTER_COLORS[i % len(CLUSTER_COLORS)]) for i in range(len(runs))]
-        self._ticks = [[(float(i), f"#{i + 1}") for i in range(len(runs))]]
+        # each bar under its run's own number ("#3"), as the history and the table call it
+        self._ticks = [[(float(i), bar_label(r.name)) for i, r in enumerate(runs)]]
         self.chart_titles = [title for title, _values in charts]
         self.chart_values = [values for _title, values in charts]
         self._queue = charts
@@ -213,6 +215,11 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
 
     def chart_count(self) -> int:
         return len(self.chart_titles)
+
+
+def bar_label(name: str) -> str:
+    """A run's label under its bar: the first word of its name ("#3 mdav k=5" -> "#3")."""
+    return name.split(" ", 1)[0] if name.strip() else "?"
 
 
 def _number(value: object) -> float | None:

@@ -11,15 +11,17 @@ selection comes back to every plot through ``selection_changed``.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from pyqtgraph import Point
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 
 from microgui.core.runs import RunResult
 from microgui.core.views.moves import axis_moves, distance_moved, move_classes
@@ -35,6 +37,8 @@ from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
 
 __all__ = [
+    "grid_columns",
+    "short_title",
     "BrushViewBox",
     "CompareScatterPlot",
     "CompareOptions",
@@ -42,6 +46,12 @@ __all__ = [
     "axis_choices_of",
     "axis_values",
 ]
+
+
+#: Room a plot's title leaves for the left axis and the margins, in pixels.
+TITLE_MARGIN = 60
+#: The margins of a pyqtgraph text item around its text, in pixels (both sides).
+TEXT_MARGIN = 12
 
 
 @dataclass
@@ -66,6 +76,27 @@ class CompareRun:
     name: str
     result: RunResult
     projection: QIProjection | None
+
+
+def grid_columns(n_plots: int, width: float, height: float) -> int:
+    """Plots per row that give ``n_plots`` plots in a ``width`` × ``height`` area the largest
+    side (each as square as the area allows): four in a row in a wide, short view (a 2 × 2 grid
+    there made plots 80 px tall, their axis titles overprinting each other), 2 × 2 when square."""
+    if n_plots <= 1:
+        return 1
+    best, best_side = 1, -1.0
+    for columns in range(1, n_plots + 1):
+        rows = -(-n_plots // columns)
+        side = min(width / columns, height / rows)
+        if side > best_side + 1e-9:
+            best, best_side = columns, side
+    return best
+
+
+def short_title(title: str) -> str:
+    """An axis title without its explanation ("PC2 (21% of var.) · z-scores" -> "PC2 (21% of
+    var.)"): the vertical title has the plot's height only."""
+    return title.split(" · ", 1)[0]
 
 
 def axis_values(run: CompareRun, name: str) -> tuple[np.ndarray, np.ndarray, str]:
@@ -125,6 +156,8 @@ class _RunPlot:
     def __init__(self, plot: pg.PlotItem, view: BrushViewBox, palette: ClusterPalette) -> None:
         self.plot = plot
         self.view = view
+        #: The title's two lines (elided to the plot's width when drawn).
+        self.title: tuple[str, str] = ("", "")
         self.x: np.ndarray = np.zeros(0)
         self.y: np.ndarray = np.zeros(0)
         # vectorized per-point brushes (FastScatterPlotItem): 30,000 records of two runs took
@@ -179,6 +212,101 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self.runs: list[CompareRun] = []
         self.plots: list[_RunPlot] = []
         self.selection: np.ndarray | None = None
+        #: Plots per row as laid out now (:func:`grid_columns` of the view's shape).
+        self.columns = 2
+        self._titles: tuple[str, str] = ("", "")
+
+    def columns_now(self) -> int:
+        """Plots per row for the runs at the view's present size."""
+        return grid_columns(len(self.runs), max(self.width(), 1), max(self.height(), 1))
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if not getattr(self, "plots", None):  # (a resize arrives during __init__)
+            return
+        columns = self.columns_now()
+        if columns != self.columns:
+            self._lay_out(columns)
+        self._fit_titles()
+        self._fit_axis_titles()
+
+    def _lay_out(self, columns: int) -> None:
+        """Move the plots (drawn, not redrawn) into a grid of ``columns`` a row."""
+        self.columns = columns
+        items = [p.plot for p in self.plots]
+        for item in items:
+            self.ci.removeItem(item)
+        for i, item in enumerate(items):
+            self.ci.addItem(item, row=i // columns, col=i % columns)
+        self._set_axis_titles()
+
+    def _set_axis_titles(self) -> None:
+        """Linked axes read the same: the x title on the bottom row, the y title on the left
+        column only; each as long as its plot has room for (:meth:`_fit_axis_titles`)."""
+        x_title, y_title = self._titles
+        for p in self.plots:
+            p.plot.getAxis("left").setToolTip(y_title)
+            p.plot.getAxis("bottom").setToolTip(x_title)
+        self._fit_axis_titles()
+
+    def _fit_titles(self) -> None:
+        """Each plot's title on two lines (the run; its groups and colouring), elided to the
+        plot's width, the whole in the tooltip: a title is its plot's minimum width in
+        pyqtgraph, and a long one pushed the right column out of the view."""
+        if not self.plots:
+            return
+        width = max(int(self.width() / self.columns) - TITLE_MARGIN, 60)
+        for p in self.plots:
+            name, detail = p.title
+            lines = []
+            for text, points in ((name, 9), (detail, 8)):
+                font = QFont(p.plot.titleLabel.item.font())  # the font the title is drawn in
+                font.setPointSize(points)
+                lines.append(
+                    html.escape(
+                        QFontMetrics(font).elidedText(text, Qt.TextElideMode.ElideRight, width)
+                    )
+                )
+            p.plot.setTitle(
+                f"{lines[0]}<br><span style='font-size:8pt;color:#555'>{lines[1]}</span>",
+                color="#222222", size="9pt",
+            )  # fmt: skip
+            p.plot.titleLabel.setToolTip(f"{name}\n{detail}")
+
+    def _fit_axis_titles(self) -> None:
+        """Each axis title in full, short (:func:`short_title`) or not at all, whichever is
+        the longest its plot has room for (the tooltip always has it): at 1366 × 768 the
+        vertical titles overprinted the plot below and the bottom ones each other."""
+        if not self.plots:
+            return
+        x_title, y_title = self._titles
+        n, columns = len(self.plots), self.columns
+        rows = -(-n // columns)
+        self.ci.layout.activate()  # the plots' sizes in this layout
+        for i, p in enumerate(self.plots):
+            bottom_row = i // columns == rows - 1 or i + columns >= n
+            left_column = i % columns == 0
+            for side, wanted, room in (
+                ("bottom", bottom_row, p.view.width()),
+                ("left", left_column, p.view.height()),
+            ):
+                title = x_title if side == "bottom" else y_title
+                axis = p.plot.getAxis(side)
+                metrics = QFontMetrics(axis.label.font())
+                text = next(
+                    (
+                        t
+                        for t in (title, short_title(title))
+                        if wanted and t and metrics.horizontalAdvance(t) + TEXT_MARGIN <= room
+                    ),
+                    None,
+                )
+                if text != axis.labelText or bool(text) != axis.label.isVisible():
+                    p.plot.setLabel(side, text, color="#222222")
+                    p.plot.showLabel(side, bool(text))
+                    # pyqtgraph centres an axis title in AxisItem.resizeEvent only: a new text
+                    # kept the old one's place (a longer title ran off the top of the view)
+                    axis.resizeEvent()
 
     # content ------------------------------------------------------------------------------
     def axis_choices(self) -> list[str]:
@@ -199,8 +327,8 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         if choices and (opts.x_axis not in choices or opts.y_axis not in choices):
             opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
         first: pg.PlotItem | None = None
-        # Two runs side by side; three or four in a 2 × 2 grid, so each plot keeps its shape.
-        columns = 2
+        # As many plots a row as keep them closest to square in this view (grid_columns)
+        self.columns = columns = self.columns_now()
         for i in range(len(self.runs)):
             view = BrushViewBox()
             view.brush_mode = opts.brush_mode
@@ -236,8 +364,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         opts = self.options
         xs_all, ys_all = [], []
         self.by_group = []
-        n_rows = (len(self.runs) + 1) // 2
-        for i, (run, p) in enumerate(zip(self.runs, self.plots, strict=True)):
+        for run, p in zip(self.runs, self.plots, strict=True):
             x, x_prot, x_title = axis_values(run, opts.x_axis)
             y, y_prot, y_title = axis_values(run, opts.y_axis)
             p.x, p.y = x, y  # where the records are drawn: what a brush selects from
@@ -261,20 +388,14 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             px, py = x_prot[first], y_prot[first]
             keep = np.isfinite(px) & np.isfinite(py)
             p.protected.setData(x=px[keep], y=py[keep])
-            # Linked axes read the same: titles on the left column and the bottom row only.
-            bottom_row = i // 2 == n_rows - 1 or i + 2 >= len(self.runs)
-            p.plot.setLabel("bottom", x_title if bottom_row else None, color="#222222")
-            p.plot.setLabel("left", y_title if i % 2 == 0 else None, color="#222222")
-            p.plot.showLabel("bottom", bottom_row)
-            p.plot.showLabel("left", i % 2 == 0)
+            self._titles = (x_title, y_title)
             sampled = "" if idx is None else f" · sample of {len(idx):,}"
             colour = "colour = group" if by_group else "colour = distance moved"
-            p.plot.setTitle(
-                f"{run.name} · {run.result.n_groups:,} groups{sampled} · {colour}",
-                color="#222222", size="10pt",
-            )  # fmt: skip
+            p.title = (run.name, f"{run.result.n_groups:,} groups{sampled} · {colour}")
             xs_all.append(x[np.isfinite(x)])
             ys_all.append(y[np.isfinite(y)])
+        self._set_axis_titles()
+        self._fit_titles()
         x_all, y_all = np.concatenate(xs_all), np.concatenate(ys_all)
         if len(x_all) and len(y_all):
             self.plots[0].view.setRange(xRange=_span(x_all), yRange=_span(y_all), padding=0.0)

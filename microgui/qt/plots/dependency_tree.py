@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidg
 from microgui.core.table.dependency import DependencyTree
 from microgui.core.views.layout import LabelPlacement, TreeLayout, place_tree_labels, tree_points
 from microgui.qt.plots.cell_text import cell_font
+from microgui.qt.wrapped_label import WrappedLabel
 
 __all__ = [
     "DependencyTreePlot",
@@ -220,7 +221,9 @@ class DependencyTreePlot(QWidget):
         self.colorbar = pg.ColorBarItem(
             values=(0.0, 1.0),
             colorMap=self.colormap,
-            label="entropy distance H(A|B) + H(B|A), bits",
+            # short: the matrix's title gives the formula, and the bar is as tall as the matrix
+            # (the formula ran past both ends at 1366 × 768)
+            label="entropy distance, bits",
             interactive=False,
             width=16,
         )
@@ -273,8 +276,7 @@ class DependencyTreePlot(QWidget):
 
     @staticmethod
     def _title_label() -> QLabel:
-        label = QLabel()
-        label.setWordWrap(True)
+        label = WrappedLabel()  # all its lines at 1366 × 768 (issue 30)
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setStyleSheet("background: white; color: #222; padding: 4px 8px;")
         label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)

@@ -50,6 +50,12 @@ __all__ = [
 SYMBOLS: tuple[str, ...] = ("o", "s", "t", "d", "h", "star", "p", "t1")
 #: In "auto" scale, the loss axis turns logarithmic when its positive values span more decades.
 LOG_DECADES = 2.0
+#: Legend columns tried, fewest first: the first whose legend the plot's height holds.
+LEGEND_COLUMNS = (1, 2, 3)
+#: Pixels between the top of the chart and the legend (below the title's first line).
+LEGEND_TOP = 36
+#: Widest share of the chart a legend of several columns may take.
+LEGEND_SHARE = 0.5
 
 
 @dataclass
@@ -255,17 +261,18 @@ class RuChartPlot(QWidget):
         self.legend_holder = pg.GraphicsWidget()
         self.plot_widget.addItem(self.legend_holder, row=0, col=1)
         self.plot_widget.ci.layout.setColumnStretchFactor(0, 1)
-        self.legend = pg.LegendItem(
-            offset=(2, 36),
-            labelTextColor="#222222",
-            brush=pg.mkBrush(255, 255, 255, 225),
-            pen=pg.mkPen("#bbbbbb"),
-        )
-        self.legend.setParentItem(self.legend_holder)
+        # One legend per column count (pyqtgraph's setColumnCount misplaces the entries of a
+        # filled legend): a sweep of every method is a legend taller than a laptop's plot, cut
+        # at its bottom in one column (issue 30).
+        self._legends = {n: self._new_legend(n) for n in LEGEND_COLUMNS}
+        self.legend = self._legends[1]
         self._label_order: list[int] = []
         view = self.plot_item.getViewBox()
         view.sigRangeChanged.connect(lambda *_a: self._place_labels())
         view.sigResized.connect(lambda *_a: self._place_labels())
+        view.sigResized.connect(lambda *_a: self._refit_legend())
+        self._legend_entries: list[tuple[object, str]] = []
+        self._legend_room = 0.0
         self._legend_front = pg.PlotDataItem(
             pen=pg.mkPen("#555555", width=1.5, style=Qt.PenStyle.DashLine)
         )
@@ -421,7 +428,12 @@ class RuChartPlot(QWidget):
         self.drawn_ids = []
         self.off_scale_ids = []
         self.front_item.setData([], [])
-        self.legend.clear()
+        for legend in self._legends.values():
+            legend.clear()
+            legend.setVisible(False)
+        self.legend = self._legends[1]
+        self._legend_entries = []
+        entries: list[tuple[object, str]] = []
         xk, yk = self.options.x_measure, self.options.y_measure
         if not self._points or not xk or not yk:
             self.legend.setVisible(False)
@@ -504,7 +516,7 @@ class RuChartPlot(QWidget):
             item.sigClicked.connect(self._on_clicked)
             self.plot_item.addItem(item)
             self.method_items[method] = item
-            self.legend.addItem(item, method)
+            entries.append((item, method))
         for i, p in enumerate(drawn):
             text = f"k={p.k}"
             if off[i]:  # its value, which the axis cannot show
@@ -527,9 +539,8 @@ class RuChartPlot(QWidget):
         if len(front):
             fx, fy = _step(xs_plot[front], ys_plot[front])
             self.front_item.setData(fx, fy)
-            self.legend.addItem(self._legend_front, f"Pareto front ({len(front)} run(s))")
-        self.legend.setVisible(True)
-        self._fit_legend()
+            entries.append((self._legend_front, f"Pareto front ({len(front)} run(s))"))
+        self._fill_legend(entries)
         self.plot_item.setLabel(
             "bottom", axis_title(self._catalog.get(xk, ()), xk), color="#222222"
         )
@@ -540,8 +551,8 @@ class RuChartPlot(QWidget):
             " · loss on a log scale" if self.log_y else ""
         )
         title += (
-            "<br><span style='font-size:9pt;color:#555'>colour and mark = method · label = k · "
-            "dashed = Pareto front</span>"
+            "<br><span style='font-size:9pt;color:#555'>colour and mark = method · label = k"
+            "<br>dashed = Pareto front</span>"
         )
         measured_ids = {p.run_id for p in measured}
         shown_ids = set(self.drawn_ids)
@@ -612,6 +623,54 @@ class RuChartPlot(QWidget):
         self.reference_label.setVisible(True)
         self.reference_position = (float(x), y_plot)
         return self.reference_position
+
+    def _new_legend(self, columns: int) -> pg.LegendItem:
+        legend = pg.LegendItem(
+            offset=(2, LEGEND_TOP),
+            colCount=columns,
+            labelTextColor="#222222",
+            brush=pg.mkBrush(255, 255, 255, 225),
+            pen=pg.mkPen("#bbbbbb"),
+        )
+        legend.setParentItem(self.legend_holder)
+        legend.setVisible(False)
+        return legend
+
+    def _fill_legend(self, entries: list[tuple[object, str]]) -> None:
+        """The legend beside the plot in the fewest columns whose height the plot holds."""
+        self._legend_entries = entries
+        self.plot_widget.ci.layout.activate()
+        room = self.plot_item.sceneBoundingRect().height() - LEGEND_TOP
+        self._legend_room = room
+        widest = LEGEND_SHARE * self.plot_widget.width()
+
+        def fill(columns: int) -> QRectF:
+            self.legend = self._legends[columns]
+            for item, text in entries:
+                self.legend.addItem(item, text)
+            self.legend.layout.activate()
+            self.legend.updateSize()
+            return self.legend.boundingRect()
+
+        for i, columns in enumerate(LEGEND_COLUMNS):
+            rect = fill(columns)
+            if i and rect.width() > widest:  # too wide for the plot beside it: one fewer
+                self.legend.clear()
+                fill(LEGEND_COLUMNS[i - 1])
+                break
+            if columns == LEGEND_COLUMNS[-1] or rect.height() <= room:
+                break
+            self.legend.clear()
+        self.legend.setVisible(bool(entries))
+        self._fit_legend()
+
+    def _refit_legend(self) -> None:
+        """On a resize of the plot's height, the legend's columns chosen again."""
+        room = self.plot_item.sceneBoundingRect().height() - LEGEND_TOP
+        if self._legend_entries and abs(room - self._legend_room) > 10:
+            for legend in self._legends.values():
+                legend.clear()
+            self._fill_legend(self._legend_entries)
 
     def _fit_legend(self) -> None:
         """Give the legend's column the legend's width (none when it is hidden)."""
