@@ -343,6 +343,10 @@ def test_copy_as_command_carries_the_export_names(
     run_id = _run(window, qtbot, RunSpec.make("mdav-generic", 3, seed=2))
     out = tmp_path / "app" / "people.sav"
     out.parent.mkdir()
+    from dataclasses import replace
+
+    # the input order kept (an export option): the command carries it, the same rows follow
+    ctl.export_options = replace(ctl.export_options, keep_order=True)
     assert not window.export_to(out)  # asks for valid names
     window.rename_dialog.table.item(0, 1).setText("marital")
     window.rename_dialog.accept()
@@ -353,6 +357,7 @@ def test_copy_as_command_carries_the_export_names(
     assert args[:2] == ["microgui", "protect"]
     assert args[args.index("-o") + 1] == "people_protected_k3.sav"
     assert args[args.index("--rename") + 1] == "marital-status=marital"
+    assert "--keep-order" in args
     assert "Copied" in window.statusBar().currentMessage()
     monkeypatch.chdir(tmp_path)
     assert cli_main(args[1:] + ["-q"]) in (0, None)
