@@ -60,6 +60,11 @@ and its reduction (a): records dropped from large cells are no longer there to b
 restore pass accounts for about 5 % (Adult: 3,477 and 4,861 cells without it). sdcMicro's own
 ``freqCalc`` on these releases finds no record below ``k``.
 
+Cost: O(unsafe records x distinct key vectors x keys) for the greedy, the same per suppressed
+cell for the restore pass (times the key subsets holding the cell's key with ``combinations``).
+Adult: about 0.3 s of CPU. Sparse keys grow it: 100,000 census-shaped records on 6 keys (75,000
+distinct vectors) took about 12 s of CPU.
+
 Strata: k-anonymity within each stratum separately (a stratum smaller than ``k`` is refused).
 Combinations (sdcMicro ``combs``): with ``combinations = m`` only the key subsets of size ``m``
 are made k-anonymous, one after the other (suppressions for one subset never undo another's:
