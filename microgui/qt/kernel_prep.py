@@ -150,12 +150,15 @@ class KernelPrep(QObject):
             return
         if methods is None:
             from microgui.core.methods import available_methods
+            from microgui.core.methods.local_suppression import warm_up as suppression_warm_up
             from microgui.core.methods.refine import warm_up as refine_warm_up
 
             methods = [(m.name, m.warm_up) for m in available_methods()]
             # the refinement any partitioning method may end with (refine=…): its first deep
             # run compiled for 30 s after the preparation had ended (issue 30)
             methods.append(("refinement", refine_warm_up))
+            # a plan's local suppression step (issue 31): about 24 s of compiling at its first call
+            methods.append(("local suppression", suppression_warm_up))
         self._methods = list(methods)
         _freeze_start_up_objects()
         order = sorted(
@@ -274,6 +277,8 @@ def compile_status(method: str, module: str) -> str:
     """What a run's status says while a kernel of ``module`` compiles inside it."""
     if module.rsplit(".", 1)[-1].startswith("refine"):
         what = "the refinement kernels"
+    elif module.rsplit(".", 1)[-1].startswith("local_suppression"):
+        what = "the local suppression kernels"
     elif ".metrics." in module or module.endswith(".metrics"):
         what = "the kernels of the measures"
     else:
