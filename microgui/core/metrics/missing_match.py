@@ -22,6 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from microgui.core.table.numbers import unique_rows
+
 __all__ = ["frequencies_missing_any", "k_anonymity_missing_any"]
 
 
@@ -44,7 +46,7 @@ def _ids_on(combos: np.ndarray, columns: np.ndarray) -> np.ndarray:
         for j in range(part.shape[1]):
             key = key * int(radix[j]) + part[:, j]
         return np.unique(key, return_inverse=True)[1].reshape(-1)
-    return np.unique(part, axis=0, return_inverse=True)[1].reshape(-1)
+    return unique_rows(part)[2]
 
 
 def frequencies_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -56,11 +58,9 @@ def frequencies_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndar
     if not keys:
         return np.full(n, n, dtype=np.int64)
     codes = _codes(frame, list(keys))
-    combos, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    combos, _first, inverse, counts = unique_rows(codes)
     present = combos >= 0
-    patterns, pattern_of = np.unique(present, axis=0, return_inverse=True)
-    pattern_of = pattern_of.reshape(-1)
+    patterns, _first, pattern_of, _counts = unique_rows(present)
     freq = np.zeros(len(combos), dtype=np.int64)
     members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
     ids_by_common: dict[bytes, np.ndarray] = {}  # one projection per set of common keys

@@ -161,17 +161,18 @@ def test_texts_that_may_share_a_number_are_hashed_as_text(texts: list[str]) -> N
     _same_by_python(pd.DataFrame({"v": pd.Series(texts * 7, dtype="str")}))
 
 
-def test_a_million_numbers_are_suggested_in_well_under_a_second() -> None:
+def test_a_million_numbers_are_suggested_as_numbers() -> None:
+    """A million numbers stored as Arrow text are suggested continuous, with their distinct count
+    right. How fast (0.06 s here, against 0.9 s for Python's value-by-value reading) is the
+    bench's to measure (``python -m microgui.bench``), not a clock in a unit test: this one failed
+    at 1.02 s on a loaded CI machine."""
     rng = np.random.default_rng(0)
     texts = pa.array(np.round(rng.normal(size=1_000_000), 6).astype(str))
     frame = pd.DataFrame({"x": pd.Series(pd.arrays.ArrowStringArray(texts))})
-    started = time.perf_counter()
     (suggestion,) = explain_roles(frame)
-    seconds = time.perf_counter() - started
     assert suggestion.spec.kind.value == "continuous"
     distinct = len(set(texts.to_pylist()))
     assert f"numbers with {distinct:,} distinct values" in suggestion.reason
-    assert seconds < 1.0  # 0.06 s here; the Python reading took 0.9 s
 
 
 # --- numbers read by Arrow ------------------------------------------------------------------
