@@ -34,6 +34,7 @@ components of the mixed embedding (still offered, labelled as such).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -1108,6 +1109,8 @@ class ClusterScatterPlot(QWidget):
         painter = QPainter(picture)
         try:
             for axis in axes:
+                if not _measurable(axis):
+                    continue  # pyqtgraph measures it when it paints, if ever
                 if axis.style["tickFont"] is not None:
                     painter.setFont(axis.style["tickFont"])
                 axis.generateDrawSpecs(painter)
@@ -1192,6 +1195,44 @@ def _esc(text: object) -> str:
 def _slot_span(axis: CategoryAxis) -> tuple[float, float]:
     """The range of a category axis: every slot with its jitter band, and a margin."""
     return -0.6, len(axis.labels) - 0.4
+
+
+_log = logging.getLogger(__name__)
+
+#: More tick labels than this on one axis: a degenerate range or size (not a readable axis).
+_MAX_TICKS = 2_000
+
+
+def _measurable(axis: Any) -> bool:
+    """Whether pyqtgraph's tick measurement of ``axis`` is a short job: a finite, non-empty range
+    on an axis of some length, with a bounded number of ticks. A test run once hung for minutes
+    in ``generateDrawSpecs`` over an axis whose range and length (not seen again) gave millions
+    of ticks: measuring is skipped then, and the axis says so in the log."""
+    lo, hi = (float(v) for v in axis.range)
+    if axis.orientation in ("left", "right"):
+        length = float(axis.geometry().height())
+    else:
+        length = float(axis.geometry().width())
+    if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo or not np.isfinite(length):
+        return False
+    if axis._tickLevels is not None:
+        count = sum(len(level) for level in axis._tickLevels)
+    else:
+        count = 0
+        for spacing, _offset in axis.tickSpacing(lo, hi, max(length, 1.0)):
+            if not spacing > 0:
+                return False
+            count += int(min((hi - lo) / spacing, 1e12)) + 1
+    if count > _MAX_TICKS:
+        _log.warning(
+            "axis %s: %d ticks over %r at %.0f px: tick measurement skipped",
+            axis.orientation,
+            count,
+            (lo, hi),
+            length,
+        )
+        return False
+    return True
 
 
 def _span(values: np.ndarray, protected: np.ndarray, q: float) -> tuple[float, float] | None:
