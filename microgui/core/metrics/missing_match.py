@@ -46,7 +46,8 @@ def _ids_on(combos: np.ndarray, columns: np.ndarray) -> np.ndarray:
         for j in range(part.shape[1]):
             key = key * int(radix[j]) + part[:, j]
         return np.unique(key, return_inverse=True)[1].reshape(-1)
-    return unique_rows(part)[2]
+    inverse: np.ndarray = unique_rows(part)[2]
+    return inverse
 
 
 def frequencies_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -76,7 +77,8 @@ def frequencies_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndar
                 ids = ids_by_common[tag] = _ids_on(combos, np.flatnonzero(both))
             sums = np.bincount(ids[rows_q], weights=counts[rows_q], minlength=int(ids.max()) + 1)
             freq[rows_p] += sums[ids[rows_p]].astype(np.int64)
-    return freq[inverse]
+    per_record: np.ndarray = freq[inverse]
+    return per_record
 
 
 def k_anonymity_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> int:
