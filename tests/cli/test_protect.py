@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from microgui.cli import main
+from tests.cli_argv import protect_argv
 
 REPORT_KEYS = {
     "method",
@@ -70,11 +71,9 @@ def test_protect_writes_table_and_report(
 ) -> None:
     out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
     code, _, err = run(
-        [
-            "protect",
-            str(table),
-            "-o",
-            str(out),
+        protect_argv(
+            table,
+            out,
             "--method",
             "mdav-generic",
             "-k",
@@ -95,7 +94,8 @@ def test_protect_writes_table_and_report(
             "group",
             "--report",
             str(rep),
-        ],
+            keep_order=False,
+        ),
         capsys,
     )
     assert code == 0, err
@@ -112,9 +112,7 @@ def test_protect_writes_table_and_report(
     assert sorted(zip(protected["note"], protected["health"], strict=True)) == rows
     # with --keep-order, in the input's order
     kept = tmp_path / "kept.csv"
-    argv = ["protect", str(table), "-o", str(kept), "--keep-order", "--method", "mdav-generic",
-            "-k", "4", "--qi", "age,income", "--qi", "edu,region", "--ordinal", "edu=low<mid<high",
-            "--nominal", "region", "--identifiers", "id", "--confidential", "health"]  # fmt: skip
+    argv = protect_argv(table, kept, '--method', 'mdav-generic', '-k', '4', '--qi', 'age,income', '--qi', 'edu,region', '--ordinal', 'edu=low<mid<high', '--nominal', 'region', '--identifiers', 'id', '--confidential', 'health')  # fmt: skip
     assert run(argv, capsys)[0] == 0
     assert read_columns(kept)["note"] == original["note"]
     assert read_columns(kept)["health"] == original["health"]
@@ -178,18 +176,17 @@ def test_output_equal_to_input_refused(table: Path, capsys: pytest.CaptureFixtur
 
 def test_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(
-        [
-            "protect",
-            str(tmp_path / "missing.csv"),
-            "-o",
-            str(tmp_path / "o.csv"),
+        protect_argv(
+            tmp_path / "missing.csv",
+            tmp_path / "o.csv",
             "--method",
             "mdav",
             "-k",
             "3",
             "--qi",
             "a",
-        ],
+            keep_order=False,
+        ),
         capsys,
     )
     assert code == 2 and "missing.csv" in err and len(err.strip().splitlines()) == 1
@@ -206,11 +203,9 @@ def test_mdav_refuses_categorical_qis(
     table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = run(
-        [
-            "protect",
-            str(table),
-            "-o",
-            str(tmp_path / "o.csv"),
+        protect_argv(
+            table,
+            tmp_path / "o.csv",
             "--method",
             "mdav",
             "-k",
@@ -219,7 +214,8 @@ def test_mdav_refuses_categorical_qis(
             "age,region",
             "--nominal",
             "region",
-        ],
+            keep_order=False,
+        ),
         capsys,
     )
     assert code == 2 and "mdav-generic" in err
@@ -230,11 +226,9 @@ def test_mstk_generalizes_and_reports_generalization_il(
 ) -> None:
     out, rep = tmp_path / "g.csv", tmp_path / "g.json"
     code, _, err = run(
-        [
-            "protect",
-            str(table),
-            "-o",
-            str(out),
+        protect_argv(
+            table,
+            out,
             "--method",
             "mstk",
             "-k",
@@ -247,7 +241,8 @@ def test_mstk_generalizes_and_reports_generalization_il(
             "id",
             "--report",
             str(rep),
-        ],
+            keep_order=False,
+        ),
         capsys,
     )
     assert code == 0, err

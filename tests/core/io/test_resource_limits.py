@@ -8,10 +8,7 @@ is no property of the code.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,46 +26,8 @@ from microgui.core.io import reader as io_reader
 from microgui.core.table import dataset as dataset_module
 from microgui.core.table.dataset import MAX_COLUMNS, check_frame
 from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-
-PACKAGE = os.path.dirname(microgui.__file__)
-
-
-def _work(run: Callable[[], object]) -> int:
-    """How much Python work ``run`` does: every Python call, and every line run in microgui
-    (a loop of ours over the columns inside a loop over the columns shows up here even when it
-    calls nothing)."""
-    count = 0
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        nonlocal count
-        count += 1
-        return local
-
-    def calls(frame: Any, event: str, arg: Any) -> Any:
-        nonlocal count
-        count += 1
-        return local if frame.f_code.co_filename.startswith(PACKAGE) else None
-
-    previous = sys.gettrace()
-    sys.settrace(calls)
-    try:
-        run()
-    finally:
-        sys.settrace(previous)
-    return count
-
-
-def _wide_csv(path: Path, columns: int, rows: int, seed: int = 0) -> Path:
-    """Two continuous quasi-identifiers (age, income) and ``columns - 2`` small codes."""
-    rng = np.random.default_rng(seed)
-    names = ["age", "income", *(f"c{i}" for i in range(columns - 2))]
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(",".join(names) + "\n")
-        for _ in range(rows):
-            cells = [str(rng.integers(18, 90)), str(rng.integers(1000, 9000))]
-            cells += map(str, rng.integers(0, 5, columns - 2))
-            handle.write(",".join(cells) + "\n")
-    return path
+from tests.cli_argv import protect_argv
+from tests.work_count import count_work, wide_csv
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -206,7 +165,7 @@ def test_memory_running_out_anyway_is_one_line(
 ) -> None:
     """The estimate is not a promise: a MemoryError later in a command is one line, never a
     traceback, and no file is left."""
-    path = _wide_csv(tmp_path / "t.csv", 4, 30)
+    path = wide_csv(tmp_path / "t.csv", 4, 30)
 
     def exhausted(*args: object, **kwargs: object) -> None:
         raise MemoryError
@@ -215,11 +174,9 @@ def test_memory_running_out_anyway_is_one_line(
     out = tmp_path / "out.csv"
     assert (
         main(
-            [
-                "protect",
-                str(path),
-                "-o",
-                str(out),
+            protect_argv(
+                path,
+                out,
                 "--qi",
                 "age,income",
                 "--method",
@@ -227,7 +184,8 @@ def test_memory_running_out_anyway_is_one_line(
                 "-k",
                 "3",
                 "-q",
-            ]
+                keep_order=False,
+            )
         )
         == 2
     )
@@ -252,19 +210,9 @@ def test_300000_column_csv_refused_from_its_header(
     out = tmp_path / "out.csv"
     assert (
         main(
-            [
-                "protect",
-                str(path),
-                "-o",
-                str(out),
-                "--qi",
-                "c0,c1",
-                "--method",
-                "mdav",
-                "-k",
-                "3",
-                "-q",
-            ]
+            protect_argv(
+                path, out, "--qi", "c0,c1", "--method", "mdav", "-k", "3", "-q", keep_order=False
+            )
         )
         == 2
     )
@@ -319,7 +267,7 @@ def test_role_lookups_do_not_scan_the_columns() -> None:
         spec = ColumnSpec(AttributeRole.NON_CONFIDENTIAL, AttributeKind.NOMINAL)
         roles = RoleMap(tuple((f"c{i}", spec) for i in range(n)))
         last = f"c{n - 1}"
-        return _work(lambda: (roles[last], last in roles, roles.identifiers))
+        return count_work(lambda: (roles[last], last in roles, roles.identifiers))
 
     assert lookups(4000) == lookups(1000)
 
@@ -340,71 +288,6 @@ def test_reader_attrs_are_shared_not_copied_per_column(tmp_path: Path) -> None:
     assert stat["user_missing"]["v0"]["cells"].rows.size == 8
     assert read.iloc[:, 0].attrs[STAT_ATTR] is stat
     assert read.copy().attrs[STAT_ATTR] is stat
-
-
-def _protect_work(tmp_path: Path, columns: int, suffix: str) -> int:
-    """The work of `microgui protect` with a roles file tagging every column, both reports."""
-    path = _wide_csv(tmp_path / f"w{columns}.csv", columns, rows=100)
-    roles = {"age": {"role": "quasi-identifier", "kind": "continuous"}}
-    roles["income"] = roles["age"]
-    roles.update({f"c{i}": {"role": "non-confidential"} for i in range(columns - 2)})
-    roles_file = tmp_path / f"r{columns}.json"
-    roles_file.write_text(json.dumps({"columns": roles}), encoding="utf-8")
-    argv = ["protect", str(path), "-o", str(tmp_path / f"o{columns}{suffix}")]
-    argv += ["--roles", str(roles_file), "--method", "mdav", "-k", "3", "-q"]
-    argv += ["--report", str(tmp_path / f"{columns}.json")]
-    argv += ["--report-html", str(tmp_path / f"{columns}.html")]
-    return _work(lambda: main(argv))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_protect_work_grows_linearly_with_the_columns(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
-) -> None:
-    """`microgui protect` end to end (roles file, read, run, release, JSON and HTML reports)
-    on 1,000, 2,000 and 4,000 columns of 100 records: doubling the columns doubles the work
-    past a constant (measured: the second step 2.0-2.3 times the first), no more. A step over
-    the columns inside a step over the columns, or pandas' CSV writer taking 100,000 cells a
-    chunk, makes it 4 times."""
-    assert main(["protect", "--list-methods"]) == 0  # imports out of the count
-    _protect_work(tmp_path, 50, suffix)  # compilations out of the count
-    small, middle, large = (_protect_work(tmp_path, n, suffix) for n in (1000, 2000, 4000))
-    capsys.readouterr()
-    assert (large - middle) < 2.6 * (middle - small)
-
-
-@pytest.mark.slow
-def test_100000_columns_protect_and_api(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """100,000 columns of 20 records, two quasi-identifiers, the rest passed through: the
-    command and the API finish (more than 10 minutes at 300,000 columns before issue 27) and
-    release every column."""
-    path = _wide_csv(tmp_path / "wide.csv", 100_000, rows=20)
-    out = tmp_path / "out.csv"
-    assert (
-        main(
-            [
-                "protect",
-                str(path),
-                "-o",
-                str(out),
-                "--qi",
-                "age,income",
-                "--method",
-                "mdav",
-                "-k",
-                "3",
-                "-q",
-            ]
-        )
-        == 0
-    )
-    capsys.readouterr()
-    with open(out, encoding="utf-8") as handle:
-        assert handle.readline().count(",") == 99_999
-    frame = pd.read_csv(path)  # the API's own caller reads it
-    result = microgui.protect(frame, qi=["age", "income"], unsafe="allow")
-    assert result.frame.shape == (20, 100_000)
 
 
 def test_parquet_estimate_without_statistics_counts_the_pages(tmp_path: Path) -> None:

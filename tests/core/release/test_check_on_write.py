@@ -24,6 +24,7 @@ from microgui.core.errors import ExportRefused
 from microgui.core.metrics import k_anonymity_level
 from microgui.core.release.check import ExportCheck, check_export, export_run
 from microgui.core.release.order import RecordOrder
+from tests.cli_argv import protect_argv
 
 #: Release in the input's order (a release is shuffled by default, issue 31): these tests read
 #: the written file row for row beside the run's table.
@@ -332,17 +333,7 @@ def test_cli_report_describes_the_file_written(
     people.to_csv(source, index=False)
     for name, extra in (("plain", []), ("pseudo", ["--pseudonymize", "id"])):
         out, rep = tmp_path / f"{name}.csv", tmp_path / f"{name}.report.json"
-        argv = [
-            "protect",
-            str(source),
-            "-o",
-            str(out),
-            "--keep-order",
-            "--qi",
-            "age,income",
-            "-k",
-            "3",
-        ]
+        argv = protect_argv(source, out, "--qi", "age,income", "-k", "3")
         argv += ["--method", "mdav"]
         argv += ["--identifiers", "id", "--report", str(rep), "--seed", "1", *extra]
         assert main(argv) == 0, capsys.readouterr().err
@@ -350,15 +341,7 @@ def test_cli_report_describes_the_file_written(
         written = pd.read_csv(out)
         assert report["k_anonymity"] == k_anonymity_level(written, QIS) >= 3
         assert report["identifiers_removed"] == [c for c in ["id"] if c not in written.columns]
-    argv = [
-        "protect",
-        str(source),
-        "-o",
-        str(tmp_path / "ir.csv"),
-        "--keep-order",
-        "--qi",
-        "age,income",
-    ]
+    argv = protect_argv(source, tmp_path / "ir.csv", "--qi", "age,income")
     argv += ["-k", "3", "--method", "individual-ranking", "--identifiers", "id", "--seed", "1"]
     argv += ["--report", str(tmp_path / "ir.report.json"), "--allow-unsafe", "testing"]
     assert main(argv) == 0, capsys.readouterr().err

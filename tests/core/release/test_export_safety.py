@@ -10,6 +10,7 @@ import pytest
 
 from microgui.cli import main
 from microgui.core.release.check import neutralize_formulas
+from tests.cli_argv import protect_argv
 
 
 def test_formula_cells_get_an_apostrophe_numbers_do_not() -> None:
@@ -70,12 +71,9 @@ def test_cli_neutralizes_by_default_and_keeps_raw_on_request(tmp_path: Path, kee
     src = _write_input(tmp_path)
     out = tmp_path / "out.csv"
     report = tmp_path / "report.json"
-    argv = [
-        "protect",
-        str(src),
-        "-o",
-        str(out),
-        "--keep-order",
+    argv = protect_argv(
+        src,
+        out,
         "--method",
         "mdav",
         "-k",
@@ -88,7 +86,7 @@ def test_cli_neutralizes_by_default_and_keeps_raw_on_request(tmp_path: Path, kee
         str(report),
         "--seed",
         "1",
-    ]
+    )
     if keep:
         argv.append("--keep-formula-cells")
     assert main(argv) == 0

@@ -25,6 +25,7 @@ from microgui.core.release import release_format, release_writer
 from microgui.core.release.check import export_run
 from microgui.core.runs import RunSpec, run_protection
 from microgui.core.table.roles import roles_from_lists
+from tests.cli_argv import protect_argv
 
 FORMATS = [".csv", ".xlsx", ".parquet", ".sav", ".zsav", ".dta"]
 VALUE_LABELS = {
@@ -72,11 +73,7 @@ def labelled(tmp_path: Path) -> dict[str, Path]:
 
 def _protect(source: Path, out: Path, *extra: str) -> int:
     return main(
-        [
-            "protect", str(source), "-o", str(out), "--keep-order", "--identifiers", "id",
-            "--qi", "sex,region,age,income", "--nominal", "sex,region", "-k", "5",
-            "--method", "mdav-generic", "--report", str(out.with_suffix(".json")), *extra,
-        ]
+        protect_argv(source, out, '--identifiers', 'id', '--qi', 'sex,region,age,income', '--nominal', 'sex,region', '-k', '5', '--method', 'mdav-generic', '--report', str(out.with_suffix('.json')), *extra)
     )  # fmt: skip
 
 
@@ -227,8 +224,7 @@ def test_workbook_formulas_are_neutralized_even_when_kept_for_text(tmp_path: Pat
     frame.to_csv(source, index=False)
     out = tmp_path / "out.xlsx"
     code = main(
-        ["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age,income", "-k", "3",
-         "--method", "mdav", "--keep-formula-cells", "--report", str(tmp_path / "r.json")]
+        protect_argv(source, out, '--qi', 'age,income', '-k', '3', '--method', 'mdav', '--keep-formula-cells', '--report', str(tmp_path / 'r.json'))
     )  # fmt: skip
     assert code == 0
     report = json.loads((tmp_path / "r.json").read_text())
@@ -256,8 +252,7 @@ def _eu(tmp_path: Path) -> Path:
 
 def _eu_protect(source: Path, out: Path, *options: str) -> int:
     return main(
-        ["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age,income", "-k", "3", "--method",
-         "mdav", "--report", str(out.with_suffix(".json")), *options]
+        protect_argv(source, out, '--qi', 'age,income', '-k', '3', '--method', 'mdav', '--report', str(out.with_suffix('.json')), *options)
     )  # fmt: skip
 
 
@@ -442,23 +437,7 @@ def test_number_columns_of_a_csv_input_go_out_as_numbers(tmp_path: Path) -> None
         if ext == ".sav":
             assert _meta.original_variable_types["price"] == "F19.2"
     out = tmp_path / "eu.csv"
-    assert (
-        main(
-            [
-                "protect",
-                str(source),
-                "-o",
-                str(out),
-                "--keep-order",
-                *args,
-                "--csv-sep",
-                ";",
-                "--csv-decimal",
-                ",",
-            ]
-        )
-        == 0
-    )
+    assert main(protect_argv(source, out, *args, "--csv-sep", ";", "--csv-decimal", ",")) == 0
     assert out.read_text().splitlines()[1].split(";")[1] == "1000,5"
     # the decimal mark reaches every number column, its digits as written (1.50 -> 1,50)
     assert out.read_text().splitlines()[1].split(";")[3:] == ["1,50", "1.1"]
@@ -488,24 +467,7 @@ def test_spss_dates_stay_dates(tmp_path: Path) -> None:
     source = tmp_path / "d.sav"
     pyreadstat.write_sav(frame, source)
     out = tmp_path / "o.sav"
-    assert (
-        main(
-            [
-                "protect",
-                str(source),
-                "-o",
-                str(out),
-                "--keep-order",
-                "--qi",
-                "age",
-                "-k",
-                "3",
-                "--method",
-                "mdav",
-            ]
-        )
-        == 0
-    )
+    assert main(protect_argv(source, out, "--qi", "age", "-k", "3", "--method", "mdav")) == 0
     _got, meta = pyreadstat.read_sav(out)
     assert meta.original_variable_types["born"].startswith("DATE")
 
@@ -519,8 +481,7 @@ def test_formula_like_labels_keep_their_codes_and_are_neutralized(tmp_path: Path
     )  # fmt: skip
     out = tmp_path / "o.sav"
     code = main(
-        ["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age", "-k", "3", "--method", "mdav",
-         "--report", str(tmp_path / "r.json")]
+        protect_argv(source, out, '--qi', 'age', '-k', '3', '--method', 'mdav', '--report', str(tmp_path / 'r.json'))
     )  # fmt: skip
     assert code == 0
     got, meta = pyreadstat.read_sav(out)
@@ -599,9 +560,7 @@ def test_spss_user_missing_codes_go_back_where_the_column_passes_through(tmp_pat
     assert dataset.frame["happy"].isna().sum() == 4  # read as missing, not as -99
     assert dataset.frame["note"].isna().sum() == int((frame["note"] == "NR").sum())
     out = tmp_path / "o.sav"
-    code = main(["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age", "--method", "mdav",
-                 "-k", "3", "--confidential", "happy", "--report", str(tmp_path / "r.json"),
-                 "-q"])  # fmt: skip
+    code = main(protect_argv(source, out, '--qi', 'age', '--method', 'mdav', '-k', '3', '--confidential', 'happy', '--report', str(tmp_path / 'r.json'), '-q'))  # fmt: skip
     assert code == 0
     back, meta = pyreadstat.read_sav(out, user_missing=True)
     assert back["happy"].tolist() == frame["happy"].tolist()  # -99/-98 back, row for row
@@ -611,9 +570,7 @@ def test_spss_user_missing_codes_go_back_where_the_column_passes_through(tmp_pat
     labels = json.loads((tmp_path / "r.json").read_text())["labels"]
     assert labels["user_missing_kept"] == ["happy", "note"]
     # a quasi-identifier with user-missing cells: its declaration is not carried
-    code = main(["protect", str(source), "-o", str(tmp_path / "q.sav"), "--keep-order", "--qi", "age,happy",
-                 "--method", "mdav-generic", "-k", "3", "--missing-as-category", "happy", "--ordinal",
-                 "happy", "--report", str(tmp_path / "q.json"), "-q"])  # fmt: skip
+    code = main(protect_argv(source, tmp_path / 'q.sav', '--qi', 'age,happy', '--method', 'mdav-generic', '-k', '3', '--missing-as-category', 'happy', '--ordinal', 'happy', '--report', str(tmp_path / 'q.json'), '-q'))  # fmt: skip
     assert code == 0
     labels = json.loads((tmp_path / "q.json").read_text())["labels"]
     assert (
@@ -636,17 +593,14 @@ def test_stata_extended_missing_values_go_back_in_a_dta_release(tmp_path: Path) 
     assert dataset.frame["happy"].isna().sum() == 3
     assert pd.api.types.is_numeric_dtype(dataset.frame["happy"].dtype)
     out = tmp_path / "o.dta"
-    code = main(["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age", "--method", "mdav",
-                 "-k", "3", "--confidential", "happy", "--report", str(tmp_path / "r.json"),
-                 "-q"])  # fmt: skip
+    code = main(protect_argv(source, out, '--qi', 'age', '--method', 'mdav', '-k', '3', '--confidential', 'happy', '--report', str(tmp_path / 'r.json'), '-q'))  # fmt: skip
     assert code == 0
     back, meta = pyreadstat.read_dta(out, user_missing=True)
     assert back["happy"].tolist() == list(happy)
     assert sorted(meta.missing_user_values["happy"]) == ["a", "r"]
     assert json.loads((tmp_path / "r.json").read_text())["labels"]["user_missing_kept"] == ["happy"]
     sav = tmp_path / "o.sav"  # into SPSS: system-missing, no letters
-    assert main(["protect", str(source), "-o", str(sav), "--keep-order", "--qi", "age", "--method", "mdav",
-                 "-k", "3", "--confidential", "happy", "-q"]) == 0  # fmt: skip
+    assert main(protect_argv(source, sav, '--qi', 'age', '--method', 'mdav', '-k', '3', '--confidential', 'happy', '-q')) == 0  # fmt: skip
     back, _meta = pyreadstat.read_sav(sav, user_missing=True)
     assert back["happy"].isna().sum() == 3
 
@@ -666,9 +620,7 @@ def test_a_missing_category_keeps_the_value_labels(tmp_path: Path) -> None:
         frame, source, variable_value_labels={"educ": {1: "low", 2: "mid", 3: "high"}}
     )
     out = tmp_path / "o.sav"
-    code = main(["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age,educ", "--ordinal",
-                 "educ=low<mid<high", "--missing-as-category", "educ", "--method",
-                 "mdav-generic", "-k", "3", "--report", str(tmp_path / "r.json"), "-q"])  # fmt: skip
+    code = main(protect_argv(source, out, '--qi', 'age,educ', '--ordinal', 'educ=low<mid<high', '--missing-as-category', 'educ', '--method', 'mdav-generic', '-k', '3', '--report', str(tmp_path / 'r.json'), '-q'))  # fmt: skip
     assert code == 0
     labels = json.loads((tmp_path / "r.json").read_text())["labels"]
     assert labels["values_outside_labels"] == {} and labels["written_as_text"] == []
@@ -691,8 +643,7 @@ def test_a_date_quasi_identifier_goes_back_as_dates(tmp_path: Path) -> None:
     pyreadstat.write_sav(frame, source)
     for ext in (".sav", ".dta", ".parquet"):
         out = tmp_path / f"o{ext}"
-        code = main(["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age,seen", "--ordinal",
-                     "seen", "--method", "mdav-generic", "-k", "4", "-q"])  # fmt: skip
+        code = main(protect_argv(source, out, '--qi', 'age,seen', '--ordinal', 'seen', '--method', 'mdav-generic', '-k', '4', '-q'))  # fmt: skip
         assert code == 0, ext
         back = pd.read_parquet(out) if ext == ".parquet" else _read_stat(out)[0]
         assert pd.api.types.is_datetime64_any_dtype(back["seen"]), (ext, back["seen"].dtype)
@@ -714,8 +665,7 @@ def test_typed_inputs_keep_their_text_columns_and_codes(tmp_path: Path) -> None:
     sav = tmp_path / "t.sav"
     pyreadstat.write_sav(frame, sav, missing_ranges={"s": ["XX"]})
     out = tmp_path / "o.sav"
-    assert main(["protect", str(sav), "-o", str(out), "--keep-order", "--qi", "age", "--method", "mdav",
-                 "-k", "2", "-q"]) == 0  # fmt: skip
+    assert main(protect_argv(sav, out, '--qi', 'age', '--method', 'mdav', '-k', '2', '-q')) == 0  # fmt: skip
     back, meta = pyreadstat.read_sav(out, user_missing=True)
     assert (
         back["zip"].tolist() == frame["zip"].tolist() and back["s"].tolist() == frame["s"].tolist()
@@ -723,8 +673,7 @@ def test_typed_inputs_keep_their_text_columns_and_codes(tmp_path: Path) -> None:
     assert meta.original_variable_types["zip"].startswith("A")
     parquet = tmp_path / "t.parquet"
     frame.to_parquet(parquet)
-    assert main(["protect", str(parquet), "-o", str(tmp_path / "o.parquet"), "--keep-order", "--qi", "age",
-                 "--method", "mdav", "-k", "2", "-q"]) == 0  # fmt: skip
+    assert main(protect_argv(parquet, tmp_path / 'o.parquet', '--qi', 'age', '--method', 'mdav', '-k', '2', '-q')) == 0  # fmt: skip
     assert pd.read_parquet(tmp_path / "o.parquet")["zip"].tolist() == frame["zip"].tolist()
 
 
@@ -742,8 +691,7 @@ def test_versions_and_missing_dots_stay_as_written(tmp_path: Path) -> None:
     assert got["version"].tolist() == ["3.9", "3.10", "3.11", "3.9", "3.10", "3.11"]
     assert got["x"].tolist()[0] == 1.5 and pd.isna(got["x"].tolist()[1])
     eu = tmp_path / "eu.csv"
-    assert main(["protect", str(source), "-o", str(eu), "--keep-order", "--csv-sep", ";", "--csv-decimal", ",",
-                 *args]) == 0  # fmt: skip
+    assert main(protect_argv(source, eu, '--csv-sep', ';', '--csv-decimal', ',', *args)) == 0  # fmt: skip
     rows = [line.split(";") for line in eu.read_text().splitlines()[1:]]
     assert [r[1] for r in rows][:3] == ["3.9", "3.10", "3.11"]  # codes: as written
     assert [r[2] for r in rows][:3] == ["1,5", ".", "2,25"]  # the missing '.' is no point
@@ -758,9 +706,7 @@ def test_zoned_times_go_to_spss_as_local_time_and_summer_time_does_not_crash(
     frame.to_parquet(source)
     for ext in (".parquet", ".sav"):  # d an ordinal quasi-identifier across summer time
         out = tmp_path / f"o{ext}"
-        code = main(["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age,d", "--ordinal", "d",
-                     "--method", "mdav-generic", "-k", "2", "-q", "--report",
-                     str(tmp_path / f"r{ext}.json")])  # fmt: skip
+        code = main(protect_argv(source, out, '--qi', 'age,d', '--ordinal', 'd', '--method', 'mdav-generic', '-k', '2', '-q', '--report', str(tmp_path / f'r{ext}.json')))  # fmt: skip
         assert code == 0, ext
     back, _meta = pyreadstat.read_sav(tmp_path / "o.sav")
     assert back["seen"].tolist()[0] == pd.Timestamp("2020-01-01 00:00")  # midnight in Berlin
@@ -774,8 +720,7 @@ def test_display_formats_fit_the_numbers(tmp_path: Path) -> None:
         "age,n,big\n20,1,100000000.5\n30,,2.25\n40,3,3.5\n50,4,4.5\n60,5,5.25\n70,6,6.75\n"
     )
     out = tmp_path / "f.sav"
-    assert main(["protect", str(source), "-o", str(out), "--keep-order", "--qi", "age", "--method", "mdav",
-                 "-k", "2", "-q"]) == 0  # fmt: skip
+    assert main(protect_argv(source, out, '--qi', 'age', '--method', 'mdav', '-k', '2', '-q')) == 0  # fmt: skip
     _back, meta = pyreadstat.read_sav(out)
     assert meta.original_variable_types["n"].endswith(".0")  # whole numbers with a blank
     width = int(meta.original_variable_types["big"][1:].split(".")[0])

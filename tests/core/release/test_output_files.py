@@ -55,6 +55,7 @@ from microgui.core.runs import RunSpec, run_protection
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.numbers import whole_numbers_written_plain
 from microgui.core.table.roles import roles_from_lists
+from tests.cli_argv import protect_argv
 
 BAD = Path(__file__).resolve().parents[2] / "data" / "bad"
 ROOT = Path(__file__).resolve().parents[3]
@@ -91,7 +92,7 @@ def people(tmp_path: Path) -> Path:
     return src
 
 
-def protect_argv(src: Path, out: Path | str, report: Path | str | None = None) -> list[str]:
+def mstk_argv(src: Path, out: Path | str, report: Path | str | None = None) -> list[str]:
     argv = ["protect", str(src), "-o", str(out), "--keep-order", "--method", "mstk", "-k", "2"]
     argv += ["--qi", "age,income,region", "--nominal", "region", "--identifiers", "id"]
     argv += ["--hierarchy", f"region={src.parent / 'h.csv'}"]
@@ -121,7 +122,7 @@ def test_protect_never_writes_the_hierarchy(
     target = spellings(folder, "h.csv")[spelling]
     out, report = (target, folder / "r.json") if which == "output" else (folder / "o.csv", target)
     before = listing(folder)
-    code, err = run(protect_argv(people, out, report), capsys)
+    code, err = run(mstk_argv(people, out, report), capsys)
     line = error_line(err)
     assert code == 2 and "input file" in line and "choose another" in line
     assert (folder / "h.csv").read_text(encoding="utf-8") == HIERARCHY
@@ -133,7 +134,7 @@ def test_evaluate_json_never_writes_an_input(
     target: str, people: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     protected = tmp_path / "prot.csv"
-    assert main(protect_argv(people, protected)) == 0
+    assert main(mstk_argv(people, protected)) == 0
     capsys.readouterr()
     paths = {"original": people, "protected": protected, "hierarchy": tmp_path / "h.csv"}
     victim = paths[target]
@@ -292,17 +293,7 @@ def test_protect_with_cr_in_a_nominal_qi_reads_back_k_anonymous(
     src = tmp_path / "in.csv"
     src.write_bytes(("\n".join(rows) + "\n").encode())
     out, report = tmp_path / "out.csv", tmp_path / "out.json"
-    argv = [
-        "protect",
-        str(src),
-        "-o",
-        str(out),
-        "--keep-order",
-        "--method",
-        "mdav-generic",
-        "-k",
-        "4",
-    ]
+    argv = protect_argv(src, out, "--method", "mdav-generic", "-k", "4")
     argv += [
         "--qi",
         "age,city",
@@ -568,7 +559,7 @@ def test_bad_report_path_keeps_the_old_csv(
 
     monkeypatch.setattr(atomic_io, "_create_temp", create)
     before = listing(folder)
-    code, err = run(protect_argv(people, out, report), capsys)
+    code, err = run(mstk_argv(people, out, report), capsys)
     line = error_line(err)
     assert code == 2, err
     assert out.read_text() == "old\n" and listing(folder) == before and temps(folder) == []
@@ -626,8 +617,8 @@ def test_special_output_targets_are_refused(
     specials = _special_targets(folder)
     for kind, target in specials.items():
         for argv in (
-            protect_argv(people, target),
-            protect_argv(people, folder / "o.csv", target),
+            mstk_argv(people, target),
+            mstk_argv(people, folder / "o.csv", target),
             ["dependency-tree", str(people), "--attributes", "age,income", "--json", str(target)],
         ):
             code, err = run(argv, capsys)
@@ -664,7 +655,7 @@ def test_output_with_a_trailing_slash_is_a_folder(
     before = listing(folder)
     target = str(folder / "nosuchdir") + os.sep
     for argv in (
-        protect_argv(people, target),
+        mstk_argv(people, target),
         ["dependency-tree", str(people), "--attributes", "age,income", "--json", target],
     ):
         code, err = run(argv, capsys)
@@ -681,11 +672,11 @@ def test_long_valid_names_are_written(people: Path, capsys: pytest.CaptureFixtur
     for length in (244, 250, 255):
         out = folder / ("o" * (length - 4) + ".csv")
         report = folder / ("r" * (length - 5) + ".json")
-        code, err = run(protect_argv(people, out, report), capsys)
+        code, err = run(mstk_argv(people, out, report), capsys)
         assert code == 0, err
         assert out.exists() and report.exists() and temps(folder) == []
     too_long = folder / ("x" * 252 + ".csv")
-    code, err = run(protect_argv(people, too_long), capsys)
+    code, err = run(mstk_argv(people, too_long), capsys)
     line = error_line(err)
     assert code == 2 and "too long" in line and "shorter" in line
     wide = folder / ("é" * 127 + ".csv")  # 258 bytes in UTF-8
@@ -699,17 +690,7 @@ def test_override_reason_needs_words(
     reason: str, people: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = people.parent
-    argv = [
-        "protect",
-        str(people),
-        "-o",
-        str(folder / "o.csv"),
-        "--keep-order",
-        "--method",
-        "mdav",
-        "-k",
-        "2",
-    ]
+    argv = protect_argv(people, folder / "o.csv", "--method", "mdav", "-k", "2")
     argv += ["--qi", "age,income", "--allow-unsafe", reason]
     code, err = run(argv, capsys)
     line = error_line(err)
@@ -738,17 +719,7 @@ def test_override_reason_is_recorded_on_one_line(tmp_path: Path) -> None:
 def test_fifo_input_has_a_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fifo = tmp_path / "in.csv"
     os.mkfifo(fifo)
-    argv = [
-        "protect",
-        str(fifo),
-        "-o",
-        str(tmp_path / "o.csv"),
-        "--keep-order",
-        "--method",
-        "mdav",
-        "-k",
-        "2",
-    ]
+    argv = protect_argv(fifo, tmp_path / "o.csv", "--method", "mdav", "-k", "2")
     code, err = run([*argv, "--qi", "age"], capsys)
     line = error_line(err)
     assert code == 2 and "in.csv" in line and "not a regular file" in line
@@ -777,7 +748,7 @@ def test_sigterm_during_a_write_leaves_no_temp_file(command: str, people: Path) 
     folder = people.parent / "out"
     folder.mkdir()
     if command == "protect":
-        argv = protect_argv(people, folder / "o.csv", folder / "o.json")
+        argv = mstk_argv(people, folder / "o.csv", folder / "o.json")
     else:
         argv = ["dependency-tree", str(people), "--attributes", "age,income"]
         argv += ["--json", str(folder / "t.json")]

@@ -32,6 +32,7 @@ from microgui.core.table.column_types import (
 )
 from microgui.core.table.dataset import explain_roles
 from microgui.core.table.roles import AttributeRole
+from tests.cli_argv import protect_argv
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -338,18 +339,7 @@ def test_binary_emails_and_names_are_suggested_identifiers_and_not_released(
     assert "--identifiers" in options and "email" in options and "full_name" in options
     for ext in (".csv", ".parquet", ".xlsx", ".sav", ".dta"):
         out = tmp_path / f"released{ext}"
-        argv = [
-            "protect",
-            str(source),
-            "-o",
-            str(out),
-            "--keep-order",
-            "--method",
-            "mdav",
-            "-k",
-            "3",
-            "-q",
-        ]
+        argv = protect_argv(source, out, "--method", "mdav", "-k", "3", "-q")
         assert main([*argv, *shlex.split(options)]) == 0, ext
         back = _read_back(out, {v: k for k, v in EXT.items()}[ext])
         assert "email" not in back.columns and "full_name" not in back.columns
@@ -357,18 +347,7 @@ def test_binary_emails_and_names_are_suggested_identifiers_and_not_released(
     capsys.readouterr()
     # tagged by no option, they are named in the "look identifying" note
     out = tmp_path / "untagged.csv"
-    argv = [
-        "protect",
-        str(source),
-        "-o",
-        str(out),
-        "--keep-order",
-        "--method",
-        "mdav",
-        "-k",
-        "3",
-        "-q",
-    ]
+    argv = protect_argv(source, out, "--method", "mdav", "-k", "3", "-q")
     assert main([*argv, "--qi", "age,income"]) == 0
     err = capsys.readouterr().err
     assert "look identifying" in err and "'email' (identifier)" in err
@@ -401,16 +380,7 @@ def test_binary_not_utf8_and_nested_parquet_columns_release_in_every_format(
     )
     out = tmp_path / f"o{ext}"
     report = tmp_path / "o.report.json"
-    argv = [
-        "protect",
-        str(source),
-        "-o",
-        str(out),
-        "--keep-order",
-        "--report",
-        str(report),
-        "--method",
-    ]
+    argv = protect_argv(source, out, "--report", str(report), "--method")
     code = main([*argv, "mdav", "-k", "3", "--qi", "age,income", "-q"])
     err = capsys.readouterr().err
     assert code == 0 and "Traceback" not in err, err

@@ -31,6 +31,7 @@ from microgui.core.runs import RunSpec, parse_seed, run_protection
 from microgui.core.runs.sweep import SweepSpec, run_sweep
 from microgui.core.table.dataset import Dataset, column_type, prepare_qi, suggest_roles
 from microgui.core.table.roles import AttributeRole, resolve_column, roles_from_lists
+from tests.cli_argv import protect_argv
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -120,19 +121,7 @@ def test_issue_case_removes_the_real_ssn(
         }
     ).to_csv(src, index=False)
     out = tmp_path / "out.csv"
-    argv = [
-        "protect",
-        str(src),
-        "-o",
-        str(out),
-        "--keep-order",
-        "--method",
-        "mdav",
-        "-k",
-        "3",
-        "--qi",
-        "age",
-    ]
+    argv = protect_argv(src, out, "--method", "mdav", "-k", "3", "--qi", "age")
     code, _, err = run([*argv, "--identifiers", "id,ssn "], capsys)
     assert code == 0, err
     written = pd.read_csv(out, dtype=str)
@@ -153,17 +142,7 @@ def test_leading_space_column_and_spaced_lists(
     frame.columns = [" age", "income", "edu"]
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
-    base = [
-        "protect",
-        str(src),
-        "-o",
-        str(out),
-        "--keep-order",
-        "--method",
-        "mdav-generic",
-        "-k",
-        "3",
-    ]
+    base = protect_argv(src, out, "--method", "mdav-generic", "-k", "3")
     code, _, err = run([*base, "--qi", " age, income ,EDU", "--nominal", "edu"], capsys)
     assert code == 0, err
     written = pd.read_csv(out)
@@ -183,19 +162,7 @@ def test_every_command_matches_names_the_same_way(
     code, _, err = run(["dependency-tree", str(src), "--attributes", "Age,income"], capsys)
     assert code == 2 and "'AGE'" in one_clean_line(err) and "'age'" in err
     code, _, err = run(
-        [
-            "protect",
-            str(src),
-            "-o",
-            str(out),
-            "--keep-order",
-            "--method",
-            "mdav",
-            "-k",
-            "3",
-            "--qi",
-            "age, Income",
-        ],
+        protect_argv(src, out, "--method", "mdav", "-k", "3", "--qi", "age, Income"),
         capsys,
     )
     assert code == 0, err
@@ -221,18 +188,14 @@ def test_ordinal_category_with_less_than_sign(
     )
     out = tmp_path / "o.csv"
     code, _, err = run(
-        [
-            "protect", str(src), "-o", str(out), "--keep-order", "--method", "mdav-generic", "-k", "3",
-            "--qi", "score,x=y", "--ordinal", r"score=\<10<10-20<>20", "--ordinal", r"x\=y",
-        ],
+        protect_argv(src, out, '--method', 'mdav-generic', '-k', '3', '--qi', 'score,x=y', '--ordinal', 'score=\\<10<10-20<>20', '--ordinal', 'x\\=y'),
         capsys,
     )  # fmt: skip
     assert code == 0, err
     assert set(pd.read_csv(out)["score"]) <= {"<10", "10-20", ">20"}
     # without the escape the order has an empty category: a clean usage error
     code, _, err = run(
-        ["protect", str(src), "-o", str(out), "--keep-order", "--method", "mdav-generic", "-k", "3",
-         "--qi", "score", "--ordinal", "score=<10<10-20<>20"],
+        protect_argv(src, out, '--method', 'mdav-generic', '-k', '3', '--qi', 'score', '--ordinal', 'score=<10<10-20<>20'),
         capsys,
     )  # fmt: skip
     assert code == 2 and "'<'" in one_clean_line(err)
@@ -382,17 +345,7 @@ def test_parquet_nested_columns(tmp_path: Path, capsys: pytest.CaptureFixture[st
     roles = suggest_roles(loaded.frame)
     assert all(roles[c].role is AttributeRole.NON_CONFIDENTIAL for c in ("tags", "st", "mp"))
     out = tmp_path / "o.csv"
-    base = [
-        "protect",
-        str(src),
-        "-o",
-        str(out),
-        "--keep-order",
-        "--method",
-        "mdav-generic",
-        "-k",
-        "2",
-    ]
+    base = protect_argv(src, out, "--method", "mdav-generic", "-k", "2")
     code, _, err = run([*base, "--qi", "age,income"], capsys)
     assert code == 0, err  # pass-through: written (as text) without a crash
     assert len(pd.read_csv(out)) == n
@@ -593,19 +546,7 @@ def test_non_finite_in_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
     code, _, err = run(
-        [
-            "protect",
-            str(src),
-            "-o",
-            str(out),
-            "--keep-order",
-            "--method",
-            "mdav",
-            "-k",
-            "3",
-            "--qi",
-            "age,income",
-        ],
+        protect_argv(src, out, "--method", "mdav", "-k", "3", "--qi", "age,income"),
         capsys,
     )
     assert code == 2 and "line 6" in one_clean_line(err) and "'income'" in err
@@ -636,8 +577,7 @@ def test_degenerate_runs_write_strict_json_and_no_warning(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         code, _, err = run(
-            ["protect", str(src), "-o", str(out), "--keep-order", "--report", str(report),
-             "--method", "mdav-generic", "-k", "3", *common],
+            protect_argv(src, out, '--report', str(report), '--method', 'mdav-generic', '-k', '3', *common),
             capsys,
         )  # fmt: skip
         assert code == 0, err

@@ -22,6 +22,7 @@ from microgui.core.table.numbers import (
     source_decimals,
     written_decimals,
 )
+from tests.cli_argv import protect_argv
 
 
 @pytest.mark.parametrize(
@@ -136,17 +137,7 @@ def test_eia_release_has_no_float_noise(tmp_path: Path) -> None:
 def test_adult_ages_are_integers_with_round_source(tmp_path: Path) -> None:
     src = shared_path("adult", "adult.csv")
     out, report = tmp_path / "adult.csv", tmp_path / "adult.json"
-    argv = [
-        "protect",
-        str(src),
-        "-o",
-        str(out),
-        "--keep-order",
-        "--method",
-        "mdav-generic",
-        "-k",
-        "5",
-    ]
+    argv = protect_argv(src, out, "--method", "mdav-generic", "-k", "5")
     argv += ["--qi", "age,sex,race,education", "--nominal", "sex,race,education"]
     argv += ["--group-column", "g"]
     assert main([*argv, "--report", str(report)]) == 0
@@ -181,19 +172,7 @@ def test_cli_round_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     src = tmp_path / "t.csv"
     pd.DataFrame({"x": np.arange(30) * 1.5, "y": np.arange(30) % 7}).to_csv(src, index=False)
     out = tmp_path / "o.csv"
-    argv = [
-        "protect",
-        str(src),
-        "-o",
-        str(out),
-        "--keep-order",
-        "--method",
-        "mdav",
-        "-k",
-        "3",
-        "--qi",
-        "x,y",
-    ]
+    argv = protect_argv(src, out, "--method", "mdav", "-k", "3", "--qi", "x,y")
     assert main([*argv, "--round", "source", "--param", "round=2"]) == 2
     assert "once" in capsys.readouterr().err and not out.exists()
     assert main([*argv, "--round", "source"]) == 0
@@ -225,8 +204,7 @@ def test_whole_means_are_written_without_a_decimal_point(tmp_path: Path) -> None
     src = tmp_path / "a.csv"
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
-    assert main(["protect", str(src), "-o", str(out), "--keep-order", "--method", "mdav", "-k", "3",
-                 "--qi", "age,w"]) == 0  # fmt: skip
+    assert main(protect_argv(src, out, '--method', 'mdav', '-k', '3', '--qi', 'age,w')) == 0  # fmt: skip
     ages = pd.read_csv(out, dtype=str)["age"]
     whole = pd.to_numeric(ages) == pd.to_numeric(ages).round()
     assert whole.any() and ages[whole].str.fullmatch(r"-?\d+").all()
