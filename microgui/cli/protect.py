@@ -496,6 +496,8 @@ def _protect_project(args: argparse.Namespace) -> int:
         raise _UsageError("protect --project needs -o OUTPUT (see microgui protect --help)")
     project_path = Path(args.project)
     project = load_project(project_path)
+    if project.keep_order and getattr(args, "order_seed", None) is None:
+        args.keep_order = True  # the project's export option (issue 31): the input order
     folder = project_path.resolve().parent
     table = args.input_option or args.input
     src = Path(table) if table is not None else project.resolved_data_path(folder)
@@ -605,7 +607,7 @@ def _run_and_export(
     from microgui.core.methods.jit_cache import on_first_compile
     from microgui.core.progress import no_progress
     from microgui.core.release.check import export_run
-    from microgui.core.runs import RunSpec, information_loss_text, run_protection
+    from microgui.core.runs import RunSpec, information_loss_text
 
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
 
@@ -616,8 +618,10 @@ def _run_and_export(
 
     stop = on_first_compile(notice)
     try:
-        if isinstance(spec, RunSpec):
-            result = run_protection(dataset, spec, bar if bar is not None else no_progress)
+        if isinstance(spec, RunSpec):  # one method, or a plan run the app kept (issue 31)
+            from microgui.core.runs.plan import run_spec
+
+            result = run_spec(dataset, spec, bar if bar is not None else no_progress)
         else:  # a plan (issue 31)
             from microgui.core.runs.plan import run_plan
 

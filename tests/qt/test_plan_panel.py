@@ -9,7 +9,7 @@ from pathlib import Path
 from microgui.cli import main
 from microgui.qt.main_window import MainWindow
 
-TIMEOUT_MS = 120_000
+TIMEOUT_MS = 60_000
 
 
 def _fill(window: MainWindow, kind: str, column: str, words: str) -> bool:

@@ -65,6 +65,8 @@ __all__ = [
     "check_kinds",
     "risk_before_after",
     "REPORT_SUDA_MAX_RECORDS",
+    "released_numbers",
+    "load_hierarchies",
 ]
 
 
@@ -129,7 +131,7 @@ def _run_method_step(
             params=params,
             rng=rng,
             progress=sub_progress(progress, 0.0, 0.9),
-            hierarchies=_load_hierarchies(step, dataset),
+            hierarchies=load_hierarchies(step, dataset),
         ),
     )
     labels = np.asarray(output.labels, dtype=np.int64)
@@ -144,7 +146,7 @@ def _run_method_step(
         protected = aggregate(dataset, qi, labels, params)
         for col in output.protected_qi.columns:
             protected[col] = output.protected_qi[col].to_numpy()
-    protected, rounding = _release_numbers(protected, dataset, qi, params)
+    protected, rounding = released_numbers(protected, dataset, qi, params)
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
     report = build_report(
@@ -184,7 +186,7 @@ def _run_scaled(
         k,
         params,
         seed,
-        _load_hierarchies(step, dataset),
+        load_hierarchies(step, dataset),
         strata=spec.strata,
         block_size=resolve_block_size(spec.block_size, dataset.n_records, k),
         engine=spec.engine,
@@ -192,7 +194,7 @@ def _run_scaled(
         workers=spec.workers,
         progress=sub_progress(progress, 0.0, 0.95),
     )
-    protected, rounding = _release_numbers(scaled.protected, dataset, qi, params)
+    protected, rounding = released_numbers(scaled.protected, dataset, qi, params)
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
     extra = {**scaled.extra, "scale": scaled.summary, **rounding}
@@ -212,7 +214,7 @@ def _run_scaled(
     )
 
 
-def _release_numbers(
+def released_numbers(
     protected: pd.DataFrame, dataset: Dataset, qi: QIMatrix, params: Mapping[str, Any]
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The release with clean numbers (and rounded by the ``round`` parameter), and the
@@ -235,7 +237,7 @@ def _release_numbers(
     return cleaned, {"rounding": rounding_report(used, mode, before)}
 
 
-def _load_hierarchies(step: MethodStep, dataset: Dataset) -> dict[str, Any]:
+def load_hierarchies(step: MethodStep, dataset: Dataset) -> dict[str, Any]:
     """Read the hierarchy files named in the step (``microgui.core.table.hierarchy``)."""
     if not step.hierarchies:
         return {}

@@ -17,6 +17,7 @@ release check (:func:`microgui.core.release.check.check_export` reads ``plan`` i
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Mapping, Sequence
@@ -49,6 +50,7 @@ from microgui.core.runs.plan.spec import (
     SuppressStep,
     TopBottomStep,
     kind_columns,
+    plan_from_json,
     resolve_plan,
 )
 from microgui.core.runs.protect import risk_before_after, run_protection
@@ -57,7 +59,16 @@ from microgui.core.table.aggregate import protected_continuous_z
 from microgui.core.table.dataset import Dataset, prepare_qi
 from microgui.core.table.roles import AttributeRole, RoleMap
 
-__all__ = ["PlanResult", "run_plan", "plan_problems", "plan_k_level", "PLAN_METHOD"]
+__all__ = [
+    "PlanResult",
+    "run_plan",
+    "plan_problems",
+    "plan_k_level",
+    "PLAN_METHOD",
+    "plan_spec",
+    "spec_plan",
+    "run_spec",
+]
 
 #: The ``method`` of a multi-step plan's report and spec (no registered method has this name).
 PLAN_METHOD = "plan"
@@ -90,6 +101,48 @@ def _spec(plan: Plan, step: MicroaggregateStep, seed: int | None) -> RunSpec:
         seed,
         {c: str(plan.path(p)) for c, p in step.hierarchies},
     )
+
+
+def _self_contained(plan: Plan) -> dict[str, Any]:
+    """The plan's JSON with every file its steps name made absolute against its folder, so that
+    a spec holding it runs wherever it is read (the app's history, a project file)."""
+    data = plan.to_json()
+    if plan.folder is None:
+        return data
+    for step in data["steps"]:
+        for key in ("mapping", "hierarchy"):
+            if isinstance(step.get(key), str):
+                step[key] = str(plan.path(step[key]))
+        if isinstance(step.get("hierarchies"), Mapping):
+            step["hierarchies"] = {c: str(plan.path(p)) for c, p in step["hierarchies"].items()}
+    return data
+
+
+def plan_spec(plan: Plan, k: int, seed: int | None) -> RunSpec:
+    """The :class:`RunSpec` of a plan run (issue 31: a plan run is a run): ``method`` "plan",
+    the release's ``k``, the ``seed`` and the plan's JSON (files made absolute) in ``plan``."""
+    data = _self_contained(plan)
+    data.pop("seed", None)  # the spec's own seed is the run's
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return RunSpec(method=PLAN_METHOD, k=int(k), seed=seed, plan=text)
+
+
+def spec_plan(spec: RunSpec) -> Plan | None:
+    """The plan a plan run's spec holds (None for a one-method run), its seed the spec's."""
+    data = spec.plan_json
+    if data is None:
+        return None
+    plan = plan_from_json(data, source="the run's plan")
+    return replace(plan, seed=spec.seed)
+
+
+def run_spec(dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress) -> RunResult:
+    """Run any spec: a plan run's plan (:func:`run_plan`, with the spec's seed) or one method
+    (:func:`~microgui.core.runs.protect.run_protection`)."""
+    plan = spec_plan(spec)
+    if plan is None:
+        return run_protection(dataset, spec, progress)
+    return run_plan(dataset, plan, progress, seed=spec.seed).result
 
 
 def run_plan(
@@ -172,8 +225,8 @@ def run_plan(
     report = _plan_report(dataset, roles, plan, protected, k, seed_value, all_figures, seconds)
     qi = prepare_qi(dataset)
     labels = _classes(protected, dataset.roles.quasi_identifiers)
-    plan_spec = RunSpec(method=PLAN_METHOD, k=k, seed=seed_value)
-    result = RunResult(plan_spec, dataset.roles, labels, protected, report, qi, seconds)
+    spec = plan_spec(plan, k, seed_value)
+    result = RunResult(spec, dataset.roles, labels, protected, report, qi, seconds)
     return PlanResult(plan, result, all_figures)
 
 
