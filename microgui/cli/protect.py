@@ -93,6 +93,13 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     )
     p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
     p.add_argument("--household", metavar="COL", action=_Once, help=_HOUSEHOLD_HELP)
+    p.add_argument(
+        "--household-size-key",
+        action="store_true",
+        help="the report's risk before and after counts the number of records of each "
+        "record's household (--household COL, or the project's) as one more key, as "
+        "assess --household-size-key does",
+    )
     p.add_argument("--roles", type=INPUT_FILE, metavar="FILE", help=_ROLES_HELP)
     p.add_argument(
         "--ordinal",
@@ -604,6 +611,10 @@ def _run_and_export(
 ) -> int:
     """The run and the release of ``protect`` (also of ``protect --project``)."""
     _record_order(args)  # a usage error before the run, not after it
+    if getattr(args, "household_size_key", False) and dataset.roles.household is None:
+        raise _UsageError(
+            "--household-size-key needs a household-id column: tag one with --household COL"
+        )
     from microgui.core.methods.jit_cache import on_first_compile
     from microgui.core.progress import no_progress
     from microgui.core.release.check import export_run
@@ -633,6 +644,8 @@ def _run_and_export(
         stop()
         if bar is not None:
             bar.close()
+    if getattr(args, "household_size_key", False):
+        result = _with_household_size_key(dataset, result)
     if args.engine == "dask":
         print(
             f"note: -o {args.output!r} names one file, so the table was read here and only its "
@@ -671,6 +684,18 @@ def _run_and_export(
             file=sys.stderr,
         )
     return 0
+
+
+def _with_household_size_key(dataset: Any, result: Any) -> Any:
+    """The run with its report's ``risk_before``/``risk_after`` measured with the household
+    size as one more key (``--household-size-key``)."""
+    from dataclasses import replace
+
+    from microgui.core.runs.protect import risk_before_after
+
+    risk = risk_before_after(dataset, result.protected, int(result.report["k"]),
+                             household_size_key=True)  # fmt: skip
+    return replace(result, report={**result.report, **risk})
 
 
 def _renames(items: list[str] | None) -> dict[str, str]:

@@ -443,14 +443,27 @@ def _risk_before(dataset: Dataset, k: int, suda: bool) -> dict[str, Any]:
     return before
 
 
-def risk_before_after(dataset: Dataset, protected: pd.DataFrame, k: int) -> dict[str, Any]:
+def risk_before_after(
+    dataset: Dataset, protected: pd.DataFrame, k: int, *, household_size_key: bool = False
+) -> dict[str, Any]:
     """``risk_before`` (the input) and ``risk_after`` (the release) of the run report:
-    :func:`microgui.core.metrics.file_risk.assess_risk` on the same keys, both tables."""
+    :func:`microgui.core.metrics.file_risk.assess_risk` on the same keys, both tables;
+    ``household_size_key`` (``protect --household-size-key``): the size of each record's
+    household is one more key of both (as ``assess --household-size-key``)."""
     suda = dataset.n_records <= REPORT_SUDA_MAX_RECORDS
-    before = _risk_before(dataset, k, suda)
-    keys = before.get("keys") or None
+    if household_size_key:
+        before = risk_section(dataset.frame, dataset.roles, k=k, suda=suda,
+                              household_size_key=True)  # fmt: skip
+        # the derived household-size key is added again to the release's keys
+        keys = list(before.get("keys") or [])[:-1] or None
+    else:
+        before = _risk_before(dataset, k, suda)
+        keys = before.get("keys") or None
     after = (
-        risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda) if keys else dict(before)
+        risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda,
+                     household_size_key=household_size_key)  # fmt: skip
+        if keys
+        else dict(before)
     )
     if not suda:
         why = (
