@@ -84,6 +84,9 @@ import pandas as pd
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.jit_cache import njit
+from microgui.core.metrics.missing_match import distinct_rows as _entries
+from microgui.core.metrics.missing_match import wildcard_counts
+from microgui.core.metrics.missing_match import wildcard_counts_weighted as _weighted_counts
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 
 __all__ = [
@@ -323,80 +326,8 @@ def _restore(
 
 
 # --------------------------------------------------------------------------------------------
-# counting with missing-as-wildcard
-
-
-def _combined_key(block: np.ndarray) -> np.ndarray:
-    """One int64 per row of ``block`` (codes >= 0), equal iff the rows are equal."""
-    key = np.zeros(block.shape[0], dtype=np.int64)
-    span = 1
-    for col in block.T:
-        card = int(col.max()) + 1 if col.size else 1
-        if span * card >= 2**62:  # re-densify before it would overflow
-            key = np.unique(key, return_inverse=True)[1].astype(np.int64).reshape(-1)
-            span = int(key.max()) + 1 if key.size else 1
-        key = key * card + col
-        span *= card
-    return key
-
-
-def _weighted_counts(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Cell size of each row of ``x`` (codes, -1 missing) among the rows weighted by ``weight``."""
-    n, m = x.shape
-    f = np.zeros(n, dtype=np.int64)
-    if n == 0:
-        return f
-    present = x >= 0
-    pattern = (present * (1 << np.arange(m, dtype=np.int64))).sum(axis=1)
-    patterns, inverse = np.unique(pattern, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    members = [np.flatnonzero(inverse == p) for p in range(len(patterns))]
-    safe = np.where(present, x, 0).astype(np.int64)
-    keys_cache: dict[int, np.ndarray] = {}
-    for pi, pp in enumerate(patterns):
-        rows_p = members[pi]
-        for qi, qq in enumerate(patterns):
-            rows_q = members[qi]
-            shared = int(pp) & int(qq)
-            if shared == 0:
-                f[rows_p] += int(weight[rows_q].sum())
-                continue
-            keys = keys_cache.get(shared)
-            if keys is None:
-                keys = _combined_key(safe[:, [b for b in range(m) if shared >> b & 1]])
-                keys_cache[shared] = keys
-            values, at_q = np.unique(keys[rows_q], return_inverse=True)
-            sums = np.bincount(at_q.reshape(-1), weights=weight[rows_q]).astype(np.int64)
-            kp = keys[rows_p]
-            at = np.minimum(np.searchsorted(values, kp), values.size - 1)
-            f[rows_p] += np.where(values[at] == kp, sums[at], 0)
-    return f
-
-
-def _entries(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct rows of ``codes``, each row's entry and the records per entry."""
-    if codes.shape[0] == 0:
-        return codes.copy(), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    # one int64 per row (np.unique(axis=0) sorts rows as bytes: 10x slower here)
-    _, first, inverse, counts = np.unique(
-        _combined_key(codes + 1), return_index=True, return_inverse=True, return_counts=True
-    )
-    return codes[first], inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
-
-
-def wildcard_counts(codes: np.ndarray, cols: Sequence[int] | np.ndarray) -> np.ndarray:
-    """Cell size of every row of ``codes`` on the keys ``cols``, a missing code (-1) matching
-    anything (sdcMicro ``freqCalc`` with ``alpha = 1``).
-
-    Rows are grouped by their pattern of present keys; the rows of patterns P and Q match exactly
-    when they agree on the keys present in both, so each pair of patterns is one group count on
-    those keys: O(patterns² · distinct rows), not O(n²).
-    """
-    x = np.ascontiguousarray(codes[:, list(cols)])
-    unique, inverse, counts = _entries(x)
-    sizes: np.ndarray = _weighted_counts(unique, counts)[inverse]
-    return sizes
-
+# counting with missing-as-wildcard: one implementation, in the metrics layer
+# (:mod:`microgui.core.metrics.missing_match`), used here, by the plan and by the release check
 
 # --------------------------------------------------------------------------------------------
 # the public function

@@ -175,10 +175,9 @@ class RunOutcome:
 def analyse_run(dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress) -> RunOutcome:
     """Protect, measure, then lay out the views: one run as the app shows it."""
     from microgui.core.methods.artifacts import DEPENDENCY_TREE
+    from microgui.core.runs.plan import run_spec  # a plan run is a run (issue 31)
     from microgui.core.views.layout import dependency_tree_layout, mst_layout
     from microgui.core.views.projection import all_category_transitions, qi_projection
-
-    from microgui.core.runs.plan import run_spec  # a plan run is a run (issue 31)
 
     result = run_spec(dataset, spec, sub_progress(progress, 0.0, 0.8))
     progress(0.8, "measuring utility and risk")

@@ -856,7 +856,7 @@ def _plan_run_spec(item: dict[str, Any], here: str) -> RunSpec:
 
     here = f"{here} (plan)"
     if item.get("method") != PLAN_METHOD or not isinstance(item.get("plan"), dict):
-        raise InvalidInput(f"{here}: a plan run has method \"plan\" and its plan as an object")
+        raise InvalidInput(f'{here}: a plan run has method "plan" and its plan as an object')
     _unknown(item, _RUN_KEYS, here)
     for key, default in (("parameters", {}), ("hierarchies", {}), ("strata", []),
                          ("block_size", None), *_PLACEMENT_DEFAULTS):  # fmt: skip

@@ -460,8 +460,14 @@ def risk_before_after(
         before = _risk_before(dataset, k, suda)
         keys = before.get("keys") or None
     after = (
-        risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda,
-                     household_size_key=household_size_key)  # fmt: skip
+        risk_section(
+            protected,
+            dataset.roles,
+            k=k,
+            keys=keys,
+            suda=suda,
+            household_size_key=household_size_key,
+        )  # fmt: skip
         if keys
         else dict(before)
     )

@@ -11,7 +11,6 @@ and measures: selecting one re-runs its spec with the same seed in the worker, t
 from __future__ import annotations
 
 import shlex
-
 from pathlib import Path
 from typing import Any
 
