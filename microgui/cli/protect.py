@@ -30,6 +30,7 @@ from microgui.cli.options import (
     _parse_ordinal,
     _parse_params,
     _read_input,
+    _record_order,
     _split,
     _UsageError,
     roles_from_args,
@@ -747,25 +748,6 @@ def _print_steps(report: dict[str, Any]) -> None:
             "(sdcMicro's convention); the group sizes above count it as a value",
             file=sys.stderr,
         )
-
-
-def _record_order(args: argparse.Namespace) -> Any:
-    """The release's record order from ``--keep-order`` and ``--order-seed N`` (issue 31)."""
-    from microgui.core.release.order import RecordOrder
-
-    keep = bool(getattr(args, "keep_order", False))
-    raw = getattr(args, "order_seed", None)
-    if raw is None:
-        return RecordOrder(keep=keep)
-    if keep:
-        raise _UsageError(
-            "--order-seed draws a random record order and --keep-order keeps the input's; "
-            "give one of them"
-        )
-    text = str(raw).strip()
-    if not text.isdigit() or len(text) > 20 or int(text) >= 2**64:
-        raise _UsageError(f"--order-seed {raw!r}: give a whole number from 0 to 2**64 - 1")
-    return RecordOrder(seed=int(text))
 
 
 @contextlib.contextmanager

@@ -50,7 +50,10 @@ from microgui.qt.workers import TaskSlot
 
 __all__ = ["PlanPanel", "step_text"]
 
-_HEADERS = ("#", "Step", "Effect after the run", "< k after")
+_HEADERS = ("#", "Step", "Effect after the run", "Below k")
+#: what the "Below k" column shows for a step before the first step that gives k (a recode or
+#: a top-code alone does not aim at k: its count of records below k is in the tooltip)
+_NO_K_YET = "– (no k step yet)"
 _PLACEHOLDER = {
     "recode": "breaks 0, 25, 35, inf  |  bins 5  |  mapping FILE  |  level 2 FILE",
     "top_bottom": "top 60  |  top 60 = 60+  |  bottom 18",
@@ -136,7 +139,8 @@ class PlanPanel(QWidget):
         self.table.setHorizontalHeaderLabels(list(_HEADERS))
         self.table.horizontalHeaderItem(3).setToolTip(
             "records whose key combination fewer than k records share after the step (missing "
-            "matches any value once a suppression has run)"
+            "matches any value once a suppression has run); shown from the first step that "
+            "gives k (a microaggregation or a suppression): a recode alone does not aim at k"
         )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -282,10 +286,14 @@ class PlanPanel(QWidget):
     def _refresh(self) -> None:
         figures = list(self.result.report.get("steps") or []) if self.result is not None else []
         self.table.setRowCount(len(self.steps))
+        k_from = next((i for i, s in enumerate(self.steps)
+                       if s.get("step") in ("microaggregate", "suppress")), len(self.steps))  # fmt: skip
         for i, step in enumerate(self.steps):
             fig = figures[i] if i < len(figures) else None
             effect = step_line(fig).split(": ", 2)[-1].split("; ")[0] if fig else ""
             below = "" if fig is None else f"{int(fig.get('records_below_k_after') or 0):,}"
+            if fig is not None and i < k_from:
+                below = _NO_K_YET
             for j, text in enumerate((str(i + 1), step_text(step), effect, below)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(step_line(fig) if j >= 2 and fig else text)

@@ -57,7 +57,7 @@ from microgui.core.runs.protect import risk_before_after, run_protection
 from microgui.core.runs.spec import RunResult, RunSpec, parse_seed, validate_k
 from microgui.core.table.aggregate import protected_continuous_z
 from microgui.core.table.dataset import Dataset, prepare_qi
-from microgui.core.table.roles import AttributeRole, RoleMap
+from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 
 __all__ = [
     "PlanResult",
@@ -208,8 +208,8 @@ def run_plan(
                 frame[c] = result.protected[c].to_numpy()
             fig = _method_figures(i + 1, step, step_data, result, chosen, before, frame, k, True)
         else:
-            keys = list(step.columns) or list(roles.quasi_identifiers)
-            fig = _suppress(plan, i, step, frame, keys, sub)
+            keys, fixed = _suppress_keys(step, roles)
+            fig = _suppress(plan, i, step, frame, keys, fixed, sub)
             frame = fig.pop("_frame")
             suppressed = True
         fig = {"step": step.kind, "index": i + 1, **fig}
@@ -278,12 +278,31 @@ def _method_figures(
     return out
 
 
+def _suppress_keys(step: SuppressStep, roles: RoleMap) -> tuple[list[str], list[str]]:
+    """The keys a suppress step blanks cells of, and the keys it keeps whole.
+
+    Given ``columns``: those, and nothing kept whole (its k is promised on them). By default
+    (decided for issue 31, as sdcMicro's ``localSuppression`` works on categorical key
+    variables only): the categorical keys (nominal or ordinal at this step, recoded columns
+    included) are blanked, and the continuous keys (microaggregated before, or left as they
+    are) are kept whole: the step reaches k on *every* key, a missing categorical cell matching
+    any value while continuous values match only when equal, by suppressing within each group
+    of records sharing their continuous values (which must hold >= k records: a microaggregate
+    step of the continuous keys gives that)."""
+    if step.columns:
+        return list(step.columns), []
+    qis = list(roles.quasi_identifiers)
+    keys = [c for c in qis if roles[c].kind is not AttributeKind.CONTINUOUS]
+    return keys, [c for c in qis if c not in keys]
+
+
 def _suppress(
     plan: Plan,
     index: int,
     step: SuppressStep,
     frame: pd.DataFrame,
     keys: list[str],
+    fixed: list[str],
     progress: ProgressFn,
 ) -> dict[str, Any]:
     from microgui.core.methods.local_suppression import suppress
@@ -294,17 +313,42 @@ def _suppress(
         # 1 = most important (sdcMicro's importance), the unlisted ones least important
         rank = {c: r for r, c in enumerate(step.importance, start=1)}
         kwargs["importance"] = [rank.get(c, len(rank) + 1) for c in keys]
-    if step.strata:
-        kwargs["strata"] = step.strata[0]
     if step.combinations is not None:
         kwargs["combinations"] = step.combinations
-    done = suppress(frame, keys, step.k, **kwargs)
+    work = frame
+    whole = [*fixed, *step.strata]  # kept whole: suppression within each of their groups
+    if not keys:
+        raise InvalidRoles(
+            f"{plan.describe(index)}: no categorical key to suppress cells of; a suppress step "
+            "blanks categorical keys by default (name its columns to choose others)"
+        )
+    if whole:
+        groups = frame.groupby(whole, dropna=False, sort=False).ngroup().to_numpy()
+        smallest = int(np.bincount(groups).min()) if len(groups) else 0
+        if smallest < step.k:
+            what = "the strata" if not fixed else f"the continuous key(s) {', '.join(fixed)}"
+            raise InvalidRoles(
+                f"{plan.describe(index)}: {what} leave a group of {smallest} record(s) with "
+                f"equal values, fewer than k = {step.k}; suppressing categorical cells cannot "
+                "reach k there: microaggregate the continuous keys first (or name the "
+                "suppress step's columns)"
+            )
+        name = "__microgui_stratum__"
+        while name in frame.columns:
+            name += "_"
+        work = frame.assign(**{name: groups})
+        kwargs["strata"] = name
+    done = suppress(work, keys, step.k, **kwargs)
     out = frame.copy(deep=False)
     for c in keys:  # only the keys: suppression never touches another column
         out[c] = done.frame[c].to_numpy()
     return {
         "k": int(step.k),
         "columns": keys,
+        # the keys its k is promised on (the release check measures them): the blanked ones
+        # and those kept whole
+        "k_on": [*keys, *fixed],
+        **({"combinations": int(step.combinations)} if step.combinations is not None else {}),
         "suppressed": {str(c): int(v) for c, v in dict(done.suppressed).items()},
         "total": int(done.total),
         "k_after": int(done.k_after),
@@ -355,12 +399,46 @@ def _check_untouched(dataset: Dataset, protected: pd.DataFrame) -> None:
 
 def plan_k_level(frame: pd.DataFrame, keys: Sequence[str], report: Mapping[str, Any]) -> int:
     """The release's k on ``keys``: missing matching any value when the plan suppresses cells
-    (sdcMicro's convention), else identical values (:func:`k_anonymity_level`)."""
+    (sdcMicro's convention), else identical values (:func:`k_anonymity_level`). When the plan's
+    last step giving k is a suppression with ``combinations = m``, that is what the plan
+    promised: k over every combination of at most ``m`` keys (sdcMicro ``combs``), measured
+    so (:func:`promised_combinations`)."""
+    return _level(frame, keys, _suppresses(report), promised_combinations(report))
+
+
+def promised_combinations(report: Mapping[str, Any]) -> int | None:
+    """``m`` when the plan's last step giving k (microaggregate or suppress) is a suppression
+    on key combinations of at most ``m`` keys; None: k on the whole key combination."""
+    plan = report.get("plan")
+    steps = plan.get("steps", []) if isinstance(plan, Mapping) else []
+    last = [s for s in steps if isinstance(s, Mapping)
+            and s.get("step") in ("microaggregate", "suppress")]  # fmt: skip
+    if last and last[-1].get("step") == "suppress" and last[-1].get("combinations") is not None:
+        return int(last[-1]["combinations"])
+    return None
+
+
+def _level(frame: pd.DataFrame, keys: Sequence[str], missing_any: bool, m: int | None) -> int:
+    """k on ``keys`` (over each subset of at most ``m`` of them when ``m`` is given)."""
+    import itertools
+
+    keys = list(keys)
     if not len(frame):
         return 0
-    if _suppresses(report):
-        return int(frequencies_missing_any(frame, list(keys)).min()) if keys else len(frame)
-    return k_anonymity_level(frame, list(keys))
+    if not keys:
+        return len(frame)
+    subsets = (
+        [keys]
+        if m is None or m >= len(keys)
+        else [list(c) for r in range(1, m + 1) for c in itertools.combinations(keys, r)]
+    )
+    levels = [
+        int(frequencies_missing_any(frame, sub).min())
+        if missing_any
+        else k_anonymity_level(frame, sub)
+        for sub in subsets
+    ]
+    return min(levels)
 
 
 def _suppresses(report: Mapping[str, Any]) -> bool:
@@ -385,18 +463,18 @@ def plan_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
     for fig in steps:
         if not isinstance(fig, Mapping) or fig.get("step") not in ("microaggregate", "suppress"):
             continue
-        cols = [str(c) for c in fig.get("columns", []) if str(c) in frame.columns]
+        promised = fig.get("k_on") or fig.get("columns", [])  # a suppress step: k_on
+        cols = [str(c) for c in promised if str(c) in frame.columns]
         step_k = int(fig.get("k") or 0)
         if not cols:
             continue
-        if missing_any:
-            level = int(frequencies_missing_any(frame, cols).min()) if len(frame) else 0
-        else:
-            level = k_anonymity_level(frame, cols)
+        m = fig.get("combinations") if fig.get("step") == "suppress" else None
+        level = _level(frame, cols, missing_any, None if m is None else int(m))
         if level < step_k:
+            over = f" (every combination of at most {m} keys)" if m is not None else ""
             problems.append(
                 f"plan step {fig.get('index')} ({fig.get('step')}) promised k = {step_k} on "
-                f"{', '.join(cols)} and the release has {level}"
+                f"{', '.join(cols)}{over} and the release has {level}"
             )
         if fig.get("step") == "microaggregate" and conf:
             try:
@@ -420,6 +498,18 @@ def plan_step_params(plan: Mapping[str, Any], fig: Mapping[str, Any]) -> Mapping
     steps = plan.get("steps", [])
     raw = steps[index].get("parameters", {}) if 0 <= index < len(steps) else {}
     return resolve_params(get_method(str(fig.get("method"))), dict(raw))
+
+
+def _k_rule(missing_any: bool, m: int | None) -> str:
+    """How the report's ``k_anonymity`` was counted (the plan's promise)."""
+    rule = (
+        "missing matches any value (sdcMicro's convention)"
+        if missing_any
+        else "identical values (missing as a value)"
+    )
+    if m is not None:
+        rule += f", over every combination of at most {m} keys (the suppress step's combinations)"
+    return rule
 
 
 def _plan_report(
@@ -471,11 +561,7 @@ def _plan_report(
         "information_loss_all_qi_basis": il_basis,
         "information_loss_by_attribute": by_attr,
         "k_anonymity": plan_k_level(protected, qis, {"plan": plan.to_json()}),
-        "k_anonymity_rule": (
-            "missing matches any value (sdcMicro's convention)"
-            if missing_any
-            else "identical values (missing as a value)"
-        ),
+        "k_anonymity_rule": _k_rule(missing_any, promised_combinations({"plan": plan.to_json()})),
         "seconds": round(seconds, 4),
         "microgui_version": __version__,
         "input": dataset.name,
@@ -492,6 +578,12 @@ def _plan_report(
         dataset.roles,
     )  # fmt: skip
     report["verdict"] = verdict_json(release_verdict(report))
+    if missing_any:  # said where the figures are (issue 31 wording)
+        report["group_measures_rule"] = (
+            "group sizes and attribute disclosure count a suppressed (missing) key cell as a "
+            "value of its own, unlike k-anonymity: a suppressed record may show as a small or "
+            "homogeneous group there"
+        )
     report["plan"] = plan.to_json()
     report["steps"] = [dict(f) for f in figures]
     return report
