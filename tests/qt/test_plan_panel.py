@@ -48,7 +48,8 @@ def test_edit_undo_run_and_replay(demo_window: MainWindow, qtbot, tmp_path: Path
     assert "values changed" in panel.table.item(0, 2).text()
     assert panel.table.item(2, 3).text() == "0"  # no record below k after the last step
     # a recode before any step giving k: not a count that reads as a failure (issue 31)
-    assert panel.table.item(0, 3).text() == "– (no k step yet)"
+    assert panel.table.item(0, 3).text() == "–"
+    assert "no step giving k has run yet" in panel.table.item(0, 3).toolTip()
     assert "k-anonymity" in panel.status.text()
     # saved and replayed by the copied command: the same release
     assert panel.save_plan(tmp_path / "plan.json")

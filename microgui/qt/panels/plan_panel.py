@@ -53,7 +53,7 @@ __all__ = ["PlanPanel", "step_text"]
 _HEADERS = ("#", "Step", "Effect after the run", "Below k")
 #: what the "Below k" column shows for a step before the first step that gives k (a recode or
 #: a top-code alone does not aim at k: its count of records below k is in the tooltip)
-_NO_K_YET = "– (no k step yet)"
+_NO_K_YET = "–"
 _PLACEHOLDER = {
     "recode": "breaks 0, 25, 35, inf  |  bins 5  |  mapping FILE  |  level 2 FILE",
     "top_bottom": "top 60  |  top 60 = 60+  |  bottom 18",
@@ -154,17 +154,22 @@ class PlanPanel(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setColumnWidth(1, 150)
+        self.table.setColumnWidth(1, 210)
 
         self.up_button = QPushButton("Up")
         self.down_button = QPushButton("Down")
         self.remove_button = QPushButton("Remove")
         self.undo_button = QPushButton("Undo")
         self.redo_button = QPushButton("Redo")
-        self.open_button = QPushButton("Open plan…")
-        self.save_button = QPushButton("Save plan…")
+        # short labels: the dock sits between the side docks (about 720 px wide at 1366 x 768)
+        # and the steps' table takes what the buttons leave; the tooltips say it whole
+        self.open_button = QPushButton("Open…")
+        self.open_button.setToolTip("open a plan file (protect --plan reads the same file)")
+        self.save_button = QPushButton("Save…")
+        self.save_button.setToolTip("save the plan as a file for protect --plan")
         self.run_button = QPushButton("Run plan")
-        self.export_button = QPushButton("Export release…")
+        self.run_button.setToolTip("run the plan: a run of the history, shown in the views")
+        self.export_button = QPushButton("Export…")
         self.export_button.setToolTip(
             "write the plan's release and its report (verified once by the release check)"
         )
@@ -292,11 +297,16 @@ class PlanPanel(QWidget):
             fig = figures[i] if i < len(figures) else None
             effect = step_line(fig).split(": ", 2)[-1].split("; ")[0] if fig else ""
             below = "" if fig is None else f"{int(fig.get('records_below_k_after') or 0):,}"
+            tip = ""
             if fig is not None and i < k_from:
+                tip = (f"{below} record(s) below k after this step; no step giving k has run "
+                       "yet (a recode alone does not aim at k)")  # fmt: skip
                 below = _NO_K_YET
             for j, text in enumerate((str(i + 1), step_text(step), effect, below)):
                 item = QTableWidgetItem(text)
-                item.setToolTip(step_line(fig) if j >= 2 and fig else text)
+                item.setToolTip(
+                    tip if j == 3 and tip else step_line(fig) if j >= 2 and fig else text
+                )
                 if j == 3:
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
