@@ -435,9 +435,12 @@ def _suppress_block(
     importance: np.ndarray,
     subsets: list[tuple[int, ...]],
     progress: ProgressFn,
+    never: int | None = None,
 ) -> tuple[np.ndarray, int]:
     """Suppress within one stratum (``codes``: its records x keys, -1 missing); returns the new
-    codes and the smallest cell size after, over the subsets."""
+    codes and the smallest cell size after, over the subsets. ``never``: a key column never
+    suppressed (every mask touching it costs more than any other: a mask without it always
+    reaches k, since its groups hold >= k records)."""
     original = codes
     share = 0.8 / len(subsets)
     for si, subset in enumerate(subsets):
@@ -456,6 +459,10 @@ def _suppress_block(
         wfull[: w.size] = w
         used = np.array([entries.shape[0]], dtype=np.int64)
         costs = _mask_costs(importance, subset)
+        if never is not None and never in subset:
+            bit = 1 << subset.index(never)
+            touching = (np.arange(costs.size) & bit) != 0
+            costs[touching] = np.iinfo(np.int64).max // 2
         for start in range(0, order.size, _BATCH):
             batch = order[start : start + _BATCH]
             _greedy(ect, wfull, f, rec_entry, used, cols, batch, k, costs, child, child_mask)
@@ -513,6 +520,7 @@ def suppress(
     strata: str | None = None,
     combinations: int | None = None,
     progress: ProgressFn | None = None,
+    fixed: Sequence[str] = (),
 ) -> SuppressionResult:
     """Locally suppress key cells of ``frame`` until every key combination has >= ``k`` records,
     a missing value matching anything (see the module docstring for the algorithm and how it
@@ -521,7 +529,10 @@ def suppress(
     ``importance``: one integer per key, 1 = most important (suppressed last), sdcMicro's
     convention; default: fewest distinct values = most important. ``strata``: a column within
     whose values k-anonymity is reached separately. ``combinations = m``: only every subset of
-    ``m`` keys must be k-anonymous (sdcMicro ``combs``). Raises :class:`InvalidSuppression` (a
+    ``m`` keys must be k-anonymous (sdcMicro ``combs``). ``fixed``: columns that belong to
+    the key combination but are never suppressed (a plan's microaggregated continuous keys,
+    issue 31): a record then matches only records with equal values there, and every group of
+    equal ``fixed`` values must hold >= ``k`` records (not with ``combinations``). Raises :class:`InvalidSuppression` (a
     ``ValueError``) with a one-line message naming the column on bad input.
     """
     started = time.perf_counter()
@@ -535,6 +546,22 @@ def suppress(
     if imp is None:
         imp = _default_importance(codes)
     subsets = _subsets(len(keys), m)
+    never: int | None = None
+    if fixed:
+        if m is not None:
+            raise InvalidSuppression("local suppression: fixed keys are not for combinations")
+        group = frame.groupby(list(fixed), dropna=False, sort=False).ngroup().to_numpy()
+        smallest = int(np.bincount(group).min()) if len(group) else k
+        if smallest < k:
+            raise InvalidSuppression(
+                f"local suppression: the fixed key(s) {', '.join(fixed)} leave a group of "
+                f"{smallest} records with equal values, fewer than k = {k}"
+            )
+        # one more key, never suppressed: its masks cost more than any other (_suppress_block)
+        never = len(keys)
+        codes = np.column_stack([codes, group.astype(np.int64)])
+        imp = np.append(imp, int(imp.max()) + 1)
+        subsets = [tuple(range(len(keys) + 1))]
     if strata is None:
         blocks = [np.arange(len(frame), dtype=np.int64)]
     else:
@@ -553,7 +580,7 @@ def suppress(
     done = 0
     for rows in blocks:
         part = sub_progress(report, done / total_rows, (done + rows.size) / total_rows)
-        codes[rows], block_k = _suppress_block(codes[rows], k, imp, subsets, part)
+        codes[rows], block_k = _suppress_block(codes[rows], k, imp, subsets, part, never)
         k_after = min(k_after, block_k)
         done += rows.size
     out = frame.copy()

@@ -307,7 +307,7 @@ def test_suppression_plan_verified_with_missing_matching_any(demo: Dataset, tmp_
     assert any("plan step 3 (suppress) promised k = 3" in p for p in problems)
 
 
-def test_default_suppression_blanks_categorical_keys_only(demo: Dataset) -> None:
+def test_default_suppression_blanks_categorical_keys_only(demo: Dataset, tmp_path: Path) -> None:
     """A suppress step without columns (issue 31 decision, after sdcMicro's localSuppression,
     which works on categorical keys): only categorical key cells are blanked; the continuous
     keys, microaggregated before, are kept whole, and k holds on every key (missing matching
@@ -330,6 +330,15 @@ def test_default_suppression_blanks_categorical_keys_only(demo: Dataset) -> None
     assert int(frequencies_missing_any(frame, roles.quasi_identifiers).min()) >= 3
     check = check_export(out.result)
     assert check.ok, check.problems
+    # the new keys (k_on, group_measures_rule) hold column names and words, never a category
+    export_run(demo, out.result, tmp_path / "o.csv", tmp_path / "r.json")
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert "suppressed (missing) key cell" in report["group_measures_rule"]
+    report.pop("plan")
+    text = json.dumps(report)
+    for col in ("region", "education"):
+        for value in demo.frame[col].dropna().astype(str).unique():
+            assert not re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", text), value
     # without the microaggregation the continuous keys leave groups below k: refused, one line
     alone = plan_from_json(_plan({"step": "suppress", "k": 3}))
     with pytest.raises(MicroguiError, match="microaggregate the continuous keys first"):

@@ -286,13 +286,17 @@ def _suppress_keys(step: SuppressStep, roles: RoleMap) -> tuple[list[str], list[
     variables only): the categorical keys (nominal or ordinal at this step, recoded columns
     included) are blanked, and the continuous keys (microaggregated before, or left as they
     are) are kept whole: the step reaches k on *every* key, a missing categorical cell matching
-    any value while continuous values match only when equal, by suppressing within each group
-    of records sharing their continuous values (which must hold >= k records: a microaggregate
-    step of the continuous keys gives that)."""
+    any value while continuous values match only when equal (the continuous keys are ``fixed``
+    keys of :func:`~microgui.core.methods.local_suppression.suppress`: every group of equal
+    continuous values must hold >= k records, which a microaggregate step of the continuous
+    keys gives). With ``combinations = m`` nothing is kept whole: the promise is k over every
+    combination of at most m of the categorical keys (sdcMicro's ``combs``)."""
     if step.columns:
         return list(step.columns), []
     qis = list(roles.quasi_identifiers)
     keys = [c for c in qis if roles[c].kind is not AttributeKind.CONTINUOUS]
+    if step.combinations is not None:
+        return keys, []
     return keys, [c for c in qis if c not in keys]
 
 
@@ -315,29 +319,25 @@ def _suppress(
         kwargs["importance"] = [rank.get(c, len(rank) + 1) for c in keys]
     if step.combinations is not None:
         kwargs["combinations"] = step.combinations
-    work = frame
-    whole = [*fixed, *step.strata]  # kept whole: suppression within each of their groups
     if not keys:
         raise InvalidRoles(
             f"{plan.describe(index)}: no categorical key to suppress cells of; a suppress step "
             "blanks categorical keys by default (name its columns to choose others)"
         )
-    if whole:
-        groups = frame.groupby(whole, dropna=False, sort=False).ngroup().to_numpy()
+    if step.strata:
+        kwargs["strata"] = step.strata[0]
+    if fixed:
+        groups = frame.groupby(fixed, dropna=False, sort=False).ngroup().to_numpy()
         smallest = int(np.bincount(groups).min()) if len(groups) else 0
         if smallest < step.k:
-            what = "the strata" if not fixed else f"the continuous key(s) {', '.join(fixed)}"
             raise InvalidRoles(
-                f"{plan.describe(index)}: {what} leave a group of {smallest} record(s) with "
-                f"equal values, fewer than k = {step.k}; suppressing categorical cells cannot "
-                "reach k there: microaggregate the continuous keys first (or name the "
-                "suppress step's columns)"
+                f"{plan.describe(index)}: the continuous key(s) {', '.join(fixed)} leave a "
+                f"group of {smallest} record(s) with equal values, fewer than k = {step.k}; "
+                "suppressing categorical cells cannot reach k there: microaggregate the "
+                "continuous keys first (or name the suppress step's columns)"
             )
-        name = "__microgui_stratum__"
-        while name in frame.columns:
-            name += "_"
-        work = frame.assign(**{name: groups})
-        kwargs["strata"] = name
+        kwargs["fixed"] = fixed
+    work = frame
     done = suppress(work, keys, step.k, **kwargs)
     out = frame.copy(deep=False)
     for c in keys:  # only the keys: suppression never touches another column
