@@ -402,8 +402,15 @@ def plan_k_level(frame: pd.DataFrame, keys: Sequence[str], report: Mapping[str, 
     (sdcMicro's convention), else identical values (:func:`k_anonymity_level`). When the plan's
     last step giving k is a suppression with ``combinations = m``, that is what the plan
     promised: k over every combination of at most ``m`` keys (sdcMicro ``combs``), measured
-    so (:func:`promised_combinations`)."""
-    return _level(frame, keys, _suppresses(report), promised_combinations(report))
+    so (:func:`promised_combinations`), on that step's keys (``k_on`` of its figures, when the
+    report has them); the other steps' promises are :func:`plan_problems`'."""
+    m = promised_combinations(report)
+    if m is not None:
+        figures = [f for f in report.get("steps") or [] if isinstance(f, Mapping)
+                   and f.get("step") == "suppress"]  # fmt: skip
+        if figures and figures[-1].get("k_on"):
+            keys = [str(c) for c in figures[-1]["k_on"] if str(c) in frame.columns]
+    return _level(frame, keys, _suppresses(report), m)
 
 
 def promised_combinations(report: Mapping[str, Any]) -> int | None:
@@ -508,7 +515,10 @@ def _k_rule(missing_any: bool, m: int | None) -> str:
         else "identical values (missing as a value)"
     )
     if m is not None:
-        rule += f", over every combination of at most {m} keys (the suppress step's combinations)"
+        rule += (
+            f", over every combination of at most {m} of the suppress step's keys (its "
+            "combinations; the microaggregate steps' k on their own columns)"
+        )
     return rule
 
 
@@ -560,7 +570,9 @@ def _plan_report(
         "information_loss_all_qi": il_all,
         "information_loss_all_qi_basis": il_basis,
         "information_loss_by_attribute": by_attr,
-        "k_anonymity": plan_k_level(protected, qis, {"plan": plan.to_json()}),
+        "k_anonymity": plan_k_level(
+            protected, qis, {"plan": plan.to_json(), "steps": [dict(f) for f in figures]}
+        ),
         "k_anonymity_rule": _k_rule(missing_any, promised_combinations({"plan": plan.to_json()})),
         "seconds": round(seconds, 4),
         "microgui_version": __version__,
