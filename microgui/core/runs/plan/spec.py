@@ -27,8 +27,8 @@ chosen ``columns`` (a list, ``"continuous"``, ``"categorical"`` or absent: every
 quasi-identifier); a suppress step is local suppression to ``k`` on its ``columns``, with
 missing matching any value (absent: the categorical keys are blanked and the continuous ones
 kept whole, k reached on every key; with ``combinations`` k on the categorical keys' smaller
-combinations, as sdcMicro's ``localSuppression``; see the plan run module). File names in a step (hierarchies,
-mappings) are relative to the plan file's folder. Steps hold no references to one another, so a
+combinations, as sdcMicro's ``localSuppression``; see the plan run module). File names in a
+step (hierarchies, mappings) are relative to the plan file's folder. Steps hold no references to one another, so a
 plan has no cycles to refuse; a plan longer than :data:`MAX_STEPS` is refused at once. The
 optional ``seed`` seeds the plan's random draws (a method's), so the plan replays to the same
 release.
