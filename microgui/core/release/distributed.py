@@ -816,6 +816,16 @@ def _release(raw: np.ndarray, job: _Job, j: int) -> np.ndarray:
     return out
 
 
+def _order_entropy(order: RecordOrder) -> int:
+    """The entropy of the parts' permutations: the user's order seed, or a fresh one (never
+    written anywhere)."""
+    if order.seed is not None:
+        return int(order.seed)
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)
+    return entropy
+
+
 def _write_part(
     protected: pd.DataFrame,
     frame: pd.DataFrame,
@@ -1332,9 +1342,7 @@ def _run(
         folder=str(temp),
         keep_order=order.keep,
         # a fresh entropy (never written) unless the user gave the order's seed
-        order_entropy=int(
-            order.seed if order.seed is not None else np.random.SeedSequence().entropy
-        ),
+        order_entropy=_order_entropy(order),
     )
     out_meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in names})
     for c in ("_part", "_row", "_unit", "_label"):

@@ -225,8 +225,8 @@ def run_plan(
     report = _plan_report(dataset, roles, plan, protected, k, seed_value, all_figures, seconds)
     qi = prepare_qi(dataset)
     labels = _classes(protected, dataset.roles.quasi_identifiers)
-    spec = plan_spec(plan, k, seed_value)
-    result = RunResult(spec, dataset.roles, labels, protected, report, qi, seconds)
+    run_spec_ = plan_spec(plan, k, seed_value)
+    result = RunResult(run_spec_, dataset.roles, labels, protected, report, qi, seconds)
     return PlanResult(plan, result, all_figures)
 
 
