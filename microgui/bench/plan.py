@@ -4,7 +4,8 @@ ARX's Adult (``../shared/data/adult``) keeps 9 of the UCI attributes: ``hours-pe
 the other continuous ones are not in it, ``age`` is its only number. The four steps are so the
 four kinds of step on what Adult has: recode ``native-country`` to its hierarchy's level 1
 (continents), top-code ``age`` at 75, microaggregate the continuous keys (``age``: MDAV, k = 5),
-suppress to k = 5 on all 8 keys (missing matches any value). Issue 31's target: <= 10 s for the
+suppress to k = 5 (by default the 7 categorical keys blanked, age kept whole as microaggregated:
+k on all 8 keys, missing matching any value). Issue 31's target: <= 10 s for the
 whole command. A fresh process (imports, read, run, release check, report, write), best of
 ``repeat``."""
 

@@ -272,3 +272,22 @@ def _read_input(path: Path, args: argparse.Namespace) -> Any:
             file=sys.stderr,
         )
     return loaded
+
+
+def _record_order(args: argparse.Namespace) -> Any:
+    """The release's record order from ``--keep-order`` and ``--order-seed N`` (issue 31)."""
+    from microgui.core.release.order import RecordOrder
+
+    keep = bool(getattr(args, "keep_order", False))
+    raw = getattr(args, "order_seed", None)
+    if raw is None:
+        return RecordOrder(keep=keep)
+    if keep:
+        raise _UsageError(
+            "--order-seed draws a random record order and --keep-order keeps the input's; "
+            "give one of them"
+        )
+    text = str(raw).strip()
+    if not text.isdigit() or len(text) > 20 or int(text) >= 2**64:
+        raise _UsageError(f"--order-seed {raw!r}: give a whole number from 0 to 2**64 - 1")
+    return RecordOrder(seed=int(text))

@@ -30,6 +30,7 @@ from microgui.cli.options import (
     _parse_ordinal,
     _parse_params,
     _read_input,
+    _record_order,
     _split,
     _UsageError,
     roles_from_args,
@@ -93,6 +94,13 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     )
     p.add_argument("--weight", metavar="COL", action=_Once, help=_WEIGHT_HELP)
     p.add_argument("--household", metavar="COL", action=_Once, help=_HOUSEHOLD_HELP)
+    p.add_argument(
+        "--household-size-key",
+        action="store_true",
+        help="the report's risk before and after counts the number of records of each "
+        "record's household (--household COL, or the project's) as one more key, as "
+        "assess --household-size-key does",
+    )
     p.add_argument("--roles", type=INPUT_FILE, metavar="FILE", help=_ROLES_HELP)
     p.add_argument(
         "--ordinal",
@@ -496,6 +504,8 @@ def _protect_project(args: argparse.Namespace) -> int:
         raise _UsageError("protect --project needs -o OUTPUT (see microgui protect --help)")
     project_path = Path(args.project)
     project = load_project(project_path)
+    if project.keep_order and getattr(args, "order_seed", None) is None:
+        args.keep_order = True  # the project's export option (issue 31): the input order
     folder = project_path.resolve().parent
     table = args.input_option or args.input
     src = Path(table) if table is not None else project.resolved_data_path(folder)
@@ -602,10 +612,14 @@ def _run_and_export(
 ) -> int:
     """The run and the release of ``protect`` (also of ``protect --project``)."""
     _record_order(args)  # a usage error before the run, not after it
+    if getattr(args, "household_size_key", False) and dataset.roles.household is None:
+        raise _UsageError(
+            "--household-size-key needs a household-id column: tag one with --household COL"
+        )
     from microgui.core.methods.jit_cache import on_first_compile
     from microgui.core.progress import no_progress
     from microgui.core.release.check import export_run
-    from microgui.core.runs import RunSpec, information_loss_text, run_protection
+    from microgui.core.runs import RunSpec, information_loss_text
 
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
 
@@ -616,8 +630,10 @@ def _run_and_export(
 
     stop = on_first_compile(notice)
     try:
-        if isinstance(spec, RunSpec):
-            result = run_protection(dataset, spec, bar if bar is not None else no_progress)
+        if isinstance(spec, RunSpec):  # one method, or a plan run the app kept (issue 31)
+            from microgui.core.runs.plan import run_spec
+
+            result = run_spec(dataset, spec, bar if bar is not None else no_progress)
         else:  # a plan (issue 31)
             from microgui.core.runs.plan import run_plan
 
@@ -629,6 +645,8 @@ def _run_and_export(
         stop()
         if bar is not None:
             bar.close()
+    if getattr(args, "household_size_key", False):
+        result = _with_household_size_key(dataset, result)
     if args.engine == "dask":
         print(
             f"note: -o {args.output!r} names one file, so the table was read here and only its "
@@ -667,6 +685,18 @@ def _run_and_export(
             file=sys.stderr,
         )
     return 0
+
+
+def _with_household_size_key(dataset: Any, result: Any) -> Any:
+    """The run with its report's ``risk_before``/``risk_after`` measured with the household
+    size as one more key (``--household-size-key``)."""
+    from dataclasses import replace
+
+    from microgui.core.runs.protect import risk_before_after
+
+    risk = risk_before_after(dataset, result.protected, int(result.report["k"]),
+                             household_size_key=True)  # fmt: skip
+    return replace(result, report={**result.report, **risk})
 
 
 def _renames(items: list[str] | None) -> dict[str, str]:
@@ -718,25 +748,6 @@ def _print_steps(report: dict[str, Any]) -> None:
             "(sdcMicro's convention); the group sizes above count it as a value",
             file=sys.stderr,
         )
-
-
-def _record_order(args: argparse.Namespace) -> Any:
-    """The release's record order from ``--keep-order`` and ``--order-seed N`` (issue 31)."""
-    from microgui.core.release.order import RecordOrder
-
-    keep = bool(getattr(args, "keep_order", False))
-    raw = getattr(args, "order_seed", None)
-    if raw is None:
-        return RecordOrder(keep=keep)
-    if keep:
-        raise _UsageError(
-            "--order-seed draws a random record order and --keep-order keeps the input's; "
-            "give one of them"
-        )
-    text = str(raw).strip()
-    if not text.isdigit() or len(text) > 20 or int(text) >= 2**64:
-        raise _UsageError(f"--order-seed {raw!r}: give a whole number from 0 to 2**64 - 1")
-    return RecordOrder(seed=int(text))
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from microgui.cli.options import (
     _parse_hierarchies,
     _parse_ordinal,
     _parse_params,
+    _record_order,
     _split,
     _UsageError,
 )
@@ -69,7 +70,6 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
             ("report_pdf", "--report-pdf"),
             ("weight", "--weight"),
             ("household", "--household"),
-            ("order_seed", "--order-seed"),
             ("roles", "--roles"),
             ("csv_sep", "--csv-sep"),
             ("csv_decimal", "--csv-decimal"),
@@ -129,6 +129,7 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
             override=args.allow_unsafe,
             keep_formula_cells=args.keep_formula_cells,
             progress=bar if bar is not None else no_progress,
+            order=_record_order(args),
         )
     finally:
         if bar is not None:

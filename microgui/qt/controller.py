@@ -262,6 +262,8 @@ class AppController(QObject):
         data, resolved = resolved_project(project, folder)
         load_id = self.open_file(data, resolved)
         self.project_file = source
+        # the project's record order (issue 31): its exports keep the input order, or not
+        self.export_options = replace(self.export_options, keep_order=project.keep_order)
         self.plans = tuple(dict(p) for p in project.plans)
         self.plans_restored.emit(self.plans)
         return load_id
@@ -447,6 +449,23 @@ class AppController(QObject):
             raise InvalidRoles("open a table before running a method")
         run_id = self.start_job(partial(analyse_run, self.dataset, spec), spec, self.dataset)
         self.confirm_roles()  # running on the roles is accepting them
+        return run_id
+
+    def start_plan(self, plan: Any) -> int:
+        """Start a run of a protection plan (:class:`~microgui.core.runs.plan.Plan`) on the
+        current dataset; returns its id (issue 31: a plan run is a run). It goes the way of a
+        method run (:meth:`start_job`: the kernels' status, the history with its number, the
+        views, the R-U map, the comparison, the project file); its spec is
+        :func:`~microgui.core.runs.plan.plan_spec` (method "plan", the plan in ``plan``); a plan
+        of one microaggregation over every key is that method's run."""
+        from microgui.core.runs.plan import plan_spec
+
+        if self.dataset is None:
+            raise InvalidRoles("open a table before running a plan")
+        # k is checked with the plan in the worker (a plan without a k-step is refused there)
+        spec = plan_spec(plan, plan.k if plan.k is not None else 2, plan.seed)
+        run_id = self.start_job(partial(analyse_run, self.dataset, spec), spec, self.dataset)
+        self.confirm_roles()
         return run_id
 
     def start_job(
@@ -721,7 +740,7 @@ class AppController(QObject):
         return self.analyses.regression(y, xs)
 
     def add_task_slot(self, slot: TaskSlot) -> None:
-        """A panel's own kind of background task (the plan editor's runs, issue 31), run in
+        """A panel's own kind of background task (the plan editor's exports, issue 31), run in
         :attr:`pool`: cancelled and waited for by :meth:`shutdown` like the controller's."""
         self._slots = (*self._slots, slot)
 

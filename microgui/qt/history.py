@@ -280,6 +280,8 @@ def kept_partition(entry: HistoryEntry) -> object | None:
     encodes each run as it ends, :func:`with_partition`), or the block it was reopened with;
     None for a sweep point never opened."""
     if entry.outcome is not None:
+        if entry.spec.plan is not None:  # a plan run: re-computed from its plan and seed
+            return None
         return partition_json(entry.outcome.result, entry.dataset)
     return entry.partition
 
@@ -293,7 +295,7 @@ def with_partition(
 
     def run(progress: ProgressFn) -> Any:
         outcome = job(progress)
-        if isinstance(outcome, RunOutcome):
+        if isinstance(outcome, RunOutcome) and outcome.result.spec.plan is None:
             partition_json(outcome.result, dataset)
         return outcome
 

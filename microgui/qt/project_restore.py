@@ -268,7 +268,9 @@ def session_project(controller: AppController) -> Project | None:
         return None
     project = project_of(ctl.dataset, ctl.history, ctl.compared, ctl.hierarchies.paths())
     plans = getattr(ctl, "plans", ())  # issue 31: the plan editor's plan
-    return dataclasses.replace(project, plans=tuple(plans)) if plans else project
+    # issue 31: the export option "Keep the input order" is the session's, saved with it
+    keep = bool(ctl.export_options.keep_order)
+    return dataclasses.replace(project, plans=tuple(plans), keep_order=keep)
 
 
 def save_session(controller: AppController, path: str | Path) -> None:

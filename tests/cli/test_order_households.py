@@ -167,3 +167,23 @@ def test_copy_as_command_carries_the_order(order: RecordOrder, flags: list[str])
     assert parsed.keep_order == (order.keep is True)
     assert parsed.order_seed == (None if order.seed is None else str(order.seed))
     assert parsed.household == "hh"
+
+
+def test_protect_household_size_key(table: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``protect --household-size-key`` (issue 31): the report's risk before and after count
+    the household size as one more key, as ``assess --household-size-key`` does; without a
+    household-id column it is refused in one line."""
+    out = tmp_path / "r.csv"
+    assert _protect(table, out, "--household-size-key") == 0
+    report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert _protect(table, tmp_path / "plain.csv") == 0
+    plain = json.loads((tmp_path / "plain.json").read_text(encoding="utf-8"))
+    for when in ("risk_before", "risk_after"):
+        assert "household size" not in plain[when]["keys"]
+        assert report[when]["keys"] == [*plain[when]["keys"], "household size"]
+        assert report[when]["household_risk"]["households"] == 16
+    code = main(["protect", str(table), "-o", str(tmp_path / "x.csv"), "--qi", "age,sex",
+                 "--nominal", "sex", "--method", "mdav-generic", "-k", "3",
+                 "--household-size-key", "-q"])  # fmt: skip
+    assert code != 0 and "needs a household-id column" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()

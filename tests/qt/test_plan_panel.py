@@ -9,7 +9,7 @@ from pathlib import Path
 from microgui.cli import main
 from microgui.qt.main_window import MainWindow
 
-TIMEOUT_MS = 120_000
+TIMEOUT_MS = 60_000
 
 
 def _fill(window: MainWindow, kind: str, column: str, words: str) -> bool:
@@ -47,6 +47,9 @@ def test_edit_undo_run_and_replay(demo_window: MainWindow, qtbot, tmp_path: Path
     assert [s["step"] for s in result.steps] == ["recode", "top_bottom", "microaggregate"]
     assert "values changed" in panel.table.item(0, 2).text()
     assert panel.table.item(2, 3).text() == "0"  # no record below k after the last step
+    # a recode before any step giving k: not a count that reads as a failure (issue 31)
+    assert panel.table.item(0, 3).text() == "–"
+    assert "no step giving k has run yet" in panel.table.item(0, 3).toolTip()
     assert "k-anonymity" in panel.status.text()
     # saved and replayed by the copied command: the same release
     assert panel.save_plan(tmp_path / "plan.json")
@@ -99,3 +102,83 @@ def test_project_keeps_the_plan(demo_window: MainWindow, qtbot, tmp_path: Path) 
     with qtbot.waitSignal(window.controller.dataset_loaded, timeout=TIMEOUT_MS):
         window.controller.open_project(project, tmp_path)
     assert [s["step"] for s in panel.steps] == ["recode", "suppress"]
+
+
+def _run_from_here_document(text: str, folder: Path) -> int:
+    """Run a copied plan command: its plan file written from the here-document, then the
+    ``microgui protect`` line (the shell's job, done here without a shell)."""
+    import shlex
+
+    lines = text.splitlines()
+    assert lines[0].startswith("cat > ") and lines[0].endswith("<<'MICROGUI_PLAN'")
+    end = lines.index("MICROGUI_PLAN")
+    name = shlex.split(lines[0][len("cat > ") : -len("<<'MICROGUI_PLAN'")])[0]
+    (folder / name).write_text("\n".join(lines[1:end]) + "\n", encoding="utf-8")
+    command = shlex.split(lines[end + 1])
+    assert command[0] == "microgui" and "--plan" in command and "--keep-order" in command
+    return main([*command[1:], "-q"])
+
+
+def test_a_plan_run_is_a_run(demo_window: MainWindow, qtbot, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31: a 3-step plan run enters the history with its number, is shown in the views,
+    compared with a method run, saved in the project (with the export option "keep the input
+    order"), reopened and re-computed, and replayed by ``protect --project P --run N`` and by
+    its copied command: the same release, byte for byte."""
+    from dataclasses import replace
+
+    from microgui.core.runs.project_file import load_project
+
+    window = demo_window
+    ctl, panel = window.controller, window.plan_panel
+    ctl.export_options = replace(ctl.export_options, keep_order=True)
+    assert _fill(window, "recode", "age", "breaks 0, 25, 35, 45, 55, 65, inf")
+    assert _fill(window, "top_bottom", "hours_per_week", "top 55")
+    assert _fill(window, "microaggregate", "(all keys)", "mdav-generic k 5")
+    with qtbot.waitSignal(ctl.run_shown, timeout=TIMEOUT_MS) as shown:
+        run_id = panel.run()
+    assert run_id is not None and shown.args == [run_id] and panel.run_id == run_id
+    entry = ctl.entry(run_id)
+    assert entry.spec.method == "plan" and entry.spec.plan_json["steps"] == panel.steps
+    assert ctl.shown_run_id == run_id and ctl.result is entry.result  # the views show it
+    assert entry.measures and "k_anonymity" in entry.measures  # the R-U map's figures
+    assert entry.result.report["k_anonymity"] >= 5
+    # a method run beside it, then both compared
+    with qtbot.waitSignal(ctl.run_shown, timeout=TIMEOUT_MS):
+        method_id = ctl.start_run(ctl.default_spec())
+    ctl.set_comparison([run_id, method_id])
+    assert ctl.compared == (run_id, method_id)
+    # the plan's release from the app (the input order kept)
+    with qtbot.waitSignal(panel.plan_exported, timeout=TIMEOUT_MS):
+        panel.export(tmp_path / "app.csv")
+    app_bytes = (tmp_path / "app.csv").read_bytes()
+    # saved: the plan run with its plan and seed, and the record order
+    project_path = tmp_path / "s.microgui.json"
+    assert window.save_project_to(project_path)
+    project = load_project(project_path)
+    assert project.keep_order and project.runs[project.ids.index(run_id)].plan is not None
+    # replayed by protect --project --run N: no --keep-order needed (the project keeps it)
+    replay = ["protect", "--project", str(project_path), "--run", str(run_id),
+              "-o", str(tmp_path / "replayed.csv"), "-q"]  # fmt: skip
+    assert main(replay) == 0
+    assert (tmp_path / "replayed.csv").read_bytes() == app_bytes
+    # replayed by the copied command (its plan file, then protect --plan --seed --keep-order)
+    window.history_panel.select_runs([run_id])
+    text = window.history_panel.copy_command()
+    monkeypatch.chdir(tmp_path)
+    assert _run_from_here_document(text, tmp_path) == 0
+    copied = next(tmp_path.glob("*_protected_k5.csv"))
+    assert copied.read_bytes() == app_bytes
+    # reopened: the plan run in the history with its number, re-computed (same seed, same
+    # release) when shown; the record order option back
+    ctl.export_options = replace(ctl.export_options, keep_order=False)
+    with qtbot.waitSignal(ctl.history_changed, timeout=TIMEOUT_MS):
+        assert window.open_project(project_path)
+    assert ctl.export_options.keep_order
+    qtbot.waitUntil(lambda: not ctl.is_running, timeout=TIMEOUT_MS)
+    assert [e.run_id for e in ctl.history] == [run_id, method_id]
+    if ctl.shown_run_id != run_id:
+        with qtbot.waitSignal(ctl.run_shown, timeout=TIMEOUT_MS):
+            ctl.show_run(run_id)
+    assert ctl.result.spec.plan is not None
+    ctl.export(tmp_path / "reopened.csv")  # the app's export of the run shown
+    assert (tmp_path / "reopened.csv").read_bytes() == app_bytes

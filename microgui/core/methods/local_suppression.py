@@ -84,6 +84,9 @@ import pandas as pd
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.jit_cache import njit
+from microgui.core.metrics.missing_match import distinct_rows as _entries
+from microgui.core.metrics.missing_match import wildcard_counts
+from microgui.core.metrics.missing_match import wildcard_counts_weighted as _weighted_counts
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 
 __all__ = [
@@ -323,80 +326,8 @@ def _restore(
 
 
 # --------------------------------------------------------------------------------------------
-# counting with missing-as-wildcard
-
-
-def _combined_key(block: np.ndarray) -> np.ndarray:
-    """One int64 per row of ``block`` (codes >= 0), equal iff the rows are equal."""
-    key = np.zeros(block.shape[0], dtype=np.int64)
-    span = 1
-    for col in block.T:
-        card = int(col.max()) + 1 if col.size else 1
-        if span * card >= 2**62:  # re-densify before it would overflow
-            key = np.unique(key, return_inverse=True)[1].astype(np.int64).reshape(-1)
-            span = int(key.max()) + 1 if key.size else 1
-        key = key * card + col
-        span *= card
-    return key
-
-
-def _weighted_counts(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Cell size of each row of ``x`` (codes, -1 missing) among the rows weighted by ``weight``."""
-    n, m = x.shape
-    f = np.zeros(n, dtype=np.int64)
-    if n == 0:
-        return f
-    present = x >= 0
-    pattern = (present * (1 << np.arange(m, dtype=np.int64))).sum(axis=1)
-    patterns, inverse = np.unique(pattern, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    members = [np.flatnonzero(inverse == p) for p in range(len(patterns))]
-    safe = np.where(present, x, 0).astype(np.int64)
-    keys_cache: dict[int, np.ndarray] = {}
-    for pi, pp in enumerate(patterns):
-        rows_p = members[pi]
-        for qi, qq in enumerate(patterns):
-            rows_q = members[qi]
-            shared = int(pp) & int(qq)
-            if shared == 0:
-                f[rows_p] += int(weight[rows_q].sum())
-                continue
-            keys = keys_cache.get(shared)
-            if keys is None:
-                keys = _combined_key(safe[:, [b for b in range(m) if shared >> b & 1]])
-                keys_cache[shared] = keys
-            values, at_q = np.unique(keys[rows_q], return_inverse=True)
-            sums = np.bincount(at_q.reshape(-1), weights=weight[rows_q]).astype(np.int64)
-            kp = keys[rows_p]
-            at = np.minimum(np.searchsorted(values, kp), values.size - 1)
-            f[rows_p] += np.where(values[at] == kp, sums[at], 0)
-    return f
-
-
-def _entries(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct rows of ``codes``, each row's entry and the records per entry."""
-    if codes.shape[0] == 0:
-        return codes.copy(), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    # one int64 per row (np.unique(axis=0) sorts rows as bytes: 10x slower here)
-    _, first, inverse, counts = np.unique(
-        _combined_key(codes + 1), return_index=True, return_inverse=True, return_counts=True
-    )
-    return codes[first], inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
-
-
-def wildcard_counts(codes: np.ndarray, cols: Sequence[int] | np.ndarray) -> np.ndarray:
-    """Cell size of every row of ``codes`` on the keys ``cols``, a missing code (-1) matching
-    anything (sdcMicro ``freqCalc`` with ``alpha = 1``).
-
-    Rows are grouped by their pattern of present keys; the rows of patterns P and Q match exactly
-    when they agree on the keys present in both, so each pair of patterns is one group count on
-    those keys: O(patterns² · distinct rows), not O(n²).
-    """
-    x = np.ascontiguousarray(codes[:, list(cols)])
-    unique, inverse, counts = _entries(x)
-    sizes: np.ndarray = _weighted_counts(unique, counts)[inverse]
-    return sizes
-
+# counting with missing-as-wildcard: one implementation, in the metrics layer
+# (:mod:`microgui.core.metrics.missing_match`), used here, by the plan and by the release check
 
 # --------------------------------------------------------------------------------------------
 # the public function
@@ -504,9 +435,12 @@ def _suppress_block(
     importance: np.ndarray,
     subsets: list[tuple[int, ...]],
     progress: ProgressFn,
+    never: int | None = None,
 ) -> tuple[np.ndarray, int]:
     """Suppress within one stratum (``codes``: its records x keys, -1 missing); returns the new
-    codes and the smallest cell size after, over the subsets."""
+    codes and the smallest cell size after, over the subsets. ``never``: a key column never
+    suppressed (every mask touching it costs more than any other: a mask without it always
+    reaches k, since its groups hold >= k records)."""
     original = codes
     share = 0.8 / len(subsets)
     for si, subset in enumerate(subsets):
@@ -525,6 +459,10 @@ def _suppress_block(
         wfull[: w.size] = w
         used = np.array([entries.shape[0]], dtype=np.int64)
         costs = _mask_costs(importance, subset)
+        if never is not None and never in subset:
+            bit = 1 << subset.index(never)
+            touching = (np.arange(costs.size) & bit) != 0
+            costs[touching] = np.iinfo(np.int64).max // 2
         for start in range(0, order.size, _BATCH):
             batch = order[start : start + _BATCH]
             _greedy(ect, wfull, f, rec_entry, used, cols, batch, k, costs, child, child_mask)
@@ -582,6 +520,7 @@ def suppress(
     strata: str | None = None,
     combinations: int | None = None,
     progress: ProgressFn | None = None,
+    fixed: Sequence[str] = (),
 ) -> SuppressionResult:
     """Locally suppress key cells of ``frame`` until every key combination has >= ``k`` records,
     a missing value matching anything (see the module docstring for the algorithm and how it
@@ -590,7 +529,10 @@ def suppress(
     ``importance``: one integer per key, 1 = most important (suppressed last), sdcMicro's
     convention; default: fewest distinct values = most important. ``strata``: a column within
     whose values k-anonymity is reached separately. ``combinations = m``: only every subset of
-    ``m`` keys must be k-anonymous (sdcMicro ``combs``). Raises :class:`InvalidSuppression` (a
+    ``m`` keys must be k-anonymous (sdcMicro ``combs``). ``fixed``: columns that belong to
+    the key combination but are never suppressed (a plan's microaggregated continuous keys,
+    issue 31): a record then matches only records with equal values there, and every group of
+    equal ``fixed`` values must hold >= ``k`` records (not with ``combinations``). Raises :class:`InvalidSuppression` (a
     ``ValueError``) with a one-line message naming the column on bad input.
     """
     started = time.perf_counter()
@@ -604,6 +546,22 @@ def suppress(
     if imp is None:
         imp = _default_importance(codes)
     subsets = _subsets(len(keys), m)
+    never: int | None = None
+    if fixed:
+        if m is not None:
+            raise InvalidSuppression("local suppression: fixed keys are not for combinations")
+        group = frame.groupby(list(fixed), dropna=False, sort=False).ngroup().to_numpy()
+        smallest = int(np.bincount(group).min()) if len(group) else k
+        if smallest < k:
+            raise InvalidSuppression(
+                f"local suppression: the fixed key(s) {', '.join(fixed)} leave a group of "
+                f"{smallest} records with equal values, fewer than k = {k}"
+            )
+        # one more key, never suppressed: its masks cost more than any other (_suppress_block)
+        never = len(keys)
+        codes = np.column_stack([codes, group.astype(np.int64)])
+        imp = np.append(imp, int(imp.max()) + 1)
+        subsets = [tuple(range(len(keys) + 1))]
     if strata is None:
         blocks = [np.arange(len(frame), dtype=np.int64)]
     else:
@@ -622,7 +580,7 @@ def suppress(
     done = 0
     for rows in blocks:
         part = sub_progress(report, done / total_rows, (done + rows.size) / total_rows)
-        codes[rows], block_k = _suppress_block(codes[rows], k, imp, subsets, part)
+        codes[rows], block_k = _suppress_block(codes[rows], k, imp, subsets, part, never)
         k_after = min(k_after, block_k)
         done += rows.size
     out = frame.copy()

@@ -7,12 +7,16 @@ counted with every record that agrees with it on its other keys, so a suppressio
 risk. Record *j* counts for record *i* when, on every key, the two agree or either is missing.
 
 The count is exact and needs no pairwise pass over the records: records are first reduced to
-their distinct key combinations, and combinations are grouped by their *pattern* (which keys are
-missing). For two patterns *p* and *q*, the combinations of *q* compatible with one of *p* are
-those equal to it on the keys present in both, so one group-by per pair of patterns gives every
-count: O(P² · D) for P patterns and D distinct combinations (a few patterns after a local
-suppression on a handful of keys), each pair a ``bincount`` over projections computed once per
-set of common keys.
+their distinct key combinations (:func:`distinct_rows`), and combinations are grouped by their
+*pattern* (which keys are missing). For two patterns *p* and *q*, the combinations of *q*
+compatible with one of *p* are those equal to it on the keys present in both, so one group count
+per pair of patterns gives every count: O(P² · D) for P patterns and D distinct combinations (a
+few patterns after a local suppression on a handful of keys).
+
+This is the one implementation (issue 31 review): :func:`wildcard_counts` on integer codes is
+what local suppression (:mod:`microgui.core.methods.local_suppression`) counts with, and
+:func:`frequencies_missing_any` (a table's key columns) what the plan's figures and the release
+check count with.
 """
 
 from __future__ import annotations
@@ -22,9 +26,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from microgui.core.table.numbers import unique_rows
-
-__all__ = ["frequencies_missing_any", "k_anonymity_missing_any"]
+__all__ = [
+    "frequencies_missing_any",
+    "k_anonymity_missing_any",
+    "wildcard_counts",
+    "wildcard_counts_weighted",
+    "distinct_rows",
+]
 
 
 def _codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -36,49 +44,88 @@ def _codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     return out
 
 
-def _ids_on(combos: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """Group ids of the distinct combinations projected on ``columns`` (equal projection, equal
-    id): one mixed-radix integer per row when it fits in 62 bits, else rows compared whole."""
-    part = combos[:, columns] + 1  # -1 (missing) becomes 0: one more value
-    radix = part.max(axis=0) + 1 if len(part) else np.ones(len(columns), dtype=np.int64)
-    if float(np.prod(radix.astype(float))) < 2.0**62:
-        key = np.zeros(len(part), dtype=np.int64)
-        for j in range(part.shape[1]):
-            key = key * int(radix[j]) + part[:, j]
-        return np.unique(key, return_inverse=True)[1].reshape(-1)
-    inverse: np.ndarray = unique_rows(part)[2]
-    return inverse
+def _combined_key(block: np.ndarray) -> np.ndarray:
+    """One int64 per row of ``block`` (codes >= 0), equal iff the rows are equal."""
+    key = np.zeros(block.shape[0], dtype=np.int64)
+    span = 1
+    for col in block.T:
+        card = int(col.max()) + 1 if col.size else 1
+        if span * card >= 2**62:  # re-densify before it would overflow
+            key = np.unique(key, return_inverse=True)[1].astype(np.int64).reshape(-1)
+            span = int(key.max()) + 1 if key.size else 1
+        key = key * card + col
+        span *= card
+    return key
+
+
+def wildcard_counts_weighted(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Cell size of each row of ``x`` (codes, -1 missing) among the rows weighted by ``weight``."""
+    n, m = x.shape
+    f = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return f
+    present = x >= 0
+    pattern = (present * (1 << np.arange(m, dtype=np.int64))).sum(axis=1)
+    patterns, inverse = np.unique(pattern, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    members = [np.flatnonzero(inverse == p) for p in range(len(patterns))]
+    safe = np.where(present, x, 0).astype(np.int64)
+    keys_cache: dict[int, np.ndarray] = {}
+    for pi, pp in enumerate(patterns):
+        rows_p = members[pi]
+        for qi, qq in enumerate(patterns):
+            rows_q = members[qi]
+            shared = int(pp) & int(qq)
+            if shared == 0:
+                f[rows_p] += int(weight[rows_q].sum())
+                continue
+            keys = keys_cache.get(shared)
+            if keys is None:
+                keys = _combined_key(safe[:, [b for b in range(m) if shared >> b & 1]])
+                keys_cache[shared] = keys
+            values, at_q = np.unique(keys[rows_q], return_inverse=True)
+            sums = np.bincount(at_q.reshape(-1), weights=weight[rows_q]).astype(np.int64)
+            kp = keys[rows_p]
+            at = np.minimum(np.searchsorted(values, kp), values.size - 1)
+            f[rows_p] += np.where(values[at] == kp, sums[at], 0)
+    return f
+
+
+def distinct_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows of ``codes``, each row's entry and the records per entry."""
+    if codes.shape[0] == 0:
+        return codes.copy(), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    # one int64 per row (np.unique(axis=0) sorts rows as bytes: 10x slower here)
+    _, first, inverse, counts = np.unique(
+        _combined_key(codes + 1), return_index=True, return_inverse=True, return_counts=True
+    )
+    return codes[first], inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+
+
+def wildcard_counts(codes: np.ndarray, cols: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Cell size of every row of ``codes`` on the keys ``cols``, a missing code (-1) matching
+    anything (sdcMicro ``freqCalc`` with ``alpha = 1``).
+
+    Rows are grouped by their pattern of present keys; the rows of patterns P and Q match exactly
+    when they agree on the keys present in both, so each pair of patterns is one group count on
+    those keys: O(patterns² · distinct rows), not O(n²).
+    """
+    x = np.ascontiguousarray(codes[:, list(cols)])
+    unique, inverse, counts = distinct_rows(x)
+    sizes: np.ndarray = wildcard_counts_weighted(unique, counts)[inverse]
+    return sizes
 
 
 def frequencies_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     """For each record, how many records (itself included) match its key combination when a
-    missing cell matches any value; without missing cells, the plain frequency."""
+    missing cell matches any value; without missing cells, the plain frequency
+    (:func:`wildcard_counts` on the key columns' codes)."""
     n = len(frame)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     if not keys:
         return np.full(n, n, dtype=np.int64)
-    codes = _codes(frame, list(keys))
-    combos, _first, inverse, counts = unique_rows(codes)
-    present = combos >= 0
-    patterns, _first, pattern_of, _counts = unique_rows(present)
-    freq = np.zeros(len(combos), dtype=np.int64)
-    members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
-    ids_by_common: dict[bytes, np.ndarray] = {}  # one projection per set of common keys
-    for p, rows_p in enumerate(members):
-        for q, rows_q in enumerate(members):
-            both = patterns[p] & patterns[q]
-            if not both.any():  # nothing to disagree on: every record of q matches
-                freq[rows_p] += int(counts[rows_q].sum())
-                continue
-            tag = both.tobytes()
-            ids = ids_by_common.get(tag)
-            if ids is None:
-                ids = ids_by_common[tag] = _ids_on(combos, np.flatnonzero(both))
-            sums = np.bincount(ids[rows_q], weights=counts[rows_q], minlength=int(ids.max()) + 1)
-            freq[rows_p] += sums[ids[rows_p]].astype(np.int64)
-    per_record: np.ndarray = freq[inverse]
-    return per_record
+    return wildcard_counts(_codes(frame, list(keys)), range(len(keys)))
 
 
 def k_anonymity_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> int:

@@ -33,7 +33,17 @@ records is merged with the next block in split order, and a block larger than
 the same code path as the local engine's blocks (:func:`microgui.core.runs.scale.protect_unit`:
 ``run_and_refine``, then the group means) on the whole table's z-scores; the protected values
 are shuffled back to their input partitions and written, one part file per input partition,
-rows in the input's order, pass-through columns as read.
+pass-through columns as read.
+
+**Record order** (issue 31, decided): each part's records are written in a random order (the
+release's :class:`~microgui.core.release.order.RecordOrder`: random by default, ``--keep-order``
+keeps the input's, ``--order-seed N`` draws it reproducibly; part i's permutation comes from
+``SeedSequence(entropy, spawn_key=(i,))``), so no record's position in its part is its input
+position. A record stays in the part of its input partition: a global permutation across parts
+would send every column (not only the quasi-identifiers) through the cluster's shuffle and is
+not made; which part a record is in tells what the input's partitioning tells (the report says
+so in ``record_order.note``). A single output file (``-o release.csv``) is shuffled as a whole
+as any release is.
 
 **Identical to the local engine on small tables.** When the table has at most
 :data:`SAMPLE_ROWS` records the sample is the whole table: the client then prepares the
@@ -710,6 +720,9 @@ class _Job:
     keep_formula_cells: bool = False
     out_kind: str = "csv"
     folder: str = ""
+    #: the record order of every part: kept, or drawn from this entropy (part i: spawn key i)
+    keep_order: bool = True
+    order_entropy: int = 0
 
 
 def _protect_block(
@@ -803,6 +816,16 @@ def _release(raw: np.ndarray, job: _Job, j: int) -> np.ndarray:
     return out
 
 
+def _order_entropy(order: RecordOrder) -> int:
+    """The entropy of the parts' permutations: the user's order seed, or a fresh one (never
+    written anywhere)."""
+    if order.seed is not None:
+        return int(order.seed)
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)
+    return entropy
+
+
 def _write_part(
     protected: pd.DataFrame,
     frame: pd.DataFrame,
@@ -842,6 +865,9 @@ def _write_part(
     if not job.keep_formula_cells:
         out, neutralized = neutralize_formulas(out)
         out, renamed = neutralize_column_names(out)
+    if not job.keep_order and len(out) > 1:  # the part's records in a random order (issue 31)
+        rng = np.random.default_rng(np.random.SeedSequence(job.order_entropy, spawn_key=(part,)))
+        out = out.iloc[rng.permutation(len(out))].reset_index(drop=True)
     folder = Path(job.folder)
     target = folder / f"part-{part:05d}.{job.out_kind}"
     if job.out_kind == "csv":
@@ -958,9 +984,11 @@ def protect_partitioned(
     override: str | None = None,
     keep_formula_cells: bool = False,
     progress: ProgressFn = no_progress,
+    order: RecordOrder | None = None,
 ) -> dict[str, Any]:
     """Protect the partitioned table ``source`` on the Dask cluster of ``spec.scheduler`` and
     write the release as the folder ``output`` (module docstring); returns the run report.
+    ``order``: the records' order within each part (default: random, as every release's).
 
     ``spec`` gives the method, k, parameters, seed and block size (``engine="dask"``);
     the role arguments are those of :func:`microgui.core.table.roles.roles_from_lists`.
@@ -1049,6 +1077,7 @@ def protect_partitioned(
             override,
             keep_formula_cells,
             event.name,
+            order=order if order is not None else RecordOrder(),
         )
         report["seconds"] = round(time.perf_counter() - started, 4)
         _commit(temp, folder, report)
@@ -1121,6 +1150,8 @@ def _run(
     override: str | None,
     keep_formula_cells: bool,
     cancel_event: str,
+    *,
+    order: RecordOrder,
 ) -> dict[str, Any]:
     client = run.client
 
@@ -1309,6 +1340,9 @@ def _run(
         keep_formula_cells=keep_formula_cells,
         out_kind=out_kind,
         folder=str(temp),
+        keep_order=order.keep,
+        # a fresh entropy (never written) unless the user gave the order's seed
+        order_entropy=_order_entropy(order),
     )
     out_meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in names})
     for c in ("_part", "_row", "_unit", "_label"):
@@ -1465,11 +1499,15 @@ def _run(
         report["neutralized_column_names"] = int(written_parts[0]["renamed"])
     # the verdict's keys (issue 29): a partitioned run never reads the confidential columns
     # into its blocks, so attribute disclosure is "not measured" (null), never a ✓
-    # the parts are written in their input's order (issue 31: a partitioned release is not
-    # shuffled); the report says so, as every release's report says its order
+    # issue 31: each part shuffled, no record moved between parts; the report says so
     report["record_order"] = {
-        **order_report(RecordOrder(keep=True), None),
-        "note": "a partitioned release keeps each part's input order",
+        **order_report(order, None),
+        "note": (
+            "a partitioned release keeps each part's input order"
+            if order.keep
+            else "each part's records shuffled within the part; a record stays in the part "
+            "of its input partition (no permutation across parts)"
+        ),
     }
     report["attribute_disclosure"] = None if roles.confidential else {}
     report["verdict"] = verdict_json(release_verdict(report))

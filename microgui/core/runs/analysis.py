@@ -33,7 +33,6 @@ from microgui.core.metrics.association import (
 )
 from microgui.core.metrics.utility import paired_numeric
 from microgui.core.progress import ProgressFn, RunCancelled, no_progress, sub_progress
-from microgui.core.runs.protect import run_protection
 from microgui.core.runs.spec import RunResult, RunSpec
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import AttributeKind, RoleMap
@@ -176,10 +175,11 @@ class RunOutcome:
 def analyse_run(dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress) -> RunOutcome:
     """Protect, measure, then lay out the views: one run as the app shows it."""
     from microgui.core.methods.artifacts import DEPENDENCY_TREE
+    from microgui.core.runs.plan import run_spec  # a plan run is a run (issue 31)
     from microgui.core.views.layout import dependency_tree_layout, mst_layout
     from microgui.core.views.projection import all_category_transitions, qi_projection
 
-    result = run_protection(dataset, spec, sub_progress(progress, 0.0, 0.8))
+    result = run_spec(dataset, spec, sub_progress(progress, 0.0, 0.8))
     progress(0.8, "measuring utility and risk")
     measures, note = measure_run(dataset, result, sub_progress(progress, 0.8, 0.97))
     progress(0.97, "projecting for the plot")

@@ -110,6 +110,10 @@ class Project:
     #: the protection plans of the session (issue 31), each its versioned JSON
     #: (:meth:`microgui.core.runs.plan.Plan.to_json`), checked when the file is read
     plans: tuple[Mapping[str, Any], ...] = ()
+    #: whether the session's exports keep the input's record order (File → Export options…,
+    #: "Keep the input order"; issue 31): ``protect --project`` then keeps it too. False: the
+    #: random order, the default (the key is written only when True)
+    keep_order: bool = False
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -142,6 +146,7 @@ class Project:
             "notes": self.notes,
             "extra": dict(self.extra),
             **({"plans": [dict(p) for p in self.plans]} if self.plans else {}),
+            **({"export": {"keep_order": True}} if self.keep_order else {}),
         }
 
     def _kept_runs(
@@ -177,6 +182,7 @@ class Project:
         reads them, so no save, autosave or release of it may write over one."""
         found = [self.resolved_data_path(folder), *self.resolved_hierarchies(folder).values()]
         found += [Path(p) for spec in self.resolved_runs(folder) for _column, p in spec.hierarchies]
+        found += [p for spec in self.runs if spec.plan is not None for p in _plan_files(spec)]
         return list(dict.fromkeys(p for p in found if p is not None))
 
     def resolved_runs(self, folder: Path | None) -> tuple[RunSpec, ...]:
@@ -187,6 +193,14 @@ class Project:
             else s
             for s in self.runs
         )
+
+
+def _plan_files(spec: RunSpec) -> tuple[Path, ...]:
+    """The files a plan run's steps read (its plan holds them absolute)."""
+    from microgui.core.runs.plan import spec_plan
+
+    plan = spec_plan(spec)
+    return plan.side_files() if plan is not None else ()
 
 
 def _resolved(path: str, folder: Path | None) -> Path:
@@ -316,7 +330,7 @@ MAX_BLOCK_SIZE: Final = 1_000_000_000
 
 _TOP_KEYS: Final = frozenset(
     {"schema_version", "microgui_version", "saved", "data", "roles", "runs", "comparison", "notes",
-     "extra", "autosave", "hierarchies", "plans"}
+     "extra", "autosave", "hierarchies", "plans", "export"}
 )  # fmt: skip
 #: The most plans a project keeps.
 MAX_PROJECT_PLANS: Final = 100
@@ -325,7 +339,7 @@ _ROLE_KEYS: Final = frozenset({"role", "kind", "order", "missing_as_category"})
 _RUN_KEYS: Final = frozenset(
     {"method", "k", "parameters", "seed", "hierarchies", "strata", "block_size", "engine",
      "scheduler", "workers", "id", "report", "measures", "partition", "sweep",
-     "finished"}
+     "finished", "plan"}
 )  # fmt: skip
 #: The largest run number a project may hold.
 MAX_RUN_ID: Final = 10_000_000
@@ -563,7 +577,18 @@ def project_from_json(data: object, name: str = "project") -> Project:
         run_from_sweep=run_from_sweep,
         run_finished=run_finished,
         plans=_plans(data.get("plans", []), where),
+        keep_order=_keep_order(data.get("export", {}), where),
     )
+
+
+def _keep_order(value: object, where: str) -> bool:
+    """The ``export`` object's ``keep_order`` (true or false; absent: false)."""
+    if not isinstance(value, dict) or set(value) - {"keep_order"}:
+        raise InvalidInput(f"{where}: 'export' must be an object with only 'keep_order'")
+    flag = value.get("keep_order", False)
+    if not isinstance(flag, bool):
+        raise InvalidInput(f"{where}: 'export': 'keep_order' must be true or false")
+    return flag
 
 
 def _plans(value: object, where: str) -> tuple[dict[str, Any], ...]:
@@ -746,6 +771,8 @@ def _run_spec(item: object, where: str, index: int, columns: set[str], roles: Ro
     method_name = item.get("method")
     if not isinstance(method_name, str) or not method_name:
         raise InvalidInput(f"{here} has no method name")
+    if method_name == "plan" or "plan" in item:
+        return _plan_run_spec(item, here)
     try:
         method = get_method(method_name)
     except InvalidParameter as exc:
@@ -820,6 +847,29 @@ def _run_spec(item: object, where: str, index: int, columns: set[str], roles: Ro
         strata=tuple(strata),
         block_size=block_size,
     )
+
+
+def _plan_run_spec(item: dict[str, Any], here: str) -> RunSpec:
+    """A plan run (issue 31): ``method`` "plan", its ``k``, ``seed`` and ``plan`` (checked as a
+    plan file is); nothing else of a method run."""
+    from microgui.core.runs.plan import PLAN_METHOD, plan_from_json, plan_spec
+
+    here = f"{here} (plan)"
+    if item.get("method") != PLAN_METHOD or not isinstance(item.get("plan"), dict):
+        raise InvalidInput(f'{here}: a plan run has method "plan" and its plan as an object')
+    _unknown(item, _RUN_KEYS, here)
+    for key, default in (("parameters", {}), ("hierarchies", {}), ("strata", []),
+                         ("block_size", None), *_PLACEMENT_DEFAULTS):  # fmt: skip
+        if key in item and item[key] != default:
+            raise InvalidInput(f"{here}: {key!r} is not a field of a plan run (its plan says it)")
+    k = item.get("k")
+    if not isinstance(k, int) or isinstance(k, bool) or not 2 <= k <= MAX_K:
+        raise InvalidInput(f"{here} has k = {_shown(k)}; k must be a whole number >= 2")
+    seed = item.get("seed")
+    if seed is not None and not _whole_in(seed, 0, MAX_SEED):
+        raise InvalidInput(f"{here}: seed {_shown(seed)} must be null or a whole number")
+    plan = plan_from_json(item["plan"], source=here)
+    return plan_spec(plan, k, seed)
 
 
 def _from_v1(data: dict[str, Any]) -> dict[str, Any]:

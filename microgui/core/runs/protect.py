@@ -65,6 +65,8 @@ __all__ = [
     "check_kinds",
     "risk_before_after",
     "REPORT_SUDA_MAX_RECORDS",
+    "released_numbers",
+    "load_hierarchies",
 ]
 
 
@@ -129,7 +131,7 @@ def _run_method_step(
             params=params,
             rng=rng,
             progress=sub_progress(progress, 0.0, 0.9),
-            hierarchies=_load_hierarchies(step, dataset),
+            hierarchies=load_hierarchies(step, dataset),
         ),
     )
     labels = np.asarray(output.labels, dtype=np.int64)
@@ -144,7 +146,7 @@ def _run_method_step(
         protected = aggregate(dataset, qi, labels, params)
         for col in output.protected_qi.columns:
             protected[col] = output.protected_qi[col].to_numpy()
-    protected, rounding = _release_numbers(protected, dataset, qi, params)
+    protected, rounding = released_numbers(protected, dataset, qi, params)
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
     report = build_report(
@@ -184,7 +186,7 @@ def _run_scaled(
         k,
         params,
         seed,
-        _load_hierarchies(step, dataset),
+        load_hierarchies(step, dataset),
         strata=spec.strata,
         block_size=resolve_block_size(spec.block_size, dataset.n_records, k),
         engine=spec.engine,
@@ -192,7 +194,7 @@ def _run_scaled(
         workers=spec.workers,
         progress=sub_progress(progress, 0.0, 0.95),
     )
-    protected, rounding = _release_numbers(scaled.protected, dataset, qi, params)
+    protected, rounding = released_numbers(scaled.protected, dataset, qi, params)
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
     extra = {**scaled.extra, "scale": scaled.summary, **rounding}
@@ -212,7 +214,7 @@ def _run_scaled(
     )
 
 
-def _release_numbers(
+def released_numbers(
     protected: pd.DataFrame, dataset: Dataset, qi: QIMatrix, params: Mapping[str, Any]
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The release with clean numbers (and rounded by the ``round`` parameter), and the
@@ -235,7 +237,7 @@ def _release_numbers(
     return cleaned, {"rounding": rounding_report(used, mode, before)}
 
 
-def _load_hierarchies(step: MethodStep, dataset: Dataset) -> dict[str, Any]:
+def load_hierarchies(step: MethodStep, dataset: Dataset) -> dict[str, Any]:
     """Read the hierarchy files named in the step (``microgui.core.table.hierarchy``)."""
     if not step.hierarchies:
         return {}
@@ -441,14 +443,33 @@ def _risk_before(dataset: Dataset, k: int, suda: bool) -> dict[str, Any]:
     return before
 
 
-def risk_before_after(dataset: Dataset, protected: pd.DataFrame, k: int) -> dict[str, Any]:
+def risk_before_after(
+    dataset: Dataset, protected: pd.DataFrame, k: int, *, household_size_key: bool = False
+) -> dict[str, Any]:
     """``risk_before`` (the input) and ``risk_after`` (the release) of the run report:
-    :func:`microgui.core.metrics.file_risk.assess_risk` on the same keys, both tables."""
+    :func:`microgui.core.metrics.file_risk.assess_risk` on the same keys, both tables;
+    ``household_size_key`` (``protect --household-size-key``): the size of each record's
+    household is one more key of both (as ``assess --household-size-key``)."""
     suda = dataset.n_records <= REPORT_SUDA_MAX_RECORDS
-    before = _risk_before(dataset, k, suda)
-    keys = before.get("keys") or None
+    if household_size_key:
+        before = risk_section(dataset.frame, dataset.roles, k=k, suda=suda,
+                              household_size_key=True)  # fmt: skip
+        # the derived household-size key is added again to the release's keys
+        keys = list(before.get("keys") or [])[:-1] or None
+    else:
+        before = _risk_before(dataset, k, suda)
+        keys = before.get("keys") or None
     after = (
-        risk_section(protected, dataset.roles, k=k, keys=keys, suda=suda) if keys else dict(before)
+        risk_section(
+            protected,
+            dataset.roles,
+            k=k,
+            keys=keys,
+            suda=suda,
+            household_size_key=household_size_key,
+        )  # fmt: skip
+        if keys
+        else dict(before)
     )
     if not suda:
         why = (

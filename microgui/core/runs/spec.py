@@ -94,6 +94,10 @@ class RunSpec:
     engine: str = "local"
     scheduler: str | None = None
     workers: int | None = None
+    #: a plan run's plan (issue 31): its versioned JSON as canonical text (sorted keys, so that
+    #: the spec stays hashable and equal plans give equal specs), ``method`` then
+    #: ``"plan"``; None for a one-method run (whose JSON has no ``plan`` key, as before)
+    plan: str | None = None
 
     @classmethod
     def make(
@@ -144,7 +148,20 @@ class RunSpec:
         :meth:`to_json` of a spec (and so every saved file) are unchanged."""
         return (MethodStep(self.method, self.k, self.params, self.hierarchies),)
 
+    @property
+    def plan_json(self) -> dict[str, Any] | None:
+        """The plan of a plan run as JSON (None for a one-method run)."""
+        import json
+
+        return None if self.plan is None else dict(json.loads(self.plan))
+
     def to_json(self) -> dict[str, Any]:
+        out = self._fields_json()
+        if self.plan is not None:  # a plan run only: a method run's JSON is unchanged
+            out["plan"] = self.plan_json
+        return out
+
+    def _fields_json(self) -> dict[str, Any]:
         return {
             "method": self.method,
             "k": self.k,

@@ -229,6 +229,8 @@ def _tree(value: object, n: int) -> SpanningTree:
 def not_restorable(spec: RunSpec) -> str:
     """Why a run of ``spec`` cannot be rebuilt from its partition ("" when it can): a plan of
     several steps, or a method publishing values of its own (:data:`OWN_VALUES`)."""
+    if spec.plan is not None:  # its release is not a function of its groups: re-computed
+        return "a plan run is re-computed from its plan and seed"
     steps = spec.steps
     if len(steps) != 1 or not isinstance(steps[0], MethodStep):
         return "its plan has several steps"
@@ -248,7 +250,7 @@ def restore_result(
     and its report, without running the method: the release aggregated from the labels as the
     run made it, verified against the release digest. :class:`InvalidInput` with the reason when
     it cannot be (the run is then re-computed from its spec and seed)."""
-    from microgui.core.runs.protect import _load_hierarchies, _release_numbers
+    from microgui.core.runs.protect import load_hierarchies, released_numbers
     from microgui.core.table.aggregate import aggregate
 
     why = not_restorable(spec)
@@ -266,12 +268,12 @@ def restore_result(
         if method.name == "mstk":
             from microgui.core.methods.mstk import mstk_release
 
-            loaded = _load_hierarchies(spec.steps[0], dataset)
+            loaded = load_hierarchies(spec.steps[0], dataset)
             generalized, classes = mstk_release(dataset, qi, stored.labels, loaded)
             for col in generalized.columns:
                 protected[col] = generalized[col].to_numpy()
             artifacts.update(CLASSES.entry(classes))
-        protected, _rounding = _release_numbers(protected, dataset, qi, params)
+        protected, _rounding = released_numbers(protected, dataset, qi, params)
     except MicroguiError as exc:
         raise InvalidInput(f"it cannot be rebuilt from its partition ({exc})") from None
     progress(0.8, "checking the release")

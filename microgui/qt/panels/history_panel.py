@@ -10,6 +10,7 @@ and measures: selecting one re-runs its spec with the same seed in the worker, t
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -343,10 +344,13 @@ class HistoryPanel(QWidget):
         # the installed package, for the demo, or a folder the user may not write)
         output = Path(f"{source.stem}_protected_k{entry.spec.k}{suffix}")
         options = self._controller.export_options.for_identifiers(dataset.roles.identifiers)
+        spec = entry.reproducible_spec
+        if spec.plan is not None:  # a plan run (issue 31): its plan file, then --plan
+            return self._plan_command(entry.run_id, source, spec, output, options, renames)
         command = command_for_run(
             source,
             dataset.roles,
-            entry.reproducible_spec,
+            spec,
             output,
             csv_options=options.csv if suffix == ".csv" else None,
             pseudonymize=options.pseudonymize,
@@ -357,6 +361,41 @@ class HistoryPanel(QWidget):
         extra = [a for old, new in renames.items() for a in ("--rename", f"{old}={new}")]
         command = Command(command.args + tuple(extra), command.caveats)
         lines = [command.text, *(f"# note: {c}" for c in command.caveats)]
+        return "\n".join(lines)
+
+    def _plan_command(
+        self,
+        run_id: int,
+        source: Path,
+        spec: Any,
+        output: Path,
+        options: Any,
+        renames: dict[str, str],
+    ) -> str:
+        """A plan run's command (issue 31): a shell here-document writing its plan file (the
+        plan, its files absolute, and the seed the run used), then ``microgui protect DATA
+        --plan FILE --seed N`` with the roles and export options: pasted into a shell, the same
+        release (byte for byte with the input order kept or the same order seed)."""
+        import json
+
+        from microgui.core.release.replay import Command, command_for_plan
+        from microgui.qt.export_options import key_path_for
+
+        entry = self._controller.entry(run_id)
+        plan_file = Path(f"{source.stem}_plan_{run_id}.json")
+        plan = {**(spec.plan_json or {}), "seed": spec.seed}
+        command = command_for_plan(
+            source, entry.dataset.roles, plan_file, output, seed=spec.seed,
+            csv_options=options.csv if output.suffix == ".csv" else None,
+            pseudonymize=options.pseudonymize,
+            key_path=key_path_for(output) if options.write_key else None,
+            order=options.record_order,
+        )  # fmt: skip
+        extra = [a for old, new in renames.items() for a in ("--rename", f"{old}={new}")]
+        command = Command(command.args + tuple(extra), command.caveats)
+        text = json.dumps(plan, indent=1)
+        lines = [f"cat > {shlex.quote(str(plan_file))} <<'MICROGUI_PLAN'", text, "MICROGUI_PLAN",
+                 command.text, *(f"# note: {c}" for c in command.caveats)]  # fmt: skip
         return "\n".join(lines)
 
     def context_actions(self, run_id: int) -> list[tuple[str, Any]]:
@@ -389,7 +428,8 @@ class HistoryPanel(QWidget):
             return ""
         text = self.command_text(ids[0])
         QGuiApplication.clipboard().setText(text)
-        first = text.splitlines()[0]
+        lines = text.splitlines()  # a plan run's: its plan file's here-document first
+        first = next((line for line in lines if line.startswith("microgui ")), lines[0])
         shown = first if len(first) <= 90 else f"{first[:87]}…"
         self.message.emit(f"Copied the command of #{ids[0]} to the clipboard: {shown}")
         return text

@@ -3,8 +3,11 @@ undone (a ``QUndoStack``), run in the worker, each step's effect shown after the
 changed, cells suppressed, records still below k).
 
 The panel holds the plan's JSON steps only; the core checks them
-(:func:`~microgui.core.runs.plan.spec.step_from_words`, :func:`plan_from_json`) and runs them
-(:func:`~microgui.core.runs.plan.run_plan`) in the controller's pool. "Save plan…" writes the
+(:func:`~microgui.core.runs.plan.spec.step_from_words`, :func:`plan_from_json`). A plan run is a
+run (issue 31): Run plan goes through the controller's run path
+(:meth:`~microgui.qt.controller.AppController.start_plan`), so it gets a number in the run
+history, is shown in the views, the R-U map and the comparison, and is saved in the project
+with its plan and seed (``protect --project P --run N`` replays it). "Save plan…" writes the
 plan file that ``microgui protect --plan`` reads; "Copy as command" gives that command.
 """
 
@@ -34,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from microgui.core.errors import MicroguiError
 from microgui.core.release.report_steps import step_line
-from microgui.core.runs.plan import PLAN_VERSION, Plan, load_plan, plan_from_json, run_plan
+from microgui.core.runs.plan import PLAN_VERSION, Plan, PlanResult, load_plan, plan_from_json
 from microgui.core.runs.plan.spec import (
     ALL_KEYS,
     CATEGORICAL_KEYS,
@@ -47,7 +50,10 @@ from microgui.qt.workers import TaskSlot
 
 __all__ = ["PlanPanel", "step_text"]
 
-_HEADERS = ("#", "Step", "Effect after the run", "< k after")
+_HEADERS = ("#", "Step", "Effect after the run", "Below k")
+#: what the "Below k" column shows for a step before the first step that gives k (a recode or
+#: a top-code alone does not aim at k: its count of records below k is in the tooltip)
+_NO_K_YET = "–"
 _PLACEHOLDER = {
     "recode": "breaks 0, 25, 35, inf  |  bins 5  |  mapping FILE  |  level 2 FILE",
     "top_bottom": "top 60  |  top 60 = 60+  |  bottom 18",
@@ -95,18 +101,21 @@ class PlanPanel(QWidget):
         self.controller = controller
         self.steps: list[dict[str, Any]] = []
         self.folder: Path | None = None  # where the plan's files are (its file's folder)
-        self.result: Any = None
+        self.result: Any = None  # the RunResult of the plan's last run
+        self.run_id: int | None = None  # its number in the run history
+        self._running: tuple[int, Plan] | None = None  # the run started here, not ended yet
         self.seed: int | None = None  # the seed of the last run, kept with the plan
         self._exporting: Path | None = None
         self.undo_stack = QUndoStack(self)
         self._task = TaskSlot(controller.pool, self)
         controller.add_task_slot(self._task)  # cancelled and waited for when the window closes
-        self._task.finished.connect(self._on_finished)
-        self._task.failed.connect(self._on_failed)
-        self._task.cancelled.connect(lambda *_: self.status.setText("plan run cancelled"))
-        self._task.progress.connect(
-            lambda _i, f, s: self.status.setText(f"running the plan: {f:.0%} {s}")
-        )
+        # the panel's own task: the export of the plan's release (the run is the controller's)
+        self._task.finished.connect(self._on_exported)
+        self._task.failed.connect(self._on_export_failed)
+        controller.run_finished.connect(self._on_run_finished)
+        controller.run_failed.connect(self._on_run_failed)
+        controller.run_cancelled.connect(self._on_run_cancelled)
+        controller.run_progress.connect(self._on_run_progress)
 
         self.kind = QComboBox()
         self.kind.addItems(list(STEP_KINDS))
@@ -130,7 +139,8 @@ class PlanPanel(QWidget):
         self.table.setHorizontalHeaderLabels(list(_HEADERS))
         self.table.horizontalHeaderItem(3).setToolTip(
             "records whose key combination fewer than k records share after the step (missing "
-            "matches any value once a suppression has run)"
+            "matches any value once a suppression has run); shown from the first step that "
+            "gives k (a microaggregation or a suppression): a recode alone does not aim at k"
         )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -144,17 +154,22 @@ class PlanPanel(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setColumnWidth(1, 150)
+        self.table.setColumnWidth(1, 210)
 
         self.up_button = QPushButton("Up")
         self.down_button = QPushButton("Down")
         self.remove_button = QPushButton("Remove")
         self.undo_button = QPushButton("Undo")
         self.redo_button = QPushButton("Redo")
-        self.open_button = QPushButton("Open plan…")
-        self.save_button = QPushButton("Save plan…")
+        # short labels: the dock sits between the side docks (about 720 px wide at 1366 x 768)
+        # and the steps' table takes what the buttons leave; the tooltips say it whole
+        self.open_button = QPushButton("Open…")
+        self.open_button.setToolTip("open a plan file (protect --plan reads the same file)")
+        self.save_button = QPushButton("Save…")
+        self.save_button.setToolTip("save the plan as a file for protect --plan")
         self.run_button = QPushButton("Run plan")
-        self.export_button = QPushButton("Export release…")
+        self.run_button.setToolTip("run the plan: a run of the history, shown in the views")
+        self.export_button = QPushButton("Export…")
         self.export_button.setToolTip(
             "write the plan's release and its report (verified once by the release check)"
         )
@@ -274,15 +289,24 @@ class PlanPanel(QWidget):
         return out
 
     def _refresh(self) -> None:
-        figures = list(self.result.steps) if self.result is not None else []
+        figures = list(self.result.report.get("steps") or []) if self.result is not None else []
         self.table.setRowCount(len(self.steps))
+        k_from = next((i for i, s in enumerate(self.steps)
+                       if s.get("step") in ("microaggregate", "suppress")), len(self.steps))  # fmt: skip
         for i, step in enumerate(self.steps):
             fig = figures[i] if i < len(figures) else None
             effect = step_line(fig).split(": ", 2)[-1].split("; ")[0] if fig else ""
             below = "" if fig is None else f"{int(fig.get('records_below_k_after') or 0):,}"
+            tip = ""
+            if fig is not None and i < k_from:
+                tip = (f"{below} record(s) below k after this step; no step giving k has run "
+                       "yet (a recode alone does not aim at k)")  # fmt: skip
+                below = _NO_K_YET
             for j, text in enumerate((str(i + 1), step_text(step), effect, below)):
                 item = QTableWidgetItem(text)
-                item.setToolTip(step_line(fig) if j >= 2 and fig else text)
+                item.setToolTip(
+                    tip if j == 3 and tip else step_line(fig) if j >= 2 and fig else text
+                )
                 if j == 3:
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -339,7 +363,7 @@ class PlanPanel(QWidget):
         dataset = self.controller.dataset
         if dataset is None:
             return ""
-        seed = self.result.result.report.get("seed") if self.result is not None else None
+        seed = self.result.report.get("seed") if self.result is not None else None
         command = command_for_plan(
             dataset.source or "TABLE", dataset.roles, plan_path, output, seed=seed,
             order=self.controller.export_options.record_order,
@@ -358,7 +382,7 @@ class PlanPanel(QWidget):
         if self.result is None or dataset is None:
             self.status.setText("run the plan first")
             return None
-        result = self.result.result
+        result = self.result
         # the record order of the app's export options (random unless "Keep the input order")
         order = self.controller.export_options.record_order
         job = export_job(dataset, result, path, check=check_export(result), order=order)
@@ -374,7 +398,8 @@ class PlanPanel(QWidget):
     # ---- running ----------------------------------------------------------------------------
 
     def run(self) -> int | None:
-        """Run the plan in the worker on the open table; None when it cannot start."""
+        """Run the plan on the open table as a run of the history (the controller's run path,
+        in the worker); None when it cannot start."""
         dataset = self.controller.dataset
         if dataset is None:
             self.status.setText("open a table first")
@@ -386,35 +411,68 @@ class PlanPanel(QWidget):
             return None
         self.status.setText("running the plan…")
         self.run_button.setEnabled(False)
-        return self._task.start(lambda progress: run_plan(dataset, plan, progress))
+        run_id = self.controller.start_plan(plan)
+        self._running = (run_id, plan)
+        return run_id
 
     def cancel(self) -> None:
-        self._task.cancel()
+        if self._running is not None:
+            self.controller.cancel_run()
 
-    def _on_finished(self, _task_id: int, value: Any, _context: Any) -> None:
-        if isinstance(value, dict):  # an export's report
-            name = self._exporting.name if self._exporting is not None else "the release"
-            self.status.setText(
-                f"exported {name}: k-anonymity {value.get('k_anonymity')}, "
-                f"{len(value.get('steps') or [])} step(s) in its report"
-            )
-            self._exporting = None
-            self._refresh()
-            self.plan_exported.emit(value)
+    def _mine(self, run_id: int) -> Plan | None:
+        if self._running is not None and self._running[0] == run_id:
+            return self._running[1]
+        return None
+
+    def _on_run_progress(self, run_id: int, fraction: float, text: str) -> None:
+        if self._mine(run_id) is not None:
+            self.status.setText(f"running the plan: {fraction:.0%} {text}")
+
+    def _on_run_finished(self, run_id: int, result: Any) -> None:
+        plan = self._mine(run_id)
+        if plan is None:
             return
-        self.result = value
-        report = value.result.report
+        self._running = None
+        self.result, self.run_id = result, run_id
+        report = result.report
         self.seed = report.get("seed")
         self.controller.plans = (self.to_json(),)  # the project saves it with its seed
+        steps = tuple(report.get("steps") or ())
         self.status.setText(
-            f"plan of {len(value.steps)} step(s): k-anonymity {report.get('k_anonymity')} "
-            f"(k = {report.get('k')}), {report.get('seconds', 0):.2f} s; the release check "
-            "runs when you export"
+            f"#{run_id}: plan of {len(steps)} step(s): k-anonymity {report.get('k_anonymity')} "
+            f"(k = {report.get('k')}), {report.get('seconds', 0):.2f} s; in the run history; "
+            "the release check runs when you export"
         )
         self._refresh()
-        self.plan_finished.emit(value)
+        self.plan_finished.emit(PlanResult(plan, result, steps))
 
-    def _on_failed(self, _task_id: int, message: str, _details: str, _context: Any) -> None:
+    def _on_run_failed(self, run_id: int, message: str, _details: str) -> None:
+        if self._mine(run_id) is None:
+            return
+        self._running = None
+        self.status.setText(message)
+        self._refresh()
+        self.plan_failed.emit(message)
+
+    def _on_run_cancelled(self, run_id: int) -> None:
+        if self._mine(run_id) is None:
+            return
+        self._running = None
+        self.status.setText("plan run cancelled")
+        self._refresh()
+
+    def _on_exported(self, _task_id: int, value: Any, _context: Any) -> None:
+        name = self._exporting.name if self._exporting is not None else "the release"
+        self.status.setText(
+            f"exported {name}: k-anonymity {value.get('k_anonymity')}, "
+            f"{len(value.get('steps') or [])} step(s) in its report"
+        )
+        self._exporting = None
+        self._refresh()
+        self.plan_exported.emit(value)
+
+    def _on_export_failed(self, _task_id: int, message: str, _details: str, _c: Any) -> None:
+        self._exporting = None
         self.status.setText(message)
         self._refresh()
         self.plan_failed.emit(message)

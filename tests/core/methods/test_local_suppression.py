@@ -250,3 +250,24 @@ def test_adult_k5_is_k_anonymous_and_within_the_sdcmicro_target() -> None:
     assert int(wildcard_counts(codes, range(len(keys))).min()) == result.k_after >= 5
     assert result.frame.drop(columns=keys).equals(frame.drop(columns=keys))
     assert result.total <= 1.10 * SDCMICRO_ADULT_K5
+
+
+def test_fixed_keys_are_never_suppressed_and_count_in_k() -> None:
+    """``fixed`` keys (a plan's microaggregated continuous keys, issue 31) belong to the key
+    combination but are never blanked: k is reached on keys + fixed, a missing cell matching any
+    value and fixed values only when equal; a fixed group below k is refused in one line."""
+    rng = np.random.default_rng(3)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "a": rng.choice(list("pqrs"), n),
+            "b": rng.choice(list("xyz"), n),
+            "g": np.repeat(np.arange(n // 5) * 1.5, 5),  # groups of 5 equal values
+        }
+    )
+    out = suppress(frame, ["a", "b"], 5, fixed=["g"])
+    assert out.frame["g"].equals(frame["g"]) and out.total > 0
+    sizes = brute_sizes(out.frame, ["a", "b", "g"])
+    assert sizes.min() >= 5 and out.k_after >= 5
+    with pytest.raises(MicroguiError, match="fixed key"):
+        suppress(frame.iloc[:-1], ["a", "b"], 5, fixed=["g"])

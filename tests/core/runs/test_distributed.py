@@ -21,6 +21,7 @@ from microgui.core import distributed as partitioned  # noqa: E402
 from microgui.core import scale  # noqa: E402
 from microgui.core.errors import ExportRefused, InvalidInput, InvalidParameter  # noqa: E402
 from microgui.core.progress import RunCancelled  # noqa: E402
+from microgui.core.release.order import RecordOrder  # noqa: E402
 from microgui.core.runs import RunSpec, run_protection  # noqa: E402
 from microgui.core.runs.scale import block_rows  # noqa: E402
 from microgui.core.table.dataset import Dataset  # noqa: E402
@@ -79,6 +80,9 @@ def _spec(scheduler: str | None = None, **extra: object) -> RunSpec:
 
 
 def _protect(source: Path, out: Path, spec: RunSpec, **extra: object) -> dict[str, object]:
+    """The partitioned run, each part in the input's order unless ``order`` is given (these
+    tests compare rows with the input and the local engine)."""
+    extra = {"order": RecordOrder(keep=True), **extra}
     return partitioned.protect_partitioned(
         source,
         out,
@@ -408,3 +412,29 @@ def test_every_column_kind_goes_through_the_same_treatment_in_parts(
         assert converted == {}
         released = pd.concat([pd.read_parquet(p) for p in _parts(out)], ignore_index=True)
         assert released["blob"].tolist()[:2] == [b"\xff\x00", b"\xff\x01"]
+
+
+# --- record order (issue 31) ------------------------------------------------------------------------
+def test_parts_are_shuffled_within_each_part(scheduler: str, tmp_path: Path) -> None:
+    """The default random order shuffles each part's records (a record stays in its input
+    partition's part: no permutation across parts, as the report says); a given order seed
+    writes the same bytes again; the seed is recorded only when given."""
+    frame = _table(900, seed=4)
+    _write_csv_parts(frame, tmp_path / "in", 3)
+    spec = _spec(scheduler)
+    report = _protect(tmp_path / "in", tmp_path / "a", spec, order=RecordOrder(seed=11))
+    order = report["record_order"]
+    assert order["order"] == "random" and order["seed"] == 11  # type: ignore[index]
+    assert "within the part" in order["note"]  # type: ignore[index]
+    chunks = np.array_split(np.arange(len(frame)), 3)
+    moved = 0
+    for part, rows in zip(_parts(tmp_path / "a"), chunks, strict=True):
+        released = pd.read_csv(part)["record"].to_numpy()
+        assert sorted(released) == list(frame["record"].to_numpy()[rows])  # same records
+        moved += int((released != frame["record"].to_numpy()[rows]).sum())
+    assert moved > 0.9 * len(frame)
+    _protect(tmp_path / "in", tmp_path / "b", spec, order=RecordOrder(seed=11))
+    for a, b in zip(_parts(tmp_path / "a"), _parts(tmp_path / "b"), strict=True):
+        assert a.read_bytes() == b.read_bytes()
+    fresh = _protect(tmp_path / "in", tmp_path / "c", spec, order=RecordOrder())
+    assert fresh["record_order"]["seed"] is None  # type: ignore[index]

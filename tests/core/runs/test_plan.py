@@ -305,3 +305,68 @@ def test_suppression_plan_verified_with_missing_matching_any(demo: Dataset, tmp_
     problems = check_export(out.result, tampered).problems
     assert any("below the chosen k = 3" in p for p in problems)
     assert any("plan step 3 (suppress) promised k = 3" in p for p in problems)
+
+
+def test_default_suppression_blanks_categorical_keys_only(demo: Dataset, tmp_path: Path) -> None:
+    """A suppress step without columns (issue 31 decision, after sdcMicro's localSuppression,
+    which works on categorical keys): only categorical key cells are blanked; the continuous
+    keys, microaggregated before, are kept whole, and k holds on every key (missing matching
+    any value) because the suppression works within each group of equal continuous values."""
+    from microgui.core.table.roles import AttributeKind
+
+    roles = demo.roles
+    continuous = [c for c in roles.quasi_identifiers if roles[c].kind is AttributeKind.CONTINUOUS]
+    assert continuous  # the demo has continuous keys
+    plan = plan_from_json(
+        _plan({"step": "microaggregate", "method": "mdav", "k": 3, "columns": "continuous"},
+              {"step": "suppress", "k": 3})
+    )  # fmt: skip
+    out = run_plan(demo, plan, seed=1)
+    frame, last = out.result.protected, out.steps[-1]
+    assert last["total"] > 0 and set(last["suppressed"]).isdisjoint(continuous)
+    assert set(last["k_on"]) == set(roles.quasi_identifiers)
+    for c in continuous:  # no microaggregated numeric cell blanked
+        assert not frame[c].isna().any() or demo.frame[c].isna().any(), c
+    assert int(frequencies_missing_any(frame, roles.quasi_identifiers).min()) >= 3
+    check = check_export(out.result)
+    assert check.ok, check.problems
+    # the new keys (k_on, group_measures_rule) hold column names and words, never a category
+    export_run(demo, out.result, tmp_path / "o.csv", tmp_path / "r.json")
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert "suppressed (missing) key cell" in report["group_measures_rule"]
+    report.pop("plan")
+    text = json.dumps(report)
+    for col in ("region", "education"):
+        for value in demo.frame[col].dropna().astype(str).unique():
+            assert not re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", text), value
+    # without the microaggregation the continuous keys leave groups below k: refused, one line
+    alone = plan_from_json(_plan({"step": "suppress", "k": 3}))
+    with pytest.raises(MicroguiError, match="microaggregate the continuous keys first"):
+        run_plan(demo, alone, seed=1)
+
+
+def test_combinations_suppression_passes_the_check_it_promised(demo: Dataset) -> None:
+    """A suppress step with ``combinations = m`` (sdcMicro ``combs``) promises k over every
+    combination of at most m keys: the release check and the report measure that, and say so;
+    the combination of all keys may stay below k."""
+    from itertools import combinations
+
+    plan = plan_from_json(
+        _plan({"step": "microaggregate", "method": "mdav", "k": 3, "columns": "continuous"},
+              {"step": "suppress", "k": 3, "combinations": 2})
+    )  # fmt: skip
+    out = run_plan(demo, plan, seed=1)
+    frame, report = out.result.protected, out.result.report
+    keys = out.steps[-1]["k_on"]
+    assert set(keys) == {
+        c for c in demo.roles.quasi_identifiers if demo.roles[c].kind.value != "continuous"
+    }
+    pairs = min(
+        int(frequencies_missing_any(frame, list(c)).min())
+        for r in (1, 2)
+        for c in combinations(keys, r)
+    )
+    assert report["k_anonymity"] == pairs >= 3
+    assert "at most 2 of the suppress step's keys" in report["k_anonymity_rule"]
+    check = check_export(out.result)
+    assert check.ok, check.problems

@@ -8,7 +8,10 @@ from microgui.core.runs.plan.run import (
     PlanResult,
     plan_k_level,
     plan_problems,
+    plan_spec,
     run_plan,
+    run_spec,
+    spec_plan,
 )
 from microgui.core.runs.plan.spec import (
     MAX_STEPS,
@@ -39,6 +42,9 @@ __all__ = [
     "plan_from_json",
     "plan_k_level",
     "plan_problems",
+    "plan_spec",
+    "run_spec",
+    "spec_plan",
     "resolve_plan",
     "run_plan",
 ]

@@ -17,6 +17,7 @@ release check (:func:`microgui.core.release.check.check_export` reads ``plan`` i
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Mapping, Sequence
@@ -49,15 +50,25 @@ from microgui.core.runs.plan.spec import (
     SuppressStep,
     TopBottomStep,
     kind_columns,
+    plan_from_json,
     resolve_plan,
 )
 from microgui.core.runs.protect import risk_before_after, run_protection
 from microgui.core.runs.spec import RunResult, RunSpec, parse_seed, validate_k
 from microgui.core.table.aggregate import protected_continuous_z
 from microgui.core.table.dataset import Dataset, prepare_qi
-from microgui.core.table.roles import AttributeRole, RoleMap
+from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 
-__all__ = ["PlanResult", "run_plan", "plan_problems", "plan_k_level", "PLAN_METHOD"]
+__all__ = [
+    "PlanResult",
+    "run_plan",
+    "plan_problems",
+    "plan_k_level",
+    "PLAN_METHOD",
+    "plan_spec",
+    "spec_plan",
+    "run_spec",
+]
 
 #: The ``method`` of a multi-step plan's report and spec (no registered method has this name).
 PLAN_METHOD = "plan"
@@ -90,6 +101,48 @@ def _spec(plan: Plan, step: MicroaggregateStep, seed: int | None) -> RunSpec:
         seed,
         {c: str(plan.path(p)) for c, p in step.hierarchies},
     )
+
+
+def _self_contained(plan: Plan) -> dict[str, Any]:
+    """The plan's JSON with every file its steps name made absolute against its folder, so that
+    a spec holding it runs wherever it is read (the app's history, a project file)."""
+    data = plan.to_json()
+    if plan.folder is None:
+        return data
+    for step in data["steps"]:
+        for key in ("mapping", "hierarchy"):
+            if isinstance(step.get(key), str):
+                step[key] = str(plan.path(step[key]))
+        if isinstance(step.get("hierarchies"), Mapping):
+            step["hierarchies"] = {c: str(plan.path(p)) for c, p in step["hierarchies"].items()}
+    return data
+
+
+def plan_spec(plan: Plan, k: int, seed: int | None) -> RunSpec:
+    """The :class:`RunSpec` of a plan run (issue 31: a plan run is a run): ``method`` "plan",
+    the release's ``k``, the ``seed`` and the plan's JSON (files made absolute) in ``plan``."""
+    data = _self_contained(plan)
+    data.pop("seed", None)  # the spec's own seed is the run's
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return RunSpec(method=PLAN_METHOD, k=int(k), seed=seed, plan=text)
+
+
+def spec_plan(spec: RunSpec) -> Plan | None:
+    """The plan a plan run's spec holds (None for a one-method run), its seed the spec's."""
+    data = spec.plan_json
+    if data is None:
+        return None
+    plan = plan_from_json(data, source="the run's plan")
+    return replace(plan, seed=spec.seed)
+
+
+def run_spec(dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress) -> RunResult:
+    """Run any spec: a plan run's plan (:func:`run_plan`, with the spec's seed) or one method
+    (:func:`~microgui.core.runs.protect.run_protection`)."""
+    plan = spec_plan(spec)
+    if plan is None:
+        return run_protection(dataset, spec, progress)
+    return run_plan(dataset, plan, progress, seed=spec.seed).result
 
 
 def run_plan(
@@ -155,8 +208,8 @@ def run_plan(
                 frame[c] = result.protected[c].to_numpy()
             fig = _method_figures(i + 1, step, step_data, result, chosen, before, frame, k, True)
         else:
-            keys = list(step.columns) or list(roles.quasi_identifiers)
-            fig = _suppress(plan, i, step, frame, keys, sub)
+            keys, fixed = _suppress_keys(step, roles)
+            fig = _suppress(plan, i, step, frame, keys, fixed, sub)
             frame = fig.pop("_frame")
             suppressed = True
         fig = {"step": step.kind, "index": i + 1, **fig}
@@ -172,8 +225,8 @@ def run_plan(
     report = _plan_report(dataset, roles, plan, protected, k, seed_value, all_figures, seconds)
     qi = prepare_qi(dataset)
     labels = _classes(protected, dataset.roles.quasi_identifiers)
-    plan_spec = RunSpec(method=PLAN_METHOD, k=k, seed=seed_value)
-    result = RunResult(plan_spec, dataset.roles, labels, protected, report, qi, seconds)
+    run_spec_ = plan_spec(plan, k, seed_value)
+    result = RunResult(run_spec_, dataset.roles, labels, protected, report, qi, seconds)
     return PlanResult(plan, result, all_figures)
 
 
@@ -225,12 +278,35 @@ def _method_figures(
     return out
 
 
+def _suppress_keys(step: SuppressStep, roles: RoleMap) -> tuple[list[str], list[str]]:
+    """The keys a suppress step blanks cells of, and the keys it keeps whole.
+
+    Given ``columns``: those, and nothing kept whole (its k is promised on them). By default
+    (decided for issue 31, as sdcMicro's ``localSuppression`` works on categorical key
+    variables only): the categorical keys (nominal or ordinal at this step, recoded columns
+    included) are blanked, and the continuous keys (microaggregated before, or left as they
+    are) are kept whole: the step reaches k on *every* key, a missing categorical cell matching
+    any value while continuous values match only when equal (the continuous keys are ``fixed``
+    keys of :func:`~microgui.core.methods.local_suppression.suppress`: every group of equal
+    continuous values must hold >= k records, which a microaggregate step of the continuous
+    keys gives). With ``combinations = m`` nothing is kept whole: the promise is k over every
+    combination of at most m of the categorical keys (sdcMicro's ``combs``)."""
+    if step.columns:
+        return list(step.columns), []
+    qis = list(roles.quasi_identifiers)
+    keys = [c for c in qis if roles[c].kind is not AttributeKind.CONTINUOUS]
+    if step.combinations is not None:
+        return keys, []
+    return keys, [c for c in qis if c not in keys]
+
+
 def _suppress(
     plan: Plan,
     index: int,
     step: SuppressStep,
     frame: pd.DataFrame,
     keys: list[str],
+    fixed: list[str],
     progress: ProgressFn,
 ) -> dict[str, Any]:
     from microgui.core.methods.local_suppression import suppress
@@ -241,17 +317,38 @@ def _suppress(
         # 1 = most important (sdcMicro's importance), the unlisted ones least important
         rank = {c: r for r, c in enumerate(step.importance, start=1)}
         kwargs["importance"] = [rank.get(c, len(rank) + 1) for c in keys]
-    if step.strata:
-        kwargs["strata"] = step.strata[0]
     if step.combinations is not None:
         kwargs["combinations"] = step.combinations
-    done = suppress(frame, keys, step.k, **kwargs)
+    if not keys:
+        raise InvalidRoles(
+            f"{plan.describe(index)}: no categorical key to suppress cells of; a suppress step "
+            "blanks categorical keys by default (name its columns to choose others)"
+        )
+    if step.strata:
+        kwargs["strata"] = step.strata[0]
+    if fixed:
+        groups = frame.groupby(fixed, dropna=False, sort=False).ngroup().to_numpy()
+        smallest = int(np.bincount(groups).min()) if len(groups) else 0
+        if smallest < step.k:
+            raise InvalidRoles(
+                f"{plan.describe(index)}: the continuous key(s) {', '.join(fixed)} leave a "
+                f"group of {smallest} record(s) with equal values, fewer than k = {step.k}; "
+                "suppressing categorical cells cannot reach k there: microaggregate the "
+                "continuous keys first (or name the suppress step's columns)"
+            )
+        kwargs["fixed"] = fixed
+    work = frame
+    done = suppress(work, keys, step.k, **kwargs)
     out = frame.copy(deep=False)
     for c in keys:  # only the keys: suppression never touches another column
         out[c] = done.frame[c].to_numpy()
     return {
         "k": int(step.k),
         "columns": keys,
+        # the keys its k is promised on (the release check measures them): the blanked ones
+        # and those kept whole
+        "k_on": [*keys, *fixed],
+        **({"combinations": int(step.combinations)} if step.combinations is not None else {}),
         "suppressed": {str(c): int(v) for c, v in dict(done.suppressed).items()},
         "total": int(done.total),
         "k_after": int(done.k_after),
@@ -302,12 +399,53 @@ def _check_untouched(dataset: Dataset, protected: pd.DataFrame) -> None:
 
 def plan_k_level(frame: pd.DataFrame, keys: Sequence[str], report: Mapping[str, Any]) -> int:
     """The release's k on ``keys``: missing matching any value when the plan suppresses cells
-    (sdcMicro's convention), else identical values (:func:`k_anonymity_level`)."""
+    (sdcMicro's convention), else identical values (:func:`k_anonymity_level`). When the plan's
+    last step giving k is a suppression with ``combinations = m``, that is what the plan
+    promised: k over every combination of at most ``m`` keys (sdcMicro ``combs``), measured
+    so (:func:`promised_combinations`), on that step's keys (``k_on`` of its figures, when the
+    report has them); the other steps' promises are :func:`plan_problems`'."""
+    m = promised_combinations(report)
+    if m is not None:
+        figures = [f for f in report.get("steps") or [] if isinstance(f, Mapping)
+                   and f.get("step") == "suppress"]  # fmt: skip
+        if figures and figures[-1].get("k_on"):
+            keys = [str(c) for c in figures[-1]["k_on"] if str(c) in frame.columns]
+    return _level(frame, keys, _suppresses(report), m)
+
+
+def promised_combinations(report: Mapping[str, Any]) -> int | None:
+    """``m`` when the plan's last step giving k (microaggregate or suppress) is a suppression
+    on key combinations of at most ``m`` keys; None: k on the whole key combination."""
+    plan = report.get("plan")
+    steps = plan.get("steps", []) if isinstance(plan, Mapping) else []
+    last = [s for s in steps if isinstance(s, Mapping)
+            and s.get("step") in ("microaggregate", "suppress")]  # fmt: skip
+    if last and last[-1].get("step") == "suppress" and last[-1].get("combinations") is not None:
+        return int(last[-1]["combinations"])
+    return None
+
+
+def _level(frame: pd.DataFrame, keys: Sequence[str], missing_any: bool, m: int | None) -> int:
+    """k on ``keys`` (over each subset of at most ``m`` of them when ``m`` is given)."""
+    import itertools
+
+    keys = list(keys)
     if not len(frame):
         return 0
-    if _suppresses(report):
-        return int(frequencies_missing_any(frame, list(keys)).min()) if keys else len(frame)
-    return k_anonymity_level(frame, list(keys))
+    if not keys:
+        return len(frame)
+    subsets = (
+        [keys]
+        if m is None or m >= len(keys)
+        else [list(c) for r in range(1, m + 1) for c in itertools.combinations(keys, r)]
+    )
+    levels = [
+        int(frequencies_missing_any(frame, sub).min())
+        if missing_any
+        else k_anonymity_level(frame, sub)
+        for sub in subsets
+    ]
+    return min(levels)
 
 
 def _suppresses(report: Mapping[str, Any]) -> bool:
@@ -332,18 +470,18 @@ def plan_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
     for fig in steps:
         if not isinstance(fig, Mapping) or fig.get("step") not in ("microaggregate", "suppress"):
             continue
-        cols = [str(c) for c in fig.get("columns", []) if str(c) in frame.columns]
+        promised = fig.get("k_on") or fig.get("columns", [])  # a suppress step: k_on
+        cols = [str(c) for c in promised if str(c) in frame.columns]
         step_k = int(fig.get("k") or 0)
         if not cols:
             continue
-        if missing_any:
-            level = int(frequencies_missing_any(frame, cols).min()) if len(frame) else 0
-        else:
-            level = k_anonymity_level(frame, cols)
+        m = fig.get("combinations") if fig.get("step") == "suppress" else None
+        level = _level(frame, cols, missing_any, None if m is None else int(m))
         if level < step_k:
+            over = f" (every combination of at most {m} keys)" if m is not None else ""
             problems.append(
                 f"plan step {fig.get('index')} ({fig.get('step')}) promised k = {step_k} on "
-                f"{', '.join(cols)} and the release has {level}"
+                f"{', '.join(cols)}{over} and the release has {level}"
             )
         if fig.get("step") == "microaggregate" and conf:
             try:
@@ -367,6 +505,21 @@ def plan_step_params(plan: Mapping[str, Any], fig: Mapping[str, Any]) -> Mapping
     steps = plan.get("steps", [])
     raw = steps[index].get("parameters", {}) if 0 <= index < len(steps) else {}
     return resolve_params(get_method(str(fig.get("method"))), dict(raw))
+
+
+def _k_rule(missing_any: bool, m: int | None) -> str:
+    """How the report's ``k_anonymity`` was counted (the plan's promise)."""
+    rule = (
+        "missing matches any value (sdcMicro's convention)"
+        if missing_any
+        else "identical values (missing as a value)"
+    )
+    if m is not None:
+        rule += (
+            f", over every combination of at most {m} of the suppress step's keys (its "
+            "combinations; the microaggregate steps' k on their own columns)"
+        )
+    return rule
 
 
 def _plan_report(
@@ -417,12 +570,10 @@ def _plan_report(
         "information_loss_all_qi": il_all,
         "information_loss_all_qi_basis": il_basis,
         "information_loss_by_attribute": by_attr,
-        "k_anonymity": plan_k_level(protected, qis, {"plan": plan.to_json()}),
-        "k_anonymity_rule": (
-            "missing matches any value (sdcMicro's convention)"
-            if missing_any
-            else "identical values (missing as a value)"
+        "k_anonymity": plan_k_level(
+            protected, qis, {"plan": plan.to_json(), "steps": [dict(f) for f in figures]}
         ),
+        "k_anonymity_rule": _k_rule(missing_any, promised_combinations({"plan": plan.to_json()})),
         "seconds": round(seconds, 4),
         "microgui_version": __version__,
         "input": dataset.name,
@@ -439,6 +590,12 @@ def _plan_report(
         dataset.roles,
     )  # fmt: skip
     report["verdict"] = verdict_json(release_verdict(report))
+    if missing_any:  # said where the figures are (issue 31 wording)
+        report["group_measures_rule"] = (
+            "group sizes and attribute disclosure count a suppressed (missing) key cell as a "
+            "value of its own, unlike k-anonymity: a suppressed record may show as a small or "
+            "homogeneous group there"
+        )
     report["plan"] = plan.to_json()
     report["steps"] = [dict(f) for f in figures]
     return report

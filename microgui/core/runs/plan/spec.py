@@ -24,9 +24,11 @@ step is exactly one of ``breaks``, ``bins``, ``hierarchy`` + ``level`` or ``mapp
 (:mod:`microgui.core.methods.recode`); a microaggregate step is what a
 :class:`~microgui.core.runs.spec.RunSpec` holds (method, k, parameters, hierarchies) on the
 chosen ``columns`` (a list, ``"continuous"``, ``"categorical"`` or absent: every
-quasi-identifier); a suppress step is local suppression to ``k`` on its ``columns`` (absent:
-every quasi-identifier), with missing matching any value. File names in a step (hierarchies,
-mappings) are relative to the plan file's folder. Steps hold no references to one another, so a
+quasi-identifier); a suppress step is local suppression to ``k`` on its ``columns``, with
+missing matching any value (absent: the categorical keys are blanked and the continuous ones
+kept whole, k reached on every key; with ``combinations`` k on the categorical keys' smaller
+combinations, as sdcMicro's ``localSuppression``; see the plan run module). File names in a
+step (hierarchies, mappings) are relative to the plan file's folder. Steps hold no references to one another, so a
 plan has no cycles to refuse; a plan longer than :data:`MAX_STEPS` is refused at once. The
 optional ``seed`` seeds the plan's random draws (a method's), so the plan replays to the same
 release.
@@ -172,8 +174,8 @@ class MicroaggregateStep:
 
 @dataclass(frozen=True)
 class SuppressStep:
-    """Local suppression to ``k`` on ``columns`` (``()``: every quasi-identifier), missing
-    matching any value; ``importance`` lists the columns from the most important (suppressed
+    """Local suppression to ``k`` on ``columns`` (``()``: the categorical keys blanked, the
+    continuous keys kept whole and k reached on all keys), missing matching any value; ``importance`` lists the columns from the most important (suppressed
     last); ``combinations`` checks every subset of at most that many keys; ``strata``
     suppresses within each stratum."""
 
