@@ -273,3 +273,35 @@ def test_fast_scatter_draws_what_pyqtgraph_draws(qtbot) -> None:
             item.setData(x=y, y=x, brush=brushes)
             assert moved == widget.grab().toImage()
     assert images[0] == images[1]
+
+
+@pytest.mark.parametrize(
+    "style",
+    [
+        {"symbol": "x", "size": 6, "pen": None, "brush": "#d62728"},  # compare's aggregates
+        {"symbol": "o", "size": 7, "brush": None, "pen": ("#ff8c00", 1.5)},  # group mates
+    ],
+)
+def test_fast_scatter_draws_one_style_layers_as_pyqtgraph_does(qtbot, style) -> None:  # type: ignore[no-untyped-def]
+    """The compare view's one-style layers (aggregates, selection, mates) are
+    FastScatterPlotItems too: without per-point brushes it still draws pyqtgraph's pixels."""
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=2000), rng.normal(size=2000)
+    pen = style["pen"]
+    kwargs = {
+        "symbol": style["symbol"],
+        "size": style["size"],
+        "brush": None if style["brush"] is None else pg.mkBrush(style["brush"]),
+        "pen": None if pen is None else pg.mkPen(pen[0], width=pen[1]),
+    }
+    images = []
+    for cls in (pg.ScatterPlotItem, FastScatterPlotItem):
+        widget = pg.PlotWidget()
+        qtbot.addWidget(widget)
+        widget.resize(300, 200)
+        item = cls(pxMode=True, useCache=True, hoverable=False, **kwargs)
+        widget.addItem(item)
+        item.setData(x=x, y=y)
+        widget.setRange(xRange=(-3, 3), yRange=(-3, 3), padding=0)
+        images.append(widget.grab().toImage())
+    assert images[0] == images[1]
