@@ -21,7 +21,7 @@ failing on a laptop-sized window names every widget at once:
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QRect, QRectF, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-__all__ = ["clipped_widgets", "describe", "visible_views", "TOLERANCE", "TEXT_TOLERANCE"]
+__all__ = ["clipped_widgets", "settle_layouts", "describe", "visible_views", "TOLERANCE", "TEXT_TOLERANCE"]
 
 #: Pixels a rectangle may stick out (rounding of scene coordinates, pens of one pixel).
 TOLERANCE = 2.0
@@ -58,8 +58,18 @@ def visible_views(window: QWidget) -> list[QAbstractItemView]:
     return [v for v in window.findChildren(QAbstractItemView) if v.isVisible()]
 
 
+def settle_layouts() -> None:
+    """Deliver the layout requests already posted (a label whose text changed in the last turn
+    of the event loop asked for its new height; Qt lays it out before it paints it, so the
+    screen never shows the old height). Deterministic: no waiting on a clock."""
+    for _ in range(8):  # a layout that grows can post one for its parent: a few levels
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
 def clipped_widgets(window: QWidget) -> list[str]:
-    """Every visible widget of ``window`` that clips its content, as a line of text each."""
+    """Every visible widget of ``window`` that clips its content, as a line of text each (the
+    layouts requested so far settled first: :func:`settle_layouts`)."""
+    settle_layouts()
     problems: list[str] = []
     for widget in window.findChildren(QWidget):
         if not widget.isVisible() or widget.width() <= 0 or widget.height() <= 0:
