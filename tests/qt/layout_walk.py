@@ -32,7 +32,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-__all__ = ["clipped_widgets", "settle_layouts", "describe", "visible_views", "TOLERANCE", "TEXT_TOLERANCE"]
+__all__ = [
+    "clipped_widgets",
+    "settle_layouts",
+    "describe",
+    "visible_views",
+    "TOLERANCE",
+    "TEXT_TOLERANCE",
+]
 
 #: Pixels a rectangle may stick out (rounding of scene coordinates, pens of one pixel).
 TOLERANCE = 2.0
@@ -108,9 +115,7 @@ def _scroll_area_problems(area: QScrollArea) -> list[str]:
             continue
         size = inner.width() if axis == "wide" else inner.height()
         if size > port_size + TOLERANCE:
-            out.append(
-                f"{name}: its widget is {size - port_size} px too {axis} and cannot scroll"
-            )
+            out.append(f"{name}: its widget is {size - port_size} px too {axis} and cannot scroll")
             continue
         for child in inner.findChildren(QWidget):
             if not child.isVisible() or child.width() <= 0 or child.height() <= 0:
