@@ -1233,7 +1233,10 @@ def _measurable(axis: Any) -> bool:
     """Whether pyqtgraph's tick measurement of ``axis`` is a short job: a finite, non-empty range
     on an axis of some length, with a bounded number of ticks. A test run once hung for minutes
     in ``generateDrawSpecs`` over an axis whose range and length (not seen again) gave millions
-    of ticks: measuring is skipped then, and the axis says so in the log."""
+    of ticks: measuring is skipped then, and the axis says so in the log. The groups plot's
+    own axes bound their tick count at the source (:meth:`CategoryAxisItem.tickSpacing`, at
+    most :data:`MAX_AXIS_PX` pixels, none without a finite range); this stays for the colour
+    bar's pyqtgraph axis and as a cheap check before measuring."""
     lo, hi = (float(v) for v in axis.range)
     if axis.orientation in ("left", "right"):
         length = float(axis.geometry().height())
