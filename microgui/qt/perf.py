@@ -44,6 +44,7 @@ __all__ = [
     "SESSION_MODES",
     "mixed_run",
     "survey_view_times",
+    "view_stalls",
 ]
 
 
@@ -554,4 +555,87 @@ def survey_view_times(n: int = 30_000) -> dict[str, float]:
     timed("compare_records", lambda: compare.set_runs(pair), compare)
     for widget in (groups, mst, bars, compare):
         widget.deleteLater()
+    return out
+
+
+def view_stalls(
+    dataset: Any = None,
+    spec: Any = None,
+    settle_s: float = 1.0,
+    timer_ms: int = 10,
+    timeout_s: float = 600.0,
+) -> dict[str, Any]:
+    """The longest GUI-thread stall of each phase of a session in the main window (offscreen,
+    1366 × 768, settings not saved), from the gaps between ticks of a ``timer_ms`` QTimer:
+    ``run_ms`` while the run computes in the worker, ``drawing_ms`` from its end until
+    ``settle_s`` later (the views in front draw it), and ``views`` (tab title → ms) while each
+    view is brought to the front and ``settle_s`` after (views behind draw when shown).
+
+    ``dataset`` defaults to the demo table, ``spec`` to mdav-generic k = 5 (seed 1). Also
+    ``run_s`` and ``outcome``. Timings are of the machine at hand (loaded: larger)."""
+    ensure_application()
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+
+    from microgui.core.runs import RunSpec
+    from microgui.qt.main_window import MainWindow
+    from microgui.qt.settings import UiSettings
+
+    window = MainWindow(UiSettings(persist=False))
+    window.confirm_dropping_runs = False
+    window.resize(1366, 768)
+    window.show()
+    ctl = window.controller
+    if dataset is None:
+        ctl.load_demo()
+    else:
+        ctl.set_dataset(dataset)
+    spec = spec if spec is not None else RunSpec.make("mdav-generic", 5, seed=1)
+    clock = QElapsedTimer()
+    ticks: list[float] = []
+    timer = QTimer(interval=timer_ms)
+    timer.timeout.connect(lambda: ticks.append(clock.nsecsElapsed() / 1e6))
+    loop = QEventLoop()
+    state: dict[str, Any] = {"outcome": "timeout"}
+
+    def ended(outcome: str) -> None:
+        state["outcome"] = outcome
+        state["end_ms"] = clock.nsecsElapsed() / 1e6
+        QTimer.singleShot(int(settle_s * 1000), loop.quit)
+
+    ctl.run_finished.connect(lambda *_a: ended("finished"))
+    ctl.run_failed.connect(lambda _i, message, _d: ended(f"failed: {message}"))
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+
+    def longest(after: float, before: float = np.inf) -> float:
+        at = np.asarray(ticks)
+        gaps = np.diff(at)
+        ends = at[1:]
+        inside = gaps[(ends > after) & (ends <= before)]
+        return round(float(inside.max(initial=0.0)), 1)
+
+    clock.start()
+    timer.start()
+    ticks.append(0.0)
+    ctl.start_run(spec)
+    loop.exec()
+    end = float(state.get("end_ms", clock.nsecsElapsed() / 1e6))
+    out: dict[str, Any] = {
+        "outcome": state["outcome"],
+        "run_s": round(end / 1000, 2),
+        "run_ms": longest(0.0, end),
+        "drawing_ms": longest(end),
+        "views": {},
+    }
+    for index in range(window.tabs.count()):
+        start = clock.nsecsElapsed() / 1e6
+        ticks.append(start)
+        window.tabs.setCurrentIndex(index)
+        wait = QEventLoop()
+        QTimer.singleShot(int(settle_s * 1000), wait.quit)
+        wait.exec()
+        out["views"][window.tabs.tabText(index).replace("&&", "&")] = longest(start)
+    timer.stop()
+    ctl.shutdown()
+    window.close()
+    window.deleteLater()
     return out

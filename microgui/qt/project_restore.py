@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Slot
 
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.runs.project_file import Project, save_project, session_files, write_autosave
@@ -223,16 +223,43 @@ def apply_project(controller: AppController, project: Project, dataset: Dataset)
     # the runs were made on those, and are rebuilt or re-computed on them
     entries = restored_entries(project, controller.dataset)
     if entries:
-        controller.restore_history(entries)
-        compared = [entries[i].run_id for i in project.comparison]
-        if len(compared) >= 2:
-            compare_runs(controller, compared)
-        elif entries[-1].rebuildable:
-            controller.show_run(entries[-1].run_id)
+        # three turns of the event loop, each well under 100 ms (issue 30: the table, the
+        # roles, the history, the R-U map and the shown run in one turn held the GUI thread
+        # for 0.2-0.7 s): the table and its roles now, the history next, the run after it
+        frame = controller.dataset.frame
+        QTimer.singleShot(0, controller, lambda: _restore_runs(controller, project, frame, entries))
         return
     sweep_id = controller.start_sweep(list(project.runs), workers=1)
     if len(project.comparison) >= 2:
         ProjectRestore(controller, ComparisonRestore(sweep_id, project.comparison))
+
+
+def _same_table(controller: AppController, frame: Any) -> bool:
+    """Whether the controller still holds the table read (its roles may have changed)."""
+    return controller.dataset is not None and controller.dataset.frame is frame
+
+
+def _restore_runs(
+    controller: AppController, project: Project, frame: Any, entries: list[HistoryEntry]
+) -> None:
+    """The second turn of :func:`apply_project`: the runs into the history; the compared ones
+    (or the last run) shown in the next turn. Nothing when another table came in between."""
+    if not _same_table(controller, frame):
+        return
+    controller.restore_history(entries)
+    QTimer.singleShot(0, controller, lambda: _show_restored(controller, project, frame, entries))
+
+
+def _show_restored(
+    controller: AppController, project: Project, frame: Any, entries: list[HistoryEntry]
+) -> None:
+    if not _same_table(controller, frame):
+        return
+    compared = [entries[i].run_id for i in project.comparison]
+    if len(compared) >= 2:
+        compare_runs(controller, compared)
+    elif entries[-1].rebuildable:
+        controller.show_run(entries[-1].run_id)
 
 
 def compare_runs(controller: AppController, run_ids: Sequence[int]) -> str:

@@ -8,6 +8,10 @@ failing on a laptop-sized window names every widget at once:
 - a push button's text is never cut unless its tooltip says what it does;
 - a label's text is never cut (wider or, wrapped, taller than the label) unless its tooltip
   gives it whole;
+- a scroll area that cannot scroll one way holds its widget within its viewport that way, and
+  no visible widget inside it sticks out of the viewport that way (the Results dock's values
+  were cut at the right at 1920 × 1080: the panel was wider than the dock, which does not
+  scroll across);
 - a plot's legend lies inside the plot's widget; one drawn over a view box lies inside that view
   box (a deliberate in-plot legend), any other one covers no view box (a legend beside or below
   the plot); axis titles and plot titles lie inside the widget and no two axis titles overlap
@@ -17,17 +21,25 @@ failing on a laptop-sized window names every widget at once:
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QRect, QRectF, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QTableView,
     QTreeView,
     QWidget,
 )
 
-__all__ = ["clipped_widgets", "describe", "visible_views", "TOLERANCE", "TEXT_TOLERANCE"]
+__all__ = [
+    "clipped_widgets",
+    "settle_layouts",
+    "describe",
+    "visible_views",
+    "TOLERANCE",
+    "TEXT_TOLERANCE",
+]
 
 #: Pixels a rectangle may stick out (rounding of scene coordinates, pens of one pixel).
 TOLERANCE = 2.0
@@ -53,8 +65,18 @@ def visible_views(window: QWidget) -> list[QAbstractItemView]:
     return [v for v in window.findChildren(QAbstractItemView) if v.isVisible()]
 
 
+def settle_layouts() -> None:
+    """Deliver the layout requests already posted (a label whose text changed in the last turn
+    of the event loop asked for its new height; Qt lays it out before it paints it, so the
+    screen never shows the old height). Deterministic: no waiting on a clock."""
+    for _ in range(8):  # a layout that grows can post one for its parent: a few levels
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
 def clipped_widgets(window: QWidget) -> list[str]:
-    """Every visible widget of ``window`` that clips its content, as a line of text each."""
+    """Every visible widget of ``window`` that clips its content, as a line of text each (the
+    layouts requested so far settled first: :func:`settle_layouts`)."""
+    settle_layouts()
     problems: list[str] = []
     for widget in window.findChildren(QWidget):
         if not widget.isVisible() or widget.width() <= 0 or widget.height() <= 0:
@@ -72,7 +94,41 @@ def clipped_widgets(window: QWidget) -> list[str]:
                 problems.append(f"{describe(widget)} {widget.text()!r}: text cut")
         elif isinstance(widget, pg.GraphicsView):
             problems += _plot_problems(widget)
+        if isinstance(widget, QScrollArea):
+            problems += _scroll_area_problems(widget)
     return problems
+
+
+# scroll areas ---------------------------------------------------------------------------------
+def _scroll_area_problems(area: QScrollArea) -> list[str]:
+    inner = area.widget()
+    if inner is None or not inner.isVisible():
+        return []
+    port = area.viewport()
+    out = []
+    name = describe(area)
+    for axis, policy, port_size in (
+        ("wide", area.horizontalScrollBarPolicy(), port.width()),
+        ("tall", area.verticalScrollBarPolicy(), port.height()),
+    ):
+        if policy != Qt.ScrollBarPolicy.ScrollBarAlwaysOff:
+            continue
+        size = inner.width() if axis == "wide" else inner.height()
+        if size > port_size + TOLERANCE:
+            out.append(f"{name}: its widget is {size - port_size} px too {axis} and cannot scroll")
+            continue
+        for child in inner.findChildren(QWidget):
+            if not child.isVisible() or child.width() <= 0 or child.height() <= 0:
+                continue
+            rect = QRect(child.mapTo(port, child.rect().topLeft()), child.size())
+            end = rect.right() if axis == "wide" else rect.bottom()
+            limit = port.rect().right() if axis == "wide" else port.rect().bottom()
+            if end > limit + TOLERANCE:
+                out.append(
+                    f"{describe(child)}: {end - limit} px past its scroll area "
+                    f"{describe(area)}, which cannot scroll that way"
+                )
+    return out
 
 
 # tables, lists, trees -------------------------------------------------------------------------

@@ -46,3 +46,32 @@ def test_bench_prints_the_first_minute_rows(monkeypatch) -> None:  # type: ignor
     assert "app at once <= CLI + 2 s (issue 30) MISS" in text  # 12.6 > 10.0 + 2
     assert "291 ms with Run pressed at once <= 100 ms MISS" in text
     assert "Run pressed after it: 2.50 s <= 2 s MISS" in text
+
+
+def test_view_stalls_reports_each_phase_and_view(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """perf.view_stalls on a tiny table: a gap per phase and one per view of the window."""
+    from microgui.core.runs import RunSpec
+    from microgui.qt.perf import random_dataset, view_stalls
+
+    out = view_stalls(random_dataset(300, 3, 1), RunSpec.make("mdav", 3, seed=0), settle_s=0.05)
+    assert out["outcome"] == "finished" and out["run_s"] > 0
+    assert out["run_ms"] >= 0 and out["drawing_ms"] > 0
+    assert len(out["views"]) == 10 and "Groups plot" in out["views"]
+    assert all(ms > 0 for ms in out["views"].values())
+
+
+def test_bench_prints_the_stall_per_phase_row(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import microgui.qt.perf as perf
+    from microgui.bench.gui import view_stall_lines
+
+    fake = {
+        "outcome": "finished",
+        "run_s": 3.2,
+        "run_ms": 40.0,
+        "drawing_ms": 90.0,
+        "views": {"Groups plot": 30.0, "Risk": 140.0},
+    }
+    monkeypatch.setattr(perf, "view_stalls", lambda: fake)
+    (line,) = view_stall_lines()
+    assert "run 40 ms, drawing the result 90 ms" in line
+    assert "Groups plot 30, Risk 140 ms <= 100 ms MISS" in line

@@ -273,3 +273,61 @@ def test_fast_scatter_draws_what_pyqtgraph_draws(qtbot) -> None:
             item.setData(x=y, y=x, brush=brushes)
             assert moved == widget.grab().toImage()
     assert images[0] == images[1]
+
+
+@pytest.mark.parametrize(
+    "style",
+    [
+        {"symbol": "x", "size": 6, "pen": None, "brush": "#d62728"},  # compare's aggregates
+        {"symbol": "o", "size": 7, "brush": None, "pen": ("#ff8c00", 1.5)},  # group mates
+    ],
+)
+def test_fast_scatter_draws_one_style_layers_as_pyqtgraph_does(qtbot, style) -> None:  # type: ignore[no-untyped-def]
+    """The compare view's one-style layers (aggregates, selection, mates) are
+    FastScatterPlotItems too: without per-point brushes it still draws pyqtgraph's pixels."""
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=2000), rng.normal(size=2000)
+    pen = style["pen"]
+    kwargs = {
+        "symbol": style["symbol"],
+        "size": style["size"],
+        "brush": None if style["brush"] is None else pg.mkBrush(style["brush"]),
+        "pen": None if pen is None else pg.mkPen(pen[0], width=pen[1]),
+    }
+    images = []
+    for cls in (pg.ScatterPlotItem, FastScatterPlotItem):
+        widget = pg.PlotWidget()
+        qtbot.addWidget(widget)
+        widget.resize(300, 200)
+        item = cls(pxMode=True, useCache=True, hoverable=False, **kwargs)
+        widget.addItem(item)
+        item.setData(x=x, y=y)
+        widget.setRange(xRange=(-3, 3), yRange=(-3, 3), padding=0)
+        images.append(widget.grab().toImage())
+    assert images[0] == images[1]
+
+
+def test_axis_ticks_stay_bounded_for_any_length_or_range(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A test run hung for minutes in pyqtgraph's ``generateDrawSpecs`` of the groups plot:
+    pyqtgraph asks for a minor tick every two pixels of the axis's device length and compares
+    each level's ticks with the others' as an n × m matrix, so a degenerate length (here 10¹²
+    pixels: pyqtgraph's own axis asks for a 1.5 TiB matrix) or a non-finite bound never ends.
+    The groups plot's axes measure at most MAX_AXIS_PX pixels and no tick without a range."""
+    from microgui.qt.plots.cluster_scatter import MAX_AXIS_PX, CategoryAxisItem
+
+    axis = CategoryAxisItem("bottom")
+    ticks = axis.tickValues(0.0, 1.0, 1e12)
+    assert ticks == axis.tickValues(0.0, 1.0, MAX_AXIS_PX)
+    assert 0 < sum(len(values) for _spacing, values in ticks) <= MAX_AXIS_PX
+    for lo, hi, size in [
+        (float("nan"), 1.0, 500.0),
+        (0.0, float("inf"), 500.0),
+        (0.0, 1.0, float("nan")),
+        (2.0, 2.0, 500.0),
+        (0.0, 1.0, 0.0),
+    ]:
+        assert axis.tickSpacing(lo, hi, size) == []
+        assert sum(len(v) for _s, v in axis.tickValues(lo, hi, size)) <= 2
+    axis.set_categories(tuple(f"c{i}" for i in range(5)))
+    assert axis.tickValues(float("nan"), 4.0, 500.0) == []
+    assert [v for _s, v in axis.tickValues(-0.6, 4.6, 1e12)] == [[0.0, 1.0, 2.0, 3.0, 4.0]]

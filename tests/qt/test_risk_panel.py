@@ -113,3 +113,22 @@ def test_roles_changed_while_shown_assess_again(window: MainWindow, qtbot: Any) 
     with qtbot.waitSignal(panel.table_assessed, timeout=TIMEOUT_MS) as blocker:
         ctl.set_kind("age", ctl.roles["age"].kind.ORDINAL)
     assert blocker.args[0]["keys"] == ["region", "job", "age"]
+
+
+def test_a_run_ending_behind_another_view_is_drawn_when_the_view_shows(
+    window: MainWindow, qtbot: Any
+) -> None:
+    """The run's end draws only the view in front (issue 30: every view drawn in the same turn
+    held the GUI thread); the Risk view, behind, draws the run's before → after when shown."""
+    ctl, panel = window.controller, window.risk_panel
+    ctl.set_dataset(_table())
+    window.tabs.setCurrentWidget(window.plot)
+    assert not panel.isVisible()
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS) as run:
+        ctl.start_run(RunSpec.make("mdav-generic", 3, seed=0))
+    assert panel.source == "run" and panel._show_pending
+    assert panel.k_table.columnCount() != 3  # not drawn behind the groups plot
+    window.tabs.setCurrentWidget(panel)
+    assert not panel._show_pending and panel.k_table.columnCount() == 3
+    level = run.args[1].report["risk_after"]["k_anonymity"]["level"]
+    assert _texts(panel.k_table)[0][2] == str(level)

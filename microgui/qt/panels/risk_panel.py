@@ -136,6 +136,7 @@ class RiskPanel(QWidget):
         self.run_after: dict[str, Any] | None = None
         self.run_label = ""
         self._dirty = True
+        self._show_pending = False  # drawn when shown (see _show)
         self.slot: TaskSlot | None = None
         if controller is not None:
             self.slot = TaskSlot(controller.analysis_pool, self)
@@ -295,6 +296,8 @@ class RiskPanel(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
+        if self._show_pending:
+            self._show()
         if self._dirty:  # shown: at once (the roles settled while it was hidden)
             self._timer.stop()
             self.refresh()
@@ -336,7 +339,7 @@ class RiskPanel(QWidget):
         """Show an :func:`assess_risk` result as the table's risk (tests, scripts)."""
         self.table_risk = risk
         self._dirty = False
-        self._show()
+        self._show(now=True)
 
     # drawing --------------------------------------------------------------------------------
     def shown(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -352,7 +355,13 @@ class RiskPanel(QWidget):
         self.legend.setVisible(False)
         self.summary.setVisible(False)
 
-    def _show(self) -> None:
+    def _show(self, now: bool = False) -> None:
+        # hidden (another view in front): drawn when shown, unless ``now``. Drawing the tables and both plots
+        # at each run's end held the GUI thread in the same turn as every other view (issue 30)
+        if not now and not self.isVisible():
+            self._show_pending = True
+            return
+        self._show_pending = False
         # a run's figures use the run's k; the spin box sets the loaded table's
         self.k_spin.setEnabled(self.source == "table")
         before, after = self.shown()

@@ -79,6 +79,7 @@ from microgui.qt.plots.titles import set_plot_title
 __all__ = [
     "ClusterScatterPlot",
     "CategoryAxisItem",
+    "MAX_AXIS_PX",
     "ScatterOptions",
     "PC1",
     "PC2",
@@ -207,6 +208,11 @@ def sample_indices(n: int, max_points: int, seed: int) -> np.ndarray | None:
     return np.sort(rng.choice(n, size=max_points, replace=False))
 
 
+#: The longest axis measured, in pixels (an 8K screen is 7,680 pixels wide): a longer length
+#: (a degenerate layout or view transform) is measured as this one.
+MAX_AXIS_PX = 10_000.0
+
+
 class CategoryAxisItem(pg.AxisItem):
     """An axis that shows category labels at the integer slots 0..K-1 when given categories,
     and pyqtgraph's numeric ticks otherwise.
@@ -245,9 +251,29 @@ class CategoryAxisItem(pg.AxisItem):
             metrics.elidedText(t, Qt.TextElideMode.ElideRight, width) for t in self.categories or ()
         ]
 
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # noqa: N802, N803
+        """pyqtgraph's spacing, for a finite, non-empty range over at most
+        :data:`MAX_AXIS_PX` pixels (none otherwise).
+
+        pyqtgraph asks for a minor tick every two pixels of ``size`` (the axis's length in
+        *device* pixels, through the view's transform) and compares every tick of a level with
+        every tick of the levels above (``np.isclose`` of an n × m matrix): over a length of
+        10⁹ pixels that is millions of ticks and an hour of work, and a NaN or infinite bound
+        loops on ``ceil``/``int``. A test run hung for minutes in ``generateDrawSpecs``; no
+        screen has an axis longer than :data:`MAX_AXIS_PX`, so the tick count stays bounded
+        whatever the layout or the view's transform say.
+        """
+        if not (np.isfinite(minVal) and np.isfinite(maxVal) and np.isfinite(size)):
+            return []
+        if maxVal == minVal or size <= 0:
+            return []
+        return super().tickSpacing(minVal, maxVal, min(float(size), MAX_AXIS_PX))  # type: ignore[no-any-return]
+
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # noqa: N802, N803
+        if not (np.isfinite(minVal) and np.isfinite(maxVal) and np.isfinite(size)):
+            return []
         if self.categories is None:
-            return super().tickValues(minVal, maxVal, size)  # type: ignore[no-any-return]
+            return super().tickValues(minVal, maxVal, min(float(size), MAX_AXIS_PX))  # type: ignore[no-any-return]
         count = len(self.categories)
         lo, hi = max(0, int(np.ceil(minVal))), min(count - 1, int(np.floor(maxVal)))
         if hi < lo or maxVal <= minVal:
@@ -1207,7 +1233,10 @@ def _measurable(axis: Any) -> bool:
     """Whether pyqtgraph's tick measurement of ``axis`` is a short job: a finite, non-empty range
     on an axis of some length, with a bounded number of ticks. A test run once hung for minutes
     in ``generateDrawSpecs`` over an axis whose range and length (not seen again) gave millions
-    of ticks: measuring is skipped then, and the axis says so in the log."""
+    of ticks: measuring is skipped then, and the axis says so in the log. The groups plot's
+    own axes bound their tick count at the source (:meth:`CategoryAxisItem.tickSpacing`, at
+    most :data:`MAX_AXIS_PX` pixels, none without a finite range); this stays for the colour
+    bar's pyqtgraph axis and as a cheap check before measuring."""
     lo, hi = (float(v) for v in axis.range)
     if axis.orientation in ("left", "right"):
         length = float(axis.geometry().height())

@@ -165,15 +165,17 @@ class _RunPlot:
         self.records = FastScatterPlotItem(
             pxMode=True, useCache=True, hoverable=False, pen=None, symbol="o"
         )
-        self.protected = pg.ScatterPlotItem(
+        # the one-style layers too (pyqtgraph's updateSpots loops over every point in Python:
+        # 6,000 aggregates, a selection of thousands of records)
+        self.protected = FastScatterPlotItem(
             pxMode=True, useCache=True, hoverable=False, symbol="x", size=6, pen=None,
             brush=palette.protected_brush,
         )  # fmt: skip
-        self.mates = pg.ScatterPlotItem(
+        self.mates = FastScatterPlotItem(
             pxMode=True, useCache=True, hoverable=False, symbol="o", size=7, brush=None,
             pen=pg.mkPen("#ff8c00", width=1.5),
         )  # fmt: skip
-        self.selected = pg.ScatterPlotItem(
+        self.selected = FastScatterPlotItem(
             pxMode=True, useCache=True, hoverable=False, symbol="o", size=8,
             brush=pg.mkBrush(255, 255, 255, 60), pen=pg.mkPen("#000000", width=2),
         )  # fmt: skip
