@@ -303,12 +303,14 @@ def _list_methods() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from microgui.core.io import map_large_blocks, release_unused_memory
     from microgui.core.metrics.file_risk import FEW_VALUES
     from microgui.core.runs import parse_seed
     from microgui.core.table.dataset import Dataset, continuous_as_numbers
 
     if args.list_methods:
         return _list_methods()
+    map_large_blocks()  # freed arrays go back to the system (issue 33)
     if args.project is not None or args.input_option is not None or args.run_number is not None:
         return _protect_project(args)
     if getattr(args, "plan", None) is not None:
@@ -354,6 +356,7 @@ def run(args: argparse.Namespace) -> int:
     )
     del loaded  # the continuous quasi-identifiers' text is freed next, once nothing holds it
     dataset = continuous_as_numbers(dataset, more_distinct_than=FEW_VALUES)
+    release_unused_memory()  # the text freed, given back rather than kept for reuse
     spec = spec_from_args(args)
     return _run_and_export(args, None, dataset, spec, csv_options, out)
 
