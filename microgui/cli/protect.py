@@ -848,7 +848,9 @@ def _note_untagged(dataset: Dataset, suggested: RoleMap | None) -> None:
         if not untagged:
             return
         wanted = set(untagged)
-        explained = explain_roles(dataset.frame[[c for c in dataset.frame.columns if str(c) in wanted]])
+        explained = explain_roles(
+            dataset.frame[[c for c in dataset.frame.columns if str(c) in wanted]]
+        )
         suggested = RoleMap.from_dict({s.name: s.spec for s in explained})
 
     risky = [

@@ -41,7 +41,7 @@ def _hard_texts(seed: int) -> list[str]:
     2**64, exponents, a plus sign, spaces."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(3000) * 10.0 ** rng.integers(-30, 30, 3000)
-    texts = [repr(v) for v in x.tolist()] + ["%.20f" % v for v in x[:500].tolist()]
+    texts = [repr(v) for v in x.tolist()] + [f"{v:.20f}" for v in x[:500].tolist()]
     with localcontext() as ctx:
         ctx.prec = 1200
         for a in x[:400].tolist():
@@ -105,9 +105,9 @@ def test_continuous_quasi_identifiers_become_the_numbers_a_run_reads(tmp_path: P
     for col in ("a", "b"):
         assert held.frame[col].dtype == np.float64
         expected = numeric_column(dataset.frame, col)
-        assert held.frame[col].to_numpy().view(np.int64).tolist() == expected.view(
-            np.int64
-        ).tolist()
+        assert (
+            held.frame[col].to_numpy().view(np.int64).tolist() == expected.view(np.int64).tolist()
+        )
     for col in ("few", "holes", "region", "income"):  # few values, a missing cell, not continuous
         assert held.frame[col].dtype == dataset.frame[col].dtype
         assert held.frame[col].equals(dataset.frame[col])
@@ -159,7 +159,11 @@ def test_protect_suggests_roles_for_the_untagged_columns_only(
     rng = np.random.default_rng(1)
     n = 60
     frame = pd.DataFrame(
-        {"a": rng.standard_normal(n), "b": rng.standard_normal(n), "email": [f"p{i}@x.org" for i in range(n)]}
+        {
+            "a": rng.standard_normal(n),
+            "b": rng.standard_normal(n),
+            "email": [f"p{i}@x.org" for i in range(n)],
+        }
     )
     source = tmp_path / "in.csv"
     frame.to_csv(source, index=False)
