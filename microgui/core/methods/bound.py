@@ -219,7 +219,7 @@ def _cached(kind: str, values_z: np.ndarray, k: int) -> tuple[float, int]:
     thread: then its value, once there)."""
     x = np.ascontiguousarray(values_z, dtype=np.float64)
     # the buffer itself, not a copy (x.tobytes() was 76 MB more at 1,000,000 x 10: issue 33)
-    key = (kind, hashlib.blake2b(memoryview(x), digest_size=16).digest(), x.shape, int(k))
+    key = (kind, hashlib.blake2b(x.data, digest_size=16).digest(), x.shape, int(k))
     with _cache_lock:
         future = _cache.get(key)
         mine = future is None
