@@ -212,3 +212,32 @@ def test_the_csv_writer_holds_codes_not_a_string_per_cell() -> None:
     table = n * d * 8
     assert csv_write_module._JOINED_ROWS < n / 4  # written in several pieces
     assert peak < 6 * table, peak / table
+
+
+# --- k-anonymity counted column by column ----------------------------------------------------
+
+
+def test_k_anonymity_level_is_the_groupby_minimum() -> None:
+    """k_anonymity_level folds one column's codes at a time into the combination's: the same
+    smallest group as ``groupby(qis, dropna=False).size()`` (floats by value, -0.0 = 0.0, text,
+    categories and missing values as one value)."""
+    from microgui.core.metrics.kanonymity import k_anonymity_level
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        columns: dict[str, object] = {}
+        for j in range(int(rng.integers(1, 4))):
+            kind = int(rng.integers(0, 4))
+            if kind == 0:
+                columns[f"c{j}"] = rng.choice([0.0, -0.0, 1.5, np.nan, 2.0], n)
+            elif kind == 1:
+                columns[f"c{j}"] = rng.choice(np.array(["a", "b", None], dtype=object), n)
+            elif kind == 2:
+                columns[f"c{j}"] = pd.Categorical(rng.choice(["x", "y", "z"], n))
+            else:
+                columns[f"c{j}"] = rng.integers(0, 3, n)
+        frame = pd.DataFrame(columns)
+        names = list(frame.columns)
+        expected = int(frame.groupby(names, dropna=False, sort=False).size().min())
+        assert k_anonymity_level(frame, names) == expected
