@@ -112,12 +112,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         "k = 3 and 5 against sdcMicro's localSuppression (part of the full run)",
     )
     parser.add_argument(
+        "--command-memory",
+        action="store_true",
+        help="only the whole command's memory and overhead rows (issue 33): peak RSS of "
+        "microgui protect against its CSV (200,000 x 10; with --huge 1,000,000 x 10, minutes) "
+        "and the 100,000 x 10 command's time against its kernel's",
+    )
+    parser.add_argument(
         "--memory-child", nargs=3, metavar=("NPY", "K", "WHOLE"), help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--command-memory-child",
+        nargs=4,
+        metavar=("CSV", "OUT", "D", "K"),
+        help=argparse.SUPPRESS,
     )
     args = parser.parse_args(argv)
     if args.memory_child:
         path, k, whole = args.memory_child
         return memory_child(path, int(k), whole == "True")
+    if args.command_memory_child:
+        from microgui.bench.command_memory import command_memory_child
+
+        source, out, d, k = args.command_memory_child
+        return command_memory_child(source, out, int(d), int(k))
+    if args.command_memory:
+        from microgui.bench.command_memory import command_memory_text
+
+        print(command_memory_text(huge=args.huge), flush=True)
+        return 0
     if args.dask:
         from microgui.bench.partitioned import partitioned_text
 

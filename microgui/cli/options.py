@@ -246,9 +246,10 @@ def _roles_of(args: argparse.Namespace, columns: Sequence[object]) -> RoleMap:
     return cast("RoleMap", roles_from_args(args, [str(c) for c in columns]))
 
 
-def _read_input(path: Path, args: argparse.Namespace) -> Any:
+def _read_input(path: Path, args: argparse.Namespace, *, suggest: bool = True) -> Any:
     """``read_table`` with ``--sheet``; says on stderr which sheet of a workbook with several
-    sheets was read when none was chosen (only the first is read)."""
+    sheets was read when none was chosen (only the first is read). ``suggest=False``: no role
+    suggested (the caller suggests them for the columns it leaves untagged)."""
     from microgui.core.io import EXCEL_EXTENSIONS, SHEETS_ATTR, read_table
     from microgui.core.progress import no_progress
 
@@ -260,7 +261,9 @@ def _read_input(path: Path, args: argparse.Namespace) -> Any:
     # A long load (a big CSV or workbook) shows the run's progress bar on a terminal (issue 17).
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
     try:
-        loaded = read_table(path, sheet=sheet, progress=bar if bar is not None else no_progress)
+        loaded = read_table(
+            path, sheet=sheet, progress=bar if bar is not None else no_progress, suggest=suggest
+        )
     finally:
         if bar is not None:
             bar.close()

@@ -311,11 +311,14 @@ def _list_methods() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from microgui.core.io import map_large_blocks, release_unused_memory
+    from microgui.core.metrics.file_risk import FEW_VALUES
     from microgui.core.runs import parse_seed
-    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.dataset import Dataset, continuous_as_numbers
 
     if args.list_methods:
         return _list_methods()
+    map_large_blocks()  # freed arrays go back to the system (issue 33)
     if args.project is not None or args.input_option is not None or args.run_number is not None:
         return _protect_project(args)
     if getattr(args, "plan", None) is not None:
@@ -350,15 +353,20 @@ def run(args: argparse.Namespace) -> int:
     csv_options = _csv_options(args)  # checked before any file is read too
     _parse_ordinal(args.ordinal)
     _run_params(args)
-    loaded = _read_input(src, args)
+    # roles are suggested below only for the columns no option tags (issue 33: suggesting
+    # reads every cell of every column)
+    loaded = _read_input(src, args, suggest=False)
     _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
     roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
     # the files read travel with the table: the release refuses each of them again
     dataset = Dataset(
         loaded.frame, roles, loaded.source, loaded.value_labels, inputs=_read_files(args)
     )
+    del loaded  # the continuous quasi-identifiers' text is freed next, once nothing holds it
+    dataset = continuous_as_numbers(dataset, more_distinct_than=FEW_VALUES)
+    release_unused_memory()  # the text freed, given back rather than kept for reuse
     spec = spec_from_args(args)
-    return _run_and_export(args, loaded, dataset, spec, csv_options, out)
+    return _run_and_export(args, None, dataset, spec, csv_options, out)
 
 
 #: ``protect`` options a plan gives (its steps): refused beside --plan.
@@ -668,7 +676,8 @@ def _run_and_export(
         renamed = ", ".join(f"{o} -> {n}" for o, n in report["renamed_columns"].items())
         print(f"  columns renamed for {report['output_format']}: {renamed}", file=sys.stderr)
     if args.roles is None and args.project is None:  # else every column was tagged on purpose
-        _note_untagged(dataset, loaded.roles)  # after the release: a user error stays one line
+        # after the release: a user error stays one line
+        _note_untagged(dataset, loaded.roles if loaded is not None else None)
     if report.get("invented_combinations"):  # only independent aggregation can invent them
         how = report["parameters"].get("categorical_aggregate")
         print(
@@ -834,12 +843,26 @@ def _csv_options(args: argparse.Namespace) -> Any:
     return options
 
 
-def _note_untagged(dataset: Dataset, suggested: RoleMap) -> None:
+def _note_untagged(dataset: Dataset, suggested: RoleMap | None) -> None:
     """A note on stderr naming the columns no option tags (they pass through unchanged, the
     documented default) that the suggestion made when the table was read
     (:func:`microgui.core.table.dataset.explain_roles`) calls identifiers or quasi-identifiers:
-    released verbatim, they could single people out."""
+    released verbatim, they could single people out. ``suggested`` None: the untagged columns'
+    suggestions are made here (they are the columns the run left as read)."""
     from microgui.core.table.roles import AttributeRole
+
+    if suggested is None:
+        from microgui.core.table.dataset import explain_roles
+        from microgui.core.table.roles import RoleMap
+
+        untagged = dataset.roles.columns_with(AttributeRole.NON_CONFIDENTIAL)
+        if not untagged:
+            return
+        wanted = set(untagged)
+        explained = explain_roles(
+            dataset.frame[[c for c in dataset.frame.columns if str(c) in wanted]]
+        )
+        suggested = RoleMap.from_dict({s.name: s.spec for s in explained})
 
     risky = [
         (name, suggested[name].role)

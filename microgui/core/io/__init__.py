@@ -75,6 +75,8 @@ from microgui.core.io.memory import MAX_WORKBOOK_XML_BYTES as MAX_WORKBOOK_XML_B
 from microgui.core.io.memory import _parquet_shape as _parquet_shape
 from microgui.core.io.memory import _stat_shape as _stat_shape
 from microgui.core.io.memory import available_memory as available_memory
+from microgui.core.io.memory import map_large_blocks as map_large_blocks
+from microgui.core.io.memory import release_unused_memory as release_unused_memory
 from microgui.core.io.reader import _read_kind as _read_kind
 
 __all__ = [

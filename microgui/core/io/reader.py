@@ -34,6 +34,7 @@ from microgui.core.io.parquet import _read_parquet
 from microgui.core.io.stat import _read_stat
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.table.dataset import Dataset, shared_attr
+from microgui.core.table.roles import RoleMap
 
 __all__ = ["read_table", "read_frame"]
 
@@ -43,6 +44,7 @@ def read_table(
     *,
     sheet: str | int | None = None,
     progress: ProgressFn = no_progress,
+    suggest: bool = True,
 ) -> Dataset:
     """Read a table file into a :class:`Dataset` with suggested roles.
 
@@ -56,6 +58,10 @@ def read_table(
     progress
         Called with the fraction read (about every 8,192 records of a CSV, 20,000 rows of a
         sheet); may raise :class:`~microgui.core.progress.RunCancelled` to stop reading.
+    suggest
+        False: no role is suggested (``roles`` is empty), for a caller that tags the columns
+        itself and suggests roles only for those it leaves untagged (``microgui protect``:
+        :func:`~microgui.core.table.dataset.explain_roles` reads every cell of a column).
 
     Returns
     -------
@@ -73,6 +79,9 @@ def read_table(
         frame.attrs[FINGERPRINT_ATTR] = shared_attr(
             {"file": source.name, "sha256": file_sha256(source), "bytes": source.stat().st_size}
         )
+    if not suggest:
+        progress(1.0, f"read {source.name}")
+        return Dataset(frame, RoleMap.from_dict({}), source, labels)
     progress(0.97, f"suggesting roles for {len(frame.columns):,} columns")
     try:
         dataset = Dataset.from_frame(frame, source=source)

@@ -201,10 +201,13 @@ def build_blocks(
     if nominal.shape[1]:
         ncat = nominal.max(axis=0) + 1
         parts.append(nominal / np.maximum(ncat.astype(np.float64), 1.0))
-    split = np.ascontiguousarray(np.hstack(parts))
+    # one part (continuous only): itself, no copy (issue 33: each (n, d) copy is 76 MB at a
+    # million records x 10, and the kernel's peak is the sum of those alive at once)
+    split = np.ascontiguousarray(parts[0] if len(parts) == 1 else np.hstack(parts))
     if split.shape[1] == 0:
         split = np.zeros((n, 1))
     perm, starts, counts = _leaf_order(split, block_size)
+    del split, parts
     nb = len(starts)
     if super_blocks <= 0:
         super_blocks = super_blocks_for(nb)
@@ -213,10 +216,12 @@ def build_blocks(
     do = ordinal.shape[1]
     dn = nominal.shape[1]
     posblock = np.repeat(np.arange(nb, dtype=np.int64), counts)
-    xcol = np.ascontiguousarray(x[perm].T)
-    zcol = xcol if rot is None else np.ascontiguousarray(z[perm].T)
-    ocol = np.ascontiguousarray(np.asarray(ordinal, dtype=np.int64)[perm].T)
-    ncol = np.ascontiguousarray(np.asarray(nominal, dtype=np.int64)[perm].T)
+    zcol = None if rot is None else _columns_in_order(z, perm)
+    del z
+    xcol = _columns_in_order(x, perm)
+    zcol = xcol if zcol is None else zcol
+    ocol = _columns_in_order(np.asarray(ordinal, dtype=np.int64), perm)
+    ncol = _columns_in_order(np.asarray(nominal, dtype=np.int64), perm)
     rowat = perm.astype(np.int64)
     where = np.empty(n, dtype=np.int64)
     where[rowat] = np.arange(n)
@@ -227,7 +232,7 @@ def build_blocks(
     else:
         # 1e-10 of the largest record length: far above the rounding of z = x @ rot (about
         # dc**1.5 * 1.1e-16 of it, :func:`_rotated_margin`).
-        rmeta = np.array([1.0, 1e-10 * float(np.sqrt((x * x).sum(axis=1)).max(initial=0.0))])
+        rmeta = np.array([1.0, 1e-10 * _longest_row(x)])
     blocks = (starts, counts, *_level_arrays(dc, do, dn, nb), zcol, rot, rmeta)
     scnt = np.add.reduceat(counts, np.arange(0, nb, super_blocks)).astype(np.int64)
     supers = (
@@ -239,6 +244,23 @@ def build_blocks(
     )
     _all_boxes(records, blocks, supers)
     return Blocks(records=records, blocks=blocks, supers=supers)
+
+
+def _columns_in_order(a: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """``np.ascontiguousarray(a[perm].T)`` column by column: no (n, d) temporary."""
+    out = np.empty((a.shape[1], len(perm)), dtype=a.dtype)
+    for j in range(a.shape[1]):
+        np.take(a[:, j], perm, out=out[j], mode="clip")  # (perm is in range; "raise" buffers)
+    return out
+
+
+def _longest_row(x: np.ndarray, rows: int = 65_536) -> float:
+    """The largest Euclidean length of a row of x, in pieces of ``rows`` (no (n, d) temporary)."""
+    longest = 0.0
+    for start in range(0, x.shape[0], rows):
+        piece = x[start : start + rows]
+        longest = max(longest, float(np.sqrt((piece * piece).sum(axis=1)).max(initial=0.0)))
+    return longest
 
 
 def super_blocks_for(blocks: int) -> int:

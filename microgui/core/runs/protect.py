@@ -70,6 +70,15 @@ __all__ = [
 ]
 
 
+#: The report's IL bound is computed beside the method (:func:`~microgui.core.methods.bound.prefetch`)
+#: up to this size of the continuous quasi-identifiers (about 400,000 records x 10); above, after
+#: it, once the method's arrays are freed: the principal-axis bound holds about 2.5x the matrix,
+#: which on top of the method's own made the peak of 1,000,000 x 10 (issue 33: the command's
+#: peak memory <= 4x its CSV). It then adds its time to the run's (seconds at this size, where
+#: exact MDAV takes minutes).
+PREFETCH_MAX_BYTES = 32 * 2**20
+
+
 def run_protection(
     dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress
 ) -> RunResult:
@@ -118,7 +127,8 @@ def _run_method_step(
     _check_weight(dataset, params)
     seed = parse_seed(spec.seed)  # a spec may come from a project file, not RunSpec.make
     seed = seed if seed is not None else secrets.randbits(63)
-    prefetch(qi, k, method.aggregates)  # the report's IL bound, on the other core meanwhile
+    if qi.continuous.nbytes <= PREFETCH_MAX_BYTES:
+        prefetch(qi, k, method.aggregates)  # the report's IL bound, on the other core meanwhile
     if spec.scaled_for(dataset.n_records):
         return _run_scaled(dataset, spec, step, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)
@@ -221,7 +231,7 @@ def released_numbers(
     report's ``rounding`` entry when it rounded (:mod:`microgui.core.table.numbers`)."""
     mode = str(params.get("round", "none"))
     source = (  # the numbers as read (prepare_qi parsed them once already)
-        pd.DataFrame(qi.cont_values, columns=list(qi.continuous_names))
+        pd.DataFrame(qi.cont_values, columns=list(qi.continuous_names), copy=False)
         if qi.cont_values is not None
         else dataset.frame
     )

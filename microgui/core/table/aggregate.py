@@ -304,13 +304,16 @@ def aggregate(
                     "weight (--weight COL), or drop the parameter"
                 )
             weights, _what = survey_weights(frame, column)
-            means = weighted_group_means(original, weights, labels, n_groups)[labels]
+            by_group = weighted_group_means(original, weights, labels, n_groups)
         else:
-            means = group_means(original, labels, n_groups)[labels]
+            by_group = group_means(original, labels, n_groups)
         if params.get("rescale_variance", False):
-            means = rescale_variance(means, original)
-        for j, col in enumerate(qi.continuous_names):
-            out[col] = means[:, j]
+            means = rescale_variance(by_group[labels], original)
+            for j, col in enumerate(qi.continuous_names):
+                out[col] = means[:, j]
+        else:  # column by column: no (n, d) temporary (issue 33)
+            for j, col in enumerate(qi.continuous_names):
+                out[col] = by_group[labels, j]
 
     average = (
         convex_median

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -53,6 +53,7 @@ __all__ = [
     "RoleSuggestion",
     "prepare_qi",
     "numeric_column",
+    "continuous_as_numbers",
     "row_list",
     "rows_text",
     "file_line",
@@ -422,7 +423,11 @@ def numeric_column(frame: pd.DataFrame, column: str, what: str = "continuous") -
     if pd.api.types.is_numeric_dtype(series):
         return series.to_numpy(dtype=np.float64, na_value=np.nan)
     arrow = _arrow_text(series)
-    plain = _plain_decimals(arrow) if arrow is not None else None
+    plain = None
+    if arrow is not None:
+        plain = _plain_decimals(arrow)
+        if plain is None:
+            plain = _ascii_numbers(arrow)
     if plain is not None:
         return plain
     text = series.astype("string").str.strip()
@@ -461,6 +466,52 @@ def numeric_column(frame: pd.DataFrame, column: str, what: str = "continuous") -
             f"{advice}"
         )
     return values.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def continuous_as_numbers(dataset: Dataset, *, more_distinct_than: int = 0) -> Dataset:
+    """``dataset`` with each continuous quasi-identifier held as text (every column of a CSV)
+    held as its float64 numbers instead, the very ones :func:`prepare_qi` reads from the text
+    (:func:`numeric_column`), in a new frame (``attrs`` kept; the other columns shared, not
+    copied). A run never writes a continuous quasi-identifier's text (the release holds its
+    groups' values), and a CSV's 17-digit numbers take 3.5 times their float64 as Arrow text
+    (issue 33: ``protect`` of 1,000,000 x 10 held 280 MB of it through the run). A column is
+    left as text when one of its cells is missing or is no finite number within
+    :data:`MAX_ABS_VALUE` (the run then refuses it, quoting the cell as written), when its
+    missing cells are a category, or when it has at most ``more_distinct_than`` distinct numbers
+    (the report's risk counts such a column's texts as categories: ``1`` and ``1.0`` stay two).
+    """
+    frame, roles = dataset.frame, dataset.roles
+    numbers: dict[str, np.ndarray] = {}
+    for col in roles.qi_of_kind(AttributeKind.CONTINUOUS):
+        series = frame[col]
+        if roles[col].missing_is_category or _arrow_text(series) is None:
+            continue
+        try:
+            values = numeric_column(frame, col)
+        except InvalidInput:
+            continue
+        with np.errstate(invalid="ignore"):
+            if not bool((np.abs(values) <= MAX_ABS_VALUE).all()):
+                continue  # NaN (a missing cell), inf or too large: prepare_qi names them
+        if more_distinct_than and not _more_distinct(values, more_distinct_than):
+            continue
+        numbers[col] = values  # every cell a number: none is missing (is_missing's texts)
+    if not numbers:
+        return dataset
+    out = frame.copy(deep=False)
+    for col, values in numbers.items():
+        out[col] = values
+    out.attrs = dict(frame.attrs)
+    return replace(dataset, frame=out)
+
+
+def _more_distinct(values: np.ndarray, count: int) -> bool:
+    """Whether ``values`` hold more than ``count`` distinct numbers (a sample decides when it
+    can: 1,000,000 values are not hashed to learn that 10,000 of them differ)."""
+    head = values[: 64 * (count + 1)]
+    if len(np.unique(head)) > count:
+        return True
+    return int(pd.Series(values).nunique()) > count
 
 
 def is_missing(series: pd.Series) -> np.ndarray:
@@ -710,6 +761,31 @@ def _plain_decimals(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     if bool(np.any((numbers == 0) & np.signbit(numbers))):  # read as the integer 0 by pandas
         return None
     return numbers
+
+
+def _ascii_numbers(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """Arrow text values as float64 when every one is a decimal number written in ASCII
+    (:data:`_NUMBER`: a sign, digits, a point, an exponent, ASCII spaces around) and none is a
+    negative zero, else None. Arrow's parse (``fast_float``) and ``pd.to_numeric``'s are both
+    correctly rounded, so they give the same float to the bit (the tests compare them on
+    halfway cases of up to 25 digits); this reads the 17-digit numbers a program writes without
+    a Python string per cell (issue 33: a tenth of the time, none of the memory)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if values.null_count or not len(values):
+        return None
+    if not pc.all(pc.match_substring_regex(values, _ARROW_FORMS[_NUMBER])).as_py():
+        return None  # the pattern's characters are ASCII: a match is ASCII text
+    try:
+        numbers = pc.cast(pc.utf8_trim(values, characters=_ASCII_SPACES), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # out of range: pandas reads those
+        return None
+    out = np.array(numbers.to_numpy(zero_copy_only=False), dtype=np.float64)
+    del numbers
+    if bool(np.any((out == 0) & np.signbit(out))):  # "-0" reads as the integer 0 in pandas
+        return None
+    return out
 
 
 def _plain_numbers(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
