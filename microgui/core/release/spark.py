@@ -546,7 +546,7 @@ def _decoded(text: str) -> Any:
 
 
 def _check_method(
-    spec: RunSpec, ordinal: Any, nominal: Sequence[str]
+    spec: RunSpec, ordinal: Any, nominal: Sequence[str], missing_as_category: Sequence[str]
 ) -> tuple[Method, dict[str, Any]]:
     steps = spec.steps
     if len(steps) != 1 or not isinstance(steps[0], MethodStep):
@@ -558,6 +558,7 @@ def _check_method(
         params,
         ordinal=list(ordinal or {}),
         nominal=list(nominal),
+        missing_as_category=list(missing_as_category),
         strata=spec.strata,
         hierarchies=dict(spec.hierarchies),
         engine="spark",
@@ -942,7 +943,7 @@ def protect_spark_frame(
             f"microgui.protect_spark takes a pyspark.sql.DataFrame, not a {type(frame).__name__}; "
             "for a pandas DataFrame use microgui.protect"
         )
-    method, params = _check_method(spec, None, ())
+    method, params = _check_method(spec, None, (), ())
     spark = frame.sparkSession
     check_executor_versions(spark)
     actions = _Actions(spark, progress)
@@ -978,6 +979,7 @@ def protect_spark(
     confidential: Sequence[str] = (),
     ordinal: Mapping[str, Sequence[str] | None] | None = None,
     nominal: Sequence[str] = (),
+    missing_as_category: Sequence[str] = (),
     group_column: str | None = None,
     report_path: str | os.PathLike[str] | None = None,
     override: str | None = None,
@@ -994,7 +996,7 @@ def protect_spark(
     ``progress`` propagate (the run's Spark jobs are cancelled, nothing is left behind).
     """
     started = time.perf_counter()
-    method, params = _check_method(spec, ordinal, nominal)
+    method, params = _check_method(spec, ordinal, nominal, missing_as_category)
     folder = dist.check_output_folder(output, source)
     if dist._output_kind(folder) not in (None, "parquet"):
         raise ExportRefused(
