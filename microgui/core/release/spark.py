@@ -590,7 +590,8 @@ def _check_qi_columns(frame: Any, names: Sequence[str], source_name: str) -> Non
         kind = types[q]
         col = F.col(f"`{q}`")
         if not isinstance(kind, NumericType):
-            bad = frame.where(col.isNotNull() & col.cast("double").isNull())
+            number = F.expr(f"try_cast(`{q}` AS DOUBLE)")  # ANSI mode: no error, a null
+            bad = frame.where(col.isNotNull() & number.isNull())
             first = bad.agg(F.min("_mg_id")).collect()[0][0]
             where = f" (record {int(first) + 1:,} is no number)" if first is not None else ""
             raise InvalidInput(

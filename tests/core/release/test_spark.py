@@ -168,13 +168,14 @@ def test_the_api_takes_and_returns_a_spark_dataframe(spark: Any) -> None:
     assert result.report["output"] is None
 
 
+@pytest.mark.slow  # a minute on a busy 2-core machine: its own Spark jobs of every stage
 def test_the_sample_split_of_a_larger_table(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Above SAMPLE_ROWS the blocks come from a sample's split (ties too): every group >= k,
     the input's order kept, the IL close to local blocking."""
-    monkeypatch.setattr(dist, "SAMPLE_ROWS", 600)
-    frame = _table(3000, seed=2)
+    monkeypatch.setattr(dist, "SAMPLE_ROWS", 800)
+    frame = _table(4000, seed=2)
     frame["hours"] = np.floor(frame["hours"] / 10)  # heavy ties on the axis
     frame.to_csv(tmp_path / "t.csv", index=False)
     spec = RunSpec.make("mdav", 5, seed=7, block_size=300, engine="spark")
@@ -182,7 +183,7 @@ def test_the_sample_split_of_a_larger_table(
         tmp_path / "t.csv", tmp_path / "out", spec, qi=QI, identifiers=["id"], group_column="g"
     )
     assert report["scale"]["split"].startswith("sample of")
-    assert report["scale"]["n_blocks"] >= 8
+    assert report["scale"]["n_blocks"] >= 10
     released = _released(tmp_path / "out")
     assert (released["record"] == frame["record"]).all()
     assert released.groupby("g").size().min() >= 5
