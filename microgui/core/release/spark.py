@@ -452,7 +452,7 @@ def _block_of(job: dist._Job, qcols: Sequence[str]) -> Callable[[Any, pd.DataFra
         result["_mg_label"] = out["_label"].to_numpy(dtype=np.int64)
         for q, name in zip(qcols, names, strict=True):
             result["_mg_p" + q[len("_mg_q") :]] = out[name].to_numpy(dtype=np.float64)
-        text = [None] * len(result)
+        text: list[str | None] = [None] * len(result)
         if len(result):
             text[0] = base64.b64encode(pickle.dumps(report)).decode("ascii")
         result["_mg_report"] = pd.Series(text, dtype=object)
