@@ -12,11 +12,35 @@ from typing import TYPE_CHECKING, Any
 from microgui._version import __version__
 
 if TYPE_CHECKING:
-    from microgui.api import ProtectionResult, UnsafeReleaseWarning, assess, protect
+    from microgui.api import (
+        ProtectionResult,
+        SparkProtectionResult,
+        UnsafeReleaseWarning,
+        assess,
+        protect,
+        protect_spark,
+    )
 
-__all__ = ["__version__", "assess", "protect", "ProtectionResult", "UnsafeReleaseWarning"]
+__all__ = [
+    "__version__",
+    "assess",
+    "protect",
+    "protect_spark",
+    "ProtectionResult",
+    "SparkProtectionResult",
+    "UnsafeReleaseWarning",
+]
 
-_API = frozenset({"assess", "protect", "ProtectionResult", "UnsafeReleaseWarning"})
+_API = frozenset(
+    {
+        "assess",
+        "protect",
+        "protect_spark",
+        "ProtectionResult",
+        "SparkProtectionResult",
+        "UnsafeReleaseWarning",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

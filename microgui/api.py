@@ -48,7 +48,15 @@ from microgui.core.runs import RunResult, RunSpec, run_protection
 from microgui.core.table.dataset import Dataset, check_frame
 from microgui.core.table.roles import RoleMap, roles_from_lists
 
-__all__ = ["ProtectionResult", "UnsafeReleaseWarning", "assess", "protect", "list_methods"]
+__all__ = [
+    "ProtectionResult",
+    "SparkProtectionResult",
+    "UnsafeReleaseWarning",
+    "assess",
+    "protect",
+    "protect_spark",
+    "list_methods",
+]
 
 
 class UnsafeReleaseWarning(MicroguiWarning):
@@ -350,6 +358,67 @@ def protect(
         check=check,
         dataset=dataset,
     )
+
+
+@dataclass(frozen=True)
+class SparkProtectionResult:
+    """What :func:`protect_spark` returns: ``frame``, the released ``pyspark.sql.DataFrame``
+    (identifiers removed, records in the input's partition order), and ``report``, the run
+    report (the keys of a partitioned run's report: counts and measures only)."""
+
+    frame: Any
+    report: Mapping[str, Any]
+
+
+def protect_spark(
+    frame: Any,
+    *,
+    qi: Iterable[str] | str,
+    method: str = "mdav",
+    k: int = 3,
+    block_size: int | str = "auto",
+    identifiers: Iterable[str] | str = (),
+    confidential: Iterable[str] | str = (),
+    params: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    group_column: str | None = None,
+    override: str | None = None,
+    keep_formula_cells: bool = False,
+    progress: ProgressFn = no_progress,
+) -> SparkProtectionResult:
+    """Microaggregate a ``pyspark.sql.DataFrame`` on its own Spark session, block by block
+    (:mod:`microgui.core.release.spark`: the Dask engine's global split, each block protected
+    with ``groupBy(block).applyInPandas``); the release of ``microgui protect --engine spark``.
+
+    ``qi`` are continuous quasi-identifiers (numbers); ``block_size`` is at least 2k ("auto":
+    blocks of 50,000 above 100,000 records, and the table must be larger than one block); the
+    method one that aggregates (mdav, md, cbfs, ...). A table of at most 200,000 records gives
+    the release of :func:`protect` with the same ``block_size`` and ``seed``. When a block is
+    less than k-anonymous the release is refused (:class:`~microgui.core.errors.ExportRefused`)
+    unless ``override`` gives the reason, recorded in the report. Every executor must run this
+    microgui version (checked first). Raises :class:`~microgui.core.errors.MicroguiError`
+    subclasses (one line) for user errors.
+    """
+    from microgui.core.release.spark import protect_spark_frame
+
+    def names(value: Iterable[str] | str) -> list[str]:
+        return [value] if isinstance(value, str) else [str(v) for v in value]
+
+    spec = RunSpec.make(
+        method, k, params, seed, block_size=block_size, engine="spark", scheduler=None
+    )
+    release, report = protect_spark_frame(
+        frame,
+        spec,
+        qi=names(qi),
+        identifiers=names(identifiers),
+        confidential=names(confidential),
+        group_column=group_column,
+        override=override,
+        keep_formula_cells=keep_formula_cells,
+        progress=progress,
+    )
+    return SparkProtectionResult(frame=release, report=report)
 
 
 def _run_plan(dataset: Dataset, plan: Any, progress: ProgressFn, seed: int | None) -> RunResult:

@@ -36,7 +36,9 @@ fresh process; part of the full run), ``--command`` (only the whole-command row,
 :mod:`~microgui.bench.command`: ``microgui protect`` of a 50,000 x 10 CSV, CSV in and out, in
 fresh processes; part of the full run);
 ``--dask [N]`` prints only the Dask row (:mod:`~microgui.bench.partitioned`: N x 10 records as
-Parquet in partitions on a LocalCluster of 2 workers, the client's peak memory; minutes).
+Parquet in partitions on a LocalCluster of 2 workers, the client's peak memory; minutes);
+``--spark [N]`` prints only the Spark row (:mod:`~microgui.bench.spark_row`: N x 10 records,
+``--engine spark`` on local[2], the driver's peak memory, the Dask row's time beside it).
 """
 
 from __future__ import annotations

@@ -86,6 +86,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "against local blocking (minutes)",
     )
     parser.add_argument(
+        "--spark",
+        nargs="?",
+        type=int,
+        const=1_000_000,
+        metavar="N",
+        help="only the Spark row (issue 33): N x 10 records (default 1,000,000) as Parquet, "
+        "protected with --engine spark on local[2]; the driver's peak memory, and the Dask "
+        "row's time on the same size beside it (minutes)",
+    )
+    parser.add_argument(
         "--load",
         action="store_true",
         help="only the loading row (issue 17): read_table of a 1,000,000 x 10 CSV in a fresh "
@@ -145,6 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from microgui.bench.partitioned import partitioned_text
 
         print(partitioned_text(args.dask), flush=True)
+        return 0
+    if args.spark:
+        from microgui.bench.spark_row import spark_text
+
+        print(spark_text(args.spark), flush=True)
         return 0
     if args.load:
         print(load_probe().text(), flush=True)

@@ -272,9 +272,16 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     p.add_argument(
         "--engine",
         default="local",
-        metavar="local|dask",
-        help="where blocks and strata run: this machine's cores (local, default) or a Dask "
-        "cluster (dask, with --scheduler)",
+        metavar="local|dask|spark",
+        help="where blocks and strata run: this machine's cores (local, default), a Dask "
+        "cluster (dask, with --scheduler) or Spark (spark, with --master; the output is a "
+        "folder of Parquet part files)",
+    )
+    p.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master URL for --engine spark: local[*] (default: this machine's cores), "
+        "spark://HOST:7077, yarn or k8s://https://HOST:443",
     )
     p.add_argument(
         "--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://HOST:8786"
@@ -336,9 +343,12 @@ def run(args: argparse.Namespace) -> int:
     ]
     if missing:
         raise _UsageError(f"protect needs {', '.join(missing)} (see microgui protect --help)")
-    if args.engine == "dask" and _partitioned_wanted(args):
-        # issue 17: the table is read and written in partitions on the workers
+    if args.engine == "spark" or (args.engine == "dask" and _partitioned_wanted(args)):
+        # issue 17: the table is read and written in partitions on the workers (issue 33: or
+        # on Spark's executors, always)
         return _protect_partitioned(args)
+    if args.master is not None:
+        raise _UsageError("--master is the Spark master URL: add --engine spark, or drop it")
     src, out = Path(args.input), Path(args.output)
     _parse_hierarchies(args.hierarchy)  # a malformed COL=FILE is refused first
     # Output targets are checked before anything is read or computed: never a file the command

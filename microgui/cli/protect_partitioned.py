@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from microgui.cli.inputs import _check_outputs, command_inputs
 from microgui.cli.options import (
@@ -50,17 +52,23 @@ def _partitioned_wanted(args: argparse.Namespace) -> bool:
 
 
 def _protect_partitioned(args: argparse.Namespace) -> int:
-    """``protect --engine dask``: INPUT read in partitions on the workers, OUTPUT written as a
-    folder of part files (:mod:`microgui.core.release.distributed`); the table never comes here."""
+    """``protect --engine dask`` (or ``spark``): INPUT read in partitions on the workers, OUTPUT
+    written as a folder of part files (:mod:`microgui.core.release.distributed`,
+    :mod:`microgui.core.release.spark`); the table never comes here."""
     from microgui.core.progress import no_progress
     from microgui.core.release.distributed import protect_partitioned
     from microgui.core.runs import RunSpec, information_loss_text, parse_seed
 
+    spark = args.engine == "spark"
     if args.sheet is not None:
         raise _UsageError(
-            "--sheet is for Excel workbooks, which --engine dask does not read; save the sheet "
-            "as Parquet or CSV, or run with --engine local"
+            f"--sheet is for Excel workbooks, which --engine {args.engine} does not read; save "
+            "the sheet as Parquet or CSV, or run with --engine local"
         )
+    if spark and args.scheduler is not None:
+        raise _UsageError("--scheduler is a Dask scheduler; Spark's is --master URL: drop it")
+    if not spark and getattr(args, "master", None) is not None:
+        raise _UsageError("--master is the Spark master URL: use it with --engine spark")
     unsupported = [
         flag
         for name, flag in (
@@ -109,12 +117,17 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
         strata=_split(args.strata),
         block_size=args.block_size,
         engine=args.engine,
-        scheduler=args.scheduler,
+        scheduler=args.master if spark else args.scheduler,
         workers=args.workers,
     )
+    protect: Callable[..., dict[str, Any]] = protect_partitioned
+    if spark:
+        from microgui.core.release.spark import protect_spark
+
+        protect = protect_spark
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
     try:
-        report = protect_partitioned(
+        report = protect(
             args.input,
             args.output,
             spec,
@@ -145,7 +158,8 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
     print(
         f"  {scale['n_blocks']} blocks of {scale['block_sizes']['min']}-"
         f"{scale['block_sizes']['max']} records (split on the {scale['split']}), "
-        f"engine {scale['engine']}, {scale['workers']} workers",
+        f"engine {scale['engine']}, "
+        + (f"{scale['task_slots']} task slots" if spark else f"{scale['workers']} workers"),
         file=sys.stderr,
     )
     verdict = report.get("verdict")

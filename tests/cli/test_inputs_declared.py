@@ -32,7 +32,7 @@ NOT_PATHS: dict[str, set[str]] = {
         "sheet", "method", "k", "qi", "identifiers", "confidential", "weight", "ordinal",
         "nominal", "missing_as_category", "param", "round", "seed", "group_column",
         "allow_unsafe", "keep_formula_cells", "run_number", "pseudonymize", "csv_sep",
-        "csv_decimal", "csv_encoding", "strata", "block_size", "engine", "scheduler",
+        "csv_decimal", "csv_encoding", "strata", "block_size", "engine", "scheduler", "master",
         "workers", "quiet", "list_methods", "rename_invalid", "rename",
         "household", "keep_order", "order_seed", "household_size_key",
     },

@@ -162,6 +162,7 @@ __all__ = [
     "merge_small_blocks",
     "record_uniform",
     "protect_partitioned",
+    "partitioned_report",
 ]
 
 #: Tables of at most this many records are split exactly as the local engine splits them (the
@@ -368,27 +369,29 @@ def partitioned_refusal(
     missing_as_category: Sequence[str] = (),
     strata: Sequence[str] = (),
     hierarchies: Mapping[str, str] | None = None,
+    engine: str = "dask",
 ) -> str:
-    """Why a partitioned Dask run cannot do this ("" when it can); see the module docstring."""
+    """Why a partitioned run (``engine`` "dask" or "spark") cannot do this ("" when it can); see
+    the module docstring."""
     local = "run it with --engine local (the default)"
     for option, cols in (("--ordinal", ordinal), ("--nominal", nominal)):
         if cols:
             kind = option[2:]
             return (
-                f"quasi-identifier {cols[0]!r} is {kind}, and --engine dask reads the input in "
+                f"quasi-identifier {cols[0]!r} is {kind}, and --engine {engine} reads the input in "
                 "partitions with continuous quasi-identifiers only for now; tag it continuous "
                 f"if it is a number, or {local}"
             )
     if missing_as_category:
         return (
             f"--missing-as-category {missing_as_category[0]!r} is for ordinal and nominal "
-            f"quasi-identifiers, which --engine dask does not take yet; {local}"
+            f"quasi-identifiers, which --engine {engine} does not take yet; {local}"
         )
     if strata:
-        return f"--strata is not available with --engine dask yet; {local}"
+        return f"--strata is not available with --engine {engine} yet; {local}"
     if hierarchies:
         return (
-            f"--hierarchy ({next(iter(hierarchies))!r}) is for mstk, which --engine dask does "
+            f"--hierarchy ({next(iter(hierarchies))!r}) is for mstk, which --engine {engine} does "
             f"not run; drop it, or {local}"
         )
     if (
@@ -403,7 +406,7 @@ def partitioned_refusal(
         )
     if params.get("rescale_variance", False):
         return (
-            "rescale_variance rescales with the whole release's variance, which --engine dask "
+            f"rescale_variance rescales with the whole release's variance, which --engine {engine} "
             f"never holds in one place; drop --param rescale_variance, or {local}"
         )
     if params.get("weighted_means", False):
@@ -678,6 +681,8 @@ def _with_units(
 
 
 def _cancel_check(event_name: str) -> ProgressFn:
+    if not event_name:  # Spark (microgui.core.release.spark) cancels its job group instead
+        return no_progress
     from distributed import Event
 
     event = Event(event_name)
@@ -1365,6 +1370,76 @@ def _run(
     written_parts = client.gather(parts)
 
     # 7. the report, from the sums
+    return partitioned_report(
+        method=method,
+        k=k,
+        params=params,
+        seed=seed,
+        n=n,
+        source_name=source_name,
+        names=names,
+        roles=roles,
+        reports=reports,
+        m2=m2,
+        std=std,
+        written_parts=written_parts,
+        level=level,
+        engine=f"dask ({spec.scheduler})",
+        engine_name="Dask",
+        input_partitions=len(frames),
+        n_workers=len(client.scheduler_info(n_workers=-1).get("workers", {})),
+        split=split,
+        sample_size=sample_size,
+        merged=merged,
+        block_size=block_size,
+        folder_name=folder.name,
+        out_kind=out_kind,
+        mode=mode,
+        written=written,
+        group_column=group_column,
+        reason=reason,
+        problems=problems,
+        keep_formula_cells=keep_formula_cells,
+    )
+
+
+def partitioned_report(
+    *,
+    method: Method,
+    k: int,
+    params: Mapping[str, Any],
+    seed: int,
+    n: int,
+    source_name: str,
+    names: Sequence[str],
+    roles: RoleMap,
+    reports: Sequence[Mapping[str, Any]],
+    m2: np.ndarray,
+    std: np.ndarray,
+    written_parts: Sequence[Mapping[str, Any]],
+    level: int,
+    engine: str,
+    engine_name: str,
+    input_partitions: int,
+    n_workers: int,
+    split: str,
+    sample_size: int,
+    merged: int,
+    block_size: int,
+    folder_name: str,
+    out_kind: str,
+    mode: str,
+    written: Sequence[int | None],
+    group_column: str | None,
+    reason: str | None,
+    problems: Sequence[str],
+    keep_formula_cells: bool,
+) -> dict[str, Any]:
+    """The run report of a partitioned run (Dask, or Spark: :mod:`microgui.core.release.spark`)
+    from the blocks' reports (:func:`_protect_block`) and the parts' sums (``sse``,
+    ``sse_raw``, ``neutralized``, ``renamed``, ``converted``, ``file``): the keys of a local
+    run's report."""
+    n_groups = np.array([int(r["n_groups"]) for r in reports], dtype=np.int64)
     sst_j = m2 / std**2
     sse_j = np.sum([p["sse"] for p in written_parts], axis=0)
     sse_raw_j = np.sum([p["sse_raw"] for p in written_parts], axis=0)
@@ -1380,7 +1455,6 @@ def _run(
     extras = [e for r in reports for e in r["extras"]]
     extra, not_combined = _combine_extra(extras, sst_total)
     block_sizes = [s for r in reports for s in r["pieces"]]
-    n_workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
     report: dict[str, Any] = {
         "method": method.name,
         "k": k,
@@ -1397,7 +1471,7 @@ def _run(
         "information_loss_basis": "z-scored continuous quasi-identifiers",
         "il_lower_bound": None,
         "il_lower_bound_best": None,
-        "il_lower_bound_basis": "none (not computed for a partitioned Dask run)",
+        "il_lower_bound_basis": f"none (not computed for a partitioned {engine_name} run)",
         "information_loss_all_qi": il(sse_total, sst_total),
         "information_loss_all_qi_basis": ALL_QI_BASIS,
         "information_loss_by_attribute": {
@@ -1430,23 +1504,23 @@ def _run(
             "block_size": block_size,
             "n_blocks": len(block_sizes),
             "block_sizes": {"min": min(block_sizes), "max": max(block_sizes)},
-            "engine": f"dask ({spec.scheduler})",
+            "engine": engine,
             "processes": 0,
             "partitioned": True,
-            "input_partitions": len(frames),
+            "input_partitions": input_partitions,
             "workers": n_workers,
             "split": split,
             "sample_size": sample_size,
             "blocks_merged": merged,
             "blocks_split_again": sum(1 for r in reports if len(r["pieces"]) > 1),
             "output": {
-                "folder": folder.name,
+                "folder": folder_name,
                 "format": out_kind,
                 "parts": [p["file"] for p in written_parts],
             },
             **({"extra_not_combined": not_combined} if not_combined else {}),
         },
-        "output": folder.name,
+        "output": folder_name,
         # the release's fingerprint (issue 18): partitions are read and written on the workers,
         # so no file is hashed here; the counts are the whole table's
         "fingerprint": {
@@ -1459,7 +1533,7 @@ def _run(
                 "note": "partitioned input: not hashed",
             },
             "output": {
-                "file": folder.name,
+                "file": folder_name,
                 "format": out_kind,
                 "sha256": None,
                 "rows": n,
@@ -1486,7 +1560,7 @@ def _run(
     if group_column:
         report["group_column"] = group_column
     if reason:
-        report["export_override"] = {"reason": reason, "problems": problems}
+        report["export_override"] = {"reason": reason, "problems": list(problems)}
     report.update(_converted_in_parts(written_parts))
     if keep_formula_cells:
         report["formula_cells"] = "kept raw (--keep-formula-cells)"
