@@ -483,11 +483,11 @@ PIECE = 8 * BLOCK
 PARALLEL_MIN = 4 * PIECE
 
 
-def piece_buffers(n: int, kk: int) -> tuple[np.ndarray, ...]:
-    """Work arrays of the parallel passes over up to n records (kk nearest per piece):
-    (piece farthest (pieces,), heap distances, rows, positions (pieces, kk), merge heap
-    distances, rows, positions (pieces * kk,))."""
-    pieces = max(1, -(-n // PIECE))
+def piece_buffers(n: int, kk: int, piece: int = PIECE) -> tuple[np.ndarray, ...]:
+    """Work arrays of the parallel passes over up to n records in pieces of ``piece`` (kk
+    nearest per piece): (each piece's farthest position (pieces,), its heap's distances, rows
+    and positions (pieces, kk), its heap's size (pieces,))."""
+    pieces = max(1, -(-n // piece))
     kk = max(kk, 1)
     return (
         np.empty(pieces, dtype=np.int64),
@@ -510,15 +510,17 @@ def mixed_farthest_parallel(
     pn: np.ndarray,
     dist: np.ndarray,
     idx: np.ndarray,
+    piece: int,
     pbest: np.ndarray,
 ) -> int:
-    """:func:`mixed_distances` then :func:`farthest` in one pass, piece by piece in parallel:
+    """:func:`mixed_distances` then :func:`farthest` in one pass, piece by piece (``piece``
+    records each, :data:`PIECE` in the kernels) in parallel:
     the same distances (each record's sum is computed as there) and the same answer, the largest
     (distance, -row) pair, merged over the pieces in order."""
-    pieces = (m + PIECE - 1) // PIECE
+    pieces = (m + piece - 1) // piece
     for q in prange(pieces):
-        lo = q * PIECE
-        hi = min(lo + PIECE, m)
+        lo = q * piece
+        hi = min(lo + piece, m)
         for b in range(lo, hi, BLOCK):
             mixed_distances_block(cont, ords, noms, osq, b, min(b + BLOCK, hi), pc, po, pn, dist)
         best = lo
@@ -552,6 +554,7 @@ def mixed_nearest_and_farthest_parallel(
     hd: np.ndarray,
     hx: np.ndarray,
     hp: np.ndarray,
+    piece: int,
     bufs: tuple,  # type: ignore[type-arg]
 ) -> int:
     """:func:`mixed_distances` then :func:`nearest_and_farthest` in one pass, piece by piece in
@@ -560,10 +563,10 @@ def mixed_nearest_and_farthest_parallel(
     are one set, rows being distinct), so hp[:kk] holds the same positions as the serial scan
     (in another heap order, which no caller depends on); the largest pair is the same."""
     pbest, phd, phx, php, psize = bufs
-    pieces = (m + PIECE - 1) // PIECE
+    pieces = (m + piece - 1) // piece
     for q in prange(pieces):
-        lo = q * PIECE
-        hi = min(lo + PIECE, m)
+        lo = q * piece
+        hi = min(lo + piece, m)
         for b in range(lo, hi, BLOCK):
             mixed_distances_block(cont, ords, noms, osq, b, min(b + BLOCK, hi), pc, po, pn, dist)
         qd = phd[q]

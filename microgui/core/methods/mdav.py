@@ -101,6 +101,7 @@ from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamS
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import (
     PARALLEL_MIN,
+    PIECE,
     as_2d,
     average_record,
     check_k,
@@ -156,6 +157,11 @@ _PRUNED_BATCH_WORK = 8_000_000
 
 _PROGRESS_STATUS = "forming groups"
 
+#: With more than one thread, the brute-force passes over at least this many remaining records
+#: run in parallel pieces of ``_PIECE`` records (the tests make both small).
+_PARALLEL_FROM = PARALLEL_MIN
+_PIECE = PIECE
+
 
 # --------------------------------------------------------------------------------------------
 # numba kernel
@@ -179,15 +185,16 @@ def _mdav_batch(
     k: int,
     convex: bool,
     budget: int,
-    parallel: bool,
+    parallel_from: int,
+    piece: int,
     pbufs: tuple,  # type: ignore[type-arg]
 ) -> None:
     """Advance the partition by about ``budget`` attribute-record operations.
 
     ``state`` = [records remaining m, next group label]; m = 0 when the partition is complete.
-    ``parallel``: the passes over at least :data:`~microgui.core.methods.kernels.PARALLEL_MIN`
-    records run piece by piece on numba's threads (same answers; ``pbufs`` from
-    :func:`~microgui.core.methods.kernels.piece_buffers`).
+    The passes over at least ``parallel_from`` records run in pieces of ``piece`` records on
+    numba's threads (the same answers: :func:`~microgui.core.methods.kernels.mixed_farthest_parallel`;
+    ``pbufs`` from :func:`~microgui.core.methods.kernels.piece_buffers`).
     """
     m = state[0]
     label = state[1]
@@ -208,11 +215,13 @@ def _mdav_batch(
     work = 0
     while m >= 3 * k and work < budget:
         work += 3 * m * width
-        wide = parallel and m >= PARALLEL_MIN
+        wide = m >= parallel_from
         # 003 Algorithm 5.1 step 1a-b: r, the record farthest from the average of all of R.
         average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
         if wide:
-            r = mixed_farthest_parallel(cont, ords, noms, osq, m, pc, po, pn, dist, idx, pbufs[0])
+            r = mixed_farthest_parallel(
+                cont, ords, noms, osq, m, pc, po, pn, dist, idx, piece, pbufs[0]
+            )
         else:
             mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
             r = farthest(dist, idx, m)
@@ -220,7 +229,7 @@ def _mdav_batch(
         load_mixed_point(cont, ords, noms, r, pc, po, pn)
         if wide:
             s = mixed_nearest_and_farthest_parallel(
-                cont, ords, noms, osq, m, pc, po, pn, dist, idx, r, kk, hd, hx, hp, pbufs
+                cont, ords, noms, osq, m, pc, po, pn, dist, idx, r, kk, hd, hx, hp, piece, pbufs
             )
         else:
             mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
@@ -239,9 +248,9 @@ def _mdav_batch(
             s = farthest(dist, idx, m)
         # s's group among the records left.
         load_mixed_point(cont, ords, noms, s, pc, po, pn)
-        if parallel and m >= PARALLEL_MIN:
+        if m >= parallel_from:
             mixed_nearest_and_farthest_parallel(
-                cont, ords, noms, osq, m, pc, po, pn, dist, idx, s, kk, hd, hx, hp, pbufs
+                cont, ords, noms, osq, m, pc, po, pn, dist, idx, s, kk, hd, hx, hp, piece, pbufs
             )
         else:
             mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
@@ -481,12 +490,13 @@ def _partition(
     idx = np.arange(n, dtype=np.int64)
     dist = np.empty(n, dtype=np.float64)
     state = np.array([n, 0], dtype=np.int64)
-    pbufs = piece_buffers(n, k - 1)
+    pbufs = piece_buffers(n, k - 1, _PIECE)
     while state[0] > 0:
         with chooser.batch() as (threads, share):
             _mdav_batch(
                 cont, ords, noms, sizes, osq, ocount, ncount, idx, total, labels, dist, state, k,
-                convex, int(_BATCH_WORK * share), threads > 1, pbufs,
+                convex, int(_BATCH_WORK * share), _PARALLEL_FROM if threads > 1 else n + 1,
+                _PIECE, pbufs,
             )  # fmt: skip
             if state[0] == 0:
                 chooser.partial()

@@ -149,6 +149,8 @@ class AdaptiveThreads:
                 if it finished: chooser.partial()
     """
 
+    #: False: every batch on all threads (the tests of the parallel kernels).
+    adaptive = True
     #: Batches before the option not in use is tried again (doubled each time it loses).
     PROBE_FIRST = 8
     #: Longest wait between probes, in batches.
@@ -178,6 +180,8 @@ class AdaptiveThreads:
         """The thread count and the share of the budget for the next batch."""
         if self.threads == 1:
             return 1, self._share[1]
+        if not self.adaptive:
+            return self.threads, self._share[self.threads]
         c = self._count
         self._probing = False
         if c == 0:
