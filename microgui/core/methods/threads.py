@@ -163,7 +163,9 @@ class AdaptiveThreads:
     def __init__(self, threads: int | None = None) -> None:
         self.threads = current_threads() if threads is None else max(1, int(threads))
         self._per_budget: dict[int, list[float]] = {1: [], self.threads: []}
-        self._share: dict[int, float] = {1: 1.0, self.threads: 1.0}
+        # The first batches on all threads get a small share: on a busy machine they can be
+        # many times slower than on one, and a small batch measures the speed as well.
+        self._share: dict[int, float] = {1: 1.0, self.threads: 1.0 if self.threads == 1 else 0.125}
         self._count = 0
         self._best = self.threads
         self._next_probe = 2
