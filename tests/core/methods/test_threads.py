@@ -245,3 +245,17 @@ def test_slow_batches_get_a_smaller_budget() -> None:
     chooser.record(n, 0.8, share)  # ten times the target
     assert chooser.choose() == (1, 1.0)
     assert chooser._share[2] == pytest.approx(1 / 64)  # 0.0125, but never below 1/64
+
+
+def test_lower_bound_same_for_any_thread_count() -> None:
+    # The report's IL bounds (Hansen & Mukherjee per column, cKDTree nearest neighbours;
+    # microgui.core.methods.bound) with the columns solved on 1, 2 and 4 threads: equal bit
+    # for bit (each column alone, summed in column order).
+    from microgui.core.methods.bound import attribute_bound_sse, principal_bound_sse
+
+    x = np.random.default_rng(4).normal(size=(3_000, 5))
+    x[:100] = x[0]
+    attribute = {n: attribute_bound_sse(x, 3, n) for n in (1, 2, 4)}
+    principal = {n: principal_bound_sse(x, 3, n) for n in (1, 2, 4)}
+    assert attribute[1] > 0 and len(set(attribute.values())) == 1
+    assert principal[1][0] > attribute[1] and len(set(principal.values())) == 1
