@@ -68,10 +68,13 @@ numbers; the continuous part of the average record is a running sum of the remai
 makes three passes over the remaining records: distances to the average (arg-max gives r);
 distances to r (fused: arg-max gives s, a bounded max-heap gives r's k-1 nearest); distances to s
 (s's k-1 nearest). The kernel runs a bounded amount of work per call and returns to Python, which
-reports progress (and so lets a :class:`RunCancelled` from the callback stop the run). It is
-serial: a ``prange`` distance pass measured no reliable gain on 2 cores (0.9-1.0 s either way at
-50,000 x 10), would compete with the app's GUI thread for the second core, and numba's fallback
-threading layer (workqueue) aborts on concurrent calls from two threads.
+reports progress (and so lets a :class:`RunCancelled` from the callback stop the run). With
+more than one thread (issue 33, :mod:`microgui.core.methods.threads`) the passes over many
+records run in fixed pieces merged in piece order, and the pruned search asks for s and for r's
+k-1 nearest at once: the same partition for any thread count. Parallel regions this fine
+(0.1-1 ms) pay only on an idle machine (measured here: a 60,000 x 10 batch 1.65x faster on 2
+threads when the second core was free, ten times slower when other programs held it), so each
+batch runs on one thread or all, whichever measured faster (``AdaptiveThreads``).
 
 **Pruned search** (issue 17, ``search="pruned"``; ``"auto"`` picks it where it measured faster,
 :func:`choose_search`). The same loop, each query answered without a pass over all remaining
