@@ -259,6 +259,7 @@ def protect(
     workers: int | None = None,
     unsafe: Literal["warn", "raise", "allow"] = "warn",
     plan: Any = None,
+    threads: int | None = None,
 ) -> ProtectionResult:
     """Microaggregate ``frame`` on its quasi-identifiers. ``frame`` is a pandas DataFrame, a
     ``pyarrow.Table`` or a Polars DataFrame (converted to pandas first, :func:`as_pandas`).
@@ -297,6 +298,9 @@ def protect(
     blocks of 50,000 above); ``engine="dask"`` with
     ``scheduler="tcp://HOST:PORT"`` runs blocks and strata on a Dask cluster instead of the
     local cores (``workers`` processes, None: one per core).
+
+    ``threads``: threads for the exact kernels (None: ``MICROGUI_THREADS``, else every core);
+    the release is the same for any number (issue 33), the report records it.
     """
     frame = as_pandas(frame, "the frame given to microgui.protect")
     check_frame(frame, "the frame given to microgui.protect")
@@ -333,10 +337,13 @@ def protect(
         scheduler=scheduler,
         workers=workers,
     )
-    if plan is None:
-        result = run_protection(dataset, spec, progress)
-    else:
-        result = _run_plan(dataset, plan, progress, seed)
+    from microgui.core.methods.threads import using_threads
+
+    with using_threads(threads):
+        if plan is None:
+            result = run_protection(dataset, spec, progress)
+        else:
+            result = _run_plan(dataset, plan, progress, seed)
     partition = pd.Series(np.asarray(result.labels), index=frame.index, name="group")
     check = check_export(result)
     if not check.ok:

@@ -201,6 +201,7 @@ REPORT_NOTES: dict[str, str] = {
     "k_anonymity": "the k-anonymity level measured on the released table",
     "invented_combinations": "groups whose released categorical combination none of their records has",
     "seconds": "wall-clock time of the run",
+    "threads": "threads the exact kernels could use (`--threads`, `MICROGUI_THREADS`); the release is the same for any number",
     "microgui_version": "the version that made the release",
     "input": "the input's name",
     "quasi_identifiers": "each quasi-identifier's kind",

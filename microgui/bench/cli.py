@@ -116,6 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "1,000,000 records, both kernels measured (minutes)",
     )
     parser.add_argument(
+        "--threads",
+        action="store_true",
+        help="only the threads scaling rows (issue 33): exact MDAV at 100,000 x 10 (with --huge "
+        "also 1,000,000) on 1, 2 and all cores, forced and adaptive, same labels checked",
+    )
+    parser.add_argument(
         "--suppression",
         action="store_true",
         help="only the local-suppression table (issue 31): Adult and sdcMicro's testdata at "
@@ -168,6 +174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from microgui.bench.search import search_text
 
         print(search_text(huge=args.huge, repeat=args.repeat or 3), flush=True)
+        return 0
+    if args.threads:
+        from microgui.bench.threads import threads_text
+
+        print(threads_text(huge=args.huge), flush=True)
         return 0
     if args.suppression:
         from microgui.bench.suppression import suppression_text

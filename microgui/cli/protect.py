@@ -292,6 +292,13 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         help="local processes for blocks and strata (default: one per core)",
     )
     p.add_argument(
+        "--threads",
+        metavar="N",
+        help="threads for the exact kernels (MDAV's searches and passes; default: "
+        "MICROGUI_THREADS, else every core); the release is the same for any N, only the "
+        "time differs (recorded in the report as threads)",
+    )
+    p.add_argument(
         "-q",
         "--quiet",
         action="store_true",
@@ -315,6 +322,20 @@ def _list_methods() -> int:
             extra = f" ({'|'.join(prm.choices)})" if prm.choices else ""
             print(f"{'':<20} --param {prm.name}={prm.default}{extra}: {readable(prm.help)}")
     return 0
+
+
+def _check_threads(args: argparse.Namespace) -> None:
+    """--threads (or MICROGUI_THREADS) as a whole number >= 1, before any file is read."""
+    from microgui.core.methods.threads import requested_threads
+
+    value = getattr(args, "threads", None)
+    requested_threads(None if value is None else _threads_value(value))
+
+
+def _threads_value(value: str) -> int:
+    from microgui.core.methods.threads import parse_threads
+
+    return parse_threads(value, "--threads")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -360,6 +381,7 @@ def run(args: argparse.Namespace) -> int:
             "the report), e.g. --allow-unsafe 'internal test file, not released'"
         )
     parse_seed(args.seed, "--seed")  # before any file is read
+    _check_threads(args)
     csv_options = _csv_options(args)  # checked before any file is read too
     _parse_ordinal(args.ordinal)
     _run_params(args)
@@ -646,19 +668,23 @@ def _run_and_export(
             bar.break_line()
         _compile_notice(kernel)
 
+    from microgui.core.methods.threads import using_threads
+
     stop = on_first_compile(notice)
     try:
-        if isinstance(spec, RunSpec):  # one method, or a plan run the app kept (issue 31)
-            from microgui.core.runs.plan import run_spec
+        threads = getattr(args, "threads", None)
+        with using_threads(None if threads is None else _threads_value(threads)):
+            if isinstance(spec, RunSpec):  # one method, or a plan run the app kept (issue 31)
+                from microgui.core.runs.plan import run_spec
 
-            result = run_spec(dataset, spec, bar if bar is not None else no_progress)
-        else:  # a plan (issue 31)
-            from microgui.core.runs.plan import run_plan
+                result = run_spec(dataset, spec, bar if bar is not None else no_progress)
+            else:  # a plan (issue 31)
+                from microgui.core.runs.plan import run_plan
 
-            seed = getattr(args, "seed", None)
-            result = run_plan(
-                dataset, spec, bar if bar is not None else no_progress, seed=seed
-            ).result
+                seed = getattr(args, "seed", None)
+                result = run_plan(
+                    dataset, spec, bar if bar is not None else no_progress, seed=seed
+                ).result
     finally:
         stop()
         if bar is not None:

@@ -28,6 +28,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, SignalInstance, Slot
 
 from microgui.core.errors import MicroguiError
+from microgui.core.methods.threads import app_threads, using_threads
 from microgui.core.progress import ProgressFn, RunCancelled
 
 __all__ = [
@@ -123,7 +124,9 @@ class RunWorker(QRunnable):
         try:
             if self._cancel.is_set():
                 raise RunCancelled()
-            value = self._job(self._progress)
+            # The kernels leave one core to the GUI thread (issue 33; MICROGUI_THREADS wins).
+            with using_threads(app_threads()):
+                value = self._job(self._progress)
         except RunCancelled:
             self.signals.cancelled.emit(self.run_id)
         except MicroguiError as exc:

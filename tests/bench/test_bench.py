@@ -172,3 +172,13 @@ def test_load_row_judges_the_whole_load() -> None:
     assert "whole load" in fast_read.text() and "table read alone: 0.40 s" in fast_read.text()
     assert LoadResult(1_000_000, 10, 90.0, 0.4, 220.0, 1.2, 250.0).passed
     assert not LoadResult(1_000_000, 10, 90.0, 0.4, 220.0, 1.2, 280.0).passed
+
+
+def test_threads_scaling_rows_check_the_labels() -> None:
+    # issue 33: the scaling rows time 1, 2 and all cores (no timing asserted) and check that
+    # every thread count gives the one-thread labels.
+    from microgui.bench.threads import threads_text
+
+    text = threads_text(sizes=(1_000,))
+    assert "same labels" in text and " NO" not in text
+    assert "1,000  pruned" in text and "1,000  brute" in text

@@ -116,12 +116,13 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from microgui.core.methods.threads import current_threads
 from microgui.core.methods.univariate import hansen_mukherjee
 from microgui.core.metrics.information_loss import sst
 from microgui.core.metrics.risk import unique_rows
@@ -163,11 +164,23 @@ def univariate_optimum_sse(values: npt.ArrayLike, k: int) -> float:
     return hansen_mukherjee(v, k)[1]
 
 
-def attribute_bound_sse(values_z: npt.ArrayLike, k: int) -> float:
+def _column_optima(x: np.ndarray, k: int, threads: int) -> list[float]:
+    """OPT_j(k) of every column of x, in column order; the columns on up to ``threads`` threads
+    (the shortest-path kernel releases the GIL; each column is solved alone, so the values, and
+    their sum in column order, do not depend on the thread count: issue 33)."""
+    columns = [np.ascontiguousarray(x[:, j]) for j in range(x.shape[1])]
+    if threads <= 1 or len(columns) < 2:
+        return [univariate_optimum_sse(c, k) for c in columns]
+    with ThreadPoolExecutor(max_workers=min(threads, len(columns))) as pool:
+        return list(pool.map(lambda c: univariate_optimum_sse(c, k), columns))
+
+
+def attribute_bound_sse(values_z: npt.ArrayLike, k: int, threads: int = 1) -> float:
     """Σ_j OPT_j(k): the sum over the columns of their optimal univariate k-partition SSE, a
-    lower bound on the SSE of every release that groups each column's values by ≥ k."""
+    lower bound on the SSE of every release that groups each column's values by ≥ k
+    (``threads``: columns solved at once)."""
     x = np.asarray(values_z, dtype=np.float64)
-    return float(sum(univariate_optimum_sse(x[:, j], k) for j in range(x.shape[1])))
+    return float(sum(_column_optima(x, k, threads)))
 
 
 def principal_axes_searched(n: int, d: int, k: int) -> int:
@@ -180,17 +193,17 @@ def principal_axes_searched(n: int, d: int, k: int) -> int:
     return p
 
 
-def _nearest_neighbour_sse(y: np.ndarray, k: int) -> float:
+def _nearest_neighbour_sse(y: np.ndarray, k: int, threads: int = 1) -> float:
     # (1/2k)·Σ_y D_{k−1}(y). The k nearest points of y include y itself at distance 0, so their
     # squared distances add up to D_{k−1}(y) even when y has duplicates (any of them may come
     # first: all are at 0).
     from scipy.spatial import cKDTree  # here: scipy.spatial takes 0.2 s to import
 
-    dist, _ = cKDTree(y).query(y, k=k)
+    dist, _ = cKDTree(y).query(y, k=k, workers=max(1, threads))  # same answer on any count
     return float(np.einsum("ij,ij->", dist, dist)) / (2.0 * k)
 
 
-def principal_bound_sse(values_z: npt.ArrayLike, k: int) -> tuple[float, int]:
+def principal_bound_sse(values_z: npt.ArrayLike, k: int, threads: int = 1) -> tuple[float, int]:
     """max(NN_p, Σ_{j≤p} OPT_j) + Σ_{j>p} OPT_j on the principal axes of ``values_z``, and p:
     a lower bound on the SSE of every release constant on sets of ≥ k records (module
     docstring)."""
@@ -200,11 +213,11 @@ def principal_bound_sse(values_z: npt.ArrayLike, k: int) -> tuple[float, int]:
     _, axes = np.linalg.eigh(centred.T @ centred)
     projected = centred @ axes[:, ::-1]  # largest variance first
     del centred
-    optima = [univariate_optimum_sse(projected[:, j], k) for j in range(d)]
+    optima = _column_optima(projected, k, threads)
     p = principal_axes_searched(n, d, k)
     lead = sum(optima[:p])
     if p:
-        lead = max(lead, _nearest_neighbour_sse(np.ascontiguousarray(projected[:, :p]), k))
+        lead = max(lead, _nearest_neighbour_sse(np.ascontiguousarray(projected[:, :p]), k, threads))
     return float(lead + sum(optima[p:])), p
 
 
@@ -214,9 +227,9 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def _cached(kind: str, values_z: np.ndarray, k: int) -> tuple[float, int]:
-    """The bound of this kind, computed here unless kept (or being computed by another
-    thread: then its value, once there)."""
+def _cached(kind: str, values_z: np.ndarray, k: int, threads: int = 1) -> tuple[float, int]:
+    """The bound of this kind, computed here (on ``threads`` threads) unless kept (or being
+    computed by another thread: then its value, once there)."""
     x = np.ascontiguousarray(values_z, dtype=np.float64)
     # the buffer itself, not a copy (x.tobytes() was 76 MB more at 1,000,000 x 10: issue 33)
     key = (kind, hashlib.blake2b(x.data, digest_size=16).digest(), x.shape, int(k))
@@ -233,9 +246,9 @@ def _cached(kind: str, values_z: np.ndarray, k: int) -> tuple[float, int]:
         return future.result()
     try:
         value = (
-            (attribute_bound_sse(x, k), x.shape[1])
+            (attribute_bound_sse(x, k, threads), x.shape[1])
             if kind == "attribute"
-            else principal_bound_sse(x, k)
+            else principal_bound_sse(x, k, threads)
         )
     except BaseException as exc:  # not kept: the next caller computes it again
         with _cache_lock:
@@ -257,6 +270,7 @@ def prefetch(qi: QIMatrix, k: int, one_partition: bool) -> None:
     k = int(k)
     if not qi.continuous_names or not 2 <= k <= n or n * k * d > _SOLVE_WORK:
         return
+    threads = current_threads()  # the run's (its thread's using_threads)
     kinds = ["attribute"]
     if one_partition and 2 * n * k * d <= _SOLVE_WORK:
         kinds.append("principal")
@@ -264,7 +278,7 @@ def prefetch(qi: QIMatrix, k: int, one_partition: bool) -> None:
     def compute() -> None:
         for kind in kinds:
             try:
-                _cached(kind, original, k)
+                _cached(kind, original, k, threads)
             except Exception:  # noqa: BLE001 - kept in the Future for the report to raise
                 return
 
@@ -348,11 +362,11 @@ def lower_bound_report(
             f"n·k·d = {_SOLVE_WORK:.0e})"
         )
     total = sst(original)
-    attribute = _cached("attribute", original, k)[0]
+    attribute = _cached("attribute", original, k, current_threads())[0]
     basis = "per attribute: the optimal univariate k-partition of each (Hansen & Mukherjee 2003)"
     best = attribute
     if one_partition and 2 * n * k * d <= _SOLVE_WORK:
-        principal, p = _cached("principal", original, k)
+        principal, p = _cached("principal", original, k, current_threads())
         best = max(attribute, principal)
         basis += (
             f"; best: also the principal axes, nearest neighbours on the first {p} of {d} "

@@ -40,6 +40,7 @@ __all__ = [
     "cache_folder",
     "source_hash",
     "njit",
+    "njit_parallel",
     "file_lock",
     "on_first_compile",
     "watching_compiles",
@@ -64,6 +65,22 @@ def njit(fn: Callable[..., Any]) -> Any:
         return numba.njit(cache=True, nogil=True)(fn)
     except RuntimeError:
         return numba.njit(cache=False, nogil=True)(fn)
+
+
+def njit_parallel(fn: Callable[..., Any]) -> Any:
+    """:func:`njit` with ``parallel=True``: a kernel whose ``prange`` loops run on
+    :func:`numba.get_num_threads` threads (:mod:`microgui.core.methods.threads`).
+
+    Kept for small helpers whose loop bodies call ordinary :func:`njit` kernels: numba's parfor
+    passes make a parallel kernel compile slower, so the large loops stay serial and call these.
+    Every such helper splits its work into pieces fixed by the data (never by the thread count)
+    and merges the pieces' answers in piece order, so the result is the same for any number of
+    threads.
+    """
+    try:
+        return numba.njit(cache=True, nogil=True, parallel=True)(fn)
+    except RuntimeError:
+        return numba.njit(cache=False, nogil=True, parallel=True)(fn)
 
 
 #: How long a process waits for another one's cache write before it goes on without the lock.

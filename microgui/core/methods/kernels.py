@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+from numba import prange
 
 from microgui.core.errors import InvalidParameter
-from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.jit_cache import njit, njit_parallel
 from microgui.core.table.aggregate import convex_frequencies
 
 if TYPE_CHECKING:
@@ -52,6 +53,11 @@ __all__ = [
     "mixed_distances_block",
     "mixed_distances",
     "farthest",
+    "PIECE",
+    "PARALLEL_MIN",
+    "piece_buffers",
+    "mixed_farthest_parallel",
+    "mixed_nearest_and_farthest_parallel",
     "heap_sift_down",
     "heap_drain_sorted",
     "heap_push",
@@ -466,6 +472,142 @@ def nearest_and_farthest(
             hx[0] = x
             hp[0] = i
             heap_sift_down(hd, hx, hp, size)
+    return far
+
+
+#: Records per piece of a parallel pass: fixed, so the pieces and the order their answers are
+#: merged in do not depend on the number of threads.
+PIECE = 8 * BLOCK
+#: A pass over fewer remaining records than this stays serial (a parallel region costs a few
+#: microseconds to start, and far more when the cores are busy with other programs).
+PARALLEL_MIN = 4 * PIECE
+
+
+def piece_buffers(n: int, kk: int, piece: int = PIECE) -> tuple[np.ndarray, ...]:
+    """Work arrays of the parallel passes over up to n records in pieces of ``piece`` (kk
+    nearest per piece): (each piece's farthest position (pieces,), its heap's distances, rows
+    and positions (pieces, kk), its heap's size (pieces,))."""
+    pieces = max(1, -(-n // piece))
+    kk = max(kk, 1)
+    return (
+        np.empty(pieces, dtype=np.int64),
+        np.empty((pieces, kk), dtype=np.float64),
+        np.empty((pieces, kk), dtype=np.int64),
+        np.empty((pieces, kk), dtype=np.int64),
+        np.empty(pieces, dtype=np.int64),
+    )
+
+
+@njit_parallel
+def mixed_farthest_parallel(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    osq: np.ndarray,
+    m: int,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    dist: np.ndarray,
+    idx: np.ndarray,
+    piece: int,
+    pbest: np.ndarray,
+) -> int:
+    """:func:`mixed_distances` then :func:`farthest` in one pass, piece by piece (``piece``
+    records each, :data:`PIECE` in the kernels) in parallel:
+    the same distances (each record's sum is computed as there) and the same answer, the largest
+    (distance, -row) pair, merged over the pieces in order."""
+    pieces = (m + piece - 1) // piece
+    for q in prange(pieces):
+        lo = q * piece
+        hi = min(lo + piece, m)
+        for b in range(lo, hi, BLOCK):
+            mixed_distances_block(cont, ords, noms, osq, b, min(b + BLOCK, hi), pc, po, pn, dist)
+        best = lo
+        for i in range(lo + 1, hi):
+            d = dist[i]
+            if d > dist[best] or (d == dist[best] and idx[i] < idx[best]):
+                best = i
+        pbest[q] = best
+    best = pbest[0]
+    for q in range(1, pieces):
+        i = pbest[q]
+        if dist[i] > dist[best] or (dist[i] == dist[best] and idx[i] < idx[best]):
+            best = i
+    return best
+
+
+@njit_parallel
+def mixed_nearest_and_farthest_parallel(
+    cont: np.ndarray,
+    ords: np.ndarray,
+    noms: np.ndarray,
+    osq: np.ndarray,
+    m: int,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    dist: np.ndarray,
+    idx: np.ndarray,
+    exclude: int,
+    kk: int,
+    hd: np.ndarray,
+    hx: np.ndarray,
+    hp: np.ndarray,
+    piece: int,
+    bufs: tuple,  # type: ignore[type-arg]
+) -> int:
+    """:func:`mixed_distances` then :func:`nearest_and_farthest` in one pass, piece by piece in
+    parallel: each piece keeps its own kk smallest (distance, row) pairs and its largest pair;
+    the pieces are merged in order. The kk smallest pairs of the whole are among the pieces' (and
+    are one set, rows being distinct), so hp[:kk] holds the same positions as the serial scan
+    (in another heap order, which no caller depends on); the largest pair is the same."""
+    pbest, phd, phx, php, psize = bufs
+    pieces = (m + piece - 1) // piece
+    for q in prange(pieces):
+        lo = q * piece
+        hi = min(lo + piece, m)
+        for b in range(lo, hi, BLOCK):
+            mixed_distances_block(cont, ords, noms, osq, b, min(b + BLOCK, hi), pc, po, pn, dist)
+        qd = phd[q]
+        qx = phx[q]
+        qp = php[q]
+        far = lo
+        size = 0
+        for i in range(lo, hi):
+            d = dist[i]
+            x = idx[i]
+            if d > dist[far] or (d == dist[far] and x < idx[far]):
+                far = i
+            if i == exclude:
+                continue
+            if size < kk:
+                heap_push(qd, qx, qp, size, d, x, i)
+                size += 1
+            elif d < qd[0] or (d == qd[0] and x < qx[0]):
+                qd[0] = d
+                qx[0] = x
+                qp[0] = i
+                heap_sift_down(qd, qx, qp, size)
+        pbest[q] = far
+        psize[q] = size
+    far = pbest[0]
+    size = 0
+    for q in range(pieces):
+        i = pbest[q]
+        if dist[i] > dist[far] or (dist[i] == dist[far] and idx[i] < idx[far]):
+            far = i
+        for a in range(psize[q]):
+            d = phd[q, a]
+            x = phx[q, a]
+            if size < kk:
+                heap_push(hd, hx, hp, size, d, x, php[q, a])
+                size += 1
+            elif d < hd[0] or (d == hd[0] and x < hx[0]):
+                hd[0] = d
+                hx[0] = x
+                hp[0] = php[q, a]
+                heap_sift_down(hd, hx, hp, size)
     return far
 
 

@@ -68,10 +68,13 @@ numbers; the continuous part of the average record is a running sum of the remai
 makes three passes over the remaining records: distances to the average (arg-max gives r);
 distances to r (fused: arg-max gives s, a bounded max-heap gives r's k-1 nearest); distances to s
 (s's k-1 nearest). The kernel runs a bounded amount of work per call and returns to Python, which
-reports progress (and so lets a :class:`RunCancelled` from the callback stop the run). It is
-serial: a ``prange`` distance pass measured no reliable gain on 2 cores (0.9-1.0 s either way at
-50,000 x 10), would compete with the app's GUI thread for the second core, and numba's fallback
-threading layer (workqueue) aborts on concurrent calls from two threads.
+reports progress (and so lets a :class:`RunCancelled` from the callback stop the run). With
+more than one thread (issue 33, :mod:`microgui.core.methods.threads`) the passes over many
+records run in fixed pieces merged in piece order, and the pruned search asks for s and for r's
+k-1 nearest at once: the same partition for any thread count. Parallel regions this fine
+(0.1-1 ms) pay only on an idle machine (measured here: a 60,000 x 10 batch 1.65x faster on 2
+threads when the second core was free, ten times slower when other programs held it), so each
+batch runs on one thread or all, whichever measured faster (``AdaptiveThreads``).
 
 **Pruned search** (issue 17, ``search="pruned"``; ``"auto"`` picks it where it measured faster,
 :func:`choose_search`). The same loop, each query answered without a pass over all remaining
@@ -100,6 +103,8 @@ from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import (
+    PARALLEL_MIN,
+    PIECE,
     as_2d,
     average_record,
     check_k,
@@ -107,20 +112,27 @@ from microgui.core.methods.kernels import (
     farthest,
     load_mixed_point,
     mixed_distances,
+    mixed_farthest_parallel,
+    mixed_nearest_and_farthest_parallel,
     nearest_and_farthest,
     ordinal_tables,
+    piece_buffers,
     qi_arrays,
     take_group,
 )
 from microgui.core.methods.spatial import (
     anchor_farthest,
+    block_nearest,
     build_blocks,
     choose_search,
+    farthest_and_nearest,
     farthest_from_average,
     make_anchor,
     take_around,
+    take_nearest,
     work_arrays,
 )
+from microgui.core.methods.threads import AdaptiveThreads
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.table.aggregate import convex_median, mode, ordinal_median
 from microgui.core.table.roles import AttributeKind
@@ -148,6 +160,11 @@ _PRUNED_BATCH_WORK = 8_000_000
 
 _PROGRESS_STATUS = "forming groups"
 
+#: With more than one thread, the brute-force passes over at least this many remaining records
+#: run in parallel pieces of ``_PIECE`` records (the tests make both small).
+_PARALLEL_FROM = PARALLEL_MIN
+_PIECE = PIECE
+
 
 # --------------------------------------------------------------------------------------------
 # numba kernel
@@ -171,10 +188,16 @@ def _mdav_batch(
     k: int,
     convex: bool,
     budget: int,
+    parallel_from: int,
+    piece: int,
+    pbufs: tuple,  # type: ignore[type-arg]
 ) -> None:
     """Advance the partition by about ``budget`` attribute-record operations.
 
     ``state`` = [records remaining m, next group label]; m = 0 when the partition is complete.
+    The passes over at least ``parallel_from`` records run in pieces of ``piece`` records on
+    numba's threads (the same answers: :func:`~microgui.core.methods.kernels.mixed_farthest_parallel`;
+    ``pbufs`` from :func:`~microgui.core.methods.kernels.piece_buffers`).
     """
     m = state[0]
     label = state[1]
@@ -195,14 +218,25 @@ def _mdav_batch(
     work = 0
     while m >= 3 * k and work < budget:
         work += 3 * m * width
+        wide = m >= parallel_from
         # 003 Algorithm 5.1 step 1a-b: r, the record farthest from the average of all of R.
         average_record(total, m, osizes, ocount, ncount, convex, buf, pc, po, pn)
-        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-        r = farthest(dist, idx, m)
+        if wide:
+            r = mixed_farthest_parallel(
+                cont, ords, noms, osq, m, pc, po, pn, dist, idx, piece, pbufs[0]
+            )
+        else:
+            mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            r = farthest(dist, idx, m)
         # Steps 1c-d: s farthest from r, and r's k-1 nearest, in one pass.
         load_mixed_point(cont, ords, noms, r, pc, po, pn)
-        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-        s = nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
+        if wide:
+            s = mixed_nearest_and_farthest_parallel(
+                cont, ords, noms, osq, m, pc, po, pn, dist, idx, r, kk, hd, hx, hp, piece, pbufs
+            )
+        else:
+            mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            s = nearest_and_farthest(dist, idx, m, r, kk, hd, hx, hp)
         group[0] = r
         group[1:] = hp
         s = take_group(
@@ -217,8 +251,13 @@ def _mdav_batch(
             s = farthest(dist, idx, m)
         # s's group among the records left.
         load_mixed_point(cont, ords, noms, s, pc, po, pn)
-        mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
-        nearest_and_farthest(dist, idx, m, s, kk, hd, hx, hp)
+        if m >= parallel_from:
+            mixed_nearest_and_farthest_parallel(
+                cont, ords, noms, osq, m, pc, po, pn, dist, idx, s, kk, hd, hx, hp, piece, pbufs
+            )
+        else:
+            mixed_distances(cont, ords, noms, osq, m, pc, po, pn, dist)
+            nearest_and_farthest(dist, idx, m, s, kk, hd, hx, hp)
         group[0] = s
         group[1:] = hp
         take_group(
@@ -269,6 +308,7 @@ def _mdav_pruned_batch(
     k: int,
     convex: bool,
     budget: int,
+    parallel: bool,
 ) -> None:
     """The loop of :func:`_mdav_batch` with each query answered by the pruned searches of
     :mod:`microgui.core.methods.spatial`: the same partition, bit for bit.
@@ -301,6 +341,7 @@ def _mdav_pruned_batch(
         np.empty(k, dtype=np.int64),
         np.empty(k, dtype=np.int64),
     )
+    pair = np.zeros(2, dtype=np.int64)
     work = 0
     examined = 0
     counted = work_arrays[3][0]
@@ -312,16 +353,34 @@ def _mdav_pruned_batch(
         r, w = farthest_from_average(records, osq, anchor, pc, po, pn, m)
         examined += w
         s_row = -1
-        if not last_pair:
-            # Step 1c: s, the record of R farthest from r.
-            load_mixed_point(xcol, ocol, ncol, r, qc, qo, qn)
+        load_mixed_point(xcol, ocol, ncol, r, qc, qo, qn)
+        if last_pair:
+            block_nearest(
+                records, blocks, supers, osq, qc, qo, qn, r, k - 1, bufs[3], bufs[4], bufs[5],
+                work_arrays,
+            )  # fmt: skip
+        elif parallel:
+            # Step 1c (s, the record of R farthest from r) and r's k-1 nearest (step 1d) at
+            # once: independent queries, on two threads.
+            farthest_and_nearest(
+                records, blocks, supers, anchor, osq, r, k - 1, qc, qo, qn, bufs[3], bufs[4],
+                bufs[5], work_arrays, pair,
+            )  # fmt: skip
+            s = pair[0]
+            examined += pair[1]
+            s_row = rowat[s]
+        else:
             s, w = anchor_farthest(records, osq, anchor, qc, qo, qn)
             examined += w
             s_row = rowat[s]
+            block_nearest(
+                records, blocks, supers, osq, qc, qo, qn, r, k - 1, bufs[3], bufs[4], bufs[5],
+                work_arrays,
+            )  # fmt: skip
         # Step 1d: r's group.
-        take_around(
-            records, blocks, supers, anchor, osq, r, k, label, ocount, ncount, total, labels,
-            work_arrays, bufs,
+        take_nearest(
+            records, blocks, supers, anchor, r, k, label, ocount, ncount, total, labels, bufs[5],
+            bufs,
         )  # fmt: skip
         label += 1
         m -= k
@@ -406,16 +465,23 @@ def _partition(
         # warm_up() does this ahead of time, e.g. in a background thread when the app starts.
         progress(0.0, "compiling the MDAV kernel (first run only)")
     progress(0.0, _PROGRESS_STATUS)
+    # One thread or all of them, batch by batch, whichever measures faster (the partition is
+    # the same either way: microgui.core.methods.threads).
+    chooser = AdaptiveThreads()
     if search == "pruned":
         index = build_blocks(continuous, ordinal, sizes, nominal)
         work = work_arrays(index)
         anchor = make_anchor(n, continuous, ordinal.shape[1], nominal.shape[1])
         state = np.array([n, 0, 0], dtype=np.int64)
         while state[0] > 0:
-            _mdav_pruned_batch(
-                index.records, index.blocks, index.supers, work, anchor, sizes, osq, ocount, ncount,
-                total, labels, state, k, convex, _PRUNED_BATCH_WORK,
-            )  # fmt: skip
+            with chooser.batch() as (threads, share):
+                _mdav_pruned_batch(
+                    index.records, index.blocks, index.supers, work, anchor, sizes, osq, ocount,
+                    ncount, total, labels, state, k, convex, int(_PRUNED_BATCH_WORK * share),
+                    threads > 1,
+                )  # fmt: skip
+                if state[0] == 0:
+                    chooser.partial()
             left = int(state[0]) / n
             progress(1.0 - left * left, _PROGRESS_STATUS)
         return labels
@@ -427,11 +493,16 @@ def _partition(
     idx = np.arange(n, dtype=np.int64)
     dist = np.empty(n, dtype=np.float64)
     state = np.array([n, 0], dtype=np.int64)
+    pbufs = piece_buffers(n, k - 1, _PIECE)
     while state[0] > 0:
-        _mdav_batch(
-            cont, ords, noms, sizes, osq, ocount, ncount, idx, total, labels, dist, state, k,
-            convex, _BATCH_WORK,
-        )  # fmt: skip
+        with chooser.batch() as (threads, share):
+            _mdav_batch(
+                cont, ords, noms, sizes, osq, ocount, ncount, idx, total, labels, dist, state, k,
+                convex, int(_BATCH_WORK * share), _PARALLEL_FROM if threads > 1 else n + 1,
+                _PIECE, pbufs,
+            )  # fmt: skip
+            if state[0] == 0:
+                chooser.partial()
         left = int(state[0]) / n
         # Remaining work is proportional to the square of the records left.
         progress(1.0 - left * left, _PROGRESS_STATUS)

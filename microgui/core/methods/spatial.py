@@ -73,8 +73,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import prange
 
-from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.jit_cache import njit, njit_parallel
 from microgui.core.methods.kernels import (
     heap_push,
     heap_sift_down,
@@ -103,6 +104,8 @@ __all__ = [
     "anchor_remove",
     "take_rows",
     "take_around",
+    "take_nearest",
+    "farthest_and_nearest",
     "farthest_from_average",
     "set_anchor",
 ]
@@ -1190,3 +1193,64 @@ def take_around(
     take_rows(
         records, blocks, supers, anchor, rows, k, label, ocount, ncount, total, labels, touched
     )
+
+
+@njit
+def take_nearest(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    anchor: tuple,  # type: ignore[type-arg]
+    p: int,
+    k: int,
+    label: int,
+    ocount: np.ndarray,
+    ncount: np.ndarray,
+    total: np.ndarray,
+    labels: np.ndarray,
+    hp: np.ndarray,
+    bufs: tuple,  # type: ignore[type-arg]
+) -> None:
+    """:func:`take_around` once :func:`block_nearest` has put p's k-1 nearest positions in hp."""
+    rows = bufs[6]
+    touched = bufs[7]
+    rowat = records[3]
+    rows[0] = rowat[p]
+    for a in range(k - 1):
+        rows[1 + a] = rowat[hp[a]]
+    take_rows(
+        records, blocks, supers, anchor, rows, k, label, ocount, ncount, total, labels, touched
+    )
+
+
+@njit_parallel
+def farthest_and_nearest(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    anchor: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    p: int,
+    kk: int,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    hd: np.ndarray,
+    hx: np.ndarray,
+    hp: np.ndarray,
+    work: tuple,  # type: ignore[type-arg]
+    out: np.ndarray,
+) -> None:
+    """Two independent queries about the record at position p, whose point is (pc, po, pn), on
+    two threads when there are: the remaining record farthest from it (:func:`anchor_farthest`;
+    out = [its position, distances computed]) and its kk nearest (:func:`block_nearest` into hd,
+    hx, hp). MDAV asks both once r is known (``003`` Algorithm 5.1 steps 1c and 1d). Both only
+    read the records and write disjoint outputs (the walk also skips its list's empty head), and
+    each is the serial query: the answers do not depend on the number of threads."""
+    for task in prange(2):
+        if task == 0:
+            far, w = anchor_farthest(records, osq, anchor, pc, po, pn)
+            out[0] = far
+            out[1] = w
+        else:
+            block_nearest(records, blocks, supers, osq, pc, po, pn, p, kk, hd, hx, hp, work)

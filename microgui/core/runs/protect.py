@@ -32,6 +32,7 @@ from microgui.core.methods import (
 )
 from microgui.core.methods.bound import lower_bound_report, prefetch
 from microgui.core.methods.refine import run_and_refine
+from microgui.core.methods.threads import current_threads, using_threads
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
 from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
@@ -80,18 +81,27 @@ PREFETCH_MAX_BYTES = 32 * 2**20
 
 
 def run_protection(
-    dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progress
+    dataset: Dataset,
+    spec: RunSpec,
+    progress: ProgressFn = no_progress,
+    *,
+    threads: int | None = None,
 ) -> RunResult:
     """Protect ``dataset`` as ``spec`` says, executing its steps in order (today always one, the
     method step). Raises :class:`MicroguiError` subclasses for user errors and lets
-    :class:`RunCancelled` from ``progress`` propagate."""
+    :class:`RunCancelled` from ``progress`` propagate.
+
+    ``threads``: how many threads the exact kernels may use (None: an enclosing
+    :func:`~microgui.core.methods.threads.using_threads`, else ``MICROGUI_THREADS``, else every
+    core). It never changes the release; the report records it (``threads``)."""
     started = time.perf_counter()
     result: RunResult | None = None
-    for step in spec.steps:  # dispatch on the step's kind; issue 31 adds kinds
-        if isinstance(step, MethodStep):
-            result = _run_method_step(dataset, spec, step, started, progress)
-        else:
-            raise TypeError(f"a run cannot execute a step of kind {type(step).__name__}")
+    with using_threads(threads):
+        for step in spec.steps:  # dispatch on the step's kind; issue 31 adds kinds
+            if isinstance(step, MethodStep):
+                result = _run_method_step(dataset, spec, step, started, progress)
+            else:
+                raise TypeError(f"a run cannot execute a step of kind {type(step).__name__}")
     if result is None:
         raise InvalidParameter("the run has no step to execute")
     return result
@@ -400,6 +410,8 @@ def build_report(
         # groups releasing a categorical combination none of their records has (issue 13)
         "invented_combinations": invented_combinations(protected, qi, labels),
         "seconds": round(seconds, 4),
+        # threads the exact kernels could use (issue 33; the release is the same for any number)
+        "threads": current_threads(),
         "microgui_version": __version__,
         "input": dataset.name,
         "quasi_identifiers": {c: roles[c].kind.value for c in roles.quasi_identifiers},

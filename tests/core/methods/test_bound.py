@@ -275,9 +275,9 @@ def test_bounds_are_kept_per_data_and_k(monkeypatch: pytest.MonkeyPatch) -> None
     calls: list[int] = []
     real = bound.attribute_bound_sse
 
-    def counting(values: np.ndarray, k: int) -> float:
+    def counting(values: np.ndarray, k: int, threads: int = 1) -> float:
         calls.append(k)
-        return real(values, k)
+        return real(values, k, threads)
 
     monkeypatch.setattr(bound, "attribute_bound_sse", counting)
     bound.clear_cache()

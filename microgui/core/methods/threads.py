@@ -1,0 +1,251 @@
+"""How many threads the exact kernels use (issue 33, item 1).
+
+The parallel kernels (:func:`~microgui.core.methods.jit_cache.njit_parallel`) split their work
+into pieces fixed by the data and merge the pieces' answers in piece order, so a run gives the same
+partition, bit for bit, with any number of threads; only the time differs. The number is numba's
+(:func:`numba.set_num_threads`), which numba keeps *per calling thread*: a run sets it in the
+thread that runs the kernels (:func:`using_threads`).
+
+- ``threads=None`` (the default): ``MICROGUI_THREADS`` when set, else every core this process may
+  use. The app asks for one core fewer (:func:`app_threads`): its GUI thread keeps one.
+- numba cannot use more threads than it started its pool with (``NUMBA_NUM_THREADS``, by default
+  the number of cores); a larger request is capped there (the report records the number used).
+
+Parallelism inside MDAV's loop is fine-grained (a parallel region per query or pass, 0.1-1 ms
+each): on an idle machine both threads run at once, but when other programs hold the cores a
+thread waits for the other at every region and a run can take several times *longer*. So the
+drivers do not assume it pays: :class:`AdaptiveThreads` times the kernel's batches and keeps
+whichever of one thread and all threads did the same work faster, probing the other now and then.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from microgui.core.errors import InvalidParameter
+
+__all__ = [
+    "ENV",
+    "available_cores",
+    "parse_threads",
+    "default_threads",
+    "app_threads",
+    "max_threads",
+    "current_threads",
+    "using_threads",
+    "requested_threads",
+    "AdaptiveThreads",
+]
+
+#: Environment variable giving the default number of threads.
+ENV = "MICROGUI_THREADS"
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def parse_threads(value: object, where: str = "--threads") -> int:
+    """A thread count >= 1 from an option or the environment, or a one-line
+    :class:`InvalidParameter` naming ``where``."""
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InvalidParameter(f"{where}={value!r} must be a whole number of threads >= 1")
+    return n
+
+
+def default_threads() -> int:
+    """``MICROGUI_THREADS`` when set, else :func:`available_cores`."""
+    env = os.environ.get(ENV, "").strip()
+    return parse_threads(env, ENV) if env else available_cores()
+
+
+def app_threads() -> int:
+    """The app's default: ``MICROGUI_THREADS`` when set, else one core fewer than there are
+    (at least one), leaving a core to the GUI thread."""
+    env = os.environ.get(ENV, "").strip()
+    return parse_threads(env, ENV) if env else max(1, available_cores() - 1)
+
+
+def max_threads() -> int:
+    """The most threads numba can run a kernel on in this process (``NUMBA_NUM_THREADS``)."""
+    import numba
+
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
+def current_threads() -> int:
+    """The number of threads the kernels called from this thread use."""
+    import numba
+
+    return int(numba.get_num_threads())
+
+
+class _Requested(threading.local):
+    n: int | None = None
+
+
+_requested = _Requested()
+
+
+def requested_threads(threads: int | None = None) -> int:
+    """``threads`` when given; else the number an enclosing :func:`using_threads` block of this
+    thread set (a plan's steps keep the command's ``--threads``); else :func:`default_threads`."""
+    if threads is not None:
+        return parse_threads(threads)
+    return _requested.n if _requested.n is not None else default_threads()
+
+
+@contextmanager
+def using_threads(threads: int | None) -> Iterator[int]:
+    """Run the kernels called from this thread on ``threads`` threads (None:
+    :func:`requested_threads`; capped at :func:`max_threads`) for the block; yields the number
+    set and restores the previous one after."""
+    import numba
+
+    n = max(1, min(requested_threads(threads), max_threads()))
+    before = numba.get_num_threads()
+    outer = _requested.n
+    numba.set_num_threads(n)
+    _requested.n = n
+    try:
+        yield n
+    finally:
+        _requested.n = outer
+        numba.set_num_threads(before)
+
+
+class AdaptiveThreads:
+    """Chooses, batch by batch, between one thread and :func:`current_threads` for a kernel that
+    runs to a work budget per call (MDAV's kernels), and how much of the budget to give it.
+
+    The first batch runs on all threads, the second on one; from then on the faster of the two
+    (seconds per whole budget, the last few batches of each) runs, and the other is tried again
+    after :attr:`PROBE_FIRST` batches, then after twice as many each time it loses again (a busy
+    machine is not probed at a high cost), so that a machine that becomes idle (or busy) mid-run
+    is followed. A batch that took longer than :attr:`TARGET_SECONDS` gets a smaller share of the
+    budget the next time it runs on that many threads (a thread held up by another program at
+    every parallel region can make a batch ten times slower): progress and cancellation still
+    come every few tenths of a second. The choice never changes a result, only how fast it
+    comes.
+
+    Use::
+
+        chooser = AdaptiveThreads()
+        while work left:
+            with chooser.batch() as (threads, share):
+                kernel(..., budget=int(BUDGET * share), parallel=threads > 1)
+                if it finished: chooser.partial()
+    """
+
+    #: False: every batch on all threads (the tests of the parallel kernels).
+    adaptive = True
+    #: Batches before the option not in use is tried again (doubled each time it loses).
+    PROBE_FIRST = 8
+    #: Longest wait between probes, in batches.
+    PROBE_MOST = 256
+    #: Timings kept per option.
+    KEEP = 3
+    #: A batch should take about this long at most (progress and cancellation between batches).
+    TARGET_SECONDS = 0.08
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = current_threads() if threads is None else max(1, int(threads))
+        self._per_budget: dict[int, list[float]] = {1: [], self.threads: []}
+        # The first batches on all threads get a small share: on a busy machine they can be
+        # many times slower than on one, and a small batch measures the speed as well.
+        self._share: dict[int, float] = {1: 1.0, self.threads: 1.0 if self.threads == 1 else 0.125}
+        self._count = 0
+        self._best = self.threads
+        self._next_probe = 2
+        self._interval = self.PROBE_FIRST
+        self._probing = False
+        self.used: dict[int, int] = {1: 0, self.threads: 0}
+        self._full = True
+
+    def _cost(self, n: int) -> float:
+        times = self._per_budget[n]
+        return sum(times) / len(times) if times else 0.0
+
+    def choose(self) -> tuple[int, float]:
+        """The thread count and the share of the budget for the next batch."""
+        if self.threads == 1:
+            return 1, self._share[1]
+        if not self.adaptive:
+            return self.threads, self._share[self.threads]
+        c = self._count
+        self._probing = False
+        if c == 0:
+            n = self.threads
+        elif c == 1:
+            n = 1
+        elif c >= self._next_probe:
+            n = 1 if self._best == self.threads else self.threads
+            self._probing = True
+        else:
+            n = self._best
+        return n, self._share[n]
+
+    def record(self, threads: int, seconds: float, share: float = 1.0, full: bool = True) -> None:
+        """Note that a batch on ``threads`` given ``share`` of the budget took ``seconds``
+        (``full``: it used its whole share; a last, partial batch is not compared)."""
+        self._count += 1
+        self.used[threads] = self.used.get(threads, 0) + 1
+        if not full:
+            return
+        times = self._per_budget.setdefault(threads, [])
+        times.append(seconds / share)
+        del times[: -self.KEEP]
+        if seconds > self.TARGET_SECONDS:
+            self._share[threads] = max(1 / 64, share * self.TARGET_SECONDS / seconds)
+        elif seconds < self.TARGET_SECONDS / 4 and share < 1.0:
+            self._share[threads] = min(1.0, share * 2.0)
+        if self.threads == 1 or self._count < 2:
+            return
+        other = 1 if threads == self.threads else self.threads
+        if not self._per_budget[other]:
+            return
+        faster = threads if self._cost(threads) <= self._cost(other) else other
+        if self._count == 2:
+            self._best = faster
+            self._next_probe = self._count + self._interval
+        elif self._probing:
+            if faster == threads:  # the probe won: switch, probe the other soon
+                self._best = threads
+                self._interval = self.PROBE_FIRST
+            else:
+                self._interval = min(2 * self._interval, self.PROBE_MOST)
+            self._next_probe = self._count + self._interval
+
+    @contextmanager
+    def batch(self) -> Iterator[tuple[int, float]]:
+        """Run one batch: yields (threads, share of the budget); the threads are set for the
+        block in this thread and the batch is timed. Call :meth:`partial` inside the block when
+        the batch ended before using its share (the last one)."""
+        import numba
+
+        n, share = self.choose()
+        before = numba.get_num_threads()
+        numba.set_num_threads(n)
+        self._full = True
+        started = time.perf_counter()
+        try:
+            yield n, share
+        finally:
+            numba.set_num_threads(before)
+        self.record(n, time.perf_counter() - started, share, self._full)
+
+    def partial(self) -> None:
+        """The current batch did less than its share of the budget: its time is not compared."""
+        self._full = False
