@@ -20,6 +20,7 @@ whichever of one thread and all threads did the same work faster, probing the ot
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -35,6 +36,7 @@ __all__ = [
     "default_threads",
     "app_threads",
     "max_threads",
+    "threadsafe_layer",
     "current_threads",
     "using_threads",
     "requested_threads",
@@ -79,10 +81,33 @@ def app_threads() -> int:
 
 
 def max_threads() -> int:
-    """The most threads numba can run a kernel on in this process (``NUMBA_NUM_THREADS``)."""
+    """The most threads numba can run a kernel on in this process (``NUMBA_NUM_THREADS``), or 1
+    where numba has no thread-safe threading layer (:func:`threadsafe_layer`)."""
     import numba
 
-    return int(numba.config.NUMBA_NUM_THREADS)
+    return int(numba.config.NUMBA_NUM_THREADS) if threadsafe_layer() else 1
+
+
+@functools.cache
+def threadsafe_layer() -> bool:
+    """Whether numba can load a threading layer that several Python threads may call at once
+    (``tbb`` or ``omp``). Its fallback, ``workqueue``, aborts the whole process when two threads
+    launch parallel kernels together (numba's "The Threading Layers": workqueue is neither
+    thread- nor fork-safe) -- as the app does, with its run, its preparation and the bound each in
+    a thread. Without one, every run stays on one thread (the partition is the same) and numba is
+    told never to choose workqueue for a parallel launch of ours."""
+    import importlib
+
+    import numba
+
+    for module in ("numba.np.ufunc.tbbpool", "numba.np.ufunc.omppool"):
+        try:
+            importlib.import_module(module)
+        except (ImportError, OSError):
+            continue
+        numba.config.THREADING_LAYER = "threadsafe"
+        return True
+    return False
 
 
 def current_threads() -> int:
