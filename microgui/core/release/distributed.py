@@ -1400,6 +1400,7 @@ def _run(
         reason=reason,
         problems=problems,
         keep_formula_cells=keep_formula_cells,
+        order=order,
     )
 
 
@@ -1434,6 +1435,8 @@ def partitioned_report(
     reason: str | None,
     problems: Sequence[str],
     keep_formula_cells: bool,
+    order: RecordOrder | None = None,
+    order_note: str | None = None,
 ) -> dict[str, Any]:
     """The run report of a partitioned run (Dask, or Spark: :mod:`microgui.core.release.spark`)
     from the blocks' reports (:func:`_protect_block`) and the parts' sums (``sse``,
@@ -1574,9 +1577,11 @@ def partitioned_report(
     # the verdict's keys (issue 29): a partitioned run never reads the confidential columns
     # into its blocks, so attribute disclosure is "not measured" (null), never a ✓
     # issue 31: each part shuffled, no record moved between parts; the report says so
+    order = order if order is not None else RecordOrder(keep=True)
     report["record_order"] = {
         **order_report(order, None),
-        "note": (
+        "note": order_note
+        or (
             "a partitioned release keeps each part's input order"
             if order.keep
             else "each part's records shuffled within the part; a record stays in the part "
