@@ -121,10 +121,12 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     protect: Callable[..., dict[str, Any]] = protect_partitioned
+    order: dict[str, Any] = {"order": _record_order(args)}
     if spark:
         from microgui.core.release.spark import protect_spark
 
         protect = protect_spark
+        order = {}  # random record order is not built for Spark: its report says so
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
     try:
         report = protect(
@@ -142,11 +144,17 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
             override=args.allow_unsafe,
             keep_formula_cells=args.keep_formula_cells,
             progress=bar if bar is not None else no_progress,
-            order=_record_order(args),
+            **order,
         )
     finally:
         if bar is not None:
             bar.close()
+    if spark and not getattr(args, "keep_order", False):
+        print(
+            "microgui: note: the Spark engine wrote the records in the input's order "
+            "(random record order is built for the local and Dask engines only)",
+            file=sys.stderr,
+        )
     scale = report["scale"]
     print(
         f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "

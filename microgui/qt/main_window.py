@@ -209,7 +209,10 @@ class MainWindow(QMainWindow):
         self.results_scroll.setWidget(self.results_panel)
         self.results_scroll.setWidgetResizable(True)
         self.results_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.results_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # across only when a run's figures ask for more than the dock has (after Adult and
+        # Census runs they asked 233 px of a 226 px viewport at 1366 x 768, and were cut while
+        # this was switched off); a wider minimum would push the window past a laptop's width
+        self.results_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.results_scroll.setMinimumWidth(240)  # the figures' names and values side by side
         self.results_dock = self._dock(
             "Results", "results_dock", self.results_scroll, Qt.DockWidgetArea.RightDockWidgetArea

@@ -253,7 +253,9 @@ def _restore_runs(
 def _show_restored(
     controller: AppController, project: Project, frame: Any, entries: list[HistoryEntry]
 ) -> None:
-    if not _same_table(controller, frame):
+    if not _same_table(controller, frame) or controller.is_running:
+        # another table came in, or the user already started something between the turns
+        # (shown a run, run a method): theirs wins, nothing is shown over it
         return
     compared = [entries[i].run_id for i in project.comparison]
     if len(compared) >= 2:

@@ -34,7 +34,7 @@ NOT_PATHS: dict[str, set[str]] = {
         "allow_unsafe", "keep_formula_cells", "run_number", "pseudonymize", "csv_sep",
         "csv_decimal", "csv_encoding", "strata", "block_size", "engine", "scheduler", "master",
         "workers", "quiet", "list_methods", "rename_invalid", "rename",
-        "household", "keep_order", "order_seed", "household_size_key",
+        "household", "keep_order", "order_seed", "household_size_key", "threads",
     },
     "dependency-tree": {"attributes", "bins", "sheet"},
     "suggest-roles": {"sheet"},

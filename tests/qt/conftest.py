@@ -56,10 +56,12 @@ def _no_dangling_run_threads() -> Iterator[None]:
     """
     yield
     busy = [p for p in [*live_run_pools(), QThreadPool.globalInstance()] if p.activeThreadCount()]
-    for pool in busy:
-        pool.waitForDone(30_000)  # do not let the thread outlive the test session
-    if busy:
-        pytest.fail(f"{len(busy)} thread pool(s) still had running threads after the test")
+    # A cancelled run stops at its next progress call, but a numba compile in progress cannot be
+    # interrupted: with an empty kernel cache (CI) a worker may still be compiling when the
+    # window has closed. It must end within the wait; a thread that never ends fails the test.
+    stuck = [pool for pool in busy if not pool.waitForDone(120_000)]
+    if stuck:
+        pytest.fail(f"{len(stuck)} thread pool(s) still had running threads 2 min after the test")
 
 
 @pytest.fixture

@@ -115,7 +115,10 @@ def _scroll_area_problems(area: QScrollArea) -> list[str]:
             continue
         size = inner.width() if axis == "wide" else inner.height()
         if size > port_size + TOLERANCE:
-            out.append(f"{name}: its widget is {size - port_size} px too {axis} and cannot scroll")
+            out.append(
+                f"{name}: its widget is {size - port_size} px too {axis} and cannot scroll"
+                + _widest_child(inner, axis, port_size)
+            )
             continue
         for child in inner.findChildren(QWidget):
             if not child.isVisible() or child.width() <= 0 or child.height() <= 0:
@@ -129,6 +132,23 @@ def _scroll_area_problems(area: QScrollArea) -> list[str]:
                     f"{describe(area)}, which cannot scroll that way"
                 )
     return out
+
+
+def _widest_child(inner: QWidget, axis: str, port_size: int) -> str:
+    """The child that asks for the most room that way (what makes the widget too large)."""
+
+    def need(child: QWidget) -> int:
+        hint = child.minimumSizeHint()
+        size = child.minimumSize()
+        return (
+            max(hint.width(), size.width()) if axis == "wide" else max(hint.height(), size.height())
+        )
+
+    shown = [c for c in inner.findChildren(QWidget) if c.isVisible() and c.parentWidget() is inner]
+    if not shown:
+        return ""
+    widest = max(shown, key=need)
+    return f" (widest: {describe(widest)}, {need(widest)} px for a {port_size} px viewport)"
 
 
 # tables, lists, trees -------------------------------------------------------------------------

@@ -534,7 +534,7 @@ def mixed_farthest_parallel(
         i = pbest[q]
         if dist[i] > dist[best] or (dist[i] == dist[best] and idx[i] < idx[best]):
             best = i
-    return best
+    return int(best)
 
 
 @njit_parallel
@@ -608,7 +608,7 @@ def mixed_nearest_and_farthest_parallel(
                 hx[0] = x
                 hp[0] = php[q, a]
                 heap_sift_down(hd, hx, hp, size)
-    return far
+    return int(far)
 
 
 @njit

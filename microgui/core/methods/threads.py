@@ -85,7 +85,8 @@ def max_threads() -> int:
     where numba has no thread-safe threading layer (:func:`threadsafe_layer`)."""
     import numba
 
-    return int(numba.config.NUMBA_NUM_THREADS) if threadsafe_layer() else 1
+    layer = threadsafe_layer()
+    return int(numba.config.NUMBA_NUM_THREADS) if layer else 1  # type: ignore[attr-defined]
 
 
 @functools.cache
@@ -105,7 +106,7 @@ def threadsafe_layer() -> bool:
             importlib.import_module(module)
         except (ImportError, OSError):
             continue
-        numba.config.THREADING_LAYER = "threadsafe"
+        numba.config.THREADING_LAYER = "threadsafe"  # type: ignore[attr-defined]
         return True
     return False
 

@@ -299,10 +299,10 @@ def test_a_bound_being_computed_is_waited_for_not_computed_again(
     calls: list[int] = []
     real = bound.attribute_bound_sse
 
-    def slow(values: np.ndarray, k: int) -> float:
+    def slow(values: np.ndarray, k: int, threads: int = 1) -> float:
         calls.append(k)
         time.sleep(0.2)
-        return real(values, k)
+        return real(values, k, threads)
 
     monkeypatch.setattr(bound, "attribute_bound_sse", slow)
     bound.clear_cache()

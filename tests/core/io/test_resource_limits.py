@@ -170,7 +170,7 @@ def test_memory_running_out_anyway_is_one_line(
     def exhausted(*args: object, **kwargs: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr("microgui.core.runs.run_protection", exhausted)
+    monkeypatch.setattr("microgui.core.runs.plan.run_spec", exhausted)  # the run of a protect
     out = tmp_path / "out.csv"
     assert (
         main(

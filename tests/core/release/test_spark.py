@@ -28,6 +28,7 @@ from microgui.cli import main  # noqa: E402
 from microgui.core.errors import InvalidParameter  # noqa: E402
 from microgui.core.release import distributed as dist  # noqa: E402
 from microgui.core.release import spark as spark_engine  # noqa: E402
+from microgui.core.release.order import RecordOrder  # noqa: E402
 from microgui.core.runs import RunSpec, run_protection  # noqa: E402
 from microgui.core.table.dataset import Dataset  # noqa: E402
 from microgui.core.table.roles import roles_from_lists  # noqa: E402
@@ -135,7 +136,13 @@ def test_the_release_is_the_local_engines_and_the_dask_engines(
             "mdav", 5, seed=7, block_size=300, engine="dask", scheduler=cluster.scheduler_address
         )
         dist.protect_partitioned(
-            tmp_path / "in", tmp_path / "dask", spec, qi=QI, identifiers=["id"], group_column="g"
+            tmp_path / "in",
+            tmp_path / "dask",
+            spec,
+            qi=QI,
+            identifiers=["id"],
+            group_column="g",
+            order=RecordOrder(keep=True),  # the Spark engine writes the input's order
         )
     finally:
         cluster.close()

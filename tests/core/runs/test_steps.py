@@ -67,6 +67,7 @@ _COMMON = [
     "parameters", "quasi_identifiers", "seconds", "seed", "sse", "sst", "weight",
     "attribute_disclosure", "verdict",  # added by issue 29 (the release's verdict)
     "risk_before", "risk_after",  # added by issue 29 (the file's risk, before and after)
+    "threads",  # added by issue 33 (the threads the kernels ran on; the release is the same)
 ]  # fmt: skip
 _MSTK = [
     "cavg", "discernibility", "distinct_qi_combinations", "generalization_il",
