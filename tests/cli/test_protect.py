@@ -294,7 +294,7 @@ def test_protect_with_strata_and_blocks(
         (["--scheduler", "tcp://127.0.0.1:8786"], "used only by --engine dask"),
         (["--workers", "two"], "workers 'two' is not a whole number"),
         (["--workers", "0"], "workers=0 must be a whole number >= 1"),
-        (["--engine", "spark"], "unknown engine 'spark'; use one of local, dask"),
+        (["--engine", "ray"], "unknown engine 'ray'"),
     ],
 )
 def test_scale_options_are_checked(
