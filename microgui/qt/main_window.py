@@ -669,7 +669,13 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not getattr(self, "_fitted", False):
             self._fitted = True
-            QTimer.singleShot(0, self, self.fit_on_screen)
+            # A window manager adds its frame (the title bar) only after the first show, and
+            # Qt learns its size later still: at the first turn frameGeometry() is the bare
+            # window, so a 1366 x 768 window on a 768 px screen kept its status bar 25 px below
+            # the screen's edge under openbox. Fit again once the frame is known (fitting is
+            # idempotent: a window inside the free area is left alone).
+            for delay in FIT_DELAYS_MS:
+                QTimer.singleShot(delay, self, self.fit_on_screen)
 
     def fit_on_screen(self) -> None:
         """Shrink and move the window so that its frame (title bar included) is inside the
@@ -819,6 +825,11 @@ class MainWindow(QMainWindow):
             if box is not None:
                 box.close()
         super().closeEvent(event)
+
+
+#: When the first window is fitted to the screen's free area (ms after it is shown): at once,
+#: and again after the window manager has framed it.
+FIT_DELAYS_MS = (0, 250, 1000)
 
 
 def fits_a_screen(rect: Any, slack: int = 8) -> bool:
