@@ -361,10 +361,16 @@ def _carried(exc: MicroguiError) -> RuntimeError:
 # --------------------------------------------------------------------------------------------
 
 
-def _numbered(spark: Any, frame: Any, from_files: bool) -> tuple[Any, int, list[tuple[Any, int]]]:
+def _numbered(
+    spark: Any, frame: Any, from_files: bool, persisted: list[Any]
+) -> tuple[Any, int, list[tuple[Any, int]]]:
     """``frame`` with ``_mg_id``: its records numbered 0..n-1 in the input's order (module
     docstring, 1.), n, and the records of every key in that order (key: the file's URI, or
-    the partition's number)."""
+    the partition's number). A DataFrame (not files) is persisted with its partitions' numbers
+    before they are counted (into ``persisted``): a frame whose partitions come out otherwise
+    on each evaluation (``repartitionByRange`` samples its bounds, a ``sample`` or ``rand``
+    draws anew) is numbered once."""
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.types import LongType, StructField, StructType
 
@@ -377,6 +383,9 @@ def _numbered(spark: Any, frame: Any, from_files: bool) -> tuple[Any, int, list[
         keys = [F.spark_partition_id().alias("_mg_k0")]
     names = [f"_mg_k{i}" for i in range(len(keys))]
     tagged = frame.select("*", *keys, F.monotonically_increasing_id().alias("_mg_mid"))
+    if not from_files:
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(tagged)
     counts = tagged.groupBy(*names).agg(
         F.count(F.lit(1)).alias("_mg_n"), F.min("_mg_mid").alias("_mg_min")
     )
@@ -645,12 +654,19 @@ def _check_qi_columns(frame: Any, names: Sequence[str], source_name: str) -> Non
                 f"{kind.simpleString()}, not as numbers{where}; continuous quasi-identifiers "
                 "must be numbers: correct the file, or tag the column otherwise"
             )
+    # one Spark job for every column: how many records miss it, and the first
+    aggs = []
+    for q in names:
+        col = F.col(f"`{q}`")
         missing = col.isNull() | F.isnan(col.cast("double"))
-        row = frame.where(missing).agg(F.count(F.lit(1)), F.min("_mg_id")).collect()[0]
-        if int(row[0]):
+        aggs += [F.count(F.when(missing, 1)), F.min(F.when(missing, F.col("_mg_id")))]
+    row = frame.agg(*aggs).collect()[0]
+    for j, q in enumerate(names):
+        count, first = int(row[2 * j]), row[2 * j + 1]
+        if count:
             raise InvalidInput(
-                f"quasi-identifier {q!r} of {source_name} is missing in {int(row[0]):,} "
-                f"record(s) (the first: record {int(row[1]) + 1:,}); fill them in or drop those "
+                f"quasi-identifier {q!r} of {source_name} is missing in {count:,} "
+                f"record(s) (the first: record {int(first) + 1:,}); fill them in or drop those "
                 "records (or use --engine local, which says more)"
             )
 
@@ -932,7 +948,6 @@ def _protect_frame(
 ) -> tuple[Any, dict[str, Any]]:
     started = time.perf_counter()
     _import_pyspark()
-    from pyspark import StorageLevel
     from pyspark.sql import DataFrame
 
     if not isinstance(frame, DataFrame):
@@ -947,10 +962,8 @@ def _protect_frame(
     persisted: list[Any] = []
     try:
         numbered, n, per_key = actions.run(
-            lambda: _numbered(spark, frame, False), 0.0, 0.02, "numbering"
+            lambda: _numbered(spark, frame, False, persisted), 0.0, 0.02, "numbering"
         )
-        numbered = numbered.persist(StorageLevel.MEMORY_AND_DISK)
-        persisted.append(numbered)
         sizes = [count for _key, count in per_key if count > 0]
         release = _run(spark, actions, numbered, n, sizes, job, facts, persisted)
     except BaseException:
@@ -1062,7 +1075,7 @@ def run_spark_job(job: dist.PartitionedJob, progress: ProgressFn = no_progress) 
     committed = False
     try:
         numbered, n, per_key = actions.run(
-            lambda: _numbered(spark, frame, True), 0.0, 0.02, "numbering"
+            lambda: _numbered(spark, frame, True, persisted), 0.0, 0.02, "numbering"
         )
         sizes = _part_sizes(partitions, per_key)
         release = _run(spark, actions, numbered, n, sizes, job, facts, persisted)
