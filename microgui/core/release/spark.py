@@ -23,16 +23,25 @@ on a Spark cluster (a Databricks or Cloudera cluster, or ``local[*]``, this mach
    seeds, labels and group means as the local engine's blocks), its report travelling on the
    block's first row. The result is persisted; the release check (k-anonymity of every block
    at least k) runs before anything is written.
-4. **Release.** The input is joined with the protected values on the record number, put back in
-   the input's order (``repartitionByRange`` and ``sortWithinPartitions``) and composed batch by
-   batch as the Dask engine writes its parts: clean numbers with the whole column's decimals and
+4. **Release.** The input is joined with the protected values on the record number, put in
+   the release's order (``repartitionByRange`` and ``sortWithinPartitions`` on each record's
+   place) and composed batch by batch as the Dask engine writes its parts: clean numbers with the whole column's decimals and
    magnitude, ``round``, the group column, identifiers removed, formula cells and column names
    neutralized. The command writes it as a folder of Parquet part files under a hidden name and
    renames it with ``_microgui.json`` (the parts and the run report), as the Dask engine does; the
    API returns the DataFrame and the report.
 
-So a table of at most 200,000 records gives the local engine's release (and the Dask engine's),
-value for value; above that the blocks come from the sample's split, as on Dask.
+So a table of at most 200,000 records gives the local engine's groups and values (and the Dask
+engine's), value for value; above that the blocks come from the sample's split, as on Dask.
+
+**Record order** (issue 31, as the Dask engine): each record's place is its input partition's
+first number plus its place in that partition's permutation (``SeedSequence(entropy,
+spawn_key=(i,))`` for partition i, the partitions the Dask engine reads: a CSV file, up to a
+million records of a Parquet file; a DataFrame's partitions for the API), so the release read
+in part-name order is the Dask engine's with the same seeds; no record moves across input
+partitions. ``--keep-order`` (``order=RecordOrder(keep=True)``) keeps the input's order. The
+shared job (:class:`~microgui.core.release.distributed.PartitionedJob`) and report code
+(:func:`~microgui.core.release.distributed.partitioned_report`) are the Dask engine's.
 
 **Checks.** Before any data is sent, the master URL must be one Spark understands
 (:func:`check_master_url`; a ``spark://`` master must accept a connection) and every executor
@@ -45,8 +54,10 @@ system); for ``hdfs://``, ``s3a://`` or ``dbfs:/`` tables use the API and Spark'
 writer.
 
 **Progress and cancel.** Each Spark action runs in a job group; progress is its stages'
-finished tasks; a cancel (the progress callback raising :class:`RunCancelled`) cancels the job
-group and leaves nothing behind.
+finished tasks; a cancel (the progress callback raising :class:`RunCancelled`, or Ctrl-C's
+KeyboardInterrupt) cancels the job group and leaves nothing behind. The group, not
+``SparkContext.cancelAllJobs``: on a notebook's shared session the user's other jobs go on
+(pyspark's own Ctrl-C handler, installed with the session in the main thread, cancels all).
 """
 
 from __future__ import annotations
