@@ -46,7 +46,8 @@ COMMON = ["--method", "mdav", "-k", "5", "--qi", ",".join(QI), "--identifiers", 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One local[1] session for the test run (one executor slot: one Python worker to start
-    and warm): quiet, no UI, one shuffle partition; its Python workers run this interpreter."""
+    and warm): quiet, no UI, one shuffle partition, no adaptive planning (half the time of a
+    run on these tiny tables); its Python workers run this interpreter."""
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -58,6 +59,7 @@ def spark() -> Iterator[Any]:
         .config("spark.log.level", "ERROR")
         .config("spark.sql.shuffle.partitions", "1")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.adaptive.enabled", "false")  # tiny tables: fewer planning jobs
         .getOrCreate()
     )
     try:
@@ -180,6 +182,32 @@ def test_the_api_takes_and_returns_a_spark_dataframe(spark: Any) -> None:
     assert result.report["information_loss"] == pytest.approx(local.report["information_loss"])
     assert result.report["output"] is None
     assert result.report["record_order"]["order"] == "input"
+
+
+def test_the_sample_split_of_a_larger_table(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above SAMPLE_ROWS (made small here) the blocks come from a sample's split, on a CSV
+    input with heavy ties on the axis: every group has at least k records, every record is
+    released once, the order is the input's (--keep-order), the IL close to local blocking."""
+    monkeypatch.setattr(dist, "SAMPLE_ROWS", 300)
+    frame = partitioned_table(1000, seed=2)
+    frame["hours"] = np.floor(frame["hours"] / 10)  # heavy ties on the axis
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    spec = RunSpec.make("mdav", 5, seed=7, block_size=250, engine="spark")
+    report = spark_engine.protect_spark(
+        tmp_path / "t.csv", tmp_path / "out", spec, qi=QI, identifiers=["id"],
+        group_column="g", order=RecordOrder(keep=True),
+    )  # fmt: skip
+    assert report["scale"]["split"].startswith("sample of")
+    assert report["scale"]["n_blocks"] >= 3
+    assert report["record_order"]["order"] == "input"
+    released = _released(tmp_path / "out")
+    assert (released["record"] == frame["record"]).all()
+    assert released.groupby("g").size().min() >= 5
+    roles = roles_from_lists(list(frame.columns), qi=QI, identifiers=["id"])
+    local = run_protection(Dataset(frame, roles), RunSpec.make("mdav", 5, seed=7, block_size=250))
+    assert report["information_loss"] == pytest.approx(local.information_loss, rel=0.1)
 
 
 def test_the_positions_are_the_dask_engines_permutations() -> None:
