@@ -370,7 +370,8 @@ def protect(
 @dataclass(frozen=True)
 class SparkProtectionResult:
     """What :func:`protect_spark` returns: ``frame``, the released ``pyspark.sql.DataFrame``
-    (identifiers removed, records in the input's partition order), and ``report``, the run
+    (identifiers removed, each input partition's records in a random order unless
+    ``keep_order``), and ``report``, the run
     report (the keys of a partitioned run's report: counts and measures only)."""
 
     frame: Any
@@ -392,6 +393,8 @@ def protect_spark(
     override: str | None = None,
     keep_formula_cells: bool = False,
     progress: ProgressFn = no_progress,
+    keep_order: bool = False,
+    order_seed: int | None = None,
 ) -> SparkProtectionResult:
     """Microaggregate a ``pyspark.sql.DataFrame`` on its own Spark session, block by block
     (:mod:`microgui.core.release.spark`: the Dask engine's global split, each block protected
@@ -405,7 +408,13 @@ def protect_spark(
     unless ``override`` gives the reason, recorded in the report. Every executor must run this
     microgui version (checked first). Raises :class:`~microgui.core.errors.MicroguiError`
     subclasses (one line) for user errors.
+
+    The records of each of ``frame``'s partitions come out in a random order (the Dask
+    engine's permutation of each part; :mod:`microgui.core.release.order`) unless
+    ``keep_order``; ``order_seed`` makes that order reproducible and is recorded in the report
+    (``record_order``).
     """
+    from microgui.core.release.order import RecordOrder
     from microgui.core.release.spark import protect_spark_frame
 
     def names(value: Iterable[str] | str) -> list[str]:
@@ -424,6 +433,7 @@ def protect_spark(
         override=override,
         keep_formula_cells=keep_formula_cells,
         progress=progress,
+        order=RecordOrder(keep=bool(keep_order), seed=order_seed),
     )
     return SparkProtectionResult(frame=release, report=report)
 

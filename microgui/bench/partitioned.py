@@ -23,7 +23,14 @@ from microgui.core.runs import RunSpec, run_protection
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import roles_from_lists
 
-__all__ = ["DASK_N", "DASK_PARTS", "CLIENT_TARGET_MB", "write_parts", "partitioned_text"]
+__all__ = [
+    "DASK_N",
+    "DASK_PARTS",
+    "CLIENT_TARGET_MB",
+    "write_parts",
+    "run_measured",
+    "partitioned_text",
+]
 
 #: The issue's size: 10,000,000 records x 10, in this many Parquet files.
 DASK_N = 10_000_000
@@ -62,19 +69,54 @@ def _peak_mb(pid: int) -> float | None:
     return None
 
 
-def _client_run(argv: list[str]) -> tuple[float, float | None, str]:
-    """Run the command line in a fresh process, sampling its peak memory every 50 ms (VmHWM
-    only grows, so the last reading before it exits is its peak). Returns (seconds, peak MB,
-    stderr)."""
+def _descendants(pid: int) -> list[int]:
+    """The live descendants of ``pid`` (Linux /proc): the JVM that pyspark starts, its Python
+    workers."""
+    out: list[int] = []
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for child in children:
+                out.append(int(child))
+                stack.append(int(child))
+    return out
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def run_measured(
+    argv: list[str], what: str, child_command: str | None = None
+) -> tuple[float, float | None, float | None, str]:
+    """Run the command line in a fresh process, sampling every 50 ms its peak memory and (with
+    ``child_command``, e.g. ``"java"``) the peak of its descendants of that name (VmHWM only
+    grows, so the last reading before it exits is the peak). Returns (seconds, peak MB, the
+    descendants' peak MB, stderr); a failed run raises naming ``what``."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak: list[float] = []
+    other: list[float] = []
 
     def sample() -> None:
         while child.poll() is None:
             value = _peak_mb(child.pid)
             if value is not None:
                 peak.append(value)
+            if child_command is not None:
+                for pid in _descendants(child.pid):
+                    if _command(pid) == child_command:
+                        value = _peak_mb(pid)
+                        if value is not None:
+                            other.append(value)
             time.sleep(0.05)
 
     watcher = threading.Thread(target=sample, daemon=True)
@@ -83,8 +125,8 @@ def _client_run(argv: list[str]) -> tuple[float, float | None, str]:
     seconds = time.perf_counter() - started
     watcher.join()
     if child.returncode != 0:
-        raise RuntimeError(f"the Dask run failed:\n{err.strip()}")
-    return seconds, (max(peak) if peak else None), err
+        raise RuntimeError(f"the {what} run failed:\n{err.strip()[-2000:]}")
+    return seconds, max(peak, default=None), max(other, default=None), err
 
 
 def partitioned_text(n: int = DASK_N, *, local: bool = True) -> str:
@@ -117,7 +159,7 @@ def partitioned_text(n: int = DASK_N, *, local: bool = True) -> str:
                 "--engine", "dask", "--scheduler", str(cluster.scheduler_address),
                 "--report", str(report_file), "--quiet",
             ]  # fmt: skip
-            seconds, peak, _err = _client_run(argv)
+            seconds, peak, _none, _err = run_measured(argv, "Dask")
         report = json.loads(report_file.read_text())
         scale = report["scale"]
         verdict = "" if peak is None else ("PASS" if peak <= CLIENT_TARGET_MB else "MISS")

@@ -8,75 +8,22 @@ Run with ``python -m microgui.bench --spark [N]`` (default N = 1,000,000; minute
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 from microgui.bench.data import SEED
-from microgui.bench.partitioned import CLIENT_TARGET_MB, _peak_mb, partitioned_text, write_parts
+from microgui.bench.partitioned import (
+    CLIENT_TARGET_MB,
+    partitioned_text,
+    run_measured,
+    write_parts,
+)
 
 __all__ = ["SPARK_N", "spark_text"]
 
 #: The issue's size: 1,000,000 records x 10.
 SPARK_N = 1_000_000
-
-
-def _descendants(pid: int) -> list[int]:
-    """The live descendants of ``pid`` (Linux /proc): the JVM that pyspark starts, its Python
-    workers."""
-    out: list[int] = []
-    stack = [pid]
-    while stack:
-        current = stack.pop()
-        for task in Path(f"/proc/{current}/task").glob("*"):
-            try:
-                children = (task / "children").read_text().split()
-            except OSError:
-                continue
-            for child in children:
-                out.append(int(child))
-                stack.append(int(child))
-    return out
-
-
-def _command(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _run(argv: list[str]) -> tuple[float, float | None, float | None, str]:
-    """The command in a fresh process: (seconds, the driver's Python peak MB, the JVM's peak
-    MB, stderr), sampled every 50 ms (VmHWM only grows)."""
-    started = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    python: list[float] = []
-    java: list[float] = []
-
-    def sample() -> None:
-        while child.poll() is None:
-            value = _peak_mb(child.pid)
-            if value is not None:
-                python.append(value)
-            for pid in _descendants(child.pid):
-                if _command(pid) == "java":
-                    value = _peak_mb(pid)
-                    if value is not None:
-                        java.append(value)
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=sample, daemon=True)
-    watcher.start()
-    _out, err = child.communicate()
-    seconds = time.perf_counter() - started
-    watcher.join()
-    if child.returncode != 0:
-        raise RuntimeError(f"the Spark run failed:\n{err.strip()[-2000:]}")
-    return seconds, max(python, default=None), max(java, default=None), err
 
 
 def spark_text(n: int = SPARK_N, *, dask: bool = True) -> str:
@@ -96,7 +43,7 @@ def spark_text(n: int = SPARK_N, *, dask: bool = True) -> str:
             "--qi", ",".join(names), "--block-size", "auto", "--seed", str(SEED),
             "--engine", "spark", "--master", "local[2]", "--report", str(report_file), "--quiet",
         ]  # fmt: skip
-        seconds, python, java, _err = _run(argv)
+        seconds, python, java, _err = run_measured(argv, "Spark", child_command="java")
         report = json.loads(report_file.read_text())
     scale = report["scale"]
     verdict = "" if python is None else ("PASS" if python <= CLIENT_TARGET_MB else "MISS")

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from microgui.cli.inputs import _check_outputs, command_inputs
 from microgui.cli.options import (
@@ -56,7 +54,7 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
     written as a folder of part files (:mod:`microgui.core.release.distributed`,
     :mod:`microgui.core.release.spark`); the table never comes here."""
     from microgui.core.progress import no_progress
-    from microgui.core.release.distributed import protect_partitioned
+    from microgui.core.release.distributed import PartitionedJob
     from microgui.core.runs import RunSpec, information_loss_text, parse_seed
 
     spark = args.engine == "spark"
@@ -120,41 +118,28 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
         scheduler=args.master if spark else args.scheduler,
         workers=args.workers,
     )
-    protect: Callable[..., dict[str, Any]] = protect_partitioned
-    order: dict[str, Any] = {"order": _record_order(args)}
-    if spark:
-        from microgui.core.release.spark import protect_spark
-
-        protect = protect_spark
-        order = {}  # random record order is not built for Spark: its report says so
+    job = PartitionedJob.make(
+        args.input,
+        args.output,
+        spec,
+        qi=_split(args.qi),
+        identifiers=_split(args.identifiers),
+        confidential=_split(args.confidential),
+        ordinal=_parse_ordinal(args.ordinal),
+        nominal=_split(args.nominal),
+        missing_as_category=_split(args.missing_as_category),
+        group_column=args.group_column,
+        report_path=args.report,
+        override=args.allow_unsafe,
+        keep_formula_cells=args.keep_formula_cells,
+        order=_record_order(args),
+    )
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
     try:
-        report = protect(
-            args.input,
-            args.output,
-            spec,
-            qi=_split(args.qi),
-            identifiers=_split(args.identifiers),
-            confidential=_split(args.confidential),
-            ordinal=_parse_ordinal(args.ordinal),
-            nominal=_split(args.nominal),
-            missing_as_category=_split(args.missing_as_category),
-            group_column=args.group_column,
-            report_path=args.report,
-            override=args.allow_unsafe,
-            keep_formula_cells=args.keep_formula_cells,
-            progress=bar if bar is not None else no_progress,
-            **order,
-        )
+        report = job.run(bar if bar is not None else no_progress)
     finally:
         if bar is not None:
             bar.close()
-    if spark and not getattr(args, "keep_order", False):
-        print(
-            "microgui: note: the Spark engine wrote the records in the input's order "
-            "(random record order is built for the local and Dask engines only)",
-            file=sys.stderr,
-        )
     scale = report["scale"]
     print(
         f"{report['method']}: k={report['k']}, {report['n_records']} records in {report['n_groups']} groups "

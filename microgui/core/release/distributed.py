@@ -161,6 +161,8 @@ __all__ = [
     "assign_leaves",
     "merge_small_blocks",
     "record_uniform",
+    "PartitionedJob",
+    "RunFacts",
     "protect_partitioned",
     "partitioned_report",
 ]
@@ -574,6 +576,241 @@ def merge_small_blocks(sizes: Sequence[int], k: int) -> tuple[np.ndarray, int]:
         merges += len(sizes) - start
         unit[start:] = max(current - 1, 0)
     return unit, merges
+
+
+# --------------------------------------------------------------------------------------------
+# one partitioned job, for either engine
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartitionedJob:
+    """One partitioned run as the command line or the API asks for it: built once (by
+    :mod:`microgui.cli.protect_partitioned`, :func:`protect_partitioned`,
+    :func:`microgui.core.release.spark.protect_spark` or :func:`microgui.api.protect_spark`) and
+    run by the engine of ``spec.engine`` (:meth:`run`: ``"dask"`` or ``"spark"``). Both engines
+    check it with the same code (:func:`checked_method`, :func:`job_roles`), measure into a
+    :class:`RunFacts` and report with :func:`partitioned_report`.
+
+    ``source`` and ``output`` are None for a Spark DataFrame given to the API; the role
+    arguments are those of :func:`microgui.core.table.roles.roles_from_lists`; ``order`` is the
+    records' order within each input partition (random by default, as every release's)."""
+
+    source: str | os.PathLike[str] | None
+    output: str | os.PathLike[str] | None
+    spec: RunSpec
+    qi: tuple[str, ...]
+    identifiers: tuple[str, ...] = ()
+    confidential: tuple[str, ...] = ()
+    ordinal: Mapping[str, Sequence[str] | None] | None = None
+    nominal: tuple[str, ...] = ()
+    missing_as_category: tuple[str, ...] = ()
+    group_column: str | None = None
+    report_path: str | os.PathLike[str] | None = None
+    override: str | None = None
+    keep_formula_cells: bool = False
+    order: RecordOrder = field(default_factory=RecordOrder)
+
+    @classmethod
+    def make(
+        cls,
+        source: str | os.PathLike[str] | None,
+        output: str | os.PathLike[str] | None,
+        spec: RunSpec,
+        *,
+        qi: Sequence[str],
+        identifiers: Sequence[str] = (),
+        confidential: Sequence[str] = (),
+        ordinal: Mapping[str, Sequence[str] | None] | None = None,
+        nominal: Sequence[str] = (),
+        missing_as_category: Sequence[str] = (),
+        group_column: str | None = None,
+        report_path: str | os.PathLike[str] | None = None,
+        override: str | None = None,
+        keep_formula_cells: bool = False,
+        order: RecordOrder | None = None,
+    ) -> PartitionedJob:
+        """The job from the keyword arguments of :func:`protect_partitioned` (lists as tuples,
+        ``order`` None as random)."""
+        return cls(
+            source=source,
+            output=output,
+            spec=spec,
+            qi=tuple(qi),
+            identifiers=tuple(identifiers),
+            confidential=tuple(confidential),
+            ordinal=ordinal,
+            nominal=tuple(nominal),
+            missing_as_category=tuple(missing_as_category),
+            group_column=group_column,
+            report_path=report_path,
+            override=override,
+            keep_formula_cells=keep_formula_cells,
+            order=order if order is not None else RecordOrder(),
+        )
+
+    @property
+    def engine(self) -> str:
+        """``"spark"`` or ``"dask"`` (the spec's engine)."""
+        return "spark" if self.spec.engine == "spark" else "dask"
+
+    def run(self, progress: ProgressFn = no_progress) -> dict[str, Any]:
+        """Run the job on its engine (a file or folder ``source`` written to the folder
+        ``output``); returns the run report."""
+        if self.engine == "spark":
+            from microgui.core.release.spark import run_spark_job
+
+            return run_spark_job(self, progress)
+        return _run_dask_job(self, progress)
+
+
+@dataclass
+class RunFacts:
+    """What an engine measured in a partitioned run, filled in as the run goes: everything
+    :func:`partitioned_report` needs beyond the :class:`PartitionedJob`."""
+
+    method: Method
+    params: Mapping[str, Any]
+    seed: int
+    engine: str  # as the report's scale.engine says it: "dask (tcp://...)", "spark (local[2])"
+    engine_name: str  # "Dask" or "Spark"
+    source_name: str
+    folder_name: str
+    out_kind: str
+    roles: RoleMap = field(default_factory=lambda: RoleMap(()))
+    names: tuple[str, ...] = ()
+    n: int = 0
+    m2: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    std: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    written: tuple[int | None, ...] = ()
+    block_size: int = 0
+    split: str = ""
+    sample_size: int = 0
+    merged: int = 0
+    input_partitions: int = 0
+    n_workers: int = 0
+    reports: list[Mapping[str, Any]] = field(default_factory=list)
+    level: int = 0
+    problems: list[str] = field(default_factory=list)
+    reason: str | None = None
+    mode: str = "none"
+    written_parts: list[Mapping[str, Any]] = field(default_factory=list)
+    order_note: str | None = None
+
+
+def checked_method(job: PartitionedJob) -> tuple[Method, dict[str, Any]]:
+    """The job's one method step and its parameters, refused (one line) when a partitioned run
+    cannot run it (:func:`partitioned_refusal`) or k is below 2."""
+    steps = job.spec.steps
+    if len(steps) != 1 or not isinstance(steps[0], MethodStep):
+        raise InvalidParameter("a partitioned run executes a plan of one method step only")
+    method = get_method(steps[0].method)
+    params = resolve_params(method, steps[0].param_dict)
+    why = partitioned_refusal(
+        method,
+        params,
+        ordinal=list(job.ordinal or {}),
+        nominal=list(job.nominal),
+        missing_as_category=list(job.missing_as_category),
+        strata=job.spec.strata,
+        hierarchies=dict(job.spec.hierarchies),
+        engine=job.engine,
+    )
+    if why:
+        raise InvalidParameter(why)
+    if int(job.spec.k) < 2:
+        validate_k(int(job.spec.k), 2)  # the local run's message
+    return method, dict(params)
+
+
+def job_roles(job: PartitionedJob, facts: RunFacts, columns: Sequence[str]) -> None:
+    """The roles of the table's ``columns`` and its continuous quasi-identifiers into
+    ``facts``, refused as a local run refuses them, and the group column refused when it names
+    a column of the table."""
+    roles = roles_from_lists(
+        list(columns),
+        qi=list(job.qi),
+        identifiers=list(job.identifiers),
+        confidential=list(job.confidential),
+    )
+    why = method_refusal(facts.method, roles)
+    if why:
+        raise InvalidRoles(f"method {facts.method.name!r}: {why}")
+    if job.group_column and job.group_column in columns:
+        raise ExportRefused(
+            f"--group-column {job.group_column!r} already names a column of the table; choose "
+            "another name"
+        )
+    facts.roles = roles
+    facts.names = tuple(roles.qi_of_kind(AttributeKind.CONTINUOUS))
+
+
+def check_blocks(
+    job: PartitionedJob, facts: RunFacts, reports: Sequence[Mapping[str, Any]]
+) -> None:
+    """The release check on the blocks' reports, before anything is written: every block at
+    least k-anonymous, else :class:`ExportRefused` unless the job's override gives a reason."""
+    facts.reports = sorted(reports, key=lambda r: int(r["unit"]))
+    k = int(job.spec.k)
+    facts.level = min(int(r["k_anonymity"]) for r in reports)
+    facts.problems = []
+    if facts.level < k:
+        facts.problems.append(
+            f"a block is only {facts.level}-anonymous on its quasi-identifiers, below the "
+            f"chosen k = {k}"
+        )
+    facts.reason = None
+    if facts.problems:
+        facts.reason = " ".join((job.override or "").split())
+        if not any(ch.isalnum() for ch in facts.reason):
+            raise ExportRefused(
+                f"export to {facts.folder_name} refused: {'; '.join(facts.problems)}. Re-run "
+                "with a valid configuration, or override explicitly (the override is recorded "
+                "in the report)."
+            )
+
+
+def release_job(blocks: _Job, job: PartitionedJob, facts: RunFacts) -> _Job:
+    """The block tasks' job with what writing the release needs: the clean numbers' decimals
+    and magnitudes, the rounding, the group labels' offsets, the record order."""
+    names = facts.names
+    n_groups = np.array([int(r["n_groups"]) for r in facts.reports], dtype=np.int64)
+    facts.mode = str(facts.params.get("round", "none"))
+    round_to: tuple[int | None, ...] | None = None
+    if facts.mode == "source":
+        round_to = facts.written
+    elif facts.mode != "none":
+        round_to = tuple(int(facts.mode) for _ in names)
+    return replace(
+        blocks,
+        written=facts.written,
+        scale=tuple(max(float(r["max_abs"][j]) for r in facts.reports) for j in range(len(names))),
+        round_to=round_to,
+        identifiers=tuple(facts.roles.identifiers),
+        group_column=job.group_column,
+        label_offsets=np.concatenate([[0], np.cumsum(n_groups)[:-1]]).astype(np.int64),
+        keep_formula_cells=job.keep_formula_cells,
+        out_kind=facts.out_kind,
+        keep_order=job.order.keep,
+        # a fresh entropy (never written) unless the user gave the order's seed
+        order_entropy=0 if job.order.keep else _order_entropy(job.order),
+    )
+
+
+def report_path_checked(
+    job: PartitionedJob, folder: Path, partitions: Sequence[Partition]
+) -> Path | None:
+    """Where the job's JSON report goes (None: nowhere), refused when it would overwrite an
+    input file or lie inside the output folder."""
+    if job.report_path is None:
+        return None
+    to = check_write_targets([job.report_path], protect_from=[p.path for p in partitions])[0]
+    if _inside(Path(os.path.realpath(to)), Path(os.path.realpath(folder))):
+        raise ExportRefused(
+            f"the report {to.name!r} would be inside the output folder, which the run "
+            "replaces; write it beside the folder"
+        )
+    return to
 
 
 # --------------------------------------------------------------------------------------------
@@ -1003,33 +1240,28 @@ def protect_partitioned(
     anything is written; lets :class:`RunCancelled` from ``progress`` propagate (the cluster's
     tasks are cancelled and nothing is left behind).
     """
+    job = PartitionedJob.make(
+        source, output, spec, qi=qi, identifiers=identifiers, confidential=confidential,
+        ordinal=ordinal, nominal=nominal, missing_as_category=missing_as_category,
+        group_column=group_column, report_path=report_path, override=override,
+        keep_formula_cells=keep_formula_cells, order=order,
+    )  # fmt: skip
+    if job.engine != "dask":
+        raise InvalidParameter("a partitioned run needs engine 'dask' and its --scheduler")
+    return _run_dask_job(job, progress)
+
+
+def _run_dask_job(job: PartitionedJob, progress: ProgressFn) -> dict[str, Any]:
+    """:meth:`PartitionedJob.run` on Dask: :func:`protect_partitioned`."""
     started = time.perf_counter()
-    # The cluster executes the spec's one method step itself (run_protection executes it locally).
-    steps = spec.steps
-    if len(steps) != 1 or not isinstance(steps[0], MethodStep):
-        raise InvalidParameter("a partitioned run executes a plan of one method step only")
-    method = get_method(steps[0].method)
-    params = resolve_params(method, steps[0].param_dict)
-    why = partitioned_refusal(
-        method,
-        params,
-        ordinal=list(ordinal or {}),
-        nominal=list(nominal),
-        missing_as_category=list(missing_as_category),
-        strata=spec.strata,
-        hierarchies=dict(spec.hierarchies),
-    )
-    if why:
-        raise InvalidParameter(why)
+    spec = job.spec
+    method, params = checked_method(job)
     if spec.engine != "dask":
         raise InvalidParameter("a partitioned run needs engine 'dask' and its --scheduler")
-    k = int(spec.k)
-    if k < 2:
-        validate_k(k, 2)  # the local run's message
     empty = Dataset(pd.DataFrame(), RoleMap(()))
     check_scale_options(
         empty,
-        k,
+        int(spec.k),
         block_size=spec.block_size,
         engine=spec.engine,
         scheduler=spec.scheduler,
@@ -1037,20 +1269,12 @@ def protect_partitioned(
     )
     if spec.block_size is None:
         raise InvalidParameter(one_piece_message())
-    folder = check_output_folder(output, source)
-    partitions = list_partitions(source)
-    reports_to: Path | None = None
-    if report_path is not None:
-        reports_to = check_write_targets([report_path], protect_from=[p.path for p in partitions])[
-            0
-        ]
-        if _inside(Path(os.path.realpath(reports_to)), Path(os.path.realpath(folder))):
-            raise ExportRefused(
-                f"the report {reports_to.name!r} would be inside the output folder, which the "
-                "run replaces; write it beside the folder"
-            )
-    in_kind = partitions[0].kind
-    out_kind = _output_kind(folder) or in_kind
+    if job.source is None or job.output is None:
+        raise InvalidParameter("a partitioned Dask run reads a file or folder and writes a folder")
+    folder = check_output_folder(job.output, job.source)
+    partitions = list_partitions(job.source)
+    reports_to = report_path_checked(job, folder, partitions)
+    out_kind = _output_kind(folder) or partitions[0].kind
     seed = parse_seed(spec.seed)
     seed = seed if seed is not None else secrets.randbits(63)
     assert spec.scheduler is not None
@@ -1059,31 +1283,22 @@ def protect_partitioned(
     temp = folder.parent / f".{folder.name[:40]}.{run.token}.tmp"
     event = None
     committed = False
+    facts = RunFacts(
+        method=method,
+        params=params,
+        seed=seed,
+        engine=f"dask ({spec.scheduler})",
+        engine_name="Dask",
+        source_name=Path(job.source).name,
+        folder_name=folder.name,
+        out_kind=out_kind,
+    )
     try:
         from distributed import Event
 
         event = Event(f"microgui-cancel-{run.token}", client=client)
-        report = _run(
-            run,
-            Path(source).name,
-            partitions,
-            folder,
-            temp,
-            out_kind,
-            spec,
-            method,
-            params,
-            k,
-            seed,
-            qi,
-            identifiers,
-            confidential,
-            group_column,
-            override,
-            keep_formula_cells,
-            event.name,
-            order=order if order is not None else RecordOrder(),
-        )
+        _run(run, job, facts, partitions, temp, event.name)
+        report = partitioned_report(job, facts)
         report["seconds"] = round(time.perf_counter() - started, 4)
         _commit(temp, folder, report)
         committed = True
@@ -1138,27 +1353,16 @@ def _commit(temp: Path, folder: Path, report: Mapping[str, Any]) -> None:
 
 def _run(
     run: _Run,
-    source_name: str,
+    job: PartitionedJob,
+    facts: RunFacts,
     partitions: list[Partition],
-    folder: Path,
     temp: Path,
-    out_kind: str,
-    spec: RunSpec,
-    method: Method,
-    params: Mapping[str, Any],
-    k: int,
-    seed: int,
-    qi: Sequence[str],
-    identifiers: Sequence[str],
-    confidential: Sequence[str],
-    group_column: str | None,
-    override: str | None,
-    keep_formula_cells: bool,
     cancel_event: str,
-    *,
-    order: RecordOrder,
-) -> dict[str, Any]:
+) -> None:
+    """The Dask run of ``job``, measured into ``facts``; the parts written into ``temp``."""
     client = run.client
+    spec, k, seed = job.spec, int(job.spec.k), facts.seed
+    source_name = facts.source_name
 
     # 1. read on the workers; the columns of every partition
     frames = run.map("read", _read_partition, partitions)
@@ -1181,18 +1385,8 @@ def _run(
                 f"(those of {partitions[0].name}: {', '.join(columns[:8])}"
                 f"{', ...' if len(columns) > 8 else ''})"
             )
-    roles = roles_from_lists(
-        columns, qi=list(qi), identifiers=list(identifiers), confidential=list(confidential)
-    )
-    why = method_refusal(method, roles)
-    if why:
-        raise InvalidRoles(f"method {method.name!r}: {why}")
-    names = tuple(roles.qi_of_kind(AttributeKind.CONTINUOUS))
-    if group_column and group_column in columns:
-        raise ExportRefused(
-            f"--group-column {group_column!r} already names a column of the table; choose "
-            "another name"
-        )
+    job_roles(job, facts, columns)
+    names = facts.names
     keep = [i for i, (n, _c) in enumerate(shapes) if n > 0]  # empty files add nothing
     partitions = [partitions[i] for i in keep]
     frames = [frames[i] for i in keep]
@@ -1288,20 +1482,20 @@ def _run(
     meta["_unit"] = pd.Series(dtype=np.int64)
     run.progress(0.14, "moving records to their blocks")
     units = _reshuffle(client, with_units, meta, "_unit", n_units)
-    job = _Job(
+    blocks_job = _Job(
         names=names,
         mean=mean,
         std=std,
         offsets=offsets,
-        method=method.name,
+        method=facts.method.name,
         k=k,
-        params=dict(params),
+        params=dict(facts.params),
         seed=seed,
         block_size=block_size,
         n_units=n_units,
         cancel_event=cancel_event,
     )
-    outputs = run.map("block", _protect_block, units, list(range(n_units)), [job] * n_units)
+    outputs = run.map("block", _protect_block, units, list(range(n_units)), [blocks_job] * n_units)
     del with_units
     run.wait(outputs, 0.15, 0.85, "blocks")
     reports = client.gather(run.map("report", _second, outputs))
@@ -1309,46 +1503,14 @@ def _run(
     del units, outputs
 
     # 5. the release check, before anything is written
-    level = min(int(r["k_anonymity"]) for r in reports)
-    problems = []
-    if level < k:
-        problems.append(
-            f"a block is only {level}-anonymous on its quasi-identifiers, below the chosen k = {k}"
-        )
-    reason = None
-    if problems:
-        reason = " ".join((override or "").split())
-        if not any(ch.isalnum() for ch in reason):
-            raise ExportRefused(
-                f"export to {folder.name} refused: {'; '.join(problems)}. Re-run with a valid "
-                "configuration, or override explicitly (the override is recorded in the report)."
-            )
+    facts.n, facts.m2, facts.std, facts.written = n, m2, std, written
+    facts.block_size, facts.split, facts.sample_size, facts.merged = (
+        block_size, split, sample_size, merged,
+    )  # fmt: skip
+    check_blocks(job, facts, reports)
 
     # 6. back to the input's partitions, written
-    n_groups = np.array([int(r["n_groups"]) for r in reports], dtype=np.int64)
-    label_offsets = np.concatenate([[0], np.cumsum(n_groups)[:-1]]).astype(np.int64)
-    scale = tuple(max(float(r["max_abs"][j]) for r in reports) for j in range(len(names)))
-    mode = str(params.get("round", "none"))
-    round_to: tuple[int | None, ...] | None = None
-    if mode == "source":
-        round_to = written
-    elif mode != "none":
-        round_to = tuple(int(mode) for _ in names)
-    job = replace(
-        job,
-        written=written,
-        scale=scale,
-        round_to=round_to,
-        identifiers=tuple(roles.identifiers),
-        group_column=group_column,
-        label_offsets=label_offsets,
-        keep_formula_cells=keep_formula_cells,
-        out_kind=out_kind,
-        folder=str(temp),
-        keep_order=order.keep,
-        # a fresh entropy (never written) unless the user gave the order's seed
-        order_entropy=_order_entropy(order),
-    )
+    job_w = replace(release_job(blocks_job, job, facts), folder=str(temp))
     out_meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in names})
     for c in ("_part", "_row", "_unit", "_label"):
         out_meta[c] = pd.Series(dtype=np.int64)
@@ -1364,84 +1526,26 @@ def _run(
         values,
         list(range(len(frames))),
         [p.name for p in partitions],
-        [job] * len(frames),
+        [job_w] * len(frames),
     )
     run.wait(parts, 0.87, 0.99, "writing")
-    written_parts = client.gather(parts)
-
-    # 7. the report, from the sums
-    return partitioned_report(
-        method=method,
-        k=k,
-        params=params,
-        seed=seed,
-        n=n,
-        source_name=source_name,
-        names=names,
-        roles=roles,
-        reports=reports,
-        m2=m2,
-        std=std,
-        written_parts=written_parts,
-        level=level,
-        engine=f"dask ({spec.scheduler})",
-        engine_name="Dask",
-        input_partitions=len(frames),
-        n_workers=len(client.scheduler_info(n_workers=-1).get("workers", {})),
-        split=split,
-        sample_size=sample_size,
-        merged=merged,
-        block_size=block_size,
-        folder_name=folder.name,
-        out_kind=out_kind,
-        mode=mode,
-        written=written,
-        group_column=group_column,
-        reason=reason,
-        problems=problems,
-        keep_formula_cells=keep_formula_cells,
-        order=order,
-    )
+    facts.written_parts = list(client.gather(parts))
+    facts.input_partitions = len(frames)
+    facts.n_workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
 
 
-def partitioned_report(
-    *,
-    method: Method,
-    k: int,
-    params: Mapping[str, Any],
-    seed: int,
-    n: int,
-    source_name: str,
-    names: Sequence[str],
-    roles: RoleMap,
-    reports: Sequence[Mapping[str, Any]],
-    m2: np.ndarray,
-    std: np.ndarray,
-    written_parts: Sequence[Mapping[str, Any]],
-    level: int,
-    engine: str,
-    engine_name: str,
-    input_partitions: int,
-    n_workers: int,
-    split: str,
-    sample_size: int,
-    merged: int,
-    block_size: int,
-    folder_name: str,
-    out_kind: str,
-    mode: str,
-    written: Sequence[int | None],
-    group_column: str | None,
-    reason: str | None,
-    problems: Sequence[str],
-    keep_formula_cells: bool,
-    order: RecordOrder | None = None,
-    order_note: str | None = None,
-) -> dict[str, Any]:
+def partitioned_report(job: PartitionedJob, facts: RunFacts) -> dict[str, Any]:
     """The run report of a partitioned run (Dask, or Spark: :mod:`microgui.core.release.spark`)
-    from the blocks' reports (:func:`_protect_block`) and the parts' sums (``sse``,
-    ``sse_raw``, ``neutralized``, ``renamed``, ``converted``, ``file``): the keys of a local
-    run's report."""
+    from the job and what its engine measured: the blocks' reports (:func:`_protect_block`)
+    and the parts' sums (``sse``, ``sse_raw``, ``neutralized``, ``renamed``, ``converted``,
+    ``file``): the keys of a local run's report."""
+    method, k, params, seed, n = facts.method, int(job.spec.k), facts.params, facts.seed, facts.n
+    names, roles, reports, m2, std = facts.names, facts.roles, facts.reports, facts.m2, facts.std
+    written_parts, level, engine_name = facts.written_parts, facts.level, facts.engine_name
+    mode, written, group_column = facts.mode, facts.written, job.group_column
+    reason, problems, keep_formula_cells = facts.reason, facts.problems, job.keep_formula_cells
+    folder_name, out_kind, block_size = facts.folder_name, facts.out_kind, facts.block_size
+    order, order_note = job.order, facts.order_note
     n_groups = np.array([int(r["n_groups"]) for r in reports], dtype=np.int64)
     sst_j = m2 / std**2
     sse_j = np.sum([p["sse"] for p in written_parts], axis=0)
@@ -1493,7 +1597,7 @@ def partitioned_report(
         "invented_combinations": 0,
         "seconds": 0.0,
         "microgui_version": __version__,
-        "input": source_name,
+        "input": facts.source_name,
         "quasi_identifiers": {c: "continuous" for c in names},
         "missing_as_category": {},
         "identifiers_removed": list(roles.identifiers),
@@ -1507,14 +1611,14 @@ def partitioned_report(
             "block_size": block_size,
             "n_blocks": len(block_sizes),
             "block_sizes": {"min": min(block_sizes), "max": max(block_sizes)},
-            "engine": engine,
+            "engine": facts.engine,
             "processes": 0,
             "partitioned": True,
-            "input_partitions": input_partitions,
-            "workers": n_workers,
-            "split": split,
-            "sample_size": sample_size,
-            "blocks_merged": merged,
+            "input_partitions": facts.input_partitions,
+            "workers": facts.n_workers,
+            "split": facts.split,
+            "sample_size": facts.sample_size,
+            "blocks_merged": facts.merged,
             "blocks_split_again": sum(1 for r in reports if len(r["pieces"]) > 1),
             "output": {
                 "folder": folder_name,
@@ -1528,7 +1632,7 @@ def partitioned_report(
         # so no file is hashed here; the counts are the whole table's
         "fingerprint": {
             "input": {
-                "file": source_name,
+                "file": facts.source_name,
                 "sha256": None,
                 "bytes": None,
                 "rows": n,
@@ -1577,7 +1681,6 @@ def partitioned_report(
     # the verdict's keys (issue 29): a partitioned run never reads the confidential columns
     # into its blocks, so attribute disclosure is "not measured" (null), never a ✓
     # issue 31: each part shuffled, no record moved between parts; the report says so
-    order = order if order is not None else RecordOrder(keep=True)
     report["record_order"] = {
         **order_report(order, None),
         "note": order_note

@@ -23,16 +23,25 @@ on a Spark cluster (a Databricks or Cloudera cluster, or ``local[*]``, this mach
    seeds, labels and group means as the local engine's blocks), its report travelling on the
    block's first row. The result is persisted; the release check (k-anonymity of every block
    at least k) runs before anything is written.
-4. **Release.** The input is joined with the protected values on the record number, put back in
-   the input's order (``repartitionByRange`` and ``sortWithinPartitions``) and composed batch by
-   batch as the Dask engine writes its parts: clean numbers with the whole column's decimals and
+4. **Release.** The input is joined with the protected values on the record number, put in
+   the release's order (``repartitionByRange`` and ``sortWithinPartitions`` on each record's
+   place) and composed batch by batch as the Dask engine writes its parts: clean numbers with the whole column's decimals and
    magnitude, ``round``, the group column, identifiers removed, formula cells and column names
    neutralized. The command writes it as a folder of Parquet part files under a hidden name and
    renames it with ``_microgui.json`` (the parts and the run report), as the Dask engine does; the
    API returns the DataFrame and the report.
 
-So a table of at most 200,000 records gives the local engine's release (and the Dask engine's),
-value for value; above that the blocks come from the sample's split, as on Dask.
+So a table of at most 200,000 records gives the local engine's groups and values (and the Dask
+engine's), value for value; above that the blocks come from the sample's split, as on Dask.
+
+**Record order** (issue 31, as the Dask engine): each record's place is its input partition's
+first number plus its place in that partition's permutation (``SeedSequence(entropy,
+spawn_key=(i,))`` for partition i, the partitions the Dask engine reads: a CSV file, up to a
+million records of a Parquet file; a DataFrame's partitions for the API), so the release read
+in part-name order is the Dask engine's with the same seeds; no record moves across input
+partitions. ``--keep-order`` (``order=RecordOrder(keep=True)``) keeps the input's order. The
+shared job (:class:`~microgui.core.release.distributed.PartitionedJob`) and report code
+(:func:`~microgui.core.release.distributed.partitioned_report`) are the Dask engine's.
 
 **Checks.** Before any data is sent, the master URL must be one Spark understands
 (:func:`check_master_url`; a ``spark://`` master must accept a connection) and every executor
@@ -45,13 +54,16 @@ system); for ``hdfs://``, ``s3a://`` or ``dbfs:/`` tables use the API and Spark'
 writer.
 
 **Progress and cancel.** Each Spark action runs in a job group; progress is its stages'
-finished tasks; a cancel (the progress callback raising :class:`RunCancelled`) cancels the job
-group and leaves nothing behind.
+finished tasks; a cancel (the progress callback raising :class:`RunCancelled`, or Ctrl-C's
+KeyboardInterrupt) cancels the job group and leaves nothing behind. The group, not
+``SparkContext.cancelAllJobs``: on a notebook's shared session the user's other jobs go on
+(pyspark's own Ctrl-C handler, installed with the session in the main thread, cancels all).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import os
 import pickle
@@ -64,9 +76,10 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pandas as pd
@@ -76,24 +89,22 @@ from microgui.core.errors import (
     ExportRefused,
     InvalidInput,
     InvalidParameter,
-    InvalidRoles,
     MicroguiError,
 )
-from microgui.core.io import check_write_targets, write_json_atomic
-from microgui.core.methods import Method, get_method, resolve_params
+from microgui.core.io import write_json_atomic
+from microgui.core.methods import Method
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.release import distributed as dist
 from microgui.core.release.check import neutralize_column_names, neutralize_formulas
 from microgui.core.release.order import RecordOrder
 from microgui.core.runs.pool import POLL_SECONDS
-from microgui.core.runs.protect import method_refusal
 from microgui.core.runs.scale import (
     block_rows,
     check_scale_options,
     one_piece_message,
     resolve_block_size,
 )
-from microgui.core.runs.spec import MethodStep, RunSpec, parse_seed, validate_k
+from microgui.core.runs.spec import RunSpec, parse_seed, validate_k
 from microgui.core.table.dataset import Dataset, prepare_qi
 from microgui.core.table.numbers import written_decimals
 from microgui.core.table.roles import (
@@ -101,7 +112,6 @@ from microgui.core.table.roles import (
     AttributeRole,
     ColumnSpec,
     RoleMap,
-    roles_from_lists,
 )
 
 __all__ = [
@@ -362,9 +372,16 @@ def _carried(exc: MicroguiError) -> RuntimeError:
 # --------------------------------------------------------------------------------------------
 
 
-def _numbered(spark: Any, frame: Any, from_files: bool) -> tuple[Any, int]:
+def _numbered(
+    spark: Any, frame: Any, from_files: bool, persisted: list[Any]
+) -> tuple[Any, int, list[tuple[Any, int]]]:
     """``frame`` with ``_mg_id``: its records numbered 0..n-1 in the input's order (module
-    docstring, 1.), and n."""
+    docstring, 1.), n, and the records of every key in that order (key: the file's URI, or
+    the partition's number). A DataFrame (not files) is persisted with its partitions' numbers
+    before they are counted (into ``persisted``): a frame whose partitions come out otherwise
+    on each evaluation (``repartitionByRange`` samples its bounds, a ``sample`` or ``rand``
+    draws anew) is numbered once."""
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.types import LongType, StructField, StructType
 
@@ -377,14 +394,19 @@ def _numbered(spark: Any, frame: Any, from_files: bool) -> tuple[Any, int]:
         keys = [F.spark_partition_id().alias("_mg_k0")]
     names = [f"_mg_k{i}" for i in range(len(keys))]
     tagged = frame.select("*", *keys, F.monotonically_increasing_id().alias("_mg_mid"))
+    if not from_files:
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(tagged)
     counts = tagged.groupBy(*names).agg(
         F.count(F.lit(1)).alias("_mg_n"), F.min("_mg_mid").alias("_mg_min")
     )
     rows = sorted(counts.collect(), key=lambda r: tuple(r[c] for c in names))
     shifts = []
+    per_key: list[tuple[Any, int]] = []
     offset = 0
     for row in rows:
         shifts.append((*(row[c] for c in names), offset - int(row["_mg_min"])))
+        per_key.append((row[names[0]], int(row["_mg_n"])))
         offset += int(row["_mg_n"])
     schema = StructType(
         [*tagged.select(*names).schema.fields, StructField("_mg_shift", LongType())]
@@ -395,7 +417,35 @@ def _numbered(spark: Any, frame: Any, from_files: bool) -> tuple[Any, int]:
         .withColumn("_mg_id", F.col("_mg_mid") + F.col("_mg_shift"))
         .drop("_mg_mid", "_mg_shift", *names)
     )
-    return numbered, offset
+    return numbered, offset, per_key
+
+
+def _local_path(uri: str) -> str:
+    """A file's path from the URI Spark names it by (``file:///a%20b/t.csv``)."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme in ("file", "") else uri
+
+
+def _part_sizes(
+    partitions: Sequence[dist.Partition], per_key: Sequence[tuple[Any, int]]
+) -> list[int]:
+    """The records of every partition the Dask engine reads the input in
+    (:func:`~microgui.core.release.distributed.list_partitions`: a CSV file, up to a million
+    records of a Parquet file; empty ones left out, as the Dask engine leaves them), from
+    Spark's counts per file; Spark's own files when the two disagree."""
+    per_file: dict[str, int] = {}
+    for uri, count in per_key:
+        path = _local_path(str(uri))
+        per_file[path] = per_file.get(path, 0) + count
+    sizes = [
+        int(p.rows)
+        if p.kind == "parquet" and p.rows is not None
+        else per_file.get(str(Path(p.path).resolve()), 0)
+        for p in partitions
+    ]
+    if sum(sizes) != sum(per_file.values()):  # a CSV file that Spark reads otherwise, say
+        sizes = [per_file[k] for k in sorted(per_file)]
+    return [s for s in sizes if s > 0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -471,6 +521,44 @@ def _written_of(qcols: Sequence[str]) -> Callable[[Iterator[pd.DataFrame]], Iter
     return written
 
 
+#: ``record_order.note`` of a Spark release in random order.
+SHUFFLED_NOTE = (
+    "the records of each input partition shuffled among themselves (the Dask engine's "
+    "permutation of that partition) and written in that order; no record moved before or after "
+    "another partition's records (no permutation across partitions)"
+)
+
+
+@functools.lru_cache(maxsize=4)
+def _inverse_permutation(entropy: int, part: int, size: int) -> np.ndarray:
+    """Where each record of input partition ``part`` goes among its ``size`` records: the
+    inverse of the Dask engine's permutation (``_write_part``: ``SeedSequence(entropy,
+    spawn_key=(part,))``); kept for the next batches of the same partition."""
+    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(part,)))
+    inverse = np.empty(size, dtype=np.int64)
+    inverse[rng.permutation(size)] = np.arange(size, dtype=np.int64)
+    return inverse
+
+
+def _positions(
+    offsets: np.ndarray, sizes: np.ndarray, entropy: int
+) -> Callable[[pd.Series], pd.Series]:
+    """Every record's place in the release (a pandas UDF of the record numbers): its input
+    partition's first number plus its place in that partition's permutation."""
+
+    def positions(ids: pd.Series) -> pd.Series:
+        x = ids.to_numpy(dtype=np.int64)
+        part = np.searchsorted(offsets, x, side="right") - 1
+        out = np.empty_like(x)
+        for p in np.unique(part):
+            rows = part == p
+            inverse = _inverse_permutation(entropy, int(p), int(sizes[p]))
+            out[rows] = offsets[p] + inverse[x[rows] - offsets[p]]
+        return pd.Series(out, index=ids.index)
+
+    return positions
+
+
 @dataclass(frozen=True)
 class _Compose:
     """What every batch of the release needs."""
@@ -536,38 +624,15 @@ def _release_sums(c: _Compose) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Outcome:
-    release: Any  # the released DataFrame (lazy, on persisted frames)
-    report: dict[str, Any]
-
-
 def _decoded(text: str) -> Any:
     return pickle.loads(base64.b64decode(text))  # noqa: S301 - written by this run's own tasks
 
 
-def _check_method(
-    spec: RunSpec, ordinal: Any, nominal: Sequence[str], missing_as_category: Sequence[str]
-) -> tuple[Method, dict[str, Any]]:
-    steps = spec.steps
-    if len(steps) != 1 or not isinstance(steps[0], MethodStep):
-        raise InvalidParameter("a partitioned run executes a plan of one method step only")
-    method = get_method(steps[0].method)
-    params = resolve_params(method, steps[0].param_dict)
-    why = dist.partitioned_refusal(
-        method,
-        params,
-        ordinal=list(ordinal or {}),
-        nominal=list(nominal),
-        missing_as_category=list(missing_as_category),
-        strata=spec.strata,
-        hierarchies=dict(spec.hierarchies),
-        engine="spark",
-    )
-    if why:
-        raise InvalidParameter(why)
-    if int(spec.k) < 2:
-        validate_k(int(spec.k), 2)
+def _check_method(job: dist.PartitionedJob) -> tuple[Method, dict[str, Any]]:
+    """The job's method and parameters (the refusals shared with the Dask engine,
+    :func:`~microgui.core.release.distributed.checked_method`), and Spark's own."""
+    spec = job.spec
+    method, params = dist.checked_method(job)
     empty = Dataset(pd.DataFrame(), RoleMap(()))
     check_scale_options(empty, int(spec.k), block_size=spec.block_size)
     if spec.block_size is None:
@@ -577,7 +642,7 @@ def _check_method(
             "--workers sets the local engine's processes; with --engine spark the cluster's "
             "executors run the blocks: drop --workers"
         )
-    return method, dict(params)
+    return method, params
 
 
 def _check_qi_columns(frame: Any, names: Sequence[str], source_name: str) -> None:
@@ -600,12 +665,19 @@ def _check_qi_columns(frame: Any, names: Sequence[str], source_name: str) -> Non
                 f"{kind.simpleString()}, not as numbers{where}; continuous quasi-identifiers "
                 "must be numbers: correct the file, or tag the column otherwise"
             )
+    # one Spark job for every column: how many records miss it, and the first
+    aggs = []
+    for q in names:
+        col = F.col(f"`{q}`")
         missing = col.isNull() | F.isnan(col.cast("double"))
-        row = frame.where(missing).agg(F.count(F.lit(1)), F.min("_mg_id")).collect()[0]
-        if int(row[0]):
+        aggs += [F.count(F.when(missing, 1)), F.min(F.when(missing, F.col("_mg_id")))]
+    row = frame.agg(*aggs).collect()[0]
+    for j, q in enumerate(names):
+        count, first = int(row[2 * j]), row[2 * j + 1]
+        if count:
             raise InvalidInput(
-                f"quasi-identifier {q!r} of {source_name} is missing in {int(row[0]):,} "
-                f"record(s) (the first: record {int(row[1]) + 1:,}); fill them in or drop those "
+                f"quasi-identifier {q!r} of {source_name} is missing in {count:,} "
+                f"record(s) (the first: record {int(first) + 1:,}); fill them in or drop those "
                 "records (or use --engine local, which says more)"
             )
 
@@ -615,25 +687,19 @@ def _run(
     actions: _Actions,
     numbered: Any,
     n: int,
-    source_name: str,
-    spec: RunSpec,
-    method: Method,
-    params: Mapping[str, Any],
-    *,
-    qi: Sequence[str],
-    identifiers: Sequence[str],
-    confidential: Sequence[str],
-    group_column: str | None,
-    override: str | None,
-    keep_formula_cells: bool,
-    what: str,
+    part_sizes: Sequence[int],
+    job: dist.PartitionedJob,
+    facts: dist.RunFacts,
     persisted: list[Any],
-) -> _Outcome:
+) -> Any:
+    """The Spark run of ``job`` on the numbered table (``part_sizes``: the records of each input
+    partition, in order), measured into ``facts``; returns the released DataFrame (lazy)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-    k = int(spec.k)
+    spec, k, source_name = job.spec, int(job.spec.k), facts.source_name
+    group_column, keep_formula_cells = job.group_column, job.keep_formula_cells
     columns = [c for c in numbered.columns if c != "_mg_id"]
     ours = [c for c in columns if c.startswith(_PREFIX)]
     if ours:
@@ -641,24 +707,13 @@ def _run(
             f"column {ours[0]!r} of {source_name} starts with {_PREFIX!r}, which --engine spark "
             "keeps for its own columns; rename it"
         )
-    roles = roles_from_lists(
-        columns, qi=list(qi), identifiers=list(identifiers), confidential=list(confidential)
-    )
-    why = method_refusal(method, roles)
-    if why:
-        raise InvalidRoles(f"method {method.name!r}: {why}")
-    names = tuple(roles.qi_of_kind(AttributeKind.CONTINUOUS))
-    if group_column and group_column in columns:
-        raise ExportRefused(
-            f"--group-column {group_column!r} already names a column of the table; choose "
-            "another name"
-        )
+    dist.job_roles(job, facts, columns)
+    names, roles = facts.names, facts.roles
     validate_k(k, n, source_name)
     block_size = resolve_block_size(spec.block_size, n, k)
     if block_size is None or n <= block_size:
         raise InvalidParameter(one_piece_message().replace("--engine dask", "--engine spark"))
-    seed = parse_seed(spec.seed)
-    seed = seed if seed is not None else secrets.randbits(63)
+    seed = facts.seed
     actions.run(lambda: _check_qi_columns(numbered, names, source_name), 0.02, 0.08, "checking")
 
     # the continuous quasi-identifiers as doubles under internal names, persisted
@@ -747,14 +802,14 @@ def _run(
         raise InvalidParameter(one_piece_message().replace("--engine dask", "--engine spark"))
 
     # blocks: a block column, then groupBy(block).applyInPandas
-    job = dist._Job(
+    blocks_job = dist._Job(
         names=names,
         mean=mean,
         std=std,
         offsets=np.zeros(1, dtype=np.int64),
-        method=method.name,
+        method=facts.method.name,
         k=k,
-        params=dict(params),
+        params=dict(facts.params),
         seed=seed,
         block_size=block_size,
         n_units=n_units,
@@ -775,7 +830,7 @@ def _run(
     )
     protected = (
         with_units.groupBy("_mg_unit")
-        .applyInPandas(_block_of(job, qcols), out_schema)
+        .applyInPandas(_block_of(blocks_job, qcols), out_schema)
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     persisted.append(protected)
@@ -790,38 +845,12 @@ def _run(
         raise RuntimeError(f"{len(reports)} block reports for {n_units} blocks")
 
     # the release check, before anything is released
-    level = min(int(r["k_anonymity"]) for r in reports)
-    problems = []
-    if level < k:
-        problems.append(
-            f"a block is only {level}-anonymous on its quasi-identifiers, below the chosen k = {k}"
-        )
-    reason = None
-    if problems:
-        reason = " ".join((override or "").split())
-        if not any(ch.isalnum() for ch in reason):
-            raise ExportRefused(
-                f"release of {what} refused: {'; '.join(problems)}. Re-run with a valid "
-                "configuration, or override explicitly (the override is recorded in the report)."
-            )
-    n_groups = np.array([int(r["n_groups"]) for r in reports], dtype=np.int64)
-    mode = str(params.get("round", "none"))
-    round_to: tuple[int | None, ...] | None = None
-    if mode == "source":
-        round_to = written
-    elif mode != "none":
-        round_to = tuple(int(mode) for _ in names)
-    job = replace(
-        job,
-        written=written,
-        scale=tuple(max(float(r["max_abs"][j]) for r in reports) for j in range(len(names))),
-        round_to=round_to,
-        identifiers=tuple(roles.identifiers),
-        group_column=group_column,
-        label_offsets=np.concatenate([[0], np.cumsum(n_groups)[:-1]]).astype(np.int64),
-        keep_formula_cells=keep_formula_cells,
-        out_kind="parquet",
-    )
+    facts.n, facts.m2, facts.std, facts.written = n, m2, std, written
+    facts.block_size, facts.split, facts.sample_size, facts.merged = (
+        block_size, split_text, sample_size, merged,
+    )  # fmt: skip
+    dist.check_blocks(job, facts, reports)
+    release_job = dist.release_job(blocks_job, job, facts)
     removed = set(roles.identifiers)
     kept = tuple(c for c in columns if c not in removed)
     renamed = tuple(kept)
@@ -830,7 +859,7 @@ def _run(
         probe, n_renamed = neutralize_column_names(pd.DataFrame(columns=list(kept)))
         renamed = tuple(str(c) for c in probe.columns)
     compose = _Compose(
-        job=job,
+        job=release_job,
         qi=names,
         kept=kept,
         renamed=renamed,
@@ -858,7 +887,8 @@ def _run(
     for t in totals:
         for col, count in t["neutralized"].items():
             neutralized[col] = neutralized.get(col, 0) + int(count)
-    parts_info = [
+    n_parts = max(int(numbered.rdd.getNumPartitions()), math.ceil(n / OUTPUT_PART_ROWS))
+    facts.written_parts = [
         {
             "file": "",
             "sse": np.sum([np.broadcast_to(t["sse"], len(names)) for t in totals], axis=0),
@@ -868,52 +898,26 @@ def _run(
             "converted": {},
         }
     ]
-    n_parts = max(int(numbered.rdd.getNumPartitions()), math.ceil(n / OUTPUT_PART_ROWS))
-    release = (
-        joined.repartitionByRange(n_parts, "_mg_id")
-        .sortWithinPartitions("_mg_id")
+    facts.input_partitions = int(numbered.rdd.getNumPartitions())
+    # "workers" of a Spark run: its task slots (defaultParallelism); the report renames the key
+    facts.n_workers = int(spark.sparkContext.defaultParallelism)
+    facts.order_note = None if job.order.keep else SHUFFLED_NOTE
+    key = "_mg_id"
+    if not job.order.keep:  # the Dask engine's permutation of every input partition
+        offsets = np.concatenate([[0], np.cumsum(part_sizes)[:-1]]).astype(np.int64)
+        from pyspark.sql.pandas.functions import pandas_udf
+
+        positions = pandas_udf(  # type: ignore[call-overload]
+            _positions(offsets, np.asarray(part_sizes, dtype=np.int64), release_job.order_entropy),
+            LongType(),
+        )
+        joined = joined.withColumn("_mg_pos", positions(F.col("_mg_id")))
+        key = "_mg_pos"
+    return (
+        joined.repartitionByRange(n_parts, key)
+        .sortWithinPartitions(key)
         .mapInPandas(_release_rows(compose), StructType(fields))
     )
-    master = spark.sparkContext.master
-    report = dist.partitioned_report(
-        method=method,
-        k=k,
-        params=params,
-        seed=seed,
-        n=n,
-        source_name=source_name,
-        names=names,
-        roles=roles,
-        reports=reports,
-        m2=m2,
-        std=std,
-        written_parts=parts_info,
-        level=level,
-        engine=f"spark ({master})",
-        engine_name="Spark",
-        input_partitions=int(numbered.rdd.getNumPartitions()),
-        n_workers=int(spark.sparkContext.defaultParallelism),
-        split=split_text,
-        sample_size=sample_size,
-        merged=merged,
-        block_size=block_size,
-        folder_name=what,
-        out_kind="parquet",
-        mode=mode,
-        written=written,
-        group_column=group_column,
-        reason=reason,
-        problems=problems,
-        keep_formula_cells=keep_formula_cells,
-        # the Spark engine writes the records in the input's order: random order (issue 31) is
-        # built for the local and Dask engines only; the report says so, never "random"
-        order=RecordOrder(keep=True),
-        order_note="the Spark engine writes the records in the input's order (random record "
-        "order is not built for Spark yet): shuffle the parts before release",
-    )
-    # "workers" of a Spark run: its task slots (defaultParallelism)
-    report["scale"]["task_slots"] = report["scale"].pop("workers")
-    return _Outcome(release=release, report=report)
 
 
 def _unpersist(frames: Sequence[Any]) -> None:
@@ -935,14 +939,26 @@ def protect_spark_frame(
     override: str | None = None,
     keep_formula_cells: bool = False,
     progress: ProgressFn = no_progress,
+    order: RecordOrder | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Protect the ``pyspark.sql.DataFrame`` ``frame`` on its own session (module docstring):
-    returns the released DataFrame (records in ``frame``'s partition order, identifiers
-    removed; computed from persisted frames: ``unpersist`` them by dropping the session or
-    leave them to Spark) and the run report. Raises as :func:`protect_spark`."""
+    returns the released DataFrame (identifiers removed; the records of each of ``frame``'s
+    partitions in a random order, or with ``order=RecordOrder(keep=True)`` in the input's;
+    computed from persisted frames: ``unpersist`` them by dropping the session or leave them to
+    Spark) and the run report. Raises as :func:`protect_spark`."""
+    job = dist.PartitionedJob.make(
+        None, None, spec, qi=qi, identifiers=identifiers, confidential=confidential,
+        group_column=group_column, override=override, keep_formula_cells=keep_formula_cells,
+        order=order,
+    )  # fmt: skip
+    return _protect_frame(frame, job, progress)
+
+
+def _protect_frame(
+    frame: Any, job: dist.PartitionedJob, progress: ProgressFn
+) -> tuple[Any, dict[str, Any]]:
     started = time.perf_counter()
     _import_pyspark()
-    from pyspark import StorageLevel
     from pyspark.sql import DataFrame
 
     if not isinstance(frame, DataFrame):
@@ -950,30 +966,55 @@ def protect_spark_frame(
             f"microgui.protect_spark takes a pyspark.sql.DataFrame, not a {type(frame).__name__}; "
             "for a pandas DataFrame use microgui.protect"
         )
-    method, params = _check_method(spec, None, (), ())
+    facts = _facts(job, *_check_method(job), frame.sparkSession, "the DataFrame", "parquet")
     spark = frame.sparkSession
     check_executor_versions(spark)
     actions = _Actions(spark, progress)
     persisted: list[Any] = []
     try:
-        numbered, n = actions.run(lambda: _numbered(spark, frame, False), 0.0, 0.02, "numbering")
-        numbered = numbered.persist(StorageLevel.MEMORY_AND_DISK)
-        persisted.append(numbered)
-        outcome = _run(
-            spark, actions, numbered, n, "the DataFrame", spec, method, params,
-            qi=qi, identifiers=identifiers, confidential=confidential,
-            group_column=group_column, override=override,
-            keep_formula_cells=keep_formula_cells, what="the DataFrame", persisted=persisted,
-        )  # fmt: skip
+        numbered, n, per_key = actions.run(
+            lambda: _numbered(spark, frame, False, persisted), 0.0, 0.02, "numbering"
+        )
+        sizes = [count for _key, count in per_key if count > 0]
+        release = _run(spark, actions, numbered, n, sizes, job, facts, persisted)
     except BaseException:
         _unpersist(persisted)
         raise
-    report = outcome.report
+    report = _report(job, facts)
     report["output"] = None
     report["scale"]["output"] = {"format": "pyspark DataFrame", "parts": []}
     report["seconds"] = round(time.perf_counter() - started, 4)
     progress(1.0, "done")
-    return outcome.release, report
+    return release, report
+
+
+def _facts(
+    job: dist.PartitionedJob,
+    method: Method,
+    params: dict[str, Any],
+    spark: Any,
+    folder_name: str,
+    out_kind: str,
+    source_name: str = "the DataFrame",
+) -> dist.RunFacts:
+    seed = parse_seed(job.spec.seed)
+    return dist.RunFacts(
+        method=method,
+        params=params,
+        seed=seed if seed is not None else secrets.randbits(63),
+        engine=f"spark ({spark.sparkContext.master})",
+        engine_name="Spark",
+        source_name=source_name,
+        folder_name=folder_name,
+        out_kind=out_kind,
+    )
+
+
+def _report(job: dist.PartitionedJob, facts: dist.RunFacts) -> dict[str, Any]:
+    report = dist.partitioned_report(job, facts)
+    # "workers" of a Spark run: its task slots (defaultParallelism)
+    report["scale"]["task_slots"] = report["scale"].pop("workers")
+    return report
 
 
 def protect_spark(
@@ -992,38 +1033,47 @@ def protect_spark(
     override: str | None = None,
     keep_formula_cells: bool = False,
     progress: ProgressFn = no_progress,
+    order: RecordOrder | None = None,
 ) -> dict[str, Any]:
     """Protect the Parquet or CSV table ``source`` (a file or a folder of part files) on the
     Spark master ``spec.scheduler`` (None: the active session, or :data:`DEFAULT_MASTER`) and
     write the release as the folder ``output`` of Parquet part files (module docstring);
-    returns the run report.
+    returns the run report. ``order``: the records' order within each input partition
+    (default: random, as every release's and as the Dask engine's).
 
     Raises :class:`InvalidParameter`, :class:`InvalidRoles` or :class:`InvalidInput` (one line)
     and :class:`ExportRefused` before anything is written; lets :class:`RunCancelled` from
     ``progress`` propagate (the run's Spark jobs are cancelled, nothing is left behind).
     """
+    job = dist.PartitionedJob.make(
+        source, output, spec, qi=qi, identifiers=identifiers, confidential=confidential,
+        ordinal=ordinal, nominal=nominal, missing_as_category=missing_as_category,
+        group_column=group_column, report_path=report_path, override=override,
+        keep_formula_cells=keep_formula_cells, order=order,
+    )  # fmt: skip
+    return run_spark_job(job, progress)
+
+
+def run_spark_job(job: dist.PartitionedJob, progress: ProgressFn = no_progress) -> dict[str, Any]:
+    """:meth:`~microgui.core.release.distributed.PartitionedJob.run` on Spark:
+    :func:`protect_spark`."""
     started = time.perf_counter()
-    method, params = _check_method(spec, ordinal, nominal, missing_as_category)
-    folder = dist.check_output_folder(output, source)
+    method, params = _check_method(job)
+    if job.source is None or job.output is None:
+        raise InvalidParameter("a Spark run of files reads a file or folder and writes a folder")
+    folder = dist.check_output_folder(job.output, job.source)
     if dist._output_kind(folder) not in (None, "parquet"):
         raise ExportRefused(
             f"--engine spark writes a folder of Parquet part files; name the folder without "
             f"an extension or with .parquet, not {folder.name!r}"
         )
-    partitions = dist.list_partitions(source)  # the same refusals as the Dask engine
-    reports_to: Path | None = None
-    if report_path is not None:
-        reports_to = check_write_targets([report_path], protect_from=[p.path for p in partitions])[
-            0
-        ]
-        if dist._inside(Path(os.path.realpath(reports_to)), Path(os.path.realpath(folder))):
-            raise ExportRefused(
-                f"the report {reports_to.name!r} would be inside the output folder, which the "
-                "run replaces; write it beside the folder"
-            )
-    spark = spark_session(spec.scheduler)
+    partitions = dist.list_partitions(job.source)  # the same refusals as the Dask engine
+    reports_to = dist.report_path_checked(job, folder, partitions)
+    spark = spark_session(job.spec.scheduler)
     check_executor_versions(spark)
     actions = _Actions(spark, progress)
+    name = Path(job.source).name
+    facts = _facts(job, method, params, spark, folder.name, "parquet", name)
     files = sorted({str(Path(p.path).resolve()) for p in partitions})
     reader = spark.read
     if partitions[0].kind == "parquet":
@@ -1034,21 +1084,17 @@ def protect_spark(
     temp = folder.parent / f".{folder.name[:40]}.{token}.tmp"
     persisted: list[Any] = []
     committed = False
-    name = Path(source).name
     try:
-        numbered, n = actions.run(lambda: _numbered(spark, frame, True), 0.0, 0.02, "numbering")
-        outcome = _run(
-            spark, actions, numbered, n, name, spec, method, params,
-            qi=qi, identifiers=identifiers, confidential=confidential,
-            group_column=group_column, override=override,
-            keep_formula_cells=keep_formula_cells, what=folder.name, persisted=persisted,
-        )  # fmt: skip
-        release = outcome.release
+        numbered, n, per_key = actions.run(
+            lambda: _numbered(spark, frame, True, persisted), 0.0, 0.02, "numbering"
+        )
+        sizes = _part_sizes(partitions, per_key)
+        release = _run(spark, actions, numbered, n, sizes, job, facts, persisted)
         actions.run(lambda: release.write.parquet(str(temp)), 0.88, 0.99, "writing")
         for extra in temp.iterdir():  # Spark's own marker and checksums: not parts
             if extra.name.startswith((".", "_")):
                 extra.unlink()
-        report = outcome.report
+        report = _report(job, facts)
         report["scale"]["output"]["parts"] = sorted(p.name for p in temp.iterdir())
         report["seconds"] = round(time.perf_counter() - started, 4)
         dist._commit(temp, folder, report)

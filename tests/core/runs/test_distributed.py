@@ -26,6 +26,7 @@ from microgui.core.runs import RunSpec, run_protection  # noqa: E402
 from microgui.core.runs.scale import block_rows  # noqa: E402
 from microgui.core.table.dataset import Dataset  # noqa: E402
 from microgui.core.table.roles import roles_from_lists  # noqa: E402
+from tests.partitioned_tables import partitioned_table  # noqa: E402
 
 QI = ["age", "income", "hours"]
 
@@ -48,22 +49,7 @@ def scheduler() -> Iterator[str]:
         cluster.close()
 
 
-def _table(n: int, seed: int = 4) -> pd.DataFrame:
-    """Correlated quasi-identifiers with few decimals (clean numbers matter), an identifier, a
-    text column that must pass through byte for byte (formula cells, quotes, commas) and a
-    record number to check the order."""
-    rng = np.random.default_rng(seed)
-    age = rng.integers(18, 90, n).astype(float)
-    return pd.DataFrame(
-        {
-            "id": [f"P{i:05d}" for i in range(n)],
-            "age": age,
-            "income": (rng.lognormal(10, 0.5, n) * (1 + age / 60)).round(2),
-            "hours": rng.normal(38, 8, n).round(1),
-            "note": [f"=cmd{i}" if i % 11 == 0 else f'x, "{i}"' for i in range(n)],
-            "record": np.arange(n),
-        }
-    )
+_table = partitioned_table
 
 
 def _write_csv_parts(frame: pd.DataFrame, folder: Path, parts: int) -> None:
