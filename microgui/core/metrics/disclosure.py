@@ -26,6 +26,22 @@ one value) and gives, for each confidential attribute:
   100 × homogeneous_records / ``n_known`` (records with a known value);
 - ``n_groups`` (classes), ``n_known`` and ``missing`` (records without a value).
 
+**After a local suppression** (``missing_matches_any=True``, what a plan with a suppress step
+reports, issue 31) the classes are those an intruder can form when a suppressed (missing) key cell
+matches any value, sdcMicro's convention for k (``freqCalc``; :mod:`.missing_match`): the class of a
+released key combination *c* holds every record compatible with *c* (equal on the keys present in
+both), so a record with a suppressed cell belongs to every class it matches and its confidential
+value joins each such class's distribution. Each record is judged in its own combination's class:
+``homogeneous_records`` counts the records whose own class is homogeneous, ``homogeneous_groups``
+and ``n_groups`` count distinct released combinations, and class sizes are the k check's
+wildcard frequencies. Classes overlap, so they no longer partition the table. For a combination
+without missing cells the class is exactly the set of candidates of an intruder who knows the
+person's keys; for one with a suppressed cell it is the candidates of an intruder who does not
+know the suppressed value (one who knows it narrows the set to the class of the matching complete
+combination, measured there, or, when no released complete combination matches, to a subset of
+this class that is not measured separately). Without any missing key cell both rules give the
+same figures.
+
 **Missing confidential values are ignored**, as sdcMicro's ``ldiversity`` does: a missing cell
 is no value an intruder learns, so a class's distinct and entropy counts run over its known values,
 a class whose known values are all one value is homogeneous, and a class with no known value
@@ -48,7 +64,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.metrics.privacy import KindLike, attribute_codes, t_closeness_by_attribute
+from microgui.core.metrics.missing_match import distinct_rows
+from microgui.core.metrics.privacy import (
+    KindLike,
+    attribute_codes,
+    ordered_tables,
+    t_closeness_by_attribute,
+)
 from microgui.core.table.column_types import json_cell
 from microgui.core.table.roles import AttributeKind, ColumnSpec
 
@@ -157,6 +179,8 @@ def attribute_disclosure(
     qis: Sequence[str],
     confidential: str | Sequence[str],
     roles: Mapping[str, KindLike] | None = None,
+    *,
+    missing_matches_any: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Attribute disclosure of each confidential attribute over the classes of ``qis``.
 
@@ -173,6 +197,10 @@ def attribute_disclosure(
         mapping to an :class:`AttributeKind`), used by ``t_closeness`` only; a column it does not
         name is read as continuous (ordered distance on numbers, equal distance on text, as
         :func:`~microgui.core.metrics.privacy.attribute_codes` reads the command line's tags).
+    missing_matches_any
+        Classes after a local suppression: a missing key cell matches any value (the module
+        docstring's rule; sdcMicro's ``freqCalc`` convention). Without a missing key cell the
+        figures are those of the default rule.
 
     Returns
     -------
@@ -183,6 +211,8 @@ def attribute_disclosure(
     if not names:
         return {}  # no grouping to pay for (a large continuous run has no confidential column)
     qi_names = [str(c) for c in qis]
+    if missing_matches_any and qi_names and bool(frame[qi_names].isna().to_numpy().any()):
+        return _attribute_disclosure_missing_any(frame, qi_names, names, roles)
     labels = _class_labels(frame, qi_names)
     n_groups = int(labels.max()) + 1 if len(labels) else 0
     out: dict[str, dict[str, Any]] = {}
@@ -191,6 +221,188 @@ def attribute_disclosure(
         if roles is not None and col in roles:
             kind = roles[col]
         out[col] = _one_attribute(frame, labels, n_groups, col, kind)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# classes where a missing key cell matches any value (after a local suppression)
+# --------------------------------------------------------------------------------------------
+
+
+def _key_codes(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
+    """Integer codes of the key columns (n x keys), -1 where missing."""
+    out = np.empty((len(frame), len(qis)), dtype=np.int64)
+    for j, col in enumerate(qis):
+        out[:, j] = _value_codes(frame[col])[0]
+    return out
+
+
+def _pattern_key(safe: np.ndarray, bits: int, cache: dict[int, np.ndarray]) -> np.ndarray:
+    """One int64 per distinct combination, equal iff two agree on the keys of ``bits``."""
+    key = cache.get(bits)
+    if key is None:
+        cols = [b for b in range(safe.shape[1]) if bits >> b & 1]
+        key = np.unique(safe[:, cols], axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        cache[bits] = key
+    return key
+
+
+def compatible_value_counts(
+    combos: np.ndarray, entry: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct key combination *c*, the count of each value over the records compatible
+    with *c* (equal on the keys present in both; a missing key code -1 matches anything).
+
+    ``combos``: the D distinct key rows (codes, -1 missing); ``entry``: each record's row of
+    ``combos``; ``values``: each record's value code (>= 0; records with -1 are left out).
+    Returns (combination, value, count) triples, sorted by combination then value. Rows are
+    grouped by their pattern of present keys; for two patterns P and Q a combination of P and a
+    record of Q are compatible exactly when they agree on the keys present in both, so each pair
+    of patterns is one join on those keys (as :func:`.missing_match.wildcard_counts` counts).
+    """
+    d, m_keys = combos.shape
+    known = values >= 0
+    pair = pd.DataFrame({"row": entry[known], "value": values[known]})
+    pair = pair.groupby(["row", "value"], sort=False).size().reset_index(name="count")
+    present = combos >= 0
+    pattern = (present * (1 << np.arange(m_keys, dtype=np.int64))).sum(axis=1)
+    safe = np.where(present, combos, 0)
+    cache: dict[int, np.ndarray] = {}
+    pair_pattern = pattern[pair["row"].to_numpy()]
+    parts: list[pd.DataFrame] = []
+    for pp in np.unique(pattern):
+        rows_p = np.flatnonzero(pattern == pp)
+        for qq in np.unique(pair_pattern):
+            sub = pair[pair_pattern == qq]
+            shared = int(pp) & int(qq)
+            if shared == 0:  # every record of Q matches every combination of P
+                dist = sub.groupby("value", sort=False)["count"].sum()
+                part = pd.DataFrame(
+                    {
+                        "combo": np.repeat(rows_p, len(dist)),
+                        "value": np.tile(dist.index.to_numpy(), len(rows_p)),
+                        "count": np.tile(dist.to_numpy(), len(rows_p)),
+                    }
+                )
+            else:
+                key = _pattern_key(safe, shared, cache)
+                right = (
+                    pd.DataFrame(
+                        {"key": key[sub["row"].to_numpy()], "value": sub["value"].to_numpy(),
+                         "count": sub["count"].to_numpy()}
+                    )
+                    .groupby(["key", "value"], sort=False)["count"].sum().reset_index()
+                )  # fmt: skip
+                left = pd.DataFrame({"combo": rows_p, "key": key[rows_p]})
+                part = left.merge(right, on="key")[["combo", "value", "count"]]
+            parts.append(part)
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    whole = (
+        pd.concat(parts, ignore_index=True).groupby(["combo", "value"], sort=True)["count"].sum()
+    )
+    combo = whole.index.get_level_values(0).to_numpy(dtype=np.int64)
+    value = whole.index.get_level_values(1).to_numpy(dtype=np.int64)
+    return combo, value, whole.to_numpy(dtype=np.int64)
+
+
+def _sparse_emd(
+    combo: np.ndarray,
+    value: np.ndarray,
+    count: np.ndarray,
+    n_combos: int,
+    whole: np.ndarray,
+    *,
+    ordered: bool,
+) -> np.ndarray:
+    """EMD of each combination's distribution (sparse triples) to the whole table's
+    (``whole``: value counts), as :func:`~microgui.core.metrics.privacy.emd_by_group` defines it
+    (Li, Li & Venkatasubramanian 2007: equal distance ½Σ|p−q|, ordered distance
+    Σ|F_c − F|/(m−1) over the ranks)."""
+    m = len(whole)
+    q_prob = whole / max(whole.sum(), 1)
+    sizes = np.bincount(combo, weights=count, minlength=n_combos)
+    p = count / np.where(sizes[combo] > 0, sizes[combo], 1)
+    out = np.zeros(n_combos)
+    if not ordered:
+        diff = np.abs(p - q_prob[value]) - q_prob[value]
+        out = 0.5 * (1.0 + np.bincount(combo, weights=diff, minlength=n_combos))
+        return np.maximum(out, 0.0)
+    if m <= 1:
+        return out
+    q_cdf, sq = ordered_tables(np.repeat(np.arange(m), whole.astype(np.int64)), m)
+    # F_c is a step function: g_j on [value_j, next value of c) and 0 before c's first value
+    g = np.cumsum(p)
+    first = np.ones(len(combo), dtype=bool)
+    first[1:] = combo[1:] != combo[:-1]
+    starts = np.flatnonzero(first)
+    g -= np.repeat(np.concatenate([[0.0], g[starts[1:] - 1]]), np.diff(np.append(starts, len(g))))
+    last = np.ones(len(combo), dtype=bool)
+    last[:-1] = combo[1:] != combo[:-1]
+    a = value
+    b = np.where(last, m, np.roll(value, -1))
+    s = np.clip(np.searchsorted(q_cdf, g, side="left"), a, b)
+    piece = g * (s - a) - (sq[s] - sq[a]) + (sq[b] - sq[s]) - g * (b - s)
+    head = sq[value[first]]  # ranks below the first value: |0 - F| = F
+    out = np.bincount(combo, weights=piece, minlength=n_combos)
+    out[combo[first]] += head
+    return np.maximum(out / (m - 1), 0.0)
+
+
+def _attribute_disclosure_missing_any(
+    frame: pd.DataFrame,
+    qis: Sequence[str],
+    names: Sequence[str],
+    roles: Mapping[str, KindLike] | None,
+) -> dict[str, dict[str, Any]]:
+    """:func:`attribute_disclosure` with the classes of the module docstring's suppression rule."""
+    combos, entry, _counts = distinct_rows(_key_codes(frame, qis))
+    n_combos = len(combos)
+    out: dict[str, dict[str, Any]] = {}
+    for col in names:
+        codes, uniques = _value_codes(frame[col])
+        known = codes >= 0
+        n_known = int(known.sum())
+        res: dict[str, Any] = {
+            "distinct_l_diversity": 0,
+            "entropy_l_diversity": 0.0,
+            "t_closeness": None,
+            "homogeneous_records": 0,
+            "homogeneous_groups": 0,
+            "homogeneous_percent": 0.0,
+            "n_groups": n_combos,
+            "n_known": n_known,
+            "missing": int(len(codes) - n_known),
+        }
+        if n_known:
+            combo, _value, count = compatible_value_counts(combos, entry, codes)
+            distinct = np.bincount(combo, minlength=n_combos)
+            sizes = np.bincount(combo, weights=count, minlength=n_combos)
+            seen = sizes > 0
+            prob = count / sizes[combo]
+            entropy = -np.bincount(combo, weights=prob * np.log(prob), minlength=n_combos)
+            homogeneous = seen & (distinct == 1)
+            records = int((homogeneous[entry] & known).sum())
+            res.update(
+                distinct_l_diversity=int(distinct[seen].min()),
+                entropy_l_diversity=float(np.exp(max(float(entropy[seen].min()), 0.0))),
+                homogeneous_records=records,
+                homogeneous_groups=int(homogeneous.sum()),
+                homogeneous_percent=100.0 * records / n_known,
+            )
+        kind: KindLike = AttributeKind.CONTINUOUS
+        if roles is not None and col in roles:
+            kind = roles[col]
+        try:
+            t_codes, m, ordered = attribute_codes(frame[col], _emd_kind(frame[col], uniques, kind))
+            t_combo, t_value, t_count = compatible_value_counts(combos, entry, t_codes)
+            whole = np.bincount(t_codes, minlength=m).astype(np.float64)
+            emd = _sparse_emd(t_combo, t_value, t_count, n_combos, whole, ordered=ordered)
+            res["t_closeness"] = float(emd.max()) if len(emd) else 0.0
+        except (ValueError, TypeError):  # no rank for a missing value of an ordered attribute
+            res["t_closeness"] = None
+        out[col] = res
     return out
 
 

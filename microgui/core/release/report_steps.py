@@ -84,6 +84,9 @@ def steps_html(report: Mapping[str, Any]) -> str:
     )  # fmt: skip
     rule = report.get("k_anonymity_rule")
     note = f"<p>k-anonymity measured with {html.escape(str(rule))}.</p>" if rule else ""
+    groups = report.get("group_measures_rule")
+    if groups:
+        note += f"<p>Groups: {html.escape(str(groups))}.</p>"
     return (
         "<h2>Protection plan</h2>"
         "<p>The steps, applied in order to the input; the release was verified once against "

@@ -410,7 +410,7 @@ def plan_k_level(frame: pd.DataFrame, keys: Sequence[str], report: Mapping[str, 
                    and f.get("step") == "suppress"]  # fmt: skip
         if figures and figures[-1].get("k_on"):
             keys = [str(c) for c in figures[-1]["k_on"] if str(c) in frame.columns]
-    return _level(frame, keys, _suppresses(report), m)
+    return _level(frame, keys, plan_suppresses(report), m)
 
 
 def promised_combinations(report: Mapping[str, Any]) -> int | None:
@@ -448,7 +448,9 @@ def _level(frame: pd.DataFrame, keys: Sequence[str], missing_any: bool, m: int |
     return min(levels)
 
 
-def _suppresses(report: Mapping[str, Any]) -> bool:
+def plan_suppresses(report: Mapping[str, Any]) -> bool:
+    """Whether the report's plan has a suppress step: its k, group sizes and attribute
+    disclosure then count a missing key cell as matching any value (``group_measures_rule``)."""
     plan = report.get("plan")
     steps = plan.get("steps", []) if isinstance(plan, Mapping) else []
     return any(isinstance(s, Mapping) and s.get("step") == "suppress" for s in steps)
@@ -464,7 +466,7 @@ def plan_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
     if not isinstance(plan, Mapping) or not isinstance(steps, list):
         return []
     problems: list[str] = []
-    missing_any = _suppresses(result.report)
+    missing_any = plan_suppresses(result.report)
     roles = result.roles
     conf = [c for c in roles.confidential if c in frame.columns]
     for fig in steps:
@@ -507,6 +509,15 @@ def plan_step_params(plan: Mapping[str, Any], fig: Mapping[str, Any]) -> Mapping
     return resolve_params(get_method(str(fig.get("method"))), dict(raw))
 
 
+#: How a plan with a suppress step counts its groups (``group_measures_rule``), as its k.
+GROUP_MEASURES_RULE = (
+    "group sizes and attribute disclosure count a suppressed (missing) key cell as matching any "
+    "value, as k-anonymity does: the group of a key combination holds every record compatible "
+    "with it, so a record with a suppressed cell joins every group it matches and its "
+    "confidential value joins each group's distribution"
+)
+
+
 def _k_rule(missing_any: bool, m: int | None) -> str:
     """How the report's ``k_anonymity`` was counted (the plan's promise)."""
     rule = (
@@ -537,7 +548,14 @@ def _plan_report(
     ``steps``; counts and measures only."""
     qis = dataset.roles.quasi_identifiers
     labels = _classes(protected, qis)
-    sizes = group_sizes(labels)
+    missing_any = plan.suppresses
+    if missing_any:
+        # a class per released key combination, holding every record compatible with it (a
+        # suppressed cell matches any value): its size is the k check's frequency
+        first = np.unique(labels, return_index=True)[1]
+        sizes = frequencies_missing_any(protected, qis)[first]
+    else:
+        sizes = group_sizes(labels)
     qi = prepare_qi(dataset)
     z = protected_continuous_z(protected, qi)
     numeric = bool(qi.continuous_names) and bool(np.isfinite(z).all())
@@ -546,7 +564,6 @@ def _plan_report(
         il_all, il_basis, by_attr = mixed.information_loss, mixed.basis, mixed.by_attribute
     except (ValueError, TypeError, ArithmeticError):
         il_all, il_basis, by_attr = None, "not measured (a recoded column)", {}
-    missing_any = plan.suppresses
     report: dict[str, Any] = {
         "method": PLAN_METHOD,
         "k": int(k),
@@ -587,15 +604,11 @@ def _plan_report(
     report.update(risk_before_after(dataset, protected, int(k)))
     report["attribute_disclosure"] = attribute_disclosure(
         protected, qis, [c for c in dataset.roles.confidential if c in protected.columns],
-        dataset.roles,
+        dataset.roles, missing_matches_any=missing_any,
     )  # fmt: skip
     report["verdict"] = verdict_json(release_verdict(report))
-    if missing_any:  # said where the figures are (issue 31 wording)
-        report["group_measures_rule"] = (
-            "group sizes and attribute disclosure count a suppressed (missing) key cell as a "
-            "value of its own, unlike k-anonymity: a suppressed record may show as a small or "
-            "homogeneous group there"
-        )
+    if missing_any:  # said how the figures were counted (issue 31)
+        report["group_measures_rule"] = GROUP_MEASURES_RULE
     report["plan"] = plan.to_json()
     report["steps"] = [dict(f) for f in figures]
     return report
