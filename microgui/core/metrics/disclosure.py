@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.metrics.missing_match import distinct_rows
+from microgui.core.metrics.missing_match import _combined_key, distinct_rows
 from microgui.core.metrics.privacy import (
     KindLike,
     attribute_codes,
@@ -237,16 +237,6 @@ def _key_codes(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
     return out
 
 
-def _pattern_key(safe: np.ndarray, bits: int, cache: dict[int, np.ndarray]) -> np.ndarray:
-    """One int64 per distinct combination, equal iff two agree on the keys of ``bits``."""
-    key = cache.get(bits)
-    if key is None:
-        cols = [b for b in range(safe.shape[1]) if bits >> b & 1]
-        key = np.unique(safe[:, cols], axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
-        cache[bits] = key
-    return key
-
-
 def compatible_value_counts(
     combos: np.ndarray, entry: np.ndarray, values: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -258,53 +248,67 @@ def compatible_value_counts(
     Returns (combination, value, count) triples, sorted by combination then value. Rows are
     grouped by their pattern of present keys; for two patterns P and Q a combination of P and a
     record of Q are compatible exactly when they agree on the keys present in both, so each pair
-    of patterns is one join on those keys (as :func:`.missing_match.wildcard_counts` counts).
+    of patterns is one sorted join on those keys (as :func:`.missing_match.wildcard_counts`
+    counts): O(P² log D) array operations plus one entry per compatible (combination, value).
     """
     d, m_keys = combos.shape
     known = values >= 0
-    pair = pd.DataFrame({"row": entry[known], "value": values[known]})
-    pair = pair.groupby(["row", "value"], sort=False).size().reset_index(name="count")
+    m = int(values.max()) + 1 if known.any() else 1
+    # the distinct (combination, value) pairs of the records, with their counts
+    pair_key, pair_count = np.unique(entry[known] * m + values[known], return_counts=True)
+    pair_row, pair_value = pair_key // m, pair_key % m
     present = combos >= 0
     pattern = (present * (1 << np.arange(m_keys, dtype=np.int64))).sum(axis=1)
-    safe = np.where(present, combos, 0)
-    cache: dict[int, np.ndarray] = {}
-    pair_pattern = pattern[pair["row"].to_numpy()]
-    parts: list[pd.DataFrame] = []
-    for pp in np.unique(pattern):
+    safe = np.where(present, combos, 0).astype(np.int64)
+    keys: dict[int, np.ndarray] = {}
+    pair_pattern = pattern[pair_row]
+    patterns = np.unique(pattern)
+    in_q = {int(q): np.flatnonzero(pair_pattern == q) for q in np.unique(pair_pattern)}
+    combo_parts: list[np.ndarray] = []
+    value_parts: list[np.ndarray] = []
+    count_parts: list[np.ndarray] = []
+    for pp in patterns:
         rows_p = np.flatnonzero(pattern == pp)
-        for qq in np.unique(pair_pattern):
-            sub = pair[pair_pattern == qq]
-            shared = int(pp) & int(qq)
+        for qq, at_q in in_q.items():
+            shared = int(pp) & qq
             if shared == 0:  # every record of Q matches every combination of P
-                dist = sub.groupby("value", sort=False)["count"].sum()
-                part = pd.DataFrame(
-                    {
-                        "combo": np.repeat(rows_p, len(dist)),
-                        "value": np.tile(dist.index.to_numpy(), len(rows_p)),
-                        "count": np.tile(dist.to_numpy(), len(rows_p)),
-                    }
-                )
-            else:
-                key = _pattern_key(safe, shared, cache)
-                right = (
-                    pd.DataFrame(
-                        {"key": key[sub["row"].to_numpy()], "value": sub["value"].to_numpy(),
-                         "count": sub["count"].to_numpy()}
-                    )
-                    .groupby(["key", "value"], sort=False)["count"].sum().reset_index()
-                )  # fmt: skip
-                left = pd.DataFrame({"combo": rows_p, "key": key[rows_p]})
-                part = left.merge(right, on="key")[["combo", "value", "count"]]
-            parts.append(part)
-    if not parts:
+                dist = np.bincount(pair_value[at_q], weights=pair_count[at_q], minlength=m)
+                vals = np.flatnonzero(dist)
+                combo_parts.append(np.repeat(rows_p, len(vals)))
+                value_parts.append(np.tile(vals, len(rows_p)))
+                count_parts.append(np.tile(dist[vals].astype(np.int64), len(rows_p)))
+                continue
+            key = keys.get(shared)
+            if key is None:
+                key = _combined_key(safe[:, [b for b in range(m_keys) if shared >> b & 1]])
+                keys[shared] = key
+            q_key = key[pair_row[at_q]]
+            order = np.argsort(q_key, kind="stable")
+            q_sorted = q_key[order]
+            p_key = key[rows_p]
+            lo = np.searchsorted(q_sorted, p_key, side="left")
+            lens = np.searchsorted(q_sorted, p_key, side="right") - lo
+            total = int(lens.sum())
+            if total == 0:
+                continue
+            starts = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(total)
+            picked = at_q[order[starts]]
+            combo_parts.append(np.repeat(rows_p, lens))
+            value_parts.append(pair_value[picked])
+            count_parts.append(pair_count[picked])
+    if not combo_parts:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    whole = (
-        pd.concat(parts, ignore_index=True).groupby(["combo", "value"], sort=True)["count"].sum()
-    )
-    combo = whole.index.get_level_values(0).to_numpy(dtype=np.int64)
-    value = whole.index.get_level_values(1).to_numpy(dtype=np.int64)
-    return combo, value, whole.to_numpy(dtype=np.int64)
+    flat = np.concatenate(combo_parts) * m + np.concatenate(value_parts)
+    weights = np.concatenate(count_parts).astype(np.float64)
+    if d * m <= 20_000_000:
+        dense = np.bincount(flat, weights=weights, minlength=d * m)
+        where = np.flatnonzero(dense)
+        counts = dense[where]
+    else:
+        where, inverse = np.unique(flat, return_inverse=True)
+        counts = np.bincount(inverse.reshape(-1), weights=weights)
+    return where // m, where % m, np.rint(counts).astype(np.int64)
 
 
 def _sparse_emd(
