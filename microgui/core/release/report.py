@@ -487,6 +487,9 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
                 f"{float(household.get('expected_reidentifications', 0.0)):,.2f}, "
                 f"largest {float(household.get('max', 0.0)):.4f}."
             )
+    rule = report.get("group_measures_rule")  # issue 31: a plan with a suppress step
+    if rule:
+        notes.append(f"Groups after the suppression: {str(rule)}.")
     missing = report.get("missing_as_category")
     if isinstance(missing, Mapping) and missing:
         notes.append(

@@ -348,6 +348,11 @@ def test_default_suppression_blanks_categorical_keys_only(demo: Dataset, tmp_pat
     assert report["attribute_disclosure"] == json.loads(json.dumps(rule))
     assert rule != plain  # the demo's suppressions change the figures
     assert check.attribute_disclosure == rule
+    from microgui.core.release.report import _notes
+    from microgui.core.release.report_steps import steps_html
+
+    assert any(n.startswith("Groups after the suppression: ") for n in _notes(report))
+    assert "matching any value" in steps_html(report)
     report.pop("plan")
     text = json.dumps(report)
     for col in ("region", "education"):
