@@ -789,8 +789,8 @@ def _print_steps(report: dict[str, Any]) -> None:
         print(f"  {step_line(fig)}", file=sys.stderr)
     if "missing matches" in str(report.get("k_anonymity_rule", "")):
         print(
-            "  k-anonymity counts a suppressed (missing) key cell as matching any value "
-            "(sdcMicro's convention); the group sizes above count it as a value",
+            "  k-anonymity, group sizes and attribute disclosure count a suppressed (missing) "
+            "key cell as matching any value (sdcMicro's convention)",
             file=sys.stderr,
         )
 

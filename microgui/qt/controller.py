@@ -264,7 +264,7 @@ class AppController(QObject):
         self.project_file = source
         # the project's record order (issue 31): its exports keep the input order, or not
         self.export_options = replace(self.export_options, keep_order=project.keep_order)
-        self.plans = tuple(dict(p) for p in project.plans)
+        self.plans = project.resolved_plans(folder)  # side files absolute again
         self.plans_restored.emit(self.plans)
         return load_id
 

@@ -182,3 +182,27 @@ def test_a_plan_run_is_a_run(demo_window: MainWindow, qtbot, tmp_path: Path, mon
     assert ctl.result.spec.plan is not None
     ctl.export(tmp_path / "reopened.csv")  # the app's export of the run shown
     assert (tmp_path / "reopened.csv").read_bytes() == app_bytes
+
+
+def test_still_below_k_words_an_intermediate_count(demo_window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """The "Still < k" column (issue 31): "–" before any step giving k, an intermediate count
+    in parentheses (the later steps take those records on), the release's count plain."""
+    from types import SimpleNamespace
+
+    panel = demo_window.plan_panel
+    steps = [
+        {"step": "recode", "column": "age", "breaks": [0, 35, "inf"]},
+        {"step": "microaggregate", "method": "mdav", "k": 5, "columns": "continuous"},
+        {"step": "suppress", "k": 5},
+    ]
+    figures = [
+        {"step": "recode", "index": 1, "records_below_k_after": 900},
+        {"step": "microaggregate", "index": 2, "n_groups": 80, "records_below_k_after": 400},
+        {"step": "suppress", "index": 3, "records_below_k_after": 0},
+    ]
+    panel._set_steps(steps)
+    panel.result = SimpleNamespace(report={"steps": figures})
+    panel._refresh()
+    assert [panel.table.item(i, 3).text() for i in range(3)] == ["–", "(400)", "0"]
+    assert "later steps take on" in panel.table.item(1, 3).toolTip()
+    assert panel.table.horizontalHeaderItem(3).text() == "Still < k"

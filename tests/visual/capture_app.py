@@ -226,7 +226,11 @@ def main(argv: list[str]) -> int:
     tabs.setCurrentIndex(0)
     grab(window, "window")
     for dock in window.findChildren(QDockWidget):
-        if dock.isVisible():
+        if dock.isVisible() or window.tabifiedDockWidgets(dock):
+            # a dock behind another's tab (the plan behind the run history) is raised first:
+            # grabbed hidden, it was never laid out at the window's size (issue 31: the plan
+            # dock's reference showed only its "#" column)
+            dock.raise_()
             grab(dock, "dock-" + slug(dock.windowTitle()))
     info = {
         "qt": qVersion(),

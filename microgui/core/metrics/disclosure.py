@@ -26,6 +26,22 @@ one value) and gives, for each confidential attribute:
   100 × homogeneous_records / ``n_known`` (records with a known value);
 - ``n_groups`` (classes), ``n_known`` and ``missing`` (records without a value).
 
+**After a local suppression** (``missing_matches_any=True``, what a plan with a suppress step
+reports, issue 31) the classes are those an intruder can form when a suppressed (missing) key cell
+matches any value, sdcMicro's convention for k (``freqCalc``; :mod:`.missing_match`): the class of a
+released key combination *c* holds every record compatible with *c* (equal on the keys present in
+both), so a record with a suppressed cell belongs to every class it matches and its confidential
+value joins each such class's distribution. Each record is judged in its own combination's class:
+``homogeneous_records`` counts the records whose own class is homogeneous, ``homogeneous_groups``
+and ``n_groups`` count distinct released combinations, and class sizes are the k check's
+wildcard frequencies. Classes overlap, so they no longer partition the table. For a combination
+without missing cells the class is exactly the set of candidates of an intruder who knows the
+person's keys; for one with a suppressed cell it is the candidates of an intruder who does not
+know the suppressed value (one who knows it narrows the set to the class of the matching complete
+combination, measured there, or, when no released complete combination matches, to a subset of
+this class that is not measured separately). Without any missing key cell both rules give the
+same figures.
+
 **Missing confidential values are ignored**, as sdcMicro's ``ldiversity`` does: a missing cell
 is no value an intruder learns, so a class's distinct and entropy counts run over its known values,
 a class whose known values are all one value is homogeneous, and a class with no known value
@@ -48,7 +64,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.metrics.privacy import KindLike, attribute_codes, t_closeness_by_attribute
+from microgui.core.metrics.missing_match import _combined_key, distinct_rows
+from microgui.core.metrics.privacy import (
+    KindLike,
+    attribute_codes,
+    ordered_tables,
+    t_closeness_by_attribute,
+)
 from microgui.core.table.column_types import json_cell
 from microgui.core.table.roles import AttributeKind, ColumnSpec
 
@@ -157,6 +179,8 @@ def attribute_disclosure(
     qis: Sequence[str],
     confidential: str | Sequence[str],
     roles: Mapping[str, KindLike] | None = None,
+    *,
+    missing_matches_any: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Attribute disclosure of each confidential attribute over the classes of ``qis``.
 
@@ -173,6 +197,10 @@ def attribute_disclosure(
         mapping to an :class:`AttributeKind`), used by ``t_closeness`` only; a column it does not
         name is read as continuous (ordered distance on numbers, equal distance on text, as
         :func:`~microgui.core.metrics.privacy.attribute_codes` reads the command line's tags).
+    missing_matches_any
+        Classes after a local suppression: a missing key cell matches any value (the module
+        docstring's rule; sdcMicro's ``freqCalc`` convention). Without a missing key cell the
+        figures are those of the default rule.
 
     Returns
     -------
@@ -183,6 +211,8 @@ def attribute_disclosure(
     if not names:
         return {}  # no grouping to pay for (a large continuous run has no confidential column)
     qi_names = [str(c) for c in qis]
+    if missing_matches_any and qi_names and bool(frame[qi_names].isna().to_numpy().any()):
+        return _attribute_disclosure_missing_any(frame, qi_names, names, roles)
     labels = _class_labels(frame, qi_names)
     n_groups = int(labels.max()) + 1 if len(labels) else 0
     out: dict[str, dict[str, Any]] = {}
@@ -191,6 +221,192 @@ def attribute_disclosure(
         if roles is not None and col in roles:
             kind = roles[col]
         out[col] = _one_attribute(frame, labels, n_groups, col, kind)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# classes where a missing key cell matches any value (after a local suppression)
+# --------------------------------------------------------------------------------------------
+
+
+def _key_codes(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
+    """Integer codes of the key columns (n x keys), -1 where missing."""
+    out = np.empty((len(frame), len(qis)), dtype=np.int64)
+    for j, col in enumerate(qis):
+        out[:, j] = _value_codes(frame[col])[0]
+    return out
+
+
+def compatible_value_counts(
+    combos: np.ndarray, entry: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct key combination *c*, the count of each value over the records compatible
+    with *c* (equal on the keys present in both; a missing key code -1 matches anything).
+
+    ``combos``: the D distinct key rows (codes, -1 missing); ``entry``: each record's row of
+    ``combos``; ``values``: each record's value code (>= 0; records with -1 are left out).
+    Returns (combination, value, count) triples, sorted by combination then value. Rows are
+    grouped by their pattern of present keys; for two patterns P and Q a combination of P and a
+    record of Q are compatible exactly when they agree on the keys present in both, so each pair
+    of patterns is one sorted join on those keys (as :func:`.missing_match.wildcard_counts`
+    counts): O(P² log D) array operations plus one entry per compatible (combination, value).
+    """
+    d, m_keys = combos.shape
+    known = values >= 0
+    m = int(values.max()) + 1 if known.any() else 1
+    # the distinct (combination, value) pairs of the records, with their counts
+    pair_key, pair_count = np.unique(entry[known] * m + values[known], return_counts=True)
+    pair_row, pair_value = pair_key // m, pair_key % m
+    present = combos >= 0
+    pattern = (present * (1 << np.arange(m_keys, dtype=np.int64))).sum(axis=1)
+    safe = np.where(present, combos, 0).astype(np.int64)
+    keys: dict[int, np.ndarray] = {}
+    pair_pattern = pattern[pair_row]
+    patterns = np.unique(pattern)
+    in_q = {int(q): np.flatnonzero(pair_pattern == q) for q in np.unique(pair_pattern)}
+    combo_parts: list[np.ndarray] = []
+    value_parts: list[np.ndarray] = []
+    count_parts: list[np.ndarray] = []
+    for pp in patterns:
+        rows_p = np.flatnonzero(pattern == pp)
+        for qq, at_q in in_q.items():
+            shared = int(pp) & qq
+            if shared == 0:  # every record of Q matches every combination of P
+                dist = np.bincount(pair_value[at_q], weights=pair_count[at_q], minlength=m)
+                vals = np.flatnonzero(dist)
+                combo_parts.append(np.repeat(rows_p, len(vals)))
+                value_parts.append(np.tile(vals, len(rows_p)))
+                count_parts.append(np.tile(dist[vals].astype(np.int64), len(rows_p)))
+                continue
+            key = keys.get(shared)
+            if key is None:
+                key = _combined_key(safe[:, [b for b in range(m_keys) if shared >> b & 1]])
+                keys[shared] = key
+            q_key = key[pair_row[at_q]]
+            order = np.argsort(q_key, kind="stable")
+            q_sorted = q_key[order]
+            p_key = key[rows_p]
+            lo = np.searchsorted(q_sorted, p_key, side="left")
+            lens = np.searchsorted(q_sorted, p_key, side="right") - lo
+            total = int(lens.sum())
+            if total == 0:
+                continue
+            starts = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(total)
+            picked = at_q[order[starts]]
+            combo_parts.append(np.repeat(rows_p, lens))
+            value_parts.append(pair_value[picked])
+            count_parts.append(pair_count[picked])
+    if not combo_parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    flat = np.concatenate(combo_parts) * m + np.concatenate(value_parts)
+    weights = np.concatenate(count_parts).astype(np.float64)
+    if d * m <= 20_000_000:
+        dense = np.bincount(flat, weights=weights, minlength=d * m)
+        where = np.flatnonzero(dense)
+        counts = dense[where]
+    else:
+        where, inverse = np.unique(flat, return_inverse=True)
+        counts = np.bincount(inverse.reshape(-1), weights=weights)
+    return where // m, where % m, np.rint(counts).astype(np.int64)
+
+
+def _sparse_emd(
+    combo: np.ndarray,
+    value: np.ndarray,
+    count: np.ndarray,
+    n_combos: int,
+    whole: np.ndarray,
+    *,
+    ordered: bool,
+) -> np.ndarray:
+    """EMD of each combination's distribution (sparse triples) to the whole table's
+    (``whole``: value counts), as :func:`~microgui.core.metrics.privacy.emd_by_group` defines it
+    (Li, Li & Venkatasubramanian 2007: equal distance ½Σ|p−q|, ordered distance
+    Σ|F_c − F|/(m−1) over the ranks)."""
+    m = len(whole)
+    q_prob = whole / max(whole.sum(), 1)
+    sizes = np.bincount(combo, weights=count, minlength=n_combos)
+    p = count / np.where(sizes[combo] > 0, sizes[combo], 1)
+    out = np.zeros(n_combos)
+    if not ordered:
+        diff = np.abs(p - q_prob[value]) - q_prob[value]
+        out = 0.5 * (1.0 + np.bincount(combo, weights=diff, minlength=n_combos))
+        return np.maximum(out, 0.0)
+    if m <= 1:
+        return out
+    q_cdf, sq = ordered_tables(np.repeat(np.arange(m), whole.astype(np.int64)), m)
+    # F_c is a step function: g_j on [value_j, next value of c) and 0 before c's first value
+    g = np.cumsum(p)
+    first = np.ones(len(combo), dtype=bool)
+    first[1:] = combo[1:] != combo[:-1]
+    starts = np.flatnonzero(first)
+    g -= np.repeat(np.concatenate([[0.0], g[starts[1:] - 1]]), np.diff(np.append(starts, len(g))))
+    last = np.ones(len(combo), dtype=bool)
+    last[:-1] = combo[1:] != combo[:-1]
+    a = value
+    b = np.where(last, m, np.roll(value, -1))
+    s = np.clip(np.searchsorted(q_cdf, g, side="left"), a, b)
+    piece = g * (s - a) - (sq[s] - sq[a]) + (sq[b] - sq[s]) - g * (b - s)
+    head = sq[value[first]]  # ranks below the first value: |0 - F| = F
+    out = np.bincount(combo, weights=piece, minlength=n_combos)
+    out[combo[first]] += head
+    return np.maximum(out / (m - 1), 0.0)
+
+
+def _attribute_disclosure_missing_any(
+    frame: pd.DataFrame,
+    qis: Sequence[str],
+    names: Sequence[str],
+    roles: Mapping[str, KindLike] | None,
+) -> dict[str, dict[str, Any]]:
+    """:func:`attribute_disclosure` with the classes of the module docstring's suppression rule."""
+    combos, entry, _counts = distinct_rows(_key_codes(frame, qis))
+    n_combos = len(combos)
+    out: dict[str, dict[str, Any]] = {}
+    for col in names:
+        codes, uniques = _value_codes(frame[col])
+        known = codes >= 0
+        n_known = int(known.sum())
+        res: dict[str, Any] = {
+            "distinct_l_diversity": 0,
+            "entropy_l_diversity": 0.0,
+            "t_closeness": None,
+            "homogeneous_records": 0,
+            "homogeneous_groups": 0,
+            "homogeneous_percent": 0.0,
+            "n_groups": n_combos,
+            "n_known": n_known,
+            "missing": int(len(codes) - n_known),
+        }
+        if n_known:
+            combo, _value, count = compatible_value_counts(combos, entry, codes)
+            distinct = np.bincount(combo, minlength=n_combos)
+            sizes = np.bincount(combo, weights=count, minlength=n_combos)
+            seen = sizes > 0
+            prob = count / sizes[combo]
+            entropy = -np.bincount(combo, weights=prob * np.log(prob), minlength=n_combos)
+            homogeneous = seen & (distinct == 1)
+            records = int((homogeneous[entry] & known).sum())
+            res.update(
+                distinct_l_diversity=int(distinct[seen].min()),
+                entropy_l_diversity=float(np.exp(max(float(entropy[seen].min()), 0.0))),
+                homogeneous_records=records,
+                homogeneous_groups=int(homogeneous.sum()),
+                homogeneous_percent=100.0 * records / n_known,
+            )
+        kind: KindLike = AttributeKind.CONTINUOUS
+        if roles is not None and col in roles:
+            kind = roles[col]
+        try:
+            t_codes, m, ordered = attribute_codes(frame[col], _emd_kind(frame[col], uniques, kind))
+            t_combo, t_value, t_count = compatible_value_counts(combos, entry, t_codes)
+            whole = np.bincount(t_codes, minlength=m).astype(np.float64)
+            emd = _sparse_emd(t_combo, t_value, t_count, n_combos, whole, ordered=ordered)
+            res["t_closeness"] = float(emd.max()) if len(emd) else 0.0
+        except (ValueError, TypeError):  # no rank for a missing value of an ordered attribute
+            res["t_closeness"] = None
+        out[col] = res
     return out
 
 

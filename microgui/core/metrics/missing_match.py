@@ -59,7 +59,13 @@ def _combined_key(block: np.ndarray) -> np.ndarray:
 
 
 def wildcard_counts_weighted(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Cell size of each row of ``x`` (codes, -1 missing) among the rows weighted by ``weight``."""
+    """Cell size of each row of ``x`` (codes, -1 missing) among the rows weighted by ``weight``.
+
+    For a pattern P and every pattern Q, the rows of Q compatible with a row of P are those
+    equal to it on the keys present in both (S = P & Q); the patterns Q sharing the same S are
+    counted together, on dense codes of the S-columns (one ``np.unique`` per S, cached), by one
+    ``bincount``: no sort per pair of patterns.
+    """
     n, m = x.shape
     f = np.zeros(n, dtype=np.int64)
     if n == 0:
@@ -68,26 +74,34 @@ def wildcard_counts_weighted(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
     pattern = (present * (1 << np.arange(m, dtype=np.int64))).sum(axis=1)
     patterns, inverse = np.unique(pattern, return_inverse=True)
     inverse = inverse.reshape(-1)
-    members = [np.flatnonzero(inverse == p) for p in range(len(patterns))]
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(patterns) + 1))
+    members = [order[bounds[p] : bounds[p + 1]] for p in range(len(patterns))]
     safe = np.where(present, x, 0).astype(np.int64)
-    keys_cache: dict[int, np.ndarray] = {}
+    w = np.asarray(weight, dtype=np.float64)
+    mass = np.array([w[rows].sum() for rows in members])
+    dense: dict[int, tuple[np.ndarray, int]] = {}
     for pi, pp in enumerate(patterns):
         rows_p = members[pi]
+        groups: dict[int, list[int]] = {}
         for qi, qq in enumerate(patterns):
-            rows_q = members[qi]
-            shared = int(pp) & int(qq)
-            if shared == 0:
-                f[rows_p] += int(weight[rows_q].sum())
+            groups.setdefault(int(pp) & int(qq), []).append(qi)
+        total = np.zeros(len(rows_p))
+        for shared, qis in groups.items():
+            if shared == 0:  # every row of these patterns matches every row of P
+                total += mass[qis].sum()
                 continue
-            keys = keys_cache.get(shared)
-            if keys is None:
-                keys = _combined_key(safe[:, [b for b in range(m) if shared >> b & 1]])
-                keys_cache[shared] = keys
-            values, at_q = np.unique(keys[rows_q], return_inverse=True)
-            sums = np.bincount(at_q.reshape(-1), weights=weight[rows_q]).astype(np.int64)
-            kp = keys[rows_p]
-            at = np.minimum(np.searchsorted(values, kp), values.size - 1)
-            f[rows_p] += np.where(values[at] == kp, sums[at], 0)
+            got = dense.get(shared)
+            if got is None:
+                key = _combined_key(safe[:, [b for b in range(m) if shared >> b & 1]])
+                uniq, code = np.unique(key, return_inverse=True)
+                got = (code.reshape(-1), len(uniq))
+                dense[shared] = got
+            code, size = got
+            rows_q = members[qis[0]] if len(qis) == 1 else np.concatenate([members[q] for q in qis])
+            sums = np.bincount(code[rows_q], weights=w[rows_q], minlength=size)
+            total += sums[code[rows_p]]
+        f[rows_p] = np.rint(total).astype(np.int64)
     return f
 
 

@@ -327,11 +327,14 @@ def check_export(
         # GUI thread before the export dialog, is not computed twice
         disclosure = {str(c): dict(m) for c, m in measured.items()}
     else:
+        from microgui.core.runs.plan import plan_suppresses
+
         disclosure = attribute_disclosure(
             frame,
             result.roles.quasi_identifiers,
             [c for c in result.roles.confidential if c in frame.columns],
             result.roles,
+            missing_matches_any=plan_suppresses(result.report),
         )
     return ExportCheck(k_anonymity=level, problems=tuple(problems), attribute_disclosure=disclosure)
 

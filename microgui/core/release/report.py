@@ -112,7 +112,9 @@ def release_checks(
     promised_k = result.report.get("k_anonymity_guaranteed") is not False
     rows.append(
         ReleaseCheckRow(
-            "k-anonymity (smallest class of identical quasi-identifiers)",
+            "k-anonymity (smallest class; a suppressed key cell matches any value)"
+            if _suppressed_plan(result)
+            else "k-anonymity (smallest class of identical quasi-identifiers)",
             f"k = {k}" if promised_k else f"not promised by the method (k = {k} asked)",
             f"{level:,}",
             kept=level >= k if promised_k else (True if level >= k else None),
@@ -140,7 +142,11 @@ def release_checks(
     if conf and len(frame):
         # the figures of the JSON report's attribute_disclosure (issue 29): the same function on
         # the same frame, per confidential attribute, so the two reports cannot disagree
-        disclosure = attribute_disclosure(frame, qis, conf, roles)
+        from microgui.core.runs.plan import plan_suppresses
+
+        disclosure = attribute_disclosure(
+            frame, qis, conf, roles, missing_matches_any=plan_suppresses(result.report)
+        )
         for col, m in disclosure.items():
             if promised_model != "l-diversity":
                 rows.append(
@@ -182,6 +188,12 @@ def release_checks(
                 )
             )
     return tuple(rows)
+
+
+def _suppressed_plan(result: RunResult) -> bool:
+    from microgui.core.runs.plan import plan_suppresses
+
+    return plan_suppresses(result.report)
 
 
 def _released_k(result: RunResult, frame: pd.DataFrame, qis: Sequence[str]) -> int:
@@ -475,6 +487,9 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
                 f"{float(household.get('expected_reidentifications', 0.0)):,.2f}, "
                 f"largest {float(household.get('max', 0.0)):.4f}."
             )
+    rule = report.get("group_measures_rule")  # issue 31: a plan with a suppress step
+    if rule:
+        notes.append(f"Groups after the suppression: {str(rule)}.")
     missing = report.get("missing_as_category")
     if isinstance(missing, Mapping) and missing:
         notes.append(

@@ -25,7 +25,15 @@ def _what(fig: Mapping[str, Any]) -> str:
         cols = fig.get("columns") or []
         return f"microaggregate {', '.join(map(str, cols))} with {fig.get('method')}, k = {fig.get('k')}"
     if kind == "suppress":
-        return f"suppress to k = {fig.get('k')} on {', '.join(map(str, fig.get('columns') or []))}"
+        blanked = [str(c) for c in fig.get("columns") or []]
+        k_on = [str(c) for c in fig.get("k_on") or []]
+        whole = [c for c in k_on if c not in blanked]
+        if whole:  # the default (issue 31): categorical cells blanked, k on every key
+            return (
+                f"suppress to k = {fig.get('k')} on all keys ({', '.join(blanked)} blanked; "
+                f"{', '.join(whole)} kept whole)"
+            )
+        return f"suppress to k = {fig.get('k')} on {', '.join(blanked)}"
     return str(kind)
 
 
@@ -84,6 +92,9 @@ def steps_html(report: Mapping[str, Any]) -> str:
     )  # fmt: skip
     rule = report.get("k_anonymity_rule")
     note = f"<p>k-anonymity measured with {html.escape(str(rule))}.</p>" if rule else ""
+    groups = report.get("group_measures_rule")
+    if groups:
+        note += f"<p>Groups: {html.escape(str(groups))}.</p>"
     return (
         "<h2>Protection plan</h2>"
         "<p>The steps, applied in order to the input; the release was verified once against "

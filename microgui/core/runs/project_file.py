@@ -145,7 +145,11 @@ class Project:
             "comparison": list(self.comparison),
             "notes": self.notes,
             "extra": dict(self.extra),
-            **({"plans": [dict(p) for p in self.plans]} if self.plans else {}),
+            **(
+                {"plans": [plan_paths(p, lambda f: _relative(f, folder)) for p in self.plans]}
+                if self.plans
+                else {}
+            ),
             **({"export": {"keep_order": True}} if self.keep_order else {}),
         }
 
@@ -182,17 +186,71 @@ class Project:
         reads them, so no save, autosave or release of it may write over one."""
         found = [self.resolved_data_path(folder), *self.resolved_hierarchies(folder).values()]
         found += [Path(p) for spec in self.resolved_runs(folder) for _column, p in spec.hierarchies]
-        found += [p for spec in self.runs if spec.plan is not None for p in _plan_files(spec)]
+        found += [
+            p
+            for spec in self.resolved_runs(folder)
+            if spec.plan is not None
+            for p in _plan_files(spec)
+        ]
         return list(dict.fromkeys(p for p in found if p is not None))
 
     def resolved_runs(self, folder: Path | None) -> tuple[RunSpec, ...]:
-        """The runs with their hierarchy files made absolute like the table's path."""
+        """The runs with their hierarchy files (and their plans' side files) made absolute like
+        the table's path."""
         return tuple(
-            replace(s, hierarchies=tuple((c, str(_resolved(p, folder))) for c, p in s.hierarchies))
-            if s.hierarchies
-            else s
+            _resolved_plan_spec(
+                replace(
+                    s, hierarchies=tuple((c, str(_resolved(p, folder))) for c, p in s.hierarchies)
+                )
+                if s.hierarchies
+                else s,
+                folder,
+            )
             for s in self.runs
         )
+
+    def resolved_plans(self, folder: Path | None) -> tuple[dict[str, Any], ...]:
+        """The session's plans with their side files made absolute like the table's path."""
+        return tuple(plan_paths(p, lambda f: str(_resolved(f, folder))) for p in self.plans)
+
+
+def plan_paths(plan: Mapping[str, Any], convert: Callable[[str], str | None]) -> dict[str, Any]:
+    """A plan's JSON with every side-file path of its steps (a recode step's ``hierarchy`` and
+    ``mapping``, a microaggregate step's ``hierarchies``) passed through ``convert``: relative to
+    the project file's folder when saved, absolute again when read (issue 31; as the table's
+    path and the runs' hierarchy files, so a project folder moved whole keeps working)."""
+    out = dict(plan)
+    steps = out.get("steps")
+    if not isinstance(steps, list):
+        return out
+    fixed: list[Any] = []
+    for step in steps:
+        if not isinstance(step, Mapping):
+            fixed.append(step)
+            continue
+        step = dict(step)
+        for key in ("hierarchy", "mapping"):
+            if isinstance(step.get(key), str):
+                step[key] = convert(step[key])
+        if isinstance(step.get("hierarchies"), Mapping):
+            step["hierarchies"] = {
+                c: convert(f) if isinstance(f, str) else f for c, f in step["hierarchies"].items()
+            }
+        fixed.append(step)
+    out["steps"] = fixed
+    return out
+
+
+def _resolved_plan_spec(spec: RunSpec, folder: Path | None) -> RunSpec:
+    """A plan run's spec with its plan's side files absolute (a project's paths are relative to
+    its folder; older projects kept them absolute, which stay as they are)."""
+    data = spec.plan_json
+    if data is None:
+        return spec
+    text = json.dumps(
+        plan_paths(data, lambda f: str(_resolved(f, folder))), sort_keys=True, separators=(",", ":")
+    )
+    return replace(spec, plan=text)
 
 
 def _plan_files(spec: RunSpec) -> tuple[Path, ...]:
@@ -226,6 +284,8 @@ def _run_json(
     for key, _default in _PLACEMENT_DEFAULTS:
         data.pop(key, None)
     data["hierarchies"] = {c: _relative(p, folder) for c, p in spec.hierarchies}
+    if isinstance(data.get("plan"), Mapping):  # its side files as the table's path (issue 31)
+        data["plan"] = plan_paths(data["plan"], lambda f: _relative(f, folder))
     if run_id is not None:
         data["id"] = int(run_id)
     if report is not None:

@@ -50,10 +50,14 @@ from microgui.qt.workers import TaskSlot
 
 __all__ = ["PlanPanel", "step_text"]
 
-_HEADERS = ("#", "Step", "Effect after the run", "Below k")
-#: what the "Below k" column shows for a step before the first step that gives k (a recode or
+_HEADERS = ("#", "Step", "Effect after the run", "Still < k")
+#: what the "Still < k" column shows for a step before the first step that gives k (a recode or
 #: a top-code alone does not aim at k: its count of records below k is in the tooltip)
 _NO_K_YET = "–"
+#: the "Still < k" of a step that gives k but is not the plan's last: the records the later
+#: steps still take on (a microaggregation of the continuous keys leaves the categorical ones
+#: to the suppression), in parentheses: an intermediate count, not the release's
+_LATER = "({})"
 _PLACEHOLDER = {
     "recode": "breaks 0, 25, 35, inf  |  bins 5  |  mapping FILE  |  level 2 FILE",
     "top_bottom": "top 60  |  top 60 = 60+  |  bottom 18",
@@ -125,6 +129,8 @@ class PlanPanel(QWidget):
                                "suppression: several keys)")  # fmt: skip
         self.words = QLineEdit()
         self.words.setToolTip("the step's parameters, e.g. 'breaks 0, 25, 35, inf'")
+        # a narrow dock squeezes the field first: keep room for a few words ("b…" otherwise)
+        self.words.setMinimumWidth(12 * self.fontMetrics().averageCharWidth())
         self.add_button = QPushButton("Add step")
         self.add_button.clicked.connect(self.add_from_fields)
         self.words.returnPressed.connect(self.add_from_fields)
@@ -140,13 +146,18 @@ class PlanPanel(QWidget):
         self.table.horizontalHeaderItem(3).setToolTip(
             "records whose key combination fewer than k records share after the step (missing "
             "matches any value once a suppression has run); shown from the first step that "
-            "gives k (a microaggregation or a suppression): a recode alone does not aim at k"
+            "gives k (a microaggregation or a suppression): a recode alone does not aim at k. "
+            "In parentheses: a count the later steps still take on (e.g. a microaggregation of "
+            "the continuous keys before the suppression of the categorical ones); the "
+            "release's is the last step's"
         )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.setMinimumHeight(3 * self.fontMetrics().height())  # the window's minimum
+        # the steps keep the room of their number and the start of their text in a narrow dock
+        self.table.setMinimumWidth(22 * self.fontMetrics().averageCharWidth())
         self.table.setWordWrap(False)  # one line a step: the dock is short at 1366 x 768
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.table.horizontalHeader()
@@ -302,6 +313,10 @@ class PlanPanel(QWidget):
                 tip = (f"{below} record(s) below k after this step; no step giving k has run "
                        "yet (a recode alone does not aim at k)")  # fmt: skip
                 below = _NO_K_YET
+            elif fig is not None and i < len(self.steps) - 1 and below != "0":
+                tip = (f"{below} record(s) below k after this step, which the later steps take "
+                       "on; the release's count is the last step's")  # fmt: skip
+                below = _LATER.format(below)
             for j, text in enumerate((str(i + 1), step_text(step), effect, below)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(

@@ -334,6 +334,25 @@ def test_default_suppression_blanks_categorical_keys_only(demo: Dataset, tmp_pat
     export_run(demo, out.result, tmp_path / "o.csv", tmp_path / "r.json")
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert "suppressed (missing) key cell" in report["group_measures_rule"]
+    # group sizes and attribute disclosure follow k's rule: a suppressed cell matches any value
+    # (microgui.core.metrics.disclosure, module docstring; sdcMicro freqCalc)
+    assert report["min_group_size"] == report["k_anonymity"] >= 3
+    from microgui.core.metrics.disclosure import attribute_disclosure
+
+    conf = [c for c in roles.confidential if c in frame.columns]
+    assert conf
+    rule = attribute_disclosure(
+        frame, roles.quasi_identifiers, conf, roles, missing_matches_any=True
+    )
+    plain = attribute_disclosure(frame, roles.quasi_identifiers, conf, roles)
+    assert report["attribute_disclosure"] == json.loads(json.dumps(rule))
+    assert rule != plain  # the demo's suppressions change the figures
+    assert check.attribute_disclosure == rule
+    from microgui.core.release.report import _notes
+    from microgui.core.release.report_steps import steps_html
+
+    assert any(n.startswith("Groups after the suppression: ") for n in _notes(report))
+    assert "matching any value" in steps_html(report)
     report.pop("plan")
     text = json.dumps(report)
     for col in ("region", "education"):
