@@ -138,3 +138,75 @@ def test_a_hook_that_raises_stops_the_compile_before_it_begins() -> None:
     with jit_cache.watching_compiles(lambda m, n: None, lambda m, n: ends.append(n)):
         assert kernel(1.0) == 2.0  # type: ignore[operator]
     assert ends == ["plus_one"]  # the refused start left no stale nesting behind
+
+
+# Two kernels that call helpers of the same qualified name and argument types but different
+# bodies (a closure factory, as numba's own overloads are: np.sort and np.argsort share
+# ``make_quicksort_impl.<locals>.run_quicksort``). The helper recurses, so LLVM cannot inline it
+# and each kernel's cached object code keeps a call to the helper's symbol.
+_TWO_KERNELS = '''
+import numba
+from microgui.core.methods import jit_cache
+
+
+def _make(c):
+    @numba.njit
+    def helper(x, n):
+        if n <= 0:
+            return x + c
+        return helper(x, n - 1)
+
+    return helper
+
+
+plus1 = _make(1)
+plus100 = _make(100)
+
+
+@jit_cache.njit
+def f1(x):
+    return plus1(x, 3)
+
+
+@jit_cache.njit
+def f2(x):
+    return plus100(x, 3)
+'''
+
+_CALL = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import microgui.core.methods  # configures the cache first, as the package does
+import twokernels
+print(",".join(str(getattr(twokernels, name)(1)) for name in sys.argv[2:]))
+"""
+
+
+def test_kernels_cached_by_different_processes_do_not_swap_code(tmp_path: Path) -> None:
+    """The kernel-cache poisoning of session 38 (``cannot reshape array of size 29 into shape
+    (10,3)`` in ``dba._phase1_fast``): numba names each compiled function's machine-code symbol
+    after its qualified name, its argument types and a per-process counter
+    (``numba.core.bytecode.FunctionIdentity._unique_ids``, ``v<n>`` ABI tag). Two processes that
+    each compile a kernel on a cache miss number their functions from the same start, so two
+    different helpers with one qualified name (closures; numba's np.sort/np.argsort quicksorts)
+    get one symbol; both go into the shared cache inside their callers' object code, with
+    ``linkonce_odr`` linkage. A later process that loads both callers from the cache links
+    every call to the first body loaded: wrong results or a crash (numba issues #10486, #10128).
+    No lock can prevent this (the processes need not even overlap in time); each process must
+    name its symbols apart (jit_cache._unique_symbols). Here: process A caches f1, process B
+    caches f2, process C loads both."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "twokernels.py").write_text(_TWO_KERNELS, encoding="utf-8")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def call(*names: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-c", _CALL, str(tmp_path), *names]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+    assert call("f1").stdout.strip() == "2"
+    assert call("f2").stdout.strip() == "101"
+    both = call("f1", "f2")
+    assert (both.returncode, both.stdout.strip()) == (0, "2,101"), both.stderr[-2000:]
