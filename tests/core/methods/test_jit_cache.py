@@ -142,19 +142,34 @@ def test_a_hook_that_raises_stops_the_compile_before_it_begins() -> None:
 
 # Two kernels that call helpers of the same qualified name and argument types but different
 # bodies (a closure factory, as numba's own overloads are: np.sort and np.argsort share
-# ``make_quicksort_impl.<locals>.run_quicksort``). The helper recurses, so LLVM cannot inline it
-# and each kernel's cached object code keeps a call to the helper's symbol.
+# ``make_quicksort_impl.<locals>.run_quicksort``). The helper is big enough that LLVM keeps it
+# out of line, so each kernel's cached object code calls the helper's symbol.
 _TWO_KERNELS = '''
+import numpy as np
 import numba
 from microgui.core.methods import jit_cache
 
 
 def _make(c):
     @numba.njit
-    def helper(x, n):
-        if n <= 0:
-            return x + c
-        return helper(x, n - 1)
+    def helper(a):
+        n = a.shape[0]
+        out = a.copy()
+        for i in range(1, n):
+            v = out[i]
+            j = i - 1
+            while j >= 0 and out[j] > v:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = v
+        s = 0
+        for i in range(n):
+            s += out[i] * (i + 1) + c
+            if s % 7 == 3:
+                s += c * 2
+            elif s % 5 == 1:
+                s -= i
+        return s
 
     return helper
 
@@ -165,12 +180,12 @@ plus100 = _make(100)
 
 @jit_cache.njit
 def f1(x):
-    return plus1(x, 3)
+    return plus1(np.arange(x, x + 5))
 
 
 @jit_cache.njit
 def f2(x):
-    return plus100(x, 3)
+    return plus100(np.arange(x, x + 5))
 '''
 
 _CALL = """
@@ -202,11 +217,20 @@ def test_kernels_cached_by_different_processes_do_not_swap_code(tmp_path: Path) 
     (tmp_path / "twokernels.py").write_text(_TWO_KERNELS, encoding="utf-8")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
 
-    def call(*names: str) -> subprocess.CompletedProcess[str]:
+    def start(*names: str) -> subprocess.Popen[str]:
         cmd = [sys.executable, "-c", _CALL, str(tmp_path), *names]
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    assert call("f1").stdout.strip() == "2"
-    assert call("f2").stdout.strip() == "101"
-    both = call("f1", "f2")
-    assert (both.returncode, both.stdout.strip()) == (0, "2,101"), both.stderr[-2000:]
+    def answer(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+        out, err = process.communicate(timeout=120)
+        return process.returncode, out.strip(), err[-2000:]
+
+    # processes A and B at once (a cold cache shared by test workers, the app and the CLI);
+    # each compiles its kernel and gets the right answer
+    a, b = start("f1"), start("f2")
+    assert answer(a)[:2] == (0, "61")
+    assert answer(b)[:2] == (0, "1155")
+    # process C loads both kernels from the cache; before the fix it printed "61,61": f2 ran
+    # f1's helper, loaded first under the same symbol
+    code, out, err = answer(start("f1", "f2"))
+    assert (code, out) == (0, "61,1155"), err
