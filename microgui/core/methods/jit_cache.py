@@ -152,11 +152,12 @@ def _lock_cache_files() -> None:
     numba saves a kernel by reading its index file, adding the new signature under the first
     free data-file number and writing index then data, with no lock between processes (numba
     issue #4807). Two processes compiling the same kernel at once (a sweep's or blocked run's
-    workers on a cold cache; the app and the command line) can leave an index that names another
-    signature's machine code: every later start then crashes in that kernel (it happened here
-    while several test runs shared one cache). Each save and each load of an index and its data
-    is therefore done under a file lock beside the index (``….nbi.lock``). Skipped, with the
-    race left as it was, if numba's cache class no longer looks as expected.
+    workers on a cold cache; the app and the command line) can both take data-file number 1 for
+    different signatures and leave an index that names another signature's data. Each save and
+    each load of an index and its data is therefore done under a file lock beside the index
+    (``….nbi.lock``). Skipped, with the race left as it was, if numba's cache class no longer
+    looks as expected. (The poisoned caches of session 38 had consistent indexes: that crash was
+    the symbol collision that :func:`_unique_symbols` prevents.)
     """
     from numba.core import caching
 

@@ -144,7 +144,7 @@ def test_a_hook_that_raises_stops_the_compile_before_it_begins() -> None:
 # bodies (a closure factory, as numba's own overloads are: np.sort and np.argsort share
 # ``make_quicksort_impl.<locals>.run_quicksort``). The helper is big enough that LLVM keeps it
 # out of line, so each kernel's cached object code calls the helper's symbol.
-_TWO_KERNELS = '''
+_TWO_KERNELS = """
 import numpy as np
 import numba
 from microgui.core.methods import jit_cache
@@ -186,7 +186,7 @@ def f1(x):
 @jit_cache.njit
 def f2(x):
     return plus100(np.arange(x, x + 5))
-'''
+"""
 
 _CALL = """
 import sys
@@ -219,7 +219,9 @@ def test_kernels_cached_by_different_processes_do_not_swap_code(tmp_path: Path) 
 
     def start(*names: str) -> subprocess.Popen[str]:
         cmd = [sys.executable, "-c", _CALL, str(tmp_path), *names]
-        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
 
     def answer(process: subprocess.Popen[str]) -> tuple[int, str, str]:
         out, err = process.communicate(timeout=120)
