@@ -16,13 +16,21 @@ source gives a new folder, and every kernel is compiled afresh once. The folder 
 cache folder (``$XDG_CACHE_HOME``/``~/.cache``, ``%LOCALAPPDATA%`` on Windows); it is never the
 source tree, which may not be writable. Folders of older hashes unused for an hour are removed. If none of this can
 be written, numba falls back to compiling at every start (the kernels still run).
+
+Machine code compiled by different processes must never share a symbol name
+(:func:`_unique_symbols`): numba names each compiled function's symbol after its qualified name,
+argument types and a counter private to the process, so two processes filling the cache could
+name two different helpers alike, and a third process loading both callers ran the wrong one
+(the ``dba`` crash of session 38; numba issues #10486 and #10128).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import os
+import secrets
 import shutil
 import threading
 import time
@@ -144,11 +152,12 @@ def _lock_cache_files() -> None:
     numba saves a kernel by reading its index file, adding the new signature under the first
     free data-file number and writing index then data, with no lock between processes (numba
     issue #4807). Two processes compiling the same kernel at once (a sweep's or blocked run's
-    workers on a cold cache; the app and the command line) can leave an index that names another
-    signature's machine code: every later start then crashes in that kernel (it happened here
-    while several test runs shared one cache). Each save and each load of an index and its data
-    is therefore done under a file lock beside the index (``….nbi.lock``). Skipped, with the
-    race left as it was, if numba's cache class no longer looks as expected.
+    workers on a cold cache; the app and the command line) can both take data-file number 1 for
+    different signatures and leave an index that names another signature's data. Each save and
+    each load of an index and its data is therefore done under a file lock beside the index
+    (``….nbi.lock``). Skipped, with the race left as it was, if numba's cache class no longer
+    looks as expected. (The poisoned caches of session 38 had consistent indexes: that crash was
+    the symbol collision that :func:`_unique_symbols` prevents.)
     """
     from numba.core import caching
 
@@ -172,6 +181,52 @@ def _lock_cache_files() -> None:
     cls.save = locked(cls.save)
     cls.load = locked(cls.load)
     cls._microgui_locked = True
+
+
+class _ProcessUniqueIds:
+    """An iterator of function ids that no other process draws: 64 random bits (from the OS, so
+    a forked child does not repeat its parent) above a counter of this process's draws (so two
+    ids of one process always differ)."""
+
+    def __init__(self) -> None:
+        self._count = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> _ProcessUniqueIds:
+        return self
+
+    def __next__(self) -> int:
+        with self._lock:
+            return (secrets.randbits(64) << 24) | (next(self._count) & 0xFFFFFF)
+
+
+def _unique_symbols() -> None:
+    """Give every function numba compiles in this process an id no other process uses.
+
+    The mechanism of the poisoned kernel cache: numba names the machine-code symbol of each
+    compiled function ``<module>.<qualname>[abi:v<id>](<argument types>)``, where ``<id>`` comes
+    from a counter that starts at 1 in every process
+    (``numba.core.bytecode.FunctionIdentity._unique_ids``). A kernel's cached object code holds
+    its callees' code under these names with ``linkonce_odr`` linkage ("any copy will do"). Two
+    processes that compile on a cache miss count from the same start, so two *different*
+    functions with one qualified name and argument types (closures made by one factory, such
+    as numba's own ``make_quicksort_impl.<locals>.run_quicksort`` behind both ``np.sort`` and
+    ``np.argsort``) get the same symbol, one in each process's cache entry. Each entry is right
+    on its own; a later process that loads both links every call of that name to the body
+    loaded first and runs code that belongs to another function: a wrong ``_take_group`` sort
+    in ``dba`` (29 records grouped where 30 were due) or a segmentation fault. The processes need
+    not even run at the same time, and the index lock (:func:`_lock_cache_files`) cannot help;
+    numba issues #10486 and #10128 describe the same collision. With ids drawn by
+    :class:`_ProcessUniqueIds` the symbols of two processes never coincide (the ids are not
+    part of numba's cache key, so cached kernels still load in every process).
+    """
+    from numba.core import bytecode
+
+    cls = getattr(bytecode, "FunctionIdentity", None)
+    ids = getattr(cls, "_unique_ids", None)
+    if cls is None or ids is None or isinstance(ids, _ProcessUniqueIds):
+        return
+    cls._unique_ids = _ProcessUniqueIds()
 
 
 def on_first_compile(callback: Callable[[str], None]) -> Callable[[], None]:
@@ -330,6 +385,7 @@ def configure() -> Path | None:
     global _configured
     if _configured is not None:
         return _configured
+    _unique_symbols()  # before any kernel compiles, even when no cache folder can be made
     folder = cache_folder()
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -138,3 +138,101 @@ def test_a_hook_that_raises_stops_the_compile_before_it_begins() -> None:
     with jit_cache.watching_compiles(lambda m, n: None, lambda m, n: ends.append(n)):
         assert kernel(1.0) == 2.0  # type: ignore[operator]
     assert ends == ["plus_one"]  # the refused start left no stale nesting behind
+
+
+# Two kernels that call helpers of the same qualified name and argument types but different
+# bodies (a closure factory, as numba's own overloads are: np.sort and np.argsort share
+# ``make_quicksort_impl.<locals>.run_quicksort``). The helper is big enough that LLVM keeps it
+# out of line, so each kernel's cached object code calls the helper's symbol.
+_TWO_KERNELS = """
+import numpy as np
+import numba
+from microgui.core.methods import jit_cache
+
+
+def _make(c):
+    @numba.njit
+    def helper(a):
+        n = a.shape[0]
+        out = a.copy()
+        for i in range(1, n):
+            v = out[i]
+            j = i - 1
+            while j >= 0 and out[j] > v:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = v
+        s = 0
+        for i in range(n):
+            s += out[i] * (i + 1) + c
+            if s % 7 == 3:
+                s += c * 2
+            elif s % 5 == 1:
+                s -= i
+        return s
+
+    return helper
+
+
+plus1 = _make(1)
+plus100 = _make(100)
+
+
+@jit_cache.njit
+def f1(x):
+    return plus1(np.arange(x, x + 5))
+
+
+@jit_cache.njit
+def f2(x):
+    return plus100(np.arange(x, x + 5))
+"""
+
+_CALL = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import microgui.core.methods  # configures the cache first, as the package does
+import twokernels
+print(",".join(str(getattr(twokernels, name)(1)) for name in sys.argv[2:]))
+"""
+
+
+def test_kernels_cached_by_different_processes_do_not_swap_code(tmp_path: Path) -> None:
+    """The kernel-cache poisoning of session 38 (``cannot reshape array of size 29 into shape
+    (10,3)`` in ``dba._phase1_fast``): numba names each compiled function's machine-code symbol
+    after its qualified name, its argument types and a per-process counter
+    (``numba.core.bytecode.FunctionIdentity._unique_ids``, ``v<n>`` ABI tag). Two processes that
+    each compile a kernel on a cache miss number their functions from the same start, so two
+    different helpers with one qualified name (closures; numba's np.sort/np.argsort quicksorts)
+    get one symbol; both go into the shared cache inside their callers' object code, with
+    ``linkonce_odr`` linkage. A later process that loads both callers from the cache links
+    every call to the first body loaded: wrong results or a crash (numba issues #10486, #10128).
+    No lock can prevent this (the processes need not even overlap in time); each process must
+    name its symbols apart (jit_cache._unique_symbols). Here: process A caches f1, process B
+    caches f2, process C loads both."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "twokernels.py").write_text(_TWO_KERNELS, encoding="utf-8")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def start(*names: str) -> subprocess.Popen[str]:
+        cmd = [sys.executable, "-c", _CALL, str(tmp_path), *names]
+        return subprocess.Popen(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    def answer(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+        out, err = process.communicate(timeout=120)
+        return process.returncode, out.strip(), err[-2000:]
+
+    # processes A and B at once (a cold cache shared by test workers, the app and the CLI);
+    # each compiles its kernel and gets the right answer
+    a, b = start("f1"), start("f2")
+    assert answer(a)[:2] == (0, "61")
+    assert answer(b)[:2] == (0, "1155")
+    # process C loads both kernels from the cache; before the fix it printed "61,61": f2 ran
+    # f1's helper, loaded first under the same symbol
+    code, out, err = answer(start("f1", "f2"))
+    assert (code, out) == (0, "61,1155"), err
