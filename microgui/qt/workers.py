@@ -18,6 +18,7 @@ its late signals dropped), and the slot re-emits only the current task's signals
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import traceback
 import weakref
@@ -37,6 +38,7 @@ __all__ = [
     "RunWorker",
     "TaskSlot",
     "make_run_pool",
+    "lower_thread_priority",
     "live_run_pools",
     "Job",
     "PartialJob",
@@ -66,6 +68,56 @@ def live_run_pools() -> list[QThreadPool]:
     """The pools made by :func:`make_run_pool` that still exist (a Python wrapper kept alive,
     e.g. by a failed test's traceback, after Qt deleted its pool is left out)."""
     return [pool for pool in list(_POOLS) if shiboken6.isValid(pool)]
+
+
+#: Environment variable: how many nice steps below the GUI thread the worker threads run (0: the
+#: same priority). Default :data:`WORKER_NICE`.
+NICE_ENV = "MICROGUI_WORKER_NICE"
+#: The default: the computations yield the CPU to the GUI thread when they compete for it (issue
+#: 30). A run of the app's took up to all cores (the kernels, scipy's ``workers=-1`` k-d tree
+#: queries in the measures, the bound) and the GUI thread waited 300-700 ms for a core on a
+#: loaded machine although no thread held the GIL that long.
+WORKER_NICE = 5
+
+
+def _nice_of(tid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except (AttributeError, OSError):  # no per-thread priorities here (not Linux)
+        return None
+
+
+#: The GUI thread's priority (this module is imported by it), or None where unknown.
+_GUI_NICE = _nice_of(threading.get_native_id()) if hasattr(os, "getpriority") else None
+
+
+def worker_nice() -> int:
+    """The nice steps of :data:`NICE_ENV`, else :data:`WORKER_NICE` (0 … 19)."""
+    value = os.environ.get(NICE_ENV, "").strip()
+    try:
+        return min(max(int(value), 0), 19) if value else WORKER_NICE
+    except ValueError:
+        return WORKER_NICE
+
+
+def lower_thread_priority(steps: int | None = None) -> int | None:
+    """Run the calling thread ``steps`` nice levels below the GUI thread (default
+    :func:`worker_nice`); the threads it starts later inherit it (Linux: ``setpriority`` on a
+    thread id sets that thread alone). Returns the thread's nice value, None where the system has
+    no per-thread priority. Never raises the priority: a thread already lower stays so."""
+    steps = worker_nice() if steps is None else steps
+    tid = threading.get_native_id()
+    now = _nice_of(tid)
+    if now is None or _GUI_NICE is None or steps <= 0:
+        return now
+    target = min(_GUI_NICE + steps, 19)
+    if now < target:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, target)
+        except OSError:
+            return now
+        return target
+    return now
 
 
 class RunSignals(QObject):
@@ -124,6 +176,7 @@ class RunWorker(QRunnable):
         try:
             if self._cancel.is_set():
                 raise RunCancelled()
+            lower_thread_priority()  # a pool thread: once, the threads it starts inherit it
             # The kernels leave one core to the GUI thread (issue 33; MICROGUI_THREADS wins).
             with using_threads(app_threads()):
                 value = self._job(self._progress)
