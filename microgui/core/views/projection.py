@@ -494,7 +494,8 @@ def _slots(values: pd.Series, categories: Sequence[object]) -> np.ndarray:
             pass
         by_text.setdefault(str(cat), i)
         by_stripped.setdefault(str(cat).strip(), i)
-    raw = pd.Series(values.to_numpy(dtype=object), dtype=object)  # no str inference: it held the GIL
+    # object: pandas 3 would infer Arrow str from the Python strings (time in the run's worker)
+    raw = pd.Series(values.to_numpy(dtype=object), dtype=object)
     codes, labels = pd.factorize(raw, use_na_sentinel=True)
     slot_of_unique = np.full(len(labels), np.nan)
     for u, value in enumerate(labels.tolist()):
