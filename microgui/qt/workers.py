@@ -53,13 +53,19 @@ PartialJob = Callable[[Callable[[Any], None]], Job]
 _POOLS: weakref.WeakSet[QThreadPool] = weakref.WeakSet()
 
 
-def make_run_pool(parent: QObject | None = None) -> QThreadPool:
+def make_run_pool(parent: QObject | None = None, *, background: bool = False) -> QThreadPool:
     """A private pool with one thread: runs execute one after the other, never concurrently.
+
+    ``background``: its tasks run below the GUI thread's priority (:func:`lower_thread_priority`):
+    the views' analyses, which must not take the CPU from the GUI thread drawing them; a run and
+    the kernels' preparation keep the GUI thread's priority (a first run is measured against the
+    command line's).
 
     Pools made here are tracked so that tests can check that none is left with running threads.
     """
     pool = QThreadPool(parent)
     pool.setMaxThreadCount(1)
+    pool.background = background  # read by TaskSlot for each worker
     _POOLS.add(pool)
     return pool
 
@@ -73,10 +79,11 @@ def live_run_pools() -> list[QThreadPool]:
 #: Environment variable: how many nice steps below the GUI thread the worker threads run (0: the
 #: same priority). Default :data:`WORKER_NICE`.
 NICE_ENV = "MICROGUI_WORKER_NICE"
-#: The default: the computations yield the CPU to the GUI thread when they compete for it (issue
-#: 30). A run of the app's took up to all cores (the kernels, scipy's ``workers=-1`` k-d tree
-#: queries in the measures, the bound) and the GUI thread waited 300-700 ms for a core on a
-#: loaded machine although no thread held the GIL that long.
+#: The default for a background pool's threads (:func:`make_run_pool`): the views' analyses yield
+#: the CPU to the GUI thread when they compete for it (issue 29/30). The R-U map's reference
+#: (a full ``evaluate`` of the table, scipy's ``workers=-1`` k-d tree queries on every core)
+#: ran while the views drew and the GUI thread waited 100-600 ms for a core on a loaded machine
+#: although no thread held the GIL longer than 40 ms.
 WORKER_NICE = 5
 
 
@@ -153,6 +160,8 @@ class RunWorker(QRunnable):
         self._cancel = threading.Event()
         self._last_percent = -1
         self._last_status: str | None = None
+        #: run below the GUI thread's priority (:func:`make_run_pool`'s ``background``)
+        self.background = False
 
     @property
     def cancel_requested(self) -> bool:
@@ -176,7 +185,8 @@ class RunWorker(QRunnable):
         try:
             if self._cancel.is_set():
                 raise RunCancelled()
-            lower_thread_priority()  # a pool thread: once, the threads it starts inherit it
+            if self.background:  # once per pool thread; the threads it starts inherit it
+                lower_thread_priority()
             # The kernels leave one core to the GUI thread (issue 33; MICROGUI_THREADS wins).
             with using_threads(app_threads()):
                 value = self._job(self._progress)
@@ -289,6 +299,7 @@ class TaskSlot(QObject):
         signals.cancelled.connect(self._on_cancelled)
         job = make_job(lambda value: signals.point.emit(task_id, value))
         worker = RunWorker(task_id, job, signals)
+        worker.background = bool(getattr(self.pool, "background", False))
         self._workers[task_id] = (worker, context)
         self.current = task_id
         self.pool.start(worker)

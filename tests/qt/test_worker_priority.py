@@ -1,7 +1,7 @@
-"""Worker threads yield the CPU to the GUI thread (issue 30): a run's kernels, scipy's k-d tree
-threads and the bound took every core and the GUI thread waited 300-700 ms for one on a loaded
-machine, although no thread held the GIL that long (measured with a 1 ms ticker against each
-analysis in a thread: no hold above 40 ms)."""
+"""The views' analyses yield the CPU to the GUI thread (issues 29/30): the R-U map's reference
+(a full evaluate, scipy's k-d tree threads on every core) ran while the views drew and the GUI
+thread waited 100-600 ms for a core on a loaded machine, although no thread held the GIL that
+long (measured with a 1 ms ticker against each analysis in a thread: no hold above 40 ms)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from microgui.qt import workers
-from microgui.qt.workers import lower_thread_priority, worker_nice
+from microgui.qt.workers import TaskSlot, lower_thread_priority, make_run_pool, worker_nice
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "getpriority") or workers._GUI_NICE is None,
@@ -58,3 +58,21 @@ def test_the_environment_sets_the_steps(monkeypatch: pytest.MonkeyPatch) -> None
     assert worker_nice() == workers.WORKER_NICE
     monkeypatch.delenv(workers.NICE_ENV)
     assert worker_nice() == workers.WORKER_NICE
+
+
+def test_a_background_pool_runs_below_the_gui_thread_and_a_run_pool_does_not(
+    qtbot: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(workers.NICE_ENV, "2")
+    gui = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    if gui + 2 > 19:
+        pytest.skip("the process already runs at the lowest priority")
+    seen: dict[bool, int] = {}
+    for background in (False, True):
+        pool = make_run_pool(None, background=background)
+        slot = TaskSlot(pool)
+        slot.finished.connect(lambda _i, value, _c, b=background: seen.__setitem__(b, value))
+        slot.start(lambda _p: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        qtbot.waitUntil(lambda b=background: b in seen, timeout=10_000)  # type: ignore[attr-defined]
+        pool.waitForDone()
+    assert seen == {False: gui, True: gui + 2}
