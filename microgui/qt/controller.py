@@ -186,7 +186,8 @@ class AppController(QObject):
         self.load_pool: QThreadPool = self.loads.pool
         # The dependency tree, correlations and regressions of the views: a pool of their own,
         # so that they never wait behind a run; one current request per kind.
-        self.analysis_pool: QThreadPool = make_run_pool(self)
+        # Below the GUI thread's priority: the views' analyses must not take its CPU (issue 29).
+        self.analysis_pool: QThreadPool = make_run_pool(self, background=True)
         #: Hierarchy files attached to columns (issue 13), read in the analysis pool.
         self.hierarchies = HierarchyAttachments(self.analysis_pool, self)
         self.analyses = ViewAnalyses(self.analysis_pool, self)

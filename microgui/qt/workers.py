@@ -18,6 +18,7 @@ its late signals dropped), and the slot re-emits only the current task's signals
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import traceback
 import weakref
@@ -37,6 +38,7 @@ __all__ = [
     "RunWorker",
     "TaskSlot",
     "make_run_pool",
+    "lower_thread_priority",
     "live_run_pools",
     "Job",
     "PartialJob",
@@ -51,13 +53,19 @@ PartialJob = Callable[[Callable[[Any], None]], Job]
 _POOLS: weakref.WeakSet[QThreadPool] = weakref.WeakSet()
 
 
-def make_run_pool(parent: QObject | None = None) -> QThreadPool:
+def make_run_pool(parent: QObject | None = None, *, background: bool = False) -> QThreadPool:
     """A private pool with one thread: runs execute one after the other, never concurrently.
+
+    ``background``: its tasks run below the GUI thread's priority (:func:`lower_thread_priority`):
+    the views' analyses, which must not take the CPU from the GUI thread drawing them; a run and
+    the kernels' preparation keep the GUI thread's priority (a first run is measured against the
+    command line's).
 
     Pools made here are tracked so that tests can check that none is left with running threads.
     """
     pool = QThreadPool(parent)
     pool.setMaxThreadCount(1)
+    pool.background = background  # read by TaskSlot for each worker
     _POOLS.add(pool)
     return pool
 
@@ -66,6 +74,57 @@ def live_run_pools() -> list[QThreadPool]:
     """The pools made by :func:`make_run_pool` that still exist (a Python wrapper kept alive,
     e.g. by a failed test's traceback, after Qt deleted its pool is left out)."""
     return [pool for pool in list(_POOLS) if shiboken6.isValid(pool)]
+
+
+#: Environment variable: how many nice steps below the GUI thread the worker threads run (0: the
+#: same priority). Default :data:`WORKER_NICE`.
+NICE_ENV = "MICROGUI_WORKER_NICE"
+#: The default for a background pool's threads (:func:`make_run_pool`): the views' analyses yield
+#: the CPU to the GUI thread when they compete for it (issue 29/30). The R-U map's reference
+#: (a full ``evaluate`` of the table, scipy's ``workers=-1`` k-d tree queries on every core)
+#: ran while the views drew and the GUI thread waited 100-600 ms for a core on a loaded machine
+#: although no thread held the GIL longer than 40 ms.
+WORKER_NICE = 5
+
+
+def _nice_of(tid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except (AttributeError, OSError):  # no per-thread priorities here (not Linux)
+        return None
+
+
+#: The GUI thread's priority (this module is imported by it), or None where unknown.
+_GUI_NICE = _nice_of(threading.get_native_id()) if hasattr(os, "getpriority") else None
+
+
+def worker_nice() -> int:
+    """The nice steps of :data:`NICE_ENV`, else :data:`WORKER_NICE` (0 … 19)."""
+    value = os.environ.get(NICE_ENV, "").strip()
+    try:
+        return min(max(int(value), 0), 19) if value else WORKER_NICE
+    except ValueError:
+        return WORKER_NICE
+
+
+def lower_thread_priority(steps: int | None = None) -> int | None:
+    """Run the calling thread ``steps`` nice levels below the GUI thread (default
+    :func:`worker_nice`); the threads it starts later inherit it (Linux: ``setpriority`` on a
+    thread id sets that thread alone). Returns the thread's nice value, None where the system has
+    no per-thread priority. Never raises the priority: a thread already lower stays so."""
+    steps = worker_nice() if steps is None else steps
+    tid = threading.get_native_id()
+    now = _nice_of(tid)
+    if now is None or _GUI_NICE is None or steps <= 0:
+        return now
+    target = min(_GUI_NICE + steps, 19)
+    if now < target:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, target)
+        except OSError:
+            return now
+        return target
+    return now
 
 
 class RunSignals(QObject):
@@ -101,6 +160,8 @@ class RunWorker(QRunnable):
         self._cancel = threading.Event()
         self._last_percent = -1
         self._last_status: str | None = None
+        #: run below the GUI thread's priority (:func:`make_run_pool`'s ``background``)
+        self.background = False
 
     @property
     def cancel_requested(self) -> bool:
@@ -124,6 +185,8 @@ class RunWorker(QRunnable):
         try:
             if self._cancel.is_set():
                 raise RunCancelled()
+            if self.background:  # once per pool thread; the threads it starts inherit it
+                lower_thread_priority()
             # The kernels leave one core to the GUI thread (issue 33; MICROGUI_THREADS wins).
             with using_threads(app_threads()):
                 value = self._job(self._progress)
@@ -236,6 +299,7 @@ class TaskSlot(QObject):
         signals.cancelled.connect(self._on_cancelled)
         job = make_job(lambda value: signals.point.emit(task_id, value))
         worker = RunWorker(task_id, job, signals)
+        worker.background = bool(getattr(self.pool, "background", False))
         self._workers[task_id] = (worker, context)
         self.current = task_id
         self.pool.start(worker)

@@ -67,6 +67,28 @@ def test_dataframe_model_formats_missing_values_and_sorts_them_last() -> None:
     assert format_cell(True) == "true" and format_cell(3) == "3"
 
 
+def test_dataframe_model_converts_text_in_blocks_of_shown_rows() -> None:
+    """A text column is converted only in the blocks of rows shown (issue 29: converting every
+    column at the first paint stalled the GUI thread); every cell reads as the frame's, across
+    block edges, with missing values empty and in a sorted view."""
+    n = 3000
+    rng = np.random.default_rng(1)
+    text = pd.Series(rng.choice(["a", "bb", "ccc"], n), dtype="str")
+    text[rng.random(n) < 0.1] = None
+    frame = pd.DataFrame({"t": text, "x": rng.normal(size=n), "o": text.astype(object)})
+    model = DataFrameModel()
+    model.set_frame(frame)
+    assert model.data(model.index(n - 1, 0), DISPLAY) == format_cell(text.iloc[-1])
+    assert len(model._blocks) == 1  # one block of one column converted, not the column
+    for col in (0, 2):
+        shown = [model.data(model.index(r, col), DISPLAY) for r in range(n)]
+        assert shown == ["" if pd.isna(v) else v for v in text]
+    model.sort(0)
+    order = np.argsort(text.fillna("\uffff").to_numpy(dtype=object), kind="stable")
+    shown = [model.data(model.index(r, 2), DISPLAY) for r in range(n)]
+    assert shown == ["" if pd.isna(v) else v for v in text.iloc[order]]
+
+
 @pytest.fixture
 def controller(qtbot) -> AppController:  # type: ignore[no-untyped-def]
     ctl = AppController()

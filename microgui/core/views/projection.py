@@ -494,7 +494,8 @@ def _slots(values: pd.Series, categories: Sequence[object]) -> np.ndarray:
             pass
         by_text.setdefault(str(cat), i)
         by_stripped.setdefault(str(cat).strip(), i)
-    raw = pd.Series(values.to_numpy(dtype=object))
+    # object: pandas 3 would infer Arrow str from the Python strings (time in the run's worker)
+    raw = pd.Series(values.to_numpy(dtype=object), dtype=object)
     codes, labels = pd.factorize(raw, use_na_sentinel=True)
     slot_of_unique = np.full(len(labels), np.nan)
     for u, value in enumerate(labels.tolist()):
@@ -747,7 +748,7 @@ def category_transitions(result: RunResult, name: str) -> pd.DataFrame:
     """:func:`transition_table` of one ordinal or nominal quasi-identifier of a run, its rows and
     columns in the order of :func:`category_axis`. KeyError when ``name`` is not one."""
     axis = category_axis(result.qi, name)
-    released = pd.Series(result.protected[name].to_numpy(dtype=object))
+    released = pd.Series(result.protected[name].to_numpy(dtype=object), dtype=object)
     if len(released) != len(axis.original):
         raise ValueError(
             f"{len(axis.original)} original values but {len(released)} released values"

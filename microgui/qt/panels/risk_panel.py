@@ -137,6 +137,11 @@ class RiskPanel(QWidget):
         self.run_label = ""
         self._dirty = True
         self._show_pending = False  # drawn when shown (see _show)
+        #: the plots' turn: bumped whenever figures are shown, so a plot left for a later turn of
+        #: the event loop draws only if nothing else was shown meanwhile
+        self._plots_turn = 0
+        #: True while a plot of the figures shown is left for a later turn (tests wait on it)
+        self.plots_pending = False
         self.slot: TaskSlot | None = None
         if controller is not None:
             self.slot = TaskSlot(controller.analysis_pool, self)
@@ -349,6 +354,8 @@ class RiskPanel(QWidget):
         return self.table_risk, None
 
     def _message(self, text: str) -> None:
+        self._plots_turn += 1  # plots still to draw belong to figures no longer shown
+        self.plots_pending = False
         self.message.setText(text)
         self.message.setVisible(True)
         self.scroll_area.setVisible(False)
@@ -385,8 +392,27 @@ class RiskPanel(QWidget):
         self._k_table(before, after)
         self._worst(before, after)
         self._l_table(before, after)
-        self._risk_plot(before, after)
-        self._suda_plot(before, after)
+        self._plots_turn += 1
+        if now:
+            self._risk_plot(before, after)
+            self._suda_plot(before, after)
+            return
+        # each plot in a later turn of the event loop: the tables and both plots in one turn held
+        # the GUI thread 110-150 ms on Adult (issue 29: no stall above 100 ms)
+        turn = self._plots_turn
+        self.plots_pending = True
+        QTimer.singleShot(0, partial(self._draw_later, turn, self._risk_plot, False))
+        QTimer.singleShot(0, partial(self._draw_later, turn, self._suda_plot, True))
+
+    def _draw_later(self, turn: int, draw: Any, last: bool) -> None:
+        """One plot of the figures shown in turn ``turn`` (none when another was shown since)."""
+        if turn != self._plots_turn:
+            return
+        before, after = self.shown()
+        if before is not None and before.get("keys") and "error" not in before:
+            draw(before, after)
+        if last:
+            self.plots_pending = False
 
     def _summary(self, before: dict[str, Any], after: dict[str, Any] | None) -> None:
         n = int(before["n_records"])

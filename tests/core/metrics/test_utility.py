@@ -374,3 +374,17 @@ def test_correlation_of_huge_values_is_computed_without_overflow() -> None:
         table = correlation_change(x, huge)
     assert table["protected"].iloc[0] == pytest.approx(table["original"].iloc[0], rel=1e-12)
     assert table["original"].iloc[0] == pytest.approx(np.corrcoef(x, rowvar=False)[0, 1])
+
+
+@pytest.mark.parametrize("dtype", [object, "string", "category"])
+def test_numeric_values_parses_each_distinct_value_as_every_cell(dtype: object) -> None:
+    """numeric_values parses the distinct values once (issue 30: to_numeric over every cell held
+    the GIL); the result is the cell-by-cell parse: stripped text, missing and "" as NaN,
+    None for a column with any non-number."""
+    cells = [" 42 ", None, "", "3.5", "42", " 42 ", "-1e3", "7"] * 50
+    got = numeric_values(pd.Series(cells, dtype=dtype))  # type: ignore[call-overload]
+    want = [float(c.strip()) if c is not None and c.strip() else np.nan for c in cells]
+    assert got is not None
+    np.testing.assert_array_equal(got, np.array(want))
+    assert numeric_values(pd.Series(cells + ["x"], dtype=dtype)) is None  # type: ignore[call-overload]
+    assert numeric_values(pd.Series([None, None], dtype=dtype)) is not None  # type: ignore[call-overload]
