@@ -241,3 +241,30 @@ def test_k_anonymity_level_is_the_groupby_minimum() -> None:
         names = list(frame.columns)
         expected = int(frame.groupby(names, dropna=False, sort=False).size().min())
         assert k_anonymity_level(frame, names) == expected
+
+
+# --- z-scores computed in place -----------------------------------------------------------------
+
+
+def test_prepare_qi_holds_the_raw_values_and_the_z_scores_only() -> None:
+    """prepare_qi's peak (tracemalloc) is the raw (n, d) values and the z-scores, not a third
+    (n, d) temporary of ``(cont - mean) / std`` (issue 33: the 1,000,000 x 10 command's peak),
+    and the z-scores are bit for bit that expression's."""
+    n, d = 50_000, 6
+    x = np.random.default_rng(3).standard_normal((n, d)) * 7.0 + 3.0
+    columns = [f"x{j}" for j in range(d)]
+    data = Dataset(pd.DataFrame(x, columns=columns), roles_from_lists(columns, qi=columns))
+    prepare_qi(data)  # warm: lazy imports and caches outside the measure
+    tracemalloc.start()
+    try:
+        qi = prepare_qi(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    block = n * d * 8
+    assert peak < 2.5 * block, f"prepare_qi peaked at {peak / block:.2f}x the (n, d) block"
+    assert qi.cont_values is not None
+    mean = x.mean(axis=0)
+    std = x.std(axis=0, ddof=1)
+    assert np.array_equal(qi.continuous, (x - mean) / std)
+    assert np.array_equal(qi.cont_values, x)
