@@ -35,6 +35,7 @@ from microgui.core.runs import RunResult
 from microgui.core.runs.analysis import measure_catalog
 from microgui.core.runs.project_file import Project, clear_autosave, load_project
 from microgui.core.views.ru_frame import cached_unprotected_reference
+from microgui.qt import gui_gc
 from microgui.qt.about import PAPERS, about_box
 from microgui.qt.controller import AppController
 from microgui.qt.export_dialogs import (
@@ -102,6 +103,8 @@ class MainWindow(QMainWindow):
         self, settings: UiSettings | None = None, *, prepare_kernels: bool = False
     ) -> None:
         super().__init__()
+        gui_gc.hold()  # Python's collector runs in the GUI thread while this window lives
+        self._gc_held = True
         self.settings = settings if settings is not None else UiSettings()
         self.controller = AppController(self)
         self.setAcceptDrops(True)
@@ -810,6 +813,9 @@ class MainWindow(QMainWindow):
         self.file_pool.waitForDone(120_000)
         self.controller.shutdown()
         self.kernel_prep.shutdown()
+        if self._gc_held:  # the workers are done: automatic collection may come back
+            self._gc_held = False
+            gui_gc.release()
         if self.settings.persist:
             clear_autosave()  # a clean exit: nothing to recover
         if self.settings.persist:

@@ -13,6 +13,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QSettings, QThreadPool  # noqa: E402
 
+from microgui.qt import gui_gc  # noqa: E402
 from microgui.qt.main_window import MainWindow  # noqa: E402
 from microgui.qt.settings import UiSettings  # noqa: E402
 from microgui.qt.workers import live_run_pools  # noqa: E402
@@ -60,6 +61,7 @@ def _no_dangling_run_threads() -> Iterator[None]:
     # interrupted: with an empty kernel cache (CI) a worker may still be compiling when the
     # window has closed. It must end within the wait; a thread that never ends fails the test.
     stuck = [pool for pool in busy if not pool.waitForDone(120_000)]
+    gui_gc.reset()  # a window the test left open: automatic collection back for the next test
     if stuck:
         pytest.fail(f"{len(stuck)} thread pool(s) still had running threads 2 min after the test")
 
