@@ -136,7 +136,13 @@ def _protect_partitioned(args: argparse.Namespace) -> int:
     )
     bar = TerminalProgress(sys.stderr) if _progress_bar_wanted(args) else None
     try:
-        report = job.run(bar if bar is not None else no_progress)
+        progress = bar if bar is not None else no_progress
+        if job.engine == "spark":
+            from microgui.core.release.spark import run_spark_job
+
+            report = run_spark_job(job, progress)
+        else:
+            report = job.run(progress)
     finally:
         if bar is not None:
             bar.close()

@@ -331,8 +331,8 @@ def _sparse_emd(
     out = np.zeros(n_combos)
     if not ordered:
         diff = np.abs(p - q_prob[value]) - q_prob[value]
-        out = 0.5 * (1.0 + np.bincount(combo, weights=diff, minlength=n_combos))
-        return np.maximum(out, 0.0)
+        equal = 0.5 * (1.0 + np.bincount(combo, weights=diff, minlength=n_combos))
+        return np.asarray(np.maximum(equal, 0.0), dtype=np.float64)
     if m <= 1:
         return out
     q_cdf, sq = ordered_tables(np.repeat(np.arange(m), whole.astype(np.int64)), m)
@@ -349,9 +349,9 @@ def _sparse_emd(
     s = np.clip(np.searchsorted(q_cdf, g, side="left"), a, b)
     piece = g * (s - a) - (sq[s] - sq[a]) + (sq[b] - sq[s]) - g * (b - s)
     head = sq[value[first]]  # ranks below the first value: |0 - F| = F
-    out = np.bincount(combo, weights=piece, minlength=n_combos)
-    out[combo[first]] += head
-    return np.maximum(out / (m - 1), 0.0)
+    total = np.bincount(combo, weights=piece, minlength=n_combos)
+    total[combo[first]] += head
+    return np.maximum(total / (m - 1), 0.0)
 
 
 def _attribute_disclosure_missing_any(

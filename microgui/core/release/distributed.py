@@ -655,12 +655,12 @@ class PartitionedJob:
         return "spark" if self.spec.engine == "spark" else "dask"
 
     def run(self, progress: ProgressFn = no_progress) -> dict[str, Any]:
-        """Run the job on its engine (a file or folder ``source`` written to the folder
-        ``output``); returns the run report."""
+        """Run the job on Dask (a file or folder ``source`` written to the folder ``output``);
+        returns the run report. A Spark job runs through
+        :func:`microgui.core.release.spark.run_spark_job` (which imports this module: calling it
+        from here would make an import cycle)."""
         if self.engine == "spark":
-            from microgui.core.release.spark import run_spark_job
-
-            return run_spark_job(self, progress)
+            raise ValueError("a Spark job runs through core.release.spark.run_spark_job")
         return _run_dask_job(self, progress)
 
 
