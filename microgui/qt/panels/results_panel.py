@@ -12,14 +12,21 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFormLayout, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from microgui.core.methods.refine import refinement_losses
 from microgui.core.metrics.disclosure import Verdict, percent_text, release_verdict
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 
-__all__ = ["ResultsPanel", "RESULT_FIELDS", "verdict_colour", "verdict_html"]
+__all__ = ["ResultsPanel", "RESULT_FIELDS", "seed_text", "verdict_colour", "verdict_html"]
+
+#: A seed longer than this many digits is shown cut (a plan's or a sweep's drawn 64-bit seed
+#: has 20 digits: one unbreakable word that widened the Results panel past its dock, so the
+#: verdict's first line sat behind a horizontal scroll bar at 1366 × 768 and 1920 × 1080). The
+#: whole seed is in the row's tooltip, the report and *Copy as command*.
+SEED_DIGITS = 8
 
 #: The colours of a verdict: a release that may carry a ✓, one with attribute disclosure (a
 #: warning: the method did not promise otherwise), one below k.
@@ -122,6 +129,9 @@ class ResultsPanel(QWidget):
         self.value_labels: dict[str, QLabel] = {}
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
+        # a value that does not fit beside its name goes under it (a narrow dock at 1366 × 768):
+        # the names' column alone then sets the panel's minimum width, nothing scrolls across
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         for key, label, tip in RESULT_FIELDS:
             value = QLabel("—")
             # long values (a generalized run's loss, a long method name) wrap instead of
@@ -135,9 +145,13 @@ class ResultsPanel(QWidget):
             if key == "attribute_disclosure":
                 pass  # under the verdict, first (below): no row of its own to fit 1366 × 768
             elif key == "information_loss_by_attribute":
-                # a table: under its title, the panel's full width (the panel stays narrow)
+                # a table: under its title, the panel's full width; wider than the dock (many
+                # generalized columns, long names) it scrolls across on its own, so the rest of
+                # the panel (the verdict first) never does
+                value.setWordWrap(False)
+                self.by_attribute_area = _AcrossOnly(value)
                 form.addRow(name)
-                form.addRow(value)
+                form.addRow(self.by_attribute_area)
             else:
                 form.addRow(name, value)
             self.value_labels[key] = value
@@ -191,6 +205,7 @@ class ResultsPanel(QWidget):
             label.setText("—")
         self.verdict.clear()
         self.verdict.setVisible(False)
+        self.by_attribute_area.fit()
         self.value_labels["attribute_disclosure"].setVisible(False)
         if self._bars is not None:
             self.histogram.removeItem(self._bars)
@@ -212,9 +227,13 @@ class ResultsPanel(QWidget):
         # the per-attribute line only when there is an attribute to speak of
         disclosure = report.get("attribute_disclosure")
         self.value_labels["attribute_disclosure"].setVisible(disclosure != {})
+        seed_shown, seed_full = seed_text(seed)
+        self.value_labels["run"].setToolTip(
+            RESULT_FIELDS[0][2] + (f". Seed {seed_full}" if seed_shown != seed_full else "")
+        )
         texts = {
             "run": f"{report['method']}, k = {report['k']}"
-            + (f", seed {seed}" if seed is not None else ""),
+            + (f", seed {seed_shown}" if seed is not None else ""),
             "information_loss_all_qi": _all_qi_text(report),
             "information_loss": _il_text(report),
             "il_lower_bound_best": _bound_text(report),
@@ -231,6 +250,7 @@ class ResultsPanel(QWidget):
         }
         for key, text in texts.items():
             self.value_labels[key].setText(text)
+        self.by_attribute_area.fit()
         self._update_note()
         self._plot_sizes(report.get("group_size_counts", {}))
 
@@ -293,6 +313,39 @@ def size_ticks(sizes: np.ndarray) -> list[tuple[float, str]]:
             break
     first = -(-low // step) * step
     return [(float(v), str(v)) for v in range(first, high + 1, step)]
+
+
+def seed_text(seed: object) -> tuple[str, str]:
+    """The seed as shown (at most :data:`SEED_DIGITS` digits, then "…") and in full."""
+    full = "" if seed is None else str(seed)
+    return (full if len(full) <= SEED_DIGITS else full[:SEED_DIGITS] + "…"), full
+
+
+class _AcrossOnly(QScrollArea):
+    """A label that scrolls across, never down: as tall as the label (plus the scroll bar
+    when the label is wider than the room)."""
+
+    def __init__(self, label: QLabel) -> None:
+        super().__init__()
+        self.label = label
+        self.setWidget(label)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.fit()
+
+    def fit(self) -> None:
+        """Height to the label's, with room for the bar when it scrolls across."""
+        self.label.adjustSize()
+        hint = self.label.sizeHint()
+        bar = self.horizontalScrollBar().sizeHint().height()
+        across = hint.width() > self.viewport().width()
+        self.setFixedHeight(hint.height() + (bar if across else 0))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self.fit()
 
 
 def _number(value: object, fmt: str) -> str:
