@@ -397,8 +397,11 @@ def _linkage_space(
     qi: QIMatrix,
     prot_cont: np.ndarray,
     cat: tuple[np.ndarray, np.ndarray, list[int], list[int | None]] | None,
+    missing: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Original and protected QIs on one standardized scale for record linkage."""
+    """Original and protected QIs on one standardized scale for record linkage. A protected
+    categorical cell marked in ``missing`` (n, categorical QIs; a suppressed key cell) is NaN
+    on all of its coordinates: it matches any value (:func:`~microgui.core.metrics.risk.record_linkage`)."""
     orig = [qi.continuous]
     prot = [(prot_cont - qi.cont_mean) / qi.cont_std]
     if cat is not None:
@@ -408,14 +411,36 @@ def _linkage_space(
                 mu = ox[:, j].mean()
                 sd = ox[:, j].std(ddof=1) if len(ox) > 1 else 0.0
                 sd = sd if sd > 0 else 1.0
-                orig.append(((ox[:, j] - mu) / sd)[:, None])
-                prot.append(((px[:, j] - mu) / sd)[:, None])
+                o = ((ox[:, j] - mu) / sd)[:, None]
+                p = ((px[:, j] - mu) / sd)[:, None]
             else:
                 # one-hot scaled by 1/√2: two different categories are at distance 1 (003 §5.4)
                 eye = np.eye(sizes[j]) / np.sqrt(2.0)
-                orig.append(eye[ox[:, j]])
-                prot.append(eye[px[:, j]])
+                o, p = eye[ox[:, j]], eye[px[:, j]]
+            if missing is not None and missing[:, j].any():
+                p = p.copy()
+                p[missing[:, j]] = np.nan
+            orig.append(o)
+            prot.append(p)
     return np.hstack(orig), np.hstack(prot)
+
+
+def _suppressed_cells(protected: pd.DataFrame, qi: QIMatrix) -> np.ndarray | None:
+    """(n, categorical QIs) True where a released categorical key cell is missing and missing
+    is not a category of the original (a suppressed cell, which matches any value); None when
+    there is none."""
+    names = list(qi.ordinal_names) + list(qi.nominal_names)
+    categories = [None] * len(qi.ordinal_names) + list(qi.nominal_categories)
+    cols = []
+    for col, cats in zip(names, categories, strict=True):
+        if cats is not None and MISSING_CATEGORY in cats:
+            cols.append(np.zeros(len(protected), dtype=bool))
+        else:
+            cols.append(np.asarray(is_missing(protected[col]), dtype=bool))
+    if not cols:
+        return None
+    mask = np.column_stack(cols)
+    return mask if mask.any() else None
 
 
 def evaluate(
@@ -526,10 +551,13 @@ def evaluate(
         cat is not None or not (qi.ordinal_names or qi.nominal_names)
     ):
         cont = prot_cont if prot_cont is not None else np.empty((len(protected), 0))
-        ox_l, px_l = _linkage_space(qi, cont, cat)
+        suppressed = _suppressed_cells(protected, qi) if cat is not None else None
+        ox_l, px_l = _linkage_space(qi, cont, cat, suppressed)
         out["record_linkage"] = record_linkage(ox_l, px_l)
         progress(0.7, "probabilistic record linkage")
-        out["probabilistic_record_linkage"] = _prl(original, qi, cont, cat, (ox_l, px_l))
+        out["probabilistic_record_linkage"] = _prl(
+            original, qi, cont, cat, (ox_l, px_l), suppressed
+        )
 
     progress(0.8, "re-identification and attribute disclosure")
     out["reidentification_risk_max"], out["reidentification_risk_mean"] = reidentification_risk(
@@ -646,15 +674,20 @@ def _prl(
     prot_cont: np.ndarray,
     cat: tuple[np.ndarray, np.ndarray, list[int], list[int | None]] | None,
     space: tuple[np.ndarray, np.ndarray],
+    suppressed: np.ndarray | None = None,
 ) -> float:
-    """PRL on the quasi-identifiers: continuous by rank, ordinal and nominal codes by equality."""
+    """PRL on the quasi-identifiers: continuous by rank, ordinal and nominal codes by equality;
+    a suppressed categorical cell (``suppressed``) agrees with any value."""
     cols = [numeric_column(original.frame, c) for c in qi.continuous_names]
     x = [np.column_stack(cols)] if cols else []
     y = [prot_cont] if cols else []
     categorical = [False] * len(cols)
     if cat is not None:
         x.append(cat[0].astype(np.float64))
-        y.append(cat[1].astype(np.float64))
+        codes = cat[1].astype(np.float64)
+        if suppressed is not None:
+            codes[suppressed] = np.nan
+        y.append(codes)
         categorical += [True] * cat[0].shape[1]
     return probabilistic_record_linkage(
         np.hstack(x), np.hstack(y), categorical=categorical, space=space

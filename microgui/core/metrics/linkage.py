@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from microgui.core.metrics.risk import unique_rows
+from microgui.core.metrics.risk import missing_patterns, unique_rows
 
 __all__ = [
     "DEFAULT_CANDIDATES",
@@ -284,6 +284,8 @@ def comparison_levels(
 
     Continuous attributes: 0 for rank distance 0, t for rank distance <= ⌈tolerances[t−1]·n/100⌉,
     len(tolerances)+1 beyond (see the module docstring). Categorical: 0 equal, 1 different.
+    A missing (NaN) protected value - a suppressed key cell - agrees (level 0) with any original
+    value, as in k-anonymity's rule (sdcMicro's convention for a suppressed cell).
     """
     x = _as_matrix(original)
     y = _as_matrix(protected)
@@ -296,9 +298,13 @@ def comparison_levels(
     io = np.asarray(pairs_original, dtype=np.int64)
     out = np.empty((len(ip), d), dtype=np.int8)
     sizes: list[int] = []
+    gap_of = np.isnan(y)
     for j in range(d):
+        blank = gap_of[ip, j] if gap_of[:, j].any() else None
         if cat[j]:
             out[:, j] = (x[io, j] != y[ip, j]).astype(np.int8)
+            if blank is not None:
+                out[blank, j] = 0
             sizes.append(2)
             continue
         srt = np.sort(x[:, j])
@@ -308,9 +314,25 @@ def comparison_levels(
         gap = np.maximum(np.maximum(a[ip] - hi[io], lo[io] - b[ip]), 0)
         level = np.searchsorted(thr, gap, side="left") + 1  # 1..T for gap in (w_{t-1}, w_t]
         level[gap == 0] = 0
+        if blank is not None:
+            level[blank] = 0
         out[:, j] = level.astype(np.int8)
         sizes.append(len(thr) + 2)
     return out, sizes
+
+
+def _blocks(sx: np.ndarray, points: np.ndarray, c: int) -> np.ndarray:
+    """The ``c`` nearest originals of each point (rows), a missing (NaN) coordinate of a point
+    matching any value: per pattern of missing coordinates, the search runs on the present ones
+    (:func:`~microgui.core.metrics.risk.missing_patterns`)."""
+    cand = np.empty((len(points), c), dtype=np.int64)
+    for rows, present in missing_patterns(points):
+        if len(present) == 0:  # every coordinate missing: any c originals are as near
+            cand[rows] = np.arange(c)
+            continue
+        _, idx = cKDTree(sx[:, present]).query(points[np.ix_(rows, present)], k=c, workers=-1)
+        cand[rows] = np.asarray(idx, dtype=np.int64).reshape(len(rows), c)
+    return cand
 
 
 def _as_matrix(values: np.ndarray) -> np.ndarray:
@@ -368,9 +390,9 @@ def prl_details(
     sx, sy = _as_matrix(space[0]), _as_matrix(space[1])
     c = min(int(candidates), n)
     # a k-anonymous release repeats rows: block and compare each distinct protected row once
-    _, first, inverse, mult = unique_rows(y)
-    _, cand = cKDTree(sx).query(sy[first], k=c, workers=-1)
-    cand = np.asarray(cand, dtype=np.int64).reshape(len(first), c)
+    gaps = np.isnan(y)  # blanked alike = one row (a missing value compared as +inf)
+    _, first, inverse, mult = unique_rows(np.where(gaps, np.inf, y) if gaps.any() else y)
+    cand = _blocks(sx, sy[first], c)
     ip = np.repeat(first, c)
     io = cand.ravel()
     levels, sizes = comparison_levels(x, y, ip, io, categorical=categorical, tolerances=tolerances)
