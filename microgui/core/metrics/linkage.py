@@ -57,7 +57,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from microgui.core.metrics.risk import missing_patterns, unique_rows
+from microgui.core.metrics.risk import (
+    BRUTE_FORCE_POINTS,
+    missing_patterns,
+    squared_distances,
+    unique_rows,
+)
 
 __all__ = [
     "DEFAULT_CANDIDATES",
@@ -329,6 +334,16 @@ def _blocks(sx: np.ndarray, points: np.ndarray, c: int) -> np.ndarray:
     for rows, present in missing_patterns(points):
         if len(present) == 0:  # every coordinate missing: any c originals are as near
             cand[rows] = np.arange(c)
+            continue
+        if len(rows) <= BRUTE_FORCE_POINTS:  # a few points: a scan, not a tree
+            for part, d2 in squared_distances(sx[:, present], points[np.ix_(rows, present)]):
+                near = (
+                    np.argpartition(d2, c - 1, axis=1)[:, :c]
+                    if c < d2.shape[1]
+                    else (np.broadcast_to(np.arange(c), (d2.shape[0], c)))
+                )
+                order = np.argsort(np.take_along_axis(d2, near, axis=1), axis=1, kind="stable")
+                cand[rows[part]] = np.take_along_axis(near, order, axis=1)
             continue
         _, idx = cKDTree(sx[:, present]).query(points[np.ix_(rows, present)], k=c, workers=-1)
         cand[rows] = np.asarray(idx, dtype=np.int64).reshape(len(rows), c)

@@ -87,3 +87,18 @@ def test_evaluate_counts_a_suppressed_cell_as_matching_any_value() -> None:
     m = evaluate(ds, released)
     assert m["record_linkage"] == pytest.approx(100 * (5 + 0.5) / 6)
     assert m["probabilistic_record_linkage"] is not None
+
+
+def test_tree_and_scan_give_the_same_linkage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Patterns of many records are searched with a k-d tree, of few by a scan: same figure."""
+    from microgui.core.metrics import risk
+
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 4, size=(900, 3)).astype(float)
+    y = x + rng.normal(scale=0.2, size=x.shape)
+    y[rng.random(900) < 0.4, 1] = NAN  # two patterns of hundreds of records
+    tree = record_linkage(x, y)
+    monkeypatch.setattr(risk, "BRUTE_FORCE_POINTS", 10**9)
+    assert record_linkage(x, y) == pytest.approx(tree)
+    monkeypatch.setattr(risk, "BRUTE_FORCE_POINTS", 0)
+    assert record_linkage(x, y) == pytest.approx(tree)
