@@ -458,6 +458,53 @@ def _at_released_coding(
     return out
 
 
+def _missing_any_measures(
+    out: dict[str, float | int | None],
+    protected: pd.DataFrame,
+    qis: Sequence[str],
+    categorical: Sequence[str],
+    conf: Sequence[str],
+    roles: RoleMap,
+) -> None:
+    """The group measures of a release with suppressed (missing) key cells, a missing cell
+    matching any value (sdcMicro's ``freqCalc``; :mod:`~microgui.core.metrics.missing_match`):
+    k-anonymity, re-identification risk, sample uniques and the confidential attributes'
+    l-diversity, p-sensitivity, t-closeness, entropy l-diversity and homogeneous share, so that
+    they equal the release check's and the release report's figures for the same release."""
+    from microgui.core.metrics.disclosure import attribute_disclosure, worst_homogeneous
+    from microgui.core.metrics.missing_match import frequencies_missing_any
+
+    freq = frequencies_missing_any(protected, list(qis)).astype(np.float64)
+    risk = 100.0 / freq
+    out["reidentification_risk_max"] = float(risk.max())
+    out["reidentification_risk_mean"] = float(risk.mean())
+    out["k_anonymity"] = int(freq.min())
+    if categorical:
+        out["sample_uniques"] = int(
+            (frequencies_missing_any(protected, list(categorical)) == 1).sum()
+        )
+    names = [c for c in conf if c in protected.columns]
+    if not names:
+        return
+    per = attribute_disclosure(protected, qis, names, roles, missing_matches_any=True)
+    out["p_sensitivity"] = int(min(m["distinct_l_diversity"] for m in per.values()))
+    if len(names) == 1:
+        out["l_diversity"] = out["p_sensitivity"]
+    else:  # distinct l-diversity of the joint attribute (the default rule's definition)
+        joint = protected.loc[:, list(qis)].copy()
+        codes = [pd.factorize(protected[c], use_na_sentinel=False)[0] for c in names]
+        joint["__joint__"] = pd.factorize(pd.MultiIndex.from_arrays(codes))[0]
+        out["l_diversity"] = int(
+            attribute_disclosure(joint, qis, "__joint__", missing_matches_any=True)["__joint__"][
+                "distinct_l_diversity"
+            ]
+        )
+    ts = [m["t_closeness"] for m in per.values() if m["t_closeness"] is not None]
+    out["t_closeness"] = float(max(ts)) if ts else None
+    out["entropy_l_diversity"] = float(min(m["entropy_l_diversity"] for m in per.values()))
+    out["homogeneous_percent"] = worst_homogeneous(per)
+
+
 def _suppressed_cells(protected: pd.DataFrame, qi: QIMatrix) -> np.ndarray | None:
     """(n, categorical QIs) True where a released categorical key cell is missing and missing
     is not a category of the original (a suppressed cell, which matches any value); None when
@@ -545,6 +592,8 @@ def evaluate(
 
     prot_cont = _protected_continuous(protected, qi) if qi.continuous_names else None
     cat = _protected_categorical(protected, qi)
+    suppressed = _suppressed_cells(protected, qi)
+    wildcard = suppressed is not None  # a released categorical key cell is missing
 
     progress(0.1, "information loss")
     prot_z = None if prot_cont is None else (prot_cont - qi.cont_mean) / qi.cont_std
@@ -584,7 +633,6 @@ def evaluate(
         cat is not None or not (qi.ordinal_names or qi.nominal_names)
     ):
         cont = prot_cont if prot_cont is not None else np.empty((len(protected), 0))
-        suppressed = _suppressed_cells(protected, qi) if cat is not None else None
         ox_l, px_l = _linkage_space(qi, cont, cat, suppressed)
         out["record_linkage"] = record_linkage(ox_l, px_l)
         progress(0.7, "probabilistic record linkage")
@@ -597,13 +645,16 @@ def evaluate(
         protected, qis
     )
     out["k_anonymity"] = k_anonymity_level(protected, qis)
+    categorical = [q for q in qis if roles[q].kind is not AttributeKind.CONTINUOUS]
     if roles.weight is not None and len(protected) and qis:
         # sdcMicro's key variables: the categorical quasi-identifiers (those sample_uniques
         # counts on), else every quasi-identifier
-        categorical = [q for q in qis if roles[q].kind is not AttributeKind.CONTINUOUS]
-        out.update(_weighted_risk(original, protected, categorical or qis, roles.weight))
+        out.update(_weighted_risk(original, protected, categorical or qis, roles.weight, wildcard))
     conf = roles.confidential
-    if conf and len(protected):
+    if wildcard and len(protected):
+        # suppressed key cells match any value: the release check's and the plan report's rule
+        _missing_any_measures(out, protected, qis, categorical, conf, roles)
+    elif conf and len(protected):
         from microgui.core.metrics import privacy  # written alongside (issue 4): import late
 
         out["l_diversity"] = int(privacy.distinct_l_diversity(protected, qis, conf))
@@ -645,7 +696,11 @@ _WEIGHTED_KEYS = (
 
 
 def _weighted_risk(
-    original: Dataset, protected: pd.DataFrame, qis: Sequence[str], weight: str
+    original: Dataset,
+    protected: pd.DataFrame,
+    qis: Sequence[str],
+    weight: str,
+    missing_matches_any: bool = False,
 ) -> dict[str, float | int | None]:
     """The survey-weighted risk measures (:mod:`microgui.core.metrics.weighted_risk`, sdcMicro's
     freqCalc/indivRisk) over the key variables ``qis`` as released: the categorical
@@ -657,12 +712,15 @@ def _weighted_risk(
     A missing key value counts as a category of its own, as k-anonymity counts it; sdcMicro
     reads it as matching any value (``weighted_risk.frequencies(missing="any")`` gives its
     figures), which makes classes larger and the risk lower: ours is the more cautious figure.
+    A release with suppressed key cells (``missing_matches_any``) is counted by sdcMicro's rule,
+    as its release check counts it (a suppression is made to match any value).
     Weights the estimate cannot use (summing below a combination's record count) leave these
     measures None."""
     try:
         weights, _what = survey_weights(original.frame, weight)
         keys = protected.loc[:, list(qis)].reset_index(drop=True)
-        freq = frequencies(keys, list(qis), weights, missing="category")
+        rule = "any" if missing_matches_any else "category"
+        freq = frequencies(keys, list(qis), weights, missing=rule)
     except (InvalidInput, InvalidParameter):
         # weights the estimate cannot use (summing below their records' count: normalised to
         # mean 1, say): these measures are None, every other one stands

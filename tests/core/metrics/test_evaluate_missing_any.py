@@ -1,0 +1,83 @@
+"""``evaluate`` counts a suppressed (missing) key cell as matching any value, as the release
+check and the plan report do (issue 31: a run's number means the same everywhere). Before, it
+counted the blank as a value of its own: a plan released as k = 5 read k = 1 in compare."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microgui.core.metrics.disclosure import attribute_disclosure, worst_homogeneous
+from microgui.core.metrics.evaluate import evaluate
+from microgui.core.metrics.missing_match import frequencies_missing_any
+from microgui.core.runs.plan import plan_from_json
+from microgui.core.runs.plan.run import run_plan
+from microgui.core.table.dataset import Dataset
+from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+
+QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
+CONF = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.NOMINAL)
+
+
+def _table() -> Dataset:
+    frame = pd.DataFrame(
+        {
+            "sex": ["f", "f", "f", "m", "m", "m", "f"],
+            "region": ["n", "n", "s", "s", "s", "n", "e"],
+            "income": ["lo", "hi", "lo", "lo", "lo", "hi", "hi"],
+        }
+    )
+    roles = RoleMap.from_dict({"sex": QI, "region": QI, "income": CONF})
+    return Dataset.from_frame(frame, roles)
+
+
+def test_group_measures_by_hand() -> None:
+    ds = _table()
+    released = ds.frame.copy()
+    # records 5 (m, n) and 6 (f, e) had unique combinations: region blanked
+    released.loc[[5, 6], "region"] = None
+    # (f,n)x2 (f,s) (m,s)x2 (m,?) (f,?): with ? matching any value, frequencies
+    # f,n: 2 + (f,?) = 3; f,s: 1 + 1 = 2; m,s: 2 + 1 = 3; m,?: 3; f,?: 4
+    assert frequencies_missing_any(released, ["sex", "region"]).tolist() == [3, 3, 2, 3, 3, 3, 4]
+    m = evaluate(ds, released)
+    assert m["k_anonymity"] == 2
+    assert m["reidentification_risk_max"] == pytest.approx(50.0)
+    assert m["reidentification_risk_mean"] == pytest.approx(
+        100 * np.mean(1 / np.array([3, 3, 2, 3, 3, 3, 4]))
+    )
+    assert m["sample_uniques"] == 0
+    # (m, s) + (m, ?): incomes lo, lo, hi -> 2 values; (f, s) + (f, ?): lo, hi -> 2
+    per = attribute_disclosure(
+        released, ["sex", "region"], "income", ds.roles, missing_matches_any=True
+    )
+    assert m["l_diversity"] == m["p_sensitivity"] == per["income"]["distinct_l_diversity"]
+    assert m["homogeneous_percent"] == worst_homogeneous(per)
+    # without a blank, the default rule (a value is a value)
+    plain = evaluate(ds, ds.frame)
+    assert plain["k_anonymity"] == 1 and plain["sample_uniques"] == 3
+
+
+def test_a_suppression_plan_reads_the_same_in_evaluate_and_its_report() -> None:
+    rng = np.random.default_rng(5)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "sex": rng.choice(["f", "m"], n),
+            "region": rng.choice([f"r{i}" for i in range(12)], n),
+            "job": rng.choice([f"j{i}" for i in range(9)], n),
+            "income": rng.choice(["lo", "mid", "hi"], n),
+        }
+    )
+    roles = RoleMap.from_dict({"sex": QI, "region": QI, "job": QI, "income": CONF})
+    ds = Dataset.from_frame(frame, roles)
+    plan = plan_from_json({"plan_version": 1, "steps": [{"step": "suppress", "k": 3}]})
+    result = run_plan(ds, plan, seed=1).result
+    report = result.report
+    assert report["k_anonymity"] >= 3
+    m = evaluate(ds, result.protected, labels=result.labels, k=3)
+    assert m["k_anonymity"] == report["k_anonymity"]
+    assert m["homogeneous_percent"] == pytest.approx(
+        worst_homogeneous(report["attribute_disclosure"])
+    )
+    assert m["reidentification_risk_max"] <= 100.0 / 3 + 1e-9
