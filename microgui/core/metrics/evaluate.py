@@ -719,8 +719,9 @@ def _weighted_risk(
     try:
         weights, _what = survey_weights(original.frame, weight)
         keys = protected.loc[:, list(qis)].reset_index(drop=True)
-        rule = "any" if missing_matches_any else "category"
-        freq = frequencies(keys, list(qis), weights, missing=rule)
+        freq = frequencies(
+            keys, list(qis), weights, missing="any" if missing_matches_any else "category"
+        )
     except (InvalidInput, InvalidParameter):
         # weights the estimate cannot use (summing below their records' count: normalised to
         # mean 1, say): these measures are None, every other one stands
