@@ -26,7 +26,7 @@ copied), over the table's *categorical key variables*:
   disclosure assessment", Data Min. Knowl. Disc. 16; sdcMicro ``R/suda2.R``):
   :func:`microgui.core.metrics.suda2.suda2`, with its per-variable contributions.
 - **l-diversity** of each confidential attribute over the raw key cells (records with the
-  same key values, a missing value being one more value here: Machanavajjhala et al. 2007;
+  same key values, a missing key value matching any value as for fk: Machanavajjhala et al. 2007;
   sdcMicro ``ldiversity``): distinct l (the fewest distinct values in a cell) and the records
   in cells where the attribute takes one value only (attribute disclosure).
 
@@ -342,13 +342,14 @@ def _l_diversity(
     frame: pd.DataFrame, keys: list[str], confidential: Sequence[str], roles: RoleMap
 ) -> dict[str, dict[str, Any]]:
     """Per confidential attribute over the raw key cells (identical key values, a missing key
-    value being one more value here): :func:`~microgui.core.metrics.disclosure.
+    value matching any value, the rule of fk above and of the release check):
+    :func:`~microgui.core.metrics.disclosure.
     attribute_disclosure`, the same figures the run's verdict uses (distinct and entropy
     l-diversity, t-closeness, records and cells where the attribute takes one value)."""
     if not confidential:
         return {}
     kinds = {c: roles[c].kind for c in confidential if c in roles}
-    return attribute_disclosure(frame, keys, list(confidential), kinds)
+    return attribute_disclosure(frame, keys, list(confidential), kinds, missing_matches_any=True)
 
 
 def assess_risk(

@@ -81,3 +81,18 @@ def test_a_suppression_plan_reads_the_same_in_evaluate_and_its_report() -> None:
         worst_homogeneous(report["attribute_disclosure"])
     )
     assert m["reidentification_risk_max"] <= 100.0 / 3 + 1e-9
+
+
+def test_assess_counts_a_missing_key_as_any_value_for_l_diversity_too() -> None:
+    """``assess``'s fk already matched a missing key with any value; its l-diversity counted
+    the blank as a value of its own (a different cell): now the same rule."""
+    from microgui.core.metrics.file_risk import assess_risk
+
+    ds = _table()
+    frame = ds.frame.copy()
+    frame.loc[[5, 6], "region"] = None
+    figures = assess_risk(frame, ds.roles, k=2)
+    per = figures["l_diversity"]["income"]
+    # (m, ?) joins (m, s): lo, lo, hi -> l = 2 there; every cell holds >= 2 incomes
+    assert per["distinct_l_diversity"] == 2
+    assert per["homogeneous_records"] == 0
