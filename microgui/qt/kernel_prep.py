@@ -66,12 +66,17 @@ def _freeze_start_up_objects() -> None:
     full collections run several times during it, each scanning every object of the process
     while holding the GIL, so the GUI thread stands still: on the demo's first run, 8 full
     collections, the longest 849 ms; after the freeze, the longest 292 ms (rough, on a loaded
-    2-core machine). The cost: cyclic garbage left at that moment is never collected (a few
-    objects of start-up)."""
+    2-core machine). While a window lives, :func:`microgui.qt.gui_gc.settle` does it (young
+    generations collected first) and again when the preparation ends."""
     global _frozen
     if not _frozen:
         _frozen = True
-        gc.freeze()
+        from microgui.qt import gui_gc
+
+        if gui_gc.active():
+            gui_gc.settle()
+        else:
+            gc.freeze()
 
 
 def _first_needed(warm_up: WarmUp) -> int:

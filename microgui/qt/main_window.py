@@ -105,6 +105,10 @@ class MainWindow(QMainWindow):
         super().__init__()
         gui_gc.hold()  # Python's collector runs in the GUI thread while this window lives
         self._gc_held = True
+        from microgui.qt.stall_watch import watch_from_environment
+
+        #: opt-in (MICROGUI_STALL_WATCH=1): logs the GUI thread's stack at each stall > 100 ms
+        self.stall_watch = watch_from_environment()
         self.settings = settings if settings is not None else UiSettings()
         self.controller = AppController(self)
         self.setAcceptDrops(True)
@@ -267,6 +271,11 @@ class MainWindow(QMainWindow):
         self.statusBar().insertPermanentWidget(0, self.kernel_status)
         if prepare_kernels:
             QTimer.singleShot(0, self.kernel_prep, self.kernel_prep.start)
+        # what the preparation and the first run leave (modules, kernels) lives as long as the
+        # process: out of the collector's reach, so a full collection stays short (gui_gc)
+        self.kernel_prep.finished.connect(lambda *_a: gui_gc.settle())
+        self._settle_after_run = True
+        self.controller.run_finished.connect(self._settle_after_first_run)
         self.error_box: QMessageBox | None = None
         self.override_dialog: ExportOverrideDialog | None = None
         self.rename_dialog: QDialog | None = None  # issue 30: names for SPSS/Stata
@@ -806,6 +815,11 @@ class MainWindow(QMainWindow):
         except (MicroguiError, OSError) as exc:  # never let recovery get in the user's way
             self.statusBar().showMessage(f"Autosave failed: {exc}", 10000)
 
+    def _settle_after_first_run(self, *_a: object) -> None:
+        if self._settle_after_run:  # once the views have drawn it (their modules imported)
+            self._settle_after_run = False
+            QTimer.singleShot(2000, self, gui_gc.settle)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         """Cancel the run and wait for the pool before the widgets go away."""
         self._autosave_timer.stop()
@@ -813,6 +827,8 @@ class MainWindow(QMainWindow):
         self.file_pool.waitForDone(120_000)
         self.controller.shutdown()
         self.kernel_prep.shutdown()
+        if self.stall_watch is not None:
+            self.stall_watch.stop()
         if self._gc_held:  # the workers are done: automatic collection may come back
             self._gc_held = False
             gui_gc.release()

@@ -46,6 +46,11 @@ def test_bench_prints_the_first_minute_rows(monkeypatch) -> None:  # type: ignor
     assert "app at once <= CLI + 2 s (issue 30) MISS" in text  # 12.6 > 10.0 + 2
     assert "291 ms with Run pressed at once <= 100 ms MISS" in text
     assert "Run pressed after it: 2.50 s <= 2 s MISS" in text
+    assert "pressed before the preparation ended" not in text  # pressed on its finished signal
+    monkeypatch.setattr(
+        perf, "first_run_times", lambda: {**fake, "run_after_preparation_pressed_early": True}
+    )
+    assert "pressed before the preparation ended" in "\n".join(first_run_lines())
 
 
 def test_view_stalls_reports_each_phase_and_view(qtbot) -> None:  # type: ignore[no-untyped-def]
