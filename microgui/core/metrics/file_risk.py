@@ -341,14 +341,14 @@ def _suda2(
 def _l_diversity(
     frame: pd.DataFrame, keys: list[str], confidential: Sequence[str], roles: RoleMap
 ) -> dict[str, dict[str, Any]]:
-    """Per confidential attribute over the raw key cells (identical key values, a missing key
-    value being one more value here): :func:`~microgui.core.metrics.disclosure.
+    """Per confidential attribute over the key cells, a missing key value matching any value
+    (sdcMicro's rule, as for the frequencies): :func:`~microgui.core.metrics.disclosure.
     attribute_disclosure`, the same figures the run's verdict uses (distinct and entropy
     l-diversity, t-closeness, records and cells where the attribute takes one value)."""
     if not confidential:
         return {}
     kinds = {c: roles[c].kind for c in confidential if c in roles}
-    return attribute_disclosure(frame, keys, list(confidential), kinds)
+    return attribute_disclosure(frame, keys, list(confidential), kinds, missing_matches_any=True)
 
 
 def assess_risk(
