@@ -5,7 +5,6 @@ and ``assess_risk`` (CLI ``assess``) give the same k, frequencies and l-diversit
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
