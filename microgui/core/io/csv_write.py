@@ -52,14 +52,24 @@ def write_csv_atomic(
     _atomic_write(path, csv_writer(frame), protect_from=protect_from)
 
 
-def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
+def csv_writer(
+    frame: pd.DataFrame, rows: np.ndarray | None = None
+) -> Callable[[IO[str]], None]:
     """The function writing ``frame`` as :func:`write_csv_atomic` does (for
     :func:`~microgui.core.io.write_files_atomic`).
+
+    ``rows`` (a permutation of the records' positions, issue 31's random record order): the
+    file holds ``frame.iloc[rows]``, byte for byte; a table of numbers only is written by
+    blocks of the permutation from its per-column codes, never as a reordered copy of the
+    whole table (issue 33: that copy was the 1,000,000-record command's peak).
 
     The text is checked here, before any file is opened: a NUL character is refused
     (:class:`ExportRefused` naming the column and record), since most readers, microgui's
     included, take a file holding one for binary.
     """
+    if rows is not None and not _all_numbers(frame):
+        frame = _reordered(frame, rows)
+        rows = None
     texts = {i: t for i, t in enumerate(_text_columns(frame)) if t is not None}
     names = [c for c in frame.columns if isinstance(c, str)]
     _refuse_nul(frame, texts, names)
@@ -67,9 +77,11 @@ def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
     if not with_cr and not any("\r" in c for c in names):
 
         def write(handle: IO[str]) -> None:
-            _write_csv(frame, handle)
+            _write_csv(frame, handle, rows)
 
         return write
+    if rows is not None:  # rare (a carriage return in a name): written from a reordered copy
+        frame = _reordered(frame, rows)
     # The csv writer quotes a field holding "\n" but not one holding only "\r": each CR is
     # written as a marker character + "\n" (which gets the field quoted) and the marker pair is
     # turned back into the CR in the text written. The marker occurs nowhere in the table.
@@ -106,7 +118,22 @@ def csv_writer(frame: pd.DataFrame) -> Callable[[IO[str]], None]:
     return write_marked
 
 
-def _write_csv(frame: pd.DataFrame, handle: IO[str]) -> None:
+def _all_numbers(frame: pd.DataFrame) -> bool:
+    """Whether :func:`_write_csv` joins ``frame``'s lines itself: two or more columns, every
+    one of 8-byte numpy numbers (the columns :func:`_number_codes` codes without a copy)."""
+    return frame.shape[1] >= 2 and all(
+        isinstance(t, np.dtype) and t.kind in "iuf" and t.itemsize == 8 for t in frame.dtypes
+    )
+
+
+def _reordered(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """``frame``'s records in the order ``rows``, numbered from 0, its ``attrs`` kept."""
+    out = frame.iloc[rows].reset_index(drop=True)
+    out.attrs = dict(frame.attrs)
+    return out
+
+
+def _write_csv(frame: pd.DataFrame, handle: IO[str], rows: np.ndarray | None = None) -> None:
     """``frame.to_csv(handle, index=False, lineterminator="\\n")``, byte for byte, faster: each
     column of numbers is formatted once per distinct value (a protected column repeats a
     group's value k times or more; :func:`_number_codes`), and when every column holds numbers
@@ -115,12 +142,16 @@ def _write_csv(frame: pd.DataFrame, handle: IO[str]) -> None:
     piece from each record's code into its column's distinct texts (issue 33: a Python string
     per distinct value of every column took 240 MB at 1,000,000 x 10; ASCII bytes take 50)."""
     cells = [_number_codes(series) for _, series in frame.items()]  # not .iloc: a third the work
+    if rows is not None and not (len(cells) >= 2 and all(c is not None for c in cells)):
+        _write_csv(_reordered(frame, rows), handle)
+        return
     if len(cells) >= 2 and len(frame) and all(c is not None for c in cells):
         frame.iloc[:0].to_csv(handle, index=False, lineterminator="\n")  # pandas' header
         columns = [c for c in cells if c is not None]
         for start in range(0, len(frame), _JOINED_ROWS):
             stop = start + _JOINED_ROWS
-            parts = [texts[codes[start:stop]].tolist() for codes, texts in columns]
+            block = slice(start, stop) if rows is None else rows[start:stop]
+            parts = [texts[codes[block]].tolist() for codes, texts in columns]
             lines = b"\n".join(map(b",".join, zip(*parts, strict=True)))
             handle.write(lines.decode("ascii") + "\n")
         return

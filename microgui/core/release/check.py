@@ -686,7 +686,11 @@ def export_run(
         report["export_override"] = {"reason": reason, "problems": list(verdict.problems)}
     # issue 31: the records in a random order (households adjacent) unless the input order is
     # kept; only the written file is reordered, after every check (none depends on the order)
-    frame, report["record_order"] = _ordered(dataset, result, frame, order)
+    # (the default CSV of numbers is written by blocks of the permutation, never a reordered
+    # copy of the whole table: issue 33's 1,000,000-record peak)
+    rows, report["record_order"] = _release_rows(dataset, result, frame, order)
+    if rows is not None and not (fmt == "csv" and options.is_default):
+        frame, rows = _reordered(frame, rows), None
     writer: Any
     stat = _release_stat(dataset, result, pseudonymize)
     if fmt not in ("spss", "stata") and (renames or rename_invalid):
@@ -697,7 +701,7 @@ def export_run(
     if fmt == "csv":
         report["csv_format"] = options.to_json()
         writer = (
-            csv_writer(frame)
+            csv_writer(frame, rows)
             if options.is_default
             else csv_options_writer(frame, options, text_input=_text_input(dataset))
         )
@@ -755,25 +759,31 @@ def export_run(
     return report
 
 
-def _ordered(
+def _release_rows(
     dataset: Dataset, result: RunResult, frame: pd.DataFrame, order: RecordOrder | None
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """``frame`` (the run's records, in the run's order) in the release's record order, and the
-    report's ``record_order`` (:mod:`microgui.core.release.order`)."""
+) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """The positions of ``frame``'s records (the run's order) in the release's record order
+    (None: kept as they are), and the report's ``record_order``
+    (:mod:`microgui.core.release.order`)."""
     order = order if order is not None else RecordOrder()
     household = result.roles.household
     if household is not None and household not in dataset.frame.columns:
         household = None
     if order.keep:
-        return frame, order_report(order, household)
+        return None, order_report(order, household)
     ids = dataset.frame[household] if household is not None else None
     try:
         rows = release_permutation(len(frame), order, ids)
     except InvalidParameter as exc:
         raise ExportRefused(f"the records cannot be put in a random order: {exc}") from exc
+    return np.asarray(rows), order_report(order, household)
+
+
+def _reordered(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """``frame``'s records in the order ``rows``, numbered from 0, its ``attrs`` kept."""
     out = frame.iloc[rows].reset_index(drop=True)
     out.attrs = dict(frame.attrs)
-    return out, order_report(order, household)
+    return out
 
 
 def export_job(
