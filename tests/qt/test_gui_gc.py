@@ -53,3 +53,46 @@ def test_closing_the_last_window_gives_automatic_collection_back(qtbot) -> None:
     assert not gc.isenabled()  # the other window still lives
     second.close()
     assert gc.isenabled() and not gui_gc.active()
+
+
+class _FakeGc:
+    """gc's counters, set by the test; records the collections asked for."""
+
+    def __init__(self, count: tuple[int, int, int], oldest: int) -> None:
+        self.count, self.oldest, self.collected = count, oldest, []  # type: ignore[var-annotated]
+
+    def get_count(self) -> tuple[int, int, int]:
+        return self.count
+
+    def get_objects(self, generation: int) -> list[None]:
+        assert generation == 2
+        return [None] * self.oldest
+
+    def collect(self, generation: int) -> int:
+        self.collected.append(generation)
+        return 0
+
+
+def test_a_full_collection_waits_for_a_quarter_more_long_lived_objects(monkeypatch, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """CPython's rule (Modules/gcmodule.c: long_lived_pending > long_lived_total / 4), which
+    pyqtgraph's collector lacks: after a UCI Adult run a full collection holds the GUI thread
+    ~200 ms (issue 29), so it waits until the oldest generation has grown by a quarter."""
+    was_enabled = gc.isenabled()
+    collector = gui_gc._Collector(interval=60.0)
+    collector.timer.stop()
+    if was_enabled:
+        gc.enable()
+    collector.threshold = (700, 10, 10)
+    collector.long_lived_total = 1_000
+    for count, oldest, expected in [
+        ((100, 0, 0), 1_000, []),  # the youngest generation below its threshold: nothing
+        ((701, 3, 0), 1_000, [0]),
+        ((701, 11, 3), 1_000, [1]),
+        ((701, 11, 11), 1_200, [1]),  # the oldest grew by a fifth: no full collection yet
+        ((701, 11, 11), 1_300, [2]),  # by 30 %: a full one
+    ]:
+        fake = _FakeGc(count, oldest)
+        monkeypatch.setattr(gui_gc, "gc", fake)
+        collector.check()
+        assert fake.collected == expected, (count, oldest)
+    assert collector.long_lived_total == 1_300  # counted again after the full collection
