@@ -648,3 +648,56 @@ def view_stalls(
     window.close()
     window.deleteLater()
     return out
+
+
+def adult_dataset() -> Any:
+    """UCI Adult as issue 29 tries it (``../shared/data/adult/adult.csv``, 30,162 records):
+    ``age`` a continuous quasi-identifier, the 7 other attributes nominal quasi-identifiers,
+    ``salary-class`` confidential. None when the reference data is absent."""
+    import pandas as pd
+
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+    from microgui.reference_data import shared_data_dir
+
+    root = shared_data_dir()
+    path = None if root is None else root / "adult" / "adult.csv"
+    if path is None or not path.is_file():
+        return None
+    frame = pd.read_csv(path, sep=";")
+    nominal, continuous = AttributeKind.NOMINAL, AttributeKind.CONTINUOUS
+    specs = {
+        c: ColumnSpec(AttributeRole.CONFIDENTIAL, nominal)
+        if c == "salary-class"
+        else ColumnSpec(AttributeRole.QUASI_IDENTIFIER, continuous if c == "age" else nominal)
+        for c in frame.columns
+    }
+    return Dataset.from_frame(frame, RoleMap.from_dict(specs), source=path)
+
+
+def adult_view_stalls(repeat: int = 1, settle_s: float = 1.0) -> dict[str, Any] | None:
+    """:func:`view_stalls` of an Adult session (:func:`adult_dataset`, mdav-generic k = 5,
+    seed 1), ``repeat`` sessions: per phase and per view the median and the max over them
+    (``drawing_ms``, ``views`` → (median, max)); also ``run_s`` (median). None without
+    ../shared. Rough on a loaded machine."""
+    dataset = adult_dataset()
+    if dataset is None:
+        return None
+    from microgui.core.runs import RunSpec
+
+    sessions = [
+        view_stalls(dataset, RunSpec.make("mdav-generic", 5, seed=1), settle_s=settle_s)
+        for _ in range(max(1, repeat))
+    ]
+
+    def spread(values: list[float]) -> tuple[float, float]:
+        return round(float(np.median(values)), 1), round(float(np.max(values)), 1)
+
+    return {
+        "outcome": ", ".join(sorted({s["outcome"] for s in sessions})),
+        "run_s": float(np.median([s["run_s"] for s in sessions])),
+        "drawing_ms": spread([s["drawing_ms"] for s in sessions]),
+        "views": {
+            name: spread([s["views"][name] for s in sessions]) for name in sessions[0]["views"]
+        },
+    }

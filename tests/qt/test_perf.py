@@ -80,3 +80,62 @@ def test_bench_prints_the_stall_per_phase_row(monkeypatch) -> None:  # type: ign
     (line,) = view_stall_lines()
     assert "run 40 ms, drawing the result 90 ms" in line
     assert "Groups plot 30, Risk 140 ms <= 100 ms MISS" in line
+
+
+def test_adult_view_stalls_gives_median_and_max_of_sessions(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29's Adult probe: per phase and view, the median and max over the sessions
+    (view_stalls faked: the real one runs mdav-generic on 30,162 records); None without data."""
+    import microgui.qt.perf as perf
+
+    sessions = iter(
+        [
+            {"outcome": "finished", "run_s": 20.0, "drawing_ms": 90.0, "views": {"Risk": 40.0}},
+            {"outcome": "finished", "run_s": 30.0, "drawing_ms": 150.0, "views": {"Risk": 60.0}},
+            {"outcome": "finished", "run_s": 25.0, "drawing_ms": 100.0, "views": {"Risk": 200.0}},
+        ]
+    )
+    monkeypatch.setattr(perf, "adult_dataset", lambda: object())
+    monkeypatch.setattr(perf, "view_stalls", lambda *_a, **_k: next(sessions))
+    out = perf.adult_view_stalls(repeat=3)
+    assert out is not None and out["outcome"] == "finished" and out["run_s"] == 25.0
+    assert out["drawing_ms"] == (100.0, 150.0)
+    assert out["views"] == {"Risk": (60.0, 200.0)}
+    monkeypatch.setattr(perf, "adult_dataset", lambda: None)
+    assert perf.adult_view_stalls() is None
+
+
+def test_bench_prints_the_adult_view_row(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import microgui.qt.perf as perf
+    from microgui.bench.gui import adult_view_stall_lines
+
+    fake = {
+        "outcome": "finished",
+        "run_s": 21.0,
+        "drawing_ms": (80.0, 95.0),
+        "views": {"Groups plot": (30.0, 41.0), "Risk": (70.0, 99.0)},
+    }
+    monkeypatch.setattr(perf, "adult_view_stalls", lambda repeat: fake)
+    (line,) = adult_view_stall_lines()
+    assert "drawing the result 80/95 ms" in line
+    assert "Groups plot 30/41, Risk 70/99 ms <= 100 ms PASS" in line
+    fake["views"]["Risk"] = (70.0, 130.0)
+    assert adult_view_stall_lines()[0].endswith("MISS")
+    monkeypatch.setattr(perf, "adult_view_stalls", lambda repeat: None)
+    assert "skipped" in adult_view_stall_lines()[0]
+
+
+def test_adult_dataset_has_the_issue_roles() -> None:
+    """UCI Adult as issue 29 uses it (skipped without ../shared): age continuous, 7 nominal
+    keys, salary-class confidential."""
+    import pytest
+
+    from microgui.core.table.roles import AttributeKind
+    from microgui.qt.perf import adult_dataset
+
+    dataset = adult_dataset()
+    if dataset is None:
+        pytest.skip("../shared/data/adult is absent")
+    roles = dataset.roles
+    assert len(dataset.frame) == 30_162
+    assert len(roles.quasi_identifiers) == 8 and roles.confidential == ["salary-class"]
+    assert roles["age"].kind is AttributeKind.CONTINUOUS
