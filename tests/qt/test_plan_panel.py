@@ -174,7 +174,9 @@ def test_a_plan_run_is_a_run(demo_window: MainWindow, qtbot, tmp_path: Path, mon
     with qtbot.waitSignal(ctl.history_changed, timeout=TIMEOUT_MS):
         assert window.open_project(project_path)
     assert ctl.export_options.keep_order
-    qtbot.waitUntil(lambda: not ctl.is_running, timeout=TIMEOUT_MS)
+    # the history comes back in a later turn than the table's load (is_running is already
+    # False then): wait for the runs themselves, not for the loader
+    qtbot.waitUntil(lambda: len(ctl.history) == 2, timeout=TIMEOUT_MS)
     assert [e.run_id for e in ctl.history] == [run_id, method_id]
     if ctl.shown_run_id != run_id:
         with qtbot.waitSignal(ctl.run_shown, timeout=TIMEOUT_MS):
