@@ -52,9 +52,7 @@ def write_csv_atomic(
     _atomic_write(path, csv_writer(frame), protect_from=protect_from)
 
 
-def csv_writer(
-    frame: pd.DataFrame, rows: np.ndarray | None = None
-) -> Callable[[IO[str]], None]:
+def csv_writer(frame: pd.DataFrame, rows: np.ndarray | None = None) -> Callable[[IO[str]], None]:
     """The function writing ``frame`` as :func:`write_csv_atomic` does (for
     :func:`~microgui.core.io.write_files_atomic`).
 
