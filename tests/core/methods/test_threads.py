@@ -109,6 +109,24 @@ def test_mdav_generic_mixed_kinds_same_labels(forced: None, search: str) -> None
         assert np.array_equal(labels, serial), f"{k_threads} threads"
 
 
+@pytest.mark.parametrize("search", ["brute", "pruned"])
+def test_adaptive_threads_give_the_serial_labels(
+    monkeypatch: pytest.MonkeyPatch, search: str
+) -> None:
+    """What a run does (the adaptive chooser switching batches between one thread and all, on
+    its own timings), not only the forced paths: the same labels as one thread. Stop 39's
+    data-parallel k-nearest of s passed the forced tests and gave other labels here."""
+    x = _tied(3000, 4, 3)
+    with using_threads(1):
+        serial = mdav(x, 5, search=search)
+    monkeypatch.setattr(mdav_module, "_PARALLEL_FROM", 1)  # every batch may go parallel
+    monkeypatch.setattr(mdav_module, "_PIECE", 64)
+    for n in COUNTS[1:]:
+        for _ in range(3):  # the chooser's picks depend on timings: several draws
+            with using_threads(n):
+                assert np.array_equal(mdav(x, 5, search=search), serial), f"{n} threads"
+
+
 @pytest.mark.shared
 @pytest.mark.parametrize("name", ["CASCrefmicrodata.csv", "Tarragona.csv", "EIA.csv"])
 def test_reference_sets_same_release_for_any_thread_count(
