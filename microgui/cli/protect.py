@@ -673,7 +673,14 @@ def _run_and_export(
     stop = on_first_compile(notice)
     try:
         threads = getattr(args, "threads", None)
-        with using_threads(None if threads is None else _threads_value(threads)):
+        asked = None if threads is None else _threads_value(threads)
+        with using_threads(asked) as used:
+            if asked is not None and used < asked:  # said, not silently changed (issue 33)
+                print(
+                    f"note: --threads {asked}: the kernels run on {used} thread(s), the most "
+                    "this process can use here (cores or NUMBA_NUM_THREADS)",
+                    file=sys.stderr,
+                )
             if isinstance(spec, RunSpec):  # one method, or a plan run the app kept (issue 31)
                 from microgui.core.runs.plan import run_spec
 
