@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainterPath, QShowEvent, QTransform
+from PySide6.QtGui import QColor, QPainterPath, QTransform
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from microgui.core.release.report_charts import tick_text
@@ -171,9 +171,6 @@ class RuChartPlot(QWidget):
         #: linkage, no SSE/SST) are placed too (issue 13).
         self._chosen = {a for a in ("x_measure", "y_measure") if getattr(self.options, a)}
         self._points: list[RuPoint] = []
-        # set_runs behind another tab of a shown window: drawn when shown (issue 29: drawing
-        # the map held the GUI thread's turn that shows a finished run)
-        self._stale = False
         self._catalog: dict[str, tuple[str, ...]] = {}
         self._current: int | None = None
         #: Measure keys shown first (and alone unless ``all_measures``), best first.
@@ -303,58 +300,7 @@ class RuChartPlot(QWidget):
     @property
     def chart_item(self) -> pg.GraphicsLayout:
         """The plot and its legend: what exports and reports show."""
-        self.ensure_drawn()
         return self.plot_widget.ci
-
-    @property
-    def plot_item(self) -> pg.PlotItem:
-        self.ensure_drawn()  # a map left for when shown is drawn before it is read
-        return self._plot_item
-
-    @plot_item.setter
-    def plot_item(self, value: pg.PlotItem) -> None:
-        self._plot_item = value
-
-    @property
-    def reference_position(self) -> tuple[float, float] | None:
-        self.ensure_drawn()  # a map left for when shown is drawn before it is read
-        return self._reference_position
-
-    @reference_position.setter
-    def reference_position(self, value: tuple[float, float] | None) -> None:
-        self._reference_position = value
-
-    @property
-    def method_items(self) -> dict[str, pg.ScatterPlotItem]:
-        self.ensure_drawn()  # a map left for when shown is drawn before it is read
-        return self._method_items
-
-    @method_items.setter
-    def method_items(self, value: dict[str, pg.ScatterPlotItem]) -> None:
-        self._method_items = value
-
-    @property
-    def drawn_ids(self) -> list[int]:
-        self.ensure_drawn()  # a map left for when shown is drawn before it is read
-        return self._drawn_ids
-
-    @drawn_ids.setter
-    def drawn_ids(self, value: list[int]) -> None:
-        self._drawn_ids = value
-
-    def ensure_drawn(self) -> None:
-        """Draw now what :meth:`set_runs` left for when the map is shown."""
-        if self._stale:
-            self._draw()
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
-        super().showEvent(event)
-        self.ensure_drawn()
-
-    def _behind(self) -> bool:
-        """In a shown window but not shown itself (behind another tab)."""
-        window = self.window()
-        return window is not self and window.isVisible() and not self.isVisible()
 
     # content ------------------------------------------------------------------------------
     def set_runs(
@@ -375,16 +321,12 @@ class RuChartPlot(QWidget):
         self._reference = {str(k): float(v) for k, v in (reference or {}).items() if _finite(v)}
         self._recommended = list(dict.fromkeys(recommended))
         self._fill_combos()
-        if self._behind():
-            self._stale = True  # drawn when shown (showEvent), or by chart_item / ensure_drawn
-            return
         self._draw()
 
     def set_current(self, run_id: int | None) -> None:
         """Ring the run shown in the other views."""
         self._current = run_id
-        if not self._stale:  # else drawn with the rest when shown
-            self._draw_current()
+        self._draw_current()
 
     def _available(self, group: str) -> list[str]:
         keys = []
@@ -475,7 +417,6 @@ class RuChartPlot(QWidget):
         return info[2] if len(info) > 2 else LOWER
 
     def _draw(self) -> None:
-        self._stale = False
         for item in self.method_items.values():
             self.plot_item.removeItem(item)
         for label in self.labels:
