@@ -20,23 +20,8 @@ QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
 CONF = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.NOMINAL)
 
 
-def _table() -> Dataset:
-    frame = pd.DataFrame(
-        {
-            "sex": ["f", "f", "f", "m", "m", "m", "f"],
-            "region": ["n", "n", "s", "s", "s", "n", "e"],
-            "income": ["lo", "hi", "lo", "lo", "lo", "hi", "hi"],
-        }
-    )
-    roles = RoleMap.from_dict({"sex": QI, "region": QI, "income": CONF})
-    return Dataset.from_frame(frame, roles)
-
-
-def test_group_measures_by_hand() -> None:
-    ds = _table()
-    released = ds.frame.copy()
-    # records 5 (m, n) and 6 (f, e) had unique combinations: region blanked
-    released.loc[[5, 6], "region"] = None
+def test_group_measures_by_hand(blanked_keys) -> None:  # type: ignore[no-untyped-def]
+    ds, released = blanked_keys  # records 5 (m, n) and 6 (f, e): unique, region blanked
     # (f,n)x2 (f,s) (m,s)x2 (m,?) (f,?): with ? matching any value, frequencies
     # f,n: 2 + (f,?) = 3; f,s: 1 + 1 = 2; m,s: 2 + 1 = 3; m,?: 3; f,?: 4
     assert frequencies_missing_any(released, ["sex", "region"]).tolist() == [3, 3, 2, 3, 3, 3, 4]
@@ -83,14 +68,12 @@ def test_a_suppression_plan_reads_the_same_in_evaluate_and_its_report() -> None:
     assert m["reidentification_risk_max"] <= 100.0 / 3 + 1e-9
 
 
-def test_assess_counts_a_missing_key_as_any_value_for_l_diversity_too() -> None:
+def test_assess_counts_a_missing_key_as_any_value_for_l_diversity_too(blanked_keys) -> None:  # type: ignore[no-untyped-def]
     """``assess``'s fk already matched a missing key with any value; its l-diversity counted
     the blank as a value of its own (a different cell): now the same rule."""
     from microgui.core.metrics.file_risk import assess_risk
 
-    ds = _table()
-    frame = ds.frame.copy()
-    frame.loc[[5, 6], "region"] = None
+    ds, frame = blanked_keys
     figures = assess_risk(frame, ds.roles, k=2)
     per = figures["l_diversity"]["income"]
     # (m, ?) joins (m, s): lo, lo, hi -> l = 2 there; every cell holds >= 2 incomes

@@ -13,29 +13,10 @@ from microgui.core.metrics.disclosure import attribute_disclosure
 from microgui.core.metrics.evaluate import evaluate
 from microgui.core.metrics.file_risk import assess_risk
 from microgui.core.metrics.missing_match import frequencies_missing_any, wildcard_counts
-from microgui.core.table.dataset import Dataset
-from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
-
-QI = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL)
-CONF = ColumnSpec(AttributeRole.CONFIDENTIAL, AttributeKind.NOMINAL)
 
 
-def _original() -> Dataset:
-    frame = pd.DataFrame(
-        {
-            "sex": ["f", "f", "f", "m", "m", "m", "f"],
-            "region": ["n", "n", "s", "s", "s", "n", "e"],
-            "income": ["lo", "hi", "lo", "lo", "lo", "hi", "hi"],
-        }
-    )
-    roles = RoleMap.from_dict({"sex": QI, "region": QI, "income": CONF})
-    return Dataset.from_frame(frame, roles)
-
-
-def test_blanked_keys_read_the_same_in_evaluate_and_assess() -> None:
-    ds = _original()
-    released = ds.frame.copy()
-    released.loc[[5, 6], "region"] = None  # the two unique combinations, blanked
+def test_blanked_keys_read_the_same_in_evaluate_and_assess(blanked_keys) -> None:  # type: ignore[no-untyped-def]
+    ds, released = blanked_keys  # the two unique combinations, blanked
     keys = ["sex", "region"]
     # by hand: f,n: 2 + (f,?) = 3; f,s: 2; m,s: 3; m,?: 3; f,?: 4
     expected = [3, 3, 2, 3, 3, 3, 4]
