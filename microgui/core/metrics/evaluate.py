@@ -641,10 +641,11 @@ def evaluate(
         )
 
     progress(0.8, "re-identification and attribute disclosure")
-    out["reidentification_risk_max"], out["reidentification_risk_mean"] = reidentification_risk(
-        protected, qis
-    )
-    out["k_anonymity"] = k_anonymity_level(protected, qis)
+    if not wildcard:  # else measured below by the missing-matches-any rule
+        out["reidentification_risk_max"], out["reidentification_risk_mean"] = reidentification_risk(
+            protected, qis
+        )
+        out["k_anonymity"] = k_anonymity_level(protected, qis)
     categorical = [q for q in qis if roles[q].kind is not AttributeKind.CONTINUOUS]
     if roles.weight is not None and len(protected) and qis:
         # sdcMicro's key variables: the categorical quasi-identifiers (those sample_uniques
