@@ -12,6 +12,10 @@ failing on a laptop-sized window names every widget at once:
   no visible widget inside it sticks out of the viewport that way (the Results dock's values
   were cut at the right at 1920 × 1080: the panel was wider than the dock, which does not
   scroll across);
+- a verdict (a label whose object name ends in ``verdict``: the release's one line of judgment)
+  lies whole inside the visible width of every scroll area that holds it: a scroll area that
+  *can* scroll across still hides the verdict's end behind its scroll bar (a 20-digit seed
+  widened the Results panel, and its verdict read "k-anonymous (k = 5); attribute disc…");
 - a plot's legend lies inside the plot's widget; one drawn over a view box lies inside that view
   box (a deliberate in-plot legend), any other one covers no view box (a legend beside or below
   the plot); axis titles and plot titles lie inside the widget and no two axis titles overlap
@@ -19,6 +23,8 @@ failing on a laptop-sized window names every widget at once:
 """
 
 from __future__ import annotations
+
+import re
 
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QRect, QRectF, Qt
@@ -96,7 +102,29 @@ def clipped_widgets(window: QWidget) -> list[str]:
             problems += _plot_problems(widget)
         if isinstance(widget, QScrollArea):
             problems += _scroll_area_problems(widget)
+        if isinstance(widget, QLabel) and widget.objectName().endswith("verdict"):
+            problems += _verdict_problems(widget)
     return problems
+
+
+def _verdict_problems(label: QLabel) -> list[str]:
+    """The verdict lies whole, across, inside each scroll area's viewport that holds it."""
+    out = []
+    parent = label.parentWidget()
+    while parent is not None:
+        area = parent.parentWidget()
+        if isinstance(area, QScrollArea) and parent is area.viewport():
+            port = area.viewport()
+            left = label.mapTo(port, label.rect().topLeft()).x()
+            right = left + label.width() - 1
+            if left < -TOLERANCE or right > port.rect().right() + TOLERANCE:
+                out.append(
+                    f"{describe(label)} {re.sub('<[^>]+>', '', label.text())[:40]!r}: "
+                    f"spans x {left}..{right}, "
+                    f"its scroll area {describe(area)} shows 0..{port.rect().right()}"
+                )
+        parent = parent.parentWidget()
+    return out
 
 
 # scroll areas ---------------------------------------------------------------------------------

@@ -38,6 +38,10 @@ def test_results_fit_their_dock_across(demo_window: MainWindow, qtbot, size) -> 
     for label in (panel.verdict, panel.value_labels["run"]):
         right = label.mapTo(panel, label.rect().topRight()).x()
         assert label.isVisible() and right <= viewport, (label.objectName(), right, viewport)
+    # and the layout walk (every laptop-size test's check) says so too
+    from layout_walk import clipped_widgets
+
+    assert not [p for p in clipped_widgets(window) if "verdict" in p]
     assert "18446744…" in panel.value_labels["run"].text()
     assert str(LONG_SEED) in panel.value_labels["run"].toolTip()
     # the table is whole: in sight, or reachable by its own scroll bar

@@ -78,3 +78,38 @@ def test_the_walk_sees_a_scroll_area_cutting_its_widget(qtbot) -> None:  # type:
     window.resize(300, 200)
     qtbot.wait(10)
     assert clipped_widgets(window) == []  # it scrolls across: nothing cut
+
+
+def _verdict_in_scroll_area(qtbot: Any, inner_width: int) -> QScrollArea:
+    area = QScrollArea()
+    qtbot.addWidget(area)
+    area.setWidgetResizable(True)
+    inner = QWidget()
+    inner.setMinimumWidth(inner_width)
+    layout = QVBoxLayout(inner)
+    verdict = QLabel("k-anonymous (k = 5); attribute disclosure: 51 % of records")
+    verdict.setObjectName("result_verdict")
+    verdict.setWordWrap(True)
+    layout.addWidget(verdict)
+    area.setWidget(inner)
+    area.resize(300, 200)
+    area.show()
+    qtbot.waitExposed(area)
+    return area
+
+
+def test_the_walk_finds_a_verdict_behind_a_scroll_bar_across(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A scroll area that can scroll across is not "clipped", yet the verdict's end sat behind
+    its scroll bar (the Results panel with a 20-digit seed): the walk names it."""
+    area = _verdict_in_scroll_area(qtbot, inner_width=600)
+    assert area.horizontalScrollBar().maximum() > 0
+    problems = clipped_widgets(area)
+    assert any("result_verdict" in p and "spans x" in p for p in problems), problems
+    area.close()
+
+
+def test_the_walk_passes_a_verdict_inside_its_scroll_area(qtbot) -> None:  # type: ignore[no-untyped-def]
+    area = _verdict_in_scroll_area(qtbot, inner_width=100)
+    assert area.horizontalScrollBar().maximum() == 0
+    assert not [p for p in clipped_widgets(area) if "verdict" in p]
+    area.close()
