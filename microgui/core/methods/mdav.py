@@ -128,6 +128,7 @@ from microgui.core.methods.spatial import (
     farthest_and_nearest,
     farthest_from_average,
     make_anchor,
+    pruned_farthest,
     take_around,
     take_nearest,
     work_arrays,
@@ -342,6 +343,7 @@ def _mdav_pruned_batch(
         np.empty(k, dtype=np.int64),
     )
     pair = np.zeros(2, dtype=np.int64)
+    fcost = np.zeros(3)  # pruned_farthest's estimates, per batch
     work = 0
     examined = 0
     counted = work_arrays[3][0]
@@ -370,7 +372,10 @@ def _mdav_pruned_batch(
             examined += pair[1]
             s_row = rowat[s]
         else:
-            s, w = anchor_farthest(records, osq, anchor, qc, qo, qn)
+            # Step 1c by the anchor walk or the boxes, whichever costs less on this data.
+            s, w = pruned_farthest(
+                records, blocks, supers, anchor, osq, qc, qo, qn, work_arrays, fcost
+            )
             examined += w
             s_row = rowat[s]
             block_nearest(

@@ -94,6 +94,9 @@ __all__ = [
     "build_blocks",
     "record_distance",
     "block_nearest",
+    "block_farthest",
+    "pruned_farthest",
+    "PROBE_AFTER",
     "block_remove",
     "work_arrays",
     "AXES",
@@ -526,6 +529,51 @@ def _lower_bounds(
 
 
 @njit
+def _upper_bounds(
+    level: tuple,  # type: ignore[type-arg]
+    lo: int,
+    hi: int,
+    osq: np.ndarray,
+    qz: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    delta: float,
+    out: np.ndarray,
+) -> None:
+    """out[:hi-lo] = upper bounds of the distances from the point (qz along the principal axes,
+    po, pn) of the records in boxes lo..hi-1 of ``level``: the mirror of :func:`_lower_bounds`
+    (the farther corner coordinate; the larger rank difference; a nominal term 0 only when every
+    record of the box has the point's code). With ``delta`` > 0 (rotated boxes) the continuous
+    part is widened to (sqrt(bound) (1 + 1e-9) + delta)^2, the argument of :func:`_safe_lower`
+    turned round, and the whole bound by a relative 1e-9: a record's computed distance never
+    exceeds it, so a box whose bound is below the best distance found holds no farther record
+    and no tie."""
+    cmin, cmax, omin, omax, nmin, nmax = level
+    m = hi - lo
+    for s in range(m):
+        out[s] = 0.0
+    for t in range(qz.shape[0]):
+        v = qz[t]
+        for s in range(m):
+            u = max(abs(v - cmin[t, lo + s]), abs(cmax[t, lo + s] - v))
+            out[s] += u * u
+    if delta > 0.0:
+        for s in range(m):
+            root = np.sqrt(out[s]) * (1.0 + 1e-9) + delta
+            out[s] = root * root
+    for t in range(po.shape[0]):
+        v = po[t]
+        for s in range(m):
+            out[s] += osq[t, max(abs(v - omin[t, lo + s]), abs(omax[t, lo + s] - v))]
+    for t in range(pn.shape[0]):
+        v = pn[t]
+        for s in range(m):
+            out[s] += np.float64(not (nmin[t, lo + s] == v and nmax[t, lo + s] == v))
+    for s in range(m):
+        out[s] = out[s] * (1.0 + 1e-9) + 1e-300
+
+
+@njit
 def _safe_lower(bound: float, delta: float) -> float:
     """A lower bound of the computed continuous distance, from the squared distance ``bound``
     between a point and a box along the principal axes.
@@ -658,6 +706,124 @@ def block_nearest(
                     hx[0] = x
                     hp[0] = p
                     heap_sift_down(hd, hx, hp, size)
+
+
+@njit
+def block_farthest(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    work: tuple,  # type: ignore[type-arg]
+) -> tuple[int, int]:
+    """Position of the remaining record farthest from (pc, po, pn) (the largest (distance, -row)
+    pair, as :func:`anchor_farthest` and the brute-force kernel find it) by the blocks' boxes:
+    the superblocks by decreasing upper bound (:func:`_upper_bounds`), inside each its blocks
+    whose bound reaches the best distance so far, until a superblock's bound is below it; and
+    the distances computed (-1, 0 when no record remains). Only a strictly smaller bound rules
+    a box out (ties are settled by row).
+
+    It complements the anchor walk on clustered data: from a record r on one cluster, the
+    farthest record lies in another cluster that is seldom opposite r across the anchor, so the
+    walk's bound (anchor distance + |r - anchor|) is loose and it computes about a quarter of
+    the records per query (issue 33 item 4: 223 million distances at 100,000 x 10 in 20
+    clusters against 15 million on standard normal data), where the boxes rule out every
+    cluster but the far ones (130 million). On unclustered data the walk is the better of the
+    two; :func:`pruned_farthest` picks per query."""
+    xcol, ocol, ncol, rowat, _where, _posblock = records
+    bstart = blocks[0]
+    bcnt = blocks[1]
+    blevel = blocks[2:8]
+    slot_sb = supers[1]
+    meta = supers[9]
+    slevel = supers[3:9]
+    m = meta[0]
+    g = meta[1]
+    nb = meta[2]
+    sbound, bbound, dist, counter, _cand, qz = work
+    delta = _rotate_point(blocks, pc, qz)
+    _upper_bounds(slevel, 0, m, osq, qz, po, pn, delta, sbound)
+    order = np.argsort(-sbound[:m], kind="mergesort")
+    best = -1
+    best_d = -1.0
+    best_row = 0
+    done = 0
+    for i in range(m):
+        s = order[i]
+        if sbound[s] < best_d:
+            break
+        b0 = slot_sb[s] * g
+        b1 = min(b0 + g, nb)
+        counter[2] += 1
+        _upper_bounds(blevel, b0, b1, osq, qz, po, pn, delta, bbound)
+        for j in range(b1 - b0):
+            b = b0 + j
+            c = bcnt[b]
+            if c == 0 or bbound[j] < best_d:
+                continue
+            a = bstart[b]
+            mixed_distances_block(xcol, ocol, ncol, osq, a, a + c, pc, po, pn, dist)
+            done += c
+            counter[4] += 1
+            for q in range(c):
+                p = a + q
+                d = dist[p]
+                x = rowat[p]
+                if d > best_d or (d == best_d and x < best_row):
+                    best = p
+                    best_d = d
+                    best_row = x
+    return best, done
+
+
+#: :func:`pruned_farthest` tries the search it did not take once the one it took has computed
+#: this many times the other's estimated cost since the last try (at most ~3 % spent on tries).
+PROBE_AFTER = 32
+
+
+@njit
+def pruned_farthest(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    anchor: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    work: tuple,  # type: ignore[type-arg]
+    cost: np.ndarray,
+) -> tuple[int, int]:
+    """The farthest remaining record from (pc, po, pn) by :func:`anchor_farthest` or
+    :func:`block_farthest`, whichever has computed fewer distances per query lately; the same
+    record either way (both are exact, with the same tie rule), so the choice changes only the
+    time. ``cost`` = [the walk's estimate, the boxes' estimate (distances per query, 0: not
+    measured yet), distances computed since the other was last tried] (a running mean of 1/4
+    weight per query); the other is tried once the one taken has computed :data:`PROBE_AFTER`
+    times its estimate since the last try. Counts, not clock time: the same choices on every
+    machine."""
+    if cost[0] == 0.0:
+        use_blocks = False
+    elif cost[1] == 0.0:
+        use_blocks = True
+    else:
+        cheap = 1 if cost[1] < cost[0] else 0
+        use_blocks = cheap == 1
+        if cost[2] >= PROBE_AFTER * cost[1 - cheap]:
+            use_blocks = not use_blocks
+            cost[2] = 0.0
+    if use_blocks:
+        s, w = block_farthest(records, blocks, supers, osq, pc, po, pn, work)
+    else:
+        s, w = anchor_farthest(records, osq, anchor, pc, po, pn)
+    slot = 1 if use_blocks else 0
+    # +1: an empty query still costs its bounds
+    cost[slot] = w + 1.0 if cost[slot] == 0.0 else 0.75 * cost[slot] + 0.25 * (w + 1.0)
+    cost[2] += w + 1.0
+    return s, w
 
 
 def work_arrays(index: Blocks) -> tuple[np.ndarray, ...]:

@@ -271,6 +271,122 @@ def test_block_queries_match_the_passes(dims: int) -> None:
         )
 
 
+def _farthest_by_pass(index, osq, pc, po, pn) -> int:  # type: ignore[no-untyped-def]
+    """The remaining record farthest from the point, by a pass with the kernels' arithmetic:
+    the largest distance, the smallest original row among equal ones (its position)."""
+    from microgui.core.methods.kernels import mixed_distances_block
+
+    xcol, ocol, ncol, rowat, _where, _posblock = index.records
+    starts, counts = index.blocks[0], index.blocks[1]
+    dist = np.empty(xcol.shape[1] if xcol.shape[0] else ocol.shape[1])
+    alive = np.concatenate([np.arange(a, a + c) for a, c in zip(starts, counts, strict=True)])
+    for a, c in zip(starts, counts, strict=True):
+        mixed_distances_block(xcol, ocol, ncol, osq, a, a + c, pc, po, pn, dist)
+    d = dist[alive]
+    tied = alive[d == d.max()]
+    return int(tied[np.argmin(rowat[tied])])
+
+
+@pytest.mark.parametrize("case", ["grid 1", "grid 3", "far grid 3", "clusters 4", "mixed"])
+def test_box_farthest_matches_the_pass(case: str) -> None:
+    """The boxes' farthest query (issue 33 item 4: clustered data) finds the pass's record, ties
+    by row included, before and after records leave; with 3+ columns the boxes are rotated
+    (their margin is tested far from the origin), with categorical columns the bound takes
+    ranks and codes."""
+    from microgui.core.methods.kernels import ordinal_tables
+    from microgui.core.methods.spatial import (
+        block_farthest,
+        block_remove,
+        build_blocks,
+        work_arrays,
+    )
+
+    rng = np.random.default_rng(5)
+    n = 4_000
+    kind, _, dims = case.rpartition(" ")
+    ords = np.empty((n, 0), dtype=np.int64)
+    noms = np.empty((n, 0), dtype=np.int64)
+    sizes = np.empty(0, dtype=np.int64)
+    if case == "mixed":
+        x = rng.integers(-2, 3, (n, 2)).astype(float)
+        ords = rng.integers(0, 4, (n, 2))
+        sizes = np.array([4, 4])
+        noms = rng.integers(0, 3, (n, 1))
+    elif kind == "clusters":
+        centres = rng.normal(scale=6.0, size=(8, int(dims)))
+        x = np.round(centres[rng.integers(0, 8, n)] + rng.normal(size=(n, int(dims))), 1)
+    else:
+        x = rng.integers(-3, 4, (n, int(dims))).astype(float)
+        if kind == "far grid":
+            x += 1e9
+    osq, _ = ordinal_tables(ords, sizes)
+    index = build_blocks(x, ords, sizes, noms)
+    work = work_arrays(index)
+    alive = np.ones(n, dtype=bool)
+    where = index.records[4]
+    for _ in range(30):
+        rows = np.flatnonzero(alive)
+        me = int(rng.choice(rows))
+        pc, po, pn = x[me].copy(), ords[me].copy(), noms[me].copy()
+        found, computed = block_farthest(
+            index.records, index.blocks, index.supers, osq, pc, po, pn, work
+        )
+        assert found == _farthest_by_pass(index, osq, pc, po, pn)
+        assert 0 < computed <= len(rows)
+        gone = rng.choice(rows, 120, replace=False)
+        alive[gone] = False
+        block_remove(
+            index.records, index.blocks, index.supers, gone, len(gone), np.empty(120, np.int64)
+        )
+    assert where[gone[0]] == -1
+
+
+def test_the_farthest_query_takes_the_cheaper_search() -> None:
+    """pruned_farthest measures both searches and then takes the one that computes fewer
+    distances: the boxes on clustered data, the anchor walk on a standard normal cloud; the
+    answer is the same either way."""
+    from microgui.core.methods.kernels import ordinal_tables
+    from microgui.core.methods.spatial import (
+        anchor_farthest,
+        build_blocks,
+        make_anchor,
+        pruned_farthest,
+        set_anchor,
+        work_arrays,
+    )
+
+    rng = np.random.default_rng(3)
+    n, d = 20_000, 10
+    centres = rng.normal(scale=4.0, size=(20, d))  # as the benchmark's clustered table
+    data = {
+        "clustered": centres[rng.integers(0, 20, n)] + rng.normal(size=(n, d)),
+        "normal": rng.normal(size=(n, d)),
+    }
+    took = {}
+    for name, x in data.items():
+        x = (x - x.mean(0)) / x.std(0)
+        none = np.empty((n, 0), dtype=np.int64)
+        sizes = np.empty(0, dtype=np.int64)
+        osq, _ = ordinal_tables(none, sizes)
+        index = build_blocks(x, none, sizes, none)
+        work = work_arrays(index)
+        anchor = make_anchor(n, x, 0, 0)
+        e = np.empty(0, dtype=np.int64)
+        set_anchor(index.records, osq, anchor, x.mean(0), e, e)
+        cost = np.zeros(3)
+        # from records on the rim, as MDAV's r (the farthest from the average) is
+        rim = np.argsort(-(x**2).sum(axis=1))[: n // 20]
+        for me in rng.choice(rim, 40, replace=False):
+            q = x[me].copy()
+            s, _ = pruned_farthest(
+                index.records, index.blocks, index.supers, anchor, osq, q, e, e, work, cost
+            )
+            assert s == anchor_farthest(index.records, osq, anchor, q, e, e)[0]
+        assert cost[0] > 0 and cost[1] > 0  # both were measured
+        took[name] = "boxes" if cost[1] < cost[0] else "walk"
+    assert took == {"clustered": "boxes", "normal": "walk"}
+
+
 # --------------------------------------------------------------------------------------------
 # the adversarial review's cases (issue 17): each broke a first version of the anchor walk
 # --------------------------------------------------------------------------------------------
