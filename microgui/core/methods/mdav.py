@@ -344,6 +344,15 @@ def _mdav_pruned_batch(
     )
     pair = np.zeros(2, dtype=np.int64)
     fcost = np.zeros(3)  # pruned_farthest's estimates, per batch
+    # The farthest query's own work arrays when it runs beside the nearest one (two threads).
+    far_work = (
+        np.empty_like(work_arrays[0]),
+        np.empty_like(work_arrays[1]),
+        np.empty(work_arrays[2].shape[0] if parallel else 0),
+        np.zeros(5, dtype=np.int64),
+        np.empty_like(work_arrays[4]),
+        np.empty_like(work_arrays[5]),
+    )
     work = 0
     examined = 0
     counted = work_arrays[3][0]
@@ -366,7 +375,7 @@ def _mdav_pruned_batch(
             # once: independent queries, on two threads.
             farthest_and_nearest(
                 records, blocks, supers, anchor, osq, r, k - 1, qc, qo, qn, bufs[3], bufs[4],
-                bufs[5], work_arrays, pair,
+                bufs[5], work_arrays, pair, far_work, fcost,
             )  # fmt: skip
             s = pair[0]
             examined += pair[1]

@@ -1406,16 +1406,21 @@ def farthest_and_nearest(
     hp: np.ndarray,
     work: tuple,  # type: ignore[type-arg]
     out: np.ndarray,
+    far_work: tuple,  # type: ignore[type-arg]
+    cost: np.ndarray,
 ) -> None:
     """Two independent queries about the record at position p, whose point is (pc, po, pn), on
-    two threads when there are: the remaining record farthest from it (:func:`anchor_farthest`;
-    out = [its position, distances computed]) and its kk nearest (:func:`block_nearest` into hd,
-    hx, hp). MDAV asks both once r is known (``003`` Algorithm 5.1 steps 1c and 1d). Both only
-    read the records and write disjoint outputs (the walk also skips its list's empty head), and
-    each is the serial query: the answers do not depend on the number of threads."""
+    two threads when there are: the remaining record farthest from it (:func:`pruned_farthest`
+    with the work arrays ``far_work`` and estimates ``cost``; out = [its position, distances
+    computed]) and its kk nearest (:func:`block_nearest` into hd, hx, hp, with ``work``). MDAV
+    asks both once r is known (``003`` Algorithm 5.1 steps 1c and 1d). Both only read the
+    records and write disjoint outputs (the walk also skips its list's empty head), and each is
+    the serial query: the answers do not depend on the number of threads."""
     for task in prange(2):
         if task == 0:
-            far, w = anchor_farthest(records, osq, anchor, pc, po, pn)
+            far, w = pruned_farthest(
+                records, blocks, supers, anchor, osq, pc, po, pn, far_work, cost
+            )
             out[0] = far
             out[1] = w
         else:
