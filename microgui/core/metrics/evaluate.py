@@ -353,7 +353,14 @@ def _protected_categorical(
     protected: pd.DataFrame, qi: QIMatrix
 ) -> tuple[np.ndarray, np.ndarray, list[int], list[int | None]] | None:
     """(original codes, protected codes, domain sizes, ordinal sizes or None) of the
-    categorical QIs; None when a protected ordinal value is not in its order (generalized)."""
+    categorical QIs; None when a protected ordinal value is not in its order (generalized).
+
+    A missing released cell is a suppressed one (as :func:`_suppressed_cells` counts it): a
+    nominal one takes a code of its own after the categories, an ordinal one the code
+    |D(V)| just past its order, which :func:`~microgui.core.metrics.utility.dist_il` counts as
+    the whole value lost and the contingency tables as a category of its own. Before, a blank
+    ordinal cell was taken for a generalized value and every categorical measure and both
+    linkages of the release vanished (a plan with local suppression on an ordinal key)."""
     n = len(protected)
     orig_cols: list[np.ndarray] = []
     prot_cols: list[np.ndarray] = []
@@ -367,11 +374,15 @@ def _protected_categorical(
             np.int64,
             n,
         )
+        blank = np.zeros(n, dtype=bool)
+        if MISSING_CATEGORY not in order:  # else a blank is that category (_released_values)
+            blank = np.asarray(is_missing(protected[col]), dtype=bool)
+        codes[blank] = len(order)
         if (codes < 0).any():
             return None
         orig_cols.append(qi.ordinal[:, j])
         prot_cols.append(codes)
-        sizes.append(len(order))
+        sizes.append(len(order) + int(blank.any()))
         ordinal.append(len(order))
     for j, col in enumerate(qi.nominal_names):
         cats = list(qi.nominal_categories[j])
@@ -510,7 +521,7 @@ def _suppressed_cells(protected: pd.DataFrame, qi: QIMatrix) -> np.ndarray | Non
     is not a category of the original (a suppressed cell, which matches any value); None when
     there is none."""
     names = list(qi.ordinal_names) + list(qi.nominal_names)
-    categories = [None] * len(qi.ordinal_names) + list(qi.nominal_categories)
+    categories = list(qi.ordinal_orders) + list(qi.nominal_categories)
     cols = []
     for col, cats in zip(names, categories, strict=True):
         if cats is not None and MISSING_CATEGORY in cats:

@@ -436,7 +436,10 @@ def dist_il(
     """Dist: Σ over records and attributes of d(v, v').
 
     ``ordinal_sizes[j]`` is |D(V_j)| for an ordinal column (codes are ranks; d_ORD of ``003``
-    eq. 1) and None for a nominal one (codes compared by equality).
+    eq. 1) and None for a nominal one (codes compared by equality). A protected ordinal code
+    outside 0..|D(V_j)|-1 is a suppressed cell (:func:`~microgui.core.metrics.evaluate.evaluate`
+    codes a blank so): it loses the whole value, distance 1, as a changed nominal value does
+    (more than any move along the order, at most (|D|-1)/|D|).
     """
     x, y = _codes(original), _codes(protected)
     total = 0.0
@@ -444,7 +447,10 @@ def dist_il(
         if size is None:
             total += float(np.count_nonzero(x[:, j] != y[:, j]))
         else:
-            total += float(np.abs(x[:, j] - y[:, j]).sum()) / max(int(size), 1)
+            width = max(int(size), 1)
+            off = (y[:, j] < 0) | (y[:, j] >= width)
+            moved = np.abs(x[~off, j] - y[~off, j]).sum()
+            total += float(moved) / width + float(np.count_nonzero(off))
     return total
 
 

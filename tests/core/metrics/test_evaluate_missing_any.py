@@ -79,3 +79,50 @@ def test_assess_counts_a_missing_key_as_any_value_for_l_diversity_too(blanked_ke
     # (m, ?) joins (m, s): lo, lo, hi -> l = 2 there; every cell holds >= 2 incomes
     assert per["distinct_l_diversity"] == 2
     assert per["homogeneous_records"] == 0
+
+
+def _ordinal_release() -> tuple[Dataset, pd.DataFrame]:
+    """6 records: age (continuous), education (ordinal low < mid < high), sex (nominal); the
+    release blanks education in records 1 and 4 (local suppression) and moves record 2's
+    education one step."""
+    spec_o = ColumnSpec(
+        AttributeRole.QUASI_IDENTIFIER, AttributeKind.ORDINAL, ("low", "mid", "high")
+    )
+    spec_c = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
+    frame = pd.DataFrame(
+        {
+            "age": [21.0, 35.0, 47.0, 52.0, 60.0, 33.0],
+            "education": ["low", "mid", "high", "low", "high", "mid"],
+            "sex": ["f", "m", "f", "m", "f", "m"],
+            "income": ["lo", "hi", "lo", "lo", "hi", "hi"],
+        }
+    )
+    roles = RoleMap.from_dict({"age": spec_c, "education": spec_o, "sex": QI, "income": CONF})
+    released = frame.copy()
+    released["education"] = released["education"].astype(object)
+    released.loc[[1, 4], "education"] = None
+    released.loc[2, "education"] = "mid"
+    return Dataset.from_frame(frame, roles), released
+
+
+def test_a_suppressed_ordinal_key_keeps_the_categorical_measures() -> None:
+    """A blank ordinal cell is a suppressed one, not a generalized value: before, evaluate
+    returned no Dist, CTBIL, EBIL nor either record linkage for such a release."""
+    ds, released = _ordinal_release()
+    m = evaluate(ds, released)
+    for key in ("dist", "ctbil", "ebil", "record_linkage", "probabilistic_record_linkage"):
+        assert m[key] is not None, key
+    # Dist: the two blanks lose the whole value (1 each), the step high -> mid 1/3; sex kept
+    assert m["dist"] == pytest.approx(2 + 1 / 3)
+    # the same release with those two cells kept: 1/3 only
+    kept = released.copy()
+    kept.loc[[1, 4], "education"] = ds.frame.loc[[1, 4], "education"]
+    assert evaluate(ds, kept)["dist"] == pytest.approx(1 / 3)
+
+
+def test_dist_il_counts_an_off_order_code_as_the_whole_value() -> None:
+    from microgui.core.metrics.utility import dist_il
+
+    x = np.array([[0], [1], [2], [2]])
+    y = np.array([[0], [3], [1], [-1]])  # 3 and -1: outside 0..2, suppressed
+    assert dist_il(x, y, [3]) == pytest.approx(0 + 1 + 1 / 3 + 1)
