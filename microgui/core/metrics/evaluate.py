@@ -491,9 +491,10 @@ def _missing_any_measures(
     out["reidentification_risk_mean"] = float(risk.mean())
     out["k_anonymity"] = int(freq.min())
     if categorical:
-        out["sample_uniques"] = int(
-            (frequencies_missing_any(protected, list(categorical)) == 1).sum()
-        )
+        # the same keys (every quasi-identifier categorical): the same count, not again
+        same = list(categorical) == list(qis)
+        key_freq = freq if same else frequencies_missing_any(protected, list(categorical))
+        out["sample_uniques"] = int((key_freq == 1).sum())
     names = [c for c in conf if c in protected.columns]
     if not names:
         return
