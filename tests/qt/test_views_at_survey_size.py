@@ -95,3 +95,40 @@ def test_survey_view_times_reports_each_view(qtbot: Any) -> None:
     out = survey_view_times(n=2_000)
     assert out["n"] == 2_000
     assert all(out[k] > 0 for k in ("groups", "members", "mst", "compare_bars", "compare_records"))
+
+
+def test_compare_records_draw_the_originals_as_density_and_the_aggregates_on_top(
+    qtbot: Any,
+) -> None:
+    """Issue 29 item 4: above the density threshold each compared run's originals are one
+    2-D histogram image (its counts sum to the records in range) and its released group
+    aggregates are one point per group, coloured by how far their records moved (the legend
+    line says so); below it, every record is a point. A second comparison of as many runs
+    reuses the plots (new data, same items)."""
+    n = 6_000
+    result = mixed_run(n)
+    projection = qi_projection(result)
+    compare = CompareScatterPlot()
+    qtbot.addWidget(compare)
+    compare.resize(1000, 500)
+    runs = [CompareRun("#1", result, projection), CompareRun("#2", result, projection)]
+    compare.set_runs(runs)
+    n_groups = result.n_groups
+    for p in compare.plots:
+        assert p.density_shown and len(p.records.data) == 0
+        counts = p.density.image
+        assert counts is not None and counts.shape == (200, 200)
+        # the image holds log10(1 + count): back to counts, all but the 0.5 % tails in range
+        total = float(np.round(10.0**counts - 1.0).sum())
+        assert 0.95 * n <= total <= n
+        assert len(p.protected.data) == n_groups
+        assert p.protected.opts["symbol"] == "o"
+    assert "distance moved" in compare.legend_label.text and compare.move_legend
+    items = [p.plot for p in compare.plots]
+    compare.options.density_threshold = 10 * n
+    compare.set_runs(runs)
+    assert [p.plot for p in compare.plots] == items  # reused
+    for p in compare.plots:
+        assert not p.density_shown and not p.density.isVisible()
+        assert len(p.records.data) == n and p.protected.opts["symbol"] == "x"
+        assert len(p.protected.data) == n_groups
