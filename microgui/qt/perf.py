@@ -701,3 +701,51 @@ def adult_view_stalls(repeat: int = 1, settle_s: float = 1.0) -> dict[str, Any] 
             name: spread([s["views"][name] for s in sessions]) for name in sessions[0]["views"]
         },
     }
+
+
+def adult_compare_records_times(repeat: int = 3) -> dict[str, Any] | None:
+    """Issue 29: milliseconds the compare view's record plots take to draw two UCI Adult runs
+    (:func:`adult_dataset`, mdav-generic k = 5 and k = 10, seed 1, run here in-process), in a
+    plot of 1000 × 500 pixels: ``build`` (``set_runs``, one GUI-thread turn), ``paint`` (the
+    next turn) and ``again`` (``set_runs`` of the same two runs on the plots drawn, as when
+    the comparison changes), each (median, max) of ``repeat`` fresh plots; also ``density``
+    (whether the originals were drawn as density images). None without ../shared. Rough on a
+    loaded machine."""
+    dataset = adult_dataset()
+    if dataset is None:
+        return None
+    ensure_application()
+    from microgui.core.runs import RunSpec
+    from microgui.core.runs.protect import run_protection
+    from microgui.core.views.projection import qi_projection
+    from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
+
+    runs = []
+    for k in (5, 10):
+        result = run_protection(dataset, RunSpec.make("mdav-generic", k, seed=1))
+        runs.append(CompareRun(f"k = {k}", result, qi_projection(result)))
+    times: dict[str, list[float]] = {"build": [], "paint": [], "again": []}
+    density = False
+    for _ in range(max(1, repeat)):
+        plot = CompareScatterPlot()
+        plot.resize(1000, 500)
+        plot.show()
+        started = time.perf_counter()
+        plot.set_runs(runs)
+        built = time.perf_counter()
+        plot.grab()
+        painted = time.perf_counter()
+        plot.set_runs(runs)
+        again = time.perf_counter()
+        times["build"].append(1000.0 * (built - started))
+        times["paint"].append(1000.0 * (painted - built))
+        times["again"].append(1000.0 * (again - painted))
+        density = all(p.density_shown for p in plot.plots)
+        plot.hide()  # (pyqtgraph's GraphicsView.close frees its scene under the plots: a crash)
+        plot.deleteLater()
+    out: dict[str, Any] = {
+        name: (round(float(np.median(v)), 1), round(float(np.max(v)), 1))
+        for name, v in times.items()
+    }
+    out["density"] = density
+    return out

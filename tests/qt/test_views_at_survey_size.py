@@ -132,3 +132,10 @@ def test_compare_records_draw_the_originals_as_density_and_the_aggregates_on_top
         assert not p.density_shown and not p.density.isVisible()
         assert len(p.records.data) == n and p.protected.opts["symbol"] == "x"
         assert len(p.protected.data) == n_groups
+    # a third run: the two plots kept, one made and laid out beside them; back to two: dropped
+    compare.set_runs([*runs, CompareRun("#3", result, projection)])
+    assert [p.plot for p in compare.plots][:2] == items and len(compare.plots) == 3
+    assert all(p.plot in compare.ci.items for p in compare.plots)
+    assert len(compare.plots[2].records.data) == n
+    compare.set_runs(runs)
+    assert [p.plot for p in compare.plots] == items and len(compare.ci.items) == 3  # + legend

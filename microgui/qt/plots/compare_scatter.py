@@ -300,8 +300,9 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self.columns = columns
         items = [p.plot for p in self.plots]
         for item in items:
-            self.ci.removeItem(item)
-        if self.legend_label is not None:
+            if item in self.ci.items:
+                self.ci.removeItem(item)
+        if self.legend_label is not None and self.legend_label in self.ci.items:
             self.ci.removeItem(self.legend_label)
         for i, item in enumerate(items):
             self.ci.addItem(item, row=i // columns, col=i % columns)
@@ -407,7 +408,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         and their layers again took ~25 ms of the GUI thread per comparison."""
         runs = list(runs)
         self.selection = None
-        if not runs or len(runs) != len(self.plots):
+        if not runs or not self.plots:
             self.clear()
             self.plots = []
             self.legend_label = None
@@ -419,21 +420,24 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         opts = self.options
         if choices and (opts.x_axis not in choices or opts.y_axis not in choices):
             opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
-        if not self.plots:
+        if len(self.plots) != len(self.runs):
             self._add_plots(len(self.runs))
         self.redraw()
 
     def _add_plots(self, n: int) -> None:
-        """``n`` linked plots in a grid as close to square as the view allows."""
+        """``n`` linked plots in a grid as close to square as the view allows: the plots drawn
+        now are kept (their items get new data), the missing ones made, the extra ones
+        dropped."""
         opts = self.options
-        first: pg.PlotItem | None = None
-        # As many plots a row as keep them closest to square in this view (grid_columns)
-        self.columns = columns = self.columns_now()
-        for i in range(n):
+        for extra in self.plots[n:]:
+            self.ci.removeItem(extra.plot)
+        self.plots = self.plots[:n]
+        first: pg.PlotItem | None = self.plots[0].plot if self.plots else None
+        for i in range(len(self.plots), n):
             view = BrushViewBox()
             view.brush_mode = opts.brush_mode
             view.brushed.connect(lambda rect, n=i: self.brush_rect(rect, n))
-            plot = self.addPlot(row=i // columns, col=i % columns, viewBox=view)
+            plot = pg.PlotItem(viewBox=view)
             plot.showGrid(x=True, y=True, alpha=0.15)
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
@@ -446,8 +450,10 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
                 plot.setXLink(first)
                 plot.setYLink(first)
             self.plots.append(_RunPlot(plot, view, self.palette_))
-        self.legend_label = pg.LabelItem()
-        self._place_legend()
+        if self.legend_label is None:
+            self.legend_label = pg.LabelItem()
+        # As many plots a row as keep them closest to square in this view (grid_columns)
+        self._lay_out(self.columns_now())
 
     def set_brush_mode(self, on: bool) -> None:
         self.options.brush_mode = on
