@@ -139,3 +139,22 @@ def test_compare_records_draw_the_originals_as_density_and_the_aggregates_on_top
     assert len(compare.plots[2].records.data) == n
     compare.set_runs(runs)
     assert [p.plot for p in compare.plots] == items and len(compare.ci.items) == 3  # + legend
+
+
+def test_compare_records_plots_made_ahead_are_filled_by_the_next_comparison(qtbot: Any) -> None:
+    """``prepare`` makes the plots' items in a turn of their own (the panel calls it when a
+    comparison arrives behind the bars' tab); ``set_runs`` of as many runs fills those items."""
+    result = mixed_run(600)
+    projection = qi_projection(result)
+    compare = CompareScatterPlot()
+    qtbot.addWidget(compare)
+    compare.resize(1000, 500)
+    compare.set_runs([])  # the "choose runs" line
+    compare.prepare(2)
+    items = [p.plot for p in compare.plots]
+    assert len(items) == 2 and not compare.runs
+    assert all(item in compare.ci.items for item in items) and len(compare.ci.items) == 3
+    runs = [CompareRun("#1", result, projection), CompareRun("#2", result, projection)]
+    compare.set_runs(runs)
+    assert [p.plot for p in compare.plots] == items
+    assert all(len(p.records.data) == 600 for p in compare.plots)

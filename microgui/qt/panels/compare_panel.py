@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -408,6 +408,10 @@ class ComparePanel(QWidget):
         self.plot.set_runs(self._compare_runs())
         self.plot.set_selection(self._controller.selection)
 
+    def _prepare_records(self) -> None:
+        if self._records_stale:
+            self.plot.prepare(len(self._controller.compared))
+
     def _draw_records_if_shown(self) -> None:
         if self._records_stale and self.views.currentWidget() is self.plot:
             self.draw_records()
@@ -423,6 +427,9 @@ class ComparePanel(QWidget):
             self.draw_records()
         else:
             self._records_stale = True
+            # the record plots' items made in a turn of their own, ahead of the tab's first
+            # show (making them and drawing two Adult runs in one turn held ~120 ms)
+            QTimer.singleShot(0, self._prepare_records)
         recommended = self._controller.recommended_measures()
         catalog = recommended_first(measure_catalog(), recommended)
         self.model.set_entries(entries, catalog)

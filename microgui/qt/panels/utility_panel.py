@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QShowEvent
+from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -54,7 +54,7 @@ from microgui.core.metrics.categorical_utility import (
 )
 from microgui.core.metrics.models import ModelComparison, fit_model
 from microgui.core.table.dataset import Dataset
-from microgui.qt.plots.cell_text import CellTextItem
+from microgui.qt.plots.cell_text import CellTextItem, cell_font
 from microgui.qt.workers import TaskSlot
 
 __all__ = ["UtilityPanel", "MAX_BARS", "ORIGINAL_COLOUR", "RELEASED_COLOUR"]
@@ -63,10 +63,9 @@ ORIGINAL_COLOUR = "#4c72b0"
 RELEASED_COLOUR = "#dd8452"
 #: The most categories drawn as bars (the largest by original count; the title says so).
 MAX_BARS = 30
-#: Cell values are written on the association heatmaps up to this many columns, when each cell
-#: is at least this many pixels wide (else the numbers overlap: the note lists the largest).
+#: Cell values are written on the association heatmaps up to this many columns, when a font of
+#: 7-10 pt fits a cell (else the numbers would overlap: the note lists the largest changes).
 MAX_CELL_TEXT = 10
-MIN_CELL_TEXT_PX = 44
 #: Categories are drawn on a log scale when the largest is this many times the median.
 LOG_SCALE_RATIO = 20.0
 
@@ -127,6 +126,7 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
         #: Each heatmap's cell values, one item per heatmap (a TextItem per cell: 243 items,
         #: ~0.2 s of the GUI thread on Adult's 9 columns).
         self.cell_texts: list[CellTextItem] = []
+        self._size = 0  # columns of the matrix drawn
         for col, title in enumerate(("Original", "Released", "Released − original")):
             plot = self.addPlot(row=0, col=col)
             plot.setTitle(f"<span style='color:#222'>{title}</span>", size="10pt")
@@ -143,6 +143,7 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
             cells.setZValue(1)
             plot.addItem(cells)
             self.cell_texts.append(cells)
+            plot.getViewBox().sigResized.connect(self._fit_cells)
             self.plots.append(plot)
             self.images.append(image)
         for plot in self.plots[1:]:
@@ -163,6 +164,7 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
 
     def set_matrix(self, matrix: AssociationMatrix) -> None:
         p = len(matrix.columns)
+        self._size = p
         diff = matrix.difference
         bound = float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else 0.0
         bound = max(0.02, math.ceil(bound * 50) / 50)  # a round scale, at least ±0.02
@@ -187,7 +189,7 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
             if k == 0:
                 plot.getAxis("left").setTicks([ticks_left])
             texts: list[tuple[float, float, str, str]] = []
-            if p <= MAX_CELL_TEXT and self.width() / (3 * max(p, 1)) >= MIN_CELL_TEXT_PX:
+            if p <= MAX_CELL_TEXT:
                 for i, j in itertools.product(range(p), range(p)):
                     v = values[i, j]
                     text = "–" if not np.isfinite(v) else (f"{v:+.2f}" if k == 2 else f"{v:.2f}")
@@ -195,8 +197,20 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
                         text = ""
                     texts.append((j + 0.5, i + 0.5, text, "#222222"))
             cells.set_cells(texts)
-            cells.set_font(QFont())
             plot.setRange(xRange=(0, p), yRange=(0, p), padding=0)
+        self._fit_cells()
+
+    def _fit_cells(self) -> None:
+        """Cell values in the largest font (7-10 pt) that fits a cell, none when none fits (at
+        1366 × 768 the cells of Adult's 9 columns are too small): decided again at each
+        resize of the heatmaps."""
+        p = self._size
+        if not p:
+            return
+        view = self.plots[0].getViewBox()
+        font = cell_font(view.width(), view.height(), p, "+0.00")
+        for cells in self.cell_texts:
+            cells.set_font(font)
 
 
 class UtilityPanel(QWidget):

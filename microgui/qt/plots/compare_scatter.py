@@ -18,6 +18,7 @@ runs are compared again.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -292,6 +293,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         columns = self.columns_now()
         if columns != self.columns:
             self._lay_out(columns)
+        self._show_legend()
         self._fit_titles()
         self._fit_axis_titles()
 
@@ -317,17 +319,36 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self.ci.addItem(self.legend_label, row=rows, col=0, colspan=self.columns)
 
     def _show_legend(self) -> None:
+        """The colour legend under the plots, its entries wrapped onto as many lines as the
+        view's width needs (one long line was the layout's minimum width and pushed the right
+        plot out of the view at 1366 × 768)."""
         if self.legend_label is None:
             return
-        text = (
-            "Colour = distance moved by protection (standard deviations on these axes; a "
-            f"group's dot: its records' mean): {self.move_legend}"
-            if self.move_legend
-            else ""
+        if not self.move_legend:
+            self.legend_label.setText("")
+            self.legend_label.setVisible(False)
+            return
+        head = (
+            "Colour = distance moved by protection (standard deviations on these axes; "
+            "a group's dot: its records' mean):"
         )
+        entries = [head, *self.move_legend.split(_LEGEND_SEP)]
+        font = QFont(self.legend_label.item.font())
+        font.setPointSize(8)
+        metrics = QFontMetrics(font)
+        room = max(self.width() - 40, 200)
+        lines: list[list[str]] = [[]]
+        used = 0
+        for entry in entries:
+            width = metrics.horizontalAdvance(_plain(entry)) + metrics.horizontalAdvance("  ")
+            if lines[-1] and used + width > room:
+                lines.append([])
+                used = 0
+            lines[-1].append(entry)
+            used += width
+        text = "<br>".join("&nbsp; ".join(line) for line in lines)
         self.legend_label.setText(text, color="#222222", size="8pt")
-        self.legend_label.setVisible(bool(text))
-        self.legend_label.setMaximumHeight(10_000 if text else 0)
+        self.legend_label.setVisible(True)
 
     def _set_axis_titles(self) -> None:
         """Linked axes read the same: the x title on the bottom row, the y title on the left
@@ -423,6 +444,17 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         if len(self.plots) != len(self.runs):
             self._add_plots(len(self.runs))
         self.redraw()
+
+    def prepare(self, n: int) -> None:
+        """Make the items of ``n`` plots now, to be filled by the next :meth:`set_runs` of as
+        many runs (the panel calls it in a turn of the event loop of its own: making them and
+        drawing in one turn held the GUI thread longer)."""
+        if not 2 <= n <= 4 or len(self.plots) == n:
+            return
+        if not self.plots:
+            self.clear()  # the "choose runs" line
+            self.legend_label = None
+        self._add_plots(n)
 
     def _add_plots(self, n: int) -> None:
         """``n`` linked plots in a grid as close to square as the view allows: the plots drawn
@@ -608,10 +640,20 @@ def _group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
+#: Between the entries of :func:`_move_legend`.
+_LEGEND_SEP = "\u2002"
+
+
+def _plain(rich: str) -> str:
+    """The visible text of a legend entry (its markup and entities dropped)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", rich))
+
+
 def _move_legend(present: np.ndarray) -> str:
-    """Rich text naming the colours of the distance-moved classes drawn ('' if none)."""
+    """Rich text naming the colours of the distance-moved classes drawn ('' if none), the
+    entries separated by :data:`_LEGEND_SEP`."""
     texts = move_class_labels(MOVE_EDGES)
-    return " ".join(
+    return _LEGEND_SEP.join(
         f"<span style='color:{MOVE_COLORS[c]}'>●</span>&nbsp;{html.escape(texts[c])}"
         for c in range(len(texts))
         if c < len(present) and present[c]
