@@ -122,13 +122,13 @@ def adult_compare_lines(repeat: int = 3) -> list[str]:
     r = adult_compare_records_times(repeat=repeat)
     if r is None:
         return ["  Adult compare records (issue 29): ../shared/data/adult is absent; skipped"]
-    worst = max(r["make"][1], r["build"][1], r["paint"][1], r["again"][1])
+    worst = max(r["make"][1], r["build"][1], r["paint"][1], r["next"][1], r["again"][1])
     how = "originals as density images" if r["density"] else "every record a point"
     return [
         f"  compare records, two UCI Adult runs (k = 5, 10; {how}; median/max of {repeat}): "
         f"plots made {r['make'][0]:.0f}/{r['make'][1]:.0f} ms, "
         f"draw {r['build'][0]:.0f}/{r['build'][1]:.0f} ms, paint {r['paint'][0]:.0f}/"
-        f"{r['paint'][1]:.0f} ms, redraw {r['again'][0]:.0f}/{r['again'][1]:.0f} ms "
+        f"{r['paint'][1]:.0f} ms, second plot {r['next'][0]:.0f}/{r['next'][1]:.0f} ms, redraw {r['again'][0]:.0f}/{r['again'][1]:.0f} ms "
         f"<= 100 ms per hold {'PASS' if worst <= 100 else 'MISS'}"
     ]
 

@@ -158,3 +158,24 @@ def test_compare_records_plots_made_ahead_are_filled_by_the_next_comparison(qtbo
     compare.set_runs(runs)
     assert [p.plot for p in compare.plots] == items
     assert all(len(p.records.data) == 600 for p in compare.plots)
+
+
+def test_compare_records_staggered_draw_the_first_plot_at_once_the_others_after(
+    qtbot: Any,
+) -> None:
+    """``set_runs(..., stagger=True)`` (the panel's): the first plot drawn in the call, each
+    other one in a later turn of the event loop; a newer comparison drops the older turns."""
+    result = mixed_run(600)
+    projection = qi_projection(result)
+    compare = CompareScatterPlot()
+    qtbot.addWidget(compare)
+    compare.resize(1000, 500)
+    runs = [CompareRun(f"#{i}", result, projection) for i in (1, 2, 3)]
+    compare.set_runs(runs, stagger=True)
+    first, *others = compare.plots
+    assert first.drawn and len(first.records.data) == 600
+    assert compare.drawing and not any(p.drawn for p in others)
+    assert all(len(p.records.data) == 0 for p in others)
+    qtbot.waitUntil(lambda: not compare.drawing, timeout=5000)
+    assert all(len(p.records.data) == 600 for p in compare.plots)
+    assert all(p.title[1] != "drawing…" for p in compare.plots)

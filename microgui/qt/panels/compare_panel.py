@@ -402,10 +402,11 @@ class ComparePanel(QWidget):
     def _compare_runs(self) -> list[CompareRun]:
         return [CompareRun(e.name, e.result, e.outcome.projection) for e in self.entries]
 
-    def draw_records(self) -> None:
-        """Draw the linked record plots of the runs compared now (shown or not)."""
+    def draw_records(self, stagger: bool = True) -> None:
+        """Draw the linked record plots of the runs compared now (shown or not); ``stagger``:
+        one plot a turn of the event loop, the first at once."""
         self._records_stale = False
-        self.plot.set_runs(self._compare_runs())
+        self.plot.set_runs(self._compare_runs(), stagger=stagger)
         self.plot.set_selection(self._controller.selection)
 
     def _prepare_records(self) -> None:
@@ -417,8 +418,8 @@ class ComparePanel(QWidget):
             self.draw_records()
 
     def _records_scene(self) -> Any:
-        if self._records_stale:  # an export of the records: draw them first
-            self.draw_records()
+        if self._records_stale or self.plot.drawing:  # an export: every plot drawn first
+            self.draw_records(stagger=False)
         return self.plot.ci
 
     def refresh(self) -> None:

@@ -21,13 +21,14 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from pyqtgraph import Point
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 
 from microgui.core.runs import RunResult
@@ -215,6 +216,8 @@ class _RunPlot:
         plot.addItem(self.density)
         #: Whether the originals are drawn as the density image now.
         self.density_shown = False
+        #: Whether the plot shows the runs given (False while it waits for its turn).
+        self.drawn = True
 
     def show_density(self, counts: np.ndarray | None, rect: QRectF | None = None) -> None:
         """The density image of ``counts`` (records per bin) over ``rect``; None hides it."""
@@ -281,6 +284,9 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self.move_legend = ""
         #: The legend's line under the plots (None until plots are drawn).
         self.legend_label: pg.LabelItem | None = None
+        #: Counts redraws: a plot's turn scheduled by an older one is dropped.
+        self._generation = 0
+        self._present = np.zeros(len(MOVE_COLORS), dtype=bool)
 
     def columns_now(self) -> int:
         """Plots per row for the runs at the view's present size."""
@@ -423,7 +429,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         """Axes every compared run can show: PC1/PC2 and their common continuous QIs."""
         return axis_choices_of(self.runs)
 
-    def set_runs(self, runs: Sequence[CompareRun]) -> None:
+    def set_runs(self, runs: Sequence[CompareRun], stagger: bool = False) -> None:
         """Show these runs side by side (empty: nothing). The plots of the runs shown before
         are reused when as many runs come (their items get new data): creating the plot items
         and their layers again took ~25 ms of the GUI thread per comparison."""
@@ -443,7 +449,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
         if len(self.plots) != len(self.runs):
             self._add_plots(len(self.runs))
-        self.redraw()
+        self.redraw(stagger)
 
     def prepare(self, n: int) -> None:
         """Make the items of ``n`` plots now, to be filled by the next :meth:`set_runs` of as
@@ -496,8 +502,9 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self.options.x_axis, self.options.y_axis = x_axis, y_axis
         self.redraw()
 
-    def redraw(self) -> None:
-        """Draw every layer of every plot for the current options, set the shared range once.
+    def redraw(self, stagger: bool = False) -> None:
+        """Draw every layer of every plot for the current options, set the shared range once
+        (``stagger``: the first plot now, each other one in a later turn of the event loop).
 
         Up to ``density_threshold`` records a plot draws each record, coloured by its group
         when the run has few groups, else by how far protection moved it; above, the originals
@@ -508,8 +515,9 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             return
         opts = self.options
         xs_all, ys_all = [], []
-        self.by_group = []
         drawn = []
+        for p in self.plots:
+            p.drawn = False
         for run, p in zip(self.runs, self.plots, strict=True):
             x, x_prot, x_title = axis_values(run, opts.x_axis)
             y, y_prot, y_title = axis_values(run, opts.y_axis)
@@ -519,78 +527,101 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             drawn.append((x, x_prot, x_title, y, y_prot, y_title))
         x_all, y_all = np.concatenate(xs_all), np.concatenate(ys_all)
         ranges = (_span(x_all), _span(y_all)) if len(x_all) and len(y_all) else None
-        classes_present = np.zeros(len(MOVE_COLORS), dtype=bool)
-        for run, p, (x, x_prot, x_title, y, y_prot, y_title) in zip(
-            self.runs, self.plots, drawn, strict=True
-        ):
-            labels = run.result.labels
-            n = len(labels)
-            density = opts.uses_density(n) and ranges is not None
-            idx = None if density else sample_indices(n, opts.max_points, opts.sample_seed)
-            p.view.disableAutoRange()
-            # Colour by group only when there are few groups (issue 29), else by distance moved
-            by_group = run.result.n_groups <= opts.max_group_colours
-            self.by_group.append(by_group)
-            classes = None
-            if not by_group:
-                moved = distance_moved(axis_moves(x, x_prot, False), axis_moves(y, y_prot, False))
-                classes = move_classes(moved)
-            # One released point per group: every member of a group carries its aggregate.
-            first = first_of_groups(labels)
-            px, py = x_prot[first], y_prot[first]
-            keep = np.isfinite(px) & np.isfinite(py)
-            if density:
-                assert ranges is not None
-                counts, _outside = density_image(x, y, ranges[0], ranges[1], opts.density_bins)
-                (x0, x1), (y0, y1) = ranges
-                p.show_density(counts, QRectF(x0, y0, x1 - x0, y1 - y0))
-                p.records.clear()
-                if by_group:
-                    brushes = self.palette_.brushes_for(labels[first][keep])
-                else:
-                    assert classes is not None
-                    group_class = move_classes(_group_means(moved, labels))[labels[first][keep]]
-                    brushes = self.move_brushes[group_class]
-                    classes_present[np.unique(group_class)] = True
-                _restyle(p.protected, "o", 4)
-                p.protected.set_points(px[keep], py[keep], brushes if keep.any() else None)
-            else:
-                p.show_density(None)
-                sx, sy, sl = (x, y, labels) if idx is None else (x[idx], y[idx], labels[idx])
-                if by_group:
-                    brush = self.palette_.brushes_for(sl)
-                else:
-                    assert classes is not None
-                    brush = self.move_brushes[classes if idx is None else classes[idx]]
-                    classes_present[np.unique(classes)] = True
-                if p.records.opts["size"] != opts.point_size:
-                    p.records.setSize(opts.point_size)
-                p.records.set_points(sx, sy, brush)
-                _restyle(p.protected, "x", 6)
-                p.protected.setBrush(self.palette_.protected_brush)
-                p.protected.setData(x=px[keep], y=py[keep])
-            self._titles = (x_title, y_title)
-            sampled = "" if idx is None else f" · sample of {len(idx):,}"
-            if density:
-                colour = " (colour = group)" if by_group else ""
-                detail = (
-                    f"{run.result.n_groups:,} groups · blue: originals per bin (log scale) · "
-                    f"dots: released group aggregates{colour}"
-                )
-            else:
-                colour = "colour = group" if by_group else "colour = distance moved"
-                detail = (
-                    f"{run.result.n_groups:,} groups{sampled} · {colour} · "
-                    "×: released group aggregates"
-                )
-            p.title = (run.name, detail)
-        self.move_legend = _move_legend(classes_present)
-        self._show_legend()
-        self._set_axis_titles()
-        self._fit_titles()
+        self.by_group = [r.result.n_groups <= opts.max_group_colours for r in self.runs]
+        self._titles = (drawn[0][2], drawn[0][5])
+        self._present = np.zeros(len(MOVE_COLORS), dtype=bool)
+        self._generation += 1
         if ranges is not None:
             self.plots[0].view.setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
+        for i, arrays in enumerate(drawn):
+            if i == 0 or not stagger:
+                self._draw_plot(i, arrays, ranges)
+            else:
+                self.plots[i].title = (self.runs[i].name, "drawing…")
+                # the other plots in turns of their own (two Adult runs in one turn held the
+                # GUI thread ~90 ms with the paint)
+                QTimer.singleShot(0, partial(self._draw_later, self._generation, i, arrays, ranges))
+        self._set_axis_titles()
         self.set_selection(self.selection)
+
+    def _draw_later(self, generation: int, i: int, arrays: tuple[Any, ...], ranges: Any) -> None:
+        if generation == self._generation and i < len(self.plots):
+            self._draw_plot(i, arrays, ranges)
+
+    @property
+    def drawing(self) -> bool:
+        """Whether a plot waits for its turn to be drawn (:meth:`redraw` with ``stagger``)."""
+        return any(not p.drawn for p in self.plots)
+
+    def _draw_plot(self, i: int, arrays: tuple[Any, ...], ranges: Any) -> None:
+        """Draw plot ``i`` of the runs (its layers, title, the legend's classes)."""
+        opts = self.options
+        run, p = self.runs[i], self.plots[i]
+        x, x_prot, _x_title, y, y_prot, _y_title = arrays
+        classes_present = self._present
+        labels = run.result.labels
+        n = len(labels)
+        density = opts.uses_density(n) and ranges is not None
+        idx = None if density else sample_indices(n, opts.max_points, opts.sample_seed)
+        p.view.disableAutoRange()
+        # Colour by group only when there are few groups (issue 29), else by distance moved
+        by_group = self.by_group[i]
+        classes = None
+        if not by_group:
+            moved = distance_moved(axis_moves(x, x_prot, False), axis_moves(y, y_prot, False))
+            classes = move_classes(moved)
+        # One released point per group: every member of a group carries its aggregate.
+        first = first_of_groups(labels)
+        px, py = x_prot[first], y_prot[first]
+        keep = np.isfinite(px) & np.isfinite(py)
+        if density:
+            assert ranges is not None
+            counts, _outside = density_image(x, y, ranges[0], ranges[1], opts.density_bins)
+            (x0, x1), (y0, y1) = ranges
+            p.show_density(counts, QRectF(x0, y0, x1 - x0, y1 - y0))
+            p.records.clear()
+            if by_group:
+                brushes = self.palette_.brushes_for(labels[first][keep])
+            else:
+                assert classes is not None
+                group_class = move_classes(_group_means(moved, labels))[labels[first][keep]]
+                brushes = self.move_brushes[group_class]
+                classes_present[np.unique(group_class)] = True
+            _restyle(p.protected, "o", 4)
+            p.protected.set_points(px[keep], py[keep], brushes if keep.any() else None)
+        else:
+            p.show_density(None)
+            sx, sy, sl = (x, y, labels) if idx is None else (x[idx], y[idx], labels[idx])
+            if by_group:
+                brush = self.palette_.brushes_for(sl)
+            else:
+                assert classes is not None
+                brush = self.move_brushes[classes if idx is None else classes[idx]]
+                classes_present[np.unique(classes)] = True
+            if p.records.opts["size"] != opts.point_size:
+                p.records.setSize(opts.point_size)
+            p.records.set_points(sx, sy, brush)
+            _restyle(p.protected, "x", 6)
+            p.protected.setBrush(self.palette_.protected_brush)
+            p.protected.setData(x=px[keep], y=py[keep])
+        sampled = "" if idx is None else f" · sample of {len(idx):,}"
+        if density:
+            colour = " (colour = group)" if by_group else ""
+            detail = (
+                f"{run.result.n_groups:,} groups · blue: originals per bin (log scale) · "
+                f"dots: released group aggregates{colour}"
+            )
+        else:
+            colour = "colour = group" if by_group else "colour = distance moved"
+            detail = (
+                f"{run.result.n_groups:,} groups{sampled} · {colour} · ×: released group aggregates"
+            )
+        p.title = (run.name, detail)
+
+        p.drawn = True
+        self.move_legend = _move_legend(classes_present)
+        self._show_legend()
+        self._fit_titles()
 
     def set_selection(self, mask: np.ndarray | None) -> None:
         """Highlight the selected records in every plot, and ring the other members of their
