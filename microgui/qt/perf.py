@@ -701,3 +701,76 @@ def adult_view_stalls(repeat: int = 1, settle_s: float = 1.0) -> dict[str, Any] 
             name: spread([s["views"][name] for s in sessions]) for name in sessions[0]["views"]
         },
     }
+
+
+def adult_compare_records_times(repeat: int = 3) -> dict[str, Any] | None:
+    """Issue 29: milliseconds the compare view's record plots take to draw two UCI Adult runs
+    (:func:`adult_dataset`, mdav-generic k = 5 and k = 10, seed 1, run here in-process), in a
+    plot of 1000 × 500 pixels: ``make`` (the plots' items, made ahead by the panel in a turn
+    of their own), ``build`` (``set_runs``, one GUI-thread turn), ``paint`` (the next turn) and
+    ``next`` (the second plot, drawn and painted in a later turn, as the panel staggers them),
+    ``again`` (``set_runs`` of the same two runs on the plots drawn, as when the comparison
+    changes, both plots in one call), each (median, max) of ``repeat`` fresh plots; also ``density``
+    (whether the originals were drawn as density images). None without ../shared. Rough on a
+    loaded machine."""
+    dataset = adult_dataset()
+    if dataset is None:
+        return None
+    ensure_application()
+    from PySide6.QtCore import QCoreApplication
+
+    from microgui.core.runs import RunSpec
+    from microgui.core.runs.protect import run_protection
+    from microgui.core.views.projection import qi_projection
+    from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
+
+    runs = []
+    for k in (5, 10):
+        result = run_protection(dataset, RunSpec.make("mdav-generic", k, seed=1))
+        runs.append(CompareRun(f"k = {k}", result, qi_projection(result)))
+    # the runs' background work (the information-loss bound's thread) ended first: it holds
+    # the GIL, and the GUI thread's draws would be timed waiting for it
+    import threading
+
+    deadline = time.perf_counter() + 60.0
+    while time.perf_counter() < deadline and any(
+        t.name == "microgui-il-bound" for t in threading.enumerate()
+    ):
+        time.sleep(0.1)
+    times: dict[str, list[float]] = {"make": [], "build": [], "paint": [], "next": [], "again": []}
+    density = False
+    for _ in range(max(1, repeat)):
+        plot = CompareScatterPlot()
+        plot.resize(1000, 500)
+        plot.show()
+        QCoreApplication.processEvents()  # shown and laid out, as the panel is
+        made = time.perf_counter()
+        plot.prepare(len(runs))  # as the panel does, in a turn of its own
+        started = time.perf_counter()
+        times["make"].append(1000.0 * (started - made))
+        plot.set_runs(runs, stagger=True)  # as the panel does: the first plot now
+        built = time.perf_counter()
+        plot.grab()
+        painted = time.perf_counter()
+        longest = 0.0
+        while plot.drawing:  # the other plot, in a turn of its own, and its paint
+            before = time.perf_counter()
+            QCoreApplication.processEvents()
+            plot.grab()
+            longest = max(longest, time.perf_counter() - before)
+        times["next"].append(1000.0 * longest)
+        painted = time.perf_counter()
+        plot.set_runs(runs)
+        again = time.perf_counter()
+        times["build"].append(1000.0 * (built - started))
+        times["paint"].append(1000.0 * (painted - built))
+        times["again"].append(1000.0 * (again - painted))
+        density = all(p.density_shown for p in plot.plots)
+        plot.hide()  # (pyqtgraph's GraphicsView.close frees its scene under the plots: a crash)
+        plot.deleteLater()
+    out: dict[str, Any] = {
+        name: (round(float(np.median(v)), 1), round(float(np.max(v)), 1))
+        for name, v in times.items()
+    }
+    out["density"] = density
+    return out

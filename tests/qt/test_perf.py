@@ -139,3 +139,55 @@ def test_adult_dataset_has_the_issue_roles() -> None:
     assert len(dataset.frame) == 30_162
     assert len(roles.quasi_identifiers) == 8 and roles.confidential == ["salary-class"]
     assert roles["age"].kind is AttributeKind.CONTINUOUS
+
+
+def test_adult_compare_records_times_draws_two_runs(monkeypatch, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The probe on a small stand-in table (the Adult file is the bench's): two runs drawn,
+    each phase (median, max); below the density threshold every record is a point."""
+    import numpy as np
+    import pandas as pd
+
+    import microgui.qt.perf as perf
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"age": rng.integers(17, 90, 200).astype(float), "sex": rng.choice(["F", "M"], 200)}
+    )
+    roles = RoleMap.from_dict(
+        {
+            "age": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS),
+            "sex": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL),
+        }
+    )
+    monkeypatch.setattr(perf, "adult_dataset", lambda: Dataset.from_frame(frame, roles))
+    out = perf.adult_compare_records_times(repeat=2)
+    assert out is not None and out["density"] is False
+    for name in ("make", "build", "paint", "next", "again"):
+        median, top = out[name]
+        assert 0.0 < median <= top
+    monkeypatch.setattr(perf, "adult_dataset", lambda: None)
+    assert perf.adult_compare_records_times() is None
+
+
+def test_bench_prints_the_adult_compare_row(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import microgui.qt.perf as perf
+    from microgui.bench.gui import adult_compare_lines
+
+    fake = {
+        "make": (40.0, 50.0),
+        "build": (60.0, 80.0),
+        "paint": (30.0, 41.0),
+        "next": (35.0, 45.0),
+        "again": (20.0, 25.0),
+        "density": True,
+    }
+    monkeypatch.setattr(perf, "adult_compare_records_times", lambda repeat: fake)
+    (line,) = adult_compare_lines()
+    assert "density images" in line and "plots made 40/50 ms, draw 60/80 ms, paint 30/41" in line
+    assert line.endswith("PASS")
+    fake["paint"] = (90.0, 130.0)
+    assert adult_compare_lines()[0].endswith("MISS")
+    monkeypatch.setattr(perf, "adult_compare_records_times", lambda repeat: None)
+    assert "skipped" in adult_compare_lines()[0]

@@ -111,7 +111,7 @@ def test_the_tree_before_any_run_is_computed_in_a_worker(
     left_ticks = plot.matrix_plot.getAxis("left")._tickLevels[0]
     assert [name for _pos, name in left_ticks] == list(DEMO_QIS)
     assert [name for _pos, name in plot.bottom_axis._tickLevels[0]] == list(DEMO_QIS)
-    assert len(plot.cell_labels) == 49
+    assert len(plot.cell_text.texts) == 49 and plot.cell_text.shown
 
 
 def test_changing_bins_or_roles_recomputes_the_tree(demo_window: MainWindow, qtbot) -> None:

@@ -56,7 +56,7 @@ from microgui.core.errors import MicroguiError
 from microgui.core.runs import RunResult
 from microgui.core.runs.analysis import CorrelationOutcome, RegressionOutcome
 from microgui.qt.controller import AppController
-from microgui.qt.plots.cell_text import cell_font
+from microgui.qt.plots.cell_text import CellTextItem, cell_font
 
 __all__ = [
     "AssociationPanel",
@@ -293,7 +293,8 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
         self.colormap = pg.colormap.get("CET-D1")  # blue − white − red: r < 0, 0, r > 0
         self.plots: list[pg.PlotItem] = []
         self.images: list[pg.ImageItem] = []
-        self.cell_labels: list[list[pg.TextItem]] = [[], []]
+        #: Each matrix's cell values, one item per matrix (not a TextItem per cell: ~1 ms each).
+        self.cell_texts: list[CellTextItem] = []
         for col, title in enumerate(("Original", "Protected")):
             plot = self.addPlot(row=0, col=col)
             plot.setTitle(f"<span style='color:#222'>{title}</span>", size="10pt")
@@ -306,6 +307,10 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
                 plot.getAxis(name).setTextPen(pg.mkPen("#222222"))
             image = pg.ImageItem(axisOrder="row-major")
             plot.addItem(image)
+            cells = CellTextItem()
+            cells.setZValue(1)
+            plot.addItem(cells)
+            self.cell_texts.append(cells)
             plot.getViewBox().sigResized.connect(self._fit_cells)
             self.plots.append(plot)
             self.images.append(image)
@@ -325,10 +330,8 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
         self.colorbar.getAxis("right").setLabel("Pearson r", color="#222222")
 
     def clear_matrices(self) -> None:
-        for plot, labels in zip(self.plots, self.cell_labels, strict=True):
-            for label in labels:
-                plot.removeItem(label)
-            labels.clear()
+        for plot, cells in zip(self.plots, self.cell_texts, strict=True):
+            cells.clear()
             plot.getAxis("left").setTicks([[]])
             plot.getAxis("bottom").setTicks([[]])
         for image in self.images:
@@ -343,8 +346,8 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
         m = len(self.names)
         rows = [[(i + 0.5, f"{n} ({i + 1})") for i, n in enumerate(self.names)]]
         numbers = [[(i + 0.5, str(i + 1)) for i in range(m)]]
-        for plot, image, matrix, labels in zip(
-            self.plots, self.images, (original, protected), self.cell_labels, strict=True
+        for plot, image, matrix, cells in zip(
+            self.plots, self.images, (original, protected), self.cell_texts, strict=True
         ):
             image.setImage(
                 np.asarray(matrix, dtype=np.float64), levels=(-1.0, 1.0), autoLevels=False
@@ -352,6 +355,7 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
             image.setRect(QRectF(0, 0, m, m))
             plot.getAxis("left").setTicks(rows)
             plot.getAxis("bottom").setTicks(numbers)
+            texts: list[tuple[float, float, str, str]] = []
             if m <= MAX_CELL_TEXT:
                 for r in range(m):
                     for c in range(m):
@@ -359,14 +363,9 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
                             continue
                         v = float(matrix[r, c])
                         shade = self.colormap.map((v + 1.0) / 2.0, mode="qcolor")
-                        text = pg.TextItem(
-                            f"{v:.2f}",
-                            color="#ffffff" if shade.lightnessF() < 0.45 else "#111111",
-                            anchor=(0.5, 0.5),
-                        )
-                        text.setPos(c + 0.5, r + 0.5)
-                        plot.addItem(text)
-                        labels.append(text)
+                        colour = "#ffffff" if shade.lightnessF() < 0.45 else "#111111"
+                        texts.append((c + 0.5, r + 0.5, f"{v:.2f}", colour))
+            cells.set_cells(texts)
         self.plots[0].setXRange(0, m, padding=0.02)
         self.plots[0].setYRange(0, m, padding=0.02)
         self._fit_cells()
@@ -374,15 +373,12 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
     def _fit_cells(self) -> None:
         """Cell values in the largest font (7-10 pt) that fits a cell; none when none fits."""
         m = len(self.names)
-        if not m or not any(self.cell_labels):
+        if not m or not any(c.texts for c in self.cell_texts):
             return
         view = self.plots[0].getViewBox()
         font = cell_font(view.width(), view.height(), m, "-0.00")
-        for labels in self.cell_labels:
-            for text in labels:
-                text.setVisible(font is not None)
-                if font is not None:
-                    text.setFont(font)
+        for cells in self.cell_texts:
+            cells.set_font(font)
 
 
 def _table_view(model: ChangeTableModel) -> QTableView:

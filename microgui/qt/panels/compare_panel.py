@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -402,19 +402,24 @@ class ComparePanel(QWidget):
     def _compare_runs(self) -> list[CompareRun]:
         return [CompareRun(e.name, e.result, e.outcome.projection) for e in self.entries]
 
-    def draw_records(self) -> None:
-        """Draw the linked record plots of the runs compared now (shown or not)."""
+    def draw_records(self, stagger: bool = True) -> None:
+        """Draw the linked record plots of the runs compared now (shown or not); ``stagger``:
+        one plot a turn of the event loop, the first at once."""
         self._records_stale = False
-        self.plot.set_runs(self._compare_runs())
+        self.plot.set_runs(self._compare_runs(), stagger=stagger)
         self.plot.set_selection(self._controller.selection)
+
+    def _prepare_records(self) -> None:
+        if self._records_stale:
+            self.plot.prepare(len(self._controller.compared))
 
     def _draw_records_if_shown(self) -> None:
         if self._records_stale and self.views.currentWidget() is self.plot:
             self.draw_records()
 
     def _records_scene(self) -> Any:
-        if self._records_stale:  # an export of the records: draw them first
-            self.draw_records()
+        if self._records_stale or self.plot.drawing:  # an export: every plot drawn first
+            self.draw_records(stagger=False)
         return self.plot.ci
 
     def refresh(self) -> None:
@@ -423,6 +428,9 @@ class ComparePanel(QWidget):
             self.draw_records()
         else:
             self._records_stale = True
+            # the record plots' items made in a turn of their own, ahead of the tab's first
+            # show (making them and drawing two Adult runs in one turn held ~120 ms)
+            QTimer.singleShot(0, self._prepare_records)
         recommended = self._controller.recommended_measures()
         catalog = recommended_first(measure_catalog(), recommended)
         self.model.set_entries(entries, catalog)

@@ -54,6 +54,7 @@ from microgui.core.metrics.categorical_utility import (
 )
 from microgui.core.metrics.models import ModelComparison, fit_model
 from microgui.core.table.dataset import Dataset
+from microgui.qt.plots.cell_text import CellTextItem, cell_font
 from microgui.qt.workers import TaskSlot
 
 __all__ = ["UtilityPanel", "MAX_BARS", "ORIGINAL_COLOUR", "RELEASED_COLOUR"]
@@ -62,10 +63,9 @@ ORIGINAL_COLOUR = "#4c72b0"
 RELEASED_COLOUR = "#dd8452"
 #: The most categories drawn as bars (the largest by original count; the title says so).
 MAX_BARS = 30
-#: Cell values are written on the association heatmaps up to this many columns, when each cell
-#: is at least this many pixels wide (else the numbers overlap: the note lists the largest).
+#: Cell values are written on the association heatmaps up to this many columns, when a font of
+#: 7-10 pt fits a cell (else the numbers would overlap: the note lists the largest changes).
 MAX_CELL_TEXT = 10
-MIN_CELL_TEXT_PX = 44
 #: Categories are drawn on a log scale when the largest is this many times the median.
 LOG_SCALE_RATIO = 20.0
 
@@ -123,7 +123,10 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
         self.colormap = pg.colormap.get("CET-D1")
         self.plots: list[pg.PlotItem] = []
         self.images: list[pg.ImageItem] = []
-        self.cell_labels: list[tuple[pg.PlotItem, pg.TextItem]] = []
+        #: Each heatmap's cell values, one item per heatmap (a TextItem per cell: 243 items,
+        #: ~0.2 s of the GUI thread on Adult's 9 columns).
+        self.cell_texts: list[CellTextItem] = []
+        self._size = 0  # columns of the matrix drawn
         for col, title in enumerate(("Original", "Released", "Released − original")):
             plot = self.addPlot(row=0, col=col)
             plot.setTitle(f"<span style='color:#222'>{title}</span>", size="10pt")
@@ -136,6 +139,11 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
                 plot.getAxis(name).setTextPen(pg.mkPen("#222222"))
             image = pg.ImageItem(axisOrder="row-major")
             plot.addItem(image)
+            cells = CellTextItem()
+            cells.setZValue(1)
+            plot.addItem(cells)
+            self.cell_texts.append(cells)
+            plot.getViewBox().sigResized.connect(self._fit_cells)
             self.plots.append(plot)
             self.images.append(image)
         for plot in self.plots[1:]:
@@ -155,10 +163,8 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
         self.difference_bar.getAxis("right").setTextPen(pg.mkPen("#222222"))
 
     def set_matrix(self, matrix: AssociationMatrix) -> None:
-        for plot, label in self.cell_labels:
-            plot.removeItem(label)
-        self.cell_labels = []
         p = len(matrix.columns)
+        self._size = p
         diff = matrix.difference
         bound = float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else 0.0
         bound = max(0.02, math.ceil(bound * 50) / 50)  # a round scale, at least ±0.02
@@ -166,8 +172,14 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
         ticks_left = [(i + 0.5, f"{name} ({i + 1})") for i, name in enumerate(matrix.columns)]
         step = 1 if p <= 9 else (2 if p <= 20 else 5)  # numbers that fit under narrow cells
         ticks_bottom = [(i + 0.5, str(i + 1)) for i in range(p) if i % step == 0 or i == p - 1]
-        for k, (plot, image, values) in enumerate(
-            zip(self.plots, self.images, (matrix.original, matrix.released, diff), strict=True)
+        for k, (plot, image, values, cells) in enumerate(
+            zip(
+                self.plots,
+                self.images,
+                (matrix.original, matrix.released, diff),
+                self.cell_texts,
+                strict=True,
+            )
         ):
             shown = np.where(np.isfinite(values), values, 0.0)
             image.setImage(shown, autoLevels=False)
@@ -176,17 +188,29 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
             plot.getAxis("bottom").setTicks([ticks_bottom])
             if k == 0:
                 plot.getAxis("left").setTicks([ticks_left])
-            if p <= MAX_CELL_TEXT and self.width() / (3 * max(p, 1)) >= MIN_CELL_TEXT_PX:
+            texts: list[tuple[float, float, str, str]] = []
+            if p <= MAX_CELL_TEXT:
                 for i, j in itertools.product(range(p), range(p)):
                     v = values[i, j]
                     text = "–" if not np.isfinite(v) else (f"{v:+.2f}" if k == 2 else f"{v:.2f}")
                     if k < 2 and i == j:
                         text = ""
-                    label = pg.TextItem(text, color="#222222", anchor=(0.5, 0.5))
-                    label.setPos(j + 0.5, i + 0.5)
-                    plot.addItem(label)
-                    self.cell_labels.append((plot, label))
+                    texts.append((j + 0.5, i + 0.5, text, "#222222"))
+            cells.set_cells(texts)
             plot.setRange(xRange=(0, p), yRange=(0, p), padding=0)
+        self._fit_cells()
+
+    def _fit_cells(self) -> None:
+        """Cell values in the largest font (7-10 pt) that fits a cell, none when none fits (at
+        1366 × 768 the cells of Adult's 9 columns are too small): decided again at each
+        resize of the heatmaps."""
+        p = self._size
+        if not p:
+            return
+        view = self.plots[0].getViewBox()
+        font = cell_font(view.width(), view.height(), p, "+0.00")
+        for cells in self.cell_texts:
+            cells.set_font(font)
 
 
 class UtilityPanel(QWidget):

@@ -7,30 +7,47 @@ the group aggregates, the selected records and the other members of their groups
 records in one plot shows how every run grouped them. A brush (Shift+drag, or a drag in brush
 mode) emits ``brushed`` with the records inside; the panel sends it to the controller, and the
 selection comes back to every plot through ``selection_changed``.
+
+At survey size (issue 29 item 4; above ``density_threshold`` records, 5,000 by default) a plot
+draws its run's originals as a density image (records per bin of a 2-D histogram, log scale)
+and the released group aggregates on top, one dot per group coloured by the mean distance its
+records moved (a legend line under the plots names the classes). Plots are reused when as many
+runs are compared again.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from pyqtgraph import Point
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 
 from microgui.core.runs import RunResult
-from microgui.core.views.moves import axis_moves, distance_moved, move_classes
+from microgui.core.views.moves import (
+    MOVE_EDGES,
+    axis_moves,
+    distance_moved,
+    move_class_labels,
+    move_classes,
+)
 from microgui.core.views.projection import QIProjection
 from microgui.qt.plots.cluster_scatter import (
+    DEFAULT_DENSITY_THRESHOLD,
     DEFAULT_MAX_POINTS,
     MOVE_COLORS,
     PC1,
     PC2,
+    density_image,
+    first_of_groups,
     sample_indices,
 )
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
@@ -67,6 +84,15 @@ class CompareOptions:
     brush_mode: bool = True
     #: Records are coloured by group up to this many groups, else by distance moved.
     max_group_colours: int = 12
+    #: Above this many records a plot draws the originals as a density image (their 2-D
+    #: histogram) and the released group aggregates on top as points (issue 29 item 4).
+    density_threshold: int = DEFAULT_DENSITY_THRESHOLD
+    #: Bins of the density image along each axis.
+    density_bins: int = 200
+
+    def uses_density(self, n: int) -> bool:
+        """Whether a plot of ``n`` records draws them as a density image."""
+        return n > self.density_threshold
 
 
 @dataclass(frozen=True)
@@ -182,6 +208,43 @@ class _RunPlot:
         for z, item in enumerate((self.records, self.protected, self.mates, self.selected)):
             item.setZValue(z)
             plot.addItem(item)
+        # The originals at survey size: one image of their 2-D histogram, empty bins transparent.
+        self.density = pg.ImageItem(axisOrder="col-major")
+        self.density.setZValue(-1)
+        self.density.setVisible(False)
+        self.density.setLookupTable(_DENSITY_LUT)
+        plot.addItem(self.density)
+        #: Whether the originals are drawn as the density image now.
+        self.density_shown = False
+        #: Whether the plot shows the runs given (False while it waits for its turn).
+        self.drawn = True
+
+    def show_density(self, counts: np.ndarray | None, rect: QRectF | None = None) -> None:
+        """The density image of ``counts`` (records per bin) over ``rect``; None hides it."""
+        self.density_shown = counts is not None
+        if counts is None:
+            self.density.clear()
+            self.density.setVisible(False)
+            return
+        # log10(1 + n): a bin of one record stays visible beside one of thousands; 0 stays 0
+        # (the transparent first entry of the lookup table)
+        image = np.log10(1.0 + counts)
+        self.density.setImage(image, autoLevels=False, levels=(0.0, float(image.max()) or 1.0))
+        if rect is not None:
+            self.density.setRect(rect)
+        self.density.setVisible(True)
+
+
+def _density_lut() -> np.ndarray:
+    """Light to dark blue (as the groups plot's density), the first entry (no record) clear."""
+    colors = pg.ColorMap(
+        [0.0, 1e-3, 0.35, 0.7, 1.0],
+        [(198, 219, 239, 0), "#c6dbef", "#6baed6", "#2171b5", "#08306b"],
+    )
+    return colors.getLookupTable(0.0, 1.0, 256, alpha=True)
+
+
+_DENSITY_LUT = _density_lut()
 
 
 def axis_choices_of(runs: Sequence[CompareRun]) -> list[str]:
@@ -217,6 +280,13 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         #: Plots per row as laid out now (:func:`grid_columns` of the view's shape).
         self.columns = 2
         self._titles: tuple[str, str] = ("", "")
+        #: Rich text of the distance-moved colours drawn now ('' when every run is by group).
+        self.move_legend = ""
+        #: The legend's line under the plots (None until plots are drawn).
+        self.legend_label: pg.LabelItem | None = None
+        #: Counts redraws: a plot's turn scheduled by an older one is dropped.
+        self._generation = 0
+        self._present = np.zeros(len(MOVE_COLORS), dtype=bool)
 
     def columns_now(self) -> int:
         """Plots per row for the runs at the view's present size."""
@@ -229,6 +299,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         columns = self.columns_now()
         if columns != self.columns:
             self._lay_out(columns)
+        self._show_legend()
         self._fit_titles()
         self._fit_axis_titles()
 
@@ -237,10 +308,53 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self.columns = columns
         items = [p.plot for p in self.plots]
         for item in items:
-            self.ci.removeItem(item)
+            if item in self.ci.items:
+                self.ci.removeItem(item)
+        if self.legend_label is not None and self.legend_label in self.ci.items:
+            self.ci.removeItem(self.legend_label)
         for i, item in enumerate(items):
             self.ci.addItem(item, row=i // columns, col=i % columns)
+        self._place_legend()
         self._set_axis_titles()
+
+    def _place_legend(self) -> None:
+        """The colour legend's line under the plots, across every column."""
+        if self.legend_label is None:
+            return
+        rows = -(-len(self.plots) // self.columns)
+        self.ci.addItem(self.legend_label, row=rows, col=0, colspan=self.columns)
+
+    def _show_legend(self) -> None:
+        """The colour legend under the plots, its entries wrapped onto as many lines as the
+        view's width needs (one long line was the layout's minimum width and pushed the right
+        plot out of the view at 1366 × 768)."""
+        if self.legend_label is None:
+            return
+        if not self.move_legend:
+            self.legend_label.setText("")
+            self.legend_label.setVisible(False)
+            return
+        head = (
+            "Colour = distance moved by protection (standard deviations on these axes; "
+            "a group's dot: its records' mean):"
+        )
+        entries = [head, *self.move_legend.split(_LEGEND_SEP)]
+        font = QFont(self.legend_label.item.font())
+        font.setPointSize(8)
+        metrics = QFontMetrics(font)
+        room = max(self.width() - 40, 200)
+        lines: list[list[str]] = [[]]
+        used = 0
+        for entry in entries:
+            width = metrics.horizontalAdvance(_plain(entry)) + metrics.horizontalAdvance("  ")
+            if lines[-1] and used + width > room:
+                lines.append([])
+                used = 0
+            lines[-1].append(entry)
+            used += width
+        text = "<br>".join("&nbsp; ".join(line) for line in lines)
+        self.legend_label.setText(text, color="#222222", size="8pt")
+        self.legend_label.setVisible(True)
 
     def _set_axis_titles(self) -> None:
         """Linked axes read the same: the x title on the bottom row, the y title on the left
@@ -315,12 +429,17 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         """Axes every compared run can show: PC1/PC2 and their common continuous QIs."""
         return axis_choices_of(self.runs)
 
-    def set_runs(self, runs: Sequence[CompareRun]) -> None:
-        """Show these runs side by side (empty: nothing)."""
-        self.clear()
-        self.plots = []
-        self.runs = list(runs)
+    def set_runs(self, runs: Sequence[CompareRun], stagger: bool = False) -> None:
+        """Show these runs side by side (empty: nothing). The plots of the runs shown before
+        are reused when as many runs come (their items get new data): creating the plot items
+        and their layers again took ~25 ms of the GUI thread per comparison."""
+        runs = list(runs)
         self.selection = None
+        if not runs or not self.plots:
+            self.clear()
+            self.plots = []
+            self.legend_label = None
+        self.runs = runs
         if not self.runs:
             self.addLabel("Choose 2 to 4 runs in the history and press Compare.", color="#444444")
             return
@@ -328,14 +447,35 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         opts = self.options
         if choices and (opts.x_axis not in choices or opts.y_axis not in choices):
             opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
-        first: pg.PlotItem | None = None
-        # As many plots a row as keep them closest to square in this view (grid_columns)
-        self.columns = columns = self.columns_now()
-        for i in range(len(self.runs)):
+        if len(self.plots) != len(self.runs):
+            self._add_plots(len(self.runs))
+        self.redraw(stagger)
+
+    def prepare(self, n: int) -> None:
+        """Make the items of ``n`` plots now, to be filled by the next :meth:`set_runs` of as
+        many runs (the panel calls it in a turn of the event loop of its own: making them and
+        drawing in one turn held the GUI thread longer)."""
+        if not 2 <= n <= 4 or len(self.plots) == n:
+            return
+        if not self.plots:
+            self.clear()  # the "choose runs" line
+            self.legend_label = None
+        self._add_plots(n)
+
+    def _add_plots(self, n: int) -> None:
+        """``n`` linked plots in a grid as close to square as the view allows: the plots drawn
+        now are kept (their items get new data), the missing ones made, the extra ones
+        dropped."""
+        opts = self.options
+        for extra in self.plots[n:]:
+            self.ci.removeItem(extra.plot)
+        self.plots = self.plots[:n]
+        first: pg.PlotItem | None = self.plots[0].plot if self.plots else None
+        for i in range(len(self.plots), n):
             view = BrushViewBox()
             view.brush_mode = opts.brush_mode
             view.brushed.connect(lambda rect, n=i: self.brush_rect(rect, n))
-            plot = self.addPlot(row=i // columns, col=i % columns, viewBox=view)
+            plot = pg.PlotItem(viewBox=view)
             plot.showGrid(x=True, y=True, alpha=0.15)
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
@@ -348,7 +488,10 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
                 plot.setXLink(first)
                 plot.setYLink(first)
             self.plots.append(_RunPlot(plot, view, self.palette_))
-        self.redraw()
+        if self.legend_label is None:
+            self.legend_label = pg.LabelItem()
+        # As many plots a row as keep them closest to square in this view (grid_columns)
+        self._lay_out(self.columns_now())
 
     def set_brush_mode(self, on: bool) -> None:
         self.options.brush_mode = on
@@ -359,49 +502,126 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self.options.x_axis, self.options.y_axis = x_axis, y_axis
         self.redraw()
 
-    def redraw(self) -> None:
-        """Draw every layer of every plot for the current options, set the shared range once."""
+    def redraw(self, stagger: bool = False) -> None:
+        """Draw every layer of every plot for the current options, set the shared range once
+        (``stagger``: the first plot now, each other one in a later turn of the event loop).
+
+        Up to ``density_threshold`` records a plot draws each record, coloured by its group
+        when the run has few groups, else by how far protection moved it; above, the originals
+        are a density image (records per bin, log scale) and the released group aggregates are
+        drawn on top, coloured likewise (a group by its records' mean distance moved): 30,000
+        points per run took ~1 s to build and ~0.3 s to paint on two Adult runs (issue 29)."""
         if not self.runs or not self.axis_choices():
             return
         opts = self.options
         xs_all, ys_all = [], []
-        self.by_group = []
+        drawn = []
+        for p in self.plots:
+            p.drawn = False
         for run, p in zip(self.runs, self.plots, strict=True):
             x, x_prot, x_title = axis_values(run, opts.x_axis)
             y, y_prot, y_title = axis_values(run, opts.y_axis)
             p.x, p.y = x, y  # where the records are drawn: what a brush selects from
-            labels = run.result.labels
-            idx = sample_indices(len(labels), opts.max_points, opts.sample_seed)
+            xs_all.append(x[np.isfinite(x)])
+            ys_all.append(y[np.isfinite(y)])
+            drawn.append((x, x_prot, x_title, y, y_prot, y_title))
+        x_all, y_all = np.concatenate(xs_all), np.concatenate(ys_all)
+        ranges = (_span(x_all), _span(y_all)) if len(x_all) and len(y_all) else None
+        self.by_group = [r.result.n_groups <= opts.max_group_colours for r in self.runs]
+        self._titles = (drawn[0][2], drawn[0][5])
+        self._present = np.zeros(len(MOVE_COLORS), dtype=bool)
+        self._generation += 1
+        if ranges is not None:
+            self.plots[0].view.setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
+        for i, arrays in enumerate(drawn):
+            if i == 0 or not stagger:
+                self._draw_plot(i, arrays, ranges)
+            else:
+                self.plots[i].title = (self.runs[i].name, "drawing…")
+                # the other plots in turns of their own (two Adult runs in one turn held the
+                # GUI thread ~90 ms with the paint)
+                QTimer.singleShot(0, partial(self._draw_later, self._generation, i, arrays, ranges))
+        self._set_axis_titles()
+        self.set_selection(self.selection)
+
+    def _draw_later(self, generation: int, i: int, arrays: tuple[Any, ...], ranges: Any) -> None:
+        if generation == self._generation and i < len(self.plots):
+            self._draw_plot(i, arrays, ranges)
+
+    @property
+    def drawing(self) -> bool:
+        """Whether a plot waits for its turn to be drawn (:meth:`redraw` with ``stagger``)."""
+        return any(not p.drawn for p in self.plots)
+
+    def _draw_plot(self, i: int, arrays: tuple[Any, ...], ranges: Any) -> None:
+        """Draw plot ``i`` of the runs (its layers, title, the legend's classes)."""
+        opts = self.options
+        run, p = self.runs[i], self.plots[i]
+        x, x_prot, _x_title, y, y_prot, _y_title = arrays
+        classes_present = self._present
+        labels = run.result.labels
+        n = len(labels)
+        density = opts.uses_density(n) and ranges is not None
+        idx = None if density else sample_indices(n, opts.max_points, opts.sample_seed)
+        p.view.disableAutoRange()
+        # Colour by group only when there are few groups (issue 29), else by distance moved
+        by_group = self.by_group[i]
+        classes = None
+        if not by_group:
+            moved = distance_moved(axis_moves(x, x_prot, False), axis_moves(y, y_prot, False))
+            classes = move_classes(moved)
+        # One released point per group: every member of a group carries its aggregate.
+        first = first_of_groups(labels)
+        px, py = x_prot[first], y_prot[first]
+        keep = np.isfinite(px) & np.isfinite(py)
+        if density:
+            assert ranges is not None
+            counts, _outside = density_image(x, y, ranges[0], ranges[1], opts.density_bins)
+            (x0, x1), (y0, y1) = ranges
+            p.show_density(counts, QRectF(x0, y0, x1 - x0, y1 - y0))
+            p.records.clear()
+            if by_group:
+                brushes = self.palette_.brushes_for(labels[first][keep])
+            else:
+                assert classes is not None
+                group_class = move_classes(_group_means(moved, labels))[labels[first][keep]]
+                brushes = self.move_brushes[group_class]
+                classes_present[np.unique(group_class)] = True
+            _restyle(p.protected, "o", 4)
+            p.protected.set_points(px[keep], py[keep], brushes if keep.any() else None)
+        else:
+            p.show_density(None)
             sx, sy, sl = (x, y, labels) if idx is None else (x[idx], y[idx], labels[idx])
-            p.view.disableAutoRange()
-            # Colour by group only when there are few groups (issue 29), else by distance moved
-            by_group = run.result.n_groups <= opts.max_group_colours
-            self.by_group.append(by_group)
             if by_group:
                 brush = self.palette_.brushes_for(sl)
             else:
-                moved = distance_moved(axis_moves(x, x_prot, False), axis_moves(y, y_prot, False))
-                classes = move_classes(moved)
+                assert classes is not None
                 brush = self.move_brushes[classes if idx is None else classes[idx]]
+                classes_present[np.unique(classes)] = True
             if p.records.opts["size"] != opts.point_size:
                 p.records.setSize(opts.point_size)
             p.records.set_points(sx, sy, brush)
-            _, first = np.unique(labels, return_index=True)
-            px, py = x_prot[first], y_prot[first]
-            keep = np.isfinite(px) & np.isfinite(py)
+            _restyle(p.protected, "x", 6)
+            p.protected.setBrush(self.palette_.protected_brush)
             p.protected.setData(x=px[keep], y=py[keep])
-            self._titles = (x_title, y_title)
-            sampled = "" if idx is None else f" · sample of {len(idx):,}"
+        sampled = "" if idx is None else f" · sample of {len(idx):,}"
+        if density:
+            colour = " (colour = group)" if by_group else ""
+            detail = (
+                f"{run.result.n_groups:,} groups · blue: originals per bin (log scale) · "
+                f"dots: released group aggregates{colour}"
+            )
+        else:
             colour = "colour = group" if by_group else "colour = distance moved"
-            p.title = (run.name, f"{run.result.n_groups:,} groups{sampled} · {colour}")
-            xs_all.append(x[np.isfinite(x)])
-            ys_all.append(y[np.isfinite(y)])
-        self._set_axis_titles()
+            detail = (
+                f"{run.result.n_groups:,} groups{sampled} · {colour} · ×: released group aggregates"
+            )
+        p.title = (run.name, detail)
+
+        p.drawn = True
+        self.move_legend = _move_legend(classes_present)
+        self._show_legend()
         self._fit_titles()
-        x_all, y_all = np.concatenate(xs_all), np.concatenate(ys_all)
-        if len(x_all) and len(y_all):
-            self.plots[0].view.setRange(xRange=_span(x_all), yRange=_span(y_all), padding=0.0)
-        self.set_selection(self.selection)
 
     def set_selection(self, mask: np.ndarray | None) -> None:
         """Highlight the selected records in every plot, and ring the other members of their
@@ -431,6 +651,44 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
     @property
     def plot_items(self) -> list[pg.PlotItem]:
         return [p.plot for p in self.plots]
+
+
+def _restyle(item: FastScatterPlotItem, symbol: str, size: float) -> None:
+    """Give a layer another symbol or size (emptied first: restyling every point is slow)."""
+    if item.opts["symbol"] != symbol or item.opts["size"] != size:
+        item.setData(x=[], y=[])
+        item.setSymbol(symbol)
+        item.setSize(size)
+
+
+def _group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Mean of the finite values of each group (NaN for a group without one)."""
+    ok = np.isfinite(values)
+    n_groups = int(labels.max()) + 1 if len(labels) else 0
+    total = np.bincount(labels[ok], weights=values[ok], minlength=n_groups)
+    count = np.bincount(labels[ok], minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+#: Between the entries of :func:`_move_legend`.
+_LEGEND_SEP = "\u2002"
+
+
+def _plain(rich: str) -> str:
+    """The visible text of a legend entry (its markup and entities dropped)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", rich))
+
+
+def _move_legend(present: np.ndarray) -> str:
+    """Rich text naming the colours of the distance-moved classes drawn ('' if none), the
+    entries separated by :data:`_LEGEND_SEP`."""
+    texts = move_class_labels(MOVE_EDGES)
+    return _LEGEND_SEP.join(
+        f"<span style='color:{MOVE_COLORS[c]}'>●</span>&nbsp;{html.escape(texts[c])}"
+        for c in range(len(texts))
+        if c < len(present) and present[c]
+    )
 
 
 def _span(values: np.ndarray, q: float = 0.005) -> tuple[float, float]:

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidg
 
 from microgui.core.table.dependency import DependencyTree
 from microgui.core.views.layout import LabelPlacement, TreeLayout, place_tree_labels, tree_points
-from microgui.qt.plots.cell_text import cell_font
+from microgui.qt.plots.cell_text import CellTextItem, cell_font
 from microgui.qt.wrapped_label import WrappedLabel
 
 __all__ = [
@@ -234,7 +234,10 @@ class DependencyTreePlot(QWidget):
         )
         self.outline_item.setZValue(3)
         self.matrix_plot.addItem(self.outline_item)
-        self.cell_labels: list[pg.TextItem] = []
+        #: The matrix's cell values, one item (a TextItem per cell held the GUI thread ~80 ms).
+        self.cell_text = CellTextItem()
+        self.cell_text.setZValue(4)
+        self.matrix_plot.addItem(self.cell_text)
         self.matrix_widget.scene().sigMouseMoved.connect(self._on_matrix_hover)
         self.matrix_plot.getViewBox().sigResized.connect(self._fit_cells)
 
@@ -307,7 +310,7 @@ class DependencyTreePlot(QWidget):
         self.nodes_item.clear()
         self._remove(self.tree_plot, self.node_labels)
         self._remove(self.tree_plot, self.edge_labels)
-        self._remove(self.matrix_plot, self.cell_labels)
+        self.cell_text.clear()
         self._label_html = []
         self.legend.clear()
         self.legend.setVisible(False)
@@ -635,22 +638,16 @@ class DependencyTreePlot(QWidget):
             )
         else:
             self.outline_item.setData(x=np.zeros(0), y=np.zeros(0))
-        self._remove(self.matrix_plot, self.cell_labels)
+        cells: list[tuple[float, float, str, str]] = []
         if m <= MAX_CELL_TEXT:
             decimals = 2
             for r in range(m):
                 for c in range(m):
                     v = matrix[r, c]
                     light = self.colormap.map(v / vmax, mode="qcolor").lightnessF() > 0.55
-                    text = pg.TextItem(
-                        text="·" if r == c else f"{v:.{decimals}f}",
-                        color="#111111" if light else "#ffffff",
-                        anchor=(0.5, 0.5),
-                    )
-                    text.setPos(c + 0.5, r + 0.5)
-                    text.setZValue(4)
-                    self.matrix_plot.addItem(text)
-                    self.cell_labels.append(text)
+                    text = "·" if r == c else f"{v:.{decimals}f}"
+                    cells.append((c + 0.5, r + 0.5, text, "#111111" if light else "#ffffff"))
+        self.cell_text.set_cells(cells)
         self.matrix_title.setText(
             "<b>Dependency matrix</b>: entropy distance H(A|B) + H(B|A) in bits (0 = each "
             "determines the other)<br><span style='color:#555'>white "
@@ -660,15 +657,11 @@ class DependencyTreePlot(QWidget):
 
     def _fit_cells(self) -> None:
         """Cell values in the largest font (7-10 pt) that fits the cells; none when none fits."""
-        if not self.cell_labels or self._tree is None:
+        if not self.cell_text.texts or self._tree is None:
             return
         m = len(self._tree.attributes)
         view = self.matrix_plot.getViewBox()
-        font = cell_font(view.width(), view.height(), m, "0.00")
-        for text in self.cell_labels:
-            text.setVisible(font is not None)
-            if font is not None:
-                text.setFont(font)
+        self.cell_text.set_font(cell_font(view.width(), view.height(), m, "0.00"))
 
     def _set_matrix_ticks(self, names: list[str]) -> None:
         ticks = [[(i + 0.5, n) for i, n in enumerate(names)]]
