@@ -362,11 +362,12 @@ def protected_continuous_z(protected: pd.DataFrame, qi: QIMatrix) -> np.ndarray:
     """The protected continuous quasi-identifiers on the original's z-scale (for SSE)."""
     if not qi.continuous_names:
         return np.empty((len(protected), 0))
-    values = np.column_stack(
-        [
-            pd.to_numeric(protected[c], errors="coerce").to_numpy(dtype=np.float64)
-            for c in qi.continuous_names
-        ]
-    )
-    z: np.ndarray = (values - qi.cont_mean) / qi.cont_std
+    # column by column into the one result: the same (value - mean) / std per cell as on the
+    # stacked matrix, without its stacked copy and temporary (three n x d arrays at once were
+    # the 1,000,000-record command's peak, issue 33)
+    z = np.empty((len(protected), len(qi.continuous_names)), dtype=np.float64)
+    for j, c in enumerate(qi.continuous_names):
+        column = pd.to_numeric(protected[c], errors="coerce").to_numpy(dtype=np.float64)
+        np.subtract(column, qi.cont_mean[j], out=z[:, j])
+        z[:, j] /= qi.cont_std[j]
     return z

@@ -313,3 +313,32 @@ def test_prepare_qi_holds_the_raw_values_and_the_z_scores_only() -> None:
     std = x.std(axis=0, ddof=1)
     assert np.array_equal(qi.continuous, (x - mean) / std)
     assert np.array_equal(qi.cont_values, x)
+
+
+def test_protected_z_scores_take_one_block() -> None:
+    """protected_continuous_z (the run report's SSE basis) fills its result column by column:
+    its peak (tracemalloc) is the (n, d) result, not a stacked copy and a temporary besides
+    (three blocks at once were the 1,000,000 x 10 command's peak, in build_report; issue 33),
+    and its cells are bit for bit ``(stacked - mean) / std``, a missing cell NaN."""
+    from microgui.core.table.aggregate import protected_continuous_z
+
+    n, d = 50_000, 6
+    x = np.random.default_rng(4).standard_normal((n, d)) * 5.0 - 2.0
+    columns = [f"x{j}" for j in range(d)]
+    data = Dataset(pd.DataFrame(x, columns=columns), roles_from_lists(columns, qi=columns))
+    qi = prepare_qi(data)
+    released = np.round(x, 1)
+    released[::97, 2] = np.nan  # a suppressed cell
+    protected = pd.DataFrame(released, columns=columns)
+    protected_continuous_z(protected, qi)  # warm
+    tracemalloc.start()
+    try:
+        z = protected_continuous_z(protected, qi)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    block = n * d * 8
+    assert peak < 1.5 * block, f"protected_continuous_z peaked at {peak / block:.2f}x the block"
+    expected = (released - qi.cont_mean) / qi.cont_std
+    assert np.array_equal(z, expected, equal_nan=True)
+    assert z.flags.c_contiguous
