@@ -133,6 +133,7 @@ class KernelPrep(QObject):
 
     started = Signal()
     _resume = Signal()  # a run ended (emitted from its thread, handled in the GUI thread)
+    _hold = Signal()  # a run began (emitted from its thread, handled in the GUI thread)
     progress = Signal(int, int)  # methods ready, methods in all
     finished = Signal(int, int)  # methods ready, methods in all (fewer: a warm-up failed)
 
@@ -152,6 +153,7 @@ class KernelPrep(QObject):
         self._holds = 0  # runs in progress: the preparation gives way to them
         self._paused = False
         self._resume.connect(self._on_resume)
+        self._hold.connect(self._on_hold)
         #: a kernel was compiled, not loaded from the cache (set from the compiling thread)
         self.compiled = threading.Event()
         #: the methods whose warm-up failed (they compile at their first run instead)
@@ -169,6 +171,7 @@ class KernelPrep(QObject):
         self._child_ready = 0
         self._child_total = 0
         self._child_out = b""
+        self._child_killed_for_run = False
 
     # state ---------------------------------------------------------------------------------
     @property
@@ -238,6 +241,11 @@ class KernelPrep(QObject):
         self.seconds = None
         self._started_at = time.perf_counter()
         _active = self
+        self.started.emit()
+        self.progress.emit(self.ready, self.total)
+        self._launch_child(command)
+
+    def _launch_child(self, command: list[str]) -> None:
         child = QProcess(self)
         child.setProgram(command[0])
         child.setArguments(command[1:])
@@ -246,8 +254,7 @@ class KernelPrep(QObject):
         child.finished.connect(self._on_child_finished)
         child.errorOccurred.connect(self._on_child_error)
         self.child = child
-        self.started.emit()
-        self.progress.emit(self.ready, self.total)
+        self.failed = []
         child.start()
 
     def _on_child_output(self) -> None:
@@ -264,8 +271,8 @@ class KernelPrep(QObject):
                 self._child_total = int(rest)
             elif word in ("ready", "failed"):
                 count, _, name = rest.partition(" ")
-                if count.isdigit():
-                    self._child_ready = int(count)
+                if count.isdigit():  # a child started again after a run counts from 1
+                    self._child_ready = max(self._child_ready, int(count))
                 if word == "failed":
                     self.failed.append(name)
             else:
@@ -281,7 +288,7 @@ class KernelPrep(QObject):
         if self.child is None:
             return
         self._on_child_output()
-        if self._stopped:
+        if self._stopped or self._child_killed_for_run:
             return
         if status == QProcess.ExitStatus.NormalExit and code == 0 and self._child_total:
             self._drop_child()
@@ -331,6 +338,7 @@ class KernelPrep(QObject):
         time), not for a whole warm-up."""
         with self._lock:
             self._holds += 1
+        self._hold.emit()
         try:
             yield
         finally:
@@ -338,7 +346,28 @@ class KernelPrep(QObject):
                 self._holds -= 1
             self._resume.emit()
 
+    def _on_hold(self) -> None:
+        """A run began while the child fills the cache: the child is killed (its finished
+        cache files stay; a file being written is never renamed into place) and started again
+        when the run ends. Else a child at the lowest priority, starved by the run on a busy
+        machine, could hold a cache index's lock that the run's kernel load waits for."""
+        child = self.child
+        if not self.in_child or child is None or self._stopped:
+            return
+        self._child_killed_for_run = True
+        if child.state() != QProcess.ProcessState.NotRunning:
+            child.kill()
+            child.waitForFinished(2000)
+        self._drop_child()
+
     def _on_resume(self) -> None:
+        if self.in_child:
+            with self._lock:
+                again = self._holds == 0 and self.running and self.child is None
+            if again and self._child_killed_for_run and not self._stopped and self.child_command:
+                self._child_killed_for_run = False
+                self._launch_child(self.child_command)
+            return
         with self._lock:
             go = self._paused and self._holds == 0 and self.running
         if go:

@@ -133,8 +133,13 @@ def test_a_run_during_the_child_preparation_does_not_wait_for_it(
         ran.set()
         raise RuntimeError("stop here")
 
+    first = prep.child
+    assert first is not None
     with qtbot.waitSignal(ctl.run_failed, timeout=5000):
         ctl.start_job(job, RunSpec.make("mdav", 3), ctl.dataset)
-    assert ran.is_set() and prep.running and prep.child is not None  # the child goes on
+    assert ran.is_set() and prep.running and prep.in_child  # no fallback in-process
+    # the child was killed while the run computed, and is started again after it
+    qtbot.waitUntil(lambda: prep.child is not None and prep.child is not first, timeout=5000)
+    assert prep.ready == 1  # the count never goes back
     prep.shutdown()
-    assert prep.child is None
+    assert prep.child is None and not prep.running
