@@ -23,7 +23,7 @@ Kernels are process-wide, so is the preparation in progress.
 
 Since session 41 (issue 30: compiles in the app's process held the GIL, and the GUI thread stood
 still up to 438 ms while the cache filled) the app's preparation runs in a CHILD PROCESS
-(:mod:`microgui.core.methods.prepare`, started with :class:`QProcess` at the lowest priority,
+(:mod:`microgui.core.runs.prepare`, started with :class:`QProcess` at the lowest priority,
 same cache folder): this process compiles nothing in the background, and only loads the kernels
 when a run first calls them. The status bar's "n of N" comes from the child's stdout lines. A
 run started meanwhile still does not wait: it compiles in this process what it needs (the child,
@@ -70,11 +70,11 @@ _log = logging.getLogger(__name__)
 
 def child_command() -> list[str] | None:
     """The command of the child process that fills the kernel cache
-    (:mod:`microgui.core.methods.prepare`), or None where there is no interpreter to start
+    (:mod:`microgui.core.runs.prepare`), or None where there is no interpreter to start
     (a frozen application): the preparation then runs in this process."""
     if getattr(sys, "frozen", False) or not sys.executable:
         return None
-    return [sys.executable, "-m", "microgui.core.methods.prepare"]
+    return [sys.executable, "-m", "microgui.core.runs.prepare"]
 
 
 #: The status bar says nothing of a preparation that ends sooner (a filled cache).
@@ -202,7 +202,7 @@ class KernelPrep(QObject):
         global _active
         self.in_child = False
         if methods is None:
-            from microgui.core.methods.prepare import preparation_list
+            from microgui.core.runs.prepare import preparation_list
 
             # with the refinement (its first deep run compiled for 30 s after the preparation
             # had ended, issue 30) and a plan's local suppression step (issue 31)

@@ -1,5 +1,5 @@
 """Issue 30 (session 41): the app fills the kernel cache in a CHILD PROCESS
-(:mod:`microgui.core.methods.prepare`), so nothing compiles in the GUI's process in the
+(:mod:`microgui.core.runs.prepare`), so nothing compiles in the GUI's process in the
 background. Here the child is a tiny stub script speaking the same stdout protocol."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_a_failing_child_falls_back_to_the_in_process_preparation(
     monkeypatch,  # type: ignore[no-untyped-def]
     caplog,  # type: ignore[no-untyped-def]
 ) -> None:
-    from microgui.core.methods import prepare
+    from microgui.core.runs import prepare
 
     calls: list[str] = []
 
@@ -99,7 +99,7 @@ def test_a_child_that_cannot_start_falls_back_too(
     qtbot,  # type: ignore[no-untyped-def]
     monkeypatch,  # type: ignore[no-untyped-def]
 ) -> None:
-    from microgui.core.methods import prepare
+    from microgui.core.runs import prepare
 
     monkeypatch.setattr(prepare, "preparation_list", lambda: [("b", None)])
     prep = window.kernel_prep
@@ -113,7 +113,7 @@ def test_a_frozen_app_prepares_in_process(monkeypatch) -> None:  # type: ignore[
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     assert kernel_prep.child_command() is None
     monkeypatch.setattr(sys, "frozen", False, raising=False)
-    assert kernel_prep.child_command()[1:] == ["-m", "microgui.core.methods.prepare"]
+    assert kernel_prep.child_command()[1:] == ["-m", "microgui.core.runs.prepare"]
 
 
 def test_a_run_during_the_child_preparation_does_not_wait_for_it(

@@ -1,4 +1,4 @@
-"""Filling the on-disk kernel cache in a child process (issue 30): ``python -m microgui.core.methods.prepare``.
+"""Filling the on-disk kernel cache in a child process (issue 30): ``python -m microgui.core.runs.prepare``.
 
 The app's background preparation (:class:`microgui.qt.kernel_prep.KernelPrep`) used to compile
 every kernel in the app's own process: numba's type inference and LLVM calls hold the GIL, so the
@@ -31,7 +31,9 @@ __all__ = ["preparation_list", "lower_priority", "main"]
 WarmUp = Callable[[], float]
 
 
-def _first_needed(warm_up: WarmUp) -> int:
+def _first_needed(warm_up: WarmUp | None) -> int:
+    if warm_up is None:  # no kernels: ready at once
+        return -1
     module = warm_up.__module__
     return 0 if module.endswith(".mdav") else 1 if module.endswith(".univariate") else 2
 
@@ -80,9 +82,7 @@ def main() -> int:
     print(f"total {len(methods)}", flush=True)
     # MDAV's kernels first (the proposed run's), then the lower bound's; a warm-up shared by
     # several names runs once
-    order = sorted(
-        range(len(methods)), key=lambda i: _first_needed(methods[i][1]) if methods[i][1] else -1
-    )
+    order = sorted(range(len(methods)), key=lambda i: _first_needed(methods[i][1]))
     done: dict[WarmUp, bool] = {}
     for count, i in enumerate(order, 1):
         name, warm_up = methods[i]

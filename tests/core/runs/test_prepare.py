@@ -1,8 +1,8 @@
-"""The child process's protocol (:mod:`microgui.core.methods.prepare`, issue 30)."""
+"""The child process's protocol (:mod:`microgui.core.runs.prepare`, issue 30)."""
 
 from __future__ import annotations
 
-from microgui.core.methods import prepare
+from microgui.core.runs import prepare
 
 
 def test_main_prints_the_total_then_each_method_mdav_first(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
