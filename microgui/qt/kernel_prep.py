@@ -20,18 +20,32 @@ at that moment is finished: numba's compiler lock serialises compiles, and a com
 interrupted), to be taken again, cheaply, when the run ends. A compile inside a run says so in
 its status ("compiling the kernels of mdav-generic (first run only)…", :func:`after_kernels`).
 Kernels are process-wide, so is the preparation in progress.
+
+Since session 41 (issue 30: compiles in the app's process held the GIL, and the GUI thread stood
+still up to 438 ms while the cache filled) the app's preparation runs in a CHILD PROCESS
+(:mod:`microgui.core.runs.prepare`, started with :class:`QProcess` at the lowest priority,
+same cache folder): this process compiles nothing in the background, and only loads the kernels
+when a run first calls them. The status bar's "n of N" comes from the child's stdout lines. A
+run started meanwhile still does not wait: it compiles in this process what it needs (the child,
+at low priority, keeps going; numba renames each cache file into place whole, so both may write
+the same kernel). Closing the window kills the child. A child that cannot start (a frozen app:
+:func:`child_command` is None) or that crashes falls back to the in-process preparation
+described above, with a warning in the log. An explicit list of warm-ups (``start(methods)``)
+is always prepared in this process.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QProcess, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
 from microgui.core.progress import ProgressFn, RunCancelled
@@ -51,6 +65,18 @@ __all__ = [
 
 #: A method's warm-up: compiles (or loads) its kernels, returns the seconds it took.
 WarmUp = Callable[[], float]
+_log = logging.getLogger(__name__)
+
+
+def child_command() -> list[str] | None:
+    """The command of the child process that fills the kernel cache
+    (:mod:`microgui.core.runs.prepare`), or None where there is no interpreter to start
+    (a frozen application): the preparation then runs in this process."""
+    if getattr(sys, "frozen", False) or not sys.executable:
+        return None
+    return [sys.executable, "-m", "microgui.core.runs.prepare"]
+
+
 #: The status bar says nothing of a preparation that ends sooner (a filled cache).
 SHOW_AFTER_MS = 1000
 #: How long "Methods ready" stays in the status bar after a preparation that was shown.
@@ -107,6 +133,7 @@ class KernelPrep(QObject):
 
     started = Signal()
     _resume = Signal()  # a run ended (emitted from its thread, handled in the GUI thread)
+    _hold = Signal()  # a run began (emitted from its thread, handled in the GUI thread)
     progress = Signal(int, int)  # methods ready, methods in all
     finished = Signal(int, int)  # methods ready, methods in all (fewer: a warm-up failed)
 
@@ -126,6 +153,7 @@ class KernelPrep(QObject):
         self._holds = 0  # runs in progress: the preparation gives way to them
         self._paused = False
         self._resume.connect(self._on_resume)
+        self._hold.connect(self._on_hold)
         #: a kernel was compiled, not loaded from the cache (set from the compiling thread)
         self.compiled = threading.Event()
         #: the methods whose warm-up failed (they compile at their first run instead)
@@ -134,36 +162,51 @@ class KernelPrep(QObject):
         self.running = False
         #: how long the whole preparation took (None until it ends)
         self.seconds: float | None = None
+        #: the child process's command (:func:`child_command`); None: prepare in this process
+        self.child_command: list[str] | None = child_command()
+        #: the child process filling the cache, while it runs
+        self.child: QProcess | None = None
+        #: the preparation went through the child process (False: in this process)
+        self.in_child = False
+        self._child_ready = 0
+        self._child_total = 0
+        self._child_out = b""
+        self._child_killed_for_run = False
 
     # state ---------------------------------------------------------------------------------
     @property
     def total(self) -> int:
         """The methods in all."""
-        return len(self._methods)
+        return self._child_total if self.in_child else len(self._methods)
 
     @property
     def ready(self) -> int:
         """The methods whose kernels are ready (methods without kernels included)."""
+        if self.in_child:
+            return self._child_ready
         return sum(1 for _name, w in self._methods if w is None or w in _prepared)
 
     # running -------------------------------------------------------------------------------
     def start(self, methods: Sequence[tuple[str, WarmUp | None]] | None = None) -> None:
         """Start preparing the kernels of ``methods`` ((name, warm-up) pairs; default: every
         registered method, in the registry's order with MDAV's first). Returns at once."""
-        global _active
         if self.running or self._stopped:
             return
-        if methods is None:
-            from microgui.core.methods import available_methods
-            from microgui.core.methods.local_suppression import warm_up as suppression_warm_up
-            from microgui.core.methods.refine import warm_up as refine_warm_up
+        if methods is None and self.child_command:
+            self._start_child(self.child_command)
+            return
+        self._start_here(methods)
 
-            methods = [(m.name, m.warm_up) for m in available_methods()]
-            # the refinement any partitioning method may end with (refine=…): its first deep
-            # run compiled for 30 s after the preparation had ended (issue 30)
-            methods.append(("refinement", refine_warm_up))
-            # a plan's local suppression step (issue 31): about 24 s of compiling at its first call
-            methods.append(("local suppression", suppression_warm_up))
+    def _start_here(self, methods: Sequence[tuple[str, WarmUp | None]] | None) -> None:
+        """The preparation in this process (a frozen app, a child that failed, tests)."""
+        global _active
+        self.in_child = False
+        if methods is None:
+            from microgui.core.runs.prepare import preparation_list
+
+            # with the refinement (its first deep run compiled for 30 s after the preparation
+            # had ended, issue 30) and a plan's local suppression step (issue 31)
+            methods = preparation_list()
         self._methods = list(methods)
         _freeze_start_up_objects()
         order = sorted(
@@ -185,6 +228,108 @@ class KernelPrep(QObject):
         self.progress.emit(self.ready, self.total)
         self._next()
 
+    # the child process -------------------------------------------------------------------
+    def _start_child(self, command: list[str]) -> None:
+        """Fill the cache in a child process: nothing compiles in this one, so the GUI thread
+        never waits for a compile holding the GIL. Its stdout lines give the progress."""
+        global _active
+        self.in_child = True
+        self._child_ready = self._child_total = 0
+        self._child_out = b""
+        self.running = True
+        self.failed = []
+        self.seconds = None
+        self._started_at = time.perf_counter()
+        _active = self
+        self.started.emit()
+        self.progress.emit(self.ready, self.total)
+        self._launch_child(command)
+
+    def _launch_child(self, command: list[str]) -> None:
+        child = QProcess(self)
+        child.setProgram(command[0])
+        child.setArguments(command[1:])
+        child.setProcessChannelMode(QProcess.ProcessChannelMode.SeparateChannels)
+        child.readyReadStandardOutput.connect(self._on_child_output)
+        child.finished.connect(self._on_child_finished)
+        child.errorOccurred.connect(self._on_child_error)
+        self.child = child
+        self.failed = []
+        child.start()
+
+    def _on_child_output(self) -> None:
+        child = self.child
+        if child is None:
+            return
+        self._child_out += bytes(child.readAllStandardOutput().data())
+        *lines, self._child_out = self._child_out.split(b"\n")
+        for raw in lines:
+            word, _, rest = raw.decode("utf-8", "replace").strip().partition(" ")
+            if word == "compiled":
+                self.compiled.set()
+            elif word == "total" and rest.isdigit():
+                self._child_total = int(rest)
+            elif word in ("ready", "failed"):
+                count, _, name = rest.partition(" ")
+                if count.isdigit():  # a child started again after a run counts from 1
+                    self._child_ready = max(self._child_ready, int(count))
+                if word == "failed":
+                    self.failed.append(name)
+            else:
+                continue
+            if self.running:
+                self.progress.emit(self.ready, self.total)
+
+    def _on_child_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart and self.child is not None:
+            self._child_failed(f"could not start ({self.child.errorString()})")
+
+    def _on_child_finished(self, code: int, status: QProcess.ExitStatus) -> None:
+        if self.child is None:
+            return
+        self._on_child_output()
+        if self._stopped or self._child_killed_for_run:
+            return
+        if status == QProcess.ExitStatus.NormalExit and code == 0 and self._child_total:
+            self._drop_child()
+            # the methods that failed in the child compile at their first run (counted ready)
+            self._child_ready = self._child_total
+            self._finish()
+            return
+        self._child_failed(f"exit status {code}")
+
+    def _child_failed(self, why: str) -> None:
+        """The child crashed or could not start: prepare in this process, as before."""
+        global _active
+        _log.warning("kernel preparation in a child process failed (%s): preparing in-process", why)
+        self._drop_child()
+        self.running = False
+        if _active is self:
+            _active = None
+        if not self._stopped:
+            self._start_here(None)
+
+    def _drop_child(self) -> None:
+        child, self.child = self.child, None
+        if child is not None:
+            with suppress(RuntimeError):
+                child.readyReadStandardOutput.disconnect(self._on_child_output)
+                child.finished.disconnect(self._on_child_finished)
+                child.errorOccurred.disconnect(self._on_child_error)
+            child.deleteLater()
+
+    def _stop_child(self, timeout_ms: int) -> bool:
+        """Kill the child (its cache files are renamed into place whole, or not at all)."""
+        child = self.child
+        if child is None:
+            return True
+        done = True
+        if child.state() != QProcess.ProcessState.NotRunning:
+            child.kill()
+            done = child.waitForFinished(timeout_ms)
+        self._drop_child()
+        return done
+
     @contextmanager
     def giving_way(self) -> Iterator[None]:
         """While the block runs (a run, in its thread), start no further warm-up, and stop the
@@ -193,6 +338,7 @@ class KernelPrep(QObject):
         time), not for a whole warm-up."""
         with self._lock:
             self._holds += 1
+        self._hold.emit()
         try:
             yield
         finally:
@@ -200,7 +346,28 @@ class KernelPrep(QObject):
                 self._holds -= 1
             self._resume.emit()
 
+    def _on_hold(self) -> None:
+        """A run began while the child fills the cache: the child is killed (its finished
+        cache files stay; a file being written is never renamed into place) and started again
+        when the run ends. Else a child at the lowest priority, starved by the run on a busy
+        machine, could hold a cache index's lock that the run's kernel load waits for."""
+        child = self.child
+        if not self.in_child or child is None or self._stopped:
+            return
+        self._child_killed_for_run = True
+        if child.state() != QProcess.ProcessState.NotRunning:
+            child.kill()
+            child.waitForFinished(2000)
+        self._drop_child()
+
     def _on_resume(self) -> None:
+        if self.in_child:
+            with self._lock:
+                again = self._holds == 0 and self.running and self.child is None
+            if again and self._child_killed_for_run and not self._stopped and self.child_command:
+                self._child_killed_for_run = False
+                self._launch_child(self.child_command)
+            return
         with self._lock:
             go = self._paused and self._holds == 0 and self.running
         if go:
@@ -273,7 +440,8 @@ class KernelPrep(QObject):
         self._stopped = True
         with self._lock:
             self._queue.clear()
-        done = stop_tasks([self._slot], [self.pool], timeout_ms)
+        child_done = self._stop_child(min(timeout_ms, 5000))
+        done = stop_tasks([self._slot], [self.pool], timeout_ms) and child_done
         self._finish()
         return done
 

@@ -438,6 +438,7 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
         before = gaps[at[1:] <= run_at]
         state["max_gap_before_run_ms"] = round(float(before.max(initial=0.0)) * 1000, 1)
     state["said_compiling"] = any(s.startswith("compiling ") for s in statuses)
+    state["prepared_in_child"] = prep.in_child  # issue 30: the cache filled by a child process
     closing = time.perf_counter()
     window.close()
     state["close_s"] = round(time.perf_counter() - closing, 2)

@@ -1,0 +1,44 @@
+"""The child process's protocol (:mod:`microgui.core.runs.prepare`, issue 30)."""
+
+from __future__ import annotations
+
+from microgui.core.runs import prepare
+
+
+def test_main_prints_the_total_then_each_method_mdav_first(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    calls: list[str] = []
+
+    def make(name: str, module: str, fail: bool = False):  # type: ignore[no-untyped-def]
+        def warm_up() -> float:
+            calls.append(name)
+            if fail:
+                raise ValueError("no")
+            return 0.0
+
+        warm_up.__module__ = module
+        return warm_up
+
+    shared = make("shared", "x.other")
+    methods = [
+        ("a", shared),
+        ("b", make("bad", "x.bad", fail=True)),
+        ("mdav", make("mdav", "x.mdav")),
+        ("c", shared),
+        ("plain", None),
+    ]
+    monkeypatch.setattr(prepare, "preparation_list", lambda: methods)
+    monkeypatch.setattr(prepare, "lower_priority", lambda: None)
+    assert prepare.main() == 0
+    out = capsys.readouterr()
+    lines = [line for line in out.out.splitlines() if line != "compiled"]
+    assert lines[0] == "total 5"
+    assert lines[1:] == ["ready 1 plain", "ready 2 mdav", "ready 3 a", "failed 4 b", "ready 5 c"]
+    assert calls == ["mdav", "shared", "bad"]  # a shared warm-up once
+    assert "ValueError" in out.err
+
+
+def test_the_list_is_the_registry_with_refinement_and_suppression() -> None:
+    from microgui.core.methods import available_methods
+
+    names = [name for name, _w in prepare.preparation_list()]
+    assert names == [m.name for m in available_methods()] + ["refinement", "local suppression"]
