@@ -39,11 +39,18 @@ def test_the_window_prepares_nothing_unless_asked(window: MainWindow, qtbot) -> 
     assert window.kernel_status.isHidden()
 
 
-def test_the_app_window_prepares_the_registry_from_start_up(qtbot) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    "where", ["in the app", pytest.param("in a child", marks=pytest.mark.slow)]
+)
+def test_the_app_window_prepares_the_registry_from_start_up(qtbot, where: str) -> None:  # type: ignore[no-untyped-def]
     """``prepare_kernels=True`` (what ``microgui gui`` passes): every registered method, after
-    the window shows, off the GUI thread; a filled cache says nothing in the status bar."""
+    the window shows, off the GUI thread; a filled cache says nothing in the status bar. In a
+    child process (the app's way) only with the slow tests: the child runs at the lowest
+    priority, and beside the test workers of a full run it may wait minutes for a core."""
     win = MainWindow(UiSettings(), prepare_kernels=True)
     qtbot.addWidget(win)
+    if where == "in the app":
+        win.kernel_prep.child_command = None  # as a frozen app
     assert not win.kernel_prep.running  # not before the event loop: the window shows first
     win.show()
     with qtbot.waitSignal(win.kernel_prep.finished, timeout=PREPARATION_TIMEOUT_MS) as blocker:
