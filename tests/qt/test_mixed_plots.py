@@ -3,6 +3,8 @@ projection's labels and the "Category changes" transition view."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -203,3 +205,44 @@ def test_heatmap_helpers() -> None:
     assert format_count(999, True) == "999"
     assert heat_colour(0.0).lightnessF() > heat_colour(1.0).lightnessF()
     assert heat_colour(2.0) == heat_colour(1.0)
+
+
+def test_groups_plot_draws_from_the_workers_axes(  # type: ignore[no-untyped-def]
+    demo_window: MainWindow, demo_result: RunResult, qtbot, monkeypatch
+) -> None:
+    """Issue 29: the drawing turn takes the axes the worker laid out with the projection
+    (``qi_projection``); it computes none itself, and draws what it would have computed."""
+    import microgui.core.views.projection as projection_module
+    import microgui.qt.plots.cluster_scatter as scatter_module
+
+    projection = projection_module.qi_projection(demo_result)
+    assert projection is not None
+    bare = dataclasses.replace(projection, category_axes={}, released_slots={}, released_numbers={})
+    pictures = []
+    for proj, forbid in ((bare, False), (projection, True)):
+        plot = ClusterScatterPlot()
+        qtbot.addWidget(plot)
+        plot.set_display("points")
+        with monkeypatch.context() as m:
+            if forbid:
+
+                def fail(*_args: object) -> None:
+                    raise AssertionError("computed in the GUI thread")
+
+                m.setattr(scatter_module, "category_axis", fail)
+                m.setattr(scatter_module, "released_numbers", fail)
+                m.setattr(projection_module.CategoryAxis, "slots_of", fail)
+            plot.set_run(demo_result, proj)
+            for x_axis, y_axis in (("age", "region"), ("education", "sex")):
+                plot.set_axes(x_axis, y_axis)
+                pictures.append(
+                    (
+                        plot.records_item.data["x"].copy(),
+                        plot.records_item.data["y"].copy(),
+                        plot.protected_item.data["x"].copy(),
+                        plot.protected_item.data["y"].copy(),
+                    )
+                )
+    for computed, ready in zip(pictures[:2], pictures[2:], strict=True):
+        for a, b in zip(computed, ready, strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -39,8 +39,8 @@ category, as a table of counts.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -536,6 +536,13 @@ class QIProjection:
     explained_ratio: tuple[float, float]
     mixed: bool = False
     dimension: int = 0
+    # Each quasi-identifier's axis as the groups plot draws it, computed with the projection in
+    # the run's worker so that the GUI thread only hands arrays to pyqtgraph (issue 29): the
+    # category axis of an ordinal/nominal one with its released values' slots, and the released
+    # numbers of a continuous one. Empty for a projection made without them.
+    category_axes: Mapping[str, CategoryAxis] = field(default_factory=dict)
+    released_slots: Mapping[str, np.ndarray] = field(default_factory=dict)
+    released_numbers: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def axis_label(self, i: int) -> str:
         """The axis title of component ``i`` (0: PC1, 1: PC2)."""
@@ -578,6 +585,7 @@ def qi_projection(result: RunResult) -> QIProjection | None:
     pca = mixed_pca(qi)
     z, ranks, codes = protected_codes(result.protected, qi)
     emb = pca.embedding
+    axes = {name: category_axis(qi, name) for name in categorical_qi_names(qi)}
     return QIProjection(
         columns=emb.names,
         original=pca.transform(qi.continuous, qi.ordinal, qi.nominal),
@@ -585,7 +593,17 @@ def qi_projection(result: RunResult) -> QIProjection | None:
         explained_ratio=(float(pca.explained_ratio[0]), float(pca.explained_ratio[1])),
         mixed=not emb.all_continuous,
         dimension=emb.dim,
+        category_axes=axes,
+        released_slots={name: axis.slots_of(result.protected[name]) for name, axis in axes.items()},
+        released_numbers={
+            name: released_numbers(result.protected, name) for name in qi.continuous_names
+        },
     )
+
+
+def released_numbers(protected: pd.DataFrame, name: str) -> np.ndarray:
+    """A released continuous column as float64 (NaN where a cell is no number)."""
+    return pd.to_numeric(protected[name], errors="coerce").to_numpy(dtype=np.float64)
 
 
 # --------------------------------------------------------------------------------------------

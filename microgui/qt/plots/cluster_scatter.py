@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPicture
@@ -70,6 +69,7 @@ from microgui.core.views.projection import (
     QIProjection,
     category_axis,
     category_jitter,
+    released_numbers,
 )
 from microgui.qt.compact import compact_combo
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
@@ -580,7 +580,10 @@ class ClusterScatterPlot(QWidget):
             # a continuous one; up, the categorical one with the most categories that can all
             # be labelled (≤ 20), else the first.
             x = cont[0] if cont else cats[0]
-            sizes = {c: len(category_axis(result.qi, c).labels) for c in cats if c != x}
+            ready = projection.category_axes if projection is not None else {}
+            sizes = {
+                c: len((ready.get(c) or category_axis(result.qi, c)).labels) for c in cats if c != x
+            }
             fits = [c for c in sizes if sizes[c] <= 20]
             y = max(fits, key=lambda c: sizes[c]) if fits else next(iter(sizes))
             return x, y
@@ -670,19 +673,23 @@ class ClusterScatterPlot(QWidget):
         if name in qi.continuous_names:
             j = qi.continuous_names.index(name)
             original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
-            protected = pd.to_numeric(result.protected[name], errors="coerce").to_numpy(
-                dtype=np.float64
-            )
+            ready = self._projection.released_numbers if self._projection is not None else {}
+            protected = ready.get(name)
+            if protected is None:  # a projection made without the axes: computed here
+                protected = released_numbers(result.protected, name)
             self._moves[name] = axis_moves(original, protected, False)
             return original, protected, f"{name} (original units)", "", None
-        axis = category_axis(qi, name)
+        axis = self._category_axis(name)
         seed = self.options.sample_seed
         labels = result.labels
         n_groups = int(labels.max()) + 1 if len(labels) else 0
         original = axis.original + category_jitter(len(labels), seed, name)
         # One offset per group: its members carry the same aggregate, drawn once.
         group_jitter = category_jitter(n_groups, seed, name + "\x00released")
-        released_slots = axis.slots_of(result.protected[name])
+        ready_slots = self._projection.released_slots if self._projection is not None else {}
+        released_slots = ready_slots.get(name)
+        if released_slots is None:
+            released_slots = axis.slots_of(result.protected[name])
         self._moves[name] = axis_moves(axis.original, released_slots, True)
         protected = released_slots + group_jitter[labels]
         label = f"{name} ({axis.kind}, {len(axis.labels)} categories)"
@@ -693,6 +700,16 @@ class ClusterScatterPlot(QWidget):
             "each other; the position within a slot means nothing."
         )
         return original, protected, label, tip, axis
+
+    def _category_axis(self, name: str) -> CategoryAxis:
+        """The run's axis of a categorical quasi-identifier: the one the worker laid out with
+        the projection, else computed here."""
+        ready = self._projection.category_axes if self._projection is not None else {}
+        axis = ready.get(name)
+        if axis is None:
+            assert self._result is not None
+            axis = category_axis(self._result.qi, name)
+        return axis
 
     def redraw(self, keep_view: bool = False) -> None:
         """Redraw both layers for the current options: one setData per layer (or one image),

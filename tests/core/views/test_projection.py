@@ -7,6 +7,8 @@ explicit one-hot matrix, and the transition table against hand counts.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -310,3 +312,33 @@ def test_no_categorical_quasi_identifier_has_no_transitions() -> None:
     roles = RoleMap.from_dict({c: ColumnSpec(QI, AttributeKind.CONTINUOUS) for c in "ab"})
     result = run_protection(Dataset.from_frame(frame, roles), RunSpec.make("mdav", 4, seed=0))
     assert all_category_transitions(result) == {}
+
+
+def test_projection_carries_the_groups_plot_axes() -> None:
+    """The worker lays out every quasi-identifier's axis with the projection (issue 29: the GUI
+    thread only hands arrays to pyqtgraph): the same axes, released slots and released numbers
+    as computed from the run directly, and a released value that is no category is unplaced."""
+    dataset = _mixed_dataset(120, seed=5)
+    result = run_protection(dataset, RunSpec.make("mdav-generic", 4, seed=0))
+    proj = qi_projection(result)
+    assert proj is not None
+    assert list(proj.category_axes) == ["size", "colour", "sex"]
+    assert list(proj.released_numbers) == ["age", "income"]
+    for name, axis in proj.category_axes.items():
+        direct = category_axis(result.qi, name)
+        assert axis.categories == direct.categories
+        np.testing.assert_array_equal(axis.original, direct.original)
+        np.testing.assert_array_equal(
+            proj.released_slots[name], direct.slots_of(result.protected[name])
+        )
+        slots = proj.released_slots[name]
+        released = result.protected[name].astype(str).to_numpy()
+        assert [axis.labels[int(s)] for s in slots] == list(released)
+    for name, values in proj.released_numbers.items():
+        np.testing.assert_allclose(values, result.protected[name].to_numpy(dtype=float))
+    generalized = result.protected.copy()
+    generalized.loc[0, "colour"] = "red-or-green"
+    other = qi_projection(dataclasses.replace(result, protected=generalized))
+    assert other is not None
+    assert np.isnan(other.released_slots["colour"][0])
+    assert not np.isnan(other.released_slots["colour"][1:]).any()
