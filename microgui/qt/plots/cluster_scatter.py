@@ -86,6 +86,7 @@ __all__ = [
     "sample_indices",
     "density_image",
     "first_of_groups",
+    "group_means",
     "DEFAULT_MAX_POINTS",
     "DEFAULT_DENSITY_THRESHOLD",
     "DISPLAY_MODES",
@@ -803,7 +804,7 @@ class ClusterScatterPlot(QWidget):
             # coloured by how far their group's records moved.
             if density and not by_group:
                 symbol, size = "o", 3
-                group_move = _group_means(self.moved, labels)
+                group_move = group_means(self.moved, labels)
                 brushes = self.move_brushes[move_classes(group_move[group_ids])]
             elif density:
                 symbol, size = "x", 9
@@ -1221,7 +1222,7 @@ def _groups_in(
     return int(np.count_nonzero(present))
 
 
-def _group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+def group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Mean of the finite values of each group (NaN for a group without one)."""
     ok = np.isfinite(values)
     n_groups = int(labels.max()) + 1 if len(labels) else 0

@@ -48,6 +48,7 @@ from microgui.qt.plots.cluster_scatter import (
     PC2,
     density_image,
     first_of_groups,
+    group_means,
     sample_indices,
 )
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
@@ -584,7 +585,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
                 brushes = self.palette_.brushes_for(labels[first][keep])
             else:
                 assert classes is not None
-                group_class = move_classes(_group_means(moved, labels))[labels[first][keep]]
+                group_class = move_classes(group_means(moved, labels))[labels[first][keep]]
                 brushes = self.move_brushes[group_class]
                 classes_present[np.unique(group_class)] = True
             _restyle(p.protected, "o", 4)
@@ -659,16 +660,6 @@ def _restyle(item: FastScatterPlotItem, symbol: str, size: float) -> None:
         item.setData(x=[], y=[])
         item.setSymbol(symbol)
         item.setSize(size)
-
-
-def _group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Mean of the finite values of each group (NaN for a group without one)."""
-    ok = np.isfinite(values)
-    n_groups = int(labels.max()) + 1 if len(labels) else 0
-    total = np.bincount(labels[ok], weights=values[ok], minlength=n_groups)
-    count = np.bincount(labels[ok], minlength=n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 #: Between the entries of :func:`_move_legend`.
