@@ -50,6 +50,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from microgui.core.progress import ProgressFn, RunCancelled
 from microgui.core.runs import RunSpec
+from microgui.core.runs.prepare import first_needed
 from microgui.qt.workers import Job, TaskSlot, make_run_pool, stop_tasks
 
 __all__ = [
@@ -103,14 +104,6 @@ def _freeze_start_up_objects() -> None:
             gui_gc.settle()
         else:
             gc.freeze()
-
-
-def _first_needed(warm_up: WarmUp) -> int:
-    """The preparation's order: MDAV's kernels (the proposed run's), then the optimal
-    univariate partition's (every run's lower bound compiles it: a run started later then
-    finds it ready), then the others in the registry's order."""
-    module = warm_up.__module__
-    return 0 if module.endswith(".mdav") else 1 if module.endswith(".univariate") else 2
 
 
 class _GiveWay(Exception):
@@ -211,7 +204,7 @@ class KernelPrep(QObject):
         _freeze_start_up_objects()
         order = sorted(
             {w: None for _n, w in self._methods if w is not None and w not in _prepared},
-            key=_first_needed,
+            key=first_needed,
         )
         self._gave_way = set()
         with self._lock:

@@ -25,13 +25,17 @@ import sys
 import threading
 from collections.abc import Callable
 
-__all__ = ["preparation_list", "lower_priority", "main"]
+__all__ = ["first_needed", "preparation_list", "lower_priority", "main"]
 
 #: A warm-up: compiles (or loads) a method's kernels, returns the seconds it took.
 WarmUp = Callable[[], float]
 
 
-def _first_needed(warm_up: WarmUp | None) -> int:
+def first_needed(warm_up: WarmUp | None) -> int:
+    """The preparation's order (here and in the app's in-process preparation): MDAV's kernels
+    (the proposed run's), then the optimal univariate partition's (every run's lower bound
+    compiles it: a run started later then finds it ready), then the others in the registry's
+    order; a method without kernels first (nothing to wait for)."""
     if warm_up is None:  # no kernels: ready at once
         return -1
     module = warm_up.__module__
@@ -82,7 +86,7 @@ def main() -> int:
     print(f"total {len(methods)}", flush=True)
     # MDAV's kernels first (the proposed run's), then the lower bound's; a warm-up shared by
     # several names runs once
-    order = sorted(range(len(methods)), key=lambda i: _first_needed(methods[i][1]))
+    order = sorted(range(len(methods)), key=lambda i: first_needed(methods[i][1]))
     done: dict[WarmUp, bool] = {}
     for count, i in enumerate(order, 1):
         name, warm_up = methods[i]
