@@ -200,3 +200,36 @@ def test_a_new_table_forgets_the_pseudonym_choices(controller: AppController) ->
     controller.set_dataset(controller.dataset)  # type: ignore[arg-type]
     assert controller.export_options.pseudonymize == () and not controller.export_options.write_key
     assert controller.export_options.csv.sep == ";"
+
+
+def test_fit_columns_sizes_to_the_widest_text_without_asking_every_cell(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from microgui.qt.models.dataframe_model import fit_columns
+
+    class Counting(DataFrameModel):
+        calls = 0
+
+        def data(self, index, role=Qt.ItemDataRole.DisplayRole):  # type: ignore[no-untyped-def]
+            Counting.calls += 1
+            return super().data(index, role)
+
+    words = ["a", "bb", "a much longer category label", "ccc"] * 500
+    frame = pd.DataFrame({"n": np.arange(2000), "text": words, "x": np.linspace(0, 1, 2000)})
+    frame.loc[1500, "text"] = "W" * 200  # beyond the rows measured (as Qt's 1,000)
+    model = Counting()
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    model.set_frame(frame)
+    Counting.calls = 0
+    widths = fit_columns(view, model)
+    assert Counting.calls == 0
+    metrics = view.fontMetrics()
+    header = view.horizontalHeader()
+    assert widths == [view.columnWidth(c) for c in range(3)]
+    assert widths[1] >= metrics.horizontalAdvance("a much longer category label")
+    assert widths[1] < metrics.horizontalAdvance("W" * 200)
+    assert widths[2] >= metrics.horizontalAdvance(format_cell(frame["x"].iloc[1]))
+    assert all(w >= header.sectionSizeFromContents(c).width() for c, w in enumerate(widths))
+    # sorted: the first rows shown are measured ("W…" sorts before the lowercase words)
+    model.sort(1, Qt.SortOrder.AscendingOrder)
+    assert fit_columns(view, model)[1] >= metrics.horizontalAdvance("W" * 200)

@@ -27,7 +27,7 @@ from microgui.core.methods import available_methods
 from microgui.core.methods.artifacts import CLASSES
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
-from microgui.qt.models.dataframe_model import DataFrameModel
+from microgui.qt.models.dataframe_model import DataFrameModel, fit_columns
 
 __all__ = ["ClassesPanel", "PLACEHOLDER"]
 
@@ -101,8 +101,8 @@ class ClassesPanel(QWidget):
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.model.set_frame(classes)
         self._updating = False
-        # Measures at most the first 1,000 rows (Qt's resizeContentsPrecision), so it stays cheap.
-        self.view.resizeColumnsToContents()
+        # The first 1,000 rows' widest texts, measured without a data() call per cell (issue 30).
+        fit_columns(self.view, self.model)
         sizes = classes["size"].to_numpy() if "size" in classes.columns else np.zeros(0)
         smallest = int(sizes.min()) if len(sizes) else 0
         self.info.setText(
