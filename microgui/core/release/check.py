@@ -227,8 +227,13 @@ def input_paths(dataset: Dataset, result: RunResult) -> list[Path]:
 
 
 def report_path_for(csv_path: Path) -> Path:
-    """The JSON report written beside an exported CSV: ``name.csv`` → ``name.report.json``."""
-    return csv_path.with_name(csv_path.stem + ".report.json")
+    """The JSON report written beside an exported table: ``name.csv`` → ``name.report.json``;
+    another format keeps its extension in the name, ``name.sav`` → ``name.sav.report.json``, so
+    that exporting one run as ``name.csv`` and then as ``name.sav`` keeps both files' reports
+    (one name for both replaced the first export's report without a word)."""
+    if csv_path.suffix.lower() == ".csv":
+        return csv_path.with_name(csv_path.stem + ".report.json")
+    return csv_path.with_name(csv_path.name + ".report.json")
 
 
 #: Tables read in these formats are released in their own format, labels kept (issue 18).
