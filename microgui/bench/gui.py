@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 
+from microgui.bench.gil import worker_hold_lines
 from microgui.core.runs import RunSpec, run_protection
 
 __all__ = ["GUI_STALL_RECORDS", "gui_text", "reopen_lines", "reopen_project_times"]
@@ -68,6 +69,7 @@ def gui_text() -> str:
         f"(kernels loaded beforehand in {load_seconds:.2f} s, as after a session's first run)"
     )
     lines.extend(view_stall_lines())
+    lines.extend(worker_hold_lines())
     lines.extend(adult_view_stall_lines())
     lines.extend(adult_compare_lines())
     lines.extend(first_run_lines())
