@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 
+from microgui.bench.gil import worker_hold_lines
 from microgui.core.runs import RunSpec, run_protection
 
 __all__ = ["GUI_STALL_RECORDS", "gui_text", "reopen_lines", "reopen_project_times"]
@@ -68,6 +69,7 @@ def gui_text() -> str:
         f"(kernels loaded beforehand in {load_seconds:.2f} s, as after a session's first run)"
     )
     lines.extend(view_stall_lines())
+    lines.extend(worker_hold_lines())
     lines.extend(adult_view_stall_lines())
     lines.extend(adult_compare_lines())
     lines.extend(first_run_lines())
@@ -77,17 +79,19 @@ def gui_text() -> str:
 
 def view_stall_lines() -> list[str]:
     """The longest GUI-thread stall per phase of a demo session (issue 30: none above 100 ms):
-    during the run, while its result is drawn, and while each view is brought to the front.
+    while the loaded table is laid out, during the run (Run pressed in the settled window),
+    while its result is drawn, and while each view is brought to the front.
     Rough on a loaded machine (other processes stretch every gap)."""
     from microgui.qt.perf import view_stalls
 
     r = view_stalls()
     views = r["views"]
-    worst = max([r["run_ms"], r["drawing_ms"], *views.values()])
+    worst = max([r["load_ms"], r["run_ms"], r["drawing_ms"], *views.values()])
     shown = ", ".join(f"{name} {ms:.0f}" for name, ms in views.items())
     return [
         f"  longest GUI-thread stall per phase, demo mdav-generic k=5 in the window "
-        f"({r['outcome']}, {r['run_s']:.1f} s): run {r['run_ms']:.0f} ms, drawing the result "
+        f"({r['outcome']}, {r['run_s']:.1f} s): the table laid out {r['load_ms']:.0f} ms, "
+        f"then Run: run {r['run_ms']:.0f} ms, drawing the result "
         f"{r['drawing_ms']:.0f} ms; each view shown: {shown} ms <= 100 ms "
         f"{'PASS' if worst <= 100 else 'MISS'}"
     ]

@@ -307,7 +307,7 @@ class MainWindow(QMainWindow):
         ctl.run_cancelled.connect(lambda _i: self.statusBar().showMessage("Run cancelled.", 5000))
         ctl.busy_changed.connect(lambda _b: self._update_actions())
         ctl.selection_changed.connect(self._on_selection_changed)
-        ctl.history_changed.connect(self._update_ru_chart)
+        ctl.history_changed.connect(self._on_history_changed)
         ctl.analyses.reference_measured.connect(lambda *_a: self._update_ru_chart())
         ctl.run_shown.connect(self.ru_chart.set_current)
         ctl.comparison_changed.connect(self._on_comparison_changed)
@@ -565,6 +565,14 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.ru_chart)
 
     # history, comparison and reports -----------------------------------------------------
+    def _on_history_changed(self) -> None:
+        if self.controller.restoring_history:
+            # a reopened project's runs: the history table now, the R-U map in the next turn
+            # of the event loop (issue 30: both in one turn stalled the GUI thread)
+            QTimer.singleShot(0, self, self._update_ru_chart)
+            return
+        self._update_ru_chart()
+
     def _update_ru_chart(self) -> None:
         ctl = self.controller
         points = [RuPoint(e.run_id, e.spec.method, e.spec.k, e.measures) for e in ctl.history]

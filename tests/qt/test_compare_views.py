@@ -158,6 +158,31 @@ def test_ru_map_draws_the_unprotected_table_and_offers_recommended_measures(qtbo
     np.testing.assert_equal(len(chart.reference_item.data), 0)
 
 
+def test_ru_map_set_again_with_the_same_runs_keeps_its_drawing(qtbot: Any) -> None:
+    # a reopened run rebuilt, or the reference measured again, hands the map the same runs:
+    # nothing is redrawn (issue 30: 25-40 ms of the GUI thread per redraw of 14 runs)
+    chart = RuChartPlot()
+    qtbot.addWidget(chart)
+    catalog = measure_catalog()
+    points = [
+        RuPoint(1, "mdav", 3, {"record_linkage": 20.0, "information_loss": 5.0}),
+        RuPoint(2, "ama", 5, {"record_linkage": 10.0, "information_loss": float("nan")}),
+    ]
+    reference = {"record_linkage": 95.0, "information_loss": 0.0}
+    chart.set_runs(points, catalog, reference=reference)
+    labels, items = list(chart.labels), dict(chart.method_items)
+    chart.set_runs(
+        [RuPoint(p.run_id, p.method, p.k, dict(p.measures)) for p in points],
+        dict(catalog),
+        reference=dict(reference),
+    )
+    assert chart.labels == labels and all(a is b for a, b in zip(chart.labels, labels, strict=True))
+    assert all(chart.method_items[m] is item for m, item in items.items())
+    # a change is drawn
+    chart.set_runs(points[:1], catalog, reference=reference)
+    assert chart.drawn_ids == [1] and chart.labels[0] is not labels[0]
+
+
 def test_reference_point_is_measured_after_the_run_is_shown(
     demo_window: MainWindow, qtbot: Any
 ) -> None:

@@ -4,6 +4,7 @@ report, driven as a statistician would on the demo table."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -213,6 +214,43 @@ def test_ru_chart_points_front_and_click(two_runs: MainWindow, qtbot: Any) -> No
     assert blocker.args == [first]
     assert ctl.shown_run_id == first
     assert window.history_panel.selected_ids() == [first]
+
+
+def test_restored_runs_fill_the_history_now_and_the_ru_map_in_the_next_turn(
+    two_runs: MainWindow, qtbot: Any
+) -> None:
+    # a reopened project's runs: the table in this turn of the event loop, the map's labels and
+    # legend in the next one (issue 30: both in one turn stalled the GUI thread)
+    ctl = two_runs.controller
+    chart = two_runs.ru_chart
+    before = sorted(chart.drawn_ids)
+    restored = [replace(e, run_id=e.run_id + 100) for e in ctl.history]
+    ctl.restore_history(restored)
+    assert two_runs.history_panel.model.rowCount() == 4
+    assert sorted(chart.drawn_ids) == before
+    qtbot.waitUntil(lambda: sorted(chart.drawn_ids) == sorted(e.run_id for e in ctl.history))
+    assert not ctl.restoring_history
+
+
+def test_history_model_answers_other_roles_without_reading_a_run(
+    two_runs: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a view asks every cell for a dozen roles; the ones the table does not show return at
+    # once (issue 30: 5,000 calls in one turn for a reopened 14-run project)
+    model = two_runs.history_panel.model
+    read: list[int] = []
+    entry = model.entry
+    monkeypatch.setattr(model, "entry", lambda row: read.append(row) or entry(row))
+    index = model.index(0, 0)
+    for role in (Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.CheckStateRole,
+                 Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.SizeHintRole):  # fmt: skip
+        assert model.data(index, role) is None
+    assert read == []
+    assert (
+        model.data(index, Qt.ItemDataRole.DisplayRole)
+        == f"#{two_runs.controller.history[0].run_id}"
+    )
+    assert read == [0]
 
 
 def test_pareto_front_by_direction() -> None:

@@ -48,3 +48,29 @@ def test_strata_chooser_fills_the_spec_and_the_run_respects_it(
     assert panel.strata == ["region"]
     demo_window.open_demo()
     assert panel.spec().strata == ()
+
+
+def test_strata_menu_counts_each_column_once_per_table(
+    demo_window: MainWindow, monkeypatch: Any
+) -> None:
+    # the menu is filled again at every change of roles; the counts of values are the table's
+    # and are not counted again (issue 30: every column counted in the GUI thread each time)
+    import pandas as pd
+
+    ctl = demo_window.controller
+    menu = demo_window.run_panel.strata_menu
+    texts = [a.text() for a in menu.actions()]
+    counted: list[str] = []
+    nunique = pd.Series.nunique
+
+    def count(series: pd.Series, *args: Any, **kwargs: Any) -> int:
+        counted.append(str(series.name))
+        return int(nunique(series, *args, **kwargs))
+
+    monkeypatch.setattr(pd.Series, "nunique", count)
+    assert ctl.dataset is not None
+    ctl.set_roles(ctl.dataset.roles)
+    assert counted == [] and [a.text() for a in menu.actions()] == texts
+    frame = ctl.dataset.frame.copy()
+    ctl.set_dataset(type(ctl.dataset).from_frame(frame, ctl.dataset.roles))
+    assert sorted(counted) == sorted(str(c) for c in frame.columns)  # a new table: counted

@@ -64,6 +64,9 @@ __all__ = [
     "MAX_ABS_VALUE",
     "MISSING_CATEGORY",
     "is_missing",
+    "blank_texts",
+    "MISSING_TEXTS",
+    "MISSING_PIECE_ROWS",
     "check_frame",
     "column_type",
     "category_values",
@@ -514,17 +517,48 @@ def _more_distinct(values: np.ndarray, count: int) -> bool:
     return int(pd.Series(values).nunique()) > count
 
 
+#: The texts that mean a missing value once spaces are removed (the module's policy).
+MISSING_TEXTS = ("", "NA", "N/A", "NaN", "nan", ".")
+#: Rows per piece when :func:`is_missing` reads a text column: each piece is one call into
+#: pandas' C loops (which hold the GIL), so a worker thread gives the GIL back between pieces
+#: and the GUI thread is never kept waiting for a whole column (issue 30).
+MISSING_PIECE_ROWS = 32_768
+
+
 def is_missing(series: pd.Series) -> np.ndarray:
     """Which cells of ``series`` are missing: NA/NaN/None, or text that is empty or one of
-    ``NA``, ``N/A``, ``NaN``, ``nan``, ``.`` after removing spaces (the module's policy)."""
+    ``NA``, ``N/A``, ``NaN``, ``nan``, ``.`` after removing spaces (the module's policy).
+
+    Numbers, booleans and dates are only NA-checked (no text can be blank). A categorical column
+    of text is judged on its categories (a handful), then spread by its codes. Other text columns
+    are read in pieces of :data:`MISSING_PIECE_ROWS` rows: the same answer cell by cell, with the
+    GIL released between the pieces (issue 30: one call over a long column held it throughout)."""
     miss = series.isna().to_numpy()
-    if series.dtype == object or pd.api.types.is_string_dtype(series):
-        try:
-            text = series.astype("string").str.strip()
-        except UnicodeDecodeError:  # bytes that are no UTF-8 text (Parquet): only text is read
-            text = series.map(lambda v: v.strip() if isinstance(v, str) else "x").astype("string")
-        miss = miss | text.isin(["", "NA", "N/A", "NaN", "nan", "."]).fillna(True).to_numpy()
-    return np.asarray(miss, dtype=bool)
+    if not (series.dtype == object or pd.api.types.is_string_dtype(series)):
+        return np.asarray(miss, dtype=bool)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        categories = pd.Series(series.dtype.categories, dtype=series.dtype.categories.dtype)
+        blank = np.append(blank_texts(categories), False)  # code -1 (NA): already in ``miss``
+        return np.asarray(miss | blank[series.cat.codes.to_numpy()], dtype=bool)
+    n = len(series)
+    try:
+        pieces = [
+            blank_texts(series.iloc[start : start + MISSING_PIECE_ROWS])
+            for start in range(0, n, MISSING_PIECE_ROWS)
+        ]
+    except UnicodeDecodeError:  # bytes that are no UTF-8 text (Parquet): only text is read
+        text = series.map(lambda v: v.strip() if isinstance(v, str) else "x").astype("string")
+        pieces = [text.isin(MISSING_TEXTS).fillna(True).to_numpy()]
+    blank = np.concatenate(pieces) if pieces else np.zeros(0, dtype=bool)
+    return np.asarray(miss | blank, dtype=bool)
+
+
+def blank_texts(piece: pd.Series) -> np.ndarray:
+    """Which cells of a text column (or a piece of one) read, once stripped of spaces, as one
+    of :data:`MISSING_TEXTS` (NA cells: True). Raises UnicodeDecodeError on bytes that are no
+    UTF-8 text; :func:`is_missing` is the function to call."""
+    text = piece.astype("string").str.strip()
+    return np.asarray(text.isin(MISSING_TEXTS).fillna(True).to_numpy(), dtype=bool)
 
 
 def _value_key(value: object) -> str:

@@ -56,6 +56,18 @@ HEADLINE_MEASURES: dict[str, str] = {
 MIN_ROWS = 5
 
 _FIXED = ("Run", "Method", "k", "Parameters", "Seed", "Finished")
+#: The roles :meth:`HistoryModel.data` answers. A view asks each cell for a dozen roles, several
+#: times when its columns fit their contents: the others return at once (issue 30: a reopened
+#: 14-run project made 5,000 calls in one turn of the GUI thread).
+_ROLES = frozenset(
+    {
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.FontRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.ToolTipRole,
+    }
+)
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -107,7 +119,7 @@ class HistoryModel(QAbstractTableModel):
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
+        if role not in _ROLES or not index.isValid():
             return None
         entry = self.entry(index.row())
         col = index.column()

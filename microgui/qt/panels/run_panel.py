@@ -224,6 +224,8 @@ class RunPanel(QWidget):
         self.strata_menu = QMenu(self.strata_button)
         self.strata_button.setMenu(self.strata_menu)
         self.strata: list[str] = []
+        #: (the table's frame, its columns' counts of values) for the strata menu
+        self._value_counts: tuple[Any, dict[str, int]] = (None, {})
         self._update_strata_text()
         # The parameters fold (issue 15: on a 768 px screen the roles table below kept only
         # ~4 rows): the header says which differ from their defaults, so nothing is hidden.
@@ -640,7 +642,7 @@ class RunPanel(QWidget):
         self.strata = [c for c in self.strata if c in columns]
         for column in columns:
             role = roles[column].role if column in roles else AttributeRole.NON_CONFIDENTIAL
-            n_values = int(dataset.frame[column].nunique(dropna=False))
+            n_values = self._n_values(dataset.frame, column)
             action = self.strata_menu.addAction(f"{column}  ({n_values:,} values)")
             action.setData(column)
             action.setCheckable(True)
@@ -651,6 +653,18 @@ class RunPanel(QWidget):
             action.toggled.connect(lambda checked, c=column: self._toggle_stratum(c, bool(checked)))
         self.strata_menu.setToolTipsVisible(True)
         self._update_strata_text()
+
+    def _n_values(self, frame: Any, column: str) -> int:
+        """The column's count of distinct values, counted once per table: the menu is filled
+        again at each change of roles, and counting every column of a large table there held
+        the GUI thread (issue 30)."""
+        counted, counts = self._value_counts
+        if counted is not frame:
+            counts = {}
+            self._value_counts = (frame, counts)
+        if column not in counts:
+            counts[column] = int(frame[column].nunique(dropna=False))
+        return counts[column]
 
     def _toggle_stratum(self, column: str, checked: bool) -> None:
         if checked and column not in self.strata:

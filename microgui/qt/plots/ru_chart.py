@@ -316,10 +316,23 @@ class RuChartPlot(QWidget):
         ``reference``: the unprotected table's measures (drawn as a star where it has both
         measures); ``recommended``: the measure keys to offer first (and alone until "All
         measures" is ticked)."""
-        self._points = list(points)
-        self._catalog = {str(k): tuple(v) for k, v in catalog.items()}
-        self._reference = {str(k): float(v) for k, v in (reference or {}).items() if _finite(v)}
-        self._recommended = list(dict.fromkeys(recommended))
+        points = list(points)
+        catalog_ = {str(k): tuple(v) for k, v in catalog.items()}
+        reference_ = {str(k): float(v) for k, v in (reference or {}).items() if _finite(v)}
+        recommended_ = list(dict.fromkeys(recommended))
+        if (points, catalog_, reference_, recommended_) == (
+            self._points,
+            self._catalog,
+            self._reference,
+            self._recommended,
+        ):
+            # the same map (a reopened run rebuilt, the reference measured again): nothing to
+            # redraw; 14 runs' labels and legend took 25-40 ms of the GUI thread (issue 30)
+            return
+        self._points = points
+        self._catalog = catalog_
+        self._reference = reference_
+        self._recommended = recommended_
         self._fill_combos()
         self._draw()
 
