@@ -351,7 +351,8 @@ def release_check_groups(result: RunResult, frame: pd.DataFrame) -> GroupMeasure
     (sdcMicro's convention, :mod:`microgui.core.runs.plan`); its k is then the plan's
     (:func:`~microgui.core.runs.plan.plan_k_level`, on the promised key combinations when the
     last suppression promised k on combinations of at most m keys)."""
-    from microgui.core.runs.plan import plan_k_level, plan_suppresses, promised_combinations
+    from microgui.core.runs.plan import plan_k_level, plan_suppresses
+    from microgui.core.runs.plan.run import promised_combinations
 
     roles = result.roles
     qis = [c for c in roles.quasi_identifiers if c in frame.columns]
@@ -368,16 +369,27 @@ def release_check_groups(result: RunResult, frame: pd.DataFrame) -> GroupMeasure
 
 
 def _same_values(frame: pd.DataFrame, other: pd.DataFrame, columns: Sequence[str]) -> bool:
-    """Whether ``frame`` and ``other`` hold the same values, of the same types, in ``columns``."""
+    """Whether ``frame`` and ``other`` hold equal values, row by row, in ``columns`` (missing
+    where the other is missing): then they group their records alike. A CSV release writes
+    whole numbers as integers (39 for 39.0: equal, grouped alike); the formula rule changes
+    text (not equal: measured again)."""
     if len(frame) != len(other):
         return False
     for col in columns:
         if col not in frame.columns or col not in other.columns:
             return False
         a, b = frame[col], other[col]
-        if a is b:
+        if a is b or (a.dtype == b.dtype and a.equals(b)):
             continue
-        if a.dtype != b.dtype or not np.array_equal(a.index, b.index) or not a.equals(b):
+        a_na, b_na = a.isna().to_numpy(), b.isna().to_numpy()
+        if not np.array_equal(a_na, b_na):
+            return False
+        known = ~a_na
+        try:
+            same = a.to_numpy(dtype=object)[known] == b.to_numpy(dtype=object)[known]
+            if not bool(np.all(same)):
+                return False
+        except (TypeError, ValueError):  # values that do not compare: measured again
             return False
     return True
 
