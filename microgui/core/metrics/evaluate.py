@@ -495,8 +495,11 @@ def _missing_any_measures(
     if categorical:
         # the same keys (every quasi-identifier categorical): the same count, not again
         same = list(categorical) == list(qis)
-        key_freq = freq if same else frequencies_missing_any(protected, list(categorical))
-        out["sample_uniques"] = int((key_freq == 1).sum())
+        out["sample_uniques"] = (
+            int((freq == 1).sum())
+            if same
+            else sample_uniques(protected, list(categorical), missing="any")
+        )
     names = [c for c in conf if c in protected.columns]
     if not names:
         return
@@ -509,14 +512,9 @@ def _missing_any_measures(
     if len(names) == 1:
         out["l_diversity"] = out["p_sensitivity"]
     else:  # distinct l-diversity of the joint attribute (the default rule's definition)
-        joint = protected.loc[:, list(qis)].copy()
-        codes = [pd.factorize(protected[c], use_na_sentinel=False)[0] for c in names]
-        joint["__joint__"] = pd.factorize(pd.MultiIndex.from_arrays(codes))[0]
-        out["l_diversity"] = int(
-            attribute_disclosure(joint, qis, "__joint__", missing_matches_any=True)["__joint__"][
-                "distinct_l_diversity"
-            ]
-        )
+        from microgui.core.metrics.privacy import distinct_l_diversity
+
+        out["l_diversity"] = int(distinct_l_diversity(protected, qis, names, missing="any"))
     ts = [m["t_closeness"] for m in per.values() if m["t_closeness"] is not None]
     out["t_closeness"] = float(max(ts)) if ts else None
     out["entropy_l_diversity"] = float(min(m["entropy_l_diversity"] for m in per.values()))

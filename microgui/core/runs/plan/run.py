@@ -47,6 +47,7 @@ from microgui.core.metrics.disclosure import (
     release_verdict,
     verdict_json,
 )
+from microgui.core.metrics.kanonymity import Missing
 from microgui.core.metrics.missing_match import frequencies_missing_any
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
@@ -466,12 +467,8 @@ def _level(frame: pd.DataFrame, keys: Sequence[str], missing_any: bool, m: int |
         if m is None or m >= len(keys)
         else [list(c) for r in range(1, m + 1) for c in itertools.combinations(keys, r)]
     )
-    levels = [
-        int(frequencies_missing_any(frame, sub).min())
-        if missing_any
-        else k_anonymity_level(frame, sub)
-        for sub in subsets
-    ]
+    rule: Missing = "any" if missing_any else "category"
+    levels = [k_anonymity_level(frame, sub, missing=rule) for sub in subsets]
     return min(levels)
 
 
@@ -519,7 +516,12 @@ def plan_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
                 continue
             if method.release_check is not None:
                 problem = method.release_check.problem(
-                    frame, cols, conf, roles, dict(plan_step_params(plan, fig))
+                    frame,
+                    cols,
+                    conf,
+                    roles,
+                    dict(plan_step_params(plan, fig)),
+                    missing="any" if missing_any else "category",
                 )
                 if problem is not None:
                     problems.append(f"plan step {fig.get('index')}: {problem}")
