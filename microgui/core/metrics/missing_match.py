@@ -152,8 +152,19 @@ def k_anonymity_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> int:
 
 
 def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
-    """Integer codes of the key columns (n x keys), -1 where missing."""
-    return _codes(frame, list(keys))
+    """Integer codes of the key columns (n x keys), -1 where missing; cells pandas cannot hash
+    (lists, structs) are compared as their JSON text."""
+    from microgui.core.table.column_types import json_cell
+
+    out = np.empty((len(frame), len(keys)), dtype=np.int64)
+    for j, col in enumerate(keys):
+        series = frame[col].reset_index(drop=True)
+        try:
+            codes, _uniques = pd.factorize(series, use_na_sentinel=True)
+        except (TypeError, NotImplementedError):
+            codes, _uniques = pd.factorize(series.map(json_cell, na_action="ignore"))
+        out[:, j] = codes
+    return out
 
 
 def compatible_value_counts(
