@@ -212,7 +212,7 @@ def attribute_disclosure(
     if not names:
         return {}  # no grouping to pay for (a large continuous run has no confidential column)
     rule: Missing = "any" if missing_matches_any else "category"
-    return dict(group_measures(frame, qis, names, roles, missing=rule).attribute_disclosure)
+    return group_measures(frame, qis, names, roles, missing=rule).disclosure_json()
 
 
 @dataclass(frozen=True)

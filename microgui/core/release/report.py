@@ -116,10 +116,9 @@ def release_checks(
     if as_pseudonyms:
         reached += f" ({', '.join(as_pseudonyms)} as random pseudonyms)"
     rows.append(ReleaseCheckRow("Identifier columns released", "none", reached, kept=not leaked))
-    if groups is None:
-        groups = release_check_groups(result, frame)
+    figures = groups if groups is not None else release_check_groups(result, frame)
     k = int(result.spec.k)
-    level = groups.k_anonymity
+    level = figures.k_anonymity
     promised_k = result.report.get("k_anonymity_guaranteed") is not False
     rows.append(
         ReleaseCheckRow(
@@ -153,7 +152,7 @@ def release_checks(
     if conf and len(frame):
         # the figures of the JSON report's attribute_disclosure (issue 29): the release check's
         # own group measures of this frame, so the two reports cannot disagree
-        for col, m in groups.attribute_disclosure.items():
+        for col, m in figures.attribute_disclosure.items():
             if promised_model != "l-diversity":
                 rows.append(
                     ReleaseCheckRow(
@@ -175,11 +174,11 @@ def release_checks(
                         None,
                     )
                 )
-            groups = int(m["homogeneous_groups"])
+            n_homogeneous = int(m["homogeneous_groups"])
             warning = ""
-            if groups:
+            if n_homogeneous:
                 warning = (
-                    f"warning: attribute disclosure: {groups:,} group(s) share one {col} value "
+                    f"warning: attribute disclosure: {n_homogeneous:,} group(s) share one {col} value "
                     "(belonging to one discloses it); p-sensitive or t-closeness methods "
                     "protect against it"
                 )
@@ -188,7 +187,7 @@ def release_checks(
                     f"records in groups with one {col} value (homogeneous groups)",
                     "",
                     f"{int(m['homogeneous_records']):,} of {int(m['n_known']):,} "
-                    f"({percent_text(float(m['homogeneous_percent']))}); {groups:,} group(s)",
+                    f"({percent_text(float(m['homogeneous_percent']))}); {n_homogeneous:,} group(s)",
                     None,
                     warning,
                 )
