@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from microgui.core.errors import InvalidParameter
+from microgui.core.metrics.kanonymity import Missing
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.references import readable
 from microgui.core.table.aggregate import CATEGORICAL_AGGREGATES, DEFAULT_CATEGORICAL_AGGREGATE
@@ -233,23 +234,27 @@ class ReleaseCheck:
         confidential: Sequence[str],
         roles: RoleMap,
         params: Mapping[str, Any],
+        *,
+        missing: Missing = "category",
     ) -> tuple[float, float, bool] | None:
         """(promised level, level reached by the released ``frame``, kept) with groups =
-        identical quasi-identifier values; None when the run's ``params`` hold no level. A t is
-        kept when reached ≤ t (1e-9 tolerance), a p or an l when reached ≥ it."""
+        identical quasi-identifier values, a blank one counted by the ``missing`` rule
+        (:mod:`microgui.core.metrics.kanonymity`: ``"any"`` after a local suppression); None
+        when the run's ``params`` hold no level. A t is kept when reached ≤ t (1e-9
+        tolerance), a p or an l when reached ≥ it."""
         from microgui.core.metrics.privacy import distinct_l_diversity, p_sensitivity, t_closeness
 
         if self.param not in params:
             return None
         if self.model == "t-closeness":
             t = float(params[self.param])
-            reached = float(t_closeness(frame, qis, confidential, roles))
+            reached = float(t_closeness(frame, qis, confidential, roles, missing=missing))
             return t, reached, reached <= t + 1e-9
         promised = int(params[self.param])
         if self.model == "p-sensitive":
-            level = p_sensitivity(frame, qis, confidential)
+            level = p_sensitivity(frame, qis, confidential, missing=missing)
         else:
-            level = distinct_l_diversity(frame, qis, confidential)
+            level = distinct_l_diversity(frame, qis, confidential, missing=missing)
         return float(promised), float(level), level >= promised
 
     def problem(
@@ -259,10 +264,13 @@ class ReleaseCheck:
         confidential: Sequence[str],
         roles: RoleMap,
         params: Mapping[str, Any],
+        *,
+        missing: Missing = "category",
     ) -> str | None:
         """Why the released ``frame`` breaks the promise (groups = identical quasi-identifier
-        values), or None when it keeps it or the run's ``params`` hold no level."""
-        measured = self.measure(frame, qis, confidential, roles, params)
+        values, a blank one counted by the ``missing`` rule), or None when it keeps it or the
+        run's ``params`` hold no level."""
+        measured = self.measure(frame, qis, confidential, roles, params, missing=missing)
         if measured is None or measured[2]:
             return None
         promised, reached, _kept = measured

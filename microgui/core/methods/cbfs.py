@@ -56,7 +56,7 @@ import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
-from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.jit_cache import first_call_compiles, njit
 from microgui.core.methods.kernels import (
     as_matrix,
     assign_leftovers,
@@ -273,7 +273,7 @@ def _cbfs_groups(
             _cbfs_batch(cont, idx, where, labels, dist, total, order, state, k, fixed, _BATCH_WORK)
 
         kernel = _cbfs_batch
-    if not kernel.signatures:
+    if first_call_compiles(kernel):
         progress(0.0, "compiling the CBFS kernel (first run only)")
     progress(0.0, status)
     while state[0] >= k:

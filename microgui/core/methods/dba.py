@@ -124,6 +124,7 @@ import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
+from microgui.core.methods.jit_cache import first_call_compiles
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import as_matrix, check_k
 from microgui.core.methods.mdav import mdav
@@ -688,7 +689,7 @@ def dba_partition(
     kernels = [_phase1_batch, _nearest_centroids]
     if x.shape[1] >= _BRUTE_MIN_DIMS:
         kernels.append(_knn_sq_brute)
-    if not all(kernel.signatures for kernel in kernels):
+    if first_call_compiles(*kernels):
         # Not compiled in this process yet: numba loads its on-disk cache or, on the very first
         # run, compiles (several seconds, during which a cancel cannot take effect); warm_up()
         # does this ahead of time.

@@ -80,7 +80,7 @@ import numpy as np
 import numpy.typing as npt
 
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
-from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.jit_cache import first_call_compiles, njit
 from microgui.core.methods.kernels import (
     as_matrix,
     assign_leftovers,
@@ -316,7 +316,7 @@ def gsms_partition(x: npt.ArrayLike, k: int, *, progress: ProgressFn = no_progre
     total = column_sums(data)
     labels = np.full(n, -1, dtype=np.int64)
     dist = np.empty(n, dtype=np.float64)
-    if not _gsms_batch.signatures:
+    if first_call_compiles(_gsms_batch):
         progress(0.0, "compiling the GSMS kernel (first run only)")
     progress(0.0, _LIST_STATUS)
     state = np.array([0], dtype=np.int64)

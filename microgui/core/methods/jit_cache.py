@@ -53,6 +53,8 @@ __all__ = [
     "on_first_compile",
     "watching_compiles",
     "compile_seconds",
+    "cached_on_disk",
+    "first_call_compiles",
     "CompileHook",
 ]
 
@@ -344,6 +346,27 @@ def watching_compiles(
         yield
     finally:
         where.remove(entry)
+
+
+def cached_on_disk(kernel: Any) -> bool:
+    """Whether numba's on-disk cache holds compiled code of ``kernel`` (its index file exists in
+    :func:`cache_folder`): its first call in a process then loads it, in well under a second,
+    instead of compiling it. Filled by an earlier run or by the app's preparation in a child
+    process (:mod:`microgui.core.runs.prepare`)."""
+    cache = getattr(kernel, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    return isinstance(index, str) and os.path.exists(index)
+
+
+def first_call_compiles(*kernels: Any) -> bool:
+    """Whether calling ``kernels`` may compile one of them: one has no signature in this
+    process yet and nothing in the on-disk cache. What a method's status says before its
+    kernels run ("compiling … (first run only)"): after the app's preparation in a child process
+    the kernels are on disk but not yet loaded here, and are loaded, not compiled (issue 30: the
+    status said it compiled after the preparation, a kernel having no signature in the app's
+    process being read as one to compile). The app reports real compiles as they begin
+    (:func:`watching_compiles`); this is the estimate made before the call."""
+    return any(not getattr(k, "signatures", True) and not cached_on_disk(k) for k in kernels)
 
 
 def compile_seconds() -> float:

@@ -85,7 +85,7 @@ import numpy as np
 import numpy.typing as npt
 
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, register
-from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.jit_cache import first_call_compiles, njit
 from microgui.core.methods.kernels import (
     as_matrix,
     check_k,
@@ -501,7 +501,7 @@ def md_partition(x: np.ndarray, k: int, *, progress: ProgressFn = no_progress) -
     where = np.arange(n, dtype=np.int64)
     dist = np.empty(n)
     state = np.array([n, 0, int(n * _RECENTRE)], dtype=np.int64)
-    if not _md_batch.signatures:
+    if first_call_compiles(_md_batch):
         progress(0.0, "compiling the MD kernel (first run only)")
     progress(0.0, _STATUS)
     while state[0] > 0:

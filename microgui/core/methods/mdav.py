@@ -101,6 +101,7 @@ import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.jit_cache import first_call_compiles
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import (
     PARALLEL_MIN,
@@ -473,7 +474,7 @@ def _partition(
         categorical = ordinal.shape[1] + nominal.shape[1]
         search = choose_search(n, continuous.shape[1] + categorical, k, categorical)
     kernel = _mdav_pruned_batch if search == "pruned" else _mdav_batch
-    if not getattr(kernel, "signatures", True):
+    if first_call_compiles(kernel):
         # Not compiled in this process yet: numba loads its on-disk cache (under a second) or, on
         # the very first run, compiles (10-15 s, during which a cancel cannot take effect).
         # warm_up() does this ahead of time, e.g. in a background thread when the app starts.

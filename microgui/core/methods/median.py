@@ -56,6 +56,7 @@ import pandas as pd
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
+from microgui.core.methods.jit_cache import first_call_compiles
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import as_matrix, check_k, fenwick_add, fenwick_select
 from microgui.core.progress import ProgressFn, no_progress
@@ -326,7 +327,7 @@ def median_partition(
     i = np.arange(n + 1, dtype=np.int64)
     fw = np.tile(i & -i, (x.shape[1], 1))
     top = 1 << (n.bit_length() - 1)
-    if not _median_batch.signatures:
+    if first_call_compiles(_median_batch):
         progress(0.0, "compiling the median kernel (first run only)")
     progress(0.0, _STATUS)
     while state[0] > 0:

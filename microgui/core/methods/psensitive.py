@@ -86,6 +86,7 @@ from microgui.core.methods.base import (
     register,
 )
 from microgui.core.methods.confidential import prepare_confidential
+from microgui.core.methods.jit_cache import first_call_compiles
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import (
     average_record,
@@ -622,7 +623,7 @@ def psensitive(
     state = np.array([n, 0, 0], dtype=np.int64)
     forming = sub_progress(progress, 0.0, 0.9)
     kernel = _psensitive_pruned_batch if search == "pruned" else _psensitive_batch
-    if not kernel.signatures:
+    if first_call_compiles(kernel):
         # Not compiled in this process: numba loads its on-disk cache, or compiles on the very
         # first run (tens of seconds, during which a cancel cannot take effect); see warm_up().
         forming(0.0, "compiling the p-sensitive kernel (first run only)")

@@ -100,6 +100,7 @@ from microgui.core.methods.base import (
     register,
 )
 from microgui.core.methods.confidential import ConfidentialAttribute, prepare_confidential
+from microgui.core.methods.jit_cache import first_call_compiles
 from microgui.core.methods.jit_cache import njit as _njit
 from microgui.core.methods.kernels import (
     average_record,
@@ -916,7 +917,7 @@ def tcloseness(
             info["cluster_size"] = size
             status = f"forming clusters of {size} from {size} strata (t-closeness first)"
         kernel = _kfirst_batch if variant == "k-first" else _tfirst_batch
-        if not kernel.signatures or not _cluster_emd.signatures:
+        if first_call_compiles(kernel, _cluster_emd):
             # Not compiled in this process: numba loads its on-disk cache, or compiles on the
             # very first run (tens of seconds, during which a cancel cannot take effect).
             forming(0.0, f"compiling the {variant} kernel (first run only)")

@@ -89,7 +89,7 @@ import numpy as np
 import numpy.typing as npt
 
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
-from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.jit_cache import first_call_compiles, njit
 from microgui.core.methods.kernels import (
     as_matrix,
     assign_leftovers,
@@ -201,7 +201,7 @@ def _phase_one(x: np.ndarray, k: int, progress: ProgressFn) -> np.ndarray:
     labels = np.full(n, -1, dtype=np.int64)
     dist = np.empty(n)
     state = np.array([n, 0, 0, 0], dtype=np.int64)
-    if not _phase_one_batch.signatures:
+    if first_call_compiles(_phase_one_batch):
         progress(0.0, "compiling the TFRP kernel (first run only)")
     progress(0.0, "phase I: forming groups")
     while state[0] >= k:

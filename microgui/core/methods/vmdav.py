@@ -99,7 +99,7 @@ import numpy.typing as npt
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.base import Method, MethodInput, MethodOutput, ParamSpec, register
-from microgui.core.methods.jit_cache import njit
+from microgui.core.methods.jit_cache import first_call_compiles, njit
 from microgui.core.methods.kernels import (
     as_matrix,
     assign_leftovers,
@@ -496,7 +496,7 @@ def vmdav_partition(
     buf = np.empty(n)
     order = seed_order(squared_distances_to(data, column_sums(data) / n))
     state = np.array([n, 0, 0], dtype=np.int64)
-    if not _vmdav_batch.signatures:
+    if first_call_compiles(_vmdav_batch):
         progress(0.0, "compiling the V-MDAV kernel (first run only)")
     progress(0.0, _STATUS)
     while state[0] >= k:
@@ -522,7 +522,7 @@ def _pruned_partition(data: np.ndarray, k: int, gamma: float, progress: Progress
     labels = np.full(n, -1, dtype=np.int64)
     order = seed_order(squared_distances_to(data, column_sums(data) / n))
     state = np.array([n, 0, 0, 0], dtype=np.int64)
-    if not _vmdav_pruned_batch.signatures:
+    if first_call_compiles(_vmdav_pruned_batch):
         progress(0.0, "compiling the V-MDAV kernel (first run only)")
     progress(0.0, _STATUS)
     while state[0] >= k:

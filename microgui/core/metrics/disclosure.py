@@ -50,9 +50,12 @@ with :func:`microgui.core.metrics.privacy.distinct_l_diversity`, which counts a 
 one value (a method's *promise* is checked that way); on a table without missing confidential
 values both agree. ``t_closeness`` is the privacy module's, unchanged.
 
-Everything is vectorised: one ``groupby().ngroup()`` for the classes, then per attribute a
+Everything is vectorised: one grouping for the classes
+(:func:`~microgui.core.metrics.kanonymity.class_codes`), which also gives k, then per attribute a
 ``factorize`` and ``bincount``s over (class, value) pairs; UCI Adult (30,162 records, 8
-quasi-identifiers) takes a few tens of milliseconds.
+quasi-identifiers) takes a few tens of milliseconds. :func:`group_measures` makes that one
+grouping per released table and returns the :class:`GroupMeasures` the run report, the release
+check and the release report all read (computed once per run, kept on its ``RunResult``).
 """
 
 from __future__ import annotations
@@ -64,17 +67,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microgui.core.metrics.missing_match import _combined_key, distinct_rows
+from microgui.core.metrics.kanonymity import Missing, check_missing, class_codes
+from microgui.core.metrics.missing_match import (
+    compatible_value_counts,
+    distinct_rows,
+    key_codes,
+    wildcard_counts_weighted,
+)
 from microgui.core.metrics.privacy import (
     KindLike,
     attribute_codes,
-    ordered_tables,
+    sparse_emd,
     t_closeness_by_attribute,
 )
 from microgui.core.table.column_types import json_cell
 from microgui.core.table.roles import AttributeKind, ColumnSpec
 
 __all__ = [
+    "GroupMeasures",
+    "group_measures",
     "attribute_disclosure",
     "Verdict",
     "VERDICT_LEVELS",
@@ -86,16 +97,6 @@ __all__ = [
 
 #: The levels of a :class:`Verdict`, safest last.
 VERDICT_LEVELS = ("not_k_anonymous", "attribute_disclosure", "no_confidential", "safe")
-
-
-def _class_labels(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
-    """Equivalence-class label per row, as ``k_anonymity_level`` groups (NA is one value)."""
-    if not qis:
-        return np.zeros(len(frame), dtype=np.int64)
-    out: np.ndarray = (
-        frame.groupby(list(qis), dropna=False, sort=False).ngroup().to_numpy(dtype=np.int64)
-    )
-    return out
 
 
 def _value_codes(values: pd.Series) -> tuple[np.ndarray, pd.Series]:
@@ -210,18 +211,80 @@ def attribute_disclosure(
     names = [confidential] if isinstance(confidential, str) else [str(c) for c in confidential]
     if not names:
         return {}  # no grouping to pay for (a large continuous run has no confidential column)
-    qi_names = [str(c) for c in qis]
-    if missing_matches_any and qi_names and bool(frame[qi_names].isna().to_numpy().any()):
-        return _attribute_disclosure_missing_any(frame, qi_names, names, roles)
-    labels = _class_labels(frame, qi_names)
-    n_groups = int(labels.max()) + 1 if len(labels) else 0
-    out: dict[str, dict[str, Any]] = {}
-    for col in names:
-        kind: KindLike = AttributeKind.CONTINUOUS
-        if roles is not None and col in roles:
-            kind = roles[col]
-        out[col] = _one_attribute(frame, labels, n_groups, col, kind)
-    return out
+    rule: Missing = "any" if missing_matches_any else "category"
+    return group_measures(frame, qis, names, roles, missing=rule).disclosure_json()
+
+
+@dataclass(frozen=True)
+class GroupMeasures:
+    """The group measures of one released table, computed once (:func:`group_measures`) and
+    passed on: the run report's ``k_anonymity`` and ``attribute_disclosure``, the release
+    check's verdict (:func:`microgui.core.release.check.check_export`) and the release report's
+    rows (:func:`microgui.core.release.report.release_checks`) all read this one object, so they
+    cannot disagree and the records are grouped once.
+
+    ``qis`` and ``confidential`` are the columns measured, ``missing`` the rule a blank key
+    value followed (:data:`~microgui.core.metrics.kanonymity.MISSING_RULES`), ``k_anonymity``
+    the smallest class and ``attribute_disclosure`` the per-attribute measures of the module
+    docstring (column -> measures)."""
+
+    qis: tuple[str, ...]
+    confidential: tuple[str, ...]
+    missing: Missing
+    k_anonymity: int
+    attribute_disclosure: Mapping[str, Mapping[str, Any]]
+
+    def applies_to(self, qis: Sequence[str], confidential: Sequence[str], missing: Missing) -> bool:
+        """Whether these are the measures of those columns under that rule."""
+        return (
+            self.qis == tuple(str(c) for c in qis)
+            and self.confidential == tuple(str(c) for c in confidential)
+            and self.missing == missing
+        )
+
+    def disclosure_json(self) -> dict[str, dict[str, Any]]:
+        """``attribute_disclosure`` as a report holds it (a fresh copy: a report may be edited)."""
+        return {str(c): dict(m) for c, m in self.attribute_disclosure.items()}
+
+
+def group_measures(
+    frame: pd.DataFrame,
+    qis: Sequence[str],
+    confidential: Sequence[str],
+    roles: Mapping[str, KindLike] | None = None,
+    *,
+    missing: Missing = "category",
+) -> GroupMeasures:
+    """k-anonymity and the attribute disclosure of each confidential attribute of ``frame``,
+    from one grouping of its records by ``qis`` (Samarati 2001 for k; Machanavajjhala et al.
+    2007 and Li et al. 2007 for the rest, module docstring).
+
+    ``missing``: ``"category"``, a blank key value is one value of its own (the classes of
+    :func:`~microgui.core.metrics.kanonymity.k_anonymity_level`); ``"any"``, a blank matches
+    any value (sdcMicro's ``freqCalc``; the module docstring's classes after a local
+    suppression: k is the smallest wildcard frequency). ``roles`` as for
+    :func:`attribute_disclosure`. Columns of ``confidential`` absent from ``frame`` are left out.
+    """
+    rule = check_missing(missing)
+    qi_names = tuple(str(c) for c in qis)
+    names = tuple(str(c) for c in confidential if c in frame.columns)
+    n = len(frame)
+    if rule == "any" and qi_names and n and bool(frame[list(qi_names)].isna().to_numpy().any()):
+        combos, entry, counts = distinct_rows(key_codes(frame, qi_names))
+        sizes = wildcard_counts_weighted(combos, counts)
+        k = int(sizes.min())
+        disclosure = _attribute_disclosure_missing_any(frame, combos, entry, names, roles)
+    else:
+        labels = class_codes(frame, qi_names)
+        n_groups = int(labels.max()) + 1 if n else 0
+        k = 0 if n == 0 else n if not qi_names else int(np.bincount(labels).min())
+        disclosure = {}
+        for col in names:
+            kind: KindLike = AttributeKind.CONTINUOUS
+            if roles is not None and col in roles:
+                kind = roles[col]
+            disclosure[col] = _one_attribute(frame, labels, n_groups, col, kind)
+    return GroupMeasures(qi_names, names, rule, k, disclosure)
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,139 +292,15 @@ def attribute_disclosure(
 # --------------------------------------------------------------------------------------------
 
 
-def _key_codes(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
-    """Integer codes of the key columns (n x keys), -1 where missing."""
-    out = np.empty((len(frame), len(qis)), dtype=np.int64)
-    for j, col in enumerate(qis):
-        out[:, j] = _value_codes(frame[col])[0]
-    return out
-
-
-def compatible_value_counts(
-    combos: np.ndarray, entry: np.ndarray, values: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per distinct key combination *c*, the count of each value over the records compatible
-    with *c* (equal on the keys present in both; a missing key code -1 matches anything).
-
-    ``combos``: the D distinct key rows (codes, -1 missing); ``entry``: each record's row of
-    ``combos``; ``values``: each record's value code (>= 0; records with -1 are left out).
-    Returns (combination, value, count) triples, sorted by combination then value. Rows are
-    grouped by their pattern of present keys; for two patterns P and Q a combination of P and a
-    record of Q are compatible exactly when they agree on the keys present in both, so each pair
-    of patterns is one sorted join on those keys (as :func:`.missing_match.wildcard_counts`
-    counts): O(P² log D) array operations plus one entry per compatible (combination, value).
-    """
-    d, m_keys = combos.shape
-    known = values >= 0
-    m = int(values.max()) + 1 if known.any() else 1
-    # the distinct (combination, value) pairs of the records, with their counts
-    pair_key, pair_count = np.unique(entry[known] * m + values[known], return_counts=True)
-    pair_row, pair_value = pair_key // m, pair_key % m
-    present = combos >= 0
-    pattern = (present * (1 << np.arange(m_keys, dtype=np.int64))).sum(axis=1)
-    safe = np.where(present, combos, 0).astype(np.int64)
-    keys: dict[int, np.ndarray] = {}
-    pair_pattern = pattern[pair_row]
-    patterns = np.unique(pattern)
-    in_q = {int(q): np.flatnonzero(pair_pattern == q) for q in np.unique(pair_pattern)}
-    combo_parts: list[np.ndarray] = []
-    value_parts: list[np.ndarray] = []
-    count_parts: list[np.ndarray] = []
-    for pp in patterns:
-        rows_p = np.flatnonzero(pattern == pp)
-        for qq, at_q in in_q.items():
-            shared = int(pp) & qq
-            if shared == 0:  # every record of Q matches every combination of P
-                dist = np.bincount(pair_value[at_q], weights=pair_count[at_q], minlength=m)
-                vals = np.flatnonzero(dist)
-                combo_parts.append(np.repeat(rows_p, len(vals)))
-                value_parts.append(np.tile(vals, len(rows_p)))
-                count_parts.append(np.tile(dist[vals].astype(np.int64), len(rows_p)))
-                continue
-            key = keys.get(shared)
-            if key is None:
-                key = _combined_key(safe[:, [b for b in range(m_keys) if shared >> b & 1]])
-                keys[shared] = key
-            q_key = key[pair_row[at_q]]
-            order = np.argsort(q_key, kind="stable")
-            q_sorted = q_key[order]
-            p_key = key[rows_p]
-            lo = np.searchsorted(q_sorted, p_key, side="left")
-            lens = np.searchsorted(q_sorted, p_key, side="right") - lo
-            total = int(lens.sum())
-            if total == 0:
-                continue
-            starts = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(total)
-            picked = at_q[order[starts]]
-            combo_parts.append(np.repeat(rows_p, lens))
-            value_parts.append(pair_value[picked])
-            count_parts.append(pair_count[picked])
-    if not combo_parts:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    flat = np.concatenate(combo_parts) * m + np.concatenate(value_parts)
-    weights = np.concatenate(count_parts).astype(np.float64)
-    if d * m <= 20_000_000:
-        dense = np.bincount(flat, weights=weights, minlength=d * m)
-        where = np.flatnonzero(dense)
-        counts = dense[where]
-    else:
-        where, inverse = np.unique(flat, return_inverse=True)
-        counts = np.bincount(inverse.reshape(-1), weights=weights)
-    return where // m, where % m, np.rint(counts).astype(np.int64)
-
-
-def _sparse_emd(
-    combo: np.ndarray,
-    value: np.ndarray,
-    count: np.ndarray,
-    n_combos: int,
-    whole: np.ndarray,
-    *,
-    ordered: bool,
-) -> np.ndarray:
-    """EMD of each combination's distribution (sparse triples) to the whole table's
-    (``whole``: value counts), as :func:`~microgui.core.metrics.privacy.emd_by_group` defines it
-    (Li, Li & Venkatasubramanian 2007: equal distance ½Σ|p−q|, ordered distance
-    Σ|F_c − F|/(m−1) over the ranks)."""
-    m = len(whole)
-    q_prob = whole / max(whole.sum(), 1)
-    sizes = np.bincount(combo, weights=count, minlength=n_combos)
-    p = count / np.where(sizes[combo] > 0, sizes[combo], 1)
-    out = np.zeros(n_combos)
-    if not ordered:
-        diff = np.abs(p - q_prob[value]) - q_prob[value]
-        equal = 0.5 * (1.0 + np.bincount(combo, weights=diff, minlength=n_combos))
-        return np.asarray(np.maximum(equal, 0.0), dtype=np.float64)
-    if m <= 1:
-        return out
-    q_cdf, sq = ordered_tables(np.repeat(np.arange(m), whole.astype(np.int64)), m)
-    # F_c is a step function: g_j on [value_j, next value of c) and 0 before c's first value
-    g = np.cumsum(p)
-    first = np.ones(len(combo), dtype=bool)
-    first[1:] = combo[1:] != combo[:-1]
-    starts = np.flatnonzero(first)
-    g -= np.repeat(np.concatenate([[0.0], g[starts[1:] - 1]]), np.diff(np.append(starts, len(g))))
-    last = np.ones(len(combo), dtype=bool)
-    last[:-1] = combo[1:] != combo[:-1]
-    a = value
-    b = np.where(last, m, np.roll(value, -1))
-    s = np.clip(np.searchsorted(q_cdf, g, side="left"), a, b)
-    piece = g * (s - a) - (sq[s] - sq[a]) + (sq[b] - sq[s]) - g * (b - s)
-    head = sq[value[first]]  # ranks below the first value: |0 - F| = F
-    total = np.bincount(combo, weights=piece, minlength=n_combos)
-    total[combo[first]] += head
-    return np.maximum(total / (m - 1), 0.0)
-
-
 def _attribute_disclosure_missing_any(
     frame: pd.DataFrame,
-    qis: Sequence[str],
+    combos: np.ndarray,
+    entry: np.ndarray,
     names: Sequence[str],
     roles: Mapping[str, KindLike] | None,
 ) -> dict[str, dict[str, Any]]:
-    """:func:`attribute_disclosure` with the classes of the module docstring's suppression rule."""
-    combos, entry, _counts = distinct_rows(_key_codes(frame, qis))
+    """:func:`attribute_disclosure` with the classes of the module docstring's suppression rule
+    (``combos``: the distinct key rows, codes -1 missing; ``entry``: each record's row)."""
     n_combos = len(combos)
     out: dict[str, dict[str, Any]] = {}
     for col in names:
@@ -402,7 +341,7 @@ def _attribute_disclosure_missing_any(
             t_codes, m, ordered = attribute_codes(frame[col], _emd_kind(frame[col], uniques, kind))
             t_combo, t_value, t_count = compatible_value_counts(combos, entry, t_codes)
             whole = np.bincount(t_codes, minlength=m).astype(np.float64)
-            emd = _sparse_emd(t_combo, t_value, t_count, n_combos, whole, ordered=ordered)
+            emd = sparse_emd(t_combo, t_value, t_count, n_combos, whole, ordered=ordered)
             res["t_closeness"] = float(emd.max()) if len(emd) else 0.0
         except (ValueError, TypeError):  # no rank for a missing value of an ordered attribute
             res["t_closeness"] = None

@@ -77,13 +77,14 @@ from microgui.core.errors import InvalidInput, InvalidParameter
 from microgui.core.metrics.association import correlations
 from microgui.core.metrics.categorical_utility import utility_summary
 from microgui.core.metrics.combinations import invented_combinations
+from microgui.core.metrics.disclosure import GroupMeasures
 from microgui.core.metrics.generalization import (
     cavg,
     discernibility,
     generalization_information_loss,
 )
 from microgui.core.metrics.information_loss import information_loss
-from microgui.core.metrics.kanonymity import k_anonymity_level
+from microgui.core.metrics.kanonymity import Missing, k_anonymity_level
 from microgui.core.metrics.linkage import probabilistic_record_linkage
 from microgui.core.metrics.mixed_loss import AttributeLoss, mixed_information_loss
 from microgui.core.metrics.risk import (
@@ -476,6 +477,7 @@ def _missing_any_measures(
     categorical: Sequence[str],
     conf: Sequence[str],
     roles: RoleMap,
+    known: GroupMeasures | None = None,
 ) -> None:
     """The group measures of a release with suppressed (missing) key cells, a missing cell
     matching any value (sdcMicro's ``freqCalc``; :mod:`~microgui.core.metrics.missing_match`):
@@ -493,24 +495,26 @@ def _missing_any_measures(
     if categorical:
         # the same keys (every quasi-identifier categorical): the same count, not again
         same = list(categorical) == list(qis)
-        key_freq = freq if same else frequencies_missing_any(protected, list(categorical))
-        out["sample_uniques"] = int((key_freq == 1).sum())
+        out["sample_uniques"] = (
+            int((freq == 1).sum())
+            if same
+            else sample_uniques(protected, list(categorical), missing="any")
+        )
     names = [c for c in conf if c in protected.columns]
     if not names:
         return
-    per = attribute_disclosure(protected, qis, names, roles, missing_matches_any=True)
+    per = (
+        known.attribute_disclosure
+        if known is not None
+        else attribute_disclosure(protected, qis, names, roles, missing_matches_any=True)
+    )
     out["p_sensitivity"] = int(min(m["distinct_l_diversity"] for m in per.values()))
     if len(names) == 1:
         out["l_diversity"] = out["p_sensitivity"]
     else:  # distinct l-diversity of the joint attribute (the default rule's definition)
-        joint = protected.loc[:, list(qis)].copy()
-        codes = [pd.factorize(protected[c], use_na_sentinel=False)[0] for c in names]
-        joint["__joint__"] = pd.factorize(pd.MultiIndex.from_arrays(codes))[0]
-        out["l_diversity"] = int(
-            attribute_disclosure(joint, qis, "__joint__", missing_matches_any=True)["__joint__"][
-                "distinct_l_diversity"
-            ]
-        )
+        from microgui.core.metrics.privacy import distinct_l_diversity
+
+        out["l_diversity"] = int(distinct_l_diversity(protected, qis, names, missing="any"))
     ts = [m["t_closeness"] for m in per.values() if m["t_closeness"] is not None]
     out["t_closeness"] = float(max(ts)) if ts else None
     out["entropy_l_diversity"] = float(min(m["entropy_l_diversity"] for m in per.values()))
@@ -545,6 +549,7 @@ def evaluate(
     score_weights: Mapping[str, float] | None = None,
     k: int | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
+    groups: GroupMeasures | None = None,
 ) -> Measures:
     """All the measures of :data:`MEASURES` for ``protected`` against ``original``, and the
     breakdown of :data:`BREAKDOWNS`.
@@ -572,6 +577,11 @@ def evaluate(
         The k the release was made for: fills ``cavg`` (``004`` eq. 11).
     hierarchies
         Generalization hierarchies by quasi-identifier: fill ``generalization_il``.
+    groups
+        The group measures of ``protected`` when already computed (the run's,
+        :attr:`~microgui.core.runs.spec.RunResult.groups`): ``k_anonymity`` and the
+        homogeneous share are read from them when they are those of these columns under the
+        rule used here (a suppressed key cell matching any value or not), not computed again.
 
     Returns
     -------
@@ -653,11 +663,17 @@ def evaluate(
         )
 
     progress(0.8, "re-identification and attribute disclosure")
+    rule: Missing = "any" if wildcard else "category"
+    known = (
+        groups if groups is not None and groups.applies_to(qis, roles.confidential, rule) else None
+    )
     if not wildcard:  # else measured below by the missing-matches-any rule
         out["reidentification_risk_max"], out["reidentification_risk_mean"] = reidentification_risk(
             protected, qis
         )
-        out["k_anonymity"] = k_anonymity_level(protected, qis)
+        out["k_anonymity"] = (
+            known.k_anonymity if known is not None else k_anonymity_level(protected, qis)
+        )
     categorical = [q for q in qis if roles[q].kind is not AttributeKind.CONTINUOUS]
     if roles.weight is not None and len(protected) and qis:
         # sdcMicro's key variables: the categorical quasi-identifiers (those sample_uniques
@@ -666,7 +682,7 @@ def evaluate(
     conf = roles.confidential
     if wildcard and len(protected):
         # suppressed key cells match any value: the release check's and the plan report's rule
-        _missing_any_measures(out, protected, qis, categorical, conf, roles)
+        _missing_any_measures(out, protected, qis, categorical, conf, roles, known)
     elif conf and len(protected):
         from microgui.core.metrics import privacy  # written alongside (issue 4): import late
 
@@ -677,7 +693,9 @@ def evaluate(
         from microgui.core.metrics.disclosure import attribute_disclosure, worst_homogeneous
 
         out["homogeneous_percent"] = worst_homogeneous(
-            attribute_disclosure(protected, qis, conf, roles)
+            known.attribute_disclosure
+            if known is not None
+            else attribute_disclosure(protected, qis, conf, roles)
         )
 
     _generalization_measures(out, protected, qis, roles, k, hierarchies or {})

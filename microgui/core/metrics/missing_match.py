@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "compatible_value_counts",
+    "key_codes",
     "frequencies_missing_any",
     "k_anonymity_missing_any",
     "wildcard_counts",
@@ -147,3 +149,93 @@ def k_anonymity_missing_any(frame: pd.DataFrame, keys: Sequence[str]) -> int:
     if len(frame) == 0:
         return 0
     return int(frequencies_missing_any(frame, keys).min())
+
+
+def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """Integer codes of the key columns (n x keys), -1 where missing; cells pandas cannot hash
+    (lists, structs) are compared as their JSON text."""
+    from microgui.core.table.column_types import json_cell
+
+    out = np.empty((len(frame), len(keys)), dtype=np.int64)
+    for j, col in enumerate(keys):
+        series = frame[col].reset_index(drop=True)
+        try:
+            codes, _uniques = pd.factorize(series, use_na_sentinel=True)
+        except (TypeError, NotImplementedError):
+            codes, _uniques = pd.factorize(series.map(json_cell, na_action="ignore"))
+        out[:, j] = codes
+    return out
+
+
+def compatible_value_counts(
+    combos: np.ndarray, entry: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct key combination *c*, the count of each value over the records compatible
+    with *c* (equal on the keys present in both; a missing key code -1 matches anything).
+
+    ``combos``: the D distinct key rows (codes, -1 missing); ``entry``: each record's row of
+    ``combos``; ``values``: each record's value code (>= 0; records with -1 are left out).
+    Returns (combination, value, count) triples, sorted by combination then value. Rows are
+    grouped by their pattern of present keys; for two patterns P and Q a combination of P and a
+    record of Q are compatible exactly when they agree on the keys present in both, so each pair
+    of patterns is one sorted join on those keys (as :func:`.missing_match.wildcard_counts`
+    counts): O(P² log D) array operations plus one entry per compatible (combination, value).
+    """
+    d, m_keys = combos.shape
+    known = values >= 0
+    m = int(values.max()) + 1 if known.any() else 1
+    # the distinct (combination, value) pairs of the records, with their counts
+    pair_key, pair_count = np.unique(entry[known] * m + values[known], return_counts=True)
+    pair_row, pair_value = pair_key // m, pair_key % m
+    present = combos >= 0
+    pattern = (present * (1 << np.arange(m_keys, dtype=np.int64))).sum(axis=1)
+    safe = np.where(present, combos, 0).astype(np.int64)
+    keys: dict[int, np.ndarray] = {}
+    pair_pattern = pattern[pair_row]
+    patterns = np.unique(pattern)
+    in_q = {int(q): np.flatnonzero(pair_pattern == q) for q in np.unique(pair_pattern)}
+    combo_parts: list[np.ndarray] = []
+    value_parts: list[np.ndarray] = []
+    count_parts: list[np.ndarray] = []
+    for pp in patterns:
+        rows_p = np.flatnonzero(pattern == pp)
+        for qq, at_q in in_q.items():
+            shared = int(pp) & qq
+            if shared == 0:  # every record of Q matches every combination of P
+                dist = np.bincount(pair_value[at_q], weights=pair_count[at_q], minlength=m)
+                vals = np.flatnonzero(dist)
+                combo_parts.append(np.repeat(rows_p, len(vals)))
+                value_parts.append(np.tile(vals, len(rows_p)))
+                count_parts.append(np.tile(dist[vals].astype(np.int64), len(rows_p)))
+                continue
+            key = keys.get(shared)
+            if key is None:
+                key = _combined_key(safe[:, [b for b in range(m_keys) if shared >> b & 1]])
+                keys[shared] = key
+            q_key = key[pair_row[at_q]]
+            order = np.argsort(q_key, kind="stable")
+            q_sorted = q_key[order]
+            p_key = key[rows_p]
+            lo = np.searchsorted(q_sorted, p_key, side="left")
+            lens = np.searchsorted(q_sorted, p_key, side="right") - lo
+            total = int(lens.sum())
+            if total == 0:
+                continue
+            starts = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(total)
+            picked = at_q[order[starts]]
+            combo_parts.append(np.repeat(rows_p, lens))
+            value_parts.append(pair_value[picked])
+            count_parts.append(pair_count[picked])
+    if not combo_parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    flat = np.concatenate(combo_parts) * m + np.concatenate(value_parts)
+    weights = np.concatenate(count_parts).astype(np.float64)
+    if d * m <= 20_000_000:
+        dense = np.bincount(flat, weights=weights, minlength=d * m)
+        where = np.flatnonzero(dense)
+        counts = dense[where]
+    else:
+        where, inverse = np.unique(flat, return_inverse=True)
+        counts = np.bincount(inverse.reshape(-1), weights=weights)
+    return where // m, where % m, np.rint(counts).astype(np.int64)

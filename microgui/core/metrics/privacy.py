@@ -4,7 +4,14 @@ Pure functions of a table (or of value arrays) and a grouping. A *grouping* is g
 an int array of group labels, one per row, or as the names of the quasi-identifier columns, in
 which case the groups are the sets of rows sharing one combination of quasi-identifier values
 (the equivalence classes of the released table, as :func:`~microgui.core.metrics.k_anonymity_level`
-counts them: values compared exactly as they appear, a missing value is one value).
+counts them: values compared exactly as they appear). A blank (missing) quasi-identifier value is
+one value of its own by default (``missing="category"``); with ``missing="any"`` it matches any
+value (sdcMicro's ``freqCalc`` rule, :mod:`~microgui.core.metrics.kanonymity`): the class of a key
+combination *c* then holds every record compatible with *c* (equal on the keys present in both),
+classes overlap, and a measure is the extreme over the table's distinct combinations (the classes
+of :func:`~microgui.core.metrics.disclosure.attribute_disclosure` after a local suppression). The
+rule applies to a grouping given as column names; labels are groups as given. A missing
+*confidential* value is one value of the attribute under both rules.
 
 - **p-sensitivity** (Truta & Vinay 2006; ``002_f464918b99c38812.txt`` §4.11): the smallest number
   of distinct values of a confidential attribute within one group, minimum over the confidential
@@ -46,6 +53,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from microgui.core.metrics.kanonymity import Missing, check_missing
+from microgui.core.metrics.missing_match import compatible_value_counts, distinct_rows, key_codes
 from microgui.core.table.column_types import column_type, json_cell
 from microgui.core.table.roles import AttributeKind, ColumnSpec
 
@@ -65,6 +74,7 @@ __all__ = [
     "distinct_l_diversity",
     "t_closeness",
     "t_closeness_by_attribute",
+    "sparse_emd",
 ]
 
 #: A grouping: labels (one int per row, as a numpy array or pandas Series) or the names of
@@ -338,6 +348,31 @@ def _labels(frame: pd.DataFrame, grouping: Grouping) -> np.ndarray:
     return out
 
 
+def _wildcard_classes(
+    frame: pd.DataFrame, grouping: Grouping, missing: Missing
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(distinct key combinations, each row's combination) when ``missing="any"`` changes the
+    classes (column names given and a blank key cell present); None: the partition of
+    :func:`_labels` is the grouping."""
+    if check_missing(missing) == "category" or isinstance(grouping, (np.ndarray, pd.Series)):
+        return None
+    qis = [str(c) for c in grouping]
+    if not qis or len(frame) == 0:
+        return None
+    codes = key_codes(frame, qis)
+    if not bool((codes < 0).any()):
+        return None
+    combos, entry, _counts = distinct_rows(codes)
+    return combos, entry
+
+
+def _wildcard_distinct(classes: tuple[np.ndarray, np.ndarray], codes: np.ndarray) -> np.ndarray:
+    """Distinct values of ``codes`` (>= 0) in the class of each distinct key combination."""
+    combos, entry = classes
+    combo, _value, _count = compatible_value_counts(combos, entry, np.asarray(codes, np.int64))
+    return np.bincount(combo, minlength=len(combos))
+
+
 def _names(columns: str | Sequence[str]) -> list[str]:
     return [columns] if isinstance(columns, str) else [str(c) for c in columns]
 
@@ -353,26 +388,40 @@ def distinct_by_group(codes: npt.ArrayLike, labels: npt.ArrayLike) -> np.ndarray
 
 
 def p_sensitivity_by_attribute(
-    frame: pd.DataFrame, labels_or_qis: Grouping, confidential: str | Sequence[str]
+    frame: pd.DataFrame,
+    labels_or_qis: Grouping,
+    confidential: str | Sequence[str],
+    *,
+    missing: Missing = "category",
 ) -> dict[str, int]:
     """For each confidential attribute, the fewest distinct values it takes within a group.
 
-    A missing value counts as one value. An empty table gives 0.
+    A missing confidential value counts as one value. ``missing``: how a blank quasi-identifier
+    value groups (module docstring). An empty table gives 0.
     """
-    labels = _labels(frame, labels_or_qis)
+    classes = _wildcard_classes(frame, labels_or_qis, missing)
+    labels = _labels(frame, labels_or_qis) if classes is None else None
     out: dict[str, int] = {}
     for col in _names(confidential):
         if len(frame) == 0:
             out[col] = 0
             continue
         codes, _ = nominal_codes(frame[col])
-        counts = distinct_by_group(codes, labels)
+        if labels is not None:
+            counts = distinct_by_group(codes, labels)
+        else:
+            assert classes is not None
+            counts = _wildcard_distinct(classes, codes)
         out[col] = int(counts[counts > 0].min())
     return out
 
 
 def p_sensitivity(
-    frame: pd.DataFrame, labels_or_qis: Grouping, confidential: str | Sequence[str]
+    frame: pd.DataFrame,
+    labels_or_qis: Grouping,
+    confidential: str | Sequence[str],
+    *,
+    missing: Missing = "category",
 ) -> int:
     """The p of p-sensitive k-anonymity: the fewest distinct values of a confidential attribute
     within one group, minimum over the confidential attributes (``002`` §4.11).
@@ -385,29 +434,40 @@ def p_sensitivity(
         Group labels (int array or Series, one per row) or quasi-identifier column names.
     confidential
         One or more confidential column names.
+    missing
+        A blank quasi-identifier value as one value (``"category"``) or matching any value
+        (``"any"``); see the module docstring.
     """
     names = _names(confidential)
     if not names:
         raise ValueError("name at least one confidential column")
-    return min(p_sensitivity_by_attribute(frame, labels_or_qis, names).values())
+    return min(p_sensitivity_by_attribute(frame, labels_or_qis, names, missing=missing).values())
 
 
 def distinct_l_diversity(
-    frame: pd.DataFrame, labels_or_qis: Grouping, sensitive: str | Sequence[str]
+    frame: pd.DataFrame,
+    labels_or_qis: Grouping,
+    sensitive: str | Sequence[str],
+    *,
+    missing: Missing = "category",
 ) -> int:
     """Distinct l-diversity: the fewest distinct sensitive values within one group.
 
     With several sensitive columns, their value combinations are counted (one joint attribute);
-    for the per-attribute minimum use :func:`p_sensitivity`. A missing value is one value.
+    for the per-attribute minimum use :func:`p_sensitivity`. A missing sensitive value is one
+    value. ``missing``: how a blank quasi-identifier value groups (module docstring).
     """
     names = _names(sensitive)
     if not names:
         raise ValueError("name at least one sensitive column")
+    classes = _wildcard_classes(frame, labels_or_qis, missing)
     if len(frame) == 0:
         return 0
-    labels = _labels(frame, labels_or_qis)
     joint = frame.groupby(names, dropna=False, sort=False).ngroup().to_numpy(dtype=np.int64)
-    counts = distinct_by_group(joint, labels)
+    if classes is not None:
+        counts = _wildcard_distinct(classes, joint)
+    else:
+        counts = distinct_by_group(joint, _labels(frame, labels_or_qis))
     return int(counts[counts > 0].min())
 
 
@@ -442,15 +502,20 @@ def t_closeness_by_attribute(
     labels_or_qis: Grouping,
     confidential: str | Sequence[str],
     kinds: Mapping[str, KindLike],
+    *,
+    missing: Missing = "category",
 ) -> dict[str, float]:
     """For each confidential attribute, the largest EMD of a group to the whole table.
 
     ``kinds`` maps each confidential column to its kind: continuous and ordinal attributes use
     the ordered distance (ordinal ranks from a :class:`ColumnSpec`'s order when it has one), nominal
     ones the equal distance; a "continuous" column of text is nominal (:func:`attribute_codes`).
-    A :class:`~microgui.core.table.roles.RoleMap` is a valid ``kinds``.
+    A :class:`~microgui.core.table.roles.RoleMap` is a valid ``kinds``. ``missing``: how a blank
+    quasi-identifier value groups (module docstring; with ``"any"`` the class of a combination
+    is compared with the whole table's distribution, :func:`sparse_emd`).
     """
-    labels = _labels(frame, labels_or_qis)
+    classes = _wildcard_classes(frame, labels_or_qis, missing)
+    labels = _labels(frame, labels_or_qis) if classes is None else None
     out: dict[str, float] = {}
     for col in _names(confidential):
         if len(frame) == 0:
@@ -459,7 +524,15 @@ def t_closeness_by_attribute(
         if col not in kinds:
             raise ValueError(f"no kind given for confidential column {col!r}")
         codes, m, ordered = attribute_codes(frame[col], kinds[col])
-        out[col] = float(emd_by_group(codes, labels, m, ordered=ordered).max())
+        if labels is not None:
+            out[col] = float(emd_by_group(codes, labels, m, ordered=ordered).max())
+            continue
+        assert classes is not None
+        combos, entry = classes
+        combo, value, count = compatible_value_counts(combos, entry, codes)
+        whole = np.bincount(codes, minlength=m).astype(np.float64)
+        emd = sparse_emd(combo, value, count, len(combos), whole, ordered=ordered)
+        out[col] = float(emd.max()) if len(emd) else 0.0
     return out
 
 
@@ -468,6 +541,8 @@ def t_closeness(
     qis: Grouping,
     confidential: str | Sequence[str],
     kinds: Mapping[str, KindLike],
+    *,
+    missing: Missing = "category",
 ) -> float:
     """The t of t-closeness: the largest EMD between a group's distribution of a confidential
     attribute and the whole table's, over groups and confidential attributes (Li et al. 2007).
@@ -482,8 +557,54 @@ def t_closeness(
         One or more confidential column names.
     kinds
         Kind of each confidential column (see :func:`t_closeness_by_attribute`).
+    missing
+        A blank quasi-identifier value as one value (``"category"``) or matching any value
+        (``"any"``); see the module docstring.
     """
     names = _names(confidential)
     if not names:
         raise ValueError("name at least one confidential column")
-    return max(t_closeness_by_attribute(frame, qis, names, kinds).values())
+    return max(t_closeness_by_attribute(frame, qis, names, kinds, missing=missing).values())
+
+
+def sparse_emd(
+    combo: np.ndarray,
+    value: np.ndarray,
+    count: np.ndarray,
+    n_combos: int,
+    whole: np.ndarray,
+    *,
+    ordered: bool,
+) -> np.ndarray:
+    """EMD of each combination's distribution (sparse triples) to the whole table's
+    (``whole``: value counts), as :func:`~microgui.core.metrics.privacy.emd_by_group` defines it
+    (Li, Li & Venkatasubramanian 2007: equal distance ½Σ|p−q|, ordered distance
+    Σ|F_c − F|/(m−1) over the ranks)."""
+    m = len(whole)
+    q_prob = whole / max(whole.sum(), 1)
+    sizes = np.bincount(combo, weights=count, minlength=n_combos)
+    p = count / np.where(sizes[combo] > 0, sizes[combo], 1)
+    out = np.zeros(n_combos)
+    if not ordered:
+        diff = np.abs(p - q_prob[value]) - q_prob[value]
+        equal = 0.5 * (1.0 + np.bincount(combo, weights=diff, minlength=n_combos))
+        return np.asarray(np.maximum(equal, 0.0), dtype=np.float64)
+    if m <= 1:
+        return out
+    q_cdf, sq = ordered_tables(np.repeat(np.arange(m), whole.astype(np.int64)), m)
+    # F_c is a step function: g_j on [value_j, next value of c) and 0 before c's first value
+    g = np.cumsum(p)
+    first = np.ones(len(combo), dtype=bool)
+    first[1:] = combo[1:] != combo[:-1]
+    starts = np.flatnonzero(first)
+    g -= np.repeat(np.concatenate([[0.0], g[starts[1:] - 1]]), np.diff(np.append(starts, len(g))))
+    last = np.ones(len(combo), dtype=bool)
+    last[:-1] = combo[1:] != combo[:-1]
+    a = value
+    b = np.where(last, m, np.roll(value, -1))
+    s = np.clip(np.searchsorted(q_cdf, g, side="left"), a, b)
+    piece = g * (s - a) - (sq[s] - sq[a]) + (sq[b] - sq[s]) - g * (b - s)
+    head = sq[value[first]]  # ranks below the first value: |0 - F| = F
+    total = np.bincount(combo, weights=piece, minlength=n_combos)
+    total[combo[first]] += head
+    return np.maximum(total / (m - 1), 0.0)

@@ -33,6 +33,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from microgui.core.metrics.kanonymity import Missing, check_missing
+from microgui.core.metrics.missing_match import frequencies_missing_any
 from microgui.core.table.numbers import unique_rows
 
 __all__ = [
@@ -210,25 +212,44 @@ def _group_ids(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     return out
 
 
+def _key_frequencies(frame: pd.DataFrame, keys: Sequence[str], missing: Missing) -> np.ndarray:
+    """How many records share each record's combination of ``keys`` (itself included), a blank
+    counted by the ``missing`` rule (:mod:`~microgui.core.metrics.kanonymity`)."""
+    if check_missing(missing) == "any":
+        return frequencies_missing_any(frame, list(keys))
+    ids = _group_ids(frame, keys)
+    out: np.ndarray = np.bincount(ids)[ids]
+    return out
+
+
 def reidentification_risk(
-    frame: pd.DataFrame, quasi_identifiers: Sequence[str]
+    frame: pd.DataFrame, quasi_identifiers: Sequence[str], *, missing: Missing = "category"
 ) -> tuple[float, float]:
-    """(max, mean) over records of 100/|records sharing its quasi-identifier values|."""
+    """(max, mean) over records of 100/|records sharing its quasi-identifier values|.
+
+    ``missing``: a blank value is one value of its own (``"category"``, the default) or matches
+    any value (``"any"``, sdcMicro's ``freqCalc`` fk); see
+    :mod:`~microgui.core.metrics.kanonymity`."""
+    check_missing(missing)
     if len(frame) == 0:
         return 0.0, 0.0
-    ids = _group_ids(frame, quasi_identifiers)
-    size = np.bincount(ids)[ids].astype(np.float64)
+    size = _key_frequencies(frame, quasi_identifiers, missing).astype(np.float64)
     risk = 100.0 / size
     return float(risk.max()), float(risk.mean())
 
 
-def sample_uniques(frame: pd.DataFrame, keys: Sequence[str]) -> int:
-    """Number of records whose combination of ``keys`` values occurs once in ``frame``."""
+def sample_uniques(
+    frame: pd.DataFrame, keys: Sequence[str], *, missing: Missing = "category"
+) -> int:
+    """Number of records whose combination of ``keys`` values occurs once in ``frame``.
+
+    ``missing``: a blank value is one value of its own (``"category"``, the default) or matches
+    any value (``"any"``: sdcMicro's n1, the records with ``freqCalc`` fk = 1); see
+    :mod:`~microgui.core.metrics.kanonymity`."""
+    check_missing(missing)
     if len(frame) == 0 or not keys:
         return 0
-    ids = _group_ids(frame, keys)
-    counts = np.bincount(ids)
-    return int((counts[ids] == 1).sum())
+    return int((_key_frequencies(frame, keys, missing) == 1).sum())
 
 
 def entropy_l_diversity(

@@ -79,8 +79,13 @@ from microgui.core.io import (
 )
 from microgui.core.io.names import check_renames, valid_names
 from microgui.core.methods import get_method
-from microgui.core.metrics import k_anonymity_level
-from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
+from microgui.core.metrics.disclosure import (
+    GroupMeasures,
+    group_measures,
+    release_verdict,
+    verdict_json,
+)
+from microgui.core.metrics.kanonymity import Missing
 from microgui.core.release.formats import (
     CsvOptions,
     csv_options_writer,
@@ -97,7 +102,7 @@ from microgui.core.release.pseudonyms import (
     key_writer,
 )
 from microgui.core.release.pseudonyms import pseudonymize as pseudonymize_column
-from microgui.core.runs.protect import build_report
+from microgui.core.runs.protect import build_report, release_groups
 from microgui.core.runs.spec import RunResult
 from microgui.core.table.column_types import kind_of, release_columns
 from microgui.core.table.dataset import Dataset
@@ -110,6 +115,7 @@ __all__ = [
     "export_job",
     "ExportCheck",
     "check_export",
+    "release_check_groups",
     "protected_table",
     "export_run",
     "neutralize_formulas",
@@ -211,6 +217,8 @@ class ReleaseContext:
     result: RunResult
     frame: pd.DataFrame
     report: dict[str, Any]
+    #: the group measures of ``frame`` the release check gave (its verdict's), None if unknown
+    groups: GroupMeasures | None = None
 
 
 #: Makes the writer of one further report of a release (the HTML or PDF release report).
@@ -285,6 +293,9 @@ class ExportCheck:
     k_anonymity: int
     problems: tuple[str, ...]
     attribute_disclosure: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the group measures ``k_anonymity`` and ``attribute_disclosure`` were read from
+    #: (:func:`release_check_groups`), passed on to the release report
+    groups: GroupMeasures | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -317,7 +328,8 @@ def check_export(
     leaked = [c for c in result.roles.identifiers if c in frame.columns and c not in drawn]
     if leaked:
         problems.append(f"identifier column(s) {', '.join(map(repr, leaked))} would be exported")
-    level = _k_level(result, frame)
+    groups = release_check_groups(result, frame)
+    level = groups.k_anonymity
     if level < result.spec.k:
         problem = f"the table is only {level}-anonymous on its quasi-identifiers, below the chosen k = {result.spec.k}"
         if result.report.get("k_anonymity_guaranteed") is False:
@@ -326,32 +338,65 @@ def check_export(
         problems.append(problem)
     problems.extend(_promised_privacy_problems(result, frame))
     problems.extend(_plan_problems(result, frame))
-    measured = result.report.get("attribute_disclosure")
-    if frame is result.protected and isinstance(measured, dict):
-        # the run report measured this very frame (build_report): the app's check, made in the
-        # GUI thread before the export dialog, is not computed twice
-        disclosure = {str(c): dict(m) for c, m in measured.items()}
-    else:
-        from microgui.core.runs.plan import plan_suppresses
-
-        disclosure = attribute_disclosure(
-            frame,
-            result.roles.quasi_identifiers,
-            [c for c in result.roles.confidential if c in frame.columns],
-            result.roles,
-            missing_matches_any=plan_suppresses(result.report),
-        )
-    return ExportCheck(k_anonymity=level, problems=tuple(problems), attribute_disclosure=disclosure)
+    return ExportCheck(
+        k_anonymity=level,
+        problems=tuple(problems),
+        attribute_disclosure=groups.disclosure_json(),
+        groups=groups,
+    )
 
 
-def _k_level(result: RunResult, frame: pd.DataFrame) -> int:
-    """The release's k on its quasi-identifiers; for a plan with a local suppression (issue 31)
-    a missing cell matches any value (sdcMicro's convention: :mod:`microgui.core.runs.plan`)."""
-    if "plan" not in result.report:
-        return k_anonymity_level(frame, result.roles.quasi_identifiers)
-    from microgui.core.runs.plan import plan_k_level
+def release_check_groups(result: RunResult, frame: pd.DataFrame) -> GroupMeasures:
+    """The group measures of ``frame``, a release of ``result`` (k-anonymity, attribute
+    disclosure per confidential attribute), as the release check and the release report show
+    them: the run's own (:attr:`RunResult.groups`, computed once with its report) when
+    ``frame`` holds the run's values in the measured columns, else measured on ``frame``.
 
-    return plan_k_level(frame, result.roles.quasi_identifiers, result.report)
+    A plan with a local suppression (issue 31) counts a missing key cell as matching any value
+    (sdcMicro's convention, :mod:`microgui.core.runs.plan`); its k is then the plan's
+    (:func:`~microgui.core.runs.plan.plan_k_level`, on the promised key combinations when the
+    last suppression promised k on combinations of at most m keys)."""
+    from microgui.core.runs.plan import plan_k_level, plan_suppresses
+    from microgui.core.runs.plan.run import promised_combinations
+
+    roles = result.roles
+    qis = [c for c in roles.quasi_identifiers if c in frame.columns]
+    conf = [c for c in roles.confidential if c in frame.columns]
+    rule: Missing = "any" if plan_suppresses(result.report) else "category"
+    kept = result.groups
+    if kept is not None and kept.applies_to(qis, conf, rule):
+        if frame is result.protected or _same_values(frame, result.protected, [*qis, *conf]):
+            return kept
+    groups = group_measures(frame, qis, conf, roles, missing=rule)
+    if "plan" in result.report and promised_combinations(result.report) is not None:
+        groups = replace(groups, k_anonymity=plan_k_level(frame, qis, result.report))
+    return groups
+
+
+def _same_values(frame: pd.DataFrame, other: pd.DataFrame, columns: Sequence[str]) -> bool:
+    """Whether ``frame`` and ``other`` hold equal values, row by row, in ``columns`` (missing
+    where the other is missing): then they group their records alike. A CSV release writes
+    whole numbers as integers (39 for 39.0: equal, grouped alike); the formula rule changes
+    text (not equal: measured again)."""
+    if len(frame) != len(other):
+        return False
+    for col in columns:
+        if col not in frame.columns or col not in other.columns:
+            return False
+        a, b = frame[col], other[col]
+        if a is b or (a.dtype == b.dtype and a.equals(b)):
+            continue
+        a_na, b_na = a.isna().to_numpy(), b.isna().to_numpy()
+        if not np.array_equal(a_na, b_na):
+            return False
+        known = ~a_na
+        try:
+            same = a.to_numpy(dtype=object)[known] == b.to_numpy(dtype=object)[known]
+            if not bool(np.all(same)):
+                return False
+        except (TypeError, ValueError):  # values that do not compare: measured again
+            return False
+    return True
 
 
 def _plan_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
@@ -458,6 +503,7 @@ def released_result(
     except InvalidParameter as exc:  # not a registered method's run: nothing to measure with
         raise ExportRefused(f"{what} cannot be measured (its method is not known){redo}") from exc
     try:
+        groups = release_groups(dataset.roles, table)
         figures = build_report(
             dataset,
             result.spec,
@@ -469,6 +515,7 @@ def released_result(
             table,
             result.seconds,
             {},
+            groups=groups,
         )
     except (ValueError, TypeError, ArithmeticError) as exc:  # the error's text may hold a value
         raise ExportRefused(
@@ -483,7 +530,7 @@ def released_result(
         "edited_after_run": {"cells_changed": changed, "columns_added": added},
     }
     log.info("table edited after the run: %s", report["edited_after_run"])
-    return replace(result, protected=table, report=report)
+    return replace(result, protected=table, report=report, groups=groups)
 
 
 def _refuse_identifier_values(
@@ -747,7 +794,7 @@ def export_run(
     def extra_writer(maker: ReportMaker) -> DerivedWriter:
         def make(temps: Sequence[Path]) -> Any:
             released(temps)
-            return maker(ReleaseContext(dataset, result, written, report))
+            return maker(ReleaseContext(dataset, result, written, report, verdict.groups))
 
         return DerivedWriter(make)
 

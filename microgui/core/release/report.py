@@ -42,11 +42,15 @@ import pandas as pd
 from microgui.core.errors import ExportRefused, InvalidParameter, MicroguiError
 from microgui.core.io import FileWriter, write_files_atomic
 from microgui.core.methods import get_method
-from microgui.core.metrics.disclosure import attribute_disclosure, percent_text, release_verdict
-from microgui.core.metrics.kanonymity import k_anonymity_level
+from microgui.core.metrics.disclosure import GroupMeasures, percent_text, release_verdict
 from microgui.core.references import cited
 from microgui.core.release import report_html
-from microgui.core.release.check import ReleaseContext, ReportMaker, input_fingerprint
+from microgui.core.release.check import (
+    ReleaseContext,
+    ReportMaker,
+    input_fingerprint,
+    release_check_groups,
+)
 from microgui.core.release.report_charts import (
     ReportChart,
     group_sizes_chart,
@@ -91,11 +95,16 @@ def _kind_text(dataset: Dataset, column: str) -> str:
 
 
 def release_checks(
-    result: RunResult, frame: pd.DataFrame, pseudonymized: Iterable[str] = ()
+    result: RunResult,
+    frame: pd.DataFrame,
+    pseudonymized: Iterable[str] = (),
+    groups: GroupMeasures | None = None,
 ) -> tuple[ReleaseCheckRow, ...]:
     """The promises of a run measured on its released table ``frame`` (groups = identical
     quasi-identifier values, what an intruder sees); ``pseudonymized``: the identifier columns
-    the export released as pseudonyms (its report's ``pseudonymized``)."""
+    the export released as pseudonyms (its report's ``pseudonymized``). ``groups``: the group
+    measures of ``frame`` the release check gave (its k and attribute disclosure, shown as they
+    are); None: :func:`~microgui.core.release.check.release_check_groups`."""
     roles = result.roles
     qis = [c for c in roles.quasi_identifiers if c in frame.columns]
     conf = [c for c in roles.confidential if c in frame.columns]
@@ -107,8 +116,9 @@ def release_checks(
     if as_pseudonyms:
         reached += f" ({', '.join(as_pseudonyms)} as random pseudonyms)"
     rows.append(ReleaseCheckRow("Identifier columns released", "none", reached, kept=not leaked))
+    figures = groups if groups is not None else release_check_groups(result, frame)
     k = int(result.spec.k)
-    level = _released_k(result, frame, qis)
+    level = figures.k_anonymity
     promised_k = result.report.get("k_anonymity_guaranteed") is not False
     rows.append(
         ReleaseCheckRow(
@@ -140,14 +150,9 @@ def release_checks(
                 )
             )
     if conf and len(frame):
-        # the figures of the JSON report's attribute_disclosure (issue 29): the same function on
-        # the same frame, per confidential attribute, so the two reports cannot disagree
-        from microgui.core.runs.plan import plan_suppresses
-
-        disclosure = attribute_disclosure(
-            frame, qis, conf, roles, missing_matches_any=plan_suppresses(result.report)
-        )
-        for col, m in disclosure.items():
+        # the figures of the JSON report's attribute_disclosure (issue 29): the release check's
+        # own group measures of this frame, so the two reports cannot disagree
+        for col, m in figures.attribute_disclosure.items():
             if promised_model != "l-diversity":
                 rows.append(
                     ReleaseCheckRow(
@@ -169,11 +174,11 @@ def release_checks(
                         None,
                     )
                 )
-            groups = int(m["homogeneous_groups"])
+            n_homogeneous = int(m["homogeneous_groups"])
             warning = ""
-            if groups:
+            if n_homogeneous:
                 warning = (
-                    f"warning: attribute disclosure: {groups:,} group(s) share one {col} value "
+                    f"warning: attribute disclosure: {n_homogeneous:,} group(s) share one {col} value "
                     "(belonging to one discloses it); p-sensitive or t-closeness methods "
                     "protect against it"
                 )
@@ -182,7 +187,7 @@ def release_checks(
                     f"records in groups with one {col} value (homogeneous groups)",
                     "",
                     f"{int(m['homogeneous_records']):,} of {int(m['n_known']):,} "
-                    f"({percent_text(float(m['homogeneous_percent']))}); {groups:,} group(s)",
+                    f"({percent_text(float(m['homogeneous_percent']))}); {n_homogeneous:,} group(s)",
                     None,
                     warning,
                 )
@@ -194,18 +199,6 @@ def _suppressed_plan(result: RunResult) -> bool:
     from microgui.core.runs.plan import plan_suppresses
 
     return plan_suppresses(result.report)
-
-
-def _released_k(result: RunResult, frame: pd.DataFrame, qis: Sequence[str]) -> int:
-    """The k of the released table; a plan with a local suppression counts a missing cell as
-    matching any value (issue 31), as its release check did."""
-    if not qis:
-        return len(frame)
-    if "plan" in result.report:
-        from microgui.core.runs.plan import plan_k_level
-
-        return plan_k_level(frame, qis, result.report)
-    return k_anonymity_level(frame, qis)
 
 
 def unprotected_risk(dataset: Dataset, key: str) -> float | None:
@@ -241,6 +234,7 @@ class ReleaseReport:
         generated: datetime | None = None,
         charts: Sequence[ReportChart] | None = None,
         correlations: Any = None,
+        groups: GroupMeasures | None = None,
     ) -> None:
         self.dataset = dataset
         self.result = result
@@ -252,6 +246,8 @@ class ReleaseReport:
         self.generated = generated
         self._charts = None if charts is None else list(charts)
         self.correlations = correlations
+        #: the release check's group measures of ``frame`` (None: measured when needed)
+        self.groups = groups
 
     @cached_property
     def measures(self) -> dict[str, float | int | None]:
@@ -296,7 +292,10 @@ class ReleaseReport:
             ),
             references=tuple(r.full for r in cited(citation)),
             checks=release_checks(
-                result, self.frame, dict(report.get("pseudonymized") or {}).keys()
+                result,
+                self.frame,
+                dict(report.get("pseudonymized") or {}).keys(),
+                self.groups,
             ),
             measured_on=(
                 "Measured on the released table as written"
@@ -517,7 +516,11 @@ def release_report_makers(
         key = id(context.report)
         if key not in made:
             made[key] = ReleaseReport(
-                context.dataset, context.result, context.frame, context.report
+                context.dataset,
+                context.result,
+                context.frame,
+                context.report,
+                groups=context.groups,
             )
         return made[key]
 

@@ -132,7 +132,12 @@ def measure_run(
     try:
         # CAVG is relative to the run's k
         extra = evaluate(
-            dataset, result.protected, labels=result.labels, k=result.spec.k, progress=progress
+            dataset,
+            result.protected,
+            labels=result.labels,
+            k=result.spec.k,
+            progress=progress,
+            groups=result.groups,  # the run's k and attribute disclosure: not computed again
         )
     except RunCancelled:
         raise

@@ -33,11 +33,17 @@ from microgui.core.methods import (
 from microgui.core.methods.bound import lower_bound_report, prefetch
 from microgui.core.methods.refine import run_and_refine
 from microgui.core.methods.threads import current_threads, using_threads
-from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
+from microgui.core.metrics import group_sizes, information_loss, sse, sst
 from microgui.core.metrics.combinations import invented_combinations
-from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
+from microgui.core.metrics.disclosure import (
+    GroupMeasures,
+    group_measures,
+    release_verdict,
+    verdict_json,
+)
 from microgui.core.metrics.file_risk import risk_section
 from microgui.core.metrics.household_risk import household_codes
+from microgui.core.metrics.kanonymity import Missing
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
 from microgui.core.runs.scale import (
@@ -61,6 +67,7 @@ from microgui.core.table.roles import RoleMap, resolve_column, resolve_columns
 __all__ = [
     "run_protection",
     "build_report",
+    "release_groups",
     "kind_refusal",
     "method_refusal",
     "check_kinds",
@@ -169,9 +176,10 @@ def _run_method_step(
     protected, rounding = released_numbers(protected, dataset, qi, params)
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
+    groups = release_groups(dataset.roles, protected)
     report = build_report(
         dataset, spec, method, params, seed, qi, labels, protected, seconds,
-        {**output.extra, **rounding},
+        {**output.extra, **rounding}, groups=groups,
     )  # fmt: skip
     progress(1.0, "done")
     return RunResult(
@@ -183,6 +191,7 @@ def _run_method_step(
         qi=qi,
         seconds=seconds,
         artifacts=dict(output.artifacts),
+        groups=groups,
     )
 
 
@@ -218,9 +227,11 @@ def _run_scaled(
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
     extra = {**scaled.extra, "scale": scaled.summary, **rounding}
+    groups = release_groups(dataset.roles, protected)
     report = build_report(
-        dataset, spec, method, params, seed, qi, scaled.labels, protected, seconds, extra
-    )
+        dataset, spec, method, params, seed, qi, scaled.labels, protected, seconds, extra,
+        groups=groups,
+    )  # fmt: skip
     progress(1.0, "done")
     return RunResult(
         spec=spec,
@@ -231,6 +242,7 @@ def _run_scaled(
         qi=qi,
         seconds=seconds,
         artifacts=scaled.artifacts,
+        groups=groups,
     )
 
 
@@ -353,6 +365,22 @@ def _check_weight(dataset: Dataset, params: Mapping[str, Any]) -> None:
         household_codes(dataset.frame, household)
 
 
+def release_groups(
+    roles: RoleMap, protected: pd.DataFrame, *, missing: Missing = "category"
+) -> GroupMeasures:
+    """The group measures of a run's released table (k-anonymity, attribute disclosure per
+    confidential attribute: :func:`~microgui.core.metrics.disclosure.group_measures`), computed
+    once for its report, its release check and its release report; ``missing``: the rule of a
+    blank key value (``"any"`` after a plan's local suppression)."""
+    return group_measures(
+        protected,
+        roles.quasi_identifiers,
+        [c for c in roles.confidential if c in protected.columns],
+        roles,
+        missing=missing,
+    )
+
+
 def build_report(
     dataset: Dataset,
     spec: RunSpec,
@@ -364,8 +392,15 @@ def build_report(
     protected: pd.DataFrame,
     seconds: float,
     extra: Mapping[str, Any],
+    *,
+    groups: GroupMeasures | None = None,
 ) -> dict[str, Any]:
-    """The run report: aggregates and measures only, never a raw value of any record."""
+    """The run report: aggregates and measures only, never a raw value of any record.
+
+    ``groups``: the group measures of ``protected`` (:func:`release_groups`), when the caller
+    keeps them (the run's :class:`RunResult`); computed here otherwise."""
+    if groups is None:
+        groups = release_groups(dataset.roles, protected)
     sizes = group_sizes(labels)
     z_protected = protected_continuous_z(protected, qi)
     roles = dataset.roles
@@ -406,7 +441,7 @@ def build_report(
         "information_loss_all_qi": mixed.information_loss,
         "information_loss_all_qi_basis": mixed.basis,
         "information_loss_by_attribute": mixed.by_attribute,
-        "k_anonymity": k_anonymity_level(protected, roles.quasi_identifiers),
+        "k_anonymity": groups.k_anonymity,
         # groups releasing a categorical combination none of their records has (issue 13)
         "invented_combinations": invented_combinations(protected, qi, labels),
         "seconds": round(seconds, 4),
@@ -432,12 +467,7 @@ def build_report(
     report.update(extra)
     # attribute disclosure is part of the verdict (issue 29): per confidential attribute, over the
     # released table's equivalence classes, and the one-line verdict every surface shows
-    report["attribute_disclosure"] = attribute_disclosure(
-        protected,
-        roles.quasi_identifiers,
-        [c for c in roles.confidential if c in protected.columns],
-        roles,
-    )
+    report["attribute_disclosure"] = groups.disclosure_json()
     report["verdict"] = verdict_json(release_verdict(report))
     return report
 

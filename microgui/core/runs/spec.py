@@ -28,6 +28,7 @@ import pandas as pd
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.refine import refinement_losses
+from microgui.core.metrics.disclosure import GroupMeasures
 from microgui.core.runs.scale import (
     resolve_block_size,
 )
@@ -198,6 +199,10 @@ class RunResult:
     qi: QIMatrix = field(repr=False)
     seconds: float = 0.0
     artifacts: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    #: The group measures of ``protected`` the report's ``k_anonymity`` and
+    #: ``attribute_disclosure`` were taken from (computed once by the run, passed on to the
+    #: release check and the release report); None when not kept (a run read back from a file).
+    groups: GroupMeasures | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_groups(self) -> int:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from typing import Any
 
 import numba
+import numpy as np
 import pytest
 
 import microgui.core.methods  # noqa: F401  (configures the cache at import)
@@ -236,3 +239,58 @@ def test_kernels_cached_by_different_processes_do_not_swap_code(tmp_path: Path) 
     # f1's helper, loaded first under the same symbol
     code, out, err = answer(start("f1", "f2"))
     assert (code, out) == (0, "61,1155"), err
+
+
+def _module_from(path: Path, name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_kernel_on_disk_but_not_loaded_is_not_said_to_compile(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """After the app's preparation in a child process the kernels are in the on-disk cache and
+    none is loaded in the app's process: the first run loads them, and its status must not say
+    it compiles (issue 30: it did, from the kernel having no signature in this process)."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "prepared_kernel.py"
+    source.write_text(
+        "import numba\n\n\n@numba.njit(cache=True)\ndef add_one(x):\n    return x + 1\n",
+        encoding="utf-8",
+    )
+    first = _module_from(source, "prepared_kernel_a")
+    assert jit_cache.first_call_compiles(first.add_one)  # nowhere yet: a call compiles
+    assert first.add_one(1) == 2  # compiled, and written to the cache
+    assert not jit_cache.first_call_compiles(first.add_one)
+    # the same kernel as a new process sees it: on disk, not loaded
+    again = _module_from(source, "prepared_kernel_b")
+    assert not again.add_one.signatures
+    assert jit_cache.cached_on_disk(again.add_one)
+    assert not jit_cache.first_call_compiles(again.add_one)
+    assert jit_cache.first_call_compiles(again.add_one, _not_cached_kernel())
+
+
+def _not_cached_kernel() -> Any:
+    @numba.njit(cache=False)
+    def twice(x: int) -> int:
+        return 2 * x
+
+    return twice
+
+
+def test_mdav_says_compiling_only_when_a_first_call_may_compile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from microgui.core.methods import mdav
+
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(20, 2))
+    for compiles in (False, True):
+        statuses: list[str] = []
+        monkeypatch.setattr(mdav, "first_call_compiles", lambda *_k, c=compiles: c)
+        mdav.mdav(data, 3, progress=lambda _f, text="", seen=statuses: seen.append(text))
+        said = any(text.startswith("compiling ") for text in statuses)
+        assert said is compiles

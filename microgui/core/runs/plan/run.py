@@ -42,7 +42,12 @@ from microgui.core.methods.recode import (
     top_bottom_code,
 )
 from microgui.core.metrics import group_sizes, information_loss, k_anonymity_level, sse, sst
-from microgui.core.metrics.disclosure import attribute_disclosure, release_verdict, verdict_json
+from microgui.core.metrics.disclosure import (
+    GroupMeasures,
+    release_verdict,
+    verdict_json,
+)
+from microgui.core.metrics.kanonymity import Missing
 from microgui.core.metrics.missing_match import frequencies_missing_any
 from microgui.core.metrics.mixed_loss import mixed_information_loss
 from microgui.core.progress import ProgressFn, no_progress, sub_progress
@@ -56,7 +61,7 @@ from microgui.core.runs.plan.spec import (
     plan_from_json,
     resolve_plan,
 )
-from microgui.core.runs.protect import risk_before_after, run_protection
+from microgui.core.runs.protect import release_groups, risk_before_after, run_protection
 from microgui.core.runs.spec import RunResult, RunSpec, parse_seed, validate_k
 from microgui.core.table.aggregate import protected_continuous_z
 from microgui.core.table.dataset import Dataset, prepare_qi
@@ -225,11 +230,18 @@ def run_plan(
     protected = frame.loc[:, [c for c in frame.columns if str(c) not in removed]]
     _check_untouched(dataset, protected)
     seconds = time.perf_counter() - started
-    report = _plan_report(dataset, roles, plan, protected, k, seed_value, all_figures, seconds)
+    groups = release_groups(
+        dataset.roles, protected, missing="any" if plan.suppresses else "category"
+    )
+    report, groups = _plan_report(
+        dataset, roles, plan, protected, k, seed_value, all_figures, seconds, groups
+    )
     qi = prepare_qi(dataset)
     labels = _classes(protected, dataset.roles.quasi_identifiers)
     run_spec_ = plan_spec(plan, k, seed_value)
-    result = RunResult(run_spec_, dataset.roles, labels, protected, report, qi, seconds)
+    result = RunResult(
+        run_spec_, dataset.roles, labels, protected, report, qi, seconds, groups=groups
+    )
     return PlanResult(plan, result, all_figures)
 
 
@@ -455,12 +467,8 @@ def _level(frame: pd.DataFrame, keys: Sequence[str], missing_any: bool, m: int |
         if m is None or m >= len(keys)
         else [list(c) for r in range(1, m + 1) for c in itertools.combinations(keys, r)]
     )
-    levels = [
-        int(frequencies_missing_any(frame, sub).min())
-        if missing_any
-        else k_anonymity_level(frame, sub)
-        for sub in subsets
-    ]
+    rule: Missing = "any" if missing_any else "category"
+    levels = [k_anonymity_level(frame, sub, missing=rule) for sub in subsets]
     return min(levels)
 
 
@@ -508,7 +516,12 @@ def plan_problems(result: RunResult, frame: pd.DataFrame) -> list[str]:
                 continue
             if method.release_check is not None:
                 problem = method.release_check.problem(
-                    frame, cols, conf, roles, dict(plan_step_params(plan, fig))
+                    frame,
+                    cols,
+                    conf,
+                    roles,
+                    dict(plan_step_params(plan, fig)),
+                    missing="any" if missing_any else "category",
                 )
                 if problem is not None:
                     problems.append(f"plan step {fig.get('index')}: {problem}")
@@ -558,13 +571,23 @@ def _plan_report(
     seed: int,
     figures: Sequence[Mapping[str, Any]],
     seconds: float,
-) -> dict[str, Any]:
+    groups: GroupMeasures,
+) -> tuple[dict[str, Any], GroupMeasures]:
     """The report of a multi-step plan: the keys of a run report that describe a release
     (group sizes, information loss, risk before and after, the verdict), plus ``plan`` and
-    ``steps``; counts and measures only."""
+    ``steps``; counts and measures only. ``groups``: the release's group measures
+    (:func:`~microgui.core.runs.protect.release_groups`, under the plan's rule); returned with
+    the plan's k (:func:`plan_k_level`: on the promised key combinations when the last
+    suppression promised k on combinations of at most m keys), the report's."""
     qis = dataset.roles.quasi_identifiers
     labels = _classes(protected, qis)
     missing_any = plan.suppresses
+    promised = {"plan": plan.to_json(), "steps": [dict(f) for f in figures]}
+    if promised_combinations(promised) is None:
+        k_level = groups.k_anonymity  # k on the whole key combination: the one grouping's
+    else:  # k on the promised combinations of keys (sdcMicro ``combs``)
+        k_level = plan_k_level(protected, qis, promised)
+        groups = replace(groups, k_anonymity=k_level)
     if missing_any:
         # a class per released key combination, holding every record compatible with it (a
         # suppressed cell matches any value): its size is the k check's frequency
@@ -603,9 +626,7 @@ def _plan_report(
         "information_loss_all_qi": il_all,
         "information_loss_all_qi_basis": il_basis,
         "information_loss_by_attribute": by_attr,
-        "k_anonymity": plan_k_level(
-            protected, qis, {"plan": plan.to_json(), "steps": [dict(f) for f in figures]}
-        ),
+        "k_anonymity": k_level,
         "k_anonymity_rule": _k_rule(missing_any, promised_combinations({"plan": plan.to_json()})),
         "seconds": round(seconds, 4),
         "microgui_version": __version__,
@@ -618,13 +639,10 @@ def _plan_report(
     if dataset.roles.weight is not None:
         report["weight"] = dataset.roles.weight
     report.update(risk_before_after(dataset, protected, int(k)))
-    report["attribute_disclosure"] = attribute_disclosure(
-        protected, qis, [c for c in dataset.roles.confidential if c in protected.columns],
-        dataset.roles, missing_matches_any=missing_any,
-    )  # fmt: skip
+    report["attribute_disclosure"] = groups.disclosure_json()
     report["verdict"] = verdict_json(release_verdict(report))
     if missing_any:  # said how the figures were counted (issue 31)
         report["group_measures_rule"] = GROUP_MEASURES_RULE
     report["plan"] = plan.to_json()
     report["steps"] = [dict(f) for f in figures]
-    return report
+    return report, groups
