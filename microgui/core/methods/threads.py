@@ -16,6 +16,41 @@ each): on an idle machine both threads run at once, but when other programs hold
 thread waits for the other at every region and a run can take several times *longer*. So the
 drivers do not assume it pays: :class:`AdaptiveThreads` times the kernel's batches and keeps
 whichever of one thread and all threads did the same work faster, probing the other now and then.
+
+**Why 2 threads do not reach 1.5x on exact pruned MDAV at 100,000 records** (issue 33 item 1;
+measured in session 42 with ``python -m microgui.bench --split-queries`` and an emulation of the
+whole loop, on a 2-core machine that other programs kept busy: every time is the minimum of
+repeats or is cut off where preemption showed, and the lead is to re-measure idle). The one route
+left after the two-query step (:func:`~microgui.core.methods.spatial.farthest_and_nearest`,
+measured 1.18x idle) was data parallelism inside each query: one parallel region per batch, both
+threads running MDAV's loop in lock-step, each searching half of the records for every query,
+meeting at a spin barrier. Its parts, measured:
+
+- *Barrier*: a two-thread spin barrier on atomics (numba intrinsics: an acquire load, a release
+  store) costs 30-170 ns median per crossing (p99 under 0.6 us) when both threads are on a core,
+  against queries of 5-40 us: negligible. When another program holds the second core a crossing
+  waits a time slice (ms); that is what :class:`AdaptiveThreads` already guards against.
+- *Time split of the serial loop* (100,000 x 10, k = 5; per-query cold times): farthest from the
+  average 4 %, farthest from r 25 %, r's k-1 nearest 24 %, s's k-1 nearest 23 %; taking the
+  groups out (labels, running sums, blocks' boxes, anchor list) 15 % and re-making the anchor
+  list 8 %. Those last 23 % mutate the shared structures: serial. Even with every query halved
+  exactly and barriers free, Amdahl gives 1.63x.
+- *How well a query splits* (larger half / whole query, same query, warm): farthest from the
+  average 0.60 and farthest from r 0.69 (0.54 and 0.49 were each half given the final answer's
+  bound, i.e. a perfectly shared bound); the k-1 nearest 1.13 with each half on its own heap
+  (each half's k-1-th distance is looser, it visits more blocks) and 0.79 (records of each
+  block halved) or 0.65 (whole blocks dealt out) even with the perfect bound: each half still
+  bounds every superblock and the visited blocks (7 of 32 us per query at 100,000), and the
+  distances of one 64-record block are too few to split further with profit.
+- *Estimate* (the emulation's per-iteration times, barriers at 0.3 us, 6 per pair of groups):
+  every query split, halves on their own bounds: 1.00x; the better of the two-query step and
+  the split, per iteration: 1.17x; with perfectly shared bounds 1.33x, and 1.42x if half the
+  removals were also hidden behind s's query (speculatively searching s's 2k-1 nearest). The
+  model gives 1.19x for today's two-query step alone, as measured idle (1.18x).
+
+So 1.5x at 100,000 is out of reach for this loop on two threads without first making the
+serial quarter (removals and the anchor list) parallel or much cheaper; at 1,000,000 the queries
+take a larger share and the 1.7x target was not measured.
 """
 
 from __future__ import annotations
