@@ -17,40 +17,46 @@ thread waits for the other at every region and a run can take several times *lon
 drivers do not assume it pays: :class:`AdaptiveThreads` times the kernel's batches and keeps
 whichever of one thread and all threads did the same work faster, probing the other now and then.
 
-**Why 2 threads do not reach 1.5x on exact pruned MDAV at 100,000 records** (issue 33 item 1;
-measured in session 42 with ``python -m microgui.bench --split-queries`` and an emulation of the
-whole loop, on a 2-core machine that other programs kept busy: every time is the minimum of
-repeats or is cut off where preemption showed, and the lead is to re-measure idle). The one route
-left after the two-query step (:func:`~microgui.core.methods.spatial.farthest_and_nearest`,
-measured 1.18x idle) was data parallelism inside each query: one parallel region per batch, both
-threads running MDAV's loop in lock-step, each searching half of the records for every query,
-meeting at a spin barrier. Its parts, measured:
+**Why 2 threads do not reach 1.5x on exact pruned MDAV at 100,000 records** (issue 33 item 1,
+session 42). The one route left after the two-query step
+(:func:`~microgui.core.methods.spatial.farthest_and_nearest`, 1.18x measured idle) was data
+parallelism inside each query: one parallel region per batch, both threads running MDAV's loop in
+lock-step, each searching half of the records for every query and meeting at a spin barrier,
+the halves' answers merged by the serial tie rule. Measured on a 2-core machine that other
+programs kept busy (so: minimum of repeats per query, preempted samples cut off; to be
+re-measured idle). ``python -m microgui.bench --split-queries`` gives the first two items; the
+others come from an emulation of the whole loop that timed every query, and each half of its
+split, in one thread (not kept: it copied the search kernels).
 
 - *Barrier*: a two-thread spin barrier on atomics (numba intrinsics: an acquire load, a release
-  store) costs 30-170 ns median per crossing (p99 under 0.6 us) when both threads are on a core,
+  store) costs 20-170 ns median per crossing, p99 under 0.6 us, when both threads hold a core,
   against queries of 5-40 us: negligible. When another program holds the second core a crossing
-  waits a time slice (ms); that is what :class:`AdaptiveThreads` already guards against.
-- *Time split of the serial loop* (100,000 x 10, k = 5; per-query cold times): farthest from the
-  average 4 %, farthest from r 25 %, r's k-1 nearest 24 %, s's k-1 nearest 23 %; taking the
-  groups out (labels, running sums, blocks' boxes, anchor list) 15 % and re-making the anchor
-  list 8 %. Those last 23 % mutate the shared structures: serial. Even with every query halved
-  exactly and barriers free, Amdahl gives 1.63x.
-- *How well a query splits* (larger half / whole query, same query, warm): farthest from the
-  average 0.60 and farthest from r 0.69 (0.54 and 0.49 were each half given the final answer's
-  bound, i.e. a perfectly shared bound); the k-1 nearest 1.13 with each half on its own heap
-  (each half's k-1-th distance is looser, it visits more blocks) and 0.79 (records of each
-  block halved) or 0.65 (whole blocks dealt out) even with the perfect bound: each half still
-  bounds every superblock and the visited blocks (7 of 32 us per query at 100,000), and the
-  distances of one 64-record block are too few to split further with profit.
-- *Estimate* (the emulation's per-iteration times, barriers at 0.3 us, 6 per pair of groups):
-  every query split, halves on their own bounds: 1.00x; the better of the two-query step and
-  the split, per iteration: 1.17x; with perfectly shared bounds 1.33x, and 1.42x if half the
-  removals were also hidden behind s's query (speculatively searching s's 2k-1 nearest). The
-  model gives 1.19x for today's two-query step alone, as measured idle (1.18x).
+  waits for a time slice (ms): what :class:`AdaptiveThreads` guards against.
+- *k-1 nearest split in two* (100,000 x 10, k = 5, whole table remaining): the larger half takes
+  0.77 of the serial search (each block's records halved) or 0.65 (whole blocks dealt out), even
+  with each half given the final k-1-th distance as its bound from the start (a perfectly shared
+  bound); on their own bounds the halves each take 1.13 (each half's k-1-th distance is looser,
+  it visits more blocks). Each half still bounds every superblock and the visited blocks (about
+  a fifth of the search), and a 64-record block is too little to split further.
+- *Farthest searches split in two* (the anchor walk; halves of every chunk): 0.60 of the serial
+  walk from the average, 0.69 from r (0.54 and 0.49 with a perfectly shared bound).
+- *Serial loop, 100,000 x 10*: farthest from the average 4 %, farthest from r 25 %, r's k-1
+  nearest 24 %, s's k-1 nearest 23 %; taking the groups out (labels, running sums, blocks'
+  boxes, anchor list) 15 % and re-making the anchor list 8 %. Those last 23 % change the shared
+  structures: serial. With every query exactly halved and free barriers: 1.63x at most.
+- *Estimate* from these per-iteration times (barriers at 0.3 us, 6 per pair of groups): every
+  query split, halves on their own bounds, 1.00x; the better of the two-query step and the split
+  per iteration, 1.17x; with perfectly shared bounds 1.33x, 1.42x if half the removals were also
+  hidden behind s's search. The same model gives 1.19x for today's two-query step alone, which
+  measured 1.18x idle.
+- *1,000,000 x 10* (profile only): farthest from r about a third, the other queries about 45 %,
+  removals 6 %, re-anchoring 3-15 % (uncertain under load): every query at 0.6 of its serial
+  time would give 1.44-1.56x, at 0.65 1.36-1.46x; the 1.7x target needs every query at
+  0.46-0.54 of its serial time: a perfect split.
 
-So 1.5x at 100,000 is out of reach for this loop on two threads without first making the
-serial quarter (removals and the anchor list) parallel or much cheaper; at 1,000,000 the queries
-take a larger share and the 1.7x target was not measured.
+So 1.5x at 100,000 (and 1.7x at 1,000,000) is out of reach for this loop on two threads unless
+the k-1 nearest search splits far better than measured and the removals and the anchor list
+are made parallel or much cheaper first.
 """
 
 from __future__ import annotations
