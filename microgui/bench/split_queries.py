@@ -246,6 +246,111 @@ def nearest_split(
 
 
 @njit(nogil=True)
+def nearest_lockstep(
+    records: tuple,  # type: ignore[type-arg]
+    blocks: tuple,  # type: ignore[type-arg]
+    supers: tuple,  # type: ignore[type-arg]
+    osq: np.ndarray,
+    pc: np.ndarray,
+    po: np.ndarray,
+    pn: np.ndarray,
+    exclude: int,
+    kk: int,
+    hd2: np.ndarray,
+    hx2: np.ndarray,
+    hp2: np.ndarray,
+    size: np.ndarray,
+    work: tuple,  # type: ignore[type-arg]
+    done: np.ndarray,
+) -> None:
+    """Two halves of :func:`~microgui.core.methods.spatial.block_nearest`'s search run in
+    lock-step at equal speed, on one thread: whole blocks dealt out in turn in the serial
+    traversal order (the query's own block to half 0), each half with its own heap (row h of
+    hd2, hx2, hp2; ``size[h]`` entries) and both pruning with the smaller of the two k-1-th
+    distances, as two threads sharing their bounds would. done[h] = distances half h computed."""
+    xcol, ocol, ncol, rowat, _where, posblock = records
+    bstart = blocks[0]
+    bcnt = blocks[1]
+    blevel = blocks[2:8]
+    slot_sb = supers[1]
+    sb_slot = supers[2]
+    meta = supers[9]
+    slevel = supers[3:9]
+    m = meta[0]
+    g = meta[1]
+    nb = meta[2]
+    sbound, bbound, dist, _counter, cand, qz = work
+    delta = _rotate_point(blocks, pc, qz)
+    _lower_bounds(slevel, 0, m, osq, qz, po, pn, delta, sbound)
+    size[:] = 0
+    done[:] = 0
+    dealt = 0
+    start = sb_slot[posblock[exclude] // g]
+    ncand = 0
+    for i in range(-1, m):
+        worst = min(hd2[0, 0] if size[0] >= kk else np.inf, hd2[1, 0] if size[1] >= kk else np.inf)
+        if i < 0:
+            s = start
+        else:
+            if i == 0:
+                for t in range(m):
+                    if t != start and sbound[t] <= worst:
+                        cand[ncand] = t
+                        ncand += 1
+                cand[:ncand] = cand[:ncand][np.argsort(sbound[cand[:ncand]])]
+            if i >= ncand:
+                break
+            s = cand[i]
+            if sbound[s] > worst:
+                break
+        b0 = slot_sb[s] * g
+        b1 = min(b0 + g, nb)
+        _lower_bounds(blevel, b0, b1, osq, qz, po, pn, delta, bbound)
+        top = -1
+        if b0 <= posblock[exclude] < b1:
+            top = posblock[exclude] - b0
+        for jj in range(-1, b1 - b0):
+            j = top if jj < 0 else jj
+            if j < 0 or (jj >= 0 and j == top):
+                continue
+            b = b0 + j
+            c = bcnt[b]
+            worst = min(
+                hd2[0, 0] if size[0] >= kk else np.inf, hd2[1, 0] if size[1] >= kk else np.inf
+            )
+            if c == 0 or bbound[j] > worst:
+                continue
+            h = 0
+            if jj >= 0:
+                h = dealt % 2
+                dealt += 1
+            a = bstart[b]
+            mixed_distances_block(xcol, ocol, ncol, osq, a, a + c, pc, po, pn, dist)
+            done[h] += c
+            for p in range(a, a + c):
+                if p == exclude:
+                    continue
+                d = dist[p]
+                x = rowat[p]
+                if size[h] < kk:
+                    heap_push(hd2[h], hx2[h], hp2[h], size[h], d, x, p)
+                    size[h] += 1
+                elif d < hd2[h, 0] or (d == hd2[h, 0] and x < hx2[h, 0]):
+                    hd2[h, 0] = d
+                    hx2[h, 0] = x
+                    hp2[h, 0] = p
+                    heap_sift_down(hd2[h], hx2[h], hp2[h], size[h])
+
+
+@njit(nogil=True)
+def _merged_rows(gd: np.ndarray, gx: np.ndarray, used: int, kk: int) -> np.ndarray:
+    """The rows of the kk smallest (distance, row) pairs of gd, gx [:used], sorted by row."""
+    order = np.argsort(gx[:used], kind="mergesort")
+    order = order[np.argsort(gd[:used][order], kind="mergesort")]
+    return np.sort(gx[:used][order][:kk])
+
+
+@njit(nogil=True)
 def _knn_times(
     records: tuple,  # type: ignore[type-arg]
     blocks: tuple,  # type: ignore[type-arg]
@@ -258,8 +363,9 @@ def _knn_times(
     out: np.ndarray,
 ) -> int:
     """out[i] = cycles of query i: [serial, records split part 0, part 1, blocks split part 0,
-    part 1, bounds only]; returns the queries whose merged halves differ from the serial
-    answer (as sets of (distance, row))."""
+    part 1, bounds only], then distances computed: [serial, larger half of the blocks split
+    with the final bound, on its own bound, in lock-step with a shared bound]; returns the
+    queries whose merged halves differ from the serial answer (as sets of (distance, row))."""
     xcol, ocol, ncol, rowat = records[0], records[1], records[2], records[3]
     pc = np.empty(xcol.shape[0])
     po = np.empty(ocol.shape[0], dtype=np.int64)
@@ -269,6 +375,11 @@ def _knn_times(
     hp = np.empty(kk, dtype=np.int64)
     gd = np.empty(2 * kk)
     gx = np.empty(2 * kk, dtype=np.int64)
+    hd2 = np.empty((2, kk))
+    hx2 = np.empty((2, kk), dtype=np.int64)
+    hp2 = np.empty((2, kk), dtype=np.int64)
+    size2 = np.zeros(2, dtype=np.int64)
+    done2 = np.zeros(2, dtype=np.int64)
     wrong = 0
     for i in range(queries.shape[0]):
         p = queries[i]
@@ -300,10 +411,7 @@ def _knn_times(
                     gx[used] = hx[a]
                     used += 1
             # Merge by the serial tie rule: the kk smallest (distance, row) pairs.
-            order = np.argsort(gx[:used], kind="mergesort")
-            order = order[np.argsort(gd[:used][order], kind="mergesort")]
-            merged = np.sort(gx[:used][order][:kk])
-            if used < kk or not np.array_equal(merged, serial):
+            if used < kk or not np.array_equal(_merged_rows(gd, gx, used, kk), serial):
                 wrong += 1
         best = 1 << 62
         for _ in range(repeats):
@@ -314,16 +422,43 @@ def _knn_times(
             )  # fmt: skip
             best = min(best, _cycles() - c0)
         out[i, 5] = best
+        _size, out[i, 6] = nearest_split(
+            records, blocks, supers, osq, pc, po, pn, p, kk, hd, hx, hp, work, 0, 1, False,
+            np.inf,
+        )  # fmt: skip
+        for own in (False, True):
+            most = 0
+            for part in range(2):
+                _size, done = nearest_split(
+                    records, blocks, supers, osq, pc, po, pn, p, kk, hd, hx, hp, work, part, 2,
+                    True, np.inf if own else kth,
+                )  # fmt: skip
+                most = max(most, done)
+            out[i, 8 if own else 7] = most
+        nearest_lockstep(
+            records, blocks, supers, osq, pc, po, pn, p, kk, hd2, hx2, hp2, size2, work, done2
+        )
+        out[i, 9] = max(done2[0], done2[1])
+        used = 0
+        for h in range(2):
+            for a in range(size2[h]):
+                gd[used] = hd2[h, a]
+                gx[used] = hx2[h, a]
+                used += 1
+        if used < kk or not np.array_equal(_merged_rows(gd, gx, used, kk), serial):
+            wrong += 1
     _ = rowat
     return wrong
 
 
 def knn_split(
     n: int = 100_000, queries: int = 2000, k: int = 5, repeats: int = 3, seed: int = 1
-) -> tuple[np.ndarray, int]:
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Microseconds per query ((queries, 6): serial, records split halves, blocks split halves,
-    bounds only) on the standard table of n x 10 records, and the number of queries whose
-    merged halves were not the serial answer."""
+    bounds only) on the standard table of n x 10 records; distances computed per query
+    ((queries, 4): serial, then the larger half of the whole-blocks split with the final bound,
+    on its own bound and in lock-step with a shared bound, :func:`nearest_lockstep`); and the
+    number of split searches whose merged halves were not the serial answer."""
     x = correlated_data(n, 10).continuous
     empty = np.empty((n, 0), dtype=np.int64)
     sizes = np.empty(0, dtype=np.int64)
@@ -332,12 +467,13 @@ def knn_split(
     work = work_arrays(index)
     rows = np.random.default_rng(seed).choice(n, min(queries, n), replace=False)
     positions = index.records[4][rows]
-    out = np.zeros((len(positions), 6), dtype=np.int64)
+    out = np.zeros((len(positions), 10), dtype=np.int64)
     wrong = _knn_times(
         index.records, index.blocks, index.supers, osq, work, positions, k - 1, repeats, out
     )
     rate = _cycles_per_ns()
-    return out / (rate * 1e3) if rate > 0 else out * 0.0, int(wrong)
+    us = out[:, :6] / (rate * 1e3) if rate > 0 else out[:, :6] * 0.0
+    return us, out[:, 6:].astype(np.float64), int(wrong)
 
 
 def split_queries_text(n: int = 100_000) -> str:
@@ -353,7 +489,7 @@ def split_queries_text(n: int = 100_000) -> str:
         )
     else:
         lines.append("two-thread spin barrier: no cycle counter or one numba thread only")
-    us, wrong = knn_split(n)
+    us, counts, wrong = knn_split(n)
     if not us.any():
         return "\n".join(lines + ["k-1 nearest split: no cycle counter"])
     serial = us[:, 0].sum()
@@ -377,4 +513,10 @@ def split_queries_text(n: int = 100_000) -> str:
         f"{'all' if wrong == 0 else f'NOT {wrong}'}"
     )
     lines.append(text_table(["search", "us per query", "of serial"], rows, right={1, 2}))
+    total = counts.sum(axis=0)
+    lines.append(
+        f"distances per query: serial {total[0] / len(counts):.0f}; larger half of the "
+        f"whole-blocks split / serial: final bound {total[1] / total[0]:.3f}, own bound "
+        f"{total[2] / total[0]:.3f}, shared bound in lock-step {total[3] / total[0]:.3f}"
+    )
     return "\n".join(lines)

@@ -12,11 +12,16 @@ from microgui.core.methods.threads import max_threads
 
 
 def test_split_halves_merge_to_the_serial_nearest() -> None:
-    # Both ways of splitting, each half bounded by the final k-1-th distance: the k-1 smallest
-    # (distance, row) pairs of the two halves are block_nearest's (the probe counts misses).
-    us, wrong = knn_split(n=3_000, queries=200, repeats=1)
+    # Both ways of splitting with the final k-1-th distance as bound, and the lock-step halves
+    # sharing their bounds: the k-1 smallest (distance, row) pairs of the two halves are
+    # block_nearest's (the probe counts misses).
+    us, counts, wrong = knn_split(n=3_000, queries=200, repeats=1)
     assert wrong == 0
-    assert us.shape == (200, 6)
+    assert us.shape == (200, 6) and counts.shape == (200, 4)
+    # a half never computes more than the whole search with the final bound... and the shared
+    # bound prunes at least as much as each half's own
+    assert (counts[:, 1] <= counts[:, 0]).all()
+    assert counts[:, 3].sum() <= counts[:, 2].sum()
 
 
 def test_one_part_without_bound_is_block_nearest() -> None:

@@ -36,7 +36,7 @@ each half of its split, in one thread (not kept: it copied the search kernels).
   final k-1-th distance as its bound from the start (a perfectly shared bound): the larger half
   takes 0.56-0.68 of the serial search with whole blocks dealt out in turn, 0.68-0.82 with each
   block's records halved. Each half still bounds every superblock and its visited blocks
-  (0.14-0.18 of the search). On their own bounds (no sharing) the halves each take 1.13 (records
+  (0.14-0.23 of the search). On their own bounds (no sharing) the halves each take 1.13 (records
   halved): each half's k-1-th distance is looser and it visits more blocks. A shared bound would
   be the smaller of the two halves' k-1-th distances, read atomically; the serial search given
   its final bound from the start is only 2-3 % faster, so sharing should come close to the
