@@ -122,6 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "also 1,000,000) on 1, 2 and all cores, forced and adaptive, same labels checked",
     )
     parser.add_argument(
+        "--split-queries",
+        action="store_true",
+        help="only the probe of splitting one MDAV query over two threads (issue 33): the "
+        "two-thread spin barrier's cost and the k-1 nearest search split in two at 100,000 x 10",
+    )
+    parser.add_argument(
         "--suppression",
         action="store_true",
         help="only the local-suppression table (issue 31): Adult and sdcMicro's testdata at "
@@ -179,6 +185,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from microgui.bench.threads import threads_text
 
         print(threads_text(huge=args.huge), flush=True)
+        return 0
+    if args.split_queries:
+        from microgui.bench.split_queries import split_queries_text
+
+        print(split_queries_text(), flush=True)
         return 0
     if args.suppression:
         from microgui.bench.suppression import suppression_text

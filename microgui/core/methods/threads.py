@@ -16,6 +16,52 @@ each): on an idle machine both threads run at once, but when other programs hold
 thread waits for the other at every region and a run can take several times *longer*. So the
 drivers do not assume it pays: :class:`AdaptiveThreads` times the kernel's batches and keeps
 whichever of one thread and all threads did the same work faster, probing the other now and then.
+
+**Two threads splitting each query: estimated 1.34-1.47x at 100,000 records, short of 1.5x**
+(issue 33 item 1, session 42; measured, not built). The one route left after the two-query step
+(:func:`~microgui.core.methods.spatial.farthest_and_nearest`, 1.18x measured idle) is data
+parallelism inside each query: one parallel region per batch, both threads running MDAV's loop in
+lock-step, each searching half of the records for every query and meeting at a spin barrier,
+the halves' answers merged by the serial tie rule. Measured on a 2-core machine that other
+programs kept busy (minimum of repeats per query, preempted samples cut off; spread over four
+runs; to be re-measured idle). ``python -m microgui.bench --split-queries`` gives the first two
+items; the others come from an emulation of the whole loop that timed every query, and each
+half of its split, in one thread (not kept: it copied the search kernels).
+
+- *Barrier*: a two-thread spin barrier on atomics (numba intrinsics: an acquire load, a release
+  store) costs 20-230 ns median per crossing, p99 under 0.7 us, when both threads hold a core,
+  against queries of 5-40 us: negligible. When another program holds the second core a crossing
+  waits for a time slice (ms): what :class:`AdaptiveThreads` guards against.
+- *k-1 nearest split in two* (100,000 x 10, k = 5, whole table remaining). Time of the larger
+  half, each half given the final k-1-th distance as its bound (the best case): 0.56-0.68 of
+  the serial search with whole blocks dealt out in turn, 0.68-0.82 with each block's records
+  halved; each half still bounds every superblock and its visited blocks (0.14-0.23 of the
+  search). Distances computed by the larger half (counts, not times): 0.496 of the serial
+  search's with the final bound, 0.69 on its own bound, 0.558 in lock-step with the bounds
+  shared (the smaller of the two halves' k-1-th distances; 0.563 at 1,000,000): with a shared
+  bound a half takes about 0.62-0.74 of the serial search.
+- *Farthest searches split in two* (the anchor walk; halves of every chunk): 0.60 of the serial
+  walk from the average, 0.69 from r, on their own bounds; 0.54 and 0.49 with the final bound.
+- *Serial loop, 100,000 x 10*: farthest from the average 4 %, farthest from r 25 %, r's k-1
+  nearest 24 %, s's k-1 nearest 23 %; taking the groups out (labels, running sums, blocks'
+  boxes, anchor list) 15 % and re-making the anchor list 8 %. Those last 23 % change the shared
+  structures: serial. With every query exactly halved and free barriers: 1.63x at most.
+- *Estimate* from these per-iteration times (barriers at 0.3 us, 6 per pair of groups; per
+  iteration the better of the two-query step and the split): no shared bounds 1.17x; shared
+  bounds (k-1 nearest at 0.62-0.74, farthest between its own-bound and final-bound figures)
+  1.34-1.47x; every search at its best case (final bounds, k-1 nearest at 0.56) 1.53x. Running
+  s's search beside the removal of r's group instead of splitting it gains nothing (s's search
+  is longer than the removal). The same model gives 1.19x for today's two-query step alone,
+  which measured 1.18x idle. The model assumes warm caches and no contention for memory.
+- *1,000,000 x 10* (profile only): farthest from r about a third, the other queries about 45 %,
+  removals 6 %, re-anchoring 3-15 % (uncertain under load): every query at 0.6 of its serial
+  time would give 1.44-1.56x, at 0.65 1.36-1.46x; the 1.7x target needs every query at
+  0.46-0.54 of its serial time: a perfect split.
+
+So the lock-step loop (a large kernel: every query split, a bound shared by atomics, the merges,
+cancel points) is estimated short of 1.5x at 100,000 and of 1.7x at 1,000,000; it would take the
+removals and the anchor list made parallel or much cheaper first, and a cheaper k-1 nearest
+(its bounds are duplicated in each half). Re-run the probe idle before deciding otherwise.
 """
 
 from __future__ import annotations
