@@ -18,7 +18,13 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
     g = sub.add_parser(
         "gui", help="open the app (the default)", description="Open the microgui app."
     )
-    g.add_argument("file", nargs="?", type=INPUT_FILE, metavar="FILE", help="table to open")
+    g.add_argument(
+        "file",
+        nargs="?",
+        type=INPUT_FILE,
+        metavar="FILE",
+        help="table, or project saved by the app (.json), to open",
+    )
     g.add_argument("--demo", action="store_true", help="open the bundled demo data")
     g.add_argument(
         "--screenshot",

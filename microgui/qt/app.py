@@ -101,7 +101,7 @@ def run_app(file: str | None = None, demo: bool = False, screenshot: str | None 
     try:
         window.show()
         if file:
-            window.open_file(file)
+            window.open_path(file)
         elif demo:
             window.open_demo()
         else:

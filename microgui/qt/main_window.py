@@ -428,6 +428,15 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opening {path.name}…")
         return self.controller.open_file(path)
 
+    def open_path(self, path: str | Path) -> bool:
+        """Open what ``path`` holds: a project saved by the app (``.json``, which no table
+        reader takes) or a table; False when a project is refused (the reason shown). Used by
+        ``microgui gui FILE`` and by a dropped file, so that a project named there opens as one
+        instead of being refused as a table of an unknown format."""
+        if Path(path).suffix.lower() == ".json":
+            return self.open_project(path)
+        return self.open_file(path) >= 0
+
     def _on_load_failed(self, path: Any, message: str, details: str) -> None:
         self._pending_open = None
         self._update_actions()
@@ -462,7 +471,7 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             path = urls[0].toLocalFile()
             # Open after the drop returns, so that the drag source is not kept waiting.
-            QTimer.singleShot(0, lambda: self.open_file(path))
+            QTimer.singleShot(0, lambda: self.open_path(path))
 
     # controller signals -------------------------------------------------------------------
     def _on_dataset_loaded(self, dataset: Any) -> None:

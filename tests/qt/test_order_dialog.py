@@ -30,3 +30,21 @@ def test_order_dialog_from_hierarchy_codes_and_paste(qtbot: Any) -> None:
     qtbot.addWidget(grades)
     assert not grades.hierarchy_button.isEnabled()
     assert grades.order_from_codes() and grades.order() == education[1:]
+
+
+def test_order_dialog_from_an_unranked_hierarchy_file_warns_instead_of_success(qtbot: Any) -> None:
+    rows = [
+        ["Bachelors", "Undergraduate", "Higher", "*"],
+        ["11th", "High School", "Secondary", "*"],
+        ["Masters", "Graduate", "Higher", "*"],
+        ["9th", "High School", "Secondary", "*"],
+        ["Preschool", "Primary School", "Primary", "*"],
+    ]
+    hierarchy = Hierarchy.from_rows(rows, "education.csv")
+    dialog = OrderDialog("education", sorted(r[0] for r in rows), hierarchy=hierarchy)
+    qtbot.addWidget(dialog)
+    assert dialog.order_from_hierarchy()
+    assert dialog.order() == [r[0] for r in rows]  # the file order is still applied
+    text = dialog.message.text()
+    assert "not a ranking" in text and "High School" in text
+    assert "#2e7d32" not in dialog.message.styleSheet()  # not shown in the success green

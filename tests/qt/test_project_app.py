@@ -202,3 +202,30 @@ def test_a_bad_autosave_is_said_once_and_the_app_starts(
     assert not path.exists() and path.with_name(path.name + ".bad").exists()
     assert _offer_restore(window) is False  # the next start: nothing to say
     assert window.open_demo()
+
+
+def test_open_path_opens_a_project_file_as_a_project_and_a_table_as_a_table(
+    window: MainWindow, qtbot, tmp_path: Path, table: Path
+) -> None:  # type: ignore[no-untyped-def]
+    # `microgui gui work.microgui.json` refused the project the app had saved ("extension
+    # '.json', which microgui cannot read ... save the table in one of these formats")
+    data = {
+        "schema_version": 1,
+        "data": {"path": str(table), "columns": []},
+        "roles": {"age": {"role": "quasi-identifier", "kind": "continuous"}},
+        "runs": [],
+        "comparison": [],
+    }
+    path = tmp_path / "work.microgui.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.dataset_loaded, timeout=TIMEOUT_MS):
+        assert window.open_path(path), window.last_error
+    assert ctl.dataset is not None and Path(ctl.dataset.source).name == table.name
+    assert ctl.dataset.roles["age"].role is AttributeRole.QUASI_IDENTIFIER
+    assert "cannot read" not in window.last_error
+    other = MainWindow(window.settings)
+    qtbot.addWidget(other)
+    with qtbot.waitSignal(other.controller.dataset_loaded, timeout=TIMEOUT_MS):
+        assert other.open_path(table)
+    assert other.controller.dataset is not None

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from microgui.core.errors import MicroguiError
 from microgui.core.table.hierarchy import Hierarchy, value_key
 
-__all__ = ["order_from_hierarchy", "order_from_codes", "parse_order_text"]
+__all__ = ["order_from_hierarchy", "hierarchy_groups_split", "order_from_codes", "parse_order_text"]
 
 #: a category starting with a number: "1st-4th", "10th", "5-9 years", "3. secondary"
 _LEADING_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
@@ -39,6 +39,31 @@ def order_from_hierarchy(categories: Sequence[str], hierarchy: Hierarchy) -> lis
             f"{'y' if len(missing) == 1 else 'ies'}: {_named(missing)}"
         )
     return sorted(categories, key=lambda c: rank[value_key(c)])
+
+
+def hierarchy_groups_split(order: Sequence[str], hierarchy: Hierarchy) -> list[str]:
+    """The hierarchy's groups (labels of levels 1 and up, below the root) whose values are not
+    next to each other in ``order``, lowest level first, each once.
+
+    A hierarchy file need not list its values in rank order (ARX's Adult education file puts
+    ``Bachelors`` first and ``Preschool`` last), so its leaf order is only a ranking when every
+    group of values it defines is a run of consecutive categories; a split group tells the user
+    that the file order is not one (issue 30). Categories the hierarchy does not hold are
+    ignored.
+    """
+    position = {value_key(c): i for i, c in enumerate(order)}
+    members: dict[tuple[int, str], list[int]] = {}
+    for path in hierarchy.paths:
+        at = position.get(value_key(path[0]))
+        if at is None:
+            continue
+        for level, label in enumerate(path[1:-1], start=1):
+            members.setdefault((level, label), []).append(at)
+    split = []
+    for (_, label), places in sorted(members.items(), key=lambda item: item[0][0]):
+        if max(places) - min(places) + 1 != len(places) and label not in split:
+            split.append(label)
+    return split
 
 
 def order_from_codes(categories: Sequence[str]) -> list[str]:

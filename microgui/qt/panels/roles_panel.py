@@ -41,7 +41,12 @@ from PySide6.QtWidgets import (
 from microgui.core.errors import MicroguiError
 from microgui.core.table.dataset import category_values
 from microgui.core.table.hierarchy import Hierarchy
-from microgui.core.table.ordering import order_from_codes, order_from_hierarchy, parse_order_text
+from microgui.core.table.ordering import (
+    hierarchy_groups_split,
+    order_from_codes,
+    order_from_hierarchy,
+    parse_order_text,
+)
 from microgui.core.table.roles import AttributeKind, AttributeRole, RoleMap
 from microgui.qt.controller import AppController
 from microgui.qt.models.roles_model import (
@@ -215,9 +220,10 @@ class OrderDialog(QDialog):
         if self.list_widget.count():
             self.list_widget.setCurrentRow(0)
 
-    def _say(self, text: str, error: bool = False) -> None:
+    def _say(self, text: str, error: bool = False, warning: bool = False) -> None:
         self.message.setText(text)
-        self.message.setStyleSheet("color: #b00020" if error else "color: #2e7d32")
+        colour = "#b00020" if error else "#b26a00" if warning else "#2e7d32"
+        self.message.setStyleSheet(f"color: {colour}")
         self.message.setVisible(bool(text))
 
     def _apply(self, make: Any, source: str) -> bool:
@@ -236,7 +242,19 @@ class OrderDialog(QDialog):
         if hierarchy is None:
             self._say("No hierarchy is attached to this column.", error=True)
             return False
-        return self._apply(lambda c: order_from_hierarchy(c, hierarchy), "the hierarchy")
+        if not self._apply(lambda c: order_from_hierarchy(c, hierarchy), "the hierarchy"):
+            return False
+        split = hierarchy_groups_split(self.order(), hierarchy)
+        if split:
+            # the file's row order is not a ranking (ARX's Adult education file; issue 30)
+            shown = ", ".join(split[:3]) + (f" and {len(split) - 3} more" if len(split) > 3 else "")
+            self._say(
+                "Ordered as the hierarchy file lists its values, but that order splits its "
+                f"groups {shown}: the file order is probably not a ranking. Check the order, "
+                "move categories, or paste the order lowest first.",
+                warning=True,
+            )
+        return True
 
     def order_from_codes(self) -> bool:
         """Order by the categories' leading numbers; False (and the reason shown) when refused."""

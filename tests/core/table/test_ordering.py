@@ -7,7 +7,12 @@ import pytest
 
 from microgui.core.errors import MicroguiError
 from microgui.core.table.hierarchy import Hierarchy
-from microgui.core.table.ordering import order_from_codes, order_from_hierarchy, parse_order_text
+from microgui.core.table.ordering import (
+    hierarchy_groups_split,
+    order_from_codes,
+    order_from_hierarchy,
+    parse_order_text,
+)
 
 EDUCATION = ["Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th"]
 
@@ -20,6 +25,33 @@ def test_order_from_the_hierarchy_leaves() -> None:
     assert order_from_hierarchy(shuffled, hierarchy) == EDUCATION
     with pytest.raises(MicroguiError, match="no leaf for 1 category: 'Doctorate'"):
         order_from_hierarchy([*shuffled, "Doctorate"], hierarchy)
+
+
+# a hierarchy file listed in no rank order, as ARX's Adult education file is (issue 30)
+UNRANKED_ROWS = [
+    ["Bachelors", "Undergraduate", "Higher", "*"],
+    ["11th", "High School", "Secondary", "*"],
+    ["Masters", "Graduate", "Higher", "*"],
+    ["9th", "High School", "Secondary", "*"],
+    ["Preschool", "Primary School", "Primary", "*"],
+]
+
+
+def test_hierarchy_groups_split_names_groups_the_order_breaks() -> None:
+    hierarchy = Hierarchy.from_rows(UNRANKED_ROWS, "education.csv")
+    file_order = order_from_hierarchy(
+        ["9th", "Preschool", "Masters", "11th", "Bachelors"], hierarchy
+    )
+    assert file_order == ["Bachelors", "11th", "Masters", "9th", "Preschool"]
+    assert hierarchy_groups_split(file_order, hierarchy) == ["High School", "Higher", "Secondary"]
+    ranked = ["Preschool", "9th", "11th", "Bachelors", "Masters"]
+    assert hierarchy_groups_split(ranked, hierarchy) == []
+    ranked_groups = Hierarchy.from_rows([[c, "school", "*"] for c in EDUCATION], "edu.csv")
+    assert hierarchy_groups_split(EDUCATION, ranked_groups) == []
+    assert hierarchy_groups_split(["9th", "Masters", "11th", "Doctorate"], hierarchy) == [
+        "High School",
+        "Secondary",
+    ]  # a category the hierarchy does not hold is ignored
 
 
 def test_order_from_codes_numeric_and_leading_numbers() -> None:
