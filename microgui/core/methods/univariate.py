@@ -54,7 +54,13 @@ from microgui.core.methods.kernels import check_k
 from microgui.core.progress import ProgressFn, no_progress
 from microgui.core.table.roles import AttributeKind, RoleMap
 
-__all__ = ["hansen_mukherjee", "hansen_mukherjee_sse", "optimal_univariate", "warm_up", "OPTIMAL_UNIVARIATE"]
+__all__ = [
+    "hansen_mukherjee",
+    "hansen_mukherjee_sse",
+    "optimal_univariate",
+    "warm_up",
+    "OPTIMAL_UNIVARIATE",
+]
 
 #: Arc-attribute operations per kernel call before returning to Python (progress and cancel).
 #: About 10-20 ms of work.
