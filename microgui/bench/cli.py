@@ -141,7 +141,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "and the 100,000 x 10 command's time against its kernel's",
     )
     parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="with --command-memory: the peak RSS of each phase of the command instead "
+        "(reading, kernel, report and its measures, check, write; Linux)",
+    )
+    parser.add_argument(
         "--memory-child", nargs=3, metavar=("NPY", "K", "WHOLE"), help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--command-phases-child",
+        nargs=4,
+        metavar=("CSV", "OUT", "D", "K"),
+        help=argparse.SUPPRESS,
     )
     parser.add_argument(
         "--command-memory-child",
@@ -158,6 +170,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         source, out, d, k = args.command_memory_child
         return command_memory_child(source, out, int(d), int(k))
+    if args.command_phases_child:
+        from microgui.bench.command_phases import command_phases_child
+
+        source, out, d, k = args.command_phases_child
+        return command_phases_child(source, out, int(d), int(k))
+    if args.command_memory and args.phases:
+        from microgui.bench.command_phases import phases_text
+
+        print(phases_text(huge=args.huge), flush=True)
+        return 0
     if args.command_memory:
         from microgui.bench.command_memory import command_memory_text
 

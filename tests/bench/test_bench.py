@@ -182,3 +182,21 @@ def test_threads_scaling_rows_check_the_labels() -> None:
     text = threads_text(sizes=(1_000,))
     assert "same labels" in text and " NO" not in text
     assert "1,000  pruned" in text and "1,000  brute" in text
+
+
+@pytest.mark.slow
+def test_command_phases_probe_gives_each_phase_its_own_peak() -> None:
+    """``--command-memory --phases``: every top-level phase of the command ran and got a peak of
+    its own (Linux: /proc/self/clear_refs)."""
+    import os
+
+    from microgui.bench.command_phases import PHASES, command_phases_probe
+
+    if not os.access("/proc/self/clear_refs", os.W_OK):
+        pytest.skip("needs Linux's /proc/self/clear_refs")
+    size, rows = command_phases_probe(3_000, d=3, k=3)
+    assert size > 0
+    peaks = {row.phase: row.peak_mb for row in rows}
+    assert [row.phase for row in rows][1:] == [label for *_, label in PHASES]
+    for phase in ("read the CSV", "prepare_qi", "kernel", "build_report", "  write"):
+        assert peaks[phase] is not None and peaks[phase] > 0, phase

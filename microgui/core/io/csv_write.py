@@ -176,9 +176,14 @@ def _number_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
         # hashed, not sorted: a third of np.unique's time on a million cells (issue 17)
         inverse, distinct = pd.factorize(values.view(np.int64) if dtype.kind == "f" else values)
         numbers = np.asarray(distinct).view(dtype)
-        texts = numbers.astype(str).astype("S")
         if dtype.kind == "f":
+            # Python's shortest round-trip repr: numpy's astype(str) of float64, character for
+            # character (tested on every exponent), in 0.6 of its time (issue 33: formatting was
+            # 0.9 s of the 100,000 x 10 command)
+            texts = np.array(list(map(float.__repr__, numbers.tolist())), dtype="S")
             texts[np.isnan(numbers)] = b""
+        else:
+            texts = numbers.astype(str).astype("S")
         codes = inverse.astype(np.int32) if len(numbers) < 2**31 else inverse
         return codes, texts
     written = _number_texts(series)

@@ -80,9 +80,12 @@ __all__ = [
 
 #: The report's IL bound is computed beside the method (:func:`~microgui.core.methods.bound.prefetch`)
 #: up to this size of the continuous quasi-identifiers (about 400,000 records x 10); above, after
-#: it, once the method's arrays are freed: the principal-axis bound holds about 2.5x the matrix,
-#: which on top of the method's own made the peak of 1,000,000 x 10 (issue 33: the command's
-#: peak memory <= 4x its CSV). It then adds its time to the run's (seconds at this size, where
+#: it, once the method's arrays are freed: the principal-axis bound holds about 1.5x the matrix
+#: (its projection, written over the centred records, and a column's work; 2.5x before issue
+#: 33's second pass), which on top of the method's own would make the peak of 1,000,000 x 10
+#: (issue 33: the command's peak memory <= 4x its CSV). At that size the nearest-neighbour part
+#: searches no axis (p = 0 at k = 5), and wherever it does (n·k·2^p <= 2^22) its distances and
+#: indices hold at most 32 MB, so its query is not split. It then adds its time to the run's (seconds at this size, where
 #: exact MDAV takes minutes).
 PREFETCH_MAX_BYTES = 32 * 2**20
 

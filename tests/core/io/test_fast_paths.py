@@ -336,3 +336,22 @@ def test_the_command_writes_what_the_function_writes(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "here.csv").read_bytes() == (tmp_path / "there.csv").read_bytes()
     assert read_table(tmp_path / "there.csv").n_records == 300
+
+
+def test_the_csv_writer_writes_every_exponent_as_pandas_does() -> None:
+    """Floats of every exponent (random bit patterns, subnormals, the edges of positional
+    notation) and decimals of every scale: written as pandas writes them (the writer formats
+    floats with Python's repr, numpy's astype(str) of float64 character for character)."""
+    rng = np.random.default_rng(12)
+    bits = rng.integers(0, 2**63, 60_000, dtype=np.int64) * rng.choice([1, -1], 60_000)
+    patterns = bits.view(np.float64)
+    decimals = np.concatenate(
+        [np.round(rng.normal(size=2000) * 10.0**e, r) for e in range(-8, 18, 3) for r in (0, 3)]
+    )
+    edges = [1e16, 9999999999999998.0, 1e15, 1e-4, 9.999999999999999e-05, 5e-324, 1e22, -0.0]
+    values = np.concatenate([patterns, decimals, edges])
+    frame = pd.DataFrame({"a": values, "b": values[::-1]})
+    expected, got = io.StringIO(), io.StringIO()
+    frame.to_csv(expected, index=False, lineterminator="\n")
+    _write_csv(frame, got)
+    assert got.getvalue() == expected.getvalue()
