@@ -49,7 +49,13 @@ from microgui.qt.controller import AppController
 from microgui.qt.history import HistoryEntry
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot
-from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot, axis_choices_of
+from microgui.qt.plots.compare_scatter import (
+    CompareRun,
+    CompareScatterPlot,
+    axis_choices_of,
+    axis_kind,
+    default_axes_of,
+)
 
 __all__ = ["ComparePanel", "MeasuresModel", "FrozenColumnTableView", "recommended_first"]
 
@@ -455,10 +461,12 @@ class ComparePanel(QWidget):
             keys,
             catalog,
         )
-        choices = axis_choices_of(self._compare_runs()) if entries else []
+        runs = self._compare_runs() if entries else []
+        choices = axis_choices_of(runs)
         opts = self.plot.options  # as CompareScatterPlot.set_runs defaults them when it draws
         if choices and (opts.x_axis not in choices or opts.y_axis not in choices):
-            opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
+            # the data's own axes, as the groups plot opens on (issue 29)
+            opts.x_axis, opts.y_axis = default_axes_of(runs, choices)
         for combo, current in (
             (self.x_combo, self.plot.options.x_axis),
             (self.y_combo, self.plot.options.y_axis),
@@ -466,7 +474,8 @@ class ComparePanel(QWidget):
             combo.blockSignals(True)
             combo.clear()
             for name in choices:
-                combo.addItem(name, name)
+                kind = axis_kind(runs[0], name)
+                combo.addItem(f"{name} ({kind})" if kind in ("ordinal", "nominal") else name, name)
             combo.setCurrentIndex(max(combo.findData(current), 0))
             combo.setEnabled(bool(choices))
             combo.blockSignals(False)
