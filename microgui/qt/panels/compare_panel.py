@@ -3,8 +3,9 @@
 Issue 29: first, small multiples a person can read (:class:`CompareBarsPlot`): a bar chart per
 measure, the measures recommended for the table's quasi-identifier kinds first (the rest with
 "Show all measures"), then one per attribute (its own SSE/SST or share of changed values, from
-the run report's ``information_loss_by_attribute``). The linked record plots are the second tab.
-The measures table keeps its first column (the measure) frozen while the runs scroll
+the run report's ``information_loss_by_attribute``). The linked record plots are the second tab, with the view's whole height (issue 30: under
+the table they were ~60 px tall at 1366 × 768); the measures table is under the bars in the
+first. The measures table keeps its first column (the measure) frozen while the runs scroll
 (:class:`FrozenColumnTableView`, Qt's frozen-column example), recommended measures first and
 starred.
 
@@ -369,11 +370,11 @@ class ComparePanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setModel(self.model)
 
-        self.views = QTabWidget()
-        self.views.addTab(bars_scroll, "Measures per run")
-        self.views.addTab(self.plot, "Records (linked plots)")
+        # The measures table shares its tab with the bars of the same measures; the linked
+        # record plots have a tab of their own, the view's whole height: under the table they
+        # were ~60 px tall at 1366 × 768 (issue 29/30).
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.views)
+        splitter.addWidget(bars_scroll)
         splitter.addWidget(self.table)
         splitter.setChildrenCollapsible(False)
         splitter.setStretchFactor(0, 1)
@@ -386,7 +387,10 @@ class ComparePanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.info)
-        layout.addWidget(splitter, 1)
+        self.views = QTabWidget()
+        self.views.addTab(splitter, "Measures per run")
+        self.views.addTab(self.plot, "Records (linked plots)")
+        layout.addWidget(self.views, 1)
 
         controller.comparison_changed.connect(lambda _ids: self.refresh())
         controller.selection_changed.connect(self.plot.set_selection)

@@ -388,6 +388,18 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self._fit_titles()
         self._fit_axis_titles()
 
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._fit_grid()
+
+    def _fit_grid(self) -> None:
+        """Lay the plots out for the view's present shape: plots made while hidden (the panel
+        prepares them before their tab is first shown) were laid out for a default size, one
+        above the other, and a shown tab's pending resize did not lay them out again (two
+        plots ~75 px tall, one under the other, in a wide view at 1366 × 768)."""
+        if self.plots and self.columns_now() != self.columns:
+            self._lay_out(self.columns_now())
+
     def _lay_out(self, columns: int) -> None:
         """Move the plots (drawn, not redrawn) into a grid of ``columns`` a row."""
         self.columns = columns
@@ -399,6 +411,9 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             self.ci.removeItem(self.legend_label)
         for i, item in enumerate(items):
             self.ci.addItem(item, row=i // columns, col=i % columns)
+            # linked y ranges read the same: the values on the left column only (a category
+            # axis's labels, ~100 px, on every plot pushed the right one out of the view)
+            item.getAxis("left").setStyle(showValues=i % columns == 0)
         self._place_legend()
         self._set_axis_titles()
 
@@ -420,8 +435,8 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             self.legend_label.setVisible(False)
             return
         head = (
-            "Colour = distance moved by protection (standard deviations on these axes, a "
-            "changed category counting 1; a group's dot: its records' mean):"
+            "Colour = distance moved by protection (standard deviations on these axes; "
+            "a group's dot: its records' mean):"
         )
         entries = [head, *self.move_legend.split(_LEGEND_SEP)]
         font = QFont(self.legend_label.item.font())
@@ -602,6 +617,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         points per run took ~1 s to build and ~0.3 s to paint on two Adult runs (issue 29)."""
         if not self.runs or not self.axis_choices():
             return
+        self._fit_grid()
         opts = self.options
         xs_all, ys_all = [], []
         drawn = []
