@@ -5,7 +5,9 @@ is shown, never inside the run).
 
 Each kind is a :class:`~microgui.qt.workers.TaskSlot` in the controller's analysis pool, so that
 they never wait behind a run; one current request per kind, a newer request supersedes
-(cancels and ignores) an older one. Their ends are the controller's signals
+(cancels and ignores) an older one. The dependency tree, computed only when its tab is shown,
+has a pool of its own (the controller's ``tree_pool``): the view looked at never waits behind
+the run's other analyses (issue 29/30). Their ends are the controller's signals
 (``dependency_tree_computed``, ``correlations_computed``, ``regression_fitted`` and their
 ``*_failed``). What is computed is core (:mod:`microgui.core.runs.analysis`).
 """
@@ -42,10 +44,14 @@ class ViewAnalyses(QObject):
     #: task id, the reference point's measures (``core.views.ru_frame.unprotected_reference``)
     reference_measured = Signal(int, object)
 
-    def __init__(self, pool: QThreadPool, controller: AppController) -> None:
+    def __init__(
+        self, pool: QThreadPool, controller: AppController, tree_pool: QThreadPool | None = None
+    ) -> None:
         super().__init__(controller)
         self._controller = controller
-        self.trees = TaskSlot(pool, self).forward(
+        # the tree in a pool of its own when given: it is asked for when its tab is shown and
+        # must not queue behind the run's other analyses (the reference's ~10 s on Adult)
+        self.trees = TaskSlot(tree_pool if tree_pool is not None else pool, self).forward(
             finished=controller.dependency_tree_computed, failed=controller.dependency_tree_failed
         )
         ids = itertools.count(1)

@@ -16,9 +16,13 @@ from PySide6.QtWidgets import QApplication
 
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.runs.analysis import measure_catalog
+from microgui.core.table.roles import AttributeRole
+from microgui.core.views.projection import JITTER, category_axis
 from microgui.qt.main_window import MainWindow
 from microgui.qt.panels.compare_panel import VERDICT_ROW
 from microgui.qt.plots.chart_export import export_png, export_svg
+from microgui.qt.plots.cluster_scatter import PC1, PC2
+from microgui.qt.plots.compare_scatter import CompareScatterPlot
 from microgui.qt.plots.ru_chart import pareto_front
 
 RUN_TIMEOUT_MS = 120_000
@@ -134,6 +138,7 @@ def test_comparison_links_axes_and_selection(two_runs: MainWindow, qtbot: Any) -
     assert window.compare_panel.records_stale
     window.compare_panel.views.setCurrentWidget(plot)
     assert not window.compare_panel.records_stale
+    plot.set_axes(PC1, PC2)  # the brush below is in the principal components' units
     assert len(plot.plots) == 2
     first, second = plot.plot_items
     assert np.allclose(first.getViewBox().viewRange(), second.getViewBox().viewRange())
@@ -167,6 +172,69 @@ def test_comparison_links_axes_and_selection(two_runs: MainWindow, qtbot: Any) -
     with qtbot.waitSignal(ctl.selection_changed):
         qtbot.mouseClick(window.compare_panel.clear_button, Qt.MouseButton.LeftButton)
     assert all(len(p.selected.getData()[0]) == 0 for p in plot.plots)
+
+
+def _records_tab(window: MainWindow, qtbot: Any) -> CompareScatterPlot:
+    _compare_both(window, qtbot)
+    panel = window.compare_panel
+    panel.views.setCurrentWidget(panel.plot)
+    qtbot.wait_until(lambda: not panel.plot.drawing)
+    return panel.plot
+
+
+def test_compared_records_open_on_the_datas_own_axes_on_mixed_data(
+    two_runs: MainWindow, qtbot: Any
+) -> None:
+    """Issue 29: the compared runs' plots opened on PC1/PC2 of the mixed embedding (no
+    variable); they open on the axes the groups plot opens on: a continuous quasi-identifier
+    in its units across, a categorical one with its categories up."""
+    window = two_runs
+    plot = _records_tab(window, qtbot)
+    groups = window.plot.options
+    axes = (plot.options.x_axis, plot.options.y_axis)
+    assert axes == (groups.x_axis, groups.y_axis) == ("age", "region")
+    panel = window.compare_panel
+    assert (panel.x_combo.currentData(), panel.y_combo.currentData()) == axes
+    assert panel.y_combo.currentText() == "region (nominal)"
+    ctl = window.controller
+    assert ctl.dataset is not None
+    region = category_axis(ctl.history[0].result.qi, "region")
+    ages = ctl.dataset.frame["age"].to_numpy(dtype=float)
+    for p in plot.plots:
+        assert p.plot.getAxis("left").categories == region.labels
+        assert p.plot.getAxis("bottom").categories is None
+        # each record within the jitter band of its category's slot; age in years
+        assert np.all(np.abs(p.y - region.original) <= JITTER + 1e-9)
+        assert np.allclose(p.x, ages)
+    assert "region (nominal" in plot.plots[0].plot.getAxis("left").toolTip()
+    # the user can still choose the principal components, and they draw without categories
+    panel.x_combo.setCurrentIndex(panel.x_combo.findData(PC1))
+    panel.y_combo.setCurrentIndex(panel.y_combo.findData(PC2))
+    assert (plot.options.x_axis, plot.options.y_axis) == (PC1, PC2)
+    assert all(p.plot.getAxis("left").categories is None for p in plot.plots)
+    projection = ctl.history[0].outcome.projection
+    assert np.allclose(plot.plots[0].y, projection.original[:, 1])
+
+
+def test_compared_records_of_a_continuous_table_show_its_values(
+    demo_window: MainWindow, qtbot: Any
+) -> None:
+    window = demo_window
+    ctl = window.controller
+    assert ctl.dataset is not None
+    for column in ctl.dataset.roles.quasi_identifiers:
+        if column not in ("age", "income"):
+            ctl.set_role(column, AttributeRole.NON_CONFIDENTIAL)
+    _run(window, qtbot, RunSpec.make("mdav", 3, seed=0))
+    _run(window, qtbot, RunSpec.make("mdav", 10, seed=0))
+    plot = _records_tab(window, qtbot)
+    assert (plot.options.x_axis, plot.options.y_axis) == ("age", "income")
+    assert (window.plot.options.x_axis, window.plot.options.y_axis) == ("age", "income")
+    frame = ctl.dataset.frame
+    for p in plot.plots:
+        assert p.plot.getAxis("left").categories is None
+        assert np.allclose(p.x, frame["age"].to_numpy(dtype=float))
+        assert np.allclose(p.y, frame["income"].to_numpy(dtype=float))
 
 
 def test_measures_table_marks_the_best(two_runs: MainWindow, qtbot: Any) -> None:

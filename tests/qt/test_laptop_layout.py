@@ -279,6 +279,39 @@ def test_the_measures_table_shows_its_rows_with_the_measure_names_frozen(
     assert labels == [f"#{i}" for i in ids]
 
 
+#: Height each linked record plot's view box gets at 1366 × 768 (~200 px asked; 210 measured
+#: offscreen, a few pixels left for another font).
+MIN_RECORD_PLOT_PX = 190
+
+
+def test_linked_record_plots_have_room_at_laptop_size_and_reflow(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29/30: under the measures table the compared runs' record plots were ~60 px tall at
+    1366 × 768 (and, made while hidden, one above the other): they have their tab's whole
+    height, side by side, inside the view, and grow with a 1920 × 1080 window."""
+    ctl, panel = window.controller, window.compare_panel
+    ids = [_run(window, qtbot, RunSpec.make("mdav-generic", k, seed=1)) for k in (5, 3)]
+    ctl.set_comparison(ids)
+    heights = []
+    for width, height in SIZES:
+        window.resize(width, height)
+        window.tabs.setCurrentWidget(panel)
+        panel.views.setCurrentWidget(panel.plot)
+        qtbot.wait_until(lambda: not panel.plot.drawing)
+        qtbot.wait(50)
+        plot = panel.plot
+        assert plot.columns == 2  # side by side in the wide view
+        views = [int(p.view.height()) for p in plot.plots]
+        assert min(views) >= MIN_RECORD_PLOT_PX, (width, height, views)
+        right = max(p.plot.sceneBoundingRect().right() for p in plot.plots)
+        assert right <= plot.viewport().width() + 1  # the right plot inside the view
+        heights.append(min(views))
+        # the measures table keeps its rows beside the bars
+        panel.views.setCurrentIndex(0)
+        qtbot.wait(30)
+        assert panel.table.viewport().height() // panel.table.rowHeight(1) >= 5
+    assert heights[1] > heights[0] + 100  # reflows at 1920 × 1080
+
+
 def test_linked_record_plots_take_the_shape_of_the_view(qtbot) -> None:  # type: ignore[no-untyped-def]
     """Four plots in a 2 × 2 grid were 80 px tall in the laptop's compare view and their y-axis
     titles overprinted each other: the grid takes the columns that keep plots closest to square."""

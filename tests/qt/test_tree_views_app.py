@@ -22,6 +22,7 @@ from microgui.core.views.layout import MAX_VIEW_EDGES
 from microgui.qt.main_window import MainWindow, view_rows
 from microgui.qt.plots.dependency_tree import KEY_LEGEND
 from microgui.qt.plots.mst_partition import PLACEHOLDER
+from microgui.qt.workers import TaskSlot
 
 RUN_TIMEOUT_MS = 60_000
 DEMO_QIS = ("sex", "age", "region", "education", "hours_per_week", "income", "wealth")
@@ -117,6 +118,41 @@ def test_the_tree_before_any_run_is_computed_in_a_worker(
     qtbot.waitUntil(lambda: plot.cell_text.shown, timeout=5000)
 
 
+def test_the_shown_tree_does_not_wait_behind_the_runs_other_analyses(
+    demo_window: MainWindow, qtbot
+) -> None:
+    """Issue 29/30: the tree tab said "Computing…" for seconds while the analysis pool worked
+    through the run's other analyses. With the pool held by a running analysis and two more
+    queued behind it, showing the tab gets the tree first, and a hidden tab starts nothing."""
+    window = demo_window
+    ctl = window.controller
+    release = threading.Event()
+    ended: list[str] = []
+    holder = TaskSlot(ctl.analysis_pool)
+    queued = [TaskSlot(ctl.analysis_pool), TaskSlot(ctl.analysis_pool)]
+    holder.finished.connect(lambda *_a: ended.append("running analysis"))
+    for n, slot in enumerate(queued):
+        slot.finished.connect(lambda *_a, n=n: ended.append(f"queued analysis {n}"))
+    ctl.dependency_tree_computed.connect(lambda *_a: ended.append("tree"))
+    holder.start(lambda _progress: release.wait(RUN_TIMEOUT_MS / 1000))
+    for slot in queued:
+        slot.start(lambda _progress: None)
+    panel = window.tree_panel
+    try:
+        ctl.set_role("household_size", AttributeRole.QUASI_IDENTIFIER)  # the tree is out of date
+        assert not panel.is_computing  # hidden: nothing started for it
+        # (the other analyses end only when released: a tree behind them would never come)
+        with qtbot.waitSignal(panel.tree_shown, timeout=30_000, raising=False):
+            window.tabs.setCurrentWidget(panel)
+        shown_while_held = list(ended)
+    finally:
+        release.set()
+    qtbot.wait_until(lambda: len(ended) == 4, timeout=RUN_TIMEOUT_MS)
+    assert shown_while_held == ["tree"]  # before the analyses that were running or queued
+    assert ended == ["tree", "running analysis", "queued analysis 0", "queued analysis 1"]
+    assert "household_size" in panel.plot.tree.attributes
+
+
 def test_changing_bins_or_roles_recomputes_the_tree(demo_window: MainWindow, qtbot) -> None:
     window = demo_window
     ctl = window.controller
@@ -150,7 +186,7 @@ def test_a_superseded_tree_is_ignored(demo_window: MainWindow, qtbot) -> None:
     with qtbot.waitSignal(window.tree_panel.tree_shown, timeout=RUN_TIMEOUT_MS) as blocker:
         window.tree_panel.bins_spin.setValue(3)
         window.tree_panel.bins_spin.setValue(5)  # the user changed their mind at once
-    assert ctl.analysis_pool.waitForDone(RUN_TIMEOUT_MS)
+    assert ctl.tree_pool.waitForDone(RUN_TIMEOUT_MS)
     qtbot.wait_until(lambda: not ctl.is_computing_tree)
     assert len(arrived) == 1 and blocker.args[0].bins == 5
 

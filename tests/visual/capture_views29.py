@@ -6,7 +6,8 @@ Run by ``test_views29.py`` in its own process (Qt's platform is fixed when the Q
 starts): ``python capture_views29.py OUT_DIR DATA_DIR``. Adult: salary-class confidential, age
 and the seven categorical columns quasi-identifiers, mdav-generic k = 10 then k = 5 (compared).
 Census (CASC reference microdata): the first six columns continuous quasi-identifiers, the others
-confidential, mdav k = 3 then k = 5. Writes ``OUT_DIR/<name>.png`` and ``OUT_DIR/capture.json``:
+confidential, mdav k = 3 then k = 5. Also the compared runs' linked record plots (their axes and
+heights) and the dependency tree, at both sizes. Writes ``OUT_DIR/<name>.png`` and ``OUT_DIR/capture.json``:
 what each view drew (titles, chart titles, the reference point, the Utility view's tables and
 model), the rough time from the end of the last run to the ☆ on the map and from the Utility
 view's first show to its drawn distributions, and the GUI thread's longest stall (the longest gap between
@@ -166,6 +167,9 @@ def capture(path: Path, which: str, out: Path) -> dict[str, Any]:
         "coefficients": utility.coefficient_table.rowCount(),
         "images": [],
         "utility_images": [],
+        "records_images": [],
+        "compare_axes": [],
+        "compare_plot_heights": [],
     }
     plot, risk = window.plot, window.risk_panel
     info.update(
@@ -207,6 +211,27 @@ def capture(path: Path, which: str, out: Path) -> dict[str, Any]:
                 raise OSError(f"cannot write {image}.png")
             info["utility_images"].append(image)
         utility.tabs.setCurrentIndex(0)
+        # the compared runs' linked record plots (issue 29/30: ~60 px tall at 1366 × 768 under
+        # the measures table) and the dependency tree
+        compare = window.compare_panel
+        show_view(window, compare)
+        compare.views.setCurrentWidget(compare.plot)
+        pause()
+        wait(lambda: not window.compare_panel.plot.drawing)
+        pause()
+        info["compare_axes"].append([compare.plot.options.x_axis, compare.plot.options.y_axis])
+        info["compare_plot_heights"].append([int(p.view.height()) for p in compare.plot.plots])
+        show_view(window, window.tree_panel)
+        wait(lambda: not window.tree_panel.is_computing)
+        pause()
+        for name, widget in (("compare-records", compare), ("tree", window.tree_panel)):
+            show_view(window, widget)
+            pause()
+            image = f"{which}-{width}x{height}-{name}"
+            if not window.grab().save(str(out / f"{image}.png")):
+                raise OSError(f"cannot write {image}.png")
+            info["records_images"].append(image)
+        compare.views.setCurrentIndex(0)
     # a click lists the clicked record's group
     show_view(window, plot)
     plot.show_members(int(np.flatnonzero(ctl.result.labels == 0)[0]))  # type: ignore[union-attr]

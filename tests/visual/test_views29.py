@@ -79,6 +79,21 @@ def test_adult_views_read_as_a_categorical_release(captured: dict[str, dict[str,
     assert "attribute disclosure" in str(adult["risk_legend"])  # Adult k = 5: homogeneous groups
 
 
+def test_compared_records_have_room_and_the_datas_axes(
+    captured: dict[str, dict[str, object]],
+) -> None:
+    """Issue 29/30: the compared runs' record plots opened on PC1/PC2 of Adult's mixed
+    embedding and were 0 px tall at 1366 × 768 under the measures table."""
+    adult, census = captured["adult"], captured["census"]
+    assert adult["compare_axes"] == [["age", "education"]] * 2  # as the groups plot opens
+    assert census["compare_axes"] == [["PC1", "PC2"]] * 2  # six continuous QIs: as the groups plot
+    for which, info in captured.items():
+        laptop, desktop = info["compare_plot_heights"]  # type: ignore[misc]
+        assert min(laptop) >= 190 and min(desktop) > min(laptop), which
+        for name in info["records_images"]:  # type: ignore[attr-defined]
+            assert _grey_spread(OUT / f"{name}.png") > 10, name
+
+
 def test_census_views_read_as_a_continuous_release(captured: dict[str, dict[str, object]]) -> None:
     census = captured["census"]
     titles = [str(t) for t in census["bar_titles"]]  # type: ignore[attr-defined]

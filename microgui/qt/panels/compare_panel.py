@@ -3,8 +3,9 @@
 Issue 29: first, small multiples a person can read (:class:`CompareBarsPlot`): a bar chart per
 measure, the measures recommended for the table's quasi-identifier kinds first (the rest with
 "Show all measures"), then one per attribute (its own SSE/SST or share of changed values, from
-the run report's ``information_loss_by_attribute``). The linked record plots are the second tab.
-The measures table keeps its first column (the measure) frozen while the runs scroll
+the run report's ``information_loss_by_attribute``). The linked record plots are the second tab, with the view's whole height (issue 30: under
+the table they were ~60 px tall at 1366 × 768); the measures table is under the bars in the
+first. The measures table keeps its first column (the measure) frozen while the runs scroll
 (:class:`FrozenColumnTableView`, Qt's frozen-column example), recommended measures first and
 starred.
 
@@ -49,7 +50,13 @@ from microgui.qt.controller import AppController
 from microgui.qt.history import HistoryEntry
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot
-from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot, axis_choices_of
+from microgui.qt.plots.compare_scatter import (
+    CompareRun,
+    CompareScatterPlot,
+    axis_choices_of,
+    axis_kind,
+    default_axes_of,
+)
 
 __all__ = ["ComparePanel", "MeasuresModel", "FrozenColumnTableView", "recommended_first"]
 
@@ -363,11 +370,11 @@ class ComparePanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setModel(self.model)
 
-        self.views = QTabWidget()
-        self.views.addTab(bars_scroll, "Measures per run")
-        self.views.addTab(self.plot, "Records (linked plots)")
+        # The measures table shares its tab with the bars of the same measures; the linked
+        # record plots have a tab of their own, the view's whole height: under the table they
+        # were ~60 px tall at 1366 × 768 (issue 29/30).
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.views)
+        splitter.addWidget(bars_scroll)
         splitter.addWidget(self.table)
         splitter.setChildrenCollapsible(False)
         splitter.setStretchFactor(0, 1)
@@ -380,7 +387,10 @@ class ComparePanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.info)
-        layout.addWidget(splitter, 1)
+        self.views = QTabWidget()
+        self.views.addTab(splitter, "Measures per run")
+        self.views.addTab(self.plot, "Records (linked plots)")
+        layout.addWidget(self.views, 1)
 
         controller.comparison_changed.connect(lambda _ids: self.refresh())
         controller.selection_changed.connect(self.plot.set_selection)
@@ -455,10 +465,12 @@ class ComparePanel(QWidget):
             keys,
             catalog,
         )
-        choices = axis_choices_of(self._compare_runs()) if entries else []
+        runs = self._compare_runs() if entries else []
+        choices = axis_choices_of(runs)
         opts = self.plot.options  # as CompareScatterPlot.set_runs defaults them when it draws
         if choices and (opts.x_axis not in choices or opts.y_axis not in choices):
-            opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
+            # the data's own axes, as the groups plot opens on (issue 29)
+            opts.x_axis, opts.y_axis = default_axes_of(runs, choices)
         for combo, current in (
             (self.x_combo, self.plot.options.x_axis),
             (self.y_combo, self.plot.options.y_axis),
@@ -466,7 +478,8 @@ class ComparePanel(QWidget):
             combo.blockSignals(True)
             combo.clear()
             for name in choices:
-                combo.addItem(name, name)
+                kind = axis_kind(runs[0], name)
+                combo.addItem(f"{name} ({kind})" if kind in ("ordinal", "nominal") else name, name)
             combo.setCurrentIndex(max(combo.findData(current), 0))
             combo.setEnabled(bool(choices))
             combo.blockSignals(False)

@@ -35,6 +35,7 @@ components of the mixed embedding (still offered, labelled as such).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,8 @@ __all__ = [
     "DEFAULT_MAX_POINTS",
     "DEFAULT_DENSITY_THRESHOLD",
     "DISPLAY_MODES",
+    "default_axes",
+    "slot_span",
 ]
 
 PC1 = "PC1"
@@ -572,25 +575,7 @@ class ClusterScatterPlot(QWidget):
     def _default_axes(
         result: RunResult, projection: QIProjection | None, choices: list[str]
     ) -> tuple[str, str]:
-        cont = list(result.qi.continuous_names)
-        cats = [c for c in choices if c in result.qi.ordinal_names + result.qi.nominal_names]
-        if len(cont) == 2 and not result.qi.ordinal_names:
-            return cont[0], cont[1]  # the two variables themselves read better than their PCs
-        if cats and (cont or len(cats) > 1):
-            # The data's own axes: a PCA of a mixed embedding is no variable (issue 29). Across,
-            # a continuous one; up, the categorical one with the most categories that can all
-            # be labelled (≤ 20), else the first.
-            x = cont[0] if cont else cats[0]
-            ready = projection.category_axes if projection is not None else {}
-            sizes = {
-                c: len((ready.get(c) or category_axis(result.qi, c)).labels) for c in cats if c != x
-            }
-            fits = [c for c in sizes if sizes[c] <= 20]
-            y = max(fits, key=lambda c: sizes[c]) if fits else next(iter(sizes))
-            return x, y
-        if projection is not None:
-            return PC1, PC2
-        return choices[0], choices[1] if len(choices) > 1 else choices[0]
+        return default_axes(result, projection, choices)
 
     @staticmethod
     def _select(combo: QComboBox, name: str) -> None:
@@ -744,8 +729,8 @@ class ClusterScatterPlot(QWidget):
         if ranges is not None:
             # A category axis shows every slot, whatever the quantiles of the jittered records.
             ranges = (
-                _slot_span(x_cats) if x_cats is not None else ranges[0],
-                _slot_span(y_cats) if y_cats is not None else ranges[1],
+                slot_span(x_cats) if x_cats is not None else ranges[0],
+                slot_span(y_cats) if y_cats is not None else ranges[1],
             )
         if keep_view:
             (vx0, vx1), (vy0, vy1) = view.viewRange()
@@ -1236,7 +1221,35 @@ def _esc(text: object) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _slot_span(axis: CategoryAxis) -> tuple[float, float]:
+def default_axes(
+    result: RunResult, projection: QIProjection | None, choices: Sequence[str]
+) -> tuple[str, str]:
+    """The axes a plot of ``result``'s records opens on, among ``choices``: the data's own
+    axes when some quasi-identifier is categorical (across, a continuous one; up, the
+    categorical one with the most categories that can all be labelled, ≤ 20) or when there are
+    exactly two continuous ones; PC1/PC2 otherwise (the groups plot and the compared runs'
+    plots alike, issue 29)."""
+    choices = list(choices)
+    cont = [c for c in result.qi.continuous_names if c in choices]
+    cats = [c for c in choices if c in result.qi.ordinal_names + result.qi.nominal_names]
+    if len(cont) == 2 and not result.qi.ordinal_names:
+        return cont[0], cont[1]  # the two variables themselves read better than their PCs
+    if cats and (cont or len(cats) > 1):
+        # The data's own axes: a PCA of a mixed embedding is no variable (issue 29).
+        x = cont[0] if cont else cats[0]
+        ready = projection.category_axes if projection is not None else {}
+        sizes = {
+            c: len((ready.get(c) or category_axis(result.qi, c)).labels) for c in cats if c != x
+        }
+        fits = [c for c in sizes if sizes[c] <= 20]
+        y = max(fits, key=lambda c: sizes[c]) if fits else next(iter(sizes))
+        return x, y
+    if projection is not None and PC1 in choices and PC2 in choices:
+        return PC1, PC2
+    return choices[0], choices[1] if len(choices) > 1 else choices[0]
+
+
+def slot_span(axis: CategoryAxis) -> tuple[float, float]:
     """The range of a category axis: every slot with its jitter band, and a margin."""
     return -0.6, len(axis.labels) - 0.4
 

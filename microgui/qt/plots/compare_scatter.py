@@ -22,10 +22,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-import pandas as pd
 import pyqtgraph as pg
 from pyqtgraph import Point
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
@@ -39,17 +38,27 @@ from microgui.core.views.moves import (
     move_class_labels,
     move_classes,
 )
-from microgui.core.views.projection import QIProjection
+from microgui.core.views.projection import (
+    JITTER,
+    CategoryAxis,
+    QIProjection,
+    category_axis,
+    category_jitter,
+    released_numbers,
+)
 from microgui.qt.plots.cluster_scatter import (
     DEFAULT_DENSITY_THRESHOLD,
     DEFAULT_MAX_POINTS,
     MOVE_COLORS,
     PC1,
     PC2,
+    CategoryAxisItem,
+    default_axes,
     density_image,
     first_of_groups,
     group_means,
     sample_indices,
+    slot_span,
 )
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
@@ -63,6 +72,9 @@ __all__ = [
     "CompareRun",
     "axis_choices_of",
     "axis_values",
+    "default_axes_of",
+    "axis_kind",
+    "AxisValues",
 ]
 
 
@@ -76,8 +88,10 @@ TEXT_MARGIN = 12
 class CompareOptions:
     """What the comparison plots show (saved and tested without widgets)."""
 
-    x_axis: str = PC1
-    y_axis: str = PC2
+    #: "" = chosen for the runs (:func:`default_axes_of`: the data's own axes, as the groups
+    #: plot opens on, issue 29).
+    x_axis: str = ""
+    y_axis: str = ""
     point_size: float = 4.0
     max_points: int = DEFAULT_MAX_POINTS
     sample_seed: int = 0
@@ -126,24 +140,71 @@ def short_title(title: str) -> str:
     return title.split(" · ", 1)[0]
 
 
-def axis_values(run: CompareRun, name: str) -> tuple[np.ndarray, np.ndarray, str]:
-    """Original values, protected values and axis title of an axis choice for one run."""
+class AxisValues(NamedTuple):
+    """One axis of a run's plot: where the original records and their released values are
+    drawn, the axis title, how far protection moved each record along the axis
+    (:func:`microgui.core.views.moves.axis_moves`) and, for an ordinal or nominal
+    quasi-identifier, its category axis (None otherwise)."""
+
+    original: np.ndarray
+    protected: np.ndarray
+    title: str
+    moves: np.ndarray
+    categories: CategoryAxis | None = None
+
+
+def axis_values(run: CompareRun, name: str, seed: int = 0) -> AxisValues:
+    """The values of an axis choice for one run, as the groups plot draws them: PC1/PC2 of the
+    run's projection, a continuous quasi-identifier in its original units, an ordinal or
+    nominal one as category slots (records and group aggregates spread at random within
+    ±:data:`~microgui.core.views.projection.JITTER` of their slot, with ``seed``: the same
+    places as in the groups plot). The slots and released numbers come from the projection
+    computed in the run's worker when it has them (nothing but arrays on the GUI thread)."""
     result = run.result
+    proj = run.projection
     if name in (PC1, PC2):
-        proj = run.projection
         assert proj is not None
         i = 0 if name == PC1 else 1
-        return (
-            proj.original[:, i],
-            proj.protected[:, i],
+        original, protected = proj.original[:, i], proj.protected[:, i]
+        return AxisValues(
+            original,
+            protected,
             f"{name} ({proj.explained_ratio[i]:.0%} of var.) · "
             + ("mixed-distance embedding" if proj.mixed else "z-scores"),
+            axis_moves(original, protected, False),
         )
     qi = result.qi
-    j = qi.continuous_names.index(name)
-    original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
-    protected = pd.to_numeric(result.protected[name], errors="coerce").to_numpy(dtype=np.float64)
-    return original, protected, f"{name} (original units)"
+    if name in qi.continuous_names:
+        j = qi.continuous_names.index(name)
+        original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
+        ready = proj.released_numbers.get(name) if proj is not None else None
+        protected = ready if ready is not None else released_numbers(result.protected, name)
+        return AxisValues(
+            original,
+            protected,
+            f"{name} (original units)",
+            axis_moves(original, protected, False),
+        )
+    axis = proj.category_axes.get(name) if proj is not None else None
+    if axis is None:
+        axis = category_axis(qi, name)
+    slots = proj.released_slots.get(name) if proj is not None else None
+    if slots is None:
+        slots = axis.slots_of(result.protected[name])
+    labels = result.labels
+    n_groups = int(labels.max()) + 1 if len(labels) else 0
+    # the groups plot's offsets (ClusterScatterPlot._axis_data): a record sits at the same
+    # place in both views; one offset per group, its members carrying the same aggregate
+    original = axis.original + category_jitter(len(labels), seed, name)
+    protected = slots + category_jitter(n_groups, seed, name + "\x00released")[labels]
+    return AxisValues(
+        original,
+        protected,
+        f"{name} ({axis.kind}, {len(axis.labels)} categories) · records spread at random "
+        f"within ±{JITTER} of their category",
+        axis_moves(axis.original, slots, True),
+        axis,
+    )
 
 
 class BrushViewBox(pg.ViewBox):
@@ -248,17 +309,40 @@ def _density_lut() -> np.ndarray:
 _DENSITY_LUT = _density_lut()
 
 
+def axis_kind(run: CompareRun, name: str) -> str | None:
+    """The kind of a quasi-identifier in a run (continuous, ordinal, nominal; None if none)."""
+    qi = run.result.qi
+    for kind, names in (
+        ("continuous", qi.continuous_names),
+        ("ordinal", qi.ordinal_names),
+        ("nominal", qi.nominal_names),
+    ):
+        if name in names:
+            return kind
+    return None
+
+
 def axis_choices_of(runs: Sequence[CompareRun]) -> list[str]:
-    """Axes every one of ``runs`` can show: PC1/PC2 and their common continuous QIs (known
-    before the runs are drawn)."""
+    """Axes every one of ``runs`` can show (known before the runs are drawn): PC1/PC2, then
+    the quasi-identifiers they share with the same kind, in the table's column order (as the
+    groups plot offers them)."""
     if not runs:
         return []
     choices: list[str] = [PC1, PC2] if all(r.projection is not None for r in runs) else []
-    common = [
-        c for c in runs[0].result.qi.continuous_names
-        if all(c in r.result.qi.continuous_names for r in runs)
-    ]  # fmt: skip
+    first = runs[0].result
+    names = [c for c in first.roles.quasi_identifiers if c in first.qi.names]
+    names += [c for c in first.qi.names if c not in names]
+    kinds = {c: axis_kind(runs[0], c) for c in names}
+    common = [c for c in names if kinds[c] and all(axis_kind(r, c) == kinds[c] for r in runs)]
     return choices + common
+
+
+def default_axes_of(runs: Sequence[CompareRun], choices: Sequence[str]) -> tuple[str, str]:
+    """The axes the compared runs' plots open on: those the groups plot opens on for the first
+    run (:func:`~microgui.qt.plots.cluster_scatter.default_axes`: on mixed data a continuous
+    quasi-identifier across and a categorical one up, not the principal components of the
+    mixed embedding), among the axes every run can show."""
+    return default_axes(runs[0].result, runs[0].projection, choices)
 
 
 class CompareScatterPlot(pg.GraphicsLayoutWidget):
@@ -304,6 +388,18 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self._fit_titles()
         self._fit_axis_titles()
 
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._fit_grid()
+
+    def _fit_grid(self) -> None:
+        """Lay the plots out for the view's present shape: plots made while hidden (the panel
+        prepares them before their tab is first shown) were laid out for a default size, one
+        above the other, and a shown tab's pending resize did not lay them out again (two
+        plots ~75 px tall, one under the other, in a wide view at 1366 × 768)."""
+        if self.plots and self.columns_now() != self.columns:
+            self._lay_out(self.columns_now())
+
     def _lay_out(self, columns: int) -> None:
         """Move the plots (drawn, not redrawn) into a grid of ``columns`` a row."""
         self.columns = columns
@@ -315,6 +411,9 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             self.ci.removeItem(self.legend_label)
         for i, item in enumerate(items):
             self.ci.addItem(item, row=i // columns, col=i % columns)
+            # linked y ranges read the same: the values on the left column only (a category
+            # axis's labels, ~100 px, on every plot pushed the right one out of the view)
+            item.getAxis("left").setStyle(showValues=i % columns == 0)
         self._place_legend()
         self._set_axis_titles()
 
@@ -447,7 +546,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         choices = self.axis_choices()
         opts = self.options
         if choices and (opts.x_axis not in choices or opts.y_axis not in choices):
-            opts.x_axis, opts.y_axis = choices[0], choices[1 if len(choices) > 1 else 0]
+            opts.x_axis, opts.y_axis = default_axes_of(self.runs, choices)
         if len(self.plots) != len(self.runs):
             self._add_plots(len(self.runs))
         self.redraw(stagger)
@@ -476,7 +575,11 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             view = BrushViewBox()
             view.brush_mode = opts.brush_mode
             view.brushed.connect(lambda rect, n=i: self.brush_rect(rect, n))
-            plot = pg.PlotItem(viewBox=view)
+            # category labels on an ordinal or nominal axis (the groups plot's axis items)
+            plot = pg.PlotItem(
+                viewBox=view,
+                axisItems={"bottom": CategoryAxisItem("bottom"), "left": CategoryAxisItem("left")},
+            )
             plot.showGrid(x=True, y=True, alpha=0.15)
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
@@ -514,22 +617,33 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         points per run took ~1 s to build and ~0.3 s to paint on two Adult runs (issue 29)."""
         if not self.runs or not self.axis_choices():
             return
+        self._fit_grid()
         opts = self.options
         xs_all, ys_all = [], []
         drawn = []
         for p in self.plots:
             p.drawn = False
         for run, p in zip(self.runs, self.plots, strict=True):
-            x, x_prot, x_title = axis_values(run, opts.x_axis)
-            y, y_prot, y_title = axis_values(run, opts.y_axis)
+            x_axis = axis_values(run, opts.x_axis, opts.sample_seed)
+            y_axis = axis_values(run, opts.y_axis, opts.sample_seed)
+            x, y = x_axis.original, y_axis.original
             p.x, p.y = x, y  # where the records are drawn: what a brush selects from
             xs_all.append(x[np.isfinite(x)])
             ys_all.append(y[np.isfinite(y)])
-            drawn.append((x, x_prot, x_title, y, y_prot, y_title))
+            drawn.append((x_axis, y_axis))
         x_all, y_all = np.concatenate(xs_all), np.concatenate(ys_all)
         ranges = (_span(x_all), _span(y_all)) if len(x_all) and len(y_all) else None
+        x_cats, y_cats = drawn[0][0].categories, drawn[0][1].categories
+        if ranges is not None:  # a category axis shows every slot, as in the groups plot
+            ranges = (
+                slot_span(x_cats) if x_cats is not None else ranges[0],
+                slot_span(y_cats) if y_cats is not None else ranges[1],
+            )
+        for p in self.plots:
+            p.plot.getAxis("bottom").set_categories(x_cats.labels if x_cats is not None else None)
+            p.plot.getAxis("left").set_categories(y_cats.labels if y_cats is not None else None)
         self.by_group = [r.result.n_groups <= opts.max_group_colours for r in self.runs]
-        self._titles = (drawn[0][2], drawn[0][5])
+        self._titles = (drawn[0][0].title, drawn[0][1].title)
         self._present = np.zeros(len(MOVE_COLORS), dtype=bool)
         self._generation += 1
         if ranges is not None:
@@ -558,7 +672,8 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         """Draw plot ``i`` of the runs (its layers, title, the legend's classes)."""
         opts = self.options
         run, p = self.runs[i], self.plots[i]
-        x, x_prot, _x_title, y, y_prot, _y_title = arrays
+        x_axis, y_axis = arrays
+        x, x_prot, y, y_prot = x_axis.original, x_axis.protected, y_axis.original, y_axis.protected
         classes_present = self._present
         labels = run.result.labels
         n = len(labels)
@@ -569,7 +684,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         by_group = self.by_group[i]
         classes = None
         if not by_group:
-            moved = distance_moved(axis_moves(x, x_prot, False), axis_moves(y, y_prot, False))
+            moved = distance_moved(x_axis.moves, y_axis.moves)
             classes = move_classes(moved)
         # One released point per group: every member of a group carries its aggregate.
         first = first_of_groups(labels)
