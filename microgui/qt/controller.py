@@ -193,9 +193,15 @@ class AppController(QObject):
         # run's reference measures for a computation of ≤ 0.17 s on Adult). Nothing is started
         # there for a hidden tab (DependencyTreePanel computes on show).
         self.tree_pool: QThreadPool = make_run_pool(self, background=True)
+        # The unprotected table's reference measures (the R-U map's star; a full evaluate, ~10 s
+        # on Adult), asked for by no view the user looks at: a lane of their own, so that the Risk,
+        # Utility and Correlations views shown meanwhile do not queue behind them (issue 29/30).
+        self.reference_pool: QThreadPool = make_run_pool(self, background=True)
         #: Hierarchy files attached to columns (issue 13), read in the analysis pool.
         self.hierarchies = HierarchyAttachments(self.analysis_pool, self)
-        self.analyses = ViewAnalyses(self.analysis_pool, self, tree_pool=self.tree_pool)
+        self.analyses = ViewAnalyses(
+            self.analysis_pool, self, tree_pool=self.tree_pool, reference_pool=self.reference_pool
+        )
         #: Every finished run of this table, oldest first (STYLE.md §3: specs are re-runnable).
         self.history: list[HistoryEntry] = []
         #: The runs saved in (or reopened from) a project file: the others are unsaved.
@@ -767,7 +773,7 @@ class AppController(QObject):
         """
         was_running = self.is_running
         self.hierarchies.cancel_all()
-        pools = (self.pool, self.load_pool, self.analysis_pool, self.tree_pool)
+        pools = (self.pool, self.load_pool, self.analysis_pool, self.tree_pool, self.reference_pool)
         done = stop_tasks(self._slots, pools, timeout_ms)
         self._queued_open = None
         if was_running:

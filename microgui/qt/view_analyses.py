@@ -45,7 +45,11 @@ class ViewAnalyses(QObject):
     reference_measured = Signal(int, object)
 
     def __init__(
-        self, pool: QThreadPool, controller: AppController, tree_pool: QThreadPool | None = None
+        self,
+        pool: QThreadPool,
+        controller: AppController,
+        tree_pool: QThreadPool | None = None,
+        reference_pool: QThreadPool | None = None,
     ) -> None:
         super().__init__(controller)
         self._controller = controller
@@ -62,7 +66,10 @@ class ViewAnalyses(QObject):
             finished=controller.regression_fitted, failed=controller.regression_failed
         )
         #: the reference point of the R-U map; a failure leaves the map without its star
-        self.references = TaskSlot(pool, self, ids).forward(finished=self.reference_measured)
+        # in a pool of its own when given: the analyses of the views shown must not wait behind it
+        self.references = TaskSlot(
+            reference_pool if reference_pool is not None else pool, self, ids
+        ).forward(finished=self.reference_measured)
 
     @property
     def slots(self) -> tuple[TaskSlot, ...]:

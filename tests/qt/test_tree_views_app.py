@@ -153,6 +153,35 @@ def test_the_shown_tree_does_not_wait_behind_the_runs_other_analyses(
     assert "household_size" in panel.plot.tree.attributes
 
 
+def test_the_reference_measures_do_not_hold_the_shown_views_analyses(
+    demo_window: MainWindow, qtbot
+) -> None:
+    """Issue 29/30: the unprotected table's reference measures (~10 s on Adult, for the R-U map's
+    star) have a lane of their own: with the views' analysis pool held, the reference is still
+    measured, and with the reference lane held, an analysis of a view shown still runs."""
+    ctl = demo_window.controller
+    release = threading.Event()
+    holder = TaskSlot(ctl.analysis_pool)
+    holder.start(lambda _progress: release.wait(RUN_TIMEOUT_MS / 1000))
+    try:
+        assert ctl.dataset is not None
+        with qtbot.waitSignal(ctl.analyses.reference_measured, timeout=RUN_TIMEOUT_MS):
+            assert ctl.analyses.unprotected_reference(ctl.dataset) is not None
+    finally:
+        release.set()
+    qtbot.wait_until(lambda: not holder.busy, timeout=RUN_TIMEOUT_MS)
+    release.clear()
+    held = TaskSlot(ctl.reference_pool)
+    held.start(lambda _progress: release.wait(RUN_TIMEOUT_MS / 1000))
+    view_task = TaskSlot(ctl.analysis_pool)
+    try:
+        with qtbot.waitSignal(view_task.finished, timeout=30_000):
+            view_task.start(lambda _progress: "done")
+    finally:
+        release.set()
+    qtbot.wait_until(lambda: not held.busy, timeout=RUN_TIMEOUT_MS)
+
+
 def test_changing_bins_or_roles_recomputes_the_tree(demo_window: MainWindow, qtbot) -> None:
     window = demo_window
     ctl = window.controller
