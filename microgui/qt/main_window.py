@@ -190,9 +190,11 @@ class MainWindow(QMainWindow):
         # the k row at 1366 x 768), and Run, Sweep, Cancel and the progress bar stay below the
         # scrolling part, always in sight (issue 30).
         self.run_scroll = self.run_panel.settings_area
-        # ... the dock keeps room for the settings with the parameters folded (nothing to
-        # scroll on a laptop as it opens)
-        self.run_scroll.setMinimumHeight(self.run_panel.settings.minimumSizeHint().height())
+        # ... the dock keeps room for the settings with the parameters folded and the note on
+        # the run shown (nothing to scroll on a laptop: the note hid the Parameters header)
+        note = self.run_panel.shown_box
+        room = note.sizeHint().height() if note.isHidden() else 0
+        self.run_scroll.setMinimumHeight(self.run_panel.settings.minimumSizeHint().height() + room)
         # and its width (it does not scroll across): a dock squeezed by a resize cut Cancel and
         # the note's button at 1366 x 768 (issue 30)
         bar = self.run_scroll.verticalScrollBar().sizeHint().width()
