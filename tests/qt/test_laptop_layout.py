@@ -485,6 +485,7 @@ def test_groups_plot_keeps_its_height_at_1366(window: MainWindow, qtbot) -> None
     view = plot.plot_item.getViewBox().sceneBoundingRect()
     tab = plot.height()
     assert view.height() >= 300 or view.height() >= 0.55 * tab, (view.height(), tab)
+    assert plot.plot_item.titleLabel.text.count("<br>") <= 1  # one or two lines
     assert plot.title_text().count("<br>") >= 3  # the explanation is still at hand
     assert "points spread at random" in plot.plot_item.titleLabel.toolTip()
     plot.read_button.setChecked(True)  # unfolded on demand
