@@ -185,24 +185,22 @@ class MainWindow(QMainWindow):
         self.run_panel = RunPanel(self.controller)
         self.roles_panel = RolesPanel(self.controller)
         self.results_panel = ResultsPanel(self.controller)
-        # The method panel scrolls when its dock is shorter than the panel (a 768 px screen
-        # with the parameters open): its rows never overlap (the explanation was drawn over the
-        # k row at 1366 x 768).
-        self.run_scroll = QScrollArea()
-        self.run_scroll.setWidget(self.run_panel)
-        self.run_scroll.setWidgetResizable(True)
-        self.run_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.run_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # ... but the dock keeps room for the whole panel with its parameters folded (Run and
-        # the progress bar in sight without scrolling)
-        status_lines = self.run_panel.status_label.fontMetrics().lineSpacing()  # a 2nd line
-        self.run_scroll.setMinimumHeight(self.run_panel.minimumSizeHint().height() + status_lines)
+        # The method's settings scroll when the dock is shorter than they are (a 768 px screen
+        # with the parameters open): their rows never overlap (the explanation was drawn over
+        # the k row at 1366 x 768), and Run, Sweep, Cancel and the progress bar stay below the
+        # scrolling part, always in sight (issue 30).
+        self.run_scroll = self.run_panel.settings_area
+        # ... the dock keeps room for the settings with the parameters folded and the note on
+        # the run shown (nothing to scroll on a laptop: the note hid the Parameters header)
+        note = self.run_panel.shown_box
+        room = note.sizeHint().height() if note.isHidden() else 0
+        self.run_scroll.setMinimumHeight(self.run_panel.settings.minimumSizeHint().height() + room)
         # and its width (it does not scroll across): a dock squeezed by a resize cut Cancel and
         # the note's button at 1366 x 768 (issue 30)
         bar = self.run_scroll.verticalScrollBar().sizeHint().width()
-        self.run_scroll.setMinimumWidth(self.run_panel.minimumSizeHint().width() + bar)
+        self.run_scroll.setMinimumWidth(self.run_panel.settings.minimumSizeHint().width() + bar)
         self.run_dock = self._dock(
-            "Method", "run_dock", self.run_scroll, Qt.DockWidgetArea.LeftDockWidgetArea
+            "Method", "run_dock", self.run_panel, Qt.DockWidgetArea.LeftDockWidgetArea
         )
         self.roles_dock = self._dock(
             "Columns and roles",

@@ -433,3 +433,93 @@ def test_the_ru_legend_of_every_method_fits_a_short_plot(qtbot) -> None:  # type
         assert not legend.intersects(view)
         columns = chart.legend.columnCount
         assert (columns > 1) if height == 420 else (columns == 1), (height, columns)
+
+
+def _in_sight(widget, area) -> bool:  # type: ignore[no-untyped-def]
+    """The widget is shown and wholly inside ``area``'s rect (a dock, a viewport)."""
+    if not widget.isVisible() or widget.visibleRegion().isEmpty():
+        return False
+    top_left = widget.mapTo(area, widget.rect().topLeft())
+    bottom_right = widget.mapTo(area, widget.rect().bottomRight())
+    return area.rect().contains(top_left) and area.rect().contains(bottom_right)
+
+
+def test_run_and_sweep_stay_in_sight_with_the_parameters_open(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 (review): with the Parameters section open at 1366 × 768 the Run and Sweep
+    buttons were pushed below the Method dock (only Ctrl+R or scrolling reached them)."""
+    panel = window.run_panel
+    most = max(panel._methods.values(), key=lambda method: len(method.all_params))
+    panel.select_method(most.name)
+    panel.params_toggle.setChecked(True)
+    assert panel.params_body.isVisible()
+    qtbot.wait(50)
+    dock = window.run_dock
+    for widget in (panel.run_button, panel.sweep_button, panel.cancel_button, panel.progress_bar):
+        assert _in_sight(widget, dock), widget.text() if hasattr(widget, "text") else "progress"
+    # the parameters scroll above the buttons instead: the last one is reachable
+    last = panel.param_widgets[most.all_params[-1].name]
+    window.run_scroll.ensureWidgetVisible(last)
+    qtbot.wait(20)
+    assert _in_sight(last, window.run_scroll.viewport())
+    assert _in_sight(panel.run_button, dock)
+
+
+_EDUCATION = (
+    "Preschool 1st-4th 5th-6th 7th-8th 9th 10th 11th 12th HS-grad Some-college Assoc-voc "
+    "Assoc-acdm Bachelors Masters Prof-school Doctorate"
+).split()
+
+
+def _adult_like(n: int = 6_000):  # type: ignore[no-untyped-def]
+    """Adult's shape (made up, no reference file): age, 16 ordered education levels, five
+    nominal quasi-identifiers and a confidential salary class."""
+    import numpy as np
+    import pandas as pd
+
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import roles_from_lists
+
+    rng = np.random.default_rng(30)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(17, 91, n).astype(float),
+            "education": rng.choice(_EDUCATION, n),
+            "sex": rng.choice(["Male", "Female"], n, p=[0.67, 0.33]),
+            "race": rng.choice(["White", "Black", "Asian-Pac-Islander", "Other"], n),
+            "marital-status": rng.choice(["Married", "Never-married", "Divorced"], n),
+            "workclass": rng.choice(["Private", "Self-emp", "Gov", "Without-pay"], n),
+            "occupation": rng.choice([f"occ-{i}" for i in range(14)], n),
+            "salary-class": rng.choice(["<=50K", ">50K"], n),
+        }
+    )
+    roles = roles_from_lists(
+        frame.columns,
+        qi=["age", "education", "sex", "race", "marital-status", "workclass", "occupation"],
+        ordinal={"education": _EDUCATION},
+        nominal=["sex", "race", "marital-status", "workclass", "occupation"],
+        confidential="salary-class",
+    )
+    return Dataset.from_frame(frame, roles)
+
+
+def test_groups_plot_keeps_its_height_at_1366(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 (review): after an Adult run at 1366 × 768, 7–8 title lines and the legend left
+    the groups plot ~130 px and 4 of 16 education labels; the title is now one or two lines
+    and how to read the plot is behind its "How to read" button."""
+    ctl = window.controller
+    ctl.set_dataset(_adult_like())
+    plot = window.plot
+    window.tabs.setCurrentWidget(plot)
+    plot.protected_check.setChecked(True)
+    with qtbot.waitSignal(ctl.run_shown, timeout=TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
+    plot.set_axes("age", "education")
+    qtbot.wait(100)
+    view = plot.plot_item.getViewBox().sceneBoundingRect()
+    tab = plot.height()
+    assert view.height() >= 300 or view.height() >= 0.55 * tab, (view.height(), tab)
+    assert plot.plot_item.titleLabel.text.count("<br>") <= 1  # one or two lines
+    assert plot.title_text().count("<br>") >= 3  # the explanation is still at hand
+    assert "points spread at random" in plot.plot_item.titleLabel.toolTip()
+    plot.read_button.setChecked(True)  # unfolded on demand
+    assert "points spread at random" in plot.plot_item.titleLabel.text

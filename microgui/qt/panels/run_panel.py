@@ -327,14 +327,27 @@ class RunPanel(QWidget):
         buttons.addWidget(self.run_button, 1)
         buttons.addWidget(self.sweep_button)
         buttons.addWidget(self.cancel_button)
+        # Issue 30 (review): the settings scroll in an area of their own above Run, Sweep,
+        # Cancel, the progress bar and the status line, which stay in sight whatever is open
+        # (with the parameters open at 1366 x 768 the whole panel scrolled and pushed Run and
+        # Sweep below the dock).
+        self.settings = QWidget()
+        settings_layout = QVBoxLayout(self.settings)
+        settings_layout.setContentsMargins(0, 0, 0, 0)
+        settings_layout.addLayout(form)
+        settings_layout.addWidget(self.params_box)
+        settings_layout.addStretch(1)
+        self.settings_area = QScrollArea()
+        self.settings_area.setWidget(self.settings)
+        self.settings_area.setWidgetResizable(True)
+        self.settings_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.settings_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addLayout(form)
-        layout.addWidget(self.params_box)
+        layout.addWidget(self.settings_area, 1)
         layout.addLayout(buttons)
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.status_label)
-        layout.addStretch(1)
 
         self._load_methods()
         controller.dataset_loaded.connect(self._on_dataset_loaded)

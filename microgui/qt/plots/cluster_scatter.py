@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -366,6 +367,14 @@ class ClusterScatterPlot(QWidget):
             f"{self.options.density_threshold:,} records, a density image above"
         )
         self.display_combo.currentIndexChanged.connect(self._on_display_changed)
+        # How to read the plot: folded into the title's tooltip, unfolded into the title by
+        # this button (issue 30: the explanation took the plot's height at 1366 x 768).
+        self.read_button = QToolButton()
+        self.read_button.setText("How to read")
+        self.read_button.setCheckable(True)
+        self.read_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.read_button.toggled.connect(self._on_read_toggled)
+        self._title: tuple[str, list[str], list[str]] = ("", [], [])
 
         self.bottom_axis = CategoryAxisItem("bottom", max_label_px=120)
         self.left_axis = CategoryAxisItem("left", max_label_px=170)
@@ -485,6 +494,8 @@ class ClusterScatterPlot(QWidget):
         top.addSpacing(8)
         top.addWidget(QLabel("Draw"))
         top.addWidget(self.display_combo)
+        top.addSpacing(8)
+        top.addWidget(self.read_button)
         top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -515,6 +526,8 @@ class ClusterScatterPlot(QWidget):
         self._legend_key = None
         self.legend_holder.setFixedHeight(0)
         self._set_axis_choices([])
+        self._title = ("", [], [])
+        self.plot_item.titleLabel.setToolTip("")
         set_plot_title(self.plot_item, message, color="#444444", size="10pt")
         for axis in (self.bottom_axis, self.left_axis):
             axis.set_categories(None)
@@ -821,12 +834,13 @@ class ClusterScatterPlot(QWidget):
         self._axis_titles = {"bottom": x_label, "left": y_label}
         groups = result.n_groups
         method_k = f"{result.spec.method}, k = {result.spec.k}"
-        colour = (
-            "colour = group"
-            if by_group
-            else f"colour = distance moved ({self.groups_in_view:,} groups in view; by group "
-            f"when ≤ {opts.max_group_colours})"
-        )
+        colour = "colour = group" if by_group else "colour = distance moved"
+        # Issue 30 (review): the title is what is drawn and the run in one line, then one
+        # short line of what to mind (not drawn, outside the view); how to read the plot is
+        # in the title's tooltip and under the "How to read" button (7-8 title lines left the
+        # plot ~130 px at 1366 x 768 and 4 of 16 education labels on its axis).
+        details: list[str] = []
+        notes: list[str] = []
         if density:
             why = (
                 (
@@ -837,67 +851,61 @@ class ClusterScatterPlot(QWidget):
                 if opts.display == "auto"
                 else "density chosen"
             )
-            # Short lines: a title line wider than the plot widened it past the window, cutting
-            # off the title, the legend and the colour bar at 1366 pixels (issue 15).
-            aggregates = (
+            head = f"Density of {n:,} records · {groups:,} groups ({method_k})"
+            details += [
+                f"Density of {n:,} records ({why}): the original records as an image",
                 "group aggregates coloured by how far their records moved"
                 if not by_group
-                else "records and aggregates in view coloured by group"
-            )
-            title = (
-                f"Density of {n:,} records ({why})<br><span style='font-size:9pt;"
-                f"color:#555'>original records as an image · {groups:,} groups ({method_k})<br>"
-                f"{aggregates}<br>"
+                else "records and aggregates in view coloured by group",
                 f"blue = records per bin on a log scale ({opts.density_bins} × "
-                f"{opts.density_bins} bins)<br>zoom in to see groups · click a record for its "
-                "group</span>"
-            )
+                f"{opts.density_bins} bins)",
+                "zoom in to see groups · click a record for its group",
+            ]
         elif idx is None:
-            # the colouring on a line of its own: one line of both was the plot's minimum width,
-            # wider than a laptop's view (issue 30)
-            title = (
-                f"{n:,} records in {groups:,} groups of ≥ {result.spec.k} ({result.spec.method})"
-                f"<br><span style='font-size:9pt;color:#555'>{colour}<br>click a record to "
-                "list its group</span>"
-            )
+            head = f"{n:,} records in {groups:,} groups of ≥ {result.spec.k} ({result.spec.method})"
+            notes.append(colour)
+            if not by_group:
+                details.append(
+                    f"colour = distance moved ({self.groups_in_view:,} groups in view; by "
+                    f"group when ≤ {opts.max_group_colours})"
+                )
+            details.append("click a record to list its group")
         else:
-            title = (
-                f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed})<br>"
-                f"<span style='font-size:9pt;color:#555'>{groups:,} groups ({method_k}) · "
-                f"{colour}</span>"
-            )
+            head = f"Random sample of {len(idx):,} of {n:,} records (seed {opts.sample_seed})"
+            notes.append(f"{groups:,} groups ({method_k}) · {colour}")
+            if not by_group:
+                details.append(
+                    f"colour = distance moved ({self.groups_in_view:,} groups in view; by "
+                    f"group when ≤ {opts.max_group_colours})"
+                )
         if opts.show_protected and aggregate_idx is not None:
-            title += (
-                f"<br><span style='font-size:9pt;color:#555'>dots: a random sample of "
-                f"{len(px):,} of the {n_aggregates:,} group aggregates (seed "
-                f"{opts.sample_seed})</span>"
+            details.append(
+                f"dots: a random sample of {len(px):,} of the {n_aggregates:,} group "
+                f"aggregates (seed {opts.sample_seed})"
             )
         proj = self._projection
         if proj is not None and proj.mixed and {opts.x_axis, opts.y_axis} & {PC1, PC2}:
-            title += (
-                "<br><span style='font-size:9pt;color:#555'>PC axes: principal components of "
-                "the mixed-distance embedding, not variables; bands are combinations of "
-                "categories</span>"
+            details.append(
+                "PC axes: principal components of the mixed-distance embedding, not "
+                "variables; bands are combinations of categories"
             )
         if x_cats is not None or y_cats is not None:
-            title += (
-                f"<br><span style='font-size:9pt;color:#555'>"
+            details.append(
                 f"categorical ax{'e' if x_cats is not None and y_cats is not None else 'i'}s: "
-                "points spread at "
-                f"random within ±{JITTER} of their category (seed {opts.sample_seed})</span>"
+                f"points spread at random within ±{JITTER} of their category (seed "
+                f"{opts.sample_seed})"
             )
         if opts.show_protected and unplaced:
-            title += (
-                f"<br><span style='font-size:9pt;color:#666'>{unplaced:,} generalized "
-                "aggregate(s) not drawn (no value to place)</span>"
-            )
+            notes.append(f"{unplaced:,} aggregates not drawn")
+            details.append(f"{unplaced:,} generalized aggregate(s) not drawn (no value to place)")
         self.outside_view = outside
         if outside and not keep_view:
-            title += (
-                f"<br><span style='font-size:9pt;color:#666'>{outside:,} outlying record(s) "
-                "outside this view (right-click › View All)</span>"
+            notes.append(f"{outside:,} records outside the view")
+            details.append(
+                f"{outside:,} outlying record(s) outside this view (right-click › View All)"
             )
-        set_plot_title(self.plot_item, title, color="#222222", size="10pt")
+        self._title = (head, notes, details)
+        self._show_title()
         entries: list[tuple[pg.ScatterPlotItem, str]] = []
         if by_group and (not density or len(self.records_item.data)):
             entries.append((self._legend_record, "original record (colour = its group)"))
@@ -1172,8 +1180,36 @@ class ClusterScatterPlot(QWidget):
         inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
         return int(np.count_nonzero(~inside & np.isfinite(x) & np.isfinite(y)))
 
+    def _on_read_toggled(self, _checked: bool) -> None:
+        if self._result is not None:
+            self._show_title()
+            self._settle_layout()  # the view's height, and so the category labels, changed
+
+    def _show_title(self) -> None:
+        """The title's line (what is drawn, the run), its short notes, and the "how to read"
+        lines when the button is down (else in the title's tooltip)."""
+        head, notes, details = self._title
+        if self._result is None or not head:
+            return
+        self.read_button.setToolTip("<br>".join(["How to read this plot:", *details]))
+        self.plot_item.titleLabel.setToolTip(
+            "\n".join([*details, "(How to read, above the plot, shows these lines here)"])
+        )
+        lines = [" · ".join(notes)] if notes else []
+        if self.read_button.isChecked():
+            lines += details
+        title = head + "".join(
+            f"<br><span style='font-size:9pt;color:#555'>{line}</span>" for line in lines
+        )
+        set_plot_title(self.plot_item, title, color="#222222", size="10pt")
+
     def title_text(self) -> str:
-        return str(self.plot_item.titleLabel.text)
+        """The title and the lines of its "how to read" note (shown or folded)."""
+        text = str(self.plot_item.titleLabel.text)
+        details = self._title[2] if self._result is not None else []
+        if self.read_button.isChecked() or not details:
+            return text
+        return text + "".join(f"<br>{line}" for line in details)
 
 
 _STEP_NOTE = " · every "
