@@ -104,6 +104,10 @@ class _RunNumbers:
         self._highest = 0
 
 
+#: Milliseconds after a run is shown before the unprotected table's measuring starts.
+REFERENCE_DELAY_MS = 300
+
+
 class AppController(QObject):
     """Dataset, roles, runs and results of one window, as signals."""
 
@@ -534,7 +538,9 @@ class AppController(QObject):
         # the run (run_finished) in the next. The run counts as running until it is shown.
         self._pending_show = run_id
         self.history_changed.emit()
-        QTimer.singleShot(0, self, partial(self._show_finished, run_id))
+        # a timer, not singleShot(0): Qt 6 posts that as an event, handled with this turn's
+        # paint before any timer is looked at (the two turns stayed one stall)
+        QTimer.singleShot(1, self, partial(self._show_finished, run_id))
 
     def _show_finished(self, run_id: int) -> None:
         """Show a finished run (the second turn of :meth:`_on_finished`), unless the table was
@@ -573,8 +579,13 @@ class AppController(QObject):
         self.run_shown.emit(run_id)
         if had_selection:
             self.selection_changed.emit(None)
-        # the R-U map's unprotected reference point, measured after the run is shown (issue 30)
-        self.analyses.unprotected_reference(entry.dataset)
+        # the R-U map's unprotected reference point, measured after the run is shown and
+        # painted (issue 30): its worker, started at once, took the GIL from the paint
+        QTimer.singleShot(REFERENCE_DELAY_MS, self, partial(self._measure_reference, entry.dataset))
+
+    def _measure_reference(self, dataset: Dataset) -> None:
+        if self.result_dataset is dataset:  # (not when another table came meanwhile)
+            self.analyses.unprotected_reference(dataset)
 
     # history ------------------------------------------------------------------------------
     def entry(self, run_id: int) -> HistoryEntry:
