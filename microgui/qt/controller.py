@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, Slot
 
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import Method, available_methods
@@ -102,6 +102,10 @@ class _RunNumbers:
     def reset(self) -> None:
         """A new table: its runs start at 1."""
         self._highest = 0
+
+
+#: Milliseconds after a run is shown before the unprotected table's measuring starts.
+REFERENCE_DELAY_MS = 300
 
 
 class AppController(QObject):
@@ -217,6 +221,9 @@ class AppController(QObject):
         self.measures: Mapping[str, float | int | None] = {}
         #: A sweep point the user opened while a sweep was running: opened when it ends.
         self._queued_open: int | None = None
+        #: A finished run whose views are drawn in the next turn of the event loop (see
+        #: :meth:`_on_finished`); the run counts as running until then.
+        self._pending_show: int | None = None
         self._slots = (self._runs, self._sweeps, self.loads.slot, *self.analyses.slots)
 
     # dataset and roles --------------------------------------------------------------------
@@ -308,6 +315,7 @@ class AppController(QObject):
         self._runs.supersede()
         self._sweeps.supersede()
         self._queued_open = None
+        self._pending_show = None
         if was_running:
             self.busy_changed.emit(False)
         self.analyses.trees.supersede()
@@ -439,7 +447,7 @@ class AppController(QObject):
     @property
     def is_running(self) -> bool:
         """A run or a sweep is in progress."""
-        return self._runs.busy or self._sweeps.busy
+        return self._runs.busy or self._sweeps.busy or self._pending_show is not None
 
     @property
     def is_sweeping(self) -> bool:
@@ -528,18 +536,35 @@ class AppController(QObject):
         dataset, target = context
         assert isinstance(outcome, RunOutcome)
         assert dataset is not None
-        self.busy_changed.emit(False)
         row = next((i for i, e in enumerate(self.history) if e.run_id == target), -1)
         if row >= 0:  # a sweep point opened: the same history entry, now with its table
             self.history[row] = replace(self.history[row], outcome=outcome)
             run_id = target
         elif target is not None:  # the sweep point it re-computed was removed meanwhile
+            self.busy_changed.emit(False)
             return
         else:
             self.history.append(HistoryEntry(run_id, outcome, dataset, datetime.now()))
             self._run_ids.keep([run_id])
+        # Two turns of the event loop (issue 30: one turn drew it all, ~200 ms after an Adult
+        # run): the history's row and the risk-utility map's point in this one, the views of
+        # the run (run_finished) in the next. The run counts as running until it is shown.
+        self._pending_show = run_id
         self.history_changed.emit()
-        self._show(run_id)
+        # a timer, not singleShot(0): Qt 6 posts that as an event, handled with this turn's
+        # paint before any timer is looked at (the two turns stayed one stall)
+        QTimer.singleShot(1, self, partial(self._show_finished, run_id))
+
+    def _show_finished(self, run_id: int) -> None:
+        """Show a finished run (the second turn of :meth:`_on_finished`), unless the table was
+        replaced or the run removed meanwhile."""
+        if self._pending_show != run_id:
+            return
+        self._pending_show = None
+        if not self.is_running:  # (a run started meanwhile is running)
+            self.busy_changed.emit(False)
+        if any(e.run_id == run_id for e in self.history):
+            self._show(run_id)
 
     def restore_history(self, entries: Sequence[HistoryEntry]) -> None:
         """Put a reopened project's runs in the history with their numbers, reports and
@@ -574,8 +599,13 @@ class AppController(QObject):
         self.run_shown.emit(run_id)
         if had_selection:
             self.selection_changed.emit(None)
-        # the R-U map's unprotected reference point, measured after the run is shown (issue 30)
-        self.analyses.unprotected_reference(entry.dataset)
+        # the R-U map's unprotected reference point, measured after the run is shown and
+        # painted (issue 30): its worker, started at once, took the GIL from the paint
+        QTimer.singleShot(REFERENCE_DELAY_MS, self, partial(self._measure_reference, entry.dataset))
+
+    def _measure_reference(self, dataset: Dataset) -> None:
+        if self.result_dataset is dataset:  # (not when another table came meanwhile)
+            self.analyses.unprotected_reference(dataset)
 
     # history ------------------------------------------------------------------------------
     def entry(self, run_id: int) -> HistoryEntry:

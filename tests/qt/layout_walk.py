@@ -38,6 +38,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from microgui.qt.plots.legend_strip import LegendStrip
+
 __all__ = [
     "clipped_widgets",
     "settle_layouts",
@@ -275,7 +277,7 @@ def _plot_problems(view: pg.GraphicsView) -> list[str]:
     for item in scene.items():
         if not item.isVisible():
             continue
-        if isinstance(item, pg.LegendItem) and item.items:
+        if isinstance(item, (pg.LegendItem, LegendStrip)) and item.items:
             rect = item.sceneBoundingRect()
             if not shown.contains(rect):
                 out.append(f"{name}: legend {_r(rect)} outside the widget {_r(shown)}")

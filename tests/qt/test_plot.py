@@ -331,3 +331,30 @@ def test_axis_ticks_stay_bounded_for_any_length_or_range(qtbot) -> None:  # type
     axis.set_categories(tuple(f"c{i}" for i in range(5)))
     assert axis.tickValues(float("nan"), 4.0, 500.0) == []
     assert [v for _s, v in axis.tickValues(-0.6, 4.6, 1e12)] == [[0.0, 1.0, 2.0, 3.0, 4.0]]
+
+
+def test_the_groups_legend_is_one_item_in_the_columns_that_fit(
+    demo_window: MainWindow, demo_result: RunResult, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """The legend under the groups plot is drawn by one item, not a LabelItem and a sample per
+    entry (issue 29: building them for 3, 2 and 1 columns held the GUI thread ~35 ms per run);
+    its entries are side by side when the view is wide and under each other when it is not."""
+    from microgui.qt.plots.legend_strip import LegendStrip
+
+    plot = demo_window.plot
+    demo_window.resize(1366, 768)
+    demo_window.tabs.setCurrentWidget(plot)
+    plot.set_display("points")
+    qtbot.wait(50)
+    legend = plot.legend
+    assert isinstance(legend, LegendStrip) and legend.isVisible()
+    assert not [c for c in legend.childItems() if isinstance(c, pg.LabelItem)]
+    assert len(legend.texts) >= 2 and any("released value" in t for t in legend.texts)
+    room = plot.plot_item.getViewBox().width()
+    assert legend.boundingRect().width() <= room
+    assert legend.column_count > 1  # two entries fit side by side in a 1366-pixel window
+    assert plot.legend_holder.height() >= legend.boundingRect().height()
+    # a narrow room: one column, taller
+    wide = legend.boundingRect()
+    legend.set_entries(legend.entries, 50.0)
+    assert legend.column_count == 1 and legend.boundingRect().height() > wide.height()

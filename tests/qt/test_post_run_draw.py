@@ -104,3 +104,65 @@ def test_the_plot_is_laid_out_before_its_first_paint(demo_run: RunResult, qtbot)
     plot.grab()  # the first paint: it must not change the layout (no second paint needed)
     after = (left.width(), bottom.height(), bar_axis.width(), item.getViewBox().width())
     assert after == before
+
+
+def test_a_finished_run_is_drawn_in_two_turns_to_the_same_state(
+    demo_window: MainWindow, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30: the history's row (and the risk-utility map) in the turn the run ends, the
+    views of the run (``run_finished``) in a later one, so that the event loop runs between
+    them; the run counts as running until it is shown, and the window ends as one synchronous
+    drawing of the run leaves it."""
+    from PySide6.QtCore import QTimer
+
+    ctl = demo_window.controller
+    order: list[str] = []
+    busy: list[bool] = []
+    ctl.busy_changed.connect(busy.append)
+
+    def history_changed() -> None:
+        order.append("history")
+        # still running (not shown yet) while the history has the run
+        order.append(f"running={ctl.is_running}")
+        QTimer.singleShot(0, lambda: order.append("a turn between"))
+
+    ctl.history_changed.connect(history_changed)
+    ctl.run_finished.connect(lambda *_a: order.append("run_finished"))
+    with qtbot.waitSignal(ctl.run_finished, timeout=RUN_TIMEOUT_MS) as blocker:
+        run_id = ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
+    assert order == ["history", "running=True", "a turn between", "run_finished"]
+    assert busy == [True, False] and not ctl.is_running
+    assert ctl.shown_run_id == run_id and ctl.result is blocker.args[1]
+    assert ctl.history[-1].run_id == run_id
+    drawn = (
+        demo_window.plot.title_text(),
+        demo_window.plot.legend.texts,
+        demo_window.results_panel.value_labels["run"].text(),
+        demo_window.history_panel.selected_ids(),
+    )
+    ctl._show(run_id)  # the same run drawn again, in one turn
+    assert (
+        demo_window.plot.title_text(),
+        demo_window.plot.legend.texts,
+        demo_window.results_panel.value_labels["run"].text(),
+        demo_window.history_panel.selected_ids(),
+    ) == drawn
+
+
+def test_a_new_table_drops_the_finished_run_not_yet_shown(demo_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A table opened between the run's two turns: the run is not shown over it."""
+    ctl = demo_window.controller
+    shown: list[int] = []
+    ctl.run_finished.connect(lambda run_id, _r: shown.append(run_id))
+    swapped: list[bool] = []
+
+    def history_changed() -> None:
+        if not swapped:
+            swapped.append(True)
+            ctl.set_dataset(ctl.dataset)
+
+    ctl.history_changed.connect(history_changed)
+    with qtbot.waitSignal(ctl.history_changed, timeout=RUN_TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
+    qtbot.wait(100)
+    assert shown == [] and ctl.result is None and not ctl.is_running

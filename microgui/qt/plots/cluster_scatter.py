@@ -75,6 +75,7 @@ from microgui.core.views.projection import (
 )
 from microgui.qt.compact import compact_combo
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
+from microgui.qt.plots.legend_strip import LegendEntry, LegendStrip
 from microgui.qt.plots.palette import ClusterPalette
 from microgui.qt.plots.titles import set_plot_title
 
@@ -444,13 +445,17 @@ class ClusterScatterPlot(QWidget):
         self.legend_holder = pg.GraphicsWidget()
         self.legend_holder.setFixedHeight(0)
         self.plot_item.layout.addItem(self.legend_holder, LEGEND_ROW, 1)
-        self._legends = {columns: self._new_legend(columns) for columns in LEGEND_COLUMNS}
+        # One item draws the legend (issue 29: a LegendItem per column count, a LabelItem per
+        # entry, cost ~35 ms per run): as many entries side by side as the view's width holds.
+        self.legend = LegendStrip(LEGEND_COLUMNS)
+        self.legend.setParentItem(self.legend_holder)
+        self.legend.setPos(1, 1)
+        self.legend.setVisible(False)
         self._legend_entries: list[tuple[pg.ScatterPlotItem, str]] = []
         # the view's width decides between one and two legend columns: decided again when the
         # window is resized (a legend laid out for a wider view was cut off at 1366 px)
         self.plot_item.getViewBox().sigResized.connect(self._on_view_resized)
         self._legend_key: object = None
-        self.legend = self._legends[LEGEND_COLUMNS[0]]
         # Legend samples are stand-ins: the records layer has one brush per point.
         self._legend_record = pg.ScatterPlotItem(
             symbol="o", size=8, pen=None, brush=self.cluster_palette.brushes[0]
@@ -520,9 +525,8 @@ class ClusterScatterPlot(QWidget):
         self._records_key = None
         self._show_density(None)
         self.protected_item.clear()
-        for legend in self._legends.values():
-            legend.clear()
-            legend.setVisible(False)  # an empty legend still draws its frame
+        self.legend.clear()
+        self.legend.setVisible(False)
         self._legend_key = None
         self.legend_holder.setFixedHeight(0)
         self._set_axis_choices([])
@@ -1041,17 +1045,6 @@ class ClusterScatterPlot(QWidget):
         rows = np.flatnonzero(labels == labels[self.members_row])
         self.members_item.setData(x=self._drawn["x"][rows], y=self._drawn["y"][rows])
 
-    def _new_legend(self, columns: int) -> pg.LegendItem:
-        legend = pg.LegendItem(
-            offset=(1, 1),  # (pyqtgraph: a positive offset anchors the left and top edges)
-            colCount=columns,
-            labelTextColor="#222222",
-            brush=pg.mkBrush(255, 255, 255, 220),
-            pen=pg.mkPen("#bbbbbb"),
-        )
-        legend.setParentItem(self.legend_holder)
-        return legend
-
     def _fill_legend(self, entries: list[tuple[pg.ScatterPlotItem, str]]) -> None:
         """Show the legend entries under the plot, as many side by side as the view's width
         holds (a legend wider than the view was cut off), and give the holder its height."""
@@ -1062,16 +1055,18 @@ class ClusterScatterPlot(QWidget):
         if key == self._legend_key:
             return  # the same entries in the same room: nothing to rebuild
         self._legend_key = key
-        for legend in self._legends.values():
-            legend.clear()
-            legend.setVisible(False)
-        for columns in LEGEND_COLUMNS:
-            self.legend = self._legends[columns]
-            for sample, text in entries:
-                self.legend.addItem(sample, text)
-            if columns == 1 or self.legend.boundingRect().width() <= room:
-                break
-            self.legend.clear()
+        self.legend.set_entries(
+            [
+                LegendEntry(
+                    str(sample.opts["symbol"]),
+                    float(sample.opts["size"]),
+                    pg.mkBrush(sample.opts["brush"]),
+                    text,
+                )
+                for sample, text in entries
+            ],
+            room,
+        )
         self.legend.setVisible(bool(entries))
         height = self.legend.boundingRect().height() + LEGEND_GAP if entries else 0
         self.legend_holder.setFixedHeight(height)

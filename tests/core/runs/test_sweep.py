@@ -140,7 +140,7 @@ def test_a_failing_run_is_recorded_not_fatal() -> None:
 def _fake_evaluate_module(fail: bool) -> types.ModuleType:
     module = types.ModuleType("microgui.core.metrics.evaluate")
 
-    def evaluate(original, protected, *, labels=None, progress=None, k=None):  # type: ignore[no-untyped-def]
+    def evaluate(original, protected, *, labels=None, progress=None, k=None, groups=None):  # type: ignore[no-untyped-def]
         if fail:
             raise ValueError("stand-in failure\nsecond line")
         return {"information_loss": 1.0, "record_linkage": np.float64(12.5), "t_closeness": None}
