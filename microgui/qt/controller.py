@@ -201,6 +201,11 @@ class AppController(QObject):
         # on Adult), asked for by no view the user looks at: a lane of their own, so that the Risk,
         # Utility and Correlations views shown meanwhile do not queue behind them (issue 29/30).
         self.reference_pool: QThreadPool = make_run_pool(self, background=True)
+        # started REFERENCE_DELAY_MS after a run is shown (_show), stopped by shutdown
+        self._reference_timer = QTimer(self)
+        self._reference_timer.setSingleShot(True)
+        self._reference_timer.timeout.connect(self._measure_reference)
+        self._reference_dataset: Dataset | None = None
         #: Hierarchy files attached to columns (issue 13), read in the analysis pool.
         self.hierarchies = HierarchyAttachments(self.analysis_pool, self)
         self.analyses = ViewAnalyses(
@@ -601,10 +606,14 @@ class AppController(QObject):
             self.selection_changed.emit(None)
         # the R-U map's unprotected reference point, measured after the run is shown and
         # painted (issue 30): its worker, started at once, took the GIL from the paint
-        QTimer.singleShot(REFERENCE_DELAY_MS, self, partial(self._measure_reference, entry.dataset))
+        # (one timer, stopped by shutdown: a measuring started after the window closed would run
+        # on in a pool nobody waits for)
+        self._reference_dataset = entry.dataset
+        self._reference_timer.start(REFERENCE_DELAY_MS)
 
-    def _measure_reference(self, dataset: Dataset) -> None:
-        if self.result_dataset is dataset:  # (not when another table came meanwhile)
+    def _measure_reference(self) -> None:
+        dataset, self._reference_dataset = self._reference_dataset, None
+        if dataset is not None and self.result_dataset is dataset:  # (not another table's)
             self.analyses.unprotected_reference(dataset)
 
     # history ------------------------------------------------------------------------------
@@ -802,6 +811,8 @@ class AppController(QObject):
         result is dropped.
         """
         was_running = self.is_running
+        self._reference_timer.stop()
+        self._reference_dataset = None
         self.hierarchies.cancel_all()
         pools = (self.pool, self.load_pool, self.analysis_pool, self.tree_pool, self.reference_pool)
         done = stop_tasks(self._slots, pools, timeout_ms)

@@ -166,3 +166,20 @@ def test_a_new_table_drops_the_finished_run_not_yet_shown(demo_window: MainWindo
         ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
     qtbot.wait(100)
     assert shown == [] and ctl.result is None and not ctl.is_running
+
+
+def test_no_reference_measuring_starts_after_the_window_is_shut_down(
+    demo_window: MainWindow, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """The unprotected reference is measured a moment after a run is shown (issue 30); a window
+    shut down meanwhile starts none (it ran on, unwaited, in a stopped pool)."""
+    from microgui.qt import controller as controller_module
+
+    ctl = demo_window.controller
+    started: list[object] = []
+    ctl.analyses.unprotected_reference = lambda dataset: started.append(dataset)  # type: ignore[method-assign]
+    with qtbot.waitSignal(ctl.run_finished, timeout=RUN_TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
+    assert ctl.shutdown()
+    qtbot.wait(controller_module.REFERENCE_DELAY_MS + 300)
+    assert started == []
