@@ -43,7 +43,7 @@ PHASES = (
     ("microgui.core.runs.protect", "lower_bound_report", "  IL lower bound"),
     ("microgui.core.methods.bound", "attribute_bound_sse", "    per attribute"),
     ("microgui.core.methods.bound", "principal_bound_sse", "    principal axes"),
-    ("microgui.core.runs.protect", "k_anonymity_level", "  k-anonymity"),
+    ("microgui.core.runs.protect", "group_measures", "  group measures (k, attribute disclosure)"),
     ("microgui.core.runs.protect", "risk_before_after", "  risk before/after"),
     ("microgui.core.release.check", "export_run", "export_run"),
     ("microgui.core.release.check", "check_export", "  check_export"),
