@@ -278,11 +278,15 @@ def _read_input(path: Path, args: argparse.Namespace, *, suggest: bool = True) -
 
 
 def _record_order(args: argparse.Namespace) -> Any:
-    """The release's record order from ``--keep-order`` and ``--order-seed N`` (issue 31)."""
+    """The release's record order from ``--keep-order`` and ``--order-seed N`` (issue 31), or
+    the order of a project run's last export (``protect --project``, issue 30)."""
     from microgui.core.release.order import RecordOrder
 
     keep = bool(getattr(args, "keep_order", False))
     raw = getattr(args, "order_seed", None)
+    kept = getattr(args, "project_order_seed", None)  # protect --project's (issue 30)
+    if raw is None and not keep and kept is not None:
+        return RecordOrder(seed=int(kept), origin="project")
     if raw is None:
         return RecordOrder(keep=keep)
     if keep:

@@ -544,14 +544,14 @@ def _protect_project(args: argparse.Namespace) -> int:
         raise _UsageError("protect --project needs -o OUTPUT (see microgui protect --help)")
     project_path = Path(args.project)
     project = load_project(project_path)
-    if project.keep_order and getattr(args, "order_seed", None) is None:
-        args.keep_order = True  # the project's export option (issue 31): the input order
     folder = project_path.resolve().parent
     table = args.input_option or args.input
     src = Path(table) if table is not None else project.resolved_data_path(folder)
     if src is None:
         raise _UsageError(f"{project_path.name} names no table; give the table with --input FILE")
     if str(args.run_number or "").strip().lower().startswith("plan"):
+        if project.keep_order and getattr(args, "order_seed", None) is None:
+            args.keep_order = True  # the project's export option (issue 31): the input order
         return _protect_project_plan(args, project, project_path, src)
     runs = project.resolved_runs(folder)
     if not runs:
@@ -571,6 +571,7 @@ def _protect_project(args: argparse.Namespace) -> int:
                 f"--run {args.run_number!r}: {project_path.name} holds no such run; its runs "
                 f"are {listed}"
             ) from None
+    _project_order(args, project, project.ids[index], src, folder)
     spec = replace(
         runs[index],
         engine=args.engine,
@@ -605,6 +606,46 @@ def _protect_project(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return _run_and_export(args, loaded, dataset, spec, csv_options, Path(args.output))
+
+
+def _project_order(
+    args: argparse.Namespace, project: Any, run_id: int, src: Path, folder: Path
+) -> None:
+    """The record order of ``protect --project P --run N`` without ``--order-seed`` or
+    ``--keep-order`` (issue 30): that of run N's last export from the app, whose seed the
+    project keeps (:mod:`microgui.core.release.order`; said in one line on stderr, never the
+    seed), so that the replay writes the app's file byte for byte; else the project's export
+    option (issue 31: the input order), else a fresh random order."""
+    from microgui.core.runs.project_file import last_export_order
+
+    if getattr(args, "order_seed", None) is not None or args.keep_order:
+        return  # the user's choice
+    exports = project.exports_of(run_id)
+    last = last_export_order(exports)
+    if last is None:
+        if project.keep_order:
+            args.keep_order = True  # the project's export option (issue 31): the input order
+        return
+    own = project.resolved_data_path(folder)
+    if own is None or Path(src).resolve() != own.resolve():
+        print(
+            f"note: {Path(src).name} is not the project's table: a fresh random record order, "
+            f"not that of run #{run_id}'s export",
+            file=sys.stderr,
+        )
+        return
+    keep, seed = last
+    export = exports[-1]
+    if keep:
+        args.keep_order = True
+    else:
+        args.project_order_seed = seed
+    how = "the input order" if keep else "its random order (the seed the project keeps)"
+    print(
+        f"record order: {how}, as run #{run_id}'s last export from the app "
+        f"({export['file']}, {export['exported']}); --order-seed N or --keep-order to choose",
+        file=sys.stderr,
+    )
 
 
 def _protect_project_plan(

@@ -32,6 +32,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, Slot
 from microgui.core.errors import InvalidParameter, InvalidRoles
 from microgui.core.methods import Method, available_methods
 from microgui.core.release.check import ExportCheck
+from microgui.core.release.order import RecordOrder
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.runs.analysis import (
     RunOutcome,
@@ -40,7 +41,7 @@ from microgui.core.runs.analysis import (
     proposed_spec,
     record_mask,
 )
-from microgui.core.runs.project_file import Project
+from microgui.core.runs.project_file import MAX_RUN_EXPORTS, Project, export_record
 from microgui.core.runs.sweep import SweepPoint, run_sweep
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.dependency import DEFAULT_BINS
@@ -137,6 +138,9 @@ class AppController(QObject):
     run_shown = Signal(int)  # id of the history run now shown in the views (after run_finished)
     comparison_changed = Signal(object)  # tuple of the run ids compared (empty: none)
     plans_restored = Signal(object)  # tuple of plan JSON objects a project opened held
+    #: the session was saved to (or opened from) a project file, or an export changed what
+    #: saving would write (issue 30: the window's title and its "*")
+    project_changed = Signal()
     sweep_started = Signal(int, int)  # sweep id, number of runs
     sweep_progress = Signal(int, float, str)  # sweep id, fraction of runs done, status
     #: sweep id, the SweepPoint, its history run id (-1: the run failed, not in the history)
@@ -215,6 +219,11 @@ class AppController(QObject):
         self.history: list[HistoryEntry] = []
         #: The runs saved in (or reopened from) a project file: the others are unsaved.
         self.saved_run_ids: set[int] = set()
+        #: Each run's exports from the app (:func:`~microgui.core.runs.project_file.export_record`,
+        #: with the seed of its record order: issue 30), by run id, for the project file only
+        self.run_exports: dict[int, tuple[dict[str, Any], ...]] = {}
+        #: exports recorded since the project file was last saved or opened
+        self.unsaved_exports = 0
         #: True while :meth:`restore_history` emits ``history_changed`` (see there)
         self.restoring_history = False
         #: The history run shown in the views (None before the first run).
@@ -271,11 +280,22 @@ class AppController(QObject):
         opened from excepted: saving over it is what Save means."""
         save_session(self, path)
         self.saved_run_ids = {e.run_id for e in self.history}
+        self.unsaved_exports = 0
+        # the session's project file now (issue 30: the title names it; Save writes over it,
+        # no export may)
+        self.project_file = Path(path)
+        self.project_changed.emit()
 
     @property
     def unsaved_runs(self) -> list[int]:
         """The history's runs that no project file holds (opening another table drops them)."""
         return [e.run_id for e in self.history if e.run_id not in self.saved_run_ids]
+
+    @property
+    def is_modified(self) -> bool:
+        """Whether saving would keep something no project file holds yet: a run
+        (:attr:`unsaved_runs`) or an export's record order (the window's title shows a "*")."""
+        return bool(self.unsaved_runs) or self.unsaved_exports > 0
 
     def open_project(
         self, project: Project, folder: Path | None = None, *, source: Path | None = None
@@ -292,6 +312,7 @@ class AppController(QObject):
         self.export_options = replace(self.export_options, keep_order=project.keep_order)
         self.plans = project.resolved_plans(folder)  # side files absolute again
         self.plans_restored.emit(self.plans)
+        self.project_changed.emit()
         return load_id
 
     def autosave(self) -> Path | None:
@@ -339,6 +360,8 @@ class AppController(QObject):
         self.history = []
         self._run_ids.reset()
         self.saved_run_ids = set()
+        self.run_exports = {}
+        self.unsaved_exports = 0
         self.shown_run_id = None
         had_comparison = bool(self.compared)
         self.compared = ()
@@ -741,6 +764,7 @@ class AppController(QObject):
         when it was the run shown, until another one is shown."""
         entry = self.entry(run_id)
         self.history.remove(entry)
+        self.run_exports.pop(run_id, None)
         if self.shown_run_id == run_id:
             self.shown_run_id = None
         self.history_changed.emit()
@@ -833,9 +857,10 @@ class AppController(QObject):
 
         Raises :class:`ExportRefused` (check failed without ``override``, or a target is the input).
         """
-        result, job = self.export_job(csv_path, override)
+        order = self.export_options.release_order()
+        result, job = self.export_job(csv_path, override, order=order)
         report = job()
-        self.record_export(result, report)
+        self.record_export(result, report, order)
         return report
 
     def export_job(
@@ -844,13 +869,16 @@ class AppController(QObject):
         override: str | None = None,
         shown: ExportCheck | None = None,
         renames: dict[str, str] | None = None,
+        order: RecordOrder | None = None,
     ) -> tuple[RunResult, Callable[[], dict[str, Any]]]:
         """The current result and the export of it to ``csv_path`` as a function to call later,
         in a worker thread (the main window's file task): everything it reads is taken now, so
         a run started meanwhile does not change what is written. Raises as :meth:`export` when
         there is nothing to export. A write error is an :class:`ExportRefused` naming the file.
         ``shown``: the check the user saw before typing ``override`` (default: the current
-        result's); the writer checks the table again and refuses a problem it did not list."""
+        result's); the writer checks the table again and refuses a problem it did not list.
+        ``order``: the record order (:meth:`ExportOptions.release_order`, drawn by the caller,
+        which gives it to :meth:`record_export`; None: the options' order, its seed not kept)."""
         if self.result is None or self.result_dataset is None:
             raise InvalidRoles("run a method before exporting")
         result, dataset = self.result, self.result_dataset
@@ -860,13 +888,30 @@ class AppController(QObject):
         also = self.read_files()
         job = self.export_options.export_job(
             dataset, result, csv_path, check=check, override=override, also_protect=also,
-            renames=renames,
+            renames=renames, order=order,
         )  # fmt: skip
         return result, job
 
-    def record_export(self, result: RunResult, report: dict[str, Any]) -> None:
-        """Remember an export's report for the run's saved report (:meth:`export_report_of`)."""
+    def record_export(
+        self, result: RunResult, report: dict[str, Any], order: RecordOrder | None = None
+    ) -> None:
+        """Remember an export's report for the run's saved report (:meth:`export_report_of`)
+        and, given its ``order``, the export in its run's :attr:`run_exports` with the seed of
+        its record order (issue 30: the project file keeps it, so that ``protect --project P
+        --run N`` writes the same file; the report never holds it)."""
         self._exports.record(result, report)
+        run_id = next(
+            (e.run_id for e in self.history if e.outcome is not None and e.result is result), None
+        )
+        if order is None or run_id is None or not (order.keep or order.origin == "session"):
+            return
+        when = datetime.now().isoformat(timespec="seconds")
+        seed = None if order.keep else order.seed
+        kept = export_record(str(report.get("output", "")), when, seed)
+        earlier = self.run_exports.get(run_id, ())[-(MAX_RUN_EXPORTS - 1) :]
+        self.run_exports[run_id] = (*earlier, kept)
+        self.unsaved_exports += 1
+        self.project_changed.emit()
 
     def export_report_of(self, result: Any) -> dict[str, Any] | None:
         """The report of the last export of ``result`` in this session (None if not exported):

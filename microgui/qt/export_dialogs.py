@@ -223,16 +223,31 @@ def _disclosure_details(check: ExportCheck) -> list[str]:
 
 def default_export_path(window: MainWindow) -> Path:
     """The release proposed for the current result (:func:`default_release_path`):
-    ``<input>_<method>_k<k>.<ext>`` in the folder of the last export (else the last folder
-    used)."""
+    ``<input>_<method>_k<k>.<ext>`` in the folder of the last export (kept in the settings);
+    before the first export, in the project's folder when a project is open, else in the
+    input's (issue 30 item 5)."""
     ctl = window.controller
     dataset = ctl.result_dataset or ctl.dataset
     source = dataset.source if dataset is not None else None
     k = ctl.result.spec.k if ctl.result is not None else 0
     method = ctl.result.spec.method if ctl.result is not None else None
     # the folder of the last export (issue 30: it opened in the input's folder each time)
-    folder = window.settings.export_directory() or window.settings.last_directory()
-    return default_release_path(source, k, folder, method)
+    folder = window.settings.export_directory()
+    if not folder and ctl.project_file is not None:
+        folder = str(Path(ctl.project_file).resolve().parent)
+    if not folder and source is not None and _is_demo(source):
+        # not beside the demo table: that is inside the installed package
+        folder = window.settings.last_directory() or str(Path.home())
+    return default_release_path(source, k, folder or None, method)
+
+
+def _is_demo(source: Path) -> bool:
+    from microgui.core.demo import demo_path
+
+    try:
+        return Path(source).resolve() == Path(demo_path()).resolve()
+    except OSError:
+        return False
 
 
 def export_dialog(window: MainWindow) -> None:
@@ -364,16 +379,19 @@ def _write_export(
 ) -> bool:
     if renames is None and _ask_for_names(window, path, override, background, shown):
         return False
+    # the seed of a random record order is drawn here and kept for the project file only
+    # (issue 30: protect --project P --run N writes this file again; the report never has it)
+    order = window.controller.export_options.release_order()
     try:
         result, job = window.controller.export_job(
-            path, override=override, shown=shown, renames=renames or None
+            path, override=override, shown=shown, renames=renames or None, order=order
         )
     except MicroguiError as exc:
         window.show_error(str(exc), title="Export refused")
         return False
 
     def done(report: dict[str, Any]) -> None:
-        window.controller.record_export(result, report)
+        window.controller.record_export(result, report, order)
         _exported(window, path, override, report)
 
     if background:

@@ -7,7 +7,9 @@ File → *Export options…* sets them; every later export uses them (the CSV op
 CSV file), and the status line after an export says what was applied. Pseudonyms are off by
 default: an identifier is left out unless its box is ticked. The records are released in a random
 order (households kept together) unless *Keep the input order* is ticked (issue 31, ``protect
---keep-order``; :mod:`microgui.core.release.order`); the report says which.
+--keep-order``; :mod:`microgui.core.release.order`); the report says which. The seed of each
+export's random order is drawn here (:meth:`ExportOptions.release_order`) and kept by the session
+for its project file only (issue 30: ``protect --project P --run N`` writes the same file).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from microgui.core.release import CsvOptions
 from microgui.core.release.check import ExportCheck, export_job
-from microgui.core.release.order import RecordOrder
+from microgui.core.release.order import RecordOrder, draw_order_seed
 from microgui.core.release.pseudonyms import PSEUDONYM_WARNING
 from microgui.core.runs import RunResult
 from microgui.core.table.dataset import Dataset
@@ -85,6 +87,13 @@ class ExportOptions:
         """The release's record order (``protect --keep-order``, or a random order)."""
         return RecordOrder(keep=self.keep_order)
 
+    def release_order(self) -> RecordOrder:
+        """The order of one export: the input's, or a random one from a seed drawn now, which
+        the session keeps for its project file and no report shows (``origin="session"``)."""
+        if self.keep_order:
+            return RecordOrder(keep=True)
+        return RecordOrder(seed=draw_order_seed(), origin="session")
+
     def for_identifiers(self, identifiers: Sequence[str]) -> ExportOptions:
         """The options with pseudonyms only for columns that are identifiers now."""
         kept = tuple(c for c in self.pseudonymize if c in identifiers)
@@ -106,10 +115,12 @@ class ExportOptions:
         override: str | None = None,
         also_protect: Sequence[Path] = (),
         renames: dict[str, str] | None = None,
+        order: RecordOrder | None = None,
     ) -> Callable[[], dict[str, Any]]:
         """The export of ``result`` to ``path`` with these options
         (:func:`~microgui.core.release.check.export_job`): the CSV format for a CSV release, pseudonyms
-        only for the run's identifiers, their key beside the release (:func:`key_path_for`)."""
+        only for the run's identifiers, their key beside the release (:func:`key_path_for`);
+        ``order``: the record order (default :attr:`record_order`)."""
         options = self.for_identifiers(result.roles.identifiers)
         return export_job(
             dataset,
@@ -122,7 +133,7 @@ class ExportOptions:
             pseudonymize=options.pseudonymize,
             key_path=key_path_for(Path(path)) if options.write_key else None,
             renames=renames,
-            order=self.record_order,
+            order=self.record_order if order is None else order,
         )
 
     def describe(self) -> str:

@@ -82,6 +82,7 @@ __all__ = [
     "REPORT_FILTERS",
     "view_rows",
     "with_export_suffix",
+    "project_name",
 ]
 
 #: The autosave is written this long after the last change of roles or history.
@@ -89,6 +90,15 @@ AUTOSAVE_DELAY_MS = 3000
 #: Opening a project with more runs than this asks before re-computing them (issue 12).
 RUNS_WITHOUT_ASKING = 200
 PROJECT_FILTER = "microgui projects (*.microgui.json *.json);;All files (*)"
+
+
+def project_name(path: str | Path) -> str:
+    """A project file's name as the title shows it: without ``.microgui.json`` (or ``.json``)."""
+    name = Path(path).name
+    for suffix in (".microgui.json", ".json"):
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 class MainWindow(QMainWindow):
@@ -306,6 +316,9 @@ class MainWindow(QMainWindow):
         ctl.busy_changed.connect(lambda _b: self._update_actions())
         ctl.selection_changed.connect(self._on_selection_changed)
         ctl.history_changed.connect(self._on_history_changed)
+        # the title names the project and shows "*" for runs or exports not saved (issue 30)
+        ctl.history_changed.connect(self._update_title)
+        ctl.project_changed.connect(self._update_title)
         ctl.analyses.reference_measured.connect(lambda *_a: self._update_ru_chart())
         ctl.run_shown.connect(self.ru_chart.set_current)
         ctl.comparison_changed.connect(self._on_comparison_changed)
@@ -370,12 +383,23 @@ class MainWindow(QMainWindow):
         update_actions(self)
 
     def _update_title(self) -> None:
-        dataset = self.controller.dataset
+        """ "survey — microgui", or "survey.microgui.json (survey) — microgui" once the session
+        was saved to or opened from a project file (issue 30), with a "*" while it holds runs
+        or exports no project file keeps (:attr:`AppController.is_modified`)."""
+        ctl = self.controller
+        dataset = ctl.dataset
         name = dataset.name if dataset is not None else ""
-        self.setWindowTitle(f"{name} — microgui" if name else "microgui")
-        self.setWindowFilePath(
-            str(dataset.source) if dataset is not None and dataset.source else ""
-        )
+        project = ctl.project_file
+        if project is not None:
+            title = (
+                f"{project_name(project)}[*] ({name})" if name else f"{project_name(project)}[*]"
+            )
+        else:
+            title = f"{name}[*]" if name else ""
+        self.setWindowTitle(f"{title} — microgui" if title else "microgui")
+        self.setWindowModified(bool(title) and ctl.is_modified)
+        source = project if project is not None else (dataset.source if dataset else None)
+        self.setWindowFilePath(str(source) if source else "")
 
     # messages -----------------------------------------------------------------------------
     def show_error(self, message: str, details: str = "", title: str = "microgui") -> QMessageBox:
@@ -756,6 +780,9 @@ class MainWindow(QMainWindow):
         except MicroguiError as exc:
             self.show_error(str(exc), title=f"Cannot open {name}")
             return False
+        if source is not None:  # File → Recent lists projects too (issue 30)
+            self.settings.add_recent_file(source)
+            self.settings.set_last_directory(source.resolve().parent)
         self.statusBar().showMessage("Opening the project's table…")
         return True
 
@@ -819,6 +846,7 @@ class MainWindow(QMainWindow):
             self.show_error(str(exc), title="Cannot save the project")
             return False
         self.statusBar().showMessage(f"Project saved to {Path(path).name}.", 10000)
+        self.settings.add_recent_file(path)  # File → Recent lists projects too (issue 30)
         return True
 
     def autosave(self) -> None:

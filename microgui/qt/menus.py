@@ -124,15 +124,17 @@ def _help(window: MainWindow) -> None:
 
 
 def fill_recent_menu(window: MainWindow) -> None:
-    """The recent files (opened again on a click), or "(none)"; and "Clear list"."""
+    """The recent tables and projects (opened again on a click, each as what it is: issue
+    30), or "(none)"; and "Clear list"."""
     menu = window.recent_menu
     menu.clear()
     recent = window.settings.recent_files()
     for path in recent:
-        action = menu.addAction(Path(path).name)
+        project = Path(path).suffix.lower() == ".json"
+        action = menu.addAction(f"{Path(path).name} (project)" if project else Path(path).name)
         action.setToolTip(path)
         action.setStatusTip(path)
-        action.triggered.connect(lambda _checked=False, p=path: window.open_file(p))
+        action.triggered.connect(lambda _checked=False, p=path: window.open_path(p))
     if not recent:
         empty = menu.addAction("(none)")
         empty.setEnabled(False)

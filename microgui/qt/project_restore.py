@@ -63,6 +63,8 @@ class ComparisonRestore:
     run_ids: list[int] = field(default_factory=list)
     to_open: list[int] = field(default_factory=list)
     waiting: int | None = None
+    #: the run to show once compared (a reopened project's shown run, issue 30)
+    then_show: int | None = None
 
     def sweep_done(self) -> None:
         """The sweep has re-computed every run: the compared ones are known."""
@@ -177,6 +179,7 @@ class ProjectRestore(QObject):
             self.stop()
             if len(ids) >= 2:
                 self.controller.set_comparison(ids)
+                _show_after(self.controller, self.state.then_show)
 
     @Slot()
     def stop(self) -> None:
@@ -198,6 +201,16 @@ class ProjectRestore(QObject):
             signal.disconnect(slot)
         self.setParent(None)
         self.deleteLater()
+
+
+def _show_after(controller: AppController, run_id: int | None) -> None:
+    """Show ``run_id`` (rebuilt first when it has no table and can be; a run that must be
+    re-computed waits to be opened), if it is still in the history."""
+    if run_id is None or run_id == controller.shown_run_id:
+        return
+    entry = next((e for e in controller.history if e.run_id == run_id), None)
+    if entry is not None and (entry.has_table or entry.rebuildable):
+        controller.show_run(run_id)
 
 
 def apply_project(controller: AppController, project: Project, dataset: Dataset) -> None:
@@ -246,6 +259,13 @@ def _restore_runs(
     (or the last run) shown in the next turn. Nothing when another table came in between."""
     if not _same_table(controller, frame):
         return
+    # issue 30: the exports of each run, with the seeds of their record order, kept for the
+    # next save (before the history: its signal may save an autosave)
+    controller.run_exports = {
+        e.run_id: tuple(dict(x) for x in project.exports_of(e.run_id))
+        for e in entries
+        if project.exports_of(e.run_id)
+    }
     controller.restore_history(entries)
     QTimer.singleShot(0, controller, lambda: _show_restored(controller, project, frame, entries))
 
@@ -258,22 +278,29 @@ def _show_restored(
         # (shown a run, run a method): theirs wins, nothing is shown over it
         return
     compared = [entries[i].run_id for i in project.comparison]
+    # the run shown when the project was saved (issue 30), else the last
+    ids = [e.run_id for e in entries]
+    shown = project.shown_run if project.shown_run in ids else ids[-1]
     if len(compared) >= 2:
-        compare_runs(controller, compared)
-    elif entries[-1].rebuildable:
-        controller.show_run(entries[-1].run_id)
+        compare_runs(controller, compared, then_show=shown)
+    elif find_entry(entries, shown).rebuildable:
+        controller.show_run(shown)
 
 
-def compare_runs(controller: AppController, run_ids: Sequence[int]) -> str:
+def compare_runs(
+    controller: AppController, run_ids: Sequence[int], *, then_show: int | None = None
+) -> str:
     """Compare 2 to 4 history runs (what the history's Compare does). Sweep points kept as
     measures only (every run of a reopened project) are re-computed first, one by one, with
     the seeds they used (same seed, same result), then compared: returns what is being done
     ("" when compared at once). :class:`InvalidParameter`: the wrong number of runs, or points to
-    re-compute while a run or sweep holds the run thread (re-computing would supersede it)."""
+    re-compute while a run or sweep holds the run thread (re-computing would supersede it).
+    ``then_show``: a run to show once they are compared (a reopened project's shown run)."""
     ids = comparison_ids(run_ids)
     unopened = [i for i in ids if not find_entry(controller.history, i).has_table]
     if not unopened:
         controller.set_comparison(ids)
+        _show_after(controller, then_show)
         return ""
     names = ", ".join(find_entry(controller.history, i).name for i in unopened)
     if controller.is_running:
@@ -281,7 +308,7 @@ def compare_runs(controller: AppController, run_ids: Sequence[int]) -> str:
             f"{names}: sweep point(s) to re-compute before comparing; wait for the run or sweep "
             "in progress to end (or cancel it), then press Compare again"
         )
-    state = ComparisonRestore(-1, (), run_ids=list(ids), to_open=list(ids))
+    state = ComparisonRestore(-1, (), run_ids=list(ids), to_open=list(ids), then_show=then_show)
     ProjectRestore(controller, state)._step()
     return (
         f"Re-computing {len(unopened)} sweep point(s) ({names}) with their seeds (same seed, "
@@ -299,7 +326,17 @@ def session_project(controller: AppController) -> Project | None:
     plans = getattr(ctl, "plans", ())  # issue 31: the plan editor's plan
     # issue 31: the export option "Keep the input order" is the session's, saved with it
     keep = bool(ctl.export_options.keep_order)
-    return dataclasses.replace(project, plans=tuple(plans), keep_order=keep)
+    # issue 30: each run's exports with the seed of their record order (the project is the one
+    # place it is kept), and the run shown (reopening shows it again)
+    exports = tuple(tuple(ctl.run_exports.get(run_id, ())) for run_id in project.ids)
+    shown = ctl.shown_run_id if ctl.shown_run_id in project.ids else None
+    return dataclasses.replace(
+        project,
+        plans=tuple(plans),
+        keep_order=keep,
+        run_exports=exports if any(exports) else (),
+        shown_run=shown,
+    )
 
 
 def save_session(controller: AppController, path: str | Path) -> None:

@@ -18,15 +18,37 @@ and the API share it; the run's own result (its views and measures) keeps the in
   report says the records were shuffled, not how. A seed the user gives (``--order-seed N``)
   makes the order reproducible and is recorded in the report (``record_order.seed``), so that a
   replay writes the same bytes.
+- **The app's exports and their replay** (issue 30). The app draws a fresh seed for each export
+  (:func:`draw_order_seed`, ``origin="session"``) and keeps it, per run and export, in the
+  session's *project file* only: never in the release, its report or anything written beside
+  them (the report says ``seed_kept_in_project``). ``protect --project P --run N`` without
+  ``--order-seed``/``--keep-order`` reads the seed of run N's last export from the project
+  (``origin="project"``) and writes that export again, byte for byte; its report says the order
+  was the project's, again without the seed.
 - **Keep the order** (``--keep-order``): the input order is released, and the report says so.
+
+Threat model. The shuffle protects against a reader of the *release* who knows (or guesses)
+how the input was sorted — by identifier, area, interview date — and would otherwise read each
+record's position as that key. A published seed undoes it: with the seed and the number of
+records anyone recomputes the permutation, so the n-th released record's input position, and so
+its sort key, is known again. That is why a seed is written into the report only when the user
+gave it on purpose (``--order-seed``, for a release that must be rebuilt by others). The seed of
+an app export is kept in the project file, the office's internal working file, which already
+names the input table, its roles and every run's seed and partition: whoever holds a project
+file can re-identify far more than the order (it is as confidential as the input data and must
+never travel with a release). Keeping the seed there adds nothing an attacker with the project
+file lacks, and lets the office re-create exactly the file it published (an audit, a
+re-release after a lost file) without publishing how.
 
 The report's ``record_order`` holds ``order`` (``"random"`` or ``"input"``), ``text`` (the
 sentence every surface shows), ``households_kept_together`` (the household-id column's name or
-None) and ``seed`` only when the user gave one.
+None), ``seed`` (only a seed the user gave; else None) and ``seed_note``; an app export and its
+replay add ``seed_kept_in_project`` (True), and the replay ``replayed_from_project`` (True).
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,23 +61,40 @@ __all__ = [
     "RANDOM_TEXT",
     "INPUT_TEXT",
     "RecordOrder",
+    "ORIGINS",
+    "draw_order_seed",
     "release_permutation",
     "order_report",
 ]
 
 RANDOM_TEXT = "records released in random order"
 INPUT_TEXT = "input order kept"
+#: Where a seed comes from: the user (``--order-seed``, recorded in the report), the app's export
+#: (drawn for it, kept in the project file only) or the project file (a replay of that export).
+ORIGINS = ("user", "session", "project")
+
+
+def draw_order_seed() -> int:
+    """A fresh seed for one release's order, from the operating system (64 bits: what
+    ``--order-seed`` takes), for an app export that keeps it in the project file."""
+    return secrets.randbits(64)
 
 
 @dataclass(frozen=True)
 class RecordOrder:
     """How a release orders its records: ``keep`` the input order, or a random order drawn from
-    ``seed`` (None: a fresh seed from the operating system, not recorded)."""
+    ``seed`` (None: a fresh seed from the operating system, not recorded). ``origin`` says where
+    a seed comes from (:data:`ORIGINS`): only a ``"user"`` seed is written in the report."""
 
     keep: bool = False
     seed: int | None = None
+    origin: str = "user"
 
     def __post_init__(self) -> None:
+        if self.origin not in ORIGINS:
+            raise ValueError(f"unknown seed origin {self.origin!r}; one of {ORIGINS}")
+        if self.origin != "user" and (self.keep or self.seed is None):
+            raise ValueError(f"an order of origin {self.origin!r} is a random one with its seed")
         seed = self.seed
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0
@@ -117,12 +156,30 @@ def order_report(order: RecordOrder, household: str | None) -> dict[str, Any]:
         "households_kept_together": None if order.keep else household,
     }
     if not order.keep:
-        out["seed"] = int(order.seed) if order.seed is not None else None
-        out["seed_note"] = (
-            "given by the user (--order-seed): the same seed writes the same order"
-            if order.seed is not None
-            else "drawn from the operating system and not recorded: the order cannot be rebuilt"
-        )
+        given = order.seed is not None and order.origin == "user"
+        out["seed"] = int(order.seed) if given and order.seed is not None else None
+        if given:
+            out["seed_note"] = (
+                "given by the user (--order-seed): the same seed writes the same order"
+            )
+        elif order.origin == "session":
+            out["seed_note"] = (
+                "drawn from the operating system for this export and kept only in the "
+                "session's project file, never here: protect --project writes this order again"
+            )
+        elif order.origin == "project":
+            out["seed_note"] = (
+                "the order of the run's last export from the app, its seed read from the project "
+                "file (kept there only, never here)"
+            )
+        else:
+            out["seed_note"] = (
+                "drawn from the operating system and not recorded: the order cannot be rebuilt"
+            )
+        if order.origin != "user":
+            out["seed_kept_in_project"] = True
+        if order.origin == "project":
+            out["replayed_from_project"] = True
         if household is not None:
             out["text"] = f"{RANDOM_TEXT}, households kept together"
     return out

@@ -5,7 +5,9 @@ notice when the table changed), the roles and kinds of its columns, the hierarch
 to columns in the app (issue 13), the run specifications of the run history (every one
 re-runnable: seeds are kept), each run's id, report, measures and partition (its group labels,
 compressed: :mod:`~microgui.core.runs.stored_partition`; numbers of groups, never values, so that
-reopening rebuilds the runs without running their methods) and the runs being compared. It is JSON with a ``schema_version``;
+reopening rebuilds the runs without running their methods), each run's exports from the app
+with the seed of their record order (``exports``: kept here only, never in a release or its
+report; :mod:`microgui.core.release.order`), the runs being compared and the run shown. It is JSON with a ``schema_version``;
 it is never a pickle, so opening a project file from someone else runs no code. :func:`load_project` validates every field and raises
 :class:`~microgui.core.errors.InvalidInput` naming the file, the key and what to do: a damaged or
 truncated file, a file written by a newer microgui, an unknown role or kind, a run spec without a
@@ -35,7 +37,7 @@ import re
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -62,6 +64,9 @@ __all__ = [
     "read_autosave",
     "clear_autosave",
     "session_files",
+    "export_record",
+    "MAX_RUN_EXPORTS",
+    "last_export_order",
 ]
 
 #: The schema this version writes and the newest it reads (2: attached ``hierarchies``; 3: a
@@ -114,6 +119,13 @@ class Project:
     #: "Keep the input order"; issue 31): ``protect --project`` then keeps it too. False: the
     #: random order, the default (the key is written only when True)
     keep_order: bool = False
+    #: each run's exports from the app, oldest first (issue 30): ``{"file": name, "exported":
+    #: time, "order_seed": N}`` for a random record order (the seed the app drew: the project is
+    #: the one place it is kept), ``{"file", "exported", "order": "input"}`` for the input's;
+    #: empty: none exported (or a file of before)
+    run_exports: tuple[tuple[Mapping[str, Any], ...], ...] = ()
+    #: the run shown in the window when saved (reopening shows it again); None: the last run
+    shown_run: int | None = None
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -151,13 +163,27 @@ class Project:
                 else {}
             ),
             **({"export": {"keep_order": True}} if self.keep_order else {}),
+            **({"shown_run": int(self.shown_run)} if self.shown_run is not None else {}),
         }
+
+    def exports_of(self, run_id: int) -> tuple[Mapping[str, Any], ...]:
+        """Run ``run_id``'s exports from the app, oldest first (none: ``()``)."""
+        ids = self.ids
+        if run_id not in ids or not self.run_exports:
+            return ()
+        return self.run_exports[ids.index(run_id)]
 
     def _kept_runs(
         self,
     ) -> list[
         tuple[
-            int | None, Mapping[str, Any] | None, Mapping[str, Any], object | None, bool, str | None
+            int | None,
+            Mapping[str, Any] | None,
+            Mapping[str, Any],
+            object | None,
+            bool,
+            str | None,
+            tuple[Mapping[str, Any], ...],
         ]
     ]:
         n = len(self.runs)
@@ -168,7 +194,8 @@ class Project:
         partitions = list(self.run_partitions) if self.run_partitions else [None] * n
         sweep = list(self.run_from_sweep) if self.run_from_sweep else [False] * n
         finished = list(self.run_finished) if self.run_finished else [None] * n
-        return list(zip(ids, reports, measures, partitions, sweep, finished, strict=True))
+        exports = list(self.run_exports) if self.run_exports else [()] * n
+        return list(zip(ids, reports, measures, partitions, sweep, finished, exports, strict=True))
 
     def resolved_data_path(self, folder: Path | None) -> Path | None:
         """The table's path, made absolute against the project file's folder."""
@@ -275,6 +302,7 @@ def _run_json(
     partition: object | None = None,
     from_sweep: bool = False,
     finished: str | None = None,
+    exports: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """A run as a project keeps it: without engine, scheduler and workers, which are the user's
     choice each time and never travel with a file (issue 12); hierarchy files relative to the
@@ -298,7 +326,31 @@ def _run_json(
         data["sweep"] = True
     if finished is not None:
         data["finished"] = finished
+    if exports:
+        data["exports"] = [dict(e) for e in exports]
     return data
+
+
+def export_record(file: str, exported: str, order_seed: int | None) -> dict[str, Any]:
+    """One export of a run as a project keeps it: the release file's name, when it was
+    written, and the seed of its random record order (None: the input order was kept)."""
+    out: dict[str, Any] = {"file": file, "exported": exported}
+    if order_seed is None:
+        out["order"] = "input"
+    else:
+        out["order_seed"] = int(order_seed)
+    return out
+
+
+def last_export_order(exports: Sequence[Mapping[str, Any]]) -> tuple[bool, int | None] | None:
+    """How the last of a run's exports ordered its records: (True, None) for the input order,
+    (False, seed) for a random one; None when the run was never exported."""
+    if not exports:
+        return None
+    last = exports[-1]
+    if last.get("order") == "input":
+        return True, None
+    return False, int(last["order_seed"])
 
 
 def _finite_or_none(value: object) -> float | int | None:
@@ -390,7 +442,7 @@ MAX_BLOCK_SIZE: Final = 1_000_000_000
 
 _TOP_KEYS: Final = frozenset(
     {"schema_version", "microgui_version", "saved", "data", "roles", "runs", "comparison", "notes",
-     "extra", "autosave", "hierarchies", "plans", "export"}
+     "extra", "autosave", "hierarchies", "plans", "export", "shown_run"}
 )  # fmt: skip
 #: The most plans a project keeps.
 MAX_PROJECT_PLANS: Final = 100
@@ -399,7 +451,7 @@ _ROLE_KEYS: Final = frozenset({"role", "kind", "order", "missing_as_category"})
 _RUN_KEYS: Final = frozenset(
     {"method", "k", "parameters", "seed", "hierarchies", "strata", "block_size", "engine",
      "scheduler", "workers", "id", "report", "measures", "partition", "sweep",
-     "finished", "plan"}
+     "finished", "plan", "exports"}
 )  # fmt: skip
 #: The largest run number a project may hold.
 MAX_RUN_ID: Final = 10_000_000
@@ -611,6 +663,14 @@ def project_from_json(data: object, name: str = "project") -> Project:
     runs = tuple(_run_spec(item, where, i, column_set, roles) for i, item in enumerate(runs_raw))
     run_ids, run_reports, run_measures = _kept(runs_raw, where)
     run_partitions, run_from_sweep, run_finished = _partitions(runs_raw, where)
+    run_exports = tuple(_exports(item, f"{where}: run {i}") for i, item in enumerate(runs_raw))
+    shown = data.get("shown_run")
+    if shown is not None and (
+        not _whole_in(shown, 1, MAX_RUN_ID) or shown not in (run_ids or range(1, len(runs) + 1))
+    ):
+        raise InvalidInput(
+            f"{where}: 'shown_run' {_shown(shown)} is not one of the project's run numbers"
+        )
     comparison: list[int] = []
     for value in _expect(data, "comparison", list, where):
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(runs):
@@ -638,7 +698,43 @@ def project_from_json(data: object, name: str = "project") -> Project:
         run_finished=run_finished,
         plans=_plans(data.get("plans", []), where),
         keep_order=_keep_order(data.get("export", {}), where),
+        run_exports=run_exports if any(run_exports) else (),
+        shown_run=None if shown is None else int(shown),
     )
+
+
+#: The most exports a project keeps per run (the newest; only the last is replayed).
+MAX_RUN_EXPORTS: Final = 100
+_EXPORT_KEYS: Final = frozenset({"file", "exported", "order", "order_seed"})
+
+
+def _exports(item: Mapping[str, Any], where: str) -> tuple[dict[str, Any], ...]:
+    """A run's ``exports`` (:func:`export_record` objects), checked."""
+    value = item.get("exports", [])
+    if not isinstance(value, list) or len(value) > MAX_RUN_EXPORTS:
+        raise InvalidInput(
+            f"{where}: 'exports' must be a list of at most {MAX_RUN_EXPORTS} exports"
+        )
+    out: list[dict[str, Any]] = []
+    for number, export in enumerate(value, 1):
+        here = f"{where}: export {number}"
+        if not isinstance(export, dict):
+            raise InvalidInput(f"{here} must be an object")
+        _unknown(export, _EXPORT_KEYS, here)
+        if not isinstance(export.get("file"), str) or not _is_time(export.get("exported")):
+            raise InvalidInput(f"{here} needs its 'file' name and when it was 'exported'")
+        seeded = "order_seed" in export
+        if seeded == (export.get("order") == "input") or (
+            "order" in export and export["order"] != "input"
+        ):
+            raise InvalidInput(f'{here} needs an \'order_seed\' or "order": "input", not both')
+        if seeded and not _whole_in(export["order_seed"], 0, 2**64 - 1):
+            raise InvalidInput(
+                f"{here}: 'order_seed' {_shown(export['order_seed'])} must be a whole number "
+                "from 0 to 2**64 - 1"
+            )
+        out.append(dict(export))
+    return tuple(out)
 
 
 def _keep_order(value: object, where: str) -> bool:
