@@ -97,7 +97,7 @@ def test_failed_and_cancelled_runs_leave_no_gap_and_a_new_table_starts_at_1(
 
 
 def test_a_14_run_session_reopens_at_once_and_every_run_replays_byte_for_byte(
-    window: MainWindow, qtbot, tmp_path: Path
+    window: MainWindow, qtbot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:  # type: ignore[no-untyped-def]
     ctl = window.controller
     _open(window, qtbot, _table(tmp_path / "survey.csv"))
@@ -105,18 +105,31 @@ def test_a_14_run_session_reopens_at_once_and_every_run_replays_byte_for_byte(
     assert ids == list(range(1, 15))
     ctl.remove_run(4)  # the numbers of the others stay theirs
     exported: dict[int, bytes] = {}
-    for run_id in (1, 5, 9, 14):
+    # the default, random record order (issue 31), each export its own seed, which the project
+    # keeps (never the report); #5 exported twice: its last export is the one replayed; #14
+    # with the input order kept
+    for run_id, keep in ((1, False), (5, True), (5, False), (9, False), (14, True)):
         ctl.show_run(run_id)
-        # byte for byte with --project --keep-order below: the input order kept (issue 31)
-        ctl.export_options = replace(ctl.export_options, keep_order=True)
+        ctl.export_options = replace(ctl.export_options, keep_order=keep)
         assert window.export_to(tmp_path / f"app_{run_id}.csv")
         exported[run_id] = (tmp_path / f"app_{run_id}.csv").read_bytes()
+        written = (tmp_path / f"app_{run_id}.report.json").read_text(encoding="utf-8")
+        order = json.loads(written)["record_order"]
+        assert order["order"] == ("input" if keep else "random") and order.get("seed") is None
+        if not keep:
+            assert order["seed_kept_in_project"] is True
+            assert str(ctl.run_exports[run_id][-1]["order_seed"]) not in written
+    assert exported[1] != exported[14]  # shuffled, kept
+    ctl.export_options = replace(ctl.export_options, keep_order=False)
     ctl.set_comparison([5, 9])
     project = tmp_path / "survey.microgui.json"
     assert window.save_project_to(project)
     kept = json.loads(project.read_text(encoding="utf-8"))["runs"]
     assert [r["id"] for r in kept] == [i for i in ids if i != 4]
     assert all("information_loss" in r["report"] for r in kept)
+    exports = {r["id"]: r.get("exports", []) for r in kept}
+    assert [len(exports[i]) for i in (1, 5, 9, 14, 2)] == [1, 2, 1, 1, 0]
+    assert exports[5][0]["order"] == "input" and "order_seed" in exports[5][1]
 
     # another window reopens it: the runs at once, with their numbers and measures; only the
     # two compared are re-computed (same seeds), the others when opened
@@ -129,34 +142,34 @@ def test_a_14_run_session_reopens_at_once_and_every_run_replays_byte_for_byte(
     with qtbot.waitSignal(octl.comparison_changed, timeout=TIMEOUT_MS):
         assert other.open_project(project)
     assert [e.run_id for e in octl.history] == [i for i in ids if i != 4]
-    assert "sweep" not in started and len(started) == 2  # the two compared, nothing else
     assert octl.compared == (5, 9)
     for entry, before in zip(octl.history, [e for e in ctl.history], strict=True):
         assert entry.measures == pytest.approx(before.measures, nan_ok=True)
-    with qtbot.waitSignal(octl.run_shown, timeout=TIMEOUT_MS):
-        octl.show_run(14)  # opened: re-computed with its seed
-    assert octl.shown_run_id == 14 and octl.entry(14).has_table
+    # then the run shown when saved (#14), rebuilt from its partition
+    qtbot.waitUntil(lambda: octl.shown_run_id == 14, timeout=TIMEOUT_MS)
+    assert octl.entry(14).has_table
+    assert "sweep" not in started and len(started) == 3  # the two compared and #14 only
+    assert octl.run_exports == ctl.run_exports  # kept for the next save
     assert _run(other, qtbot, SPECS[0]) == 15  # new runs after the highest number
 
-    # every --run N replays the run the app called #N
+    # every --run N replays the run the app called #N, in the order of its last export (its
+    # seed read from the project), with no order option
+    capsys.readouterr()
     for run_id, data in exported.items():
         out = tmp_path / f"cli_{run_id}.csv"
-        assert (
-            main(
-                [
-                    "protect",
-                    "--project",
-                    str(project),
-                    "--run",
-                    str(run_id),
-                    "-o",
-                    str(out),
-                    "--keep-order",
-                ]
-            )
-            == 0
-        )
+        argv = ["protect", "--project", str(project), "--run", str(run_id), "-o", str(out)]
+        assert main([*argv, "--report", str(tmp_path / f"cli_{run_id}.json")]) == 0
         assert out.read_bytes() == data, f"--run {run_id}"
+        said = [line for line in capsys.readouterr().err.splitlines() if "record order" in line]
+        assert len(said) == 1 and f"run #{run_id}'s last export" in said[0], said
+        order = json.loads((tmp_path / f"cli_{run_id}.json").read_text("utf-8"))["record_order"]
+        assert order.get("seed") is None
+        assert order.get("replayed_from_project") is (None if run_id == 14 else True)
+    # an explicit choice wins over the project's
+    fresh = tmp_path / "fresh.csv"
+    assert main(["protect", "--project", str(project), "--run", "1", "-o", str(fresh),
+                 "--keep-order"]) == 0  # fmt: skip
+    assert fresh.read_bytes() != exported[1]
     code = main(["protect", "--project", str(project), "--run", "4", "-o", str(tmp_path / "x.csv")])
     assert code != 0 and not (tmp_path / "x.csv").exists()
     other.controller.shutdown()
