@@ -103,6 +103,28 @@ def test_report_says_the_order_and_holds_a_seed_only_when_given() -> None:
     assert "households kept together" in given_["text"]
 
 
+def test_an_app_export_and_its_replay_use_a_seed_no_report_holds() -> None:
+    """Issue 30: the app's export draws a seed the project keeps; the report (of the export
+    and of its replay from the project) says so without the seed."""
+    seed = 2**64 - 5
+    for origin in ("session", "project"):
+        order = RecordOrder(seed=seed, origin=origin)
+        said = order_report(order, "hh")
+        assert said["order"] == "random" and said["seed"] is None
+        assert said["seed_kept_in_project"] is True and str(seed) not in json.dumps(said)
+        assert said.get("replayed_from_project") is (True if origin == "project" else None)
+        # the same seed, the same permutation, whoever draws it
+        assert np.array_equal(
+            release_permutation(50, order), release_permutation(50, RecordOrder(seed=seed))
+        )
+    assert "seed_kept_in_project" not in order_report(RecordOrder(seed=3), None)
+    for bad in (RecordOrder(keep=True), RecordOrder()):
+        with pytest.raises(ValueError, match="random one with its seed"):
+            replace(bad, origin="session")
+    with pytest.raises(ValueError, match="unknown seed origin"):
+        RecordOrder(seed=1, origin="file")
+
+
 # ---------------------------------------------------------------------------------------------
 # the writer
 

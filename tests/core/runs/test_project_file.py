@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from microgui.core.runs.project_file import (
     Project,
     autosave_path,
     clear_autosave,
+    export_record,
+    last_export_order,
     load_project,
     read_autosave,
     save_project,
@@ -58,6 +61,69 @@ def test_round_trip_keeps_everything(tmp_path: Path) -> None:
     assert loaded.notes == "a note"
     assert loaded.resolved_data_path(path.parent) == data
     assert not list(tmp_path.glob("*.tmp*"))  # nothing left behind
+
+
+def test_run_exports_and_the_shown_run_round_trip(tmp_path: Path) -> None:
+    """Issue 30: each run's exports (with the seed of their record order) and the run shown
+    are kept; a file without them loads with none (the last run shown)."""
+    data = tmp_path / "people.csv"
+    data.write_text("id,age,edu\n", encoding="utf-8")
+    exports = (
+        (export_record("a.csv", "2026-11-29T07:00:00", None),),
+        (
+            export_record("b.csv", "2026-11-29T07:01:00", 2**64 - 1),
+            export_record("c.sav", "2026-11-29T07:02:00", 7),
+        ),
+    )
+    project = replace(_project(str(data)), run_exports=exports, shown_run=1)
+    path = tmp_path / "work.microgui.json"
+    save_project(project, path)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["shown_run"] == 1
+    assert saved["runs"][1]["exports"][1] == {
+        "file": "c.sav", "exported": "2026-11-29T07:02:00", "order_seed": 7
+    }  # fmt: skip
+    loaded = load_project(path)
+    assert loaded.run_exports == exports and loaded.shown_run == 1
+    assert last_export_order(loaded.exports_of(1)) == (True, None)
+    assert last_export_order(loaded.exports_of(2)) == (False, 7)
+    assert loaded.exports_of(3) == () and last_export_order(()) is None
+    plain = load_project(DATA / "project_v2.json")
+    assert plain.run_exports == () and plain.shown_run is None
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.update(shown_run=2), r"'shown_run' 2 is not one of"),
+        (lambda d: d.update(shown_run=True), r"'shown_run' .* is not one of"),
+        (lambda d: d["runs"][0].update(exports={}), r"run 0: 'exports' must be a list"),
+        (lambda d: d["runs"][0].update(exports=[{"file": "a.csv"}]), r"needs its 'file' name"),
+        (
+            lambda d: d["runs"][0].update(
+                exports=[{"file": "a.csv", "exported": "2026-11-29T07:00:00"}]
+            ),
+            r"needs an 'order_seed' or",
+        ),
+        (
+            lambda d: d["runs"][0].update(
+                exports=[{"file": "a", "exported": "2026-11-29", "order_seed": -1}]
+            ),
+            r"'order_seed' -1 must be a whole number",
+        ),
+        (
+            lambda d: d["runs"][0].update(
+                exports=[{"file": "a", "exported": "2026-11-29", "order": "input", "x": 1}]
+            ),
+            r"unknown field 'x'",
+        ),
+    ],
+)
+def test_bad_exports_or_shown_run_are_named(tmp_path: Path, mutate, message: str) -> None:  # type: ignore[no-untyped-def]
+    data = json.loads((DATA / "project_v2.json").read_text(encoding="utf-8"))
+    mutate(data)
+    with pytest.raises(InvalidInput, match=message):
+        load_project(_write(tmp_path, json.dumps(data)))
 
 
 def test_every_past_schema_still_loads() -> None:
