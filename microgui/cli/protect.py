@@ -185,7 +185,8 @@ def add_parser(sub: Subcommands) -> argparse.ArgumentParser:
         metavar="N",
         help="draw the random record order from seed N (a whole number >= 0), recorded in the "
         "report so that the release can be written again byte for byte; without it the order's "
-        "seed comes from the operating system and is not recorded",
+        "seed comes from the operating system and is not recorded (with --project: the order of "
+        "the run's last export from the app, whose seed only the project file keeps)",
     )
     p.add_argument(
         "--keep-formula-cells",
