@@ -794,24 +794,41 @@ class MainWindow(QMainWindow):
         """Whether opening ``opening`` may go on: no unsaved run, or the user saved them or chose
         to discard them (Save / Discard / Cancel)."""
         unsaved = self.controller.unsaved_runs
-        if not unsaved or not self.confirm_dropping_runs:
+        exports = self.controller.unsaved_exports
+        if not (unsaved or exports) or not self.confirm_dropping_runs:
             return True
         names = ", ".join(f"#{i}" for i in unsaved[:8]) + (" …" if len(unsaved) > 8 else "")
+        # issue 30: an export's record order is kept by the project file only (the report never
+        # holds its seed): unsaved, that file cannot be written again by protect --project
+        order_note = (
+            f" The record order of {exports} export(s) is in no project file either: "
+            "protect --project could not write those files again."
+            if exports
+            else ""
+        )
+        text = (
+            f"{len(unsaved)} run(s) of this table ({names}) are in no project file. Opening "
+            f"{opening} drops them from the history.{order_note} Save them in a project first?"
+            if unsaved
+            else f"The record order of {exports} export(s) is in no project file: "
+            f"protect --project could not write those files again once {opening} is opened. "
+            "Save the project first?"
+        )
         buttons = QMessageBox.StandardButton
         answer = QMessageBox.question(
             self,
-            "Unsaved runs",
-            f"{len(unsaved)} run(s) of this table ({names}) are in no project file. Opening "
-            f"{opening} drops them from the history. Save them in a project first?",
+            "Unsaved runs" if unsaved else "Unsaved exports",
+            text,
             buttons.Save | buttons.Discard | buttons.Cancel,
             buttons.Save,
         )
         if answer == buttons.Discard:
-            self.statusBar().showMessage(f"{len(unsaved)} unsaved run(s) discarded.", 10000)
+            what = f"{len(unsaved)} unsaved run(s)" if unsaved else f"{exports} export order(s)"
+            self.statusBar().showMessage(f"{what} discarded.", 10000)
             return True
         if answer == buttons.Save:
             self.save_project_dialog()
-            return not self.controller.unsaved_runs  # a save cancelled keeps the table open
+            return not self.controller.is_modified  # a save cancelled keeps the table open
         return False
 
     def _confirm_rerun(self, project: Project) -> bool:

@@ -135,3 +135,28 @@ def test_the_export_proposes_the_project_folder_first_then_the_last_export_folde
     other = MainWindow(window.settings)
     qtbot.addWidget(other)
     assert other.settings.export_directory() == str(out.parent.resolve())
+
+
+def test_opening_another_table_asks_before_dropping_an_unsaved_export_order(
+    window: MainWindow, qtbot, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The seed of an export's record order is kept by the project file only: an export made
+    after the last save is asked about like an unsaved run."""
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setattr(MainWindow, "confirm_dropping_runs", True)
+    asked: list[str] = []
+    answer = [QMessageBox.StandardButton.Cancel]
+    monkeypatch.setattr(
+        QMessageBox, "question", lambda _p, _t, text, *_a: asked.append(text) or answer[0]
+    )
+    table = _table(tmp_path / "survey.csv")
+    _open_and_run(window, qtbot, table, (3,))
+    assert window.save_project_to(tmp_path / "work.microgui.json")
+    assert window.export_to(tmp_path / "out.csv")
+    assert window.open_file(table) == -1  # cancelled: the session stays
+    assert len(asked) == 1 and "record order of 1 export(s)" in asked[0]
+    answer[0] = QMessageBox.StandardButton.Discard
+    with qtbot.waitSignal(window.controller.dataset_loaded, timeout=TIMEOUT_MS):
+        assert window.open_file(table) >= 0
+    assert window.controller.unsaved_exports == 0 and window.controller.run_exports == {}

@@ -107,9 +107,10 @@ class RecordOrder:
             )
 
     def to_json(self) -> dict[str, Any]:
-        """The order as a run spec or project file keeps it (``seed`` only when given)."""
+        """The order as a run spec or project file keeps it (``seed`` only when the user gave
+        it: an app export's is kept by the project as its exports, never here)."""
         out: dict[str, Any] = {"keep": self.keep}
-        if self.seed is not None:
+        if self.seed is not None and self.origin == "user":
             out["seed"] = int(self.seed)
         return out
 
