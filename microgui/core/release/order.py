@@ -20,8 +20,9 @@ and the API share it; the run's own result (its views and measures) keeps the in
   replay writes the same bytes.
 - **The app's exports and their replay** (issue 30). The app draws a fresh seed for each export
   (:func:`draw_order_seed`, ``origin="session"``) and keeps it, per run and export, in the
-  session's *project file* only: never in the release, its report or anything written beside
-  them (the report says ``seed_kept_in_project``). ``protect --project P --run N`` without
+  session's *project file* only (and in its crash-recovery autosave, a project file in the
+  user's state folder, removed on a clean exit): never in the release, its report or anything
+  written beside them (the report says ``seed_kept_in_project``). ``protect --project P --run N`` without
   ``--order-seed``/``--keep-order`` reads the seed of run N's last export from the project
   (``origin="project"``) and writes that export again, byte for byte; its report says the order
   was the project's, again without the seed.
