@@ -278,13 +278,14 @@ def _show_restored(
         # (shown a run, run a method): theirs wins, nothing is shown over it
         return
     compared = [entries[i].run_id for i in project.comparison]
-    # the run shown when the project was saved (issue 30), else the last
+    # the run shown when the project was saved (issue 30); a file without it: the last run,
+    # or the last compared one (as before)
     ids = [e.run_id for e in entries]
-    shown = project.shown_run if project.shown_run in ids else ids[-1]
+    shown = project.shown_run if project.shown_run in ids else None
     if len(compared) >= 2:
         compare_runs(controller, compared, then_show=shown)
-    elif find_entry(entries, shown).rebuildable:
-        controller.show_run(shown)
+    elif find_entry(entries, shown or ids[-1]).rebuildable:
+        controller.show_run(shown or ids[-1])
 
 
 def compare_runs(
