@@ -393,8 +393,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _preload_kernels(args: argparse.Namespace, src: Path) -> threading.Thread:
-    """:func:`~microgui.core.runs.prepare.preload_kernels` for the method and input asked."""
-    from microgui.core.runs.prepare import preload_kernels
+    """:func:`~microgui.core.runs.preload.preload_kernels` for the method and input asked."""
+    from microgui.core.runs.preload import preload_kernels
 
     try:
         size = src.stat().st_size
