@@ -39,6 +39,8 @@ from microgui.cli.progress import TerminalProgress, _compile_notice, _progress_b
 from microgui.cli.protect_partitioned import _partitioned_wanted, _protect_partitioned
 
 if TYPE_CHECKING:
+    import threading
+
     from microgui.core.table.dataset import Dataset
     from microgui.core.table.roles import RoleMap
 
@@ -340,10 +342,8 @@ def _threads_value(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from microgui.core.io import map_large_blocks, release_unused_memory
-    from microgui.core.metrics.file_risk import FEW_VALUES
+    from microgui.core.io import map_large_blocks
     from microgui.core.runs import parse_seed
-    from microgui.core.table.dataset import Dataset, continuous_as_numbers
 
     if args.list_methods:
         return _list_methods()
@@ -386,6 +386,30 @@ def run(args: argparse.Namespace) -> int:
     csv_options = _csv_options(args)  # checked before any file is read too
     _parse_ordinal(args.ordinal)
     _run_params(args)
+    preload = _preload_kernels(args, src)  # loaded while the table is read (issue 33)
+    try:
+        return _read_and_protect(args, src, out, csv_options)
+    finally:
+        preload.join()
+
+
+def _preload_kernels(args: argparse.Namespace, src: Path) -> threading.Thread:
+    """:func:`~microgui.core.runs.preload.preload_kernels` for the method and input asked."""
+    from microgui.core.runs.preload import preload_kernels
+
+    try:
+        size = src.stat().st_size
+    except OSError:  # the reader says what is wrong with the path
+        size = 0
+    return preload_kernels(str(args.method).strip().lower(), size)
+
+
+def _read_and_protect(args: argparse.Namespace, src: Path, out: Path, csv_options: Any) -> int:
+    """The table read, its roles and numbers prepared, then the run and its release."""
+    from microgui.core.io import release_unused_memory
+    from microgui.core.metrics.file_risk import FEW_VALUES
+    from microgui.core.table.dataset import Dataset, continuous_as_numbers
+
     # roles are suggested below only for the columns no option tags (issue 33: suggesting
     # reads every cell of every column)
     loaded = _read_input(src, args, suggest=False)

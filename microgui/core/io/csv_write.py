@@ -145,13 +145,7 @@ def _write_csv(frame: pd.DataFrame, handle: IO[str], rows: np.ndarray | None = N
         return
     if len(cells) >= 2 and len(frame) and all(c is not None for c in cells):
         frame.iloc[:0].to_csv(handle, index=False, lineterminator="\n")  # pandas' header
-        columns = [c for c in cells if c is not None]
-        for start in range(0, len(frame), _JOINED_ROWS):
-            stop = start + _JOINED_ROWS
-            block = slice(start, stop) if rows is None else rows[start:stop]
-            parts = [texts[codes[block]].tolist() for codes, texts in columns]
-            lines = b"\n".join(map(b",".join, zip(*parts, strict=True)))
-            handle.write(lines.decode("ascii") + "\n")
+        _write_joined([c for c in cells if c is not None], len(frame), handle, rows)
         return
     # One column (its empty cells are quoted) or some text: pandas writes, numbers preformatted
     formatted = frame
@@ -192,9 +186,41 @@ def _number_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     return np.arange(len(written)), np.array(written.tolist(), dtype="S")
 
 
-#: Records joined into lines at a time by :func:`_write_csv` (each cell a bytes object
-#: meanwhile: about 2.5 MB for 10 columns).
+#: Records joined into lines at a time by :func:`_write_joined` (a block of them padded: about
+#: 1 MB for 10 columns of floats).
 _JOINED_ROWS = 4096
+
+
+def _write_joined(
+    columns: Sequence[tuple[np.ndarray, np.ndarray]],
+    n: int,
+    handle: IO[str],
+    rows: np.ndarray | None,
+) -> None:
+    """The lines of ``n`` records whose cells are ``columns`` (each a column's codes into its
+    distinct texts, :func:`_number_codes`), in the order ``rows`` (None: as they are), joined
+    by ``,`` and ending in ``\\n``. A block of records at a time is laid out as bytes with each
+    cell padded with NUL bytes to its column's widest text and followed by its separator, and
+    the padding is dropped: a number's text never holds a NUL, so what is left is each line's
+    texts and separators in order, as joining them would give (issue 33: at 100,000 x 10,
+    20,000 distinct values a column, joining a bytes object per cell took 0.34 s, the padded
+    layout 0.21 s; best of 7 on a loaded 2-core machine)."""
+    widths = [max(texts.dtype.itemsize, 1) for _, texts in columns]
+    starts = np.cumsum([0] + [w + 1 for w in widths])
+    line = int(starts[-1])
+    for first in range(0, n, _JOINED_ROWS):
+        stop = min(first + _JOINED_ROWS, n)
+        block = np.arange(first, stop) if rows is None else rows[first:stop]
+        m = len(block)
+        padded = np.zeros((m, line), dtype=np.uint8)
+        for j, (codes, texts) in enumerate(columns):
+            at, width = int(starts[j]), widths[j]
+            if texts.dtype.itemsize:
+                cells = texts[codes[block]].view(np.uint8).reshape(m, texts.dtype.itemsize)
+                padded[:, at : at + texts.dtype.itemsize] = cells
+            padded[:, at + width] = ord(",") if j < len(columns) - 1 else ord("\n")
+        handle.write(padded[padded != 0].tobytes().decode("ascii"))
+
 
 #: The fewest records pandas' CSV writer formats at a time. pandas takes 100,000 cells a chunk,
 #: one record of a 100,000-column table: its Python work per column and chunk then grew with

@@ -126,7 +126,7 @@ def choose_keys(
             if values is None:
                 chosen.append(col)  # text cannot be measured as a continuous variable
                 text.append(col)
-            elif pd.Series(values).nunique(dropna=True) <= FEW_VALUES:
+            elif _few_distinct(values):
                 chosen.append(col)
                 few.append(col)
             else:
@@ -158,6 +158,17 @@ def _numbers(frame: pd.DataFrame, col: str) -> np.ndarray | None:
         return numeric_column(frame, col)
     except InvalidInput:
         return None
+
+
+def _few_distinct(values: np.ndarray) -> bool:
+    """Whether ``values`` hold at most :data:`FEW_VALUES` distinct numbers (missing cells
+    aside). A head of the column decides when it already holds more (issue 33: every
+    continuous quasi-identifier was hashed whole, 0.015 s a column of 100,000 under load, to
+    learn what its first values showed)."""
+    head = values[: 64 * (FEW_VALUES + 1)]
+    if pd.Series(head).nunique(dropna=True) > FEW_VALUES:
+        return False
+    return int(pd.Series(values).nunique(dropna=True)) <= FEW_VALUES
 
 
 def _names(cols: Sequence[str]) -> str:

@@ -136,16 +136,20 @@ def written_decimals(series: pd.Series) -> int | None:
     else:
         text = series.astype("string").str.strip().str.replace(",", ".", regex=False)
         numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    values = pd.unique(numbers[np.isfinite(numbers)])
+    finite = numbers[np.isfinite(numbers)]
+    if len(finite) > _HEAD and _shortest_forms(pd.unique(finite[:_HEAD])[:_SAMPLE]) is None:
+        # pd.unique keeps the order of first appearance: the head's distinct values are the
+        # column's first ones, in the same order, so the full-precision value met among them
+        # is met by the pass below too (issue 33: the column was hashed whole, 0.013 s a
+        # column of 100,000 under load, to find its first value had 17 digits)
+        return None
+    values = pd.unique(finite)
     if not len(values):
         return 0
-    best = 0
-    for v in values[:_SAMPLE]:
-        mantissa, _, exponent = repr(float(v)).lower().partition("e")
-        decimals, significant = _digits(mantissa)
-        if significant >= FULL_PRECISION_DIGITS:
-            return None
-        best = max(best, decimals - (int(exponent) if exponent else 0))
+    sampled = _shortest_forms(values[:_SAMPLE])
+    if sampled is None:
+        return None
+    best = sampled
     if len(values) <= _SAMPLE:
         return best
     for decimals in range(best, best + FULL_PRECISION_DIGITS + 1):
@@ -160,6 +164,21 @@ def written_decimals(series: pd.Series) -> int | None:
 
 #: Distinct values whose shortest form :func:`written_decimals` reads one by one.
 _SAMPLE = 2_000
+#: Values :func:`written_decimals` looks at first, before it hashes the whole column.
+_HEAD = 4_096
+
+
+def _shortest_forms(values: np.ndarray) -> int | None:
+    """The most decimals the shortest forms (``repr``) of ``values`` need, in their order; None
+    at the first value carrying :data:`FULL_PRECISION_DIGITS` significant digits or more."""
+    best = 0
+    for v in values:
+        mantissa, _, exponent = repr(float(v)).lower().partition("e")
+        decimals, significant = _digits(mantissa)
+        if significant >= FULL_PRECISION_DIGITS:
+            return None
+        best = max(best, decimals - (int(exponent) if exponent else 0))
+    return best
 
 
 #: The decimals ``round=source`` rounds a column to: those it is written with (None: a column of

@@ -355,3 +355,32 @@ def test_the_csv_writer_writes_every_exponent_as_pandas_does() -> None:
     frame.to_csv(expected, index=False, lineterminator="\n")
     _write_csv(frame, got)
     assert got.getvalue() == expected.getvalue()
+
+
+def test_the_csv_writer_joins_cells_of_any_width_in_any_record_order() -> None:
+    """The padded layout of the joined lines (:func:`~microgui.core.io.csv_write._write_joined`):
+    columns of one-character to 24-character texts, a column of missing cells only, negative
+    and 19-digit integers, several blocks of records, a record order given: what pandas writes
+    of the reordered table."""
+    from microgui.core.io import csv_write
+
+    rng = np.random.default_rng(5)
+    n = 3 * csv_write._JOINED_ROWS + 17
+    frame = pd.DataFrame(
+        {
+            "tiny": rng.integers(0, 3, n).astype(np.float64),
+            "wide": -rng.random(n) * 1e-300,
+            "none": np.full(n, np.nan),
+            "ints": rng.integers(-(2**62), 2**62, n),
+            "digit": rng.integers(0, 10, n),
+            "z": np.where(rng.random(n) < 0.3, np.nan, rng.standard_normal(n)),
+        }
+    )
+    rows = rng.permutation(n)
+    expected = frame.iloc[rows].to_csv(index=False, lineterminator="\n")
+    got = io.StringIO()
+    _write_csv(frame, got, rows)
+    assert got.getvalue() == expected
+    plain = io.StringIO()
+    _write_csv(frame, plain)
+    assert plain.getvalue() == frame.to_csv(index=False, lineterminator="\n")

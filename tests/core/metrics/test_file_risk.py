@@ -268,3 +268,22 @@ def test_suda2_without_a_sample_unique_is_zero_as_the_search_says() -> None:
     assert got["contributions"] == res.contributions == {"a": 0.0, "b": 0.0, "c": 0.0}
     assert got["dis_score_max"] == float(res.dis_score.max()) == 0.0
     assert got["max_size"] == res.max_size
+
+
+@pytest.mark.parametrize("extra_at", [None, 5, 2_000, 30_000])
+def test_a_continuous_key_has_few_values_however_far_its_values_differ(extra_at) -> None:  # type: ignore[no-untyped-def]
+    """At most FEW_VALUES distinct numbers, missing cells aside, over the whole column: a
+    head of the column that holds FEW_VALUES of them, or NaN beside them, decides nothing; a
+    value more anywhere, even the last record's, leaves the column out."""
+    rng = np.random.default_rng(3)
+    n = 40_000
+    values = rng.integers(0, FEW_VALUES, n).astype(np.float64)
+    values[::97] = np.nan
+    if extra_at is not None:
+        values[extra_at if extra_at < n else n - 1] = FEW_VALUES + 0.5
+    frame = pd.DataFrame({"x": values, "c": ["a", "b"] * (n // 2)})
+    roles = roles_from_lists(["x", "c"], qi=["x", "c"], nominal=["c"])
+    keys, _note = choose_keys(frame, roles)
+    few = int(pd.Series(values).nunique(dropna=True)) <= FEW_VALUES
+    assert few == (extra_at is None)
+    assert ("x" in keys) == few

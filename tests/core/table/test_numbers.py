@@ -208,3 +208,44 @@ def test_whole_means_are_written_without_a_decimal_point(tmp_path: Path) -> None
     ages = pd.read_csv(out, dtype=str)["age"]
     whole = pd.to_numeric(ages) == pd.to_numeric(ages).round()
     assert whole.any() and ages[whole].str.fullmatch(r"-?\d+").all()
+
+
+def _written_decimals_hashing_everything(values: np.ndarray) -> int | None:
+    """written_decimals as it was before the head of the column was read first (issue 33)."""
+    from microgui.core.table.numbers import _SAMPLE, FULL_PRECISION_DIGITS, _digits
+
+    distinct = pd.unique(values[np.isfinite(values)])
+    if not len(distinct):
+        return 0
+    best = 0
+    for v in distinct[:_SAMPLE]:
+        mantissa, _, exponent = repr(float(v)).lower().partition("e")
+        decimals, significant = _digits(mantissa)
+        if significant >= FULL_PRECISION_DIGITS:
+            return None
+        best = max(best, decimals - (int(exponent) if exponent else 0))
+    if len(distinct) <= _SAMPLE:
+        return best
+    for decimals in range(best, best + FULL_PRECISION_DIGITS + 1):
+        unit = 10.0**decimals
+        if bool(np.all(np.round(distinct * unit) / unit == distinct)):
+            return decimals
+    return None
+
+
+@pytest.mark.parametrize("full_at", [None, 0, 3, 4_095, 4_096, 9_000])
+@pytest.mark.parametrize("repeats", [1, 40])
+def test_written_decimals_read_from_the_head_first_are_the_whole_columns(
+    full_at: int | None, repeats: int
+) -> None:
+    """The head of a column decides only when one of its first distinct values is a
+    full-precision double; elsewhere (such a value after the head, beyond the first 2,000
+    distinct ones, or none) the whole column is read, as before."""
+    rng = np.random.default_rng(9)
+    n = 12_000
+    values = np.repeat(np.round(rng.normal(size=n // repeats + 1) * 100, 2), repeats)[:n]
+    values[::501] = np.nan
+    if full_at is not None:
+        values[full_at] = 0.1 + 0.2  # 0.30000000000000004: 17 significant digits
+    expected = _written_decimals_hashing_everything(values)
+    assert written_decimals(pd.Series(values)) == expected
