@@ -79,3 +79,18 @@ def test_a_sweep_point_loaded_puts_its_own_parameters_in_the_panel(
         params = dict(panel.spec().params)
         assert params["rescale_variance"] is False and float(params["gamma"]) == gamma
         assert "rescale variance" not in panel.params_note.text()
+
+
+def test_before_any_table_the_panel_shows_the_proposed_run(window: MainWindow) -> None:
+    """Before a table was opened the Method panel showed ama (the list's first) and k = 2: it
+    shows what the app proposes (mdav-generic, k = 5, seed 0), which loading the demo keeps."""
+    panel, ctl = window.run_panel, window.controller
+    proposal = ctl.default_spec()
+    assert panel.method is not None and panel.method.name == proposal.method == "mdav-generic"
+    assert panel.k_spin.value() == proposal.k == 5
+    assert panel.seed_spin.value() == 0
+    assert not panel.run_button.isEnabled()  # nothing to run on yet
+    assert window.open_demo(), window.last_error
+    loaded = ctl.default_spec()
+    assert panel.method is not None and panel.method.name == loaded.method
+    assert panel.k_spin.value() == loaded.k

@@ -350,6 +350,13 @@ class RunPanel(QWidget):
         layout.addWidget(self.status_label)
 
         self._load_methods()
+        if controller.dataset is None:
+            # before any table: the run the app proposes for one (issue 30: the panel showed
+            # the first method of the list, ama, and k = 2, which no table would be given)
+            proposal = controller.default_spec()
+            self.k_spin.setRange(2, max(2, proposal.k))  # a table's size sets it when loaded
+            self.set_spec(proposal)
+            self._method_proposed = True
         controller.dataset_loaded.connect(self._on_dataset_loaded)
         controller.roles_changed.connect(lambda _roles: self._fill_strata_menu())
         controller.roles_changed.connect(self._follow_roles)
