@@ -2,12 +2,15 @@
 
 Long method titles, measure labels and column names ("marital-status (nominal)") must not widen
 the window past a 1366-pixel laptop screen (issue 15): the closed box shows ``chars`` characters
-(eliding the rest) and the open list is wide enough to read them in full.
+(cut with "…", the whole text in its tooltip: :func:`~microgui.qt.elided_label.elide_combo`)
+and the open list is wide enough to read them in full.
 """
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox
+
+from microgui.qt.elided_label import elide_combo
 
 __all__ = ["compact_combo"]
 
@@ -19,4 +22,4 @@ def compact_combo(combo: QComboBox, chars: int, list_width: int | None = None) -
     combo.setMinimumContentsLength(chars)
     if list_width is not None:
         combo.view().setMinimumWidth(list_width)
-    return combo
+    return elide_combo(combo)

@@ -89,6 +89,9 @@ __all__ = [
 AUTOSAVE_DELAY_MS = 3000
 #: Opening a project with more runs than this asks before re-computing them (issue 12).
 RUNS_WITHOUT_ASKING = 200
+#: The height the roles dock keeps when the Method dock grows for its settings: its six rows
+#: at 1366 x 768 (issue 30).
+ROLES_DOCK_MIN_PX = 320
 PROJECT_FILTER = "microgui projects (*.microgui.json *.json);;All files (*)"
 
 
@@ -265,6 +268,18 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.run_dock, self.results_dock], [410, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.run_dock, self.roles_dock], [380, 470], Qt.Orientation.Vertical)
         self.resizeDocks([self.history_dock], [190], Qt.Orientation.Vertical)
+        # the Method dock takes the height its settings ask for from the roles dock below it,
+        # down to six roles rows (issue 30: at 1920 x 1080 the open parameters showed ~3 rows
+        # and scrolled while the roles dock grew); again when the window's height, the method
+        # or the parameters' fold change (deferred: after the layout has settled)
+        self._fit_method_timer = QTimer(self)
+        self._fit_method_timer.setSingleShot(True)
+        self._fit_method_timer.setInterval(0)
+        self._fit_method_timer.timeout.connect(self.fit_method_dock)
+        self.run_panel.params_toggle.toggled.connect(lambda *_a: self._fit_method_timer.start())
+        self.run_panel.method_combo.currentIndexChanged.connect(
+            lambda *_a: self._fit_method_timer.start()
+        )
 
         self.dataset_label = QLabel("No table open")
         self.statusBar().addPermanentWidget(self.dataset_label)
@@ -715,6 +730,36 @@ class MainWindow(QMainWindow):
             free = screen.availableGeometry()
             self.move(free.topLeft())
         self.statusBar().showMessage("Layout reset to the default.", 5000)
+
+    def fit_method_dock(self) -> None:
+        """Give the Method dock the height its settings ask for (their whole height, nothing
+        to scroll), taken from the roles dock below it as long as that keeps
+        :data:`ROLES_DOCK_MIN_PX`; never more than it asks. Nothing when either dock is hidden,
+        floating or not in the left column with the other."""
+        run, roles = self.run_dock, self.roles_dock
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        if (
+            not run.isVisible()
+            or not roles.isVisible()
+            or run.isFloating()
+            or roles.isFloating()
+            or self.dockWidgetArea(run) != left
+            or self.dockWidgetArea(roles) != left
+            or run in self.tabifiedDockWidgets(roles)
+        ):
+            return
+        total = run.height() + roles.height()
+        fixed = run.height() - self.run_scroll.viewport().height()  # buttons, status, title
+        wanted = self.run_panel.settings.sizeHint().height() + fixed
+        height = max(min(wanted, total - ROLES_DOCK_MIN_PX), run.minimumSizeHint().height())
+        if abs(height - run.height()) > 2:
+            self.resizeDocks([run, roles], [height, total - height], Qt.Orientation.Vertical)
+            self.layout().activate()  # now, not at a later turn: the next look sees it
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        if event.size().height() != event.oldSize().height():
+            self._fit_method_timer.start()
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)

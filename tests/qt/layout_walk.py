@@ -7,7 +7,7 @@ failing on a laptop-sized window names every widget at once:
   (its scroll bar not switched off) and show at least one whole row and one whole column;
 - a push button's text is never cut unless its tooltip says what it does;
 - a label's text is never cut (wider or, wrapped, taller than the label) unless its tooltip
-  gives it whole;
+  gives it whole (a tooltip that only explains it does not);
 - a scroll area that cannot scroll one way holds its widget within its viewport that way, and
   no visible widget inside it sticks out of the viewport that way (the Results dock's values
   were cut at the right at 1920 × 1080: the panel was wider than the dock, which does not
@@ -24,6 +24,7 @@ failing on a laptop-sized window names every widget at once:
 
 from __future__ import annotations
 
+import html
 import re
 
 import pyqtgraph as pg
@@ -235,7 +236,7 @@ def _narrowest_column(view: QAbstractItemView) -> int:
 # labels ---------------------------------------------------------------------------------------
 def _label_problems(label: QLabel) -> list[str]:
     text = label.text()
-    if not text.strip() or label.toolTip():
+    if not text.strip() or _tooltip_gives(label):
         return []  # nothing to cut, or its tooltip gives it whole
     pixmap = label.pixmap()
     if pixmap is not None and not pixmap.isNull():
@@ -253,6 +254,17 @@ def _label_problems(label: QLabel) -> list[str]:
     if hint.height() > label.height() + TOLERANCE:
         return [f"{name}: text {hint.height()} px tall in {label.height()} px"]
     return []
+
+
+def _plain(text: str) -> str:
+    return " ".join(html.unescape(re.sub("<[^>]+>", " ", text)).split())
+
+
+def _tooltip_gives(label: QLabel) -> bool:
+    """The label's tooltip holds its text (a tooltip that only explains the figure, as the
+    Results values' do, does not excuse a cut value)."""
+    tip = label.toolTip()
+    return bool(tip) and _plain(label.text()) in _plain(tip)
 
 
 def _text_width(label: QLabel) -> int:

@@ -138,7 +138,33 @@ def _check_session(window: MainWindow, qtbot, name: str, folder) -> None:  # typ
                 problems += [f"{width}×{height} {view}: {p}" for p in clipped_widgets(window)]
         history = window.history_panel.view
         assert history.viewport().height() >= MIN_ROWS * history.rowHeight(0), (width, height)
+        # the Results dock never scrolls across, nor does its IL-by-attribute table (a
+        # generalized run's sat behind a scroll bar at both sizes)
+        area = window.results_panel.by_attribute_area
+        assert area.label.sizeHint().width() <= area.viewport().width(), (width, height)
+        assert window.results_scroll.horizontalScrollBar().maximum() == 0, (width, height)
     assert not problems, "\n".join(problems)
+
+
+def _check_generalized_results(window: MainWindow, qtbot, run_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Show the mstk run again: at both sizes its IL-by-attribute table (every column
+    generalized, the kinds marked) fits the Results dock, which does not scroll across."""
+    from layout_walk import clipped_widgets
+
+    ctl = window.controller
+    if ctl.shown_run_id != run_id:
+        with qtbot.waitSignal(ctl.run_shown, timeout=600_000):
+            ctl.show_run(run_id)
+    assert ctl.result is not None and ctl.result.spec.method == "mstk"
+    for width, height in ((1366, 768), (1920, 1080)):
+        window.resize(width, height)
+        qtbot.wait(150)
+        area = window.results_panel.by_attribute_area
+        assert "generalized" in area.label.text() or "gen." in area.label.text()
+        assert area.label.sizeHint().width() <= area.viewport().width(), (width, height)
+        assert window.results_scroll.horizontalScrollBar().maximum() == 0, (width, height)
+        problems = [p for p in clipped_widgets(window) if "result" in p.lower()]
+        assert not problems, "\n".join(problems)
 
 
 def _compare(window: MainWindow, qtbot, run_ids: list[int]) -> None:  # type: ignore[no-untyped-def]
@@ -163,7 +189,9 @@ def _sweep(window: MainWindow, qtbot, specs) -> list[int]:  # type: ignore[no-un
 def test_a_session_on_adult_and_census_fits_both_sizes(window: MainWindow, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Issue 30's check: after mdav-generic, mstk with ARX's hierarchies (on 600 Adult records:
     mstk is slow), a 12-run sweep and a 4-run comparison on Adult, then the same on Census
-    (1080 × 13 continuous; mstk without hierarchies there), nothing is clipped at either size.
+    (1080 × 13 continuous; mstk without hierarchy files there: its default intervals), nothing
+    is clipped at either size, five history rows are in sight and the Results dock (its
+    IL-by-attribute table too) never scrolls across.
     Screenshots of every view go to $MICROGUI_SCREENSHOT_DIR (or the test's folder)."""
     import numpy as np
     from reference_sets import (
@@ -192,7 +220,7 @@ def test_a_session_on_adult_and_census_fits_both_sizes(window: MainWindow, qtbot
         RunSpec.make("mstk", 5, seed=0, hierarchies=hierarchies),
     ):
         with qtbot.waitSignal(ctl.run_shown, timeout=600_000):
-            ctl.start_run(spec)
+            mstk = ctl.start_run(spec)
     swept = _sweep(
         window,
         qtbot,
@@ -205,11 +233,13 @@ def test_a_session_on_adult_and_census_fits_both_sizes(window: MainWindow, qtbot
     assert len(swept) == 12
     _compare(window, qtbot, swept[:4])
     _check_session(window, qtbot, "adult600", folder)
+    _check_generalized_results(window, qtbot, mstk)
 
     qi = ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS)
     ctl.set_dataset(reference_dataset(REFERENCE_FILES["Census"], qi, ColumnSpec()))
-    with qtbot.waitSignal(ctl.run_shown, timeout=600_000):
-        ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
+    for spec in (RunSpec.make("mdav-generic", 5, seed=0), RunSpec.make("mstk", 5, seed=0)):
+        with qtbot.waitSignal(ctl.run_shown, timeout=600_000):
+            mstk = ctl.start_run(spec)
     swept = _sweep(
         window,
         qtbot,
@@ -222,3 +252,4 @@ def test_a_session_on_adult_and_census_fits_both_sizes(window: MainWindow, qtbot
     assert len(swept) == 12
     _compare(window, qtbot, swept[::3])  # four methods at k = 3
     _check_session(window, qtbot, "census", folder)
+    _check_generalized_results(window, qtbot, mstk)

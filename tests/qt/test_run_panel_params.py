@@ -79,3 +79,52 @@ def test_a_sweep_point_loaded_puts_its_own_parameters_in_the_panel(
         params = dict(panel.spec().params)
         assert params["rescale_variance"] is False and float(params["gamma"]) == gamma
         assert "rescale variance" not in panel.params_note.text()
+
+
+def test_before_any_table_the_panel_shows_the_proposed_run(window: MainWindow) -> None:
+    """Before a table was opened the Method panel showed ama (the list's first) and k = 2: it
+    shows what the app proposes (mdav-generic, k = 5, seed 0), which loading the demo keeps."""
+    panel, ctl = window.run_panel, window.controller
+    proposal = ctl.default_spec()
+    assert panel.method is not None and panel.method.name == proposal.method == "mdav-generic"
+    assert panel.k_spin.value() == proposal.k == 5
+    assert panel.seed_spin.value() == 0
+    assert not panel.run_button.isEnabled()  # nothing to run on yet
+    assert window.open_demo(), window.last_error
+    loaded = ctl.default_spec()
+    assert panel.method is not None and panel.method.name == loaded.method
+    assert panel.k_spin.value() == loaded.k
+
+
+def test_open_parameters_take_the_method_docks_room_at_1920(
+    demo_window: MainWindow, qtbot: Any
+) -> None:
+    """At 1920 × 1080 the open parameters showed ~3 rows and scrolled while the roles dock
+    below grew: the Method dock takes the height they ask for from the roles dock, which keeps
+    its six rows (and, at 1366 × 768, the height it had)."""
+    window, panel = demo_window, demo_window.run_panel
+    panel.select_method("mdav-generic")
+    panel.params_toggle.setChecked(True)
+    roles = window.roles_panel.view
+    for size in ((1920, 1080), (1366, 768)):
+        window.resize(*size)
+        qtbot.waitExposed(window)
+        qtbot.wait(100)
+        rows = roles.viewport().height() // roles.rowHeight(0)
+        assert rows >= 6, (size, rows)
+        if size == (1920, 1080):
+            shown = window.run_scroll.viewport().height()
+            assert shown >= panel.settings.sizeHint().height(), (
+                shown,
+                window.height(),
+                window.run_dock.height(),
+                window.roles_dock.height(),
+            )
+            assert window.run_scroll.verticalScrollBar().maximum() == 0  # nothing to scroll
+    # folded again, the roles dock has the room back
+    window.resize(1920, 1080)
+    qtbot.wait(100)
+    tall = window.roles_dock.height()
+    panel.params_toggle.setChecked(False)
+    qtbot.wait(100)
+    assert window.roles_dock.height() > tall

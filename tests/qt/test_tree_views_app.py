@@ -352,6 +352,8 @@ def test_mstk_classes_table_and_linked_selection(window: MainWindow, qtbot) -> N
     model = panel.model
     assert model.rowCount() == 3
     assert [c for c in model.frame.columns] == ["class", "size", "Age", "Sex", "Zipcode"]
+    # numbered from 1, like the runs (the records' group labels count from 0)
+    assert [model.index(r, 0).data() for r in range(3)] == ["1", "2", "3"]
     sizes = [model.index(r, 1).data() for r in range(3)]
     assert sizes == ["2", "2", "3"]
     assert [int(s) for s in sizes] == np.bincount(result.labels).tolist()
@@ -368,6 +370,7 @@ def test_mstk_classes_table_and_linked_selection(window: MainWindow, qtbot) -> N
         panel.view.selectRow(0)
     mask = blocker.args[0]
     assert mask.tolist() == [False] * 4 + [True] * 3
+    assert panel.selected_classes() == [3]
     assert ctl.selected_rows.tolist() == [4, 5, 6]
     data_view = window.data_panel.view
     rows = sorted({i.row() for i in data_view.selectionModel().selectedRows()})
@@ -382,7 +385,7 @@ def test_mstk_classes_table_and_linked_selection(window: MainWindow, qtbot) -> N
     # with the data table sorted, the same records are selected at their sorted rows
     window.data_panel.view.sortByColumn(1, Qt.SortOrder.DescendingOrder)  # Age, oldest first
     with qtbot.waitSignal(ctl.selection_changed):
-        panel.select_class(0)
+        panel.select_class(1)  # numbered from 1, as shown
     rows = sorted({i.row() for i in data_view.selectionModel().selectedRows()})
     assert [window.data_panel.model.source_row(r) for r in rows] == [1, 0]
     assert rows == view_rows(window.data_panel.model, np.array([0, 1])).tolist() == [5, 6]

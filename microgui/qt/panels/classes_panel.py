@@ -1,7 +1,9 @@
 """The generalization classes of an ``mstk`` run: one row per equivalence class, sortable.
 
 The table is the run's ``classes`` artifact (class, size, the generalized value of each
-quasi-identifier) in the lazy :class:`DataFrameModel` (nothing copied; sorting permutes an index).
+quasi-identifier) in the lazy :class:`DataFrameModel` (sorting permutes an index). Classes are
+numbered from 1 as the runs are (the artifact's ``class``, the records' group label, counts from
+0; only its column is copied, one row per class).
 Selecting classes selects their records through the controller (``set_selection``), which the
 main window turns into a selection in the data table.
 """
@@ -29,9 +31,19 @@ from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 from microgui.qt.models.dataframe_model import DataFrameModel, fit_columns
 
-__all__ = ["ClassesPanel", "PLACEHOLDER"]
+__all__ = ["ClassesPanel", "PLACEHOLDER", "numbered_from_one"]
 
 PLACEHOLDER = "Run mstk to see its generalization classes."
+
+
+def numbered_from_one(classes: pd.DataFrame) -> pd.DataFrame:
+    """The classes table as shown: its ``class`` column counted from 1, like the runs (the
+    artifact, and the records' group labels, count from 0)."""
+    if "class" not in classes.columns:
+        return classes
+    shown = classes.copy(deep=False)
+    shown["class"] = classes["class"].to_numpy() + 1
+    return shown
 
 
 class ClassesPanel(QWidget):
@@ -99,7 +111,7 @@ class ClassesPanel(QWidget):
             return
         self._updating = True
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.model.set_frame(classes)
+        self.model.set_frame(numbered_from_one(classes))
         self._updating = False
         # The first 1,000 rows' widest texts, measured without a data() call per cell (issue 30).
         fit_columns(self.view, self.model)
@@ -122,7 +134,7 @@ class ClassesPanel(QWidget):
 
     # selection ----------------------------------------------------------------------------
     def selected_classes(self) -> list[int]:
-        """Class ids of the selected rows (in view order)."""
+        """Numbers of the selected classes, as shown (from 1; in view order)."""
         frame = self.model.frame
         if "class" not in frame.columns:
             return []
@@ -131,7 +143,8 @@ class ClassesPanel(QWidget):
         return [int(frame.iat[self.model.source_row(r), column]) for r in rows]
 
     def select_class(self, class_id: int) -> bool:
-        """Select the row of one class (as a click does); False when there is no such class."""
+        """Select the row of class number ``class_id`` as shown (from 1), as a click does;
+        False when there is no such class."""
         frame = self.model.frame
         if "class" not in frame.columns:
             return False
@@ -151,7 +164,9 @@ class ClassesPanel(QWidget):
         if result is None or not ids:
             self._controller.clear_selection()
             return
-        self._controller.set_selection(np.isin(result.labels, np.asarray(ids, dtype=np.int64)))
+        # the records' group labels count from 0, the classes shown from 1
+        labels = np.asarray(ids, dtype=np.int64) - 1
+        self._controller.set_selection(np.isin(result.labels, labels))
 
     def _on_selection_changed(self, mask: Any) -> None:
         if mask is None and self.view.selectionModel().hasSelection():

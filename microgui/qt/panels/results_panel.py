@@ -20,7 +20,14 @@ from microgui.core.metrics.disclosure import Verdict, percent_text, release_verd
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 
-__all__ = ["ResultsPanel", "RESULT_FIELDS", "seed_text", "verdict_colour", "verdict_html"]
+__all__ = [
+    "ResultsPanel",
+    "RESULT_FIELDS",
+    "by_attribute_variants",
+    "seed_text",
+    "verdict_colour",
+    "verdict_html",
+]
 
 #: A seed longer than this many digits is shown cut (a plan's or a sweep's drawn 64-bit seed
 #: has 20 digits: one unbreakable word that widened the Results panel past its dock, so the
@@ -145,11 +152,11 @@ class ResultsPanel(QWidget):
             if key == "attribute_disclosure":
                 pass  # under the verdict, first (below): no row of its own to fit 1366 × 768
             elif key == "information_loss_by_attribute":
-                # a table: under its title, the panel's full width; wider than the dock (many
-                # generalized columns, long names) it scrolls across on its own, so the rest of
-                # the panel (the verdict first) never does
+                # a table under its title, the panel's full width: it fits that width (long
+                # names cut, the whole table in its tooltip) and never scrolls across (a
+                # generalized run's table sat behind a scroll bar even at 1920 × 1080, issue 30)
                 value.setWordWrap(False)
-                self.by_attribute_area = _AcrossOnly(value)
+                self.by_attribute_area = _FitsAcross(value, tip)
                 form.addRow(name)
                 form.addRow(self.by_attribute_area)
             else:
@@ -205,7 +212,7 @@ class ResultsPanel(QWidget):
             label.setText("—")
         self.verdict.clear()
         self.verdict.setVisible(False)
-        self.by_attribute_area.fit()
+        self.by_attribute_area.set_variants([])
         self.value_labels["attribute_disclosure"].setVisible(False)
         if self._bars is not None:
             self.histogram.removeItem(self._bars)
@@ -238,7 +245,6 @@ class ResultsPanel(QWidget):
             "information_loss": _il_text(report),
             "il_lower_bound_best": _bound_text(report),
             "refinement": refinement_text(report),
-            "information_loss_by_attribute": _by_attribute_text(report),
             "sse": _number(report.get("sse"), "{:,.2f}"),
             "sst": _number(report.get("sst"), "{:,.2f}"),
             "n_groups": f"{int(report['n_groups']):,} (of {int(report['n_records']):,} records)",
@@ -250,7 +256,7 @@ class ResultsPanel(QWidget):
         }
         for key, text in texts.items():
             self.value_labels[key].setText(text)
-        self.by_attribute_area.fit()
+        self.by_attribute_area.set_variants(by_attribute_variants(report))
         self._update_note()
         self._plot_sizes(report.get("group_size_counts", {}))
 
@@ -321,27 +327,39 @@ def seed_text(seed: object) -> tuple[str, str]:
     return (full if len(full) <= SEED_DIGITS else full[:SEED_DIGITS] + "…"), full
 
 
-class _AcrossOnly(QScrollArea):
-    """A label that scrolls across, never down: as tall as the label (plus the scroll bar
-    when the label is wider than the room)."""
+class _FitsAcross(QScrollArea):
+    """A label that shows the first of its texts (most to least complete) that fits the
+    width it has, the first one whole in its tooltip: it never scrolls, nor is cut, across;
+    as tall as the label."""
 
-    def __init__(self, label: QLabel) -> None:
+    def __init__(self, label: QLabel, tip: str) -> None:
         super().__init__()
         self.label = label
+        self.tip = tip
+        self.variants: list[str] = []
         self.setWidget(label)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.set_variants([])
+
+    def set_variants(self, texts: list[str]) -> None:
+        """Show the first of ``texts`` that fits (the last one if none does; "—" if none)."""
+        self.variants = list(texts) or ["—"]
+        whole = self.variants[0]
+        self.label.setToolTip(self.tip if whole == "—" else f"{whole}<br>{escape(self.tip)}")
         self.fit()
 
     def fit(self) -> None:
-        """Height to the label's, with room for the bar when it scrolls across."""
+        """The first text that fits the viewport's width; height to the label's."""
+        room = self.viewport().width()
+        for text in self.variants:
+            self.label.setText(text)
+            if self.label.sizeHint().width() <= room:
+                break
         self.label.adjustSize()
-        hint = self.label.sizeHint()
-        bar = self.horizontalScrollBar().sizeHint().height()
-        across = hint.width() > self.viewport().width()
-        self.setFixedHeight(hint.height() + (bar if across else 0))
+        self.setFixedHeight(self.label.sizeHint().height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
@@ -398,26 +416,55 @@ def _all_qi_text(report: Mapping[str, Any]) -> str:
     return "—" if value is None else f"<b>{float(value):.3f} %</b>"
 
 
-def _by_attribute_text(report: Mapping[str, Any]) -> str:
-    """A small table: column (its kind in a tooltip-free grey letter), SSE/SST %, changed %."""
+#: The fewest characters of a column's name the IL-by-attribute table cuts it to.
+MIN_NAME_CHARS = 4
+
+
+def by_attribute_variants(report: Mapping[str, Any]) -> list[str]:
+    """The IL-by-attribute table as rich text, most to least complete: kinds spelt ("n, gen."),
+    then marked ("n*", a footnote says what * means), then names cut to fewer and fewer
+    characters ("native-c…"). The panel shows the first that fits its width."""
     rows = report.get("information_loss_by_attribute") or {}
     if not rows:
-        return "—"
+        return []
+    longest = max(len(str(col)) for col in rows)
+    variants = [_by_attribute_text(rows, long_kinds=True)]
+    variants.append(_by_attribute_text(rows, long_kinds=False))
+    for chars in range(longest - 1, MIN_NAME_CHARS - 1, -1):
+        variants.append(_by_attribute_text(rows, long_kinds=False, name_chars=chars))
+    return variants
+
+
+def _by_attribute_text(
+    rows: Mapping[str, Any], *, long_kinds: bool, name_chars: int | None = None
+) -> str:
+    """A small table: column (its kind in a grey letter), SSE/SST %, changed %."""
     grey = "style='color:#666'"
     cells = [
         f"<tr><td {grey}>column · kind</td><td align='right' {grey}>SSE/SST</td>"
         f"<td align='right' {grey}>changed</td></tr>"
     ]
+    generalized = False
     for col, m in rows.items():
         changed = m.get("changed_percent")
         il = m.get("information_loss")
-        kind = str(m.get("kind", ""))[:1] + (", gen." if m.get("generalized") else "")
+        generalized = generalized or bool(m.get("generalized"))
+        mark = (", gen." if long_kinds else "*") if m.get("generalized") else ""
+        kind = str(m.get("kind", ""))[:1] + mark
+        name = str(col)
+        if name_chars is not None and len(name) > name_chars:
+            name = name[: name_chars - 1] + "…"
         cells.append(
-            f"<tr><td>{escape(str(col))} <span {grey}>{escape(kind)}</span></td>"
+            f"<tr><td>{escape(name)} <span {grey}>{escape(kind)}</span></td>"
             f"<td align='right'>{'—' if il is None else f'{float(il):.2f} %'}</td>"
             f"<td align='right'>{'' if changed is None else f'{float(changed):.1f} %'}</td></tr>"
         )
-    return "<table cellspacing='0' cellpadding='2'>" + "".join(cells) + "</table>"
+    note = (
+        f"<tr><td colspan='3' {grey}>* generalized</td></tr>"
+        if generalized and not long_kinds
+        else ""
+    )
+    return "<table cellspacing='0' cellpadding='2'>" + "".join(cells) + note + "</table>"
 
 
 def refinement_text(report: Mapping[str, Any]) -> str:

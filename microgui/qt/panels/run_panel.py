@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -42,6 +43,7 @@ from microgui.core.runs import RunResult, RunSpec, method_refusal
 from microgui.core.table.roles import AttributeRole
 from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController
+from microgui.qt.elided_label import ElidedLabel, ElidedToolButton
 
 __all__ = ["RunPanel", "make_param_widget", "param_widget_value", "param_label"]
 
@@ -201,13 +203,15 @@ class RunPanel(QWidget):
         self.seed_spin.setToolTip(
             "Seed of the run's random numbers (recorded in the report); 'random' draws one"
         )
-        self.strata_button = QToolButton()
-        self.strata_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.strata_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.strata_button.setToolTip(
+        # the row's whole width, its text cut with "…" beside the menu arrow (which was drawn
+        # over "none (whole table)"), the strata whole in its tooltip (issue 30)
+        self.strata_button = ElidedToolButton(
             "Columns whose combinations split the records into strata, each microaggregated on "
             "its own (k-anonymity holds within every stratum); none: the whole table at once"
         )
+        self.strata_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.strata_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.strata_button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         # Blocking (RunSpec.block_size, the command line's --block-size): large tables in
         # spatially coherent blocks, with the IL cost measured in microgui.core.runs.scale
         self.blocks_combo = QComboBox()
@@ -270,8 +274,9 @@ class RunPanel(QWidget):
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
         self.progress_bar.setFormat("%p %")
-        self.status_label = QLabel("Open a table to start.")
-        self.status_label.setWordWrap(True)
+        # two lines at most, always (a third pushed the buttons; a cut one hid its end): a
+        # longer status is cut with "…", whole in its tooltip (issue 30)
+        self.status_label = ElidedLabel("Open a table to start.", max_lines=2)
         # Issue 30: showing a run never changes these settings (the next Run ran what the user
         # had not chosen); when the run shown was made otherwise, say so and offer its settings.
         # The note sits above k and seed, where the settings it speaks of are (below the status
@@ -350,6 +355,13 @@ class RunPanel(QWidget):
         layout.addWidget(self.status_label)
 
         self._load_methods()
+        if controller.dataset is None:
+            # before any table: the run the app proposes for one (issue 30: the panel showed
+            # the first method of the list, ama, and k = 2, which no table would be given)
+            proposal = controller.default_spec()
+            self.k_spin.setRange(2, max(2, proposal.k))  # a table's size sets it when loaded
+            self.set_spec(proposal)
+            self._method_proposed = True
         controller.dataset_loaded.connect(self._on_dataset_loaded)
         controller.roles_changed.connect(lambda _roles: self._fill_strata_menu())
         controller.roles_changed.connect(self._follow_roles)
@@ -687,7 +699,9 @@ class RunPanel(QWidget):
         self._update_strata_text()
 
     def _update_strata_text(self) -> None:
-        self.strata_button.setText(", ".join(self.strata) if self.strata else "none (whole table)")
+        self.strata_button.set_full_text(
+            ", ".join(self.strata) if self.strata else "none (whole table)"
+        )
 
     def spec(self) -> RunSpec:
         """The run the widgets describe."""
