@@ -28,9 +28,11 @@ def _without_seconds(report: object) -> object:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages given back: Linux only")
-@pytest.mark.parametrize("method", ["mdav", "mdav-generic"])
+@pytest.mark.parametrize(
+    ("method", "search"), [("mdav", "pruned"), ("mdav", "brute"), ("mdav-generic", "pruned")]
+)
 def test_a_large_runs_zscores_are_lent_out_and_the_release_is_the_same(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: str, search: str
 ) -> None:
     """Above ``PREFETCH_MAX_BYTES`` (set to 0 here) the run's z-scores are given back during the
     kernel and used as the principal-axis bound's scratch, each time written again after; the
@@ -47,7 +49,7 @@ def test_a_large_runs_zscores_are_lent_out_and_the_release_is_the_same(
     names = [f"x{j}" for j in range(6)]
     roles = roles_from_lists(list(read.frame.columns), qi=names, confidential=["c"])
     dataset = continuous_as_numbers(Dataset(read.frame, roles, read.source), more_distinct_than=20)
-    spec = RunSpec.make(method, 3, {"search": "pruned"}, 11)
+    spec = RunSpec.make(method, 3, {"search": search}, 11)
 
     lent: list[str] = []
     drop_pages = spare._drop_pages
