@@ -502,6 +502,8 @@ def _partition(
                         chooser.partial()
                 left = int(state[0]) / n
                 progress(1.0 - left * left, _PROGRESS_STATUS)
+            # freed before the z-scores are written again, not held beside them (the peak)
+            del index, work, anchor
         return labels
     # Private column-major copies: the kernel reorders them as records are removed. (copy=True:
     # for Fortran-ordered input, ascontiguousarray(x.T) would be a view of the caller's data.)
@@ -525,6 +527,7 @@ def _partition(
             left = int(state[0]) / n
             # Remaining work is proportional to the square of the records left.
             progress(1.0 - left * left, _PROGRESS_STATUS)
+        del cont, ords, noms, idx, dist, pbufs  # as above
     return labels
 
 
