@@ -126,6 +126,7 @@ from microgui.core.methods.threads import current_threads
 from microgui.core.methods.univariate import hansen_mukherjee_sse
 from microgui.core.metrics.information_loss import sst
 from microgui.core.metrics.risk import unique_rows
+from microgui.core.spare import borrowed
 from microgui.core.table.dataset import QIMatrix
 
 __all__ = [
@@ -232,15 +233,22 @@ def principal_bound_sse(values_z: npt.ArrayLike, k: int, threads: int = 1) -> tu
     docstring)."""
     x = np.asarray(values_z, dtype=np.float64)
     n, d = x.shape
-    centred = x - x.mean(axis=0)
-    _, axes = np.linalg.eigh(centred.T @ centred)
-    projected = _projected_in_place(centred, axes[:, ::-1])  # largest variance first
-    del centred
-    optima = _column_optima(projected, k, threads)
-    p = principal_axes_searched(n, d, k)
-    lead = sum(optima[:p])
-    if p:
-        lead = max(lead, _nearest_neighbour_sse(np.ascontiguousarray(projected[:, :p]), k, threads))
+    mean = x.mean(axis=0)
+    # x is not read again: a run's z-scores (:mod:`microgui.core.spare`) are centred and
+    # projected in their own buffer, then written again (issue 33: 80 MB at 1,000,000 x 10, at
+    # the command's peak); x - mean either way, element by element, so the same bits
+    with borrowed(x) as mine:
+        centred = np.subtract(x, mean, out=x if mine else None)
+        _, axes = np.linalg.eigh(centred.T @ centred)
+        projected = _projected_in_place(centred, axes[:, ::-1])  # largest variance first
+        del centred
+        optima = _column_optima(projected, k, threads)
+        p = principal_axes_searched(n, d, k)
+        lead = sum(optima[:p])
+        if p:
+            lead = max(
+                lead, _nearest_neighbour_sse(np.ascontiguousarray(projected[:, :p]), k, threads)
+            )
     return float(lead + sum(optima[p:])), p
 
 

@@ -136,6 +136,7 @@ from microgui.core.methods.spatial import (
 )
 from microgui.core.methods.threads import AdaptiveThreads
 from microgui.core.progress import ProgressFn, no_progress
+from microgui.core.spare import dropped
 from microgui.core.table.aggregate import convex_median, mode, ordinal_median
 from microgui.core.table.roles import AttributeKind
 
@@ -488,17 +489,21 @@ def _partition(
         work = work_arrays(index)
         anchor = make_anchor(n, continuous, ordinal.shape[1], nominal.shape[1])
         state = np.array([n, 0, 0], dtype=np.int64)
-        while state[0] > 0:
-            with chooser.batch() as (threads, share):
-                _mdav_pruned_batch(
-                    index.records, index.blocks, index.supers, work, anchor, sizes, osq, ocount,
-                    ncount, total, labels, state, k, convex, int(_PRUNED_BATCH_WORK * share),
-                    threads > 1,
-                )  # fmt: skip
-                if state[0] == 0:
-                    chooser.partial()
-            left = int(state[0]) / n
-            progress(1.0 - left * left, _PROGRESS_STATUS)
+        # the layout holds its own copy: the caller's z-scores may be given back meanwhile
+        with dropped(continuous):
+            while state[0] > 0:
+                with chooser.batch() as (threads, share):
+                    _mdav_pruned_batch(
+                        index.records, index.blocks, index.supers, work, anchor, sizes, osq,
+                        ocount, ncount, total, labels, state, k, convex,
+                        int(_PRUNED_BATCH_WORK * share), threads > 1,
+                    )  # fmt: skip
+                    if state[0] == 0:
+                        chooser.partial()
+                left = int(state[0]) / n
+                progress(1.0 - left * left, _PROGRESS_STATUS)
+            # freed before the z-scores are written again, not held beside them (the peak)
+            del index, work, anchor
         return labels
     # Private column-major copies: the kernel reorders them as records are removed. (copy=True:
     # for Fortran-ordered input, ascontiguousarray(x.T) would be a view of the caller's data.)
@@ -509,18 +514,20 @@ def _partition(
     dist = np.empty(n, dtype=np.float64)
     state = np.array([n, 0], dtype=np.int64)
     pbufs = piece_buffers(n, k - 1, _PIECE)
-    while state[0] > 0:
-        with chooser.batch() as (threads, share):
-            _mdav_batch(
-                cont, ords, noms, sizes, osq, ocount, ncount, idx, total, labels, dist, state, k,
-                convex, int(_BATCH_WORK * share), _PARALLEL_FROM if threads > 1 else n + 1,
-                _PIECE, pbufs,
-            )  # fmt: skip
-            if state[0] == 0:
-                chooser.partial()
-        left = int(state[0]) / n
-        # Remaining work is proportional to the square of the records left.
-        progress(1.0 - left * left, _PROGRESS_STATUS)
+    with dropped(continuous):  # as above: the kernel reads its own copy only
+        while state[0] > 0:
+            with chooser.batch() as (threads, share):
+                _mdav_batch(
+                    cont, ords, noms, sizes, osq, ocount, ncount, idx, total, labels, dist, state,
+                    k, convex, int(_BATCH_WORK * share), _PARALLEL_FROM if threads > 1 else n + 1,
+                    _PIECE, pbufs,
+                )  # fmt: skip
+                if state[0] == 0:
+                    chooser.partial()
+            left = int(state[0]) / n
+            # Remaining work is proportional to the square of the records left.
+            progress(1.0 - left * left, _PROGRESS_STATUS)
+        del cont, ords, noms, idx, dist, pbufs  # as above
     return labels
 
 

@@ -10,7 +10,9 @@ worker, sweeps and the benchmarks all call.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import secrets
 import time
 import weakref
@@ -59,8 +61,16 @@ from microgui.core.runs.spec import (
     parse_seed,
     validate_k,
 )
+from microgui.core.spare import droppable
 from microgui.core.table.aggregate import aggregate, protected_continuous_z
-from microgui.core.table.dataset import Dataset, QIMatrix, is_missing, prepare_qi, survey_weights
+from microgui.core.table.dataset import (
+    Dataset,
+    QIMatrix,
+    is_missing,
+    prepare_qi,
+    rewrite_continuous,
+    survey_weights,
+)
 from microgui.core.table.numbers import release_numbers, rounding_report
 from microgui.core.table.roles import RoleMap, resolve_column, resolve_columns
 
@@ -152,18 +162,19 @@ def _run_method_step(
     if spec.scaled_for(dataset.n_records):
         return _run_scaled(dataset, spec, step, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)
-    output = run_and_refine(
-        method,
-        MethodInput(
-            dataset=dataset,
-            qi=qi,
-            k=k,
-            params=params,
-            rng=rng,
-            progress=sub_progress(progress, 0.0, 0.9),
-            hierarchies=load_hierarchies(step, dataset),
-        ),
-    )
+    with _zscores_spare(qi):  # the kernel gives them back once its own layout is built
+        output = run_and_refine(
+            method,
+            MethodInput(
+                dataset=dataset,
+                qi=qi,
+                k=k,
+                params=params,
+                rng=rng,
+                progress=sub_progress(progress, 0.0, 0.9),
+                hierarchies=load_hierarchies(step, dataset),
+            ),
+        )
     labels = np.asarray(output.labels, dtype=np.int64)
     if labels.shape != (dataset.n_records,):
         raise RuntimeError(
@@ -180,10 +191,11 @@ def _run_method_step(
     progress(0.95, "measuring")
     seconds = time.perf_counter() - started
     groups = release_groups(dataset.roles, protected)
-    report = build_report(
-        dataset, spec, method, params, seed, qi, labels, protected, seconds,
-        {**output.extra, **rounding}, groups=groups,
-    )  # fmt: skip
+    with _zscores_spare(qi):  # the IL bound gives them back once it has centred them
+        report = build_report(
+            dataset, spec, method, params, seed, qi, labels, protected, seconds,
+            {**output.extra, **rounding}, groups=groups,
+        )  # fmt: skip
     progress(1.0, "done")
     return RunResult(
         spec=spec,
@@ -196,6 +208,18 @@ def _run_method_step(
         artifacts=dict(output.artifacts),
         groups=groups,
     )
+
+
+def _zscores_spare(qi: QIMatrix) -> contextlib.AbstractContextManager[None]:
+    """The run's z-scores declared :func:`~microgui.core.spare.droppable` (issue 33: the kernel
+    reads them only to build its layout, the IL bound only to centre them; 80 MB at 1,000,000
+    x 10, unread for minutes at the command's peak) when no other thread reads them (above
+    :data:`PREFETCH_MAX_BYTES` no bound is prefetched) and they can be written again from the
+    values read."""
+    z = qi.continuous
+    if qi.cont_values is None or z.nbytes <= PREFETCH_MAX_BYTES:
+        return contextlib.nullcontext()
+    return droppable(z, functools.partial(rewrite_continuous, qi))
 
 
 def _run_scaled(
