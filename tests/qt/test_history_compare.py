@@ -216,6 +216,28 @@ def test_compared_records_open_on_the_datas_own_axes_on_mixed_data(
     assert np.allclose(plot.plots[0].y, projection.original[:, 1])
 
 
+def test_compared_and_groups_plots_place_records_with_one_function(
+    two_runs: MainWindow, qtbot: Any
+) -> None:
+    """Issue 30: ``compare_scatter.axis_values`` duplicated ``ClusterScatterPlot._axis_data``;
+    both plots now take a run's axis from one module-level function, so that a record sits at
+    the same place in both (same jitter, same slots) and the axes read the same."""
+    from microgui.qt.plots import cluster_scatter, compare_scatter
+
+    assert compare_scatter.axis_values is cluster_scatter.axis_values
+    window = two_runs
+    plot = _records_tab(window, qtbot)
+    entry = window.controller.history[0]
+    seed = plot.options.sample_seed
+    shared = cluster_scatter.axis_values(entry.result, entry.outcome.projection, "region", seed)
+    assert np.array_equal(plot.plots[0].y, shared.original)
+    window.plot.set_run(entry.result, entry.outcome.projection)
+    groups = window.plot._axis_data("region")
+    assert np.array_equal(groups.original, shared.original)
+    assert np.array_equal(groups.protected, shared.protected)
+    assert groups.title in plot.plots[0].plot.getAxis("left").toolTip()
+
+
 def test_compared_records_of_a_continuous_table_show_its_values(
     demo_window: MainWindow, qtbot: Any
 ) -> None:

@@ -358,3 +358,29 @@ def test_the_groups_legend_is_one_item_in_the_columns_that_fit(
     wide = legend.boundingRect()
     legend.set_entries(legend.entries, 50.0)
     assert legend.column_count == 1 and legend.boundingRect().height() > wide.height()
+
+
+def test_the_groups_legend_is_refitted_when_the_view_is_resized(
+    demo_window: MainWindow, demo_result: RunResult, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30: ``_on_view_resized`` was defined twice, the legend's refit being the dead
+    first one; a narrower view kept a legend laid out for the wider one until the next redraw.
+    One handler refits the legend (and the category axes' notes) on every resize."""
+    plot = demo_window.plot
+    demo_window.resize(1366, 768)
+    demo_window.tabs.setCurrentWidget(plot)
+    plot.set_display("points")
+    qtbot.wait(50)
+    legend = plot.legend
+    assert legend.isVisible() and legend.column_count > 1
+    wide_room = plot.plot_item.getViewBox().width()
+    redraws: list[object] = []
+    plot.redraw = lambda *a, **k: redraws.append(a)  # type: ignore[method-assign]
+    plot.plot_widget.setFixedWidth(260)
+    qtbot.waitUntil(lambda: plot.plot_item.getViewBox().width() < wide_room / 2, timeout=5000)
+    qtbot.wait(20)
+    room = plot.plot_item.getViewBox().width()
+    assert not redraws  # the refit came from the resize, not from a redraw
+    assert legend.boundingRect().width() <= room
+    assert legend.column_count == 1
+    assert plot.legend_holder.height() >= legend.boundingRect().height()
