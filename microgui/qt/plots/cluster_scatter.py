@@ -973,13 +973,13 @@ class ClusterScatterPlot(QWidget):
             self._drawn["view"] = view.viewRange()
             return
         if ranges is not None:
-            # The axes' labels for this range set the view's width, which the legend needs.
             self._view_timer.blockSignals(True)
-            self.plot_item.getViewBox().setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
-            self._layout_axes()
-        self._fill_legend(entries)
-        if ranges is not None:
             self._set_range(ranges)
+        # The legend for the view's present width; the one layout pass below sets the axes'
+        # widths for this range, and a view it leaves narrower or wider refits the legend
+        # (:meth:`_on_view_resized`). Laying the axes out before the legend too cost a second
+        # pass per draw (issue 30: 23-33 ms of a 350,000-record run's drawing turn).
+        self._fill_legend(entries)
         self._settle_layout()
         self._view_timer.stop()
         self._view_timer.blockSignals(False)
@@ -1361,6 +1361,45 @@ def _measurable(axis: Any) -> bool:
     return True
 
 
+#: Above this many records an axis's quantile span is found in its tails only (see
+#: :func:`tail_quantiles`): the 0.5 % quantiles of 350,000 records by ``np.quantile`` (a
+#: partition of every record) held the GUI thread 15-38 ms of the result's drawing turn (issue 30).
+SPAN_SAMPLE = 65_536
+
+
+def tail_quantiles(finite: np.ndarray, q: float) -> tuple[float, float]:
+    """``np.quantile(finite, [q, 1 - q])`` (linear interpolation), exactly, without partitioning
+    every value when ``q`` is small: thresholds a little inside the tails are read off every m-th
+    value (a sample of :data:`SPAN_SAMPLE`), the values beyond them are kept (one comparison
+    per value) and only those are partitioned. The first ``c`` values of the sorted array are
+    the values ≤ a threshold when ``c`` of them are, ties included, so the order statistics are
+    those of the full array; when a tail holds too few values, ``np.quantile`` of all."""
+    n = len(finite)
+    step = -(-n // SPAN_SAMPLE)
+    if step <= 1 or not 0.0 < q < 0.25:
+        lo, hi = np.quantile(finite, [q, 1.0 - q])
+        return float(lo), float(hi)
+    sample = finite[::step]
+    # a margin of several standard errors of the sample quantile, in probability
+    margin = 6.0 * float(np.sqrt(q * (1.0 - q) / len(sample))) + 2.0 / len(sample)
+    lo_t, hi_t = np.quantile(sample, [min(q + margin, 0.5), max(1.0 - q - margin, 0.5)])
+    low = finite[finite <= lo_t]
+    high = finite[finite >= hi_t]
+    out = []
+    for pos, tail, offset in (
+        (q * (n - 1), low, 0),
+        ((1.0 - q) * (n - 1), high, n - len(high)),
+    ):
+        k0, k1 = int(np.floor(pos)), int(np.ceil(pos))
+        if not (0 <= k0 - offset and k1 - offset < len(tail)):
+            lo, hi = np.quantile(finite, [q, 1.0 - q])
+            return float(lo), float(hi)
+        part = np.partition(tail, [k0 - offset, k1 - offset])
+        a, b = float(part[k0 - offset]), float(part[k1 - offset])
+        out.append(a + (b - a) * (pos - k0))
+    return out[0], out[1]
+
+
 def _span(values: np.ndarray, protected: np.ndarray, q: float) -> tuple[float, float] | None:
     """The axis range: the records' [q, 1-q] quantiles (all of them when q = 0) and the protected
     values inside them, padded by 4 %."""
@@ -1368,7 +1407,7 @@ def _span(values: np.ndarray, protected: np.ndarray, q: float) -> tuple[float, f
     if not len(finite):
         return None
     if q > 0 and len(finite) > 100:
-        lo, hi = (float(v) for v in np.quantile(finite, [q, 1.0 - q]))
+        lo, hi = tail_quantiles(finite, q)
     else:
         lo, hi = float(finite.min()), float(finite.max())
         prot = protected[np.isfinite(protected)]
