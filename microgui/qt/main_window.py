@@ -308,6 +308,8 @@ class MainWindow(QMainWindow):
         self.last_error = ""
         self._pending_open: Path | None = None
         self._mst_pending: tuple[Any, Any, Any] | None = None
+        #: The history changed while the R-U map was hidden: it is drawn when shown.
+        self._ru_pending = False
         self.tabs.currentChanged.connect(self._on_tab_changed)
 
         make_menus(self)
@@ -567,6 +569,8 @@ class MainWindow(QMainWindow):
     def _on_tab_changed(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.mst_plot:
             self._draw_pending_mst()
+        elif self.tabs.currentWidget() is self.ru_chart:
+            self.ensure_ru_chart()
 
     def _on_selection_changed(self, mask: Any) -> None:
         """Show the selected records: selected rows in the data table (scrolled to the first)
@@ -620,6 +624,23 @@ class MainWindow(QMainWindow):
         self._update_ru_chart()
 
     def _update_ru_chart(self) -> None:
+        """Give the R-U map the history's runs: now when its view is shown, else when it is
+        (issue 30: the map, its labels and legend were rebuilt behind another view after
+        every run; see :meth:`ensure_ru_chart`)."""
+        if self.tabs.currentWidget() is self.ru_chart:
+            self._draw_ru_chart()
+        else:
+            self._ru_pending = True
+        self._update_actions()
+
+    def ensure_ru_chart(self) -> None:
+        """Bring the R-U map up to date with the history if it waits to be shown (before
+        reading its measures or exporting it)."""
+        if self._ru_pending:
+            self._draw_ru_chart()
+
+    def _draw_ru_chart(self) -> None:
+        self._ru_pending = False
         ctl = self.controller
         points = [RuPoint(e.run_id, e.spec.method, e.spec.k, e.measures) for e in ctl.history]
         # the unprotected table's point (measured in a view task after the run is shown:
@@ -640,7 +661,6 @@ class MainWindow(QMainWindow):
             points, measure_catalog(), reference=reference, recommended=ctl.recommended_measures()
         )
         self.ru_chart.set_current(ctl.shown_run_id)
-        self._update_actions()
 
     def _on_comparison_changed(self, run_ids: Any) -> None:
         if run_ids:

@@ -164,6 +164,7 @@ def report_charts(window: MainWindow, entries: list[Any], *, comparison: bool) -
     axes = (options.x_axis, options.y_axis)
     charts = [released_values_chart(e.result, e.name, axes=axes) for e in entries]
     charts.append(group_sizes_chart([(e.name, e.result) for e in entries]))
+    window.ensure_ru_chart()  # the map's axes follow the history's runs
     ru_chart = window.ru_chart
     xk, yk = ru_chart.options.x_measure, ru_chart.options.y_measure
     if xk and yk:

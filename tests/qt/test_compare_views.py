@@ -194,6 +194,7 @@ def test_reference_point_is_measured_after_the_run_is_shown(
     ctl = demo_window.controller
     dataset = ctl.dataset
     assert dataset is not None and cached_unprotected_reference(dataset) is None
+    demo_window.tabs.setCurrentWidget(demo_window.ru_chart)  # a hidden map is drawn when shown
     with qtbot.waitSignal(ctl.analyses.reference_measured, timeout=RUN_TIMEOUT_MS):
         _run(demo_window, qtbot, RunSpec.make("mdav-generic", 3, seed=0))
         assert not ctl.history[-1].outcome.unprotected  # not measured inside the run

@@ -92,6 +92,7 @@ def test_remove_a_run(two_runs: MainWindow, qtbot: Any) -> None:
         e.run_id for e in ctl.history
     ]
     assert two_runs.history_panel.model.rowCount() == 1
+    two_runs.tabs.setCurrentWidget(two_runs.ru_chart)  # a hidden map is drawn when shown
     assert len(two_runs.ru_chart.drawn_ids) == 1
 
 
@@ -216,6 +217,28 @@ def test_compared_records_open_on_the_datas_own_axes_on_mixed_data(
     assert np.allclose(plot.plots[0].y, projection.original[:, 1])
 
 
+def test_compared_and_groups_plots_place_records_with_one_function(
+    two_runs: MainWindow, qtbot: Any
+) -> None:
+    """Issue 30: ``compare_scatter.axis_values`` duplicated ``ClusterScatterPlot._axis_data``;
+    both plots now take a run's axis from one module-level function, so that a record sits at
+    the same place in both (same jitter, same slots) and the axes read the same."""
+    from microgui.qt.plots import cluster_scatter, compare_scatter
+
+    assert compare_scatter.axis_values is cluster_scatter.axis_values
+    window = two_runs
+    plot = _records_tab(window, qtbot)
+    entry = window.controller.history[0]
+    seed = plot.options.sample_seed
+    shared = cluster_scatter.axis_values(entry.result, entry.outcome.projection, "region", seed)
+    assert np.array_equal(plot.plots[0].y, shared.original)
+    window.plot.set_run(entry.result, entry.outcome.projection)
+    groups = window.plot._axis_data("region")
+    assert np.array_equal(groups.original, shared.original)
+    assert np.array_equal(groups.protected, shared.protected)
+    assert groups.title in plot.plots[0].plot.getAxis("left").toolTip()
+
+
 def test_compared_records_of_a_continuous_table_show_its_values(
     demo_window: MainWindow, qtbot: Any
 ) -> None:
@@ -284,6 +307,38 @@ def test_ru_chart_points_front_and_click(two_runs: MainWindow, qtbot: Any) -> No
     assert window.history_panel.selected_ids() == [first]
 
 
+def test_ru_map_is_drawn_when_shown_not_behind_another_view(
+    demo_window: MainWindow, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: every run rebuilt the R-U map (points, labels, legend) while another view was
+    shown; it is drawn once, when its view is shown, with every run of the history, and a
+    report reads its axes up to date."""
+    window = demo_window
+    chart = window.ru_chart
+    draws: list[int] = []
+    set_runs = chart.set_runs
+    monkeypatch.setattr(
+        chart,
+        "set_runs",
+        lambda points, *a, **k: draws.append(len(points)) or set_runs(points, *a, **k),
+    )
+    window.tabs.setCurrentWidget(window.plot)
+    _run(window, qtbot, RunSpec.make("mdav-generic", 3, seed=0))
+    _run(window, qtbot, RunSpec.make("mdav-generic", 10, seed=0))
+    qtbot.wait(20)
+    assert draws == []  # hidden: not drawn
+    assert chart.drawn_ids == []
+    window.tabs.setCurrentWidget(chart)
+    assert draws == [2]
+    assert sorted(chart.drawn_ids) == sorted(e.run_id for e in window.controller.history)
+    window.tabs.setCurrentWidget(window.plot)
+    window.tabs.setCurrentWidget(chart)
+    assert draws == [2]  # shown again, nothing changed: not redrawn
+    # a run while the map is shown draws it at once
+    _run(window, qtbot, RunSpec.make("mdav-generic", 5, seed=0))
+    assert draws[-1] == 3 and len(chart.drawn_ids) == 3
+
+
 def test_restored_runs_fill_the_history_now_and_the_ru_map_in_the_next_turn(
     two_runs: MainWindow, qtbot: Any
 ) -> None:
@@ -291,6 +346,7 @@ def test_restored_runs_fill_the_history_now_and_the_ru_map_in_the_next_turn(
     # legend in the next one (issue 30: both in one turn stalled the GUI thread)
     ctl = two_runs.controller
     chart = two_runs.ru_chart
+    two_runs.tabs.setCurrentWidget(chart)  # a hidden map is drawn when shown
     before = sorted(chart.drawn_ids)
     restored = [replace(e, run_id=e.run_id + 100) for e in ctl.history]
     ctl.restore_history(restored)
@@ -331,6 +387,7 @@ def test_pareto_front_by_direction() -> None:
 
 def test_charts_export_to_png_and_svg(two_runs: MainWindow, tmp_path: Path) -> None:
     chart = two_runs.ru_chart
+    two_runs.tabs.setCurrentWidget(chart)  # its export button is on the map, shown
     png = export_png(chart.plot_item, tmp_path / "ru.png")
     svg = export_svg(chart.plot_item, tmp_path / "ru.svg")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -358,3 +358,72 @@ def test_the_groups_legend_is_one_item_in_the_columns_that_fit(
     wide = legend.boundingRect()
     legend.set_entries(legend.entries, 50.0)
     assert legend.column_count == 1 and legend.boundingRect().height() > wide.height()
+
+
+def test_the_groups_legend_is_refitted_when_the_view_is_resized(
+    demo_window: MainWindow, demo_result: RunResult, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30: ``_on_view_resized`` was defined twice, the legend's refit being the dead
+    first one; a narrower view kept a legend laid out for the wider one until the next redraw.
+    One handler refits the legend (and the category axes' notes) on every resize."""
+    plot = demo_window.plot
+    demo_window.resize(1366, 768)
+    demo_window.tabs.setCurrentWidget(plot)
+    plot.set_display("points")
+    qtbot.wait(50)
+    legend = plot.legend
+    assert legend.isVisible() and legend.column_count > 1
+    wide_room = plot.plot_item.getViewBox().width()
+    redraws: list[object] = []
+    plot.redraw = lambda *a, **k: redraws.append(a)  # type: ignore[method-assign]
+    plot.plot_widget.setFixedWidth(260)
+    qtbot.waitUntil(lambda: plot.plot_item.getViewBox().width() < wide_room / 2, timeout=5000)
+    qtbot.wait(20)
+    room = plot.plot_item.getViewBox().width()
+    assert not redraws  # the refit came from the resize, not from a redraw
+    assert legend.boundingRect().width() <= room
+    assert legend.column_count == 1
+    assert plot.legend_holder.height() >= legend.boundingRect().height()
+
+
+def test_a_draw_lays_the_axes_out_once(
+    demo_window: MainWindow, demo_result: RunResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: the groups plot measured its axes twice per draw (before the legend and after
+    it; 23-33 ms of a 350,000-record run's drawing turn): once, the legend refitted to the view
+    the pass leaves."""
+    plot = demo_window.plot
+    demo_window.resize(1366, 768)
+    demo_window.tabs.setCurrentWidget(plot)
+    passes: list[int] = []
+    layout_axes = plot._layout_axes
+    monkeypatch.setattr(plot, "_layout_axes", lambda: passes.append(1) or layout_axes())
+    for display in ("points", "density", "points"):
+        passes.clear()
+        plot.set_display(display)
+        assert len(passes) == 1, display
+        room = plot.plot_item.getViewBox().width()
+        assert plot.legend.boundingRect().width() <= room
+        assert plot.legend_holder.height() >= plot.legend.boundingRect().height()
+
+
+def test_tail_quantiles_are_numpys_quantiles_exactly() -> None:
+    """Issue 30: the view's quantile span of a large run is found in the tails only (a
+    partition of every record took 15-38 ms of the drawing turn); the same numbers as
+    ``np.quantile``, ties, sorted data and heavy tails included."""
+    from microgui.qt.plots.cluster_scatter import SPAN_SAMPLE, tail_quantiles
+
+    rng = np.random.default_rng(0)
+    n = 5 * SPAN_SAMPLE + 7
+    cases = [
+        rng.lognormal(size=n),
+        np.sort(rng.normal(size=n)),
+        np.sort(rng.normal(size=n))[::-1].copy(),
+        rng.integers(0, 4, size=n).astype(float),  # ties everywhere
+        np.r_[np.zeros(n - 50), rng.normal(size=50) * 1e6],
+        rng.standard_cauchy(size=n),
+    ]
+    for values in cases:
+        for q in (0.005, 0.001, 0.05, 0.2):
+            expected = np.quantile(values, [q, 1.0 - q])
+            assert tail_quantiles(values, q) == (float(expected[0]), float(expected[1]))

@@ -51,7 +51,9 @@ def test_ru_map_frames_the_front_and_marks_dp_runs_off_scale(qtbot: Any) -> None
     assert not chart.log_y  # the framed losses span one decade
     (x0, x1), (y0, y1) = chart.plot_item.getViewBox().viewRange()
     framed = [p for p in points if p.run_id not in dp]
-    assert x0 == 0.0 and y0 == 0.0  # rates and losses start at 0
+    # rates and losses start at 0, or a mark's width below it when a run sits at 0 (issue 30:
+    # a mark on the axis was half clipped)
+    assert -0.05 * (x1 - x0) < x0 <= 0.0 and -0.05 * (y1 - y0) < y0 <= 0.0
     assert max(p.measures[IL] for p in framed) < y1 < 100  # type: ignore[operator]
     assert max(p.measures[RL] for p in framed) < x1  # type: ignore[operator]
     # every run is in view: the dp runs as arrows at the top edge, with their loss in the tooltip
@@ -150,3 +152,72 @@ def test_density_view_fits_a_laptop_window_with_its_colour_scale(
         rect = item.sceneBoundingRect()
         assert rect.right() <= shown.right() + 1 and rect.left() >= -1, type(item).__name__
     assert "Density of 150,000 records" in plot.title_text()
+
+
+def test_ru_map_marks_at_the_axes_corner_are_whole_and_labelled(qtbot: Any) -> None:
+    """Issue 30: a t-closeness run at a risk of 0 (and a loss at the top of the frame) sat on
+    the axis, its mark half clipped and its k label hidden: the view holds every mark whole,
+    the shown run's ring and each run's label."""
+    points = [
+        RuPoint(1, "mdav", 3, {RL: 12.0, IL: 8.0}),
+        RuPoint(2, "mdav", 5, {RL: 7.5, IL: 12.0}),
+        RuPoint(3, "mdav", 10, {RL: 4.0, IL: 19.0}),
+        RuPoint(4, "tcloseness", 5, {RL: 0.0, IL: 41.0}),
+        RuPoint(5, "ama", 5, {RL: 9.0, IL: 14.0}),
+    ]
+    chart = RuChartPlot()
+    qtbot.addWidget(chart)
+    chart.resize(700, 420)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.set_runs(points, measure_catalog())
+    chart.set_current(4)
+    qtbot.wait(20)
+    view = chart.plot_item.getViewBox()
+    bounds = view.sceneBoundingRect()
+    for run_id in range(1, 6):
+        x, y = chart.point_position(run_id)
+        centre = view.mapViewToScene(QPointF(x, y))
+        item = next(it for it in chart.method_items.values() if run_id in list(it.data["data"]))
+        half = float(item.data["size"][list(item.data["data"]).index(run_id)]) / 2
+        assert bounds.adjusted(half, half, -half, -half).contains(centre), run_id
+    x, y = chart.point_position(4)  # the ring of the run shown (22 px across)
+    centre = view.mapViewToScene(QPointF(x, y))
+    assert bounds.adjusted(11, 11, -11, -11).contains(centre)
+    # every run is labelled (no two labels overlap here), the t-closeness run too
+    assert sorted(chart.visible_labels()) == sorted(["k=3", "k=5", "k=10", "k=5", "k=5"])
+    tcloseness = chart.labels[chart.drawn_ids.index(4)]
+    assert tcloseness.isVisible()
+    assert bounds.contains(tcloseness.mapRectToScene(tcloseness.boundingRect()))
+
+
+def test_ru_map_says_when_its_risk_axis_switches_by_itself(qtbot: Any) -> None:
+    """Issue 30: the risk axis follows the measure most runs have (issue 13: generalization
+    runs have no record linkage), which moved the map without a word when a sweep's runs
+    arrived; the map's title and the axis chooser now say it, and an axis the user chose is
+    never switched (nor noted)."""
+    risk = "reidentification_risk_max"
+    catalog = measure_catalog()
+    first = [RuPoint(1, "mdav", 3, {RL: 10.0, risk: 5.0, IL: 8.0})]
+    chart = RuChartPlot()
+    qtbot.addWidget(chart)
+    chart.resize(900, 600)
+    chart.show()
+    chart.set_runs(first, catalog)
+    assert chart.options.x_measure == RL
+    assert "switched" not in chart.title_text() and "switched" not in chart.x_combo.toolTip()
+    sweep = first + [RuPoint(i, "mstk", 3 + i, {risk: 2.0 + i, IL: 20.0 + i}) for i in (2, 3, 4)]
+    chart.set_runs(sweep, catalog)
+    assert chart.options.x_measure == risk  # by design: every run placed
+    assert set(chart.drawn_ids) == {1, 2, 3, 4}
+    note = f"risk axis switched to {catalog[risk][0]}: 4 of 4 runs have it"
+    assert note in chart.title_text()
+    assert note in chart.x_combo.toolTip() and f"{catalog[RL][0]}: 1" in chart.x_combo.toolTip()
+    assert "loss axis switched" not in chart.title_text()
+    # the user's choice: kept, and nothing to note
+    chart.x_combo.setCurrentIndex(chart.x_combo.findData(RL))
+    assert chart.options.x_measure == RL
+    assert "switched" not in chart.title_text() and "switched" not in chart.x_combo.toolTip()
+    more = sweep + [RuPoint(5, "mstk", 9, {risk: 1.0, IL: 30.0})]
+    chart.set_runs(more, catalog)
+    assert chart.options.x_measure == RL and "switched" not in chart.title_text()

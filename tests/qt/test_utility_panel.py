@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
 
@@ -106,3 +107,61 @@ def test_utility_tab_refuses_a_bad_model_in_one_line(window: MainWindow, qtbot: 
     panel.formula_edit.setText("")
     with qtbot.waitSignal(panel.model_refused, timeout=TIMEOUT_MS):
         panel.fit()
+
+
+def _countries(n: int = 41) -> Any:
+    """A nominal column like Adult's native-country: one huge category, 40 small ones; one
+    small category emptied by the protection and one filled."""
+    from microgui.core.metrics.categorical_utility import Distribution
+
+    labels = tuple(f"country-{i:02d}" for i in range(n - 1)) + ("a-very-long-country-name-indeed",)
+    original = np.r_[27_000.0, np.linspace(600.0, 10.0, n - 1)]
+    released = original.copy()
+    released[35] = 0.0  # a small category emptied
+    released[0] += original[35]
+    return Distribution("native-country", False, labels, original, released, 0.077, 0.031)
+
+
+def test_many_categories_draw_the_rows_that_fit_and_sum_the_others(
+    window: MainWindow, qtbot: Any
+) -> None:
+    """Issue 30: Adult's 41 countries drew 30 overlapping axis labels at 1366 × 768; the plot
+    draws as many categories as its height has rows for (the most changed and the largest),
+    the others summed in one "other" row listed in the axis's tooltip, more when taller."""
+    from microgui.qt.panels.utility_panel import ROW_PX, categories_shown
+
+    panel = window.utility_panel
+    window.resize(1366, 768)
+    window.tabs.setCurrentWidget(panel)
+    qtbot.wait(50)
+    d = _countries()
+    panel.draw_distribution(d)
+    plot = panel._dist_plot
+    view = plot.getViewBox()
+
+    def ticks() -> list[tuple[float, str]]:
+        return list(plot.getAxis("left")._tickLevels[0])
+
+    def spacing() -> float:
+        ys = [view.mapViewToScene(pg.Point(0.0, v)).y() for v, _ in ticks()]
+        return min(abs(b - a) for a, b in zip(ys, ys[1:], strict=False))
+
+    shown = ticks()
+    assert len(shown) < 30 and spacing() >= ROW_PX - 1  # the labels do not overlap
+    texts = [t for _, t in shown]
+    hidden = len(d.labels) - (len(texts) - 1)
+    assert texts[-1] == f"other ({hidden})"
+    assert "country-35" in texts  # the emptied category is drawn: it changed
+    assert "country-00" in texts
+    tip = plot.getAxis("left").toolTip()
+    assert tip.count("\n") >= hidden and "→" in tip
+    assert f"{len(texts) - 1} of 41 categories drawn" in panel.distribution_caption.text()
+    # a taller plot: more rows, never overlapping
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: len(ticks()) > len(shown), timeout=3000)
+    assert spacing() >= ROW_PX - 1
+    # the choice: the changed categories first, then the largest; the categories' own order
+    order, rest = categories_shown(d.original, d.released, 8)
+    assert list(order) == sorted(order) and len(order) == 7 and 35 in order and 0 in order
+    assert sorted([*order, *rest]) == list(range(41))
+    assert list(categories_shown(d.original[:5], d.released[:5], 8)[0]) == [0, 1, 2, 3, 4]

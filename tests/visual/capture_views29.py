@@ -27,6 +27,7 @@ from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 
 from microgui.core.runs import RunSpec
 from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
+from microgui.core.views.ru_frame import cached_unprotected_reference
 from microgui.qt.app import make_application
 from microgui.qt.main_window import MainWindow
 from microgui.qt.settings import UiSettings
@@ -126,7 +127,8 @@ def capture(path: Path, which: str, out: Path) -> dict[str, Any]:
         ctl.start_run(spec)
         wait(lambda s=shown: bool(s))
     ctl.set_comparison([e.run_id for e in ctl.history])
-    wait(lambda: window.ru_chart.reference_position is not None)
+    # the unprotected table's point, measured in a view task (the map draws it when shown)
+    wait(lambda: cached_unprotected_reference(ctl.dataset) is not None)
     times["reference"] = time.perf_counter()
     views = {
         "groups": window.plot,

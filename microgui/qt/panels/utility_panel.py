@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -57,12 +57,25 @@ from microgui.core.table.dataset import Dataset
 from microgui.qt.plots.cell_text import CellTextItem, cell_font
 from microgui.qt.workers import TaskSlot
 
-__all__ = ["UtilityPanel", "MAX_BARS", "ORIGINAL_COLOUR", "RELEASED_COLOUR"]
+__all__ = [
+    "UtilityPanel",
+    "MAX_BARS",
+    "ORIGINAL_COLOUR",
+    "RELEASED_COLOUR",
+    "ROW_PX",
+    "categories_shown",
+]
 
 ORIGINAL_COLOUR = "#4c72b0"
 RELEASED_COLOUR = "#dd8452"
 #: The most categories drawn as bars (the largest by original count; the title says so).
 MAX_BARS = 30
+#: Pixels per category row of the distribution plot: with fewer, the category labels on its
+#: left axis overlap (issue 30: Adult's 41 countries drew 30 labels on top of each other in a
+#: 1366 × 768 window).
+ROW_PX = 17
+#: A category label longer than this is elided (its full name in the axis's tooltip).
+LABEL_CHARS = 22
 #: Cell values are written on the association heatmaps up to this many columns, when a font of
 #: 7-10 pt fits a cell (else the numbers would overlap: the note lists the largest changes).
 MAX_CELL_TEXT = 10
@@ -99,6 +112,40 @@ def _item(text: str, numeric: bool = False) -> QTableWidgetItem:
     align = Qt.AlignmentFlag.AlignRight if numeric else Qt.AlignmentFlag.AlignLeft
     item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
     return item
+
+
+def categories_shown(
+    original: np.ndarray, released: np.ndarray, rows: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The categories drawn as bars in ``rows`` rows, and those summed in one "other" row.
+
+    All of them when they fit; else ``rows - 1`` (the last row is "other"): the half with the
+    largest changes (released - original counts, those that changed), then the largest by
+    count, so that a statistician reads which categories changed and the main ones. Both in
+    the categories' own order (sorted indices)."""
+    n = len(original)
+    rows = max(int(rows), 2)
+    if n <= rows:
+        return np.arange(n), np.zeros(0, dtype=np.int64)
+    keep = rows - 1
+    change = np.abs(np.asarray(released, dtype=np.float64) - original)
+    by_change = [int(i) for i in np.argsort(-change, kind="stable") if change[i] > 0]
+    chosen = by_change[: keep // 2]
+    taken = set(chosen)
+    size = np.maximum(original, released)
+    for i in np.argsort(-size, kind="stable"):
+        if len(chosen) >= keep:
+            break
+        if int(i) not in taken:
+            chosen.append(int(i))
+            taken.add(int(i))
+    shown = np.sort(np.asarray(chosen, dtype=np.int64))
+    rest = np.setdiff1d(np.arange(n), shown)
+    return shown, rest
+
+
+def _elide(text: str, chars: int = LABEL_CHARS) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def _plot(widget: pg.PlotWidget) -> pg.PlotItem:
@@ -258,6 +305,10 @@ class UtilityPanel(QWidget):
         self.distribution_table.itemSelectionChanged.connect(self._draw_selected_distribution)
         self.distribution_plot = pg.PlotWidget()
         self._dist_plot = _plot(self.distribution_plot)
+        #: The distribution drawn, and the category rows its plot had room for: drawn again
+        #: when a resize gives room for more or fewer rows.
+        self._dist_drawn: tuple[Distribution, int] | None = None
+        self.distribution_plot.installEventFilter(self)
         self.distribution_caption = _note()
         dist_right = QWidget()
         right = QVBoxLayout(dist_right)
@@ -522,20 +573,66 @@ class UtilityPanel(QWidget):
         if d is not None:
             self.draw_distribution(d)
 
+    def category_rows(self) -> int:
+        """Category rows the distribution plot has room for (:data:`ROW_PX` each, at most
+        :data:`MAX_BARS`)."""
+        view = self._dist_plot.getViewBox()
+        height = view.height() if view.height() > 50 else self.distribution_plot.height() - 90
+        # one row's height is kept for the margins around the bars
+        return int(min(MAX_BARS, max(3, height // ROW_PX - 1)))
+
+    def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802 (Qt's name)
+        if (
+            watched is self.distribution_plot
+            and event.type() == QEvent.Type.Resize
+            and self._dist_drawn is not None
+        ):
+            # after the layout: the view's new height decides the rows
+            QTimer.singleShot(0, self, self._redraw_distribution_if_rows_changed)
+        return super().eventFilter(watched, event)
+
+    def _redraw_distribution_if_rows_changed(self) -> None:
+        drawn = self._dist_drawn
+        if drawn is not None and not drawn[0].numeric and self.category_rows() != drawn[1]:
+            self.draw_distribution(drawn[0])
+
     def draw_distribution(self, d: Distribution) -> None:
         """Original and released frequencies side by side: vertical bars by bin for a number,
-        horizontal bars by category (the labels on the left) otherwise."""
+        horizontal bars by category (the labels on the left) otherwise, as many categories as
+        the plot's height has rows for (:func:`categories_shown`: the most changed and the
+        largest; the others summed in an "other" row, listed in the axis's tooltip)."""
         plot = self._dist_plot
         plot.clear()
         n = len(d.labels)
-        order = np.arange(n)
         note = ""
-        if not d.numeric and n > MAX_BARS:
-            order = np.sort(np.argsort(-(d.original + d.released), kind="stable")[:MAX_BARS])
-            note = f"; the {MAX_BARS} largest of {n} categories"
-        o, r = d.original[order], d.released[order]
-        labels = [d.labels[i] for i in order]
-        pos = np.arange(len(order), dtype=np.float64)
+        rows = self.category_rows()
+        self._dist_drawn = (d, rows)
+        o, r = d.original, d.released
+        labels = list(d.labels)
+        tip = ""
+        if not d.numeric:
+            order, rest = categories_shown(d.original, d.released, rows)
+            o, r = d.original[order], d.released[order]
+            labels = [d.labels[i] for i in order]
+            if len(rest):
+                o = np.append(o, d.original[rest].sum())
+                r = np.append(r, d.released[rest].sum())
+                labels.append(f"other ({len(rest)})")
+                note = (
+                    f"; {len(order)} of {n} categories drawn (the most changed and the largest), "
+                    f"the other {len(rest)} summed in “other ({len(rest)})” (listed in the "
+                    "axis's tooltip)"
+                )
+                moved = sorted(rest, key=lambda i: -abs(d.released[i] - d.original[i]))
+                tip = "\n".join(
+                    [f"“other ({len(rest)})”: original → released records"]
+                    + [f"{d.labels[i]}: {d.original[i]:,.0f} → {d.released[i]:,.0f}" for i in moved]
+                )
+            long = [t for t in labels if len(t) > LABEL_CHARS]
+            if long:
+                tip = "\n".join(([tip, ""] if tip else []) + ["Elided names:", *long])
+        plot.getAxis("left").setToolTip(tip)
+        pos = np.arange(len(labels), dtype=np.float64)
         width = 0.4
         brush_o, brush_r = pg.mkBrush(ORIGINAL_COLOUR), pg.mkBrush(RELEASED_COLOUR)
         if d.numeric and d.edges is not None:
@@ -568,7 +665,7 @@ class UtilityPanel(QWidget):
             bars_r = pg.BarGraphItem(
                 x0=0, y=pos + 0.2, height=width, width=lr, brush=brush_r, pen=None
             )
-            plot.getAxis("left").setTicks([[(float(i), t[:22]) for i, t in enumerate(labels)]])
+            plot.getAxis("left").setTicks([[(float(i), _elide(t)) for i, t in enumerate(labels)]])
             if log:
                 top = int(math.ceil(math.log10(max(float(o.max()), float(r.max()), 1.0) + 1)))
                 plot.getAxis("bottom").setTicks(

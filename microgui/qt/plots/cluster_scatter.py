@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyqtgraph as pg
@@ -80,6 +80,8 @@ from microgui.qt.plots.palette import ClusterPalette
 from microgui.qt.plots.titles import set_plot_title
 
 __all__ = [
+    "AxisValues",
+    "axis_values",
     "ClusterScatterPlot",
     "CategoryAxisItem",
     "MAX_AXIS_PX",
@@ -114,6 +116,81 @@ DEFAULT_DENSITY_THRESHOLD = 5_000
 MOVE_COLORS: tuple[str, ...] = ("#fee391", "#fdae61", "#f46d43", "#d73027", "#7f0000", "#9e9e9e")
 #: "auto": points up to the threshold, a density image above; or always one of the two.
 DISPLAY_MODES = ("auto", "points", "density")
+
+
+class AxisValues(NamedTuple):
+    """One axis of a run's record plot: where the original records and their released values
+    are drawn, the axis title and its tooltip, how far protection moved each record along the
+    axis (:func:`microgui.core.views.moves.axis_moves`) and, for an ordinal or nominal
+    quasi-identifier, its category axis (None otherwise)."""
+
+    original: np.ndarray
+    protected: np.ndarray
+    title: str
+    tip: str
+    moves: np.ndarray
+    categories: CategoryAxis | None = None
+
+
+def axis_values(
+    result: RunResult, projection: QIProjection | None, name: str, seed: int = 0
+) -> AxisValues:
+    """The values of axis choice ``name`` for one run, as the groups plot and the comparison
+    plots both draw them (one function, so that a record sits at the same place in both):
+    PC1/PC2 of the run's projection, a continuous quasi-identifier in its original units, an
+    ordinal or nominal one as category slots (records and group aggregates spread at random,
+    with ``seed``, within ±:data:`~microgui.core.views.projection.JITTER` of their slot; one
+    offset per group, its members carrying the same aggregate). Slots, category axes and
+    released numbers come from the projection computed in the run's worker when it has them
+    (nothing but arrays on the GUI thread)."""
+    if name in (PC1, PC2):
+        assert projection is not None
+        i = 0 if name == PC1 else 1
+        original, protected = projection.original[:, i], projection.protected[:, i]
+        return AxisValues(
+            original,
+            protected,
+            projection.axis_label(i),
+            projection.explanation(),
+            axis_moves(original, protected, False),
+        )
+    qi = result.qi
+    if name in qi.continuous_names:
+        j = qi.continuous_names.index(name)
+        original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
+        ready = projection.released_numbers.get(name) if projection is not None else None
+        protected = ready if ready is not None else released_numbers(result.protected, name)
+        return AxisValues(
+            original,
+            protected,
+            f"{name} (original units)",
+            "",
+            axis_moves(original, protected, False),
+        )
+    axis = projection.category_axes.get(name) if projection is not None else None
+    if axis is None:
+        axis = category_axis(qi, name)
+    slots = projection.released_slots.get(name) if projection is not None else None
+    if slots is None:
+        slots = axis.slots_of(result.protected[name])
+    labels = result.labels
+    n_groups = int(labels.max()) + 1 if len(labels) else 0
+    original = axis.original + category_jitter(len(labels), seed, name)
+    protected = slots + category_jitter(n_groups, seed, name + "\x00released")[labels]
+    tip = (
+        f"{name}: {axis.kind} quasi-identifier, categories {axis.order_rule}, one slot each "
+        f"(bottom/left first). Records and group aggregates are spread at random "
+        f"(seed {seed}) within ±{JITTER} of their category's slot so that they do not hide "
+        "each other; the position within a slot means nothing."
+    )
+    return AxisValues(
+        original,
+        protected,
+        f"{name} ({axis.kind}, {len(axis.labels)} categories)",
+        tip,
+        axis_moves(axis.original, slots, True),
+        axis,
+    )
 
 
 @dataclass
@@ -415,7 +492,6 @@ class ClusterScatterPlot(QWidget):
             pen=None,
         )
         self.protected_item.setZValue(1)
-        self.plot_item.getViewBox().sigResized.connect(self._on_view_resized)
         self.plot_item.addItem(self.records_item)
         self.plot_item.addItem(self.density_item)
         self.plot_item.addItem(self.protected_item)
@@ -654,55 +730,13 @@ class ClusterScatterPlot(QWidget):
         self.color_bar.axis.setTicks([[(float(np.log10(1.0 + c)), f"{c:,}") for c in steps]])
         self.color_bar.setVisible(True)
 
-    def _axis_data(self, name: str) -> tuple[np.ndarray, np.ndarray, str, str, CategoryAxis | None]:
-        """Original values, protected values (per record), axis label, its tooltip and, for an
-        ordinal or nominal quasi-identifier, its category axis. The records' moves along the
-        axis are kept in ``self._moves[name]``."""
-        result = self._result
-        assert result is not None
-        if name in (PC1, PC2):
-            assert self._projection is not None
-            i = 0 if name == PC1 else 1
-            proj = self._projection
-            self._moves[name] = axis_moves(proj.original[:, i], proj.protected[:, i], False)
-            return (
-                proj.original[:, i],
-                proj.protected[:, i],
-                proj.axis_label(i),
-                proj.explanation(),
-                None,
-            )
-        qi = result.qi
-        if name in qi.continuous_names:
-            j = qi.continuous_names.index(name)
-            original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
-            ready = self._projection.released_numbers if self._projection is not None else {}
-            protected = ready.get(name)
-            if protected is None:  # a projection made without the axes: computed here
-                protected = released_numbers(result.protected, name)
-            self._moves[name] = axis_moves(original, protected, False)
-            return original, protected, f"{name} (original units)", "", None
-        axis = self._category_axis(name)
-        seed = self.options.sample_seed
-        labels = result.labels
-        n_groups = int(labels.max()) + 1 if len(labels) else 0
-        original = axis.original + category_jitter(len(labels), seed, name)
-        # One offset per group: its members carry the same aggregate, drawn once.
-        group_jitter = category_jitter(n_groups, seed, name + "\x00released")
-        ready_slots = self._projection.released_slots if self._projection is not None else {}
-        released_slots = ready_slots.get(name)
-        if released_slots is None:
-            released_slots = axis.slots_of(result.protected[name])
-        self._moves[name] = axis_moves(axis.original, released_slots, True)
-        protected = released_slots + group_jitter[labels]
-        label = f"{name} ({axis.kind}, {len(axis.labels)} categories)"
-        tip = (
-            f"{name}: {axis.kind} quasi-identifier, categories {axis.order_rule}, one slot each "
-            f"(bottom/left first). Records and group aggregates are spread at random "
-            f"(seed {seed}) within ±{JITTER} of their category's slot so that they do not hide "
-            "each other; the position within a slot means nothing."
-        )
-        return original, protected, label, tip, axis
+    def _axis_data(self, name: str) -> AxisValues:
+        """The values of axis choice ``name`` for the shown run (:func:`axis_values`); the
+        records' moves along it are kept in ``self._moves[name]``."""
+        assert self._result is not None
+        values = axis_values(self._result, self._projection, name, self.options.sample_seed)
+        self._moves[name] = values.moves
+        return values
 
     def _category_axis(self, name: str) -> CategoryAxis:
         """The run's axis of a categorical quasi-identifier: the one the worker laid out with
@@ -721,8 +755,8 @@ class ClusterScatterPlot(QWidget):
         if result is None:
             return
         opts = self.options
-        x, x_prot, x_label, x_tip, x_cats = self._axis_data(opts.x_axis)
-        y, y_prot, y_label, y_tip, y_cats = self._axis_data(opts.y_axis)
+        x, x_prot, x_label, x_tip, _, x_cats = self._axis_data(opts.x_axis)
+        y, y_prot, y_label, y_tip, _, y_cats = self._axis_data(opts.y_axis)
         self.moved = distance_moved(self._moves[opts.x_axis], self._moves[opts.y_axis])
         labels = result.labels
         n = len(labels)
@@ -939,13 +973,13 @@ class ClusterScatterPlot(QWidget):
             self._drawn["view"] = view.viewRange()
             return
         if ranges is not None:
-            # The axes' labels for this range set the view's width, which the legend needs.
             self._view_timer.blockSignals(True)
-            self.plot_item.getViewBox().setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
-            self._layout_axes()
-        self._fill_legend(entries)
-        if ranges is not None:
             self._set_range(ranges)
+        # The legend for the view's present width; the one layout pass below sets the axes'
+        # widths for this range, and a view it leaves narrower or wider refits the legend
+        # (:meth:`_on_view_resized`). Laying the axes out before the legend too cost a second
+        # pass per draw (issue 30: 23-33 ms of a 350,000-record run's drawing turn).
+        self._fill_legend(entries)
         self._settle_layout()
         self._view_timer.stop()
         self._view_timer.blockSignals(False)
@@ -1071,10 +1105,6 @@ class ClusterScatterPlot(QWidget):
         height = self.legend.boundingRect().height() + LEGEND_GAP if entries else 0
         self.legend_holder.setFixedHeight(height)
 
-    def _on_view_resized(self, *_args: object) -> None:
-        if self._legend_entries and self.legend.isVisible():
-            self._fill_legend(self._legend_entries)
-
     def _set_range(self, ranges: tuple[tuple[float, float], tuple[float, float]]) -> None:
         """Show ``ranges`` (the legend is below the view: no room to keep for it)."""
         (x0, x1), (y0, y1) = ranges
@@ -1118,7 +1148,12 @@ class ClusterScatterPlot(QWidget):
                 changed = True
         return changed
 
-    def _on_view_resized(self) -> None:
+    def _on_view_resized(self, *_args: object) -> None:
+        """The view's new size: the legend's entries side by side as its width now holds (a
+        legend laid out for a wider view was cut off at 1366 px), and the category axes'
+        "every m-th labelled" notes for their new length."""
+        if self._legend_entries and self.legend.isVisible():
+            self._fill_legend(self._legend_entries)
         if self.bottom_axis.categories is not None or self.left_axis.categories is not None:
             self._note_label_steps()
 
@@ -1326,6 +1361,45 @@ def _measurable(axis: Any) -> bool:
     return True
 
 
+#: Above this many records an axis's quantile span is found in its tails only (see
+#: :func:`tail_quantiles`): the 0.5 % quantiles of 350,000 records by ``np.quantile`` (a
+#: partition of every record) held the GUI thread 15-38 ms of the result's drawing turn (issue 30).
+SPAN_SAMPLE = 65_536
+
+
+def tail_quantiles(finite: np.ndarray, q: float) -> tuple[float, float]:
+    """``np.quantile(finite, [q, 1 - q])`` (linear interpolation), exactly, without partitioning
+    every value when ``q`` is small: thresholds a little inside the tails are read off every m-th
+    value (a sample of :data:`SPAN_SAMPLE`), the values beyond them are kept (one comparison
+    per value) and only those are partitioned. The first ``c`` values of the sorted array are
+    the values ≤ a threshold when ``c`` of them are, ties included, so the order statistics are
+    those of the full array; when a tail holds too few values, ``np.quantile`` of all."""
+    n = len(finite)
+    step = -(-n // SPAN_SAMPLE)
+    if step <= 1 or not 0.0 < q < 0.25:
+        lo, hi = np.quantile(finite, [q, 1.0 - q])
+        return float(lo), float(hi)
+    sample = finite[::step]
+    # a margin of several standard errors of the sample quantile, in probability
+    margin = 6.0 * float(np.sqrt(q * (1.0 - q) / len(sample))) + 2.0 / len(sample)
+    lo_t, hi_t = np.quantile(sample, [min(q + margin, 0.5), max(1.0 - q - margin, 0.5)])
+    low = finite[finite <= lo_t]
+    high = finite[finite >= hi_t]
+    out = []
+    for pos, tail, offset in (
+        (q * (n - 1), low, 0),
+        ((1.0 - q) * (n - 1), high, n - len(high)),
+    ):
+        k0, k1 = int(np.floor(pos)), int(np.ceil(pos))
+        if not (0 <= k0 - offset and k1 - offset < len(tail)):
+            lo, hi = np.quantile(finite, [q, 1.0 - q])
+            return float(lo), float(hi)
+        part = np.partition(tail, [k0 - offset, k1 - offset])
+        a, b = float(part[k0 - offset]), float(part[k1 - offset])
+        out.append(a + (b - a) * (pos - k0))
+    return out[0], out[1]
+
+
 def _span(values: np.ndarray, protected: np.ndarray, q: float) -> tuple[float, float] | None:
     """The axis range: the records' [q, 1-q] quantiles (all of them when q = 0) and the protected
     values inside them, padded by 4 %."""
@@ -1333,7 +1407,7 @@ def _span(values: np.ndarray, protected: np.ndarray, q: float) -> tuple[float, f
     if not len(finite):
         return None
     if q > 0 and len(finite) > 100:
-        lo, hi = (float(v) for v in np.quantile(finite, [q, 1.0 - q]))
+        lo, hi = tail_quantiles(finite, q)
     else:
         lo, hi = float(finite.min()), float(finite.max())
         prot = protected[np.isfinite(protected)]

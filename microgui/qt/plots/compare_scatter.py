@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -33,18 +33,12 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from microgui.core.runs import RunResult
 from microgui.core.views.moves import (
     MOVE_EDGES,
-    axis_moves,
     distance_moved,
     move_class_labels,
     move_classes,
 )
 from microgui.core.views.projection import (
-    JITTER,
-    CategoryAxis,
     QIProjection,
-    category_axis,
-    category_jitter,
-    released_numbers,
 )
 from microgui.qt.plots.cluster_scatter import (
     DEFAULT_DENSITY_THRESHOLD,
@@ -53,6 +47,7 @@ from microgui.qt.plots.cluster_scatter import (
     PC1,
     PC2,
     CategoryAxisItem,
+    axis_values,
     default_axes,
     density_image,
     first_of_groups,
@@ -71,10 +66,8 @@ __all__ = [
     "CompareOptions",
     "CompareRun",
     "axis_choices_of",
-    "axis_values",
     "default_axes_of",
     "axis_kind",
-    "AxisValues",
 ]
 
 
@@ -138,73 +131,6 @@ def short_title(title: str) -> str:
     """An axis title without its explanation ("PC2 (21% of var.) · z-scores" -> "PC2 (21% of
     var.)"): the vertical title has the plot's height only."""
     return title.split(" · ", 1)[0]
-
-
-class AxisValues(NamedTuple):
-    """One axis of a run's plot: where the original records and their released values are
-    drawn, the axis title, how far protection moved each record along the axis
-    (:func:`microgui.core.views.moves.axis_moves`) and, for an ordinal or nominal
-    quasi-identifier, its category axis (None otherwise)."""
-
-    original: np.ndarray
-    protected: np.ndarray
-    title: str
-    moves: np.ndarray
-    categories: CategoryAxis | None = None
-
-
-def axis_values(run: CompareRun, name: str, seed: int = 0) -> AxisValues:
-    """The values of an axis choice for one run, as the groups plot draws them: PC1/PC2 of the
-    run's projection, a continuous quasi-identifier in its original units, an ordinal or
-    nominal one as category slots (records and group aggregates spread at random within
-    ±:data:`~microgui.core.views.projection.JITTER` of their slot, with ``seed``: the same
-    places as in the groups plot). The slots and released numbers come from the projection
-    computed in the run's worker when it has them (nothing but arrays on the GUI thread)."""
-    result = run.result
-    proj = run.projection
-    if name in (PC1, PC2):
-        assert proj is not None
-        i = 0 if name == PC1 else 1
-        original, protected = proj.original[:, i], proj.protected[:, i]
-        return AxisValues(
-            original,
-            protected,
-            f"{name} ({proj.explained_ratio[i]:.0%} of var.) · "
-            + ("mixed-distance embedding" if proj.mixed else "z-scores"),
-            axis_moves(original, protected, False),
-        )
-    qi = result.qi
-    if name in qi.continuous_names:
-        j = qi.continuous_names.index(name)
-        original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
-        ready = proj.released_numbers.get(name) if proj is not None else None
-        protected = ready if ready is not None else released_numbers(result.protected, name)
-        return AxisValues(
-            original,
-            protected,
-            f"{name} (original units)",
-            axis_moves(original, protected, False),
-        )
-    axis = proj.category_axes.get(name) if proj is not None else None
-    if axis is None:
-        axis = category_axis(qi, name)
-    slots = proj.released_slots.get(name) if proj is not None else None
-    if slots is None:
-        slots = axis.slots_of(result.protected[name])
-    labels = result.labels
-    n_groups = int(labels.max()) + 1 if len(labels) else 0
-    # the groups plot's offsets (ClusterScatterPlot._axis_data): a record sits at the same
-    # place in both views; one offset per group, its members carrying the same aggregate
-    original = axis.original + category_jitter(len(labels), seed, name)
-    protected = slots + category_jitter(n_groups, seed, name + "\x00released")[labels]
-    return AxisValues(
-        original,
-        protected,
-        f"{name} ({axis.kind}, {len(axis.labels)} categories) · records spread at random "
-        f"within ±{JITTER} of their category",
-        axis_moves(axis.original, slots, True),
-        axis,
-    )
 
 
 class BrushViewBox(pg.ViewBox):
@@ -365,6 +291,8 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         #: Plots per row as laid out now (:func:`grid_columns` of the view's shape).
         self.columns = 2
         self._titles: tuple[str, str] = ("", "")
+        #: The axes' tooltips: what an axis shows (a category axis: its random spread).
+        self._tips: tuple[str, str] = ("", "")
         #: Rich text of the distance-moved colours drawn now ('' when every run is by group).
         self.move_legend = ""
         #: The legend's line under the plots (None until plots are drawn).
@@ -459,10 +387,10 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
     def _set_axis_titles(self) -> None:
         """Linked axes read the same: the x title on the bottom row, the y title on the left
         column only; each as long as its plot has room for (:meth:`_fit_axis_titles`)."""
-        x_title, y_title = self._titles
+        (x_title, y_title), (x_tip, y_tip) = self._titles, self._tips
         for p in self.plots:
-            p.plot.getAxis("left").setToolTip(y_title)
-            p.plot.getAxis("bottom").setToolTip(x_title)
+            p.plot.getAxis("left").setToolTip(f"{y_title}\n{y_tip}".strip())
+            p.plot.getAxis("bottom").setToolTip(f"{x_title}\n{x_tip}".strip())
         self._fit_axis_titles()
 
     def _fit_titles(self) -> None:
@@ -624,8 +552,8 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         for p in self.plots:
             p.drawn = False
         for run, p in zip(self.runs, self.plots, strict=True):
-            x_axis = axis_values(run, opts.x_axis, opts.sample_seed)
-            y_axis = axis_values(run, opts.y_axis, opts.sample_seed)
+            x_axis = axis_values(run.result, run.projection, opts.x_axis, opts.sample_seed)
+            y_axis = axis_values(run.result, run.projection, opts.y_axis, opts.sample_seed)
             x, y = x_axis.original, y_axis.original
             p.x, p.y = x, y  # where the records are drawn: what a brush selects from
             xs_all.append(x[np.isfinite(x)])
@@ -644,6 +572,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             p.plot.getAxis("left").set_categories(y_cats.labels if y_cats is not None else None)
         self.by_group = [r.result.n_groups <= opts.max_group_colours for r in self.runs]
         self._titles = (drawn[0][0].title, drawn[0][1].title)
+        self._tips = (drawn[0][0].tip, drawn[0][1].tip)
         self._present = np.zeros(len(MOVE_COLORS), dtype=bool)
         self._generation += 1
         if ranges is not None:

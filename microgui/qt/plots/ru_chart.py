@@ -13,13 +13,16 @@ far beyond it (differential privacy at a loss of 10⁴–10⁵ beside microaggre
 drawn as arrows at the frame's edge, their value in their label and tooltip, and said in the
 title. When the framed losses span more than two decades the loss axis switches to a log scale,
 which its title says; the "log" scale shows every run. Tick labels are plain numbers (no SI
-prefix, no "×0.001", no "5·10¹"); axes of measures that are never negative start at 0.
+prefix, no "×0.001", no "5·10¹"); axes of measures that are never negative start at 0, or
+a mark's width below it when a run sits at 0: the view holds every mark whole and its k label
+(issue 30).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -196,11 +199,20 @@ class RuChartPlot(QWidget):
         for combo in (self.x_combo, self.y_combo):
             compact_combo(combo, 11, 260)
             combo.currentIndexChanged.connect(self._on_axes_changed)
-        self.x_combo.setToolTip("Disclosure-risk measure across")
-        self.y_combo.setToolTip(
+        self._x_tip = (
+            "Disclosure-risk measure across; until you choose one, the one most runs have "
+            "(the map says when it switches)"
+        )
+        self._y_tip = (
             "Information-loss (or utility) measure up; by default IL, all QIs: 100·SSE/SST over "
             "every quasi-identifier in MDAV-generic's distance, generalized (mstk) runs included"
         )
+        self.x_combo.setToolTip(self._x_tip)
+        self.y_combo.setToolTip(self._y_tip)
+        #: Why an axis the user did not choose switched to another measure (issue 30: a
+        #: sweep's runs moved the risk axis without a word), by option name, until the user
+        #: chooses that axis.
+        self._switched: dict[str, tuple[str, str]] = {}
 
         self.scale_combo = QComboBox()
         for text, key in (("auto", "auto"), ("linear", "linear"), ("log", "log")):
@@ -271,6 +283,11 @@ class RuChartPlot(QWidget):
         view.sigRangeChanged.connect(lambda *_a: self._place_labels())
         view.sigResized.connect(lambda *_a: self._place_labels())
         view.sigResized.connect(lambda *_a: self._refit_legend())
+        view.sigResized.connect(lambda *_a: self._frame_marks())
+        #: The runs' frame before room is made for their marks: ranges and (x, y, px) marks.
+        self._frame: tuple[Any, Any, Any] | None = None
+        #: The ranges :meth:`_frame_marks` last set (None: none yet, or a new frame).
+        self._framed: tuple[tuple[float, float], tuple[float, float]] | None = None
         self._legend_entries: list[tuple[object, str]] = []
         self._legend_room = 0.0
         self._legend_front = pg.PlotDataItem(
@@ -375,10 +392,14 @@ class RuChartPlot(QWidget):
                     keys = first + rest
                 else:
                     keys = first + ([chosen] if chosen in rest and attr in self._chosen else [])
-            current = getattr(self.options, attr)
+            current = previous = getattr(self.options, attr)
             if current not in keys or attr not in self._chosen:
                 current = self._default(keys, preferred)
                 setattr(self.options, attr, current)
+                if previous and current and current != previous and self._points:
+                    self._switched[attr] = self._switch_note(attr, previous, current)
+            if not self._points:
+                self._switched.pop(attr, None)
             combo.blockSignals(True)
             combo.clear()
             for key in keys:
@@ -390,11 +411,37 @@ class RuChartPlot(QWidget):
             combo.setCurrentIndex(max(combo.findData(current), 0))
             combo.setEnabled(bool(keys))
             combo.blockSignals(False)
+        self._note_switches()
+
+    def _switch_note(self, attr: str, previous: str, current: str) -> tuple[str, str]:
+        """Why the map changed, short (its title) and in full (the chooser's tooltip): 'risk
+        axis switched to X: 12 of 14 runs have it (Y: 2)'."""
+        have = sum(_finite(p.measures.get(current)) for p in self._points)
+        had = sum(_finite(p.measures.get(previous)) for p in self._points)
+        name = self._catalog.get(current, (current,))[0]
+        before = self._catalog.get(previous, (previous,))[0]
+        axis = "risk" if attr == "x_measure" else "loss"
+        short = f"{axis} axis switched to {name}: {have} of {len(self._points)} runs have it"
+        return short, (
+            f"The {short} ({before}: {had}). Choose a measure here to keep it: an axis you "
+            "chose is never switched."
+        )
+
+    def _note_switches(self) -> None:
+        """The axis choosers say when they switched by themselves (and why) in their tooltip."""
+        for combo, attr, tip in (
+            (self.x_combo, "x_measure", self._x_tip),
+            (self.y_combo, "y_measure", self._y_tip),
+        ):
+            note = self._switched.get(attr)
+            combo.setToolTip(f"{tip}\n\n{note[1]}" if note else tip)
 
     def set_measures(self, x_measure: str, y_measure: str) -> None:
         """Choose the measures on the axes (keys of the catalog)."""
         self.options.x_measure, self.options.y_measure = x_measure, y_measure
         self._chosen = {"x_measure", "y_measure"}
+        self._switched.clear()
+        self._note_switches()
         for combo, key in ((self.x_combo, x_measure), (self.y_combo, y_measure)):
             combo.blockSignals(True)
             combo.setCurrentIndex(max(combo.findData(key), 0))
@@ -409,6 +456,8 @@ class RuChartPlot(QWidget):
             if getattr(self.options, attr) != key:  # the axis the user changed
                 self._chosen.add(attr)
                 setattr(self.options, attr, key)
+                self._switched.pop(attr, None)
+        self._note_switches()
         self._draw()
 
     def set_y_scale(self, scale: str) -> None:
@@ -441,6 +490,7 @@ class RuChartPlot(QWidget):
         self.drawn_ids = []
         self.off_scale_ids = []
         self.front_item.setData([], [])
+        self._frame, self._framed = None, None
         for legend in self._legends.values():
             legend.clear()
             legend.setVisible(False)
@@ -507,11 +557,14 @@ class RuChartPlot(QWidget):
                 vertical = "up" if y_dir == LOWER else "down"
                 side = "up-right" if side == "right" and vertical == "up" else vertical
             arrows.append(side)
+        mark_px = np.zeros(len(drawn))  # each run's mark, in pixels across
         for m, method in enumerate(methods):
             rows = [i for i, p in enumerate(drawn) if p.method == method]
             color = QColor(CLUSTER_COLORS[m % len(CLUSTER_COLORS)])
             mark = SYMBOLS[m % len(SYMBOLS)]
             size = max(20 - 5 * m, 9)
+            for i in rows:
+                mark_px[i] = 18 if arrows[i] else size
             item = pg.ScatterPlotItem(
                 x=xs_plot[rows],
                 y=ys_plot[rows],
@@ -567,6 +620,9 @@ class RuChartPlot(QWidget):
             "<br><span style='font-size:9pt;color:#555'>colour and mark = method · label = k"
             "<br>dashed = Pareto front</span>"
         )
+        for attr in ("x_measure", "y_measure"):
+            if attr in self._switched:
+                title += f"<br><span style='font-size:9pt;color:#8a4b00'>{self._switched[attr][0]}</span>"
         measured_ids = {p.run_id for p in measured}
         shown_ids = set(self.drawn_ids)
         if self.off_scale_ids:
@@ -615,9 +671,64 @@ class RuChartPlot(QWidget):
             right_half = reference[0] > (x_range[0] + x_range[1]) / 2
             self.reference_label.setAnchor((1.1, 1.1) if right_half else (-0.1, 1.1))
         if len(drawn):
-            view.setRange(xRange=x_range, yRange=y_range, padding=0.0)
+            marks = [(float(xs_plot[i]), float(ys_plot[i]), mark_px[i]) for i in range(len(drawn))]
+            if reference is not None:
+                marks.append((reference[0], reference[1], 18.0))
+            self._frame = (x_range, y_range, marks)
+            self._frame_marks()
         self._draw_current()
         self._place_labels()
+
+    def _frame_marks(self) -> None:
+        """Show the frame of the runs drawn with room for their marks and labels at the view's
+        present size (again after a resize, unless the user zoomed or panned since)."""
+        if self._frame is None:
+            return
+        view = self.plot_item.getViewBox()
+        if self._framed is not None and not np.allclose(view.viewRange(), self._framed):
+            return  # the user's own view
+        x_range, y_range = self._room_for_marks(*self._frame)
+        self._framed = (x_range, y_range)
+        view.setRange(xRange=x_range, yRange=y_range, padding=0.0)
+
+    def _room_for_marks(
+        self,
+        x_range: tuple[float, float],
+        y_range: tuple[float, float],
+        marks: Sequence[tuple[float, float, float]],
+    ) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The view's ranges widened so that every mark ``(x, y, size in px)`` is whole inside
+        them, with the ring of the run shown, and each run's k label beside it (issue 30: a
+        t-closeness run at risk 0 sat on the axis, half its mark clipped, its label hidden).
+        Pixels are the view's at this size; the ranges only grow."""
+        self.plot_widget.ci.layout.activate()  # the view's size with the legend and titles
+        view = self.plot_item.getViewBox()
+        width, height = view.width(), view.height()
+        if width < 50 or height < 50:  # not laid out yet: a laptop's plot
+            width, height = 420.0, 300.0
+        ring = 22.0  # the shown run's ring (current_item)
+        # what each run needs around it, in pixels: left, right, below, above
+        needs = []
+        for i, (x, y, size) in enumerate(marks):
+            half = max(size, ring) / 2 + 2
+            left, right, below, above = half, half, half, half
+            if i < len(self.labels):
+                label = self.labels[i]
+                rect = label.textItem.boundingRect()
+                ax, ay = float(label.anchor[0]), float(label.anchor[1])
+                right = max(right, (1 - ax) * rect.width() + 1)
+                left = max(left, ax * rect.width() + 1)
+                above = max(above, ay * rect.height() + 1)
+                below = max(below, (1 - ay) * rect.height() + 1)
+            needs.append((x, y, left, right, below, above))
+        (x0, x1), (y0, y1) = x_range, y_range
+        for _ in range(3):  # widening changes the scale: a few rounds settle it
+            sx, sy = (x1 - x0) / width, (y1 - y0) / height
+            x0 = min([x0] + [x - left * sx for x, _y, left, _r, _b, _a in needs])
+            x1 = max([x1] + [x + right * sx for x, _y, _l, right, _b, _a in needs])
+            y0 = min([y0] + [y - below * sy for _x, y, _l, _r, below, _a in needs])
+            y1 = max([y1] + [y + above * sy for _x, y, _l, _r, _b, above in needs])
+        return (x0, x1), (y0, y1)
 
     def _reference_point(self, xk: str, yk: str) -> tuple[float, float] | None:
         """Draw the unprotected table's point (view coordinates) or hide it; its position."""
