@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 import threading
 import time
@@ -127,6 +128,7 @@ class KernelPrep(QObject):
     started = Signal()
     _resume = Signal()  # a run ended (emitted from its thread, handled in the GUI thread)
     _hold = Signal()  # a run began (emitted from its thread, handled in the GUI thread)
+    _need = Signal(list)  # a run waits for these methods' kernels (from its thread)
     progress = Signal(int, int)  # methods ready, methods in all
     finished = Signal(int, int)  # methods ready, methods in all (fewer: a warm-up failed)
 
@@ -165,6 +167,20 @@ class KernelPrep(QObject):
         self._child_total = 0
         self._child_out = b""
         self._child_killed_for_run = False
+        # a run waiting for the child's kernels (issue 30, session 43): what it waits on is
+        # read and waited for in the run's thread, written in the GUI thread
+        self._kernels = threading.Condition()
+        self._saved: set[str] = set()  # kernels' index paths the child has written
+        self._names_done: set[str] = set()  # methods the child has prepared (or failed)
+        self._child_alive = False
+        self._child_current = ""  # the warm-up the child is on
+        self._serving = False  # the child runs at normal priority for a waiting run
+        self._need.connect(self._on_need)
+        self._child_methods: list[tuple[str, str]] | None = None  # (name, warm-up's module)
+        #: how each waiting run's kernels were had from the child: "priority raised" (the
+        #: child under way, set back to normal priority) or "restarted" (a new child at normal
+        #: priority, the run's methods first); for the benchmark's notes
+        self.served: list[str] = []
 
     # state ---------------------------------------------------------------------------------
     @property
@@ -228,6 +244,10 @@ class KernelPrep(QObject):
         global _active
         self.in_child = True
         self._child_ready = self._child_total = 0
+        if self._child_methods is None:
+            from microgui.core.runs.prepare import preparation_list
+
+            self._child_methods = [(n, w.__module__) for n, w in preparation_list() if w]
         self._child_out = b""
         self.running = True
         self.failed = []
@@ -238,19 +258,24 @@ class KernelPrep(QObject):
         self.progress.emit(self.ready, self.total)
         self._launch_child(command)
 
-    def _launch_child(self, command: list[str]) -> None:
+    def _launch_child(self, command: list[str], first: Sequence[str] = ()) -> None:
         child = QProcess(self)
         child.setProgram(command[0])
-        child.setArguments(command[1:])
+        # the methods a run waits for, at normal priority (tab-separated: names have spaces)
+        child.setArguments([*command[1:], *(["--first", "\t".join(first)] if first else [])])
         child.setProcessChannelMode(QProcess.ProcessChannelMode.SeparateChannels)
         child.readyReadStandardOutput.connect(self._on_child_output)
         child.finished.connect(self._on_child_finished)
         child.errorOccurred.connect(self._on_child_error)
         self.child = child
         self.failed = []
+        with self._kernels:
+            self._child_alive = True
+            self._child_current = ""
+            self._serving = bool(first)
         child.start()
 
-    def _on_child_output(self) -> None:
+    def _on_child_output(self) -> None:  # noqa: C901 - one branch per line of the protocol
         child = self.child
         if child is None:
             return
@@ -258,6 +283,17 @@ class KernelPrep(QObject):
         *lines, self._child_out = self._child_out.split(b"\n")
         for raw in lines:
             word, _, rest = raw.decode("utf-8", "replace").strip().partition(" ")
+            if word == "saved":
+                with self._kernels:
+                    self._saved.add(rest)
+                    self._kernels.notify_all()
+                continue
+            if word == "started":
+                self._child_current = rest
+                continue
+            if word == "relaxed":  # the child lowered itself: a further need restarts it
+                self._serving = False
+                continue
             if word == "compiled":
                 self.compiled.set()
             elif word == "total" and rest.isdigit():
@@ -268,6 +304,9 @@ class KernelPrep(QObject):
                     self._child_ready = max(self._child_ready, int(count))
                 if word == "failed":
                     self.failed.append(name)
+                with self._kernels:
+                    self._names_done.add(name)
+                    self._kernels.notify_all()
             else:
                 continue
             if self.running:
@@ -303,6 +342,10 @@ class KernelPrep(QObject):
             self._start_here(None)
 
     def _drop_child(self) -> None:
+        with self._kernels:  # a run waiting for its kernels compiles them itself now
+            self._child_alive = False
+            self._serving = False
+            self._kernels.notify_all()
         child, self.child = self.child, None
         if child is not None:
             with suppress(RuntimeError):
@@ -340,32 +383,100 @@ class KernelPrep(QObject):
             self._resume.emit()
 
     def _on_hold(self) -> None:
-        """A run began while the child fills the cache: the child is killed (its finished
-        cache files stay; a file being written is never renamed into place) and started again
-        when the run ends. Else a child at the lowest priority, starved by the run on a busy
-        machine, could hold a cache index's lock that the run's kernel load waits for."""
-        child = self.child
-        if not self.in_child or child is None or self._stopped:
-            return
-        self._child_killed_for_run = True
-        if child.state() != QProcess.ProcessState.NotRunning:
-            child.kill()
-            child.waitForFinished(2000)
-        self._drop_child()
+        """A run began. The child filling the cache goes on: a kernel the run misses is asked
+        of it (:meth:`_on_need`), and its other compiles run at the lowest priority."""
 
     def _on_resume(self) -> None:
         if self.in_child:
             with self._lock:
-                again = self._holds == 0 and self.running and self.child is None
-            if again and self._child_killed_for_run and not self._stopped and self.child_command:
-                self._child_killed_for_run = False
-                self._launch_child(self.child_command)
+                idle = self._holds == 0
+            child = self.child
+            if idle and self._serving and child is not None and not self._stopped:
+                self._serving = False  # no run waits: back to the lowest priority
+                child.write(b"relax\n")
             return
         with self._lock:
             go = self._paused and self._holds == 0 and self.running
         if go:
             self._paused = False
             self._next()
+
+    # a run's kernels from the child -------------------------------------------------------
+    def methods_of(self, module: str) -> list[str]:
+        """The methods whose warm-up prepares the kernels of ``module`` (a warm-up defined in
+        it, or in the module whose name it extends: ``refine`` for ``refine_kernels``), the
+        lower bound's first (every run computes it; it takes well under a second); empty when
+        no warm-up does (the run then compiles that kernel itself)."""
+        pairs = self._child_methods
+        if pairs is None:  # once, in the GUI thread when the child starts; here as a fallback
+            from microgui.core.runs.prepare import preparation_list
+
+            pairs = self._child_methods = [(n, w.__module__) for n, w in preparation_list() if w]
+        own = [n for n, m in pairs if module == m or module.startswith(m + "_")]
+        if not own:
+            return []
+        bound = [n for n, m in pairs if m.endswith(".univariate") and n not in own]
+        return bound + own
+
+    def kernels_from_child(self) -> bool:
+        """Whether a run's missing kernels are had from the child (it is alive) rather than
+        compiled in this process."""
+        return self.in_child and self._child_alive and not self._stopped
+
+    def ask_child(self, names: Sequence[str]) -> None:
+        """Ask the child for ``names``' kernels next, at normal priority (any thread)."""
+        self._need.emit(list(names))
+
+    def wait_for_kernel(self, path: str, names: Sequence[str], timeout_s: float) -> str:
+        """Wait up to ``timeout_s`` for the kernel whose index is ``path`` (any thread but the
+        GUI thread): "saved" (the child wrote it: load it), "done" (``names`` are prepared and
+        it was not among their kernels), "gone" (no child any more) or "pending"."""
+        with self._kernels:
+            for _ in range(2):
+                if path in self._saved:
+                    return "saved"
+                if not self._child_alive or self._stopped:
+                    return "gone"
+                if all(n in self._names_done for n in names):
+                    return "done"
+                if _ == 0:
+                    self._kernels.wait(timeout_s)
+            return "pending"
+
+    def _on_need(self, names: list[str]) -> None:
+        """A run waits for ``names``' kernels: the child takes them next at normal priority.
+        A child at the lowest priority is set back to normal when it is on one of them or has
+        begun none (:func:`os.setpriority`; Linux: allowed to root or with ``RLIMIT_NICE``),
+        else it is replaced by a new child that prepares them first (the compile under way is
+        lost; the kernels it had saved stay)."""
+        child = self.child
+        if not self.in_child or child is None or self._stopped or not self.child_command:
+            with self._kernels:
+                self._kernels.notify_all()
+            return
+        todo = [n for n in names if n not in self._names_done]
+        if not todo:
+            with self._kernels:
+                self._kernels.notify_all()
+            return
+        line = ("first " + "\t".join(todo) + "\n").encode()
+        if self._serving:
+            child.write(line)
+            return
+        current = self._child_current
+        if (not current or current in todo) and _normal_priority(child.processId()):
+            self.served.append("priority raised")
+            self._serving = True
+            child.write(line)
+            return
+        self.served.append("restarted")
+        self._child_killed_for_run = True
+        if child.state() != QProcess.ProcessState.NotRunning:
+            child.kill()
+            child.waitForFinished(2000)
+        self._drop_child()
+        self._child_killed_for_run = False
+        self._launch_child(self.child_command, todo)
 
     def _next(self) -> None:
         with self._lock:
@@ -439,6 +550,19 @@ class KernelPrep(QObject):
         return done
 
 
+def _normal_priority(pid: int) -> bool:
+    """Set the process ``pid`` (on Linux: its main thread, where the child compiles) back to
+    normal priority; False where that is not allowed (a user without ``CAP_SYS_NICE`` or
+    ``RLIMIT_NICE``; Windows)."""
+    if pid <= 0 or os.name == "nt":
+        return False
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, 0)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 def compile_status(method: str, module: str) -> str:
     """What a run's status says while a kernel of ``module`` compiles inside it."""
     if module.rsplit(".", 1)[-1].startswith("refine"):
@@ -452,35 +576,87 @@ def compile_status(method: str, module: str) -> str:
     return f"compiling {what} (first run only)"  # the run panel adds the ellipsis
 
 
+class _WaitForChild(BaseException):
+    """Raised where a run's kernel compile would begin while the child prepares the kernels:
+    the compile does not begin; the run waits for the child to save that kernel, then starts
+    again and loads it. A BaseException: no ``except Exception`` of the run (a measure that
+    fails, a helper thread's result) may take it for a failure."""
+
+    def __init__(self, path: str, module: str, names: list[str]) -> None:
+        super().__init__(path)
+        self.path, self.module, self.names = path, module, names
+
+
+#: How often a run waiting for the child's kernels looks at Cancel (seconds).
+WAIT_LOOK_S = 0.05
+
+
 def after_kernels(job: Job, spec: RunSpec) -> Job:
     """``job``, saying in its status when it compiles a kernel (:func:`compile_status`), and
     computing with the preparation in progress, if any, paused (:meth:`KernelPrep.giving_way`).
-    It never waits for the preparation: the kernels it needs are compiled as it calls them."""
-    from microgui.core.methods.jit_cache import watching_compiles
+
+    While the preparation's child process is alive (issue 30, session 43), a kernel the run
+    would compile is not compiled in this process: the compile's garbage made Python's full
+    collections stall the GUI thread (127 ms idle, 300-600 ms under load, for the demo's first
+    run). The compile is stopped before it begins (:func:`~microgui.core.methods.jit_cache.\
+watching_compiles`), the child is asked for the methods that prepare it
+    (:meth:`KernelPrep.methods_of`, at normal priority: :meth:`KernelPrep._on_need`), and the run
+    waits, saying "compiling the kernels of <method> (first run only)" with the seconds waited
+    and looking at Cancel every :data:`WAIT_LOOK_S`, until the child has saved that kernel; it
+    then starts again from the beginning and loads the kernel from the disk cache. A kernel is
+    waited for once: when the child did not save it (another signature, no warm-up makes it)
+    or is gone (crashed, closed), the run compiles it itself, as it does without a child."""
+    from microgui.core.methods.jit_cache import compiling_kernel, index_path, watching_compiles
 
     def running(progress: ProgressFn) -> Any:
         last: list[Any] = [0.0, ""]
+        waited: set[str] = set()  # kernels waited for once: compiled here if missed again
 
         def noted(fraction: float, status: str = "", /) -> None:
-            last[0], last[1] = fraction, status
-            progress(fraction, status)
+            last[0] = max(last[0], fraction)  # a run started again does not go back
+            last[1] = status
+            progress(last[0], status)
+
+        prep = _active
 
         def started(module: str, _name: str) -> None:
             # may raise RunCancelled: the compile then does not begin
             progress(last[0], compile_status(spec.method, module))
+            if prep is None or threading.current_thread() is threading.main_thread():
+                return
+            path = index_path(compiling_kernel())
+            if path is None or path in waited or not prep.kernels_from_child():
+                return
+            names = prep.methods_of(module)
+            if names:
+                raise _WaitForChild(path, module, names)
 
         def ended(_module: str, _name: str) -> None:
             with suppress(RunCancelled):  # seen at the job's next progress call
                 progress(last[0], last[1])
 
-        prep = _active
+        def wait(w: _WaitForChild) -> None:
+            assert prep is not None
+            waited.add(w.path)
+            prep.ask_child(w.names)
+            began = time.perf_counter()
+            what = compile_status(spec.method, w.module)
+            while prep.wait_for_kernel(w.path, w.names, WAIT_LOOK_S) == "pending":
+                seconds = int(time.perf_counter() - began)
+                progress(last[0], f"{what}, {seconds} s" if seconds else what)
+
         # every thread: a run computes its lower bound in a helper thread, which compiles too
         # (the preparation's thread gives way before its own compiles while the run holds)
         with watching_compiles(started, ended, every_thread=True):
             if prep is None:
                 return job(noted)
             with prep.giving_way():
-                return job(noted)
+                while True:
+                    try:
+                        return job(noted)
+                    except _WaitForChild as w:
+                        wait(w)
+                        progress(last[0], last[1])
 
     return running
 

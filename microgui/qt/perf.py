@@ -21,6 +21,7 @@ offscreen platform unless ``QT_QPA_PLATFORM`` says otherwise. Nothing here is ti
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import statistics
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -361,7 +363,11 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
     the preparation's end, when it ended in the session), ``said_compiling`` (the run's
     status said it compiled kernels), ``cancel_to_idle_ms`` (Cancel pressed to Run enabled again),
     ``max_gap_ms`` (longest gap between ticks of a 10 ms timer in the GUI thread, from the demo
-    open to the end; ``max_gap_before_run_ms``: until Run was pressed) and
+    open to the end; ``max_gap_before_run_ms``: until Run was pressed),
+    ``in_process_compiles`` (kernels compiled in this process from the demo open to the end;
+    ``compiled_here``: which), ``served`` (how the preparation's child was made to prepare the
+    run's kernels first: :attr:`~microgui.qt.kernel_prep.KernelPrep.served`),
+    ``labels_digest`` (a hash of the result's partition) and
     ``close_s`` (closing the window, which waits for a compile in progress).
     """
     ensure_application()
@@ -424,7 +430,19 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
             press_run()
 
     prep.finished.connect(prepared)
+    # kernels compiled in this process (issue 30, session 43: a run pressed during the
+    # preparation has them compiled by the child and loads them)
+    from microgui.core.methods.jit_cache import watching_compiles
+
+    compiles: list[str] = []
+    watch_compiles = ExitStack()
+    watch_compiles.enter_context(
+        watching_compiles(  # at their end: a compile refused as it would begin is none
+            lambda _m, _n: None, lambda m, name: compiles.append(f"{m}.{name}"), every_thread=True
+        )
+    )
     if not window.open_demo():
+        watch_compiles.close()
         return {**state, "outcome": f"failed: {window.last_error}"}
     ticks.append(time.perf_counter())
     timer.start()  # the GUI thread's stalls from here (the demo is read in the GUI thread)
@@ -435,6 +453,13 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
     QTimer.singleShot(int((wait_s + 600) * 1000), loop.quit)
     loop.exec()
     timer.stop()
+    watch_compiles.close()
+    state["in_process_compiles"] = len(compiles)
+    state["compiled_here"] = sorted(set(compiles))
+    state["served"] = list(prep.served)
+    if ctl.history and ctl.history[-1].outcome is not None:
+        labels = np.ascontiguousarray(ctl.history[-1].outcome.result.labels, dtype=np.int64)
+        state["labels_digest"] = hashlib.blake2b(labels.tobytes(), digest_size=8).hexdigest()
     ended = state.pop("ended", time.perf_counter())
     run_at = state.pop("run_at", None)
     state.pop("cancel_at", None)

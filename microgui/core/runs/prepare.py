@@ -14,8 +14,19 @@ at the same moment leaves no broken entry.
 Protocol (stdout, one line each, flushed): ``total N`` first, then for each method in
 :func:`preparation_list`'s order ``ready I NAME`` or ``failed I NAME``, where I counts the methods
 done so far; a line ``compiled`` before the first kernel compile (a cache that was empty, as
-opposed to one that only loads). Exit status 0 when the list went through (failed warm-ups
-included: those methods compile at their first run).
+opposed to one that only loads); ``started NAME`` when a method's warm-up begins; ``saved PATH``
+each time a kernel has been written to the cache (PATH: its index file,
+:func:`microgui.core.methods.jit_cache.on_cache_saved`). Exit status 0 when the list went through
+(failed warm-ups included: those methods compile at their first run).
+
+A run of the app pressed meanwhile does not compile in the app's process (issue 30, session 43:
+the compile's garbage made Python's full collections stall the GUI thread 127 ms idle, 300-600 ms
+under load): it asks this child for its kernels and loads each one when its ``saved`` line comes
+(:func:`microgui.qt.kernel_prep.after_kernels`). For that the child reads its stdin: a line
+``first NAME…`` takes those methods next (after the warm-up under way: a compile cannot be
+interrupted), ``relax`` puts the child back at the lowest priority (it says ``relaxed``, as when it lowers itself). Started with
+``--first NAME…`` it prepares those methods first at normal priority (the run is waiting for
+them: at the lowest priority, on a busy machine, it would wait minutes), then lowers itself.
 """
 
 from __future__ import annotations
@@ -55,8 +66,10 @@ def preparation_list() -> list[tuple[str, WarmUp | None]]:
     return methods
 
 
-def lower_priority() -> None:
-    """This process at the lowest priority: a run of the app gets the processors first."""
+def lower_priority(thread_id: int | None = None) -> None:
+    """This process at the lowest priority: a run of the app gets the processors first.
+    ``thread_id`` (Linux: a thread's native id): that thread only, from another thread (Linux
+    priorities are per thread; the warm-ups run in the main thread)."""
     try:
         if os.name == "nt":  # pragma: no cover - Windows only
             import ctypes
@@ -64,15 +77,62 @@ def lower_priority() -> None:
             below_normal = 0x4000
             kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
             kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), below_normal)
+        elif thread_id is not None:
+            os.setpriority(os.PRIO_PROCESS, thread_id, 19)
         else:
             os.nice(19)
     except (OSError, AttributeError):
         pass
 
 
-def main() -> int:
-    lower_priority()
-    from microgui.core.methods.jit_cache import on_first_compile
+class _Requests:
+    """The app's requests read from stdin in a thread of their own: methods to take next and
+    whether to lower the priority (``relax``)."""
+
+    def __init__(self, first: list[str]) -> None:
+        self.lock = threading.Lock()
+        self.first: list[str] = list(first)
+        self.wanted: set[str] = set(first)  # every method asked for first
+        self.relaxed = not first
+        self.main_thread = threading.get_native_id()
+
+    def read(self) -> None:
+        for line in sys.stdin:
+            word, _, rest = line.strip().partition(" ")
+            if word == "first":
+                asked = rest.split("\t")
+                with self.lock:  # the app has set this process back to normal priority
+                    self.first = asked + self.first
+                    self.wanted.update(asked)
+                    self.relaxed = False
+            elif word == "relax":
+                self.relax(from_reader=True)
+
+    def relax(self, *, from_reader: bool = False) -> None:
+        with self.lock:
+            if self.relaxed:
+                return
+            self.relaxed = True
+        lower_priority(self.main_thread if from_reader else None)
+        print("relaxed", flush=True)
+
+    def take(self, pending: list[int], names: list[str]) -> None:
+        """Move the requested methods to the front of ``pending`` (indices into ``names``)."""
+        with self.lock:
+            wanted, self.first = self.first, []
+        front = [i for n in wanted for i in pending if names[i] == n]
+        front = list(dict.fromkeys(front))
+        pending[:] = front + [i for i in pending if i not in front]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    # the methods named after --first: at normal priority (a run waits for them), tab-separated
+    first = args[1].split("\t") if args[:1] == ["--first"] and len(args) > 1 else []
+    requests = _Requests(first)
+    if not first:
+        lower_priority()
+    from microgui.core.methods.jit_cache import on_cache_saved, on_first_compile
 
     said = threading.Event()
 
@@ -82,17 +142,24 @@ def main() -> int:
             print("compiled", flush=True)
 
     on_first_compile(compiled)
+    on_cache_saved(lambda path: print(f"saved {path}", flush=True))
     methods = preparation_list()
+    names = [name for name, _w in methods]
     print(f"total {len(methods)}", flush=True)
+    threading.Thread(target=requests.read, name="requests", daemon=True).start()
     # MDAV's kernels first (the proposed run's), then the lower bound's; a warm-up shared by
-    # several names runs once
-    order = sorted(range(len(methods)), key=lambda i: first_needed(methods[i][1]))
+    # several names runs once; the methods a run waits for before all
+    pending = sorted(range(len(methods)), key=lambda i: first_needed(methods[i][1]))
     done: dict[WarmUp, bool] = {}
-    for count, i in enumerate(order, 1):
+    count = 0
+    while pending:
+        requests.take(pending, names)
+        i = pending.pop(0)
         name, warm_up = methods[i]
         ok = True
         if warm_up is not None:
             if warm_up not in done:
+                print(f"started {name}", flush=True)
                 try:
                     warm_up()
                     done[warm_up] = True
@@ -100,7 +167,10 @@ def main() -> int:
                     done[warm_up] = False
                     print(f"error {name}: {type(exc).__name__}", file=sys.stderr, flush=True)
             ok = done[warm_up]
+        count += 1
         print(f"{'ready' if ok else 'failed'} {count} {name}", flush=True)
+        if not requests.relaxed and requests.wanted.isdisjoint(names[j] for j in pending):
+            requests.relax()  # what the run waited for is ready: back to the lowest priority
     return 0
 
 
