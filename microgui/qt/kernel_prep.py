@@ -25,13 +25,26 @@ Since session 41 (issue 30: compiles in the app's process held the GIL, and the 
 still up to 438 ms while the cache filled) the app's preparation runs in a CHILD PROCESS
 (:mod:`microgui.core.runs.prepare`, started with :class:`QProcess` at the lowest priority,
 same cache folder): this process compiles nothing in the background, and only loads the kernels
-when a run first calls them. The status bar's "n of N" comes from the child's stdout lines. A
-run started meanwhile still does not wait: it compiles in this process what it needs (the child,
-at low priority, keeps going; numba renames each cache file into place whole, so both may write
-the same kernel). Closing the window kills the child. A child that cannot start (a frozen app:
+when a run first calls them. The status bar's "n of N" comes from the child's stdout lines.
+Closing the window kills the child. A child that cannot start (a frozen app:
 :func:`child_command` is None) or that crashes falls back to the in-process preparation
 described above, with a warning in the log. An explicit list of warm-ups (``start(methods)``)
 is always prepared in this process.
+
+Since session 43 a run started while the child prepares compiles nothing in this process either
+(issue 30: the in-process compile of the demo's first run made so much garbage that Python's full
+collections, run in the GUI thread, stalled it 127 ms idle and 300-600 ms under load;
+postponing collections only moved them, :func:`gc.freeze` kept the garbage). A kernel compile
+the run would begin is stopped before it begins; the child is asked for the methods whose
+warm-ups make that kernel, the lower bound's first (:meth:`KernelPrep.methods_of`), and takes
+them next at normal priority: the child under way is set back to normal priority
+(:func:`os.setpriority`) when it is on one of them or has begun none and the system allows it,
+else a new child is started with them first (:meth:`KernelPrep._on_need`). The run waits,
+saying "compiling the kernels of <method> (first run only)" with the seconds waited, until
+the child's stdout says that kernel is saved, then starts again and loads it from the disk
+cache (:func:`after_kernels`); when the run ends the child goes back to the lowest priority. A
+child that dies, or that did not save the kernel the run misses, leaves the run to compile it
+itself, as before.
 """
 
 from __future__ import annotations
@@ -282,6 +295,7 @@ class KernelPrep(QObject):
         self._child_out += bytes(child.readAllStandardOutput().data())
         *lines, self._child_out = self._child_out.split(b"\n")
         for raw in lines:
+            _log.debug("child: %s", raw.decode("utf-8", "replace").strip())
             word, _, rest = raw.decode("utf-8", "replace").strip().partition(" ")
             if word == "saved":
                 with self._kernels:
@@ -587,6 +601,17 @@ class _WaitForChild(BaseException):
         self.path, self.module, self.names = path, module, names
 
 
+def _runs_thread(run_thread: int) -> bool:
+    """Whether this thread computes for the run whose thread is ``run_thread``: that thread, or
+    a thread Python started (the run's lower bound, its thread pool), never the GUI thread or
+    another task's thread of a Qt pool (a view's: it compiles as before)."""
+    here = threading.current_thread()
+    if here.ident == run_thread:
+        return True
+    foreign = getattr(threading, "_DummyThread", ())  # threads Python did not start (Qt's)
+    return here is not threading.main_thread() and not isinstance(here, foreign)
+
+
 #: How often a run waiting for the child's kernels looks at Cancel (seconds).
 WAIT_LOOK_S = 0.05
 
@@ -618,11 +643,12 @@ watching_compiles`), the child is asked for the methods that prepare it
             progress(last[0], status)
 
         prep = _active
+        run_thread = threading.get_ident()
 
         def started(module: str, _name: str) -> None:
             # may raise RunCancelled: the compile then does not begin
             progress(last[0], compile_status(spec.method, module))
-            if prep is None or threading.current_thread() is threading.main_thread():
+            if prep is None or not _runs_thread(run_thread):
                 return
             path = index_path(compiling_kernel())
             if path is None or path in waited or not prep.kernels_from_child():
@@ -641,9 +667,11 @@ watching_compiles`), the child is asked for the methods that prepare it
             prep.ask_child(w.names)
             began = time.perf_counter()
             what = compile_status(spec.method, w.module)
-            while prep.wait_for_kernel(w.path, w.names, WAIT_LOOK_S) == "pending":
+            _log.debug("run waits for %s (%s)", w.path, ", ".join(w.names))
+            while (state := prep.wait_for_kernel(w.path, w.names, WAIT_LOOK_S)) == "pending":
                 seconds = int(time.perf_counter() - began)
                 progress(last[0], f"{what}, {seconds} s" if seconds else what)
+            _log.debug("run waited %.1f s: %s", time.perf_counter() - began, state)
 
         # every thread: a run computes its lower bound in a helper thread, which compiles too
         # (the preparation's thread gives way before its own compiles while the run holds)
@@ -669,8 +697,8 @@ class KernelStatusLabel(QLabel):
         self.prep = prep
         self.setToolTip(
             "After installing or updating, microgui compiles its methods once (about a minute); "
-            "later starts load them in under a second. A run started meanwhile does not wait: "
-            "it compiles what it needs first, and the preparation pauses."
+            "later starts load them in under a second. A run started meanwhile has its own "
+            "method prepared first."
         )
         self.setContentsMargins(0, 0, 12, 0)  # apart from the table's label beside it
         self.hide()

@@ -43,6 +43,7 @@ __all__ = [
     "first_run_times",
     "fresh_cache_session",
     "first_run_session",
+    "labels_digest",
     "SESSION_MODES",
     "mixed_run",
     "survey_view_times",
@@ -350,6 +351,12 @@ def fresh_cache_session(
     return result
 
 
+def labels_digest(labels: Any) -> str:
+    """A short hash of a partition's labels (two runs gave the same partition)."""
+    array = np.ascontiguousarray(labels, dtype=np.int64)
+    return hashlib.blake2b(array.tobytes(), digest_size=8).hexdigest()
+
+
 def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> dict[str, Any]:
     """One first-run session of the main window on the demo (call it in a fresh process: kernels
     compiled by an earlier session of the same process are not compiled again).
@@ -458,8 +465,7 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
     state["compiled_here"] = sorted(set(compiles))
     state["served"] = list(prep.served)
     if ctl.history and ctl.history[-1].outcome is not None:
-        labels = np.ascontiguousarray(ctl.history[-1].outcome.result.labels, dtype=np.int64)
-        state["labels_digest"] = hashlib.blake2b(labels.tobytes(), digest_size=8).hexdigest()
+        state["labels_digest"] = labels_digest(ctl.history[-1].outcome.result.labels)
     ended = state.pop("ended", time.perf_counter())
     run_at = state.pop("run_at", None)
     state.pop("cancel_at", None)
