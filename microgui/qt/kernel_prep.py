@@ -419,7 +419,7 @@ class KernelPrep(QObject):
     def methods_of(self, module: str) -> list[str]:
         """The methods whose warm-up prepares the kernels of ``module`` (a warm-up defined in
         it, or in the module whose name it extends: ``refine`` for ``refine_kernels``), the
-        lower bound's first (every run computes it; it takes well under a second); empty when
+        lower bound's first (every run computes it; its warm-up takes about a second); empty when
         no warm-up does (the run then compiles that kernel itself)."""
         pairs = self._child_methods
         if pairs is None:  # once, in the GUI thread when the child starts; here as a fallback
@@ -446,14 +446,14 @@ class KernelPrep(QObject):
         GUI thread): "saved" (the child wrote it: load it), "done" (``names`` are prepared and
         it was not among their kernels), "gone" (no child any more) or "pending"."""
         with self._kernels:
-            for _ in range(2):
+            for look in ("before", "after"):
                 if path in self._saved:
                     return "saved"
                 if not self._child_alive or self._stopped:
                     return "gone"
                 if all(n in self._names_done for n in names):
                     return "done"
-                if _ == 0:
+                if look == "before":
                     self._kernels.wait(timeout_s)
             return "pending"
 
@@ -565,13 +565,21 @@ class KernelPrep(QObject):
 
 
 def _normal_priority(pid: int) -> bool:
-    """Set the process ``pid`` (on Linux: its main thread, where the child compiles) back to
-    normal priority; False where that is not allowed (a user without ``CAP_SYS_NICE`` or
-    ``RLIMIT_NICE``; Windows)."""
+    """Set the process ``pid`` back to normal priority, every thread of it (Linux keeps a
+    priority per thread: numba's worker threads, started at the lowest priority, would leave a
+    parallel kernel of a warm-up waiting for them: measured, a first run twice as long); False
+    where that is not allowed (a user without ``CAP_SYS_NICE`` or ``RLIMIT_NICE``; Windows)."""
     if pid <= 0 or os.name == "nt":
         return False
     try:
+        threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        threads = [pid]  # no /proc (macOS: the priority is the process's)
+    try:
         os.setpriority(os.PRIO_PROCESS, pid, 0)
+        for thread in threads:
+            with suppress(OSError):  # a thread that has ended meanwhile
+                os.setpriority(os.PRIO_PROCESS, thread, 0)
     except (OSError, AttributeError):
         return False
     return True

@@ -23,10 +23,11 @@ A run of the app pressed meanwhile does not compile in the app's process (issue 
 the compile's garbage made Python's full collections stall the GUI thread 127 ms idle, 300-600 ms
 under load): it asks this child for its kernels and loads each one when its ``saved`` line comes
 (:func:`microgui.qt.kernel_prep.after_kernels`). For that the child reads its stdin: a line
-``first NAME…`` takes those methods next (after the warm-up under way: a compile cannot be
-interrupted), ``relax`` puts the child back at the lowest priority (it says ``relaxed``, as when it lowers itself). Started with
-``--first NAME…`` it prepares those methods first at normal priority (the run is waiting for
-them: at the lowest priority, on a busy machine, it would wait minutes), then lowers itself.
+``first NAME…`` (names tab-separated) takes those methods next (after the warm-up under way: a
+compile cannot be interrupted), ``relax`` puts the child back at the lowest priority (it says
+``relaxed``, as when it lowers itself). Started with ``--first NAME…`` it prepares those
+methods first at normal priority (the run is waiting for them: at the lowest priority, on a
+busy machine, it would wait minutes), then lowers itself.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ def preparation_list() -> list[tuple[str, WarmUp | None]]:
 
 def lower_priority(thread_id: int | None = None) -> None:
     """This process at the lowest priority: a run of the app gets the processors first.
-    ``thread_id`` (Linux: a thread's native id): that thread only, from another thread (Linux
-    priorities are per thread; the warm-ups run in the main thread)."""
+    ``thread_id`` (the main thread's native id): from any thread, every thread of the
+    process (Linux keeps a priority per thread: the warm-ups run in the main thread, parallel
+    kernels in numba's workers); else the calling thread and those it starts later."""
     try:
         if os.name == "nt":  # pragma: no cover - Windows only
             import ctypes
@@ -77,8 +79,16 @@ def lower_priority(thread_id: int | None = None) -> None:
             below_normal = 0x4000
             kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
             kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), below_normal)
-        elif thread_id is not None:
-            os.setpriority(os.PRIO_PROCESS, thread_id, 19)
+        elif thread_id is not None:  # every thread: numba's workers too (Linux: per thread)
+            try:
+                threads = [int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")]
+            except (OSError, ValueError):
+                threads = [os.getpid()]  # no /proc (macOS: one priority per process)
+            for thread in threads:
+                try:
+                    os.setpriority(os.PRIO_PROCESS, thread, 19)
+                except OSError:
+                    pass
         else:
             os.nice(19)
     except (OSError, AttributeError):
@@ -106,14 +116,14 @@ class _Requests:
                     self.wanted.update(asked)
                     self.relaxed = False
             elif word == "relax":
-                self.relax(from_reader=True)
+                self.relax()
 
-    def relax(self, *, from_reader: bool = False) -> None:
+    def relax(self) -> None:
         with self.lock:
             if self.relaxed:
                 return
             self.relaxed = True
-        lower_priority(self.main_thread if from_reader else None)
+        lower_priority(self.main_thread)  # every thread, from any thread
         print("relaxed", flush=True)
 
     def take(self, pending: list[int], names: list[str]) -> None:
