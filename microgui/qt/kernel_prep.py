@@ -484,13 +484,16 @@ class KernelPrep(QObject):
             child.write(line)
             return
         self.served.append("restarted")
-        self._child_killed_for_run = True
-        if child.state() != QProcess.ProcessState.NotRunning:
-            child.kill()
-            child.waitForFinished(2000)
-        self._drop_child()
-        self._child_killed_for_run = False
-        self._launch_child(self.child_command, todo)
+        # under the lock: a waiting run must not see the moment with no child ("gone": it
+        # would compile the kernel itself)
+        with self._kernels:
+            self._child_killed_for_run = True
+            if child.state() != QProcess.ProcessState.NotRunning:
+                child.kill()
+                child.waitForFinished(2000)
+            self._drop_child()
+            self._child_killed_for_run = False
+            self._launch_child(self.child_command, todo)
 
     def _next(self) -> None:
         with self._lock:
