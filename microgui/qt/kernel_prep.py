@@ -190,6 +190,8 @@ class KernelPrep(QObject):
         self._serving = False  # the child runs at normal priority for a waiting run
         self._need.connect(self._on_need)
         self._child_methods: list[tuple[str, str]] | None = None  # (name, warm-up's module)
+        self._child_in_main = False  # the child has said "total" (its priority is set)
+        self._need_pending: list[str] = []  # asked before that: served then
         #: how each waiting run's kernels were had from the child: "priority raised" (the
         #: child under way, set back to normal priority) or "restarted" (a new child at normal
         #: priority, the run's methods first); for the benchmark's notes
@@ -286,6 +288,8 @@ class KernelPrep(QObject):
             self._child_alive = True
             self._child_current = ""
             self._serving = bool(first)
+        self._child_in_main = False  # until its "total" line
+        self._need_pending = []
         child.start()
 
     def _on_child_output(self) -> None:  # noqa: C901 - one branch per line of the protocol
@@ -312,6 +316,10 @@ class KernelPrep(QObject):
                 self.compiled.set()
             elif word == "total" and rest.isdigit():
                 self._child_total = int(rest)
+                self._child_in_main = True  # past its own priority setting
+                pending, self._need_pending = self._need_pending, []
+                if pending:
+                    self._on_need(pending)
             elif word in ("ready", "failed"):
                 count, _, name = rest.partition(" ")
                 if count.isdigit():  # a child started again after a run counts from 1
@@ -477,6 +485,11 @@ class KernelPrep(QObject):
         if self._serving:
             child.write(line)
             return
+        if not self._child_in_main and _may_raise_priority():
+            # not yet at its own start, where it lowers its priority (a raise now would be
+            # undone: measured, a first run of 168 s instead of 18): when it says "total"
+            self._need_pending = todo
+            return
         current = self._child_current
         if (not current or current in todo) and _normal_priority(child.processId()):
             self.served.append("priority raised")
@@ -565,6 +578,17 @@ class KernelPrep(QObject):
         done = stop_tasks([self._slot], [self.pool], timeout_ms) and child_done
         self._finish()
         return done
+
+
+def _may_raise_priority() -> bool:
+    """Whether this process may set another one back from the lowest priority to normal
+    (Linux: root, or ``RLIMIT_NICE`` of at least 20)."""
+    try:
+        import resource
+
+        return os.geteuid() == 0 or resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20
+    except (ImportError, AttributeError, OSError):
+        return False
 
 
 def _normal_priority(pid: int) -> bool:

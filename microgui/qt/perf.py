@@ -258,6 +258,9 @@ def first_run_times(wait_s: float = 600.0, timeout_s: float = 1500.0) -> dict[st
     preparation has ended (its ``finished`` signal; at ``wait_s`` only if it never ends); and, for comparison, the window without the
     preparation, Run pressed at once (how it was before). Returns ``run_at_once_s`` (window shown
     to the demo's result), ``run_at_once_said_compiling`` (the run's status said it compiled kernels),
+    ``run_at_once_compiled_here`` (kernels compiled in the app's process: 0 when the
+    preparation's child compiled the run's, issue 30) and ``run_at_once_served`` (how the child
+    was made to take the run's methods first),
     ``preparation_s`` (window shown to every method prepared), ``run_after_preparation_s`` (Run
     pressed to result; target ≤ 2 s), ``run_after_preparation_pressed_early`` (True when Run was
     pressed at ``wait_s`` with the preparation still going on),
@@ -274,6 +277,8 @@ def first_run_times(wait_s: float = 600.0, timeout_s: float = 1500.0) -> dict[st
         "cli_first_run_s": cli,
         "run_at_once_s": at_once.get("shown_to_result_s"),
         "run_at_once_said_compiling": at_once.get("said_compiling"),
+        "run_at_once_compiled_here": at_once.get("in_process_compiles"),
+        "run_at_once_served": at_once.get("served"),
         "run_at_once_max_gap_ms": at_once.get("max_gap_ms"),
         "preparation_s": after.get("preparation_s"),
         "preparation_max_gap_ms": after.get("max_gap_before_run_ms"),

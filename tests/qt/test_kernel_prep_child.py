@@ -199,17 +199,6 @@ time.sleep(60)
     return [sys.executable, "-c", code]
 
 
-def may_raise_priority() -> bool:
-    """Whether this user may set a process at the lowest priority back to normal (Linux: root,
-    or ``RLIMIT_NICE`` of at least 20)."""
-    try:
-        import resource
-
-        return os.geteuid() == 0 or resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20
-    except (ImportError, AttributeError, OSError):
-        return False
-
-
 def run_in_thread(job):  # type: ignore[no-untyped-def]
     """``job`` wrapped as a run's (:func:`kernel_prep.after_kernels`) in a thread of its own;
     its statuses, its value (or exception) and the kernels compiled in this process."""
@@ -253,12 +242,13 @@ def test_a_run_waits_for_the_childs_kernel_and_loads_it(
 ) -> None:
     """The child under way set back to normal priority (where the system allows it), or a new
     child started with the run's methods first (elsewhere)."""
-    if how == "priority raised" and not may_raise_priority():
+    if how == "priority raised" and not kernel_prep._may_raise_priority():
         pytest.skip("this user may not raise a process's priority")
     module = kernel_module(tmp_path, monkeypatch)
     prep = window.kernel_prep
     if how == "restarted":
         monkeypatch.setattr(kernel_prep, "_normal_priority", lambda _pid: False)
+        monkeypatch.setattr(kernel_prep, "_may_raise_priority", lambda: False)
         launch = prep._launch_child
 
         def slow_launch(*args: object) -> None:
