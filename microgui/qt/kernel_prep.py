@@ -6,8 +6,8 @@ the filled cache (:mod:`microgui.core.methods.jit_cache`) every kernel loads in 
 (0.7 s measured for the 13 warm-ups).
 
 :class:`KernelPrep` runs each registered warm-up (``Method.warm_up``) one by one in its own
-one-thread pool, never in the GUI thread, from the moment the window shows; the MDAV kernels
-(those of the proposed run) come first. :class:`KernelStatusLabel` says so in the status bar
+one-thread pool, never in the GUI thread, from the moment the window shows; the lower bound's
+kernels and then MDAV's (those of the proposed run) come first. :class:`KernelStatusLabel` says so in the status bar
 ("Preparing methods (once after installing): 5 of 19…", then "Methods ready"), but only when the
 preparation takes longer than :data:`SHOW_AFTER_MS`: loading a filled cache shows nothing.
 
@@ -213,7 +213,8 @@ class KernelPrep(QObject):
     # running -------------------------------------------------------------------------------
     def start(self, methods: Sequence[tuple[str, WarmUp | None]] | None = None) -> None:
         """Start preparing the kernels of ``methods`` ((name, warm-up) pairs; default: every
-        registered method, in the registry's order with MDAV's first). Returns at once."""
+        registered method, in the registry's order after the lower bound's and MDAV's).
+        Returns at once."""
         if self.running or self._stopped:
             return
         if methods is None and self.child_command:
