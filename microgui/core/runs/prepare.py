@@ -109,6 +109,12 @@ class _Requests:
         self.main_thread = threading.get_native_id()
 
     def read(self) -> None:
+        try:
+            self._read()
+        except (OSError, ValueError):  # no stdin to read (closed, or not a stream)
+            return
+
+    def _read(self) -> None:
         for line in sys.stdin:
             word, _, rest = line.strip().partition(" ")
             if word == "first":
