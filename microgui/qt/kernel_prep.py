@@ -414,6 +414,8 @@ class KernelPrep(QObject):
             with self._lock:
                 idle = self._holds == 0
             child = self.child
+            if idle:  # a need not yet served (the child still starting) is no more
+                self._need_pending = []
             if idle and self._serving and child is not None and not self._stopped:
                 self._serving = False  # no run waits: back to the lowest priority
                 child.write(b"relax\n")
