@@ -152,6 +152,10 @@ def first_run_lines() -> list[str]:
     after = r.get("run_after_preparation_s")
     verdict = "n/a" if after is None else ("PASS" if float(after) <= 2.0 else "MISS")
     said = "said it compiled" if r.get("run_at_once_said_compiling") else "no compiling said"
+    here = r.get("run_at_once_compiled_here")
+    if here is not None:  # issue 30: the preparation's child compiles the run's kernels
+        served = ", ".join(r.get("run_at_once_served") or []) or "child not asked"
+        said += f", {here} kernels compiled in the app's process ({served})"
     cli, app = r.get("cli_first_run_s"), r.get("run_at_once_s")
     target = (
         "n/a"

@@ -6,8 +6,8 @@ the filled cache (:mod:`microgui.core.methods.jit_cache`) every kernel loads in 
 (0.7 s measured for the 13 warm-ups).
 
 :class:`KernelPrep` runs each registered warm-up (``Method.warm_up``) one by one in its own
-one-thread pool, never in the GUI thread, from the moment the window shows; the MDAV kernels
-(those of the proposed run) come first. :class:`KernelStatusLabel` says so in the status bar
+one-thread pool, never in the GUI thread, from the moment the window shows; the lower bound's
+kernels and then MDAV's (those of the proposed run) come first. :class:`KernelStatusLabel` says so in the status bar
 ("Preparing methods (once after installing): 5 of 19…", then "Methods ready"), but only when the
 preparation takes longer than :data:`SHOW_AFTER_MS`: loading a filled cache shows nothing.
 
@@ -25,19 +25,33 @@ Since session 41 (issue 30: compiles in the app's process held the GIL, and the 
 still up to 438 ms while the cache filled) the app's preparation runs in a CHILD PROCESS
 (:mod:`microgui.core.runs.prepare`, started with :class:`QProcess` at the lowest priority,
 same cache folder): this process compiles nothing in the background, and only loads the kernels
-when a run first calls them. The status bar's "n of N" comes from the child's stdout lines. A
-run started meanwhile still does not wait: it compiles in this process what it needs (the child,
-at low priority, keeps going; numba renames each cache file into place whole, so both may write
-the same kernel). Closing the window kills the child. A child that cannot start (a frozen app:
+when a run first calls them. The status bar's "n of N" comes from the child's stdout lines.
+Closing the window kills the child. A child that cannot start (a frozen app:
 :func:`child_command` is None) or that crashes falls back to the in-process preparation
 described above, with a warning in the log. An explicit list of warm-ups (``start(methods)``)
 is always prepared in this process.
+
+Since session 43 a run started while the child prepares compiles nothing in this process either
+(issue 30: the in-process compile of the demo's first run made so much garbage that Python's full
+collections, run in the GUI thread, stalled it 127 ms idle and 300-600 ms under load;
+postponing collections only moved them, :func:`gc.freeze` kept the garbage). A kernel compile
+the run would begin is stopped before it begins; the child is asked for the methods whose
+warm-ups make that kernel, the lower bound's first (:meth:`KernelPrep.methods_of`), and takes
+them next at normal priority: the child under way is set back to normal priority
+(:func:`os.setpriority`) when it is on one of them or has begun none and the system allows it,
+else a new child is started with them first (:meth:`KernelPrep._on_need`). The run waits,
+saying "compiling the kernels of <method> (first run only)" with the seconds waited, until
+the child's stdout says that kernel is saved, then starts again and loads it from the disk
+cache (:func:`after_kernels`); when the run ends the child goes back to the lowest priority. A
+child that dies, or that did not save the kernel the run misses, leaves the run to compile it
+itself, as before.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 import threading
 import time
@@ -127,6 +141,7 @@ class KernelPrep(QObject):
     started = Signal()
     _resume = Signal()  # a run ended (emitted from its thread, handled in the GUI thread)
     _hold = Signal()  # a run began (emitted from its thread, handled in the GUI thread)
+    _need = Signal(list)  # a run waits for these methods' kernels (from its thread)
     progress = Signal(int, int)  # methods ready, methods in all
     finished = Signal(int, int)  # methods ready, methods in all (fewer: a warm-up failed)
 
@@ -165,6 +180,22 @@ class KernelPrep(QObject):
         self._child_total = 0
         self._child_out = b""
         self._child_killed_for_run = False
+        # a run waiting for the child's kernels (issue 30, session 43): what it waits on is
+        # read and waited for in the run's thread, written in the GUI thread
+        self._kernels = threading.Condition()
+        self._saved: set[str] = set()  # kernels' index paths the child has written
+        self._names_done: set[str] = set()  # methods the child has prepared (or failed)
+        self._child_alive = False
+        self._child_current = ""  # the warm-up the child is on
+        self._serving = False  # the child runs at normal priority for a waiting run
+        self._need.connect(self._on_need)
+        self._child_methods: list[tuple[str, str]] | None = None  # (name, warm-up's module)
+        self._child_in_main = False  # the child has said "total" (its priority is set)
+        self._need_pending: list[str] = []  # asked before that: served then
+        #: how each waiting run's kernels were had from the child: "priority raised" (the
+        #: child under way, set back to normal priority) or "restarted" (a new child at normal
+        #: priority, the run's methods first); for the benchmark's notes
+        self.served: list[str] = []
 
     # state ---------------------------------------------------------------------------------
     @property
@@ -182,7 +213,8 @@ class KernelPrep(QObject):
     # running -------------------------------------------------------------------------------
     def start(self, methods: Sequence[tuple[str, WarmUp | None]] | None = None) -> None:
         """Start preparing the kernels of ``methods`` ((name, warm-up) pairs; default: every
-        registered method, in the registry's order with MDAV's first). Returns at once."""
+        registered method, in the registry's order after the lower bound's and MDAV's).
+        Returns at once."""
         if self.running or self._stopped:
             return
         if methods is None and self.child_command:
@@ -228,6 +260,10 @@ class KernelPrep(QObject):
         global _active
         self.in_child = True
         self._child_ready = self._child_total = 0
+        if self._child_methods is None:
+            from microgui.core.runs.prepare import preparation_list
+
+            self._child_methods = [(n, w.__module__) for n, w in preparation_list() if w]
         self._child_out = b""
         self.running = True
         self.failed = []
@@ -238,36 +274,62 @@ class KernelPrep(QObject):
         self.progress.emit(self.ready, self.total)
         self._launch_child(command)
 
-    def _launch_child(self, command: list[str]) -> None:
+    def _launch_child(self, command: list[str], first: Sequence[str] = ()) -> None:
         child = QProcess(self)
         child.setProgram(command[0])
-        child.setArguments(command[1:])
+        # the methods a run waits for, at normal priority (tab-separated: names have spaces)
+        child.setArguments([*command[1:], *(["--first", "\t".join(first)] if first else [])])
         child.setProcessChannelMode(QProcess.ProcessChannelMode.SeparateChannels)
         child.readyReadStandardOutput.connect(self._on_child_output)
         child.finished.connect(self._on_child_finished)
         child.errorOccurred.connect(self._on_child_error)
         self.child = child
         self.failed = []
+        with self._kernels:
+            self._child_alive = True
+            self._child_current = ""
+            self._serving = bool(first)
+        self._child_in_main = False  # until its "total" line
+        self._need_pending = []
         child.start()
 
-    def _on_child_output(self) -> None:
+    def _on_child_output(self) -> None:  # noqa: C901 - one branch per line of the protocol
         child = self.child
         if child is None:
             return
         self._child_out += bytes(child.readAllStandardOutput().data())
         *lines, self._child_out = self._child_out.split(b"\n")
         for raw in lines:
+            _log.debug("child: %s", raw.decode("utf-8", "replace").strip())
             word, _, rest = raw.decode("utf-8", "replace").strip().partition(" ")
+            if word == "saved":
+                with self._kernels:
+                    self._saved.add(rest)
+                    self._kernels.notify_all()
+                continue
+            if word == "started":
+                self._child_current = rest
+                continue
+            if word == "relaxed":  # the child lowered itself: a further need restarts it
+                self._serving = False
+                continue
             if word == "compiled":
                 self.compiled.set()
             elif word == "total" and rest.isdigit():
                 self._child_total = int(rest)
+                self._child_in_main = True  # past its own priority setting
+                pending, self._need_pending = self._need_pending, []
+                if pending:
+                    self._on_need(pending)
             elif word in ("ready", "failed"):
                 count, _, name = rest.partition(" ")
                 if count.isdigit():  # a child started again after a run counts from 1
                     self._child_ready = max(self._child_ready, int(count))
                 if word == "failed":
                     self.failed.append(name)
+                with self._kernels:
+                    self._names_done.add(name)
+                    self._kernels.notify_all()
             else:
                 continue
             if self.running:
@@ -303,6 +365,10 @@ class KernelPrep(QObject):
             self._start_here(None)
 
     def _drop_child(self) -> None:
+        with self._kernels:  # a run waiting for its kernels compiles them itself now
+            self._child_alive = False
+            self._serving = False
+            self._kernels.notify_all()
         child, self.child = self.child, None
         if child is not None:
             with suppress(RuntimeError):
@@ -340,32 +406,110 @@ class KernelPrep(QObject):
             self._resume.emit()
 
     def _on_hold(self) -> None:
-        """A run began while the child fills the cache: the child is killed (its finished
-        cache files stay; a file being written is never renamed into place) and started again
-        when the run ends. Else a child at the lowest priority, starved by the run on a busy
-        machine, could hold a cache index's lock that the run's kernel load waits for."""
-        child = self.child
-        if not self.in_child or child is None or self._stopped:
-            return
-        self._child_killed_for_run = True
-        if child.state() != QProcess.ProcessState.NotRunning:
-            child.kill()
-            child.waitForFinished(2000)
-        self._drop_child()
+        """A run began. The child filling the cache goes on: a kernel the run misses is asked
+        of it (:meth:`_on_need`), and its other compiles run at the lowest priority."""
 
     def _on_resume(self) -> None:
         if self.in_child:
             with self._lock:
-                again = self._holds == 0 and self.running and self.child is None
-            if again and self._child_killed_for_run and not self._stopped and self.child_command:
-                self._child_killed_for_run = False
-                self._launch_child(self.child_command)
+                idle = self._holds == 0
+            child = self.child
+            if idle:  # a need not yet served (the child still starting) is no more
+                self._need_pending = []
+            if idle and self._serving and child is not None and not self._stopped:
+                self._serving = False  # no run waits: back to the lowest priority
+                child.write(b"relax\n")
             return
         with self._lock:
             go = self._paused and self._holds == 0 and self.running
         if go:
             self._paused = False
             self._next()
+
+    # a run's kernels from the child -------------------------------------------------------
+    def methods_of(self, module: str) -> list[str]:
+        """The methods whose warm-up prepares the kernels of ``module`` (a warm-up defined in
+        it, or in the module whose name it extends: ``refine`` for ``refine_kernels``), the
+        lower bound's first (every run computes it; its warm-up takes about a second); empty when
+        no warm-up does (the run then compiles that kernel itself)."""
+        pairs = self._child_methods
+        if pairs is None:  # once, in the GUI thread when the child starts; here as a fallback
+            from microgui.core.runs.prepare import preparation_list
+
+            pairs = self._child_methods = [(n, w.__module__) for n, w in preparation_list() if w]
+        own = [n for n, m in pairs if module == m or module.startswith(m + "_")]
+        if not own:
+            return []
+        bound = [n for n, m in pairs if m.endswith(".univariate") and n not in own]
+        return bound + own
+
+    def kernels_from_child(self) -> bool:
+        """Whether a run's missing kernels are had from the child (it is alive) rather than
+        compiled in this process."""
+        return self.in_child and self._child_alive and not self._stopped
+
+    def ask_child(self, names: Sequence[str]) -> None:
+        """Ask the child for ``names``' kernels next, at normal priority (any thread)."""
+        self._need.emit(list(names))
+
+    def wait_for_kernel(self, path: str, names: Sequence[str], timeout_s: float) -> str:
+        """Wait up to ``timeout_s`` for the kernel whose index is ``path`` (any thread but the
+        GUI thread): "saved" (the child wrote it: load it), "done" (``names`` are prepared and
+        it was not among their kernels), "gone" (no child any more) or "pending"."""
+        with self._kernels:
+            for look in ("before", "after"):
+                if path in self._saved:
+                    return "saved"
+                if not self._child_alive or self._stopped:
+                    return "gone"
+                if all(n in self._names_done for n in names):
+                    return "done"
+                if look == "before":
+                    self._kernels.wait(timeout_s)
+            return "pending"
+
+    def _on_need(self, names: list[str]) -> None:
+        """A run waits for ``names``' kernels: the child takes them next at normal priority.
+        A child at the lowest priority is set back to normal when it is on one of them or has
+        begun none (:func:`os.setpriority`; Linux: allowed to root or with ``RLIMIT_NICE``),
+        else it is replaced by a new child that prepares them first (the compile under way is
+        lost; the kernels it had saved stay)."""
+        child = self.child
+        if not self.in_child or child is None or self._stopped or not self.child_command:
+            with self._kernels:
+                self._kernels.notify_all()
+            return
+        todo = [n for n in names if n not in self._names_done]
+        if not todo:
+            with self._kernels:
+                self._kernels.notify_all()
+            return
+        line = ("first " + "\t".join(todo) + "\n").encode()
+        if self._serving:
+            child.write(line)
+            return
+        if not self._child_in_main and _may_raise_priority():
+            # not yet at its own start, where it lowers its priority (a raise now would be
+            # undone: measured, a first run of 168 s instead of 18): when it says "total"
+            self._need_pending = todo
+            return
+        current = self._child_current
+        if (not current or current in todo) and _normal_priority(child.processId()):
+            self.served.append("priority raised")
+            self._serving = True
+            child.write(line)
+            return
+        self.served.append("restarted")
+        # under the lock: a waiting run must not see the moment with no child ("gone": it
+        # would compile the kernel itself)
+        with self._kernels:
+            self._child_killed_for_run = True
+            if child.state() != QProcess.ProcessState.NotRunning:
+                child.kill()
+                child.waitForFinished(2000)
+            self._drop_child()
+            self._child_killed_for_run = False
+            self._launch_child(self.child_command, todo)
 
     def _next(self) -> None:
         with self._lock:
@@ -439,6 +583,38 @@ class KernelPrep(QObject):
         return done
 
 
+def _may_raise_priority() -> bool:
+    """Whether this process may set another one back from the lowest priority to normal
+    (Linux: root, or ``RLIMIT_NICE`` of at least 20)."""
+    try:
+        import resource
+
+        return os.geteuid() == 0 or resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20
+    except (ImportError, AttributeError, OSError):
+        return False
+
+
+def _normal_priority(pid: int) -> bool:
+    """Set the process ``pid`` back to normal priority, every thread of it (Linux keeps a
+    priority per thread: numba's worker threads, started at the lowest priority, would leave a
+    parallel kernel of a warm-up waiting for them: measured, a first run twice as long); False
+    where that is not allowed (a user without ``CAP_SYS_NICE`` or ``RLIMIT_NICE``; Windows)."""
+    if pid <= 0 or os.name == "nt":
+        return False
+    try:
+        threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        threads = [pid]  # no /proc (macOS: the priority is the process's)
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, 0)
+        for thread in threads:
+            with suppress(OSError):  # a thread that has ended meanwhile
+                os.setpriority(os.PRIO_PROCESS, thread, 0)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 def compile_status(method: str, module: str) -> str:
     """What a run's status says while a kernel of ``module`` compiles inside it."""
     if module.rsplit(".", 1)[-1].startswith("refine"):
@@ -452,35 +628,101 @@ def compile_status(method: str, module: str) -> str:
     return f"compiling {what} (first run only)"  # the run panel adds the ellipsis
 
 
+class _WaitForChild(BaseException):
+    """Raised where a run's kernel compile would begin while the child prepares the kernels:
+    the compile does not begin; the run waits for the child to save that kernel, then starts
+    again and loads it. A BaseException: no ``except Exception`` of the run (a measure that
+    fails, a helper thread's result) may take it for a failure."""
+
+    def __init__(self, path: str, module: str, names: list[str]) -> None:
+        super().__init__(path)
+        self.path, self.module, self.names = path, module, names
+
+
+def _runs_thread(run_thread: int) -> bool:
+    """Whether this thread computes for the run whose thread is ``run_thread``: that thread, or
+    a thread Python started (the run's lower bound, its thread pool), never the GUI thread or
+    another task's thread of a Qt pool (a view's: it compiles as before)."""
+    here = threading.current_thread()
+    if here.ident == run_thread:
+        return True
+    foreign = getattr(threading, "_DummyThread", ())  # threads Python did not start (Qt's)
+    return here is not threading.main_thread() and not isinstance(here, foreign)
+
+
+#: How often a run waiting for the child's kernels looks at Cancel (seconds).
+WAIT_LOOK_S = 0.05
+
+
 def after_kernels(job: Job, spec: RunSpec) -> Job:
     """``job``, saying in its status when it compiles a kernel (:func:`compile_status`), and
     computing with the preparation in progress, if any, paused (:meth:`KernelPrep.giving_way`).
-    It never waits for the preparation: the kernels it needs are compiled as it calls them."""
-    from microgui.core.methods.jit_cache import watching_compiles
+
+    While the preparation's child process is alive (issue 30, session 43), a kernel the run
+    would compile is not compiled in this process: the compile's garbage made Python's full
+    collections stall the GUI thread (127 ms idle, 300-600 ms under load, for the demo's first
+    run). The compile is stopped before it begins (:func:`~microgui.core.methods.jit_cache.\
+watching_compiles`), the child is asked for the methods that prepare it
+    (:meth:`KernelPrep.methods_of`, at normal priority: :meth:`KernelPrep._on_need`), and the run
+    waits, saying "compiling the kernels of <method> (first run only)" with the seconds waited
+    and looking at Cancel every :data:`WAIT_LOOK_S`, until the child has saved that kernel; it
+    then starts again from the beginning and loads the kernel from the disk cache. A kernel is
+    waited for once: when the child did not save it (another signature, no warm-up makes it)
+    or is gone (crashed, closed), the run compiles it itself, as it does without a child."""
+    from microgui.core.methods.jit_cache import compiling_kernel, index_path, watching_compiles
 
     def running(progress: ProgressFn) -> Any:
         last: list[Any] = [0.0, ""]
+        waited: set[str] = set()  # kernels waited for once: compiled here if missed again
 
         def noted(fraction: float, status: str = "", /) -> None:
-            last[0], last[1] = fraction, status
-            progress(fraction, status)
+            last[0] = max(last[0], fraction)  # a run started again does not go back
+            last[1] = status
+            progress(last[0], status)
+
+        prep = _active
+        run_thread = threading.get_ident()
 
         def started(module: str, _name: str) -> None:
             # may raise RunCancelled: the compile then does not begin
             progress(last[0], compile_status(spec.method, module))
+            if prep is None or not _runs_thread(run_thread):
+                return
+            path = index_path(compiling_kernel())
+            if path is None or path in waited or not prep.kernels_from_child():
+                return
+            names = prep.methods_of(module)
+            if names:
+                raise _WaitForChild(path, module, names)
 
         def ended(_module: str, _name: str) -> None:
             with suppress(RunCancelled):  # seen at the job's next progress call
                 progress(last[0], last[1])
 
-        prep = _active
+        def wait(w: _WaitForChild) -> None:
+            assert prep is not None
+            waited.add(w.path)
+            prep.ask_child(w.names)
+            began = time.perf_counter()
+            what = compile_status(spec.method, w.module)
+            _log.debug("run waits for %s (%s)", w.path, ", ".join(w.names))
+            while (state := prep.wait_for_kernel(w.path, w.names, WAIT_LOOK_S)) == "pending":
+                seconds = int(time.perf_counter() - began)
+                progress(last[0], f"{what}, {seconds} s" if seconds else what)
+            _log.debug("run waited %.1f s: %s", time.perf_counter() - began, state)
+
         # every thread: a run computes its lower bound in a helper thread, which compiles too
         # (the preparation's thread gives way before its own compiles while the run holds)
         with watching_compiles(started, ended, every_thread=True):
             if prep is None:
                 return job(noted)
             with prep.giving_way():
-                return job(noted)
+                while True:
+                    try:
+                        return job(noted)
+                    except _WaitForChild as w:
+                        wait(w)
+                        progress(last[0], last[1])
 
     return running
 
@@ -493,8 +735,8 @@ class KernelStatusLabel(QLabel):
         self.prep = prep
         self.setToolTip(
             "After installing or updating, microgui compiles its methods once (about a minute); "
-            "later starts load them in under a second. A run started meanwhile does not wait: "
-            "it compiles what it needs first, and the preparation pauses."
+            "later starts load them in under a second. A run started meanwhile has its own "
+            "method prepared first."
         )
         self.setContentsMargins(0, 0, 12, 0)  # apart from the table's label beside it
         self.hide()

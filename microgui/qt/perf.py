@@ -21,6 +21,7 @@ offscreen platform unless ``QT_QPA_PLATFORM`` says otherwise. Nothing here is ti
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import statistics
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ __all__ = [
     "first_run_times",
     "fresh_cache_session",
     "first_run_session",
+    "labels_digest",
     "SESSION_MODES",
     "mixed_run",
     "survey_view_times",
@@ -255,6 +258,9 @@ def first_run_times(wait_s: float = 600.0, timeout_s: float = 1500.0) -> dict[st
     preparation has ended (its ``finished`` signal; at ``wait_s`` only if it never ends); and, for comparison, the window without the
     preparation, Run pressed at once (how it was before). Returns ``run_at_once_s`` (window shown
     to the demo's result), ``run_at_once_said_compiling`` (the run's status said it compiled kernels),
+    ``run_at_once_compiled_here`` (kernels compiled in the app's process: 0 when the
+    preparation's child compiled the run's, issue 30) and ``run_at_once_served`` (how the child
+    was made to take the run's methods first),
     ``preparation_s`` (window shown to every method prepared), ``run_after_preparation_s`` (Run
     pressed to result; target ≤ 2 s), ``run_after_preparation_pressed_early`` (True when Run was
     pressed at ``wait_s`` with the preparation still going on),
@@ -271,6 +277,8 @@ def first_run_times(wait_s: float = 600.0, timeout_s: float = 1500.0) -> dict[st
         "cli_first_run_s": cli,
         "run_at_once_s": at_once.get("shown_to_result_s"),
         "run_at_once_said_compiling": at_once.get("said_compiling"),
+        "run_at_once_compiled_here": at_once.get("in_process_compiles"),
+        "run_at_once_served": at_once.get("served"),
         "run_at_once_max_gap_ms": at_once.get("max_gap_ms"),
         "preparation_s": after.get("preparation_s"),
         "preparation_max_gap_ms": after.get("max_gap_before_run_ms"),
@@ -348,6 +356,12 @@ def fresh_cache_session(
     return result
 
 
+def labels_digest(labels: Any) -> str:
+    """A short hash of a partition's labels (two runs gave the same partition)."""
+    array = np.ascontiguousarray(labels, dtype=np.int64)
+    return hashlib.blake2b(array.tobytes(), digest_size=8).hexdigest()
+
+
 def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> dict[str, Any]:
     """One first-run session of the main window on the demo (call it in a fresh process: kernels
     compiled by an earlier session of the same process are not compiled again).
@@ -361,7 +375,11 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
     the preparation's end, when it ended in the session), ``said_compiling`` (the run's
     status said it compiled kernels), ``cancel_to_idle_ms`` (Cancel pressed to Run enabled again),
     ``max_gap_ms`` (longest gap between ticks of a 10 ms timer in the GUI thread, from the demo
-    open to the end; ``max_gap_before_run_ms``: until Run was pressed) and
+    open to the end; ``max_gap_before_run_ms``: until Run was pressed),
+    ``in_process_compiles`` (kernels compiled in this process from the demo open to the end;
+    ``compiled_here``: which), ``served`` (how the preparation's child was made to prepare the
+    run's kernels first: :attr:`~microgui.qt.kernel_prep.KernelPrep.served`),
+    ``labels_digest`` (a hash of the result's partition) and
     ``close_s`` (closing the window, which waits for a compile in progress).
     """
     ensure_application()
@@ -424,7 +442,19 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
             press_run()
 
     prep.finished.connect(prepared)
+    # kernels compiled in this process (issue 30, session 43: a run pressed during the
+    # preparation has them compiled by the child and loads them)
+    from microgui.core.methods.jit_cache import watching_compiles
+
+    compiles: list[str] = []
+    watch_compiles = ExitStack()
+    watch_compiles.enter_context(
+        watching_compiles(  # at their end: a compile refused as it would begin is none
+            lambda _m, _n: None, lambda m, name: compiles.append(f"{m}.{name}"), every_thread=True
+        )
+    )
     if not window.open_demo():
+        watch_compiles.close()
         return {**state, "outcome": f"failed: {window.last_error}"}
     ticks.append(time.perf_counter())
     timer.start()  # the GUI thread's stalls from here (the demo is read in the GUI thread)
@@ -435,6 +465,12 @@ def first_run_session(mode: str, wait_s: float = 60.0, prepare: bool = True) -> 
     QTimer.singleShot(int((wait_s + 600) * 1000), loop.quit)
     loop.exec()
     timer.stop()
+    watch_compiles.close()
+    state["in_process_compiles"] = len(compiles)
+    state["compiled_here"] = sorted(set(compiles))
+    state["served"] = list(prep.served)
+    if ctl.history and ctl.history[-1].outcome is not None:
+        state["labels_digest"] = labels_digest(ctl.history[-1].outcome.result.labels)
     ended = state.pop("ended", time.perf_counter())
     run_at = state.pop("run_at", None)
     state.pop("cancel_at", None)

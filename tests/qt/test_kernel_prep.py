@@ -300,13 +300,35 @@ def test_empty_kernel_cache_run_then_cancel_frees_the_window_within_a_second() -
     assert session["outcome"] == "cancelled", session
     assert session["cancel_to_idle_ms"] < 1000, session
     assert session["said_compiling"], session
+    assert session["in_process_compiles"] == 0, session  # it was waiting for the child
 
 
-def test_the_preparation_takes_mdav_then_the_lower_bound_first(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    """MDAV's kernels (the proposed run's) first, then the optimal univariate partition's,
-    which every run's lower bound compiles; the others after, in the registry's order."""
+@pytest.mark.slow
+def test_empty_kernel_cache_run_at_once_compiles_nothing_in_the_app() -> None:
+    """Issue 30 (session 43): with an empty kernel cache, Run pressed at once has its kernels
+    compiled by the preparation's child and loads them: no kernel compiled in the app's process
+    (the compile's garbage stalled the GUI thread), the same partition as a run with the kernels
+    ready (here, in this process), and the run said it compiled."""
+    from microgui.core.demo import load_demo
+    from microgui.core.runs.analysis import analyse_run, proposed_spec
+    from microgui.qt.perf import fresh_cache_session, labels_digest
+
+    session = fresh_cache_session("at-once", timeout_s=900)
+    assert session["outcome"] == "finished", session
+    assert session["prepared_in_child"] and session["served"], session
+    assert session["in_process_compiles"] == 0, session
+    assert session["said_compiling"], session
+    demo = load_demo()
+    spec = proposed_spec(available_methods(), demo.roles, demo.n_records)
+    assert session["labels_digest"] == labels_digest(analyse_run(demo, spec).result.labels)
+
+
+def test_the_preparation_takes_the_lower_bound_then_mdav_first(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The optimal univariate partition's kernels (every run's lower bound; about a second)
+    first, then MDAV's (the proposed run's), whose warm-up goes on long after the run's own
+    kernel; the others after, in the registry's order."""
     calls: list[str] = []
-    names = ["cbfs", "univariate", "mdav", "md"]
+    names = ["cbfs", "mdav", "univariate", "md"]
     with qtbot.waitSignal(window.kernel_prep.finished, timeout=5000):
         window.kernel_prep.start([(n, fake_warm_up(calls, n)) for n in names])
-    assert [c.split("@")[0] for c in calls] == ["mdav", "univariate", "cbfs", "md"]
+    assert [c.split("@")[0] for c in calls] == ["univariate", "mdav", "cbfs", "md"]

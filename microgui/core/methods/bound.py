@@ -310,7 +310,9 @@ def prefetch(qi: QIMatrix, k: int, one_partition: bool) -> None:
         for kind in kinds:
             try:
                 _cached(kind, original, k, threads)
-            except Exception:  # noqa: BLE001 - kept in the Future for the report to raise
+            # kept in the Future for the report to raise; a BaseException too (a run waiting
+            # for the kernel preparation's child stops its compile so: microgui.qt.kernel_prep)
+            except BaseException:  # noqa: BLE001
                 return
 
     threading.Thread(target=compute, name="microgui-il-bound", daemon=True).start()

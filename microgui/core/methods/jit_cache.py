@@ -54,6 +54,9 @@ __all__ = [
     "watching_compiles",
     "compile_seconds",
     "cached_on_disk",
+    "index_path",
+    "compiling_kernel",
+    "on_cache_saved",
     "first_call_compiles",
     "CompileHook",
 ]
@@ -170,13 +173,20 @@ def _lock_cache_files() -> None:
         return
 
     def locked(method: Callable[..., Any]) -> Callable[..., Any]:
+        saving = method.__name__ == "save"
+
         @functools.wraps(method)
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             index = getattr(self, "_index_path", None)
             if not isinstance(index, str):
                 return method(self, *args, **kwargs)
             with file_lock(index + ".lock"):
-                return method(self, *args, **kwargs)
+                value = method(self, *args, **kwargs)
+            if saving:  # index and data written, lock released: another process may load it
+                for listener in list(_saved_listeners):
+                    with suppress(Exception):
+                        listener(index)
+            return value
 
         return wrapper
 
@@ -231,6 +241,19 @@ def _unique_symbols() -> None:
     cls._unique_ids = _ProcessUniqueIds()
 
 
+#: Called with a kernel's index path after each save to the cache (:func:`on_cache_saved`).
+_saved_listeners: list[Callable[[str], None]] = []
+
+
+def on_cache_saved(callback: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``callback(index path)`` each time this process has saved a compiled kernel to the
+    on-disk cache (its index and data files written, their lock released): the kernel preparation
+    in a child process says so on its stdout, and a run of the app waiting for that kernel then
+    loads it (:mod:`microgui.core.runs.prepare`). Returns a function that removes the listener."""
+    _saved_listeners.append(callback)
+    return lambda: _saved_listeners.remove(callback) if callback in _saved_listeners else None
+
+
 def on_first_compile(callback: Callable[[str], None]) -> Callable[[], None]:
     """Call ``callback(kernel name)`` once, when this process first compiles a kernel (a cache
     miss: the first run after installing, or after an update); returns a function that removes
@@ -267,6 +290,7 @@ class _ThreadCompiles(threading.local):
         self.started = 0.0
         self.seconds = 0.0
         self.skip_end = False  # the start was refused by a watcher: its end event is not ours
+        self.kernel: Any = None  # the dispatcher whose compile is beginning (for the watchers)
         self.watchers: list[tuple[CompileHook, CompileHook | None]] = []
 
 
@@ -293,14 +317,17 @@ def _install_watch() -> None:
                     dispatcher = (ev.data or {}).get("dispatcher")
                     module = str(getattr(dispatcher, "__module__", "") or "")
                     name = str(getattr(dispatcher, "__name__", "kernel"))
-                    for started, _ended in [*here.watchers, *_everywhere]:
-                        try:
+                    here.kernel = dispatcher
+                    try:
+                        for started, _ended in [*here.watchers, *_everywhere]:
                             started(module, name)
-                        except BaseException:
-                            # nothing compiled yet: numba's lock is released on the way out,
-                            # and trigger_event still sends this event's end, which is not ours
-                            here.skip_end = True
-                            raise
+                    except BaseException:
+                        # nothing compiled yet: numba's lock is released on the way out,
+                        # and trigger_event still sends this event's end, which is not ours
+                        here.skip_end = True
+                        raise
+                    finally:
+                        here.kernel = None
                     here.started = time.perf_counter()
                 here.depth += 1
 
@@ -348,14 +375,28 @@ def watching_compiles(
         where.remove(entry)
 
 
+def compiling_kernel() -> Any:
+    """The kernel (numba dispatcher) whose compile is beginning in this thread, while the
+    ``started`` watchers of :func:`watching_compiles` are called; None elsewhere."""
+    return _threads.kernel
+
+
+def index_path(kernel: Any) -> str | None:
+    """The path of ``kernel``'s index file in numba's on-disk cache (one per kernel, whatever
+    its signatures), or None for a kernel without a disk cache. The same in every process of
+    one cache folder: what :func:`on_cache_saved` reports."""
+    cache = getattr(kernel, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    return index if isinstance(index, str) else None
+
+
 def cached_on_disk(kernel: Any) -> bool:
     """Whether numba's on-disk cache holds compiled code of ``kernel`` (its index file exists in
     :func:`cache_folder`): its first call in a process then loads it, in well under a second,
     instead of compiling it. Filled by an earlier run or by the app's preparation in a child
     process (:mod:`microgui.core.runs.prepare`)."""
-    cache = getattr(kernel, "_cache", None)
-    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-    return isinstance(index, str) and os.path.exists(index)
+    index = index_path(kernel)
+    return index is not None and os.path.exists(index)
 
 
 def first_call_compiles(*kernels: Any) -> bool:

@@ -14,8 +14,20 @@ at the same moment leaves no broken entry.
 Protocol (stdout, one line each, flushed): ``total N`` first, then for each method in
 :func:`preparation_list`'s order ``ready I NAME`` or ``failed I NAME``, where I counts the methods
 done so far; a line ``compiled`` before the first kernel compile (a cache that was empty, as
-opposed to one that only loads). Exit status 0 when the list went through (failed warm-ups
-included: those methods compile at their first run).
+opposed to one that only loads); ``started NAME`` when a method's warm-up begins; ``saved PATH``
+each time a kernel has been written to the cache (PATH: its index file,
+:func:`microgui.core.methods.jit_cache.on_cache_saved`). Exit status 0 when the list went through
+(failed warm-ups included: those methods compile at their first run).
+
+A run of the app pressed meanwhile does not compile in the app's process (issue 30, session 43:
+the compile's garbage made Python's full collections stall the GUI thread 127 ms idle, 300-600 ms
+under load): it asks this child for its kernels and loads each one when its ``saved`` line comes
+(:func:`microgui.qt.kernel_prep.after_kernels`). For that the child reads its stdin: a line
+``first NAME…`` (names tab-separated) takes those methods next (after the warm-up under way: a
+compile cannot be interrupted), ``relax`` puts the child back at the lowest priority (it says
+``relaxed``, as when it lowers itself). Started with ``--first NAME…`` it prepares those
+methods first at normal priority (the run is waiting for them: at the lowest priority, on a
+busy machine, it would wait minutes), then lowers itself.
 """
 
 from __future__ import annotations
@@ -32,14 +44,16 @@ WarmUp = Callable[[], float]
 
 
 def first_needed(warm_up: WarmUp | None) -> int:
-    """The preparation's order (here and in the app's in-process preparation): MDAV's kernels
-    (the proposed run's), then the optimal univariate partition's (every run's lower bound
-    compiles it: a run started later then finds it ready), then the others in the registry's
-    order; a method without kernels first (nothing to wait for)."""
+    """The preparation's order (here and in the app's in-process preparation): the optimal
+    univariate partition's kernels (every run's lower bound compiles them; about a second),
+    then MDAV's (the proposed run's), then the others in the registry's order; a method without
+    kernels first (nothing to wait for). The lower bound's came second until session 43: a run
+    pressed at once, having loaded MDAV's first kernel, then waited 49 s for the rest of
+    MDAV's warm-up (its pruned search) before the lower bound's (measured, load 1-3)."""
     if warm_up is None:  # no kernels: ready at once
         return -1
     module = warm_up.__module__
-    return 0 if module.endswith(".mdav") else 1 if module.endswith(".univariate") else 2
+    return 0 if module.endswith(".univariate") else 1 if module.endswith(".mdav") else 2
 
 
 def preparation_list() -> list[tuple[str, WarmUp | None]]:
@@ -55,8 +69,11 @@ def preparation_list() -> list[tuple[str, WarmUp | None]]:
     return methods
 
 
-def lower_priority() -> None:
-    """This process at the lowest priority: a run of the app gets the processors first."""
+def lower_priority(thread_id: int | None = None) -> None:
+    """This process at the lowest priority: a run of the app gets the processors first.
+    ``thread_id`` (the main thread's native id): from any thread, every thread of the
+    process (Linux keeps a priority per thread: the warm-ups run in the main thread, parallel
+    kernels in numba's workers); else the calling thread and those it starts later."""
     try:
         if os.name == "nt":  # pragma: no cover - Windows only
             import ctypes
@@ -64,15 +81,76 @@ def lower_priority() -> None:
             below_normal = 0x4000
             kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
             kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), below_normal)
+        elif thread_id is not None:  # every thread: numba's workers too (Linux: per thread)
+            try:
+                threads = [int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")]
+            except (OSError, ValueError):
+                threads = [os.getpid()]  # no /proc (macOS: one priority per process)
+            for thread in threads:
+                try:
+                    os.setpriority(os.PRIO_PROCESS, thread, 19)
+                except OSError:
+                    pass
         else:
             os.nice(19)
     except (OSError, AttributeError):
         pass
 
 
-def main() -> int:
-    lower_priority()
-    from microgui.core.methods.jit_cache import on_first_compile
+class _Requests:
+    """The app's requests read from stdin in a thread of their own: methods to take next and
+    whether to lower the priority (``relax``)."""
+
+    def __init__(self, first: list[str]) -> None:
+        self.lock = threading.Lock()
+        self.first: list[str] = list(first)
+        self.wanted: set[str] = set(first)  # every method asked for first
+        self.relaxed = not first
+        self.main_thread = threading.get_native_id()
+
+    def read(self) -> None:
+        try:
+            self._read()
+        except (OSError, ValueError):  # no stdin to read (closed, or not a stream)
+            return
+
+    def _read(self) -> None:
+        for line in sys.stdin:
+            word, _, rest = line.strip().partition(" ")
+            if word == "first":
+                asked = rest.split("\t")
+                with self.lock:  # the app has set this process back to normal priority
+                    self.first = asked + self.first
+                    self.wanted.update(asked)
+                    self.relaxed = False
+            elif word == "relax":
+                self.relax()
+
+    def relax(self) -> None:
+        with self.lock:
+            if self.relaxed:
+                return
+            self.relaxed = True
+        lower_priority(self.main_thread)  # every thread, from any thread
+        print("relaxed", flush=True)
+
+    def take(self, pending: list[int], names: list[str]) -> None:
+        """Move the requested methods to the front of ``pending`` (indices into ``names``)."""
+        with self.lock:
+            wanted, self.first = self.first, []
+        front = [i for n in wanted for i in pending if names[i] == n]
+        front = list(dict.fromkeys(front))
+        pending[:] = front + [i for i in pending if i not in front]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    # the methods named after --first: at normal priority (a run waits for them), tab-separated
+    first = args[1].split("\t") if args[:1] == ["--first"] and len(args) > 1 else []
+    requests = _Requests(first)
+    if not first:
+        lower_priority()
+    from microgui.core.methods.jit_cache import on_cache_saved, on_first_compile
 
     said = threading.Event()
 
@@ -82,17 +160,24 @@ def main() -> int:
             print("compiled", flush=True)
 
     on_first_compile(compiled)
+    on_cache_saved(lambda path: print(f"saved {path}", flush=True))
     methods = preparation_list()
+    names = [name for name, _w in methods]
     print(f"total {len(methods)}", flush=True)
-    # MDAV's kernels first (the proposed run's), then the lower bound's; a warm-up shared by
-    # several names runs once
-    order = sorted(range(len(methods)), key=lambda i: first_needed(methods[i][1]))
+    threading.Thread(target=requests.read, name="requests", daemon=True).start()
+    # the lower bound's kernels first, then MDAV's (the proposed run's); a warm-up shared by
+    # several names runs once; the methods a run waits for before all
+    pending = sorted(range(len(methods)), key=lambda i: first_needed(methods[i][1]))
     done: dict[WarmUp, bool] = {}
-    for count, i in enumerate(order, 1):
+    count = 0
+    while pending:
+        requests.take(pending, names)
+        i = pending.pop(0)
         name, warm_up = methods[i]
         ok = True
         if warm_up is not None:
             if warm_up not in done:
+                print(f"started {name}", flush=True)
                 try:
                     warm_up()
                     done[warm_up] = True
@@ -100,7 +185,10 @@ def main() -> int:
                     done[warm_up] = False
                     print(f"error {name}: {type(exc).__name__}", file=sys.stderr, flush=True)
             ok = done[warm_up]
+        count += 1
         print(f"{'ready' if ok else 'failed'} {count} {name}", flush=True)
+        if not requests.relaxed and requests.wanted.isdisjoint(names[j] for j in pending):
+            requests.relax()  # what the run waited for is ready: back to the lowest priority
     return 0
 
 

@@ -27,10 +27,12 @@ def test_main_prints_the_total_then_each_method_mdav_first(monkeypatch, capsys) 
         ("plain", None),
     ]
     monkeypatch.setattr(prepare, "preparation_list", lambda: methods)
-    monkeypatch.setattr(prepare, "lower_priority", lambda: None)
-    assert prepare.main() == 0
+    monkeypatch.setattr(prepare, "lower_priority", lambda *_a: None)
+    assert prepare.main([]) == 0
     out = capsys.readouterr()
-    lines = [line for line in out.out.splitlines() if line != "compiled"]
+    lines = [
+        line for line in out.out.splitlines() if line.split(" ")[0] in ("total", "ready", "failed")
+    ]
     assert lines[0] == "total 5"
     assert lines[1:] == ["ready 1 plain", "ready 2 mdav", "ready 3 a", "failed 4 b", "ready 5 c"]
     assert calls == ["mdav", "shared", "bad"]  # a shared warm-up once
@@ -42,3 +44,31 @@ def test_the_list_is_the_registry_with_refinement_and_suppression() -> None:
 
     names = [name for name, _w in prepare.preparation_list()]
     assert names == [m.name for m in available_methods()] + ["refinement", "local suppression"]
+
+
+def test_methods_asked_first_come_first_then_the_child_lowers_itself(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 (session 43): a run waiting for its kernels has the child started with
+    ``--first`` (tab-separated names): those first, at normal priority, then "relaxed"."""
+    calls: list[str] = []
+    lowered: list[object] = []
+
+    def make(name: str, module: str):  # type: ignore[no-untyped-def]
+        def warm_up() -> float:
+            calls.append(name)
+            return 0.0
+
+        warm_up.__module__ = module
+        return warm_up
+
+    methods = [
+        ("a", make("a", "x.a")),
+        ("mdav", make("mdav", "x.mdav")),
+        ("lower bound", make("bound", "x.univariate")),
+        ("local suppression", make("suppression", "x.local_suppression")),
+    ]
+    monkeypatch.setattr(prepare, "preparation_list", lambda: methods)
+    monkeypatch.setattr(prepare, "lower_priority", lambda *a: lowered.append(a))
+    assert prepare.main(["--first", "local suppression\ta"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert calls == ["suppression", "a", "bound", "mdav"]
+    assert lines.index("relaxed") == lines.index("ready 2 a") + 1 and len(lowered) == 1
