@@ -855,9 +855,11 @@ class MainWindow(QMainWindow):
     #: things turn it off (tests/qt/conftest.py), those of the question turn it on.
     confirm_dropping_runs = True
 
-    def may_drop_runs(self, opening: str) -> bool:
-        """Whether opening ``opening`` may go on: no unsaved run, or the user saved them or chose
-        to discard them (Save / Discard / Cancel)."""
+    def may_drop_runs(self, opening: str | None) -> bool:
+        """Whether opening ``opening`` (None: closing the window) may go on: no unsaved run, or
+        the user saved them or chose to discard them (Save / Discard / Cancel)."""
+        doing = f"Opening {opening}" if opening is not None else "Closing microgui"
+        after = f"once {opening} is opened" if opening is not None else "after microgui closes"
         unsaved = self.controller.unsaved_runs
         exports = self.controller.unsaved_exports
         if not (unsaved or exports) or not self.confirm_dropping_runs:
@@ -872,11 +874,11 @@ class MainWindow(QMainWindow):
             else ""
         )
         text = (
-            f"{len(unsaved)} run(s) of this table ({names}) are in no project file. Opening "
-            f"{opening} drops them from the history.{order_note} Save them in a project first?"
+            f"{len(unsaved)} run(s) of this table ({names}) are in no project file. {doing} "
+            f"drops them from the history.{order_note} Save them in a project first?"
             if unsaved
             else f"The record order of {exports} export(s) is in no project file: "
-            f"protect --project could not write those files again once {opening} is opened. "
+            f"protect --project could not write those files again {after}. "
             "Save the project first?"
         )
         buttons = QMessageBox.StandardButton
@@ -945,8 +947,24 @@ class MainWindow(QMainWindow):
             self._settle_after_run = False
             QTimer.singleShot(2000, self, gui_gc.settle)
 
+    def quit_asking(self) -> bool:
+        """File → Quit: close the window as its close button does, asking first about runs
+        and export orders that are in no project file (issue 30); False when the user cancels."""
+        self._ask_on_close = True
+        try:
+            return self.close()
+        finally:
+            self._ask_on_close = False
+
+    _ask_on_close = False
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Cancel the run and wait for the pool before the widgets go away."""
+        """Ask about unsaved runs when the user closes the window (its close button, File →
+        Quit; a close by the program - a screenshot, a probe - does not ask), then cancel the
+        run and wait for the pool before the widgets go away."""
+        if (event.spontaneous() or self._ask_on_close) and not self.may_drop_runs(None):
+            event.ignore()
+            return
         self._autosave_timer.stop()
         # a file being written is finished, never cut (its rename makes it whole or absent)
         self.file_pool.waitForDone(120_000)

@@ -37,7 +37,7 @@ def make_menus(window: MainWindow) -> None:
     window.export_action.triggered.connect(window.export_dialog)
     window.quit_action = QAction("&Quit", window)
     window.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-    window.quit_action.triggered.connect(window.close)
+    window.quit_action.triggered.connect(window.quit_asking)
     window.open_project_action = QAction("Open &project…", window)
     window.open_project_action.setToolTip(
         "A saved project: its table, roles and runs (the runs are re-computed, same seeds)"

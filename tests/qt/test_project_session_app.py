@@ -160,3 +160,29 @@ def test_opening_another_table_asks_before_dropping_an_unsaved_export_order(
     with qtbot.waitSignal(window.controller.dataset_loaded, timeout=TIMEOUT_MS):
         assert window.open_file(table) >= 0
     assert window.controller.unsaved_exports == 0 and window.controller.run_exports == {}
+
+
+def test_quitting_asks_before_dropping_unsaved_runs(
+    window: MainWindow, qtbot, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """File → Quit (like the close button) asks about runs in no project file, as opening
+    another table does; Cancel keeps the window and its runs, Discard closes it. A close by the
+    program (a screenshot, a probe) does not ask."""
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setattr(MainWindow, "confirm_dropping_runs", True)
+    asked: list[str] = []
+    answer = [QMessageBox.StandardButton.Cancel]
+    monkeypatch.setattr(
+        QMessageBox, "question", lambda _p, _t, text, *_a: asked.append(text) or answer[0]
+    )
+    window.show()
+    _open_and_run(window, qtbot, _table(tmp_path / "survey.csv"), (3,))
+    window.quit_action.trigger()
+    assert len(asked) == 1 and "Closing microgui drops them" in asked[0]
+    assert window.isVisible() and len(window.controller.history) == 1
+    answer[0] = QMessageBox.StandardButton.Discard
+    window.quit_action.trigger()
+    assert len(asked) == 2 and not window.isVisible()
+    window.show()
+    assert window.close() and len(asked) == 2  # the program's own close: not asked
