@@ -260,10 +260,7 @@ class KernelPrep(QObject):
         global _active
         self.in_child = True
         self._child_ready = self._child_total = 0
-        if self._child_methods is None:
-            from microgui.core.runs.prepare import preparation_list
-
-            self._child_methods = [(n, w.__module__) for n, w in preparation_list() if w]
+        self._method_modules()  # read once here, in the GUI thread
         self._child_out = b""
         self.running = True
         self.failed = []
@@ -432,16 +429,21 @@ class KernelPrep(QObject):
         it, or in the module whose name it extends: ``refine`` for ``refine_kernels``), the
         lower bound's first (every run computes it; its warm-up takes about a second); empty when
         no warm-up does (the run then compiles that kernel itself)."""
-        pairs = self._child_methods
-        if pairs is None:  # once, in the GUI thread when the child starts; here as a fallback
-            from microgui.core.runs.prepare import preparation_list
-
-            pairs = self._child_methods = [(n, w.__module__) for n, w in preparation_list() if w]
+        pairs = self._method_modules()
         own = [n for n, m in pairs if module == m or module.startswith(m + "_")]
         if not own:
             return []
         bound = [n for n, m in pairs if m.endswith(".univariate") and n not in own]
         return bound + own
+
+    def _method_modules(self) -> list[tuple[str, str]]:
+        """(name, warm-up's module) of every method the child prepares, read once (when the
+        child starts, in the GUI thread; on a run's first need otherwise)."""
+        if self._child_methods is None:
+            from microgui.core.runs.prepare import preparation_list
+
+            self._child_methods = [(n, w.__module__) for n, w in preparation_list() if w]
+        return self._child_methods
 
     def kernels_from_child(self) -> bool:
         """Whether a run's missing kernels are had from the child (it is alive) rather than
