@@ -20,6 +20,7 @@ from microgui.core.table.dependency import DependencyTree
 from microgui.core.table.roles import AttributeKind, AttributeRole, roles_from_lists
 from microgui.core.views.layout import MAX_VIEW_EDGES
 from microgui.qt.main_window import MainWindow, view_rows
+from microgui.qt.plots.cell_text import cell_font
 from microgui.qt.plots.dependency_tree import KEY_LEGEND
 from microgui.qt.plots.mst_partition import PLACEHOLDER
 from microgui.qt.workers import TaskSlot
@@ -113,8 +114,20 @@ def test_the_tree_before_any_run_is_computed_in_a_worker(
     assert [name for _pos, name in left_ticks] == list(DEMO_QIS)
     assert [name for _pos, name in plot.bottom_axis._tickLevels[0]] == list(DEMO_QIS)
     assert len(plot.cell_text.texts) == 49
-    # the font is fitted to the cells once the plot's layout has given the view its size (a
-    # posted layout event: under a loaded CI it may come after the tree is drawn)
+    # The font is fitted to the cells whenever the plot's layout gives the view its size (posted
+    # layout events: under a loaded CI they may come before or after the tree is drawn, and the
+    # view first drawn ~200 px wide settles at ~130 px in the default window, where no font fits
+    # 7 cells: the values are then read by hovering). Whatever the order, the texts end up shown
+    # exactly when a font fits the settled view, and a window large enough shows them.
+    view = plot.matrix_plot.getViewBox()
+
+    def fitted_to_settled_view() -> bool:
+        fits = cell_font(view.width(), view.height(), 7, "0.00") is not None
+        return plot.cell_text.shown == fits
+
+    qtbot.wait(200)
+    qtbot.waitUntil(fitted_to_settled_view, timeout=5000)
+    window.resize(2400, 1500)
     qtbot.waitUntil(lambda: plot.cell_text.shown, timeout=5000)
 
 
