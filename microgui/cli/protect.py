@@ -575,8 +575,8 @@ def _protect_project(args: argparse.Namespace) -> int:
     if src is None:
         raise _UsageError(f"{project_path.name} names no table; give the table with --input FILE")
     if str(args.run_number or "").strip().lower().startswith("plan"):
-        if project.keep_order and getattr(args, "order_seed", None) is None:
-            args.keep_order = True  # the project's export option (issue 31): the input order
+        if not _order_chosen(args):
+            _project_export_option(args, project)
         return _protect_project_plan(args, project, project_path, src)
     runs = project.resolved_runs(folder)
     if not runs:
@@ -633,6 +633,19 @@ def _protect_project(args: argparse.Namespace) -> int:
     return _run_and_export(args, loaded, dataset, spec, csv_options, Path(args.output))
 
 
+def _order_chosen(args: argparse.Namespace) -> bool:
+    """Whether the command line chose the record order (``--order-seed`` or ``--keep-order``)."""
+    return getattr(args, "order_seed", None) is not None or bool(args.keep_order)
+
+
+def _project_export_option(args: argparse.Namespace, project: Any) -> bool:
+    """The project's export option (issue 31), when the command line chose no order and no
+    export of the run is replayed: the input order when the project keeps it; whether it does."""
+    if project.keep_order:
+        args.keep_order = True
+    return bool(project.keep_order)
+
+
 def _project_order(
     args: argparse.Namespace, project: Any, run_id: int, src: Path, folder: Path
 ) -> None:
@@ -643,19 +656,20 @@ def _project_order(
     option (issue 31: the input order), else a fresh random order."""
     from microgui.core.runs.project_file import last_export_order
 
-    if getattr(args, "order_seed", None) is not None or args.keep_order:
+    if _order_chosen(args):
         return  # the user's choice
     exports = project.exports_of(run_id)
     last = last_export_order(exports)
     if last is None:
-        if project.keep_order:
-            args.keep_order = True  # the project's export option (issue 31): the input order
+        _project_export_option(args, project)
         return
     own = project.resolved_data_path(folder)
     if own is None or Path(src).resolve() != own.resolve():
+        kept = _project_export_option(args, project)
+        how = "the input order (the project's export option)" if kept else "a fresh random order"
         print(
-            f"note: {Path(src).name} is not the project's table: a fresh random record order, "
-            f"not that of run #{run_id}'s export",
+            f"note: {Path(src).name} is not the project's table: {how}, not the record order "
+            f"of run #{run_id}'s export",
             file=sys.stderr,
         )
         return

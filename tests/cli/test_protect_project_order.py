@@ -95,3 +95,35 @@ def test_an_explicit_order_or_another_table_is_not_the_exports(
     assert main(["protect", "--project", str(project), "--run", "8", "-o",
                  str(tmp_path / "8.csv")]) == 0  # fmt: skip
     assert "record order" not in capsys.readouterr().err
+
+
+def test_another_table_keeps_the_projects_input_order_option(
+    session: tuple[Path, Path, bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A project whose export option keeps the input order (issue 31) keeps it for another
+    table too; only the export's random order is not replayed there (it drew a fresh random
+    order before session 44)."""
+    project_path, table, _app = session
+    project = replace_keep_order(project_path, True)
+    copy = tmp_path / "copy" / "survey.csv"
+    copy.parent.mkdir()
+    shutil.copy(table, copy)
+    base = ["protect", "--project", str(project), "--run", "7", "--input", str(copy)]
+    assert main([*base, "-o", str(tmp_path / "kept.csv"), "--keep-order"]) == 0
+    capsys.readouterr()
+    assert main([*base, "-o", str(tmp_path / "option.csv")]) == 0
+    said = capsys.readouterr().err
+    assert "not the project's table: the input order (the project's export option)" in said
+    assert (tmp_path / "option.csv").read_bytes() == (tmp_path / "kept.csv").read_bytes()
+
+
+def replace_keep_order(path: Path, keep: bool) -> Path:
+    """The project at ``path`` saved again with its export option ``keep_order``."""
+    from dataclasses import replace
+
+    from microgui.core.runs.project_file import load_project
+
+    project = replace(load_project(path), keep_order=keep)
+    save_project(project, path)
+    assert load_project(path).keep_order is keep
+    return path
