@@ -33,7 +33,7 @@ from microgui.core.methods.artifacts import SPANNING_TREE
 from microgui.core.runs.spec import RunResult
 from microgui.core.table.dataset import QIMatrix
 from microgui.core.table.dependency import DependencyTree
-from microgui.core.views.projection import QIProjection
+from microgui.core.views.projection import PC1, PC2, QIProjection
 
 __all__ = [
     "DEFAULT_MAX_EDGES",
@@ -62,9 +62,6 @@ DEFAULT_MAX_EDGES = 5_000
 #: The MST view draws at most this many edges of those in view (issue 29): 5,000 edges of a
 #: 30,000-record tree drawn at once were a hairball nobody could follow.
 MAX_VIEW_EDGES = 300
-
-PC1 = "PC1"
-PC2 = "PC2"
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,12 +16,24 @@ value has no place on an axis (a generalized value such as ``[20-30]``) has no d
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from microgui.core.runs.spec import RunResult
-from microgui.core.views.projection import categorical_qi_names, category_axis
+from microgui.core.views.projection import (
+    PC1,
+    PC2,
+    VIEW_QUANTILE,
+    QIProjection,
+    categorical_qi_names,
+    category_axis,
+    default_axes,
+    plot_axis_choices,
+    released_numbers,
+    tail_quantiles,
+)
 
 __all__ = [
     "MOVE_EDGES",
@@ -30,6 +42,11 @@ __all__ = [
     "move_classes",
     "move_class_labels",
     "group_members",
+    "group_mean_moves",
+    "PairMoves",
+    "pair_moves",
+    "axis_move_values",
+    "with_plot_defaults",
 ]
 
 #: Class edges of the distance moved (standard deviations; a changed category counts 1).
@@ -68,6 +85,103 @@ def move_classes(distance: np.ndarray, edges: Sequence[float] = MOVE_EDGES) -> n
     out = np.searchsorted(np.asarray(edges, dtype=np.float64), distance, side="right")
     out[~np.isfinite(distance)] = len(edges) + 1
     return out.astype(np.int64)
+
+
+def group_mean_moves(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Mean of the finite values of each group (NaN for a group without one): a group's
+    distance moved, which colours its aggregate over a density image."""
+    ok = np.isfinite(values)
+    n_groups = int(labels.max()) + 1 if len(labels) else 0
+    total = np.bincount(labels[ok], weights=values[ok], minlength=n_groups)
+    count = np.bincount(labels[ok], minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return out
+
+
+@dataclass(frozen=True)
+class PairMoves:
+    """How far protection moved each record on one pair of plot axes, and the classes that
+    colour it: computed in the run's worker with the projection, so that the plot showing the
+    run only indexes brushes with them (issue 30).
+
+    ``distance`` is :func:`distance_moved` of the two axes' moves, ``classes`` its
+    :func:`move_classes`, ``group_classes`` the class of each group's mean distance
+    (:func:`group_mean_moves`; indexed by label) and ``class_counts`` the records per class.
+    """
+
+    axes: tuple[str, str]
+    distance: np.ndarray
+    classes: np.ndarray
+    group_classes: np.ndarray
+    class_counts: np.ndarray
+
+
+def pair_moves(
+    axes: tuple[str, str], move_x: np.ndarray, move_y: np.ndarray, labels: np.ndarray
+) -> PairMoves:
+    """The :class:`PairMoves` of two axes' moves (:func:`axis_moves`) for a run's ``labels``."""
+    distance = distance_moved(move_x, move_y)
+    classes = move_classes(distance)
+    labels = np.asarray(labels)
+    groups = move_classes(group_mean_moves(distance, labels)) if len(labels) else classes[:0]
+    return PairMoves(
+        axes,
+        distance,
+        classes.astype(np.int8),
+        groups.astype(np.int8),
+        np.bincount(classes, minlength=len(MOVE_EDGES) + 2),
+    )
+
+
+def axis_move_values(
+    result: RunResult, projection: QIProjection, name: str
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Where axis choice ``name`` places the original records and their released values,
+    unjittered (slots on a category axis), and whether it is a category axis: what
+    :func:`axis_moves` compares, as the groups plot places them."""
+    if name in (PC1, PC2):
+        i = 0 if name == PC1 else 1
+        return projection.original[:, i], projection.protected[:, i], False
+    qi = result.qi
+    if name in qi.continuous_names:
+        j = qi.continuous_names.index(name)
+        original = qi.continuous[:, j] * qi.cont_std[j] + qi.cont_mean[j]
+        ready = projection.released_numbers.get(name)
+        protected = ready if ready is not None else released_numbers(result.protected, name)
+        return original, protected, False
+    axis = projection.category_axes.get(name) or category_axis(qi, name)
+    slots = projection.released_slots.get(name)
+    if slots is None:
+        slots = axis.slots_of(result.protected[name])
+    return axis.original, slots, True
+
+
+def with_plot_defaults(result: RunResult, projection: QIProjection) -> QIProjection:
+    """``projection`` with what the groups plot reads when it shows the run, computed here (in
+    the run's worker) rather than in the GUI thread (issue 30): the :class:`PairMoves` of the
+    axes it opens on (:func:`~microgui.core.views.projection.default_axes`) and the
+    :data:`~microgui.core.views.projection.VIEW_QUANTILE` quantiles of the records on every
+    continuous and PC axis (:func:`~microgui.core.views.projection.tail_quantiles`)."""
+    choices = plot_axis_choices(result, True)
+    if len(choices) < 2:
+        return projection
+    x_name, y_name = default_axes(result, projection, choices)
+    moves = []
+    for name in (x_name, y_name):
+        original, released, categorical = axis_move_values(result, projection, name)
+        moves.append(axis_moves(original, released, categorical))
+    moved = pair_moves((x_name, y_name), moves[0], moves[1], result.labels)
+    categorical = set(categorical_qi_names(result.qi))
+    spans: dict[str, tuple[float, float]] = {}
+    for name in choices:
+        if name in categorical:
+            continue  # a category axis spans its slots
+        values, _released, _c = axis_move_values(result, projection, name)
+        finite = values[np.isfinite(values)]
+        if len(finite) > 100:  # as the plot's span: all records below
+            spans[name] = tail_quantiles(finite, VIEW_QUANTILE)
+    return replace(projection, moved=moved, spans=spans, span_quantile=VIEW_QUANTILE)
 
 
 def move_class_labels(edges: Sequence[float] = MOVE_EDGES) -> list[str]:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,9 @@ from microgui.core.references import readable
 from microgui.core.runs.spec import RunResult
 from microgui.core.table.aggregate import protected_continuous_z
 from microgui.core.table.dataset import QIMatrix
+
+if TYPE_CHECKING:
+    from microgui.core.views.moves import PairMoves
 
 __all__ = [
     "PCA2",
@@ -71,6 +75,14 @@ __all__ = [
     "category_transitions",
     "all_category_transitions",
     "unchanged_share",
+    "PC1",
+    "PC2",
+    "VIEW_QUANTILE",
+    "plot_axis_choices",
+    "default_axes",
+    "SPAN_SAMPLE",
+    "tail_quantiles",
+    "released_numbers",
 ]
 
 #: Weight of each category indicator of a nominal quasi-identifier in the embedding: records
@@ -543,6 +555,14 @@ class QIProjection:
     category_axes: Mapping[str, CategoryAxis] = field(default_factory=dict)
     released_slots: Mapping[str, np.ndarray] = field(default_factory=dict)
     released_numbers: Mapping[str, np.ndarray] = field(default_factory=dict)
+    # What the groups plot reads when it shows the run, also computed in the worker (issue 30:
+    # ~50 ms of a 350,000-record result's drawing turn): how far each record moved on the axes
+    # the plot opens on (:func:`default_axes`; None: not computed), and the
+    # ``span_quantile`` quantiles of the records on each continuous and PC axis
+    # (:func:`tail_quantiles`; the initial view). Filled by :func:`qi_projection`.
+    moved: PairMoves | None = None
+    spans: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    span_quantile: float = 0.0
 
     def axis_label(self, i: int) -> str:
         """The axis title of component ``i`` (0: PC1, 1: PC2)."""
@@ -586,7 +606,7 @@ def qi_projection(result: RunResult) -> QIProjection | None:
     z, ranks, codes = protected_codes(result.protected, qi)
     emb = pca.embedding
     axes = {name: category_axis(qi, name) for name in categorical_qi_names(qi)}
-    return QIProjection(
+    projection = QIProjection(
         columns=emb.names,
         original=pca.transform(qi.continuous, qi.ordinal, qi.nominal),
         protected=pca.transform(z, ranks, codes),
@@ -599,6 +619,92 @@ def qi_projection(result: RunResult) -> QIProjection | None:
             name: released_numbers(result.protected, name) for name in qi.continuous_names
         },
     )
+    from microgui.core.views.moves import with_plot_defaults  # (moves imports this module)
+
+    return with_plot_defaults(result, projection)
+
+
+#: The axis choices of the principal components.
+PC1 = "PC1"
+PC2 = "PC2"
+#: The records' quantiles the groups plot's initial view spans (``ScatterOptions.view_quantile``).
+VIEW_QUANTILE = 0.005
+
+
+def plot_axis_choices(result: RunResult, with_components: bool) -> list[str]:
+    """The axes a plot of ``result``'s records offers: PC1/PC2 (``with_components``: the run
+    has a projection), then every quasi-identifier in the table's column order."""
+    qi_names = set(result.qi.names)
+    qis = [c for c in result.roles.quasi_identifiers if c in qi_names]
+    qis += [c for c in result.qi.names if c not in qis]
+    return ([PC1, PC2] if with_components else []) + qis
+
+
+def default_axes(
+    result: RunResult, projection: QIProjection | None, choices: Sequence[str]
+) -> tuple[str, str]:
+    """The axes a plot of ``result``'s records opens on, among ``choices``: the data's own
+    axes when some quasi-identifier is categorical (across, a continuous one; up, the
+    categorical one with the most categories that can all be labelled, ≤ 20) or when there are
+    exactly two continuous ones; PC1/PC2 otherwise (the groups plot and the compared runs'
+    plots alike, issue 29)."""
+    choices = list(choices)
+    cont = [c for c in result.qi.continuous_names if c in choices]
+    cats = [c for c in choices if c in result.qi.ordinal_names + result.qi.nominal_names]
+    if len(cont) == 2 and not result.qi.ordinal_names:
+        return cont[0], cont[1]  # the two variables themselves read better than their PCs
+    if cats and (cont or len(cats) > 1):
+        # The data's own axes: a PCA of a mixed embedding is no variable (issue 29).
+        x = cont[0] if cont else cats[0]
+        ready = projection.category_axes if projection is not None else {}
+        sizes = {
+            c: len((ready.get(c) or category_axis(result.qi, c)).labels) for c in cats if c != x
+        }
+        fits = [c for c in sizes if sizes[c] <= 20]
+        y = max(fits, key=lambda c: sizes[c]) if fits else next(iter(sizes))
+        return x, y
+    if projection is not None and PC1 in choices and PC2 in choices:
+        return PC1, PC2
+    return choices[0], choices[1] if len(choices) > 1 else choices[0]
+
+
+#: Above this many records an axis's quantile span is found in its tails only (see
+#: :func:`tail_quantiles`): the 0.5 % quantiles of 350,000 records by ``np.quantile`` (a
+#: partition of every record) held the GUI thread 15-38 ms of the result's drawing turn (issue 30).
+SPAN_SAMPLE = 65_536
+
+
+def tail_quantiles(finite: np.ndarray, q: float) -> tuple[float, float]:
+    """``np.quantile(finite, [q, 1 - q])`` (linear interpolation), exactly, without partitioning
+    every value when ``q`` is small: thresholds a little inside the tails are read off every m-th
+    value (a sample of :data:`SPAN_SAMPLE`), the values beyond them are kept (one comparison
+    per value) and only those are partitioned. The first ``c`` values of the sorted array are
+    the values ≤ a threshold when ``c`` of them are, ties included, so the order statistics are
+    those of the full array; when a tail holds too few values, ``np.quantile`` of all."""
+    n = len(finite)
+    step = -(-n // SPAN_SAMPLE)
+    if step <= 1 or not 0.0 < q < 0.25:
+        lo, hi = np.quantile(finite, [q, 1.0 - q])
+        return float(lo), float(hi)
+    sample = finite[::step]
+    # a margin of several standard errors of the sample quantile, in probability
+    margin = 6.0 * float(np.sqrt(q * (1.0 - q) / len(sample))) + 2.0 / len(sample)
+    lo_t, hi_t = np.quantile(sample, [min(q + margin, 0.5), max(1.0 - q - margin, 0.5)])
+    low = finite[finite <= lo_t]
+    high = finite[finite >= hi_t]
+    out = []
+    for pos, tail, offset in (
+        (q * (n - 1), low, 0),
+        ((1.0 - q) * (n - 1), high, n - len(high)),
+    ):
+        k0, k1 = int(np.floor(pos)), int(np.ceil(pos))
+        if not (0 <= k0 - offset and k1 - offset < len(tail)):
+            lo, hi = np.quantile(finite, [q, 1.0 - q])
+            return float(lo), float(hi)
+        part = np.partition(tail, [k0 - offset, k1 - offset])
+        a, b = float(part[k0 - offset]), float(part[k1 - offset])
+        out.append(a + (b - a) * (pos - k0))
+    return out[0], out[1]
 
 
 def released_numbers(protected: pd.DataFrame, name: str) -> np.ndarray:

@@ -35,7 +35,6 @@ components of the mixed embedding (still offered, labelled as such).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -59,19 +58,27 @@ from PySide6.QtWidgets import (
 from microgui.core.runs import RunResult
 from microgui.core.views.moves import (
     MOVE_EDGES,
+    PairMoves,
     axis_moves,
     distance_moved,
     group_members,
     move_class_labels,
     move_classes,
 )
+from microgui.core.views.moves import group_mean_moves as group_means
 from microgui.core.views.projection import (
     JITTER,
+    PC1,
+    PC2,
+    SPAN_SAMPLE,
     CategoryAxis,
     QIProjection,
     category_axis,
     category_jitter,
+    default_axes,
+    plot_axis_choices,
     released_numbers,
+    tail_quantiles,
 )
 from microgui.qt.compact import compact_combo
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
@@ -96,11 +103,12 @@ __all__ = [
     "DEFAULT_DENSITY_THRESHOLD",
     "DISPLAY_MODES",
     "default_axes",
+    "ready_moves",
     "slot_span",
+    "SPAN_SAMPLE",
+    "tail_quantiles",
 ]
 
-PC1 = "PC1"
-PC2 = "PC2"
 DEFAULT_MAX_POINTS = 100_000
 #: The legend's place in the PlotItem's grid: under the bottom axis (row 3), below the view.
 LEGEND_ROW = 4
@@ -121,19 +129,23 @@ DISPLAY_MODES = ("auto", "points", "density")
 class AxisValues(NamedTuple):
     """One axis of a run's record plot: where the original records and their released values
     are drawn, the axis title and its tooltip, how far protection moved each record along the
-    axis (:func:`microgui.core.views.moves.axis_moves`) and, for an ordinal or nominal
-    quasi-identifier, its category axis (None otherwise)."""
+    axis (:func:`microgui.core.views.moves.axis_moves`; None when not asked for) and, for an
+    ordinal or nominal quasi-identifier, its category axis (None otherwise)."""
 
     original: np.ndarray
     protected: np.ndarray
     title: str
     tip: str
-    moves: np.ndarray
+    moves: np.ndarray | None
     categories: CategoryAxis | None = None
 
 
 def axis_values(
-    result: RunResult, projection: QIProjection | None, name: str, seed: int = 0
+    result: RunResult,
+    projection: QIProjection | None,
+    name: str,
+    seed: int = 0,
+    moves: bool = True,
 ) -> AxisValues:
     """The values of axis choice ``name`` for one run, as the groups plot and the comparison
     plots both draw them (one function, so that a record sits at the same place in both):
@@ -142,7 +154,8 @@ def axis_values(
     with ``seed``, within ±:data:`~microgui.core.views.projection.JITTER` of their slot; one
     offset per group, its members carrying the same aggregate). Slots, category axes and
     released numbers come from the projection computed in the run's worker when it has them
-    (nothing but arrays on the GUI thread)."""
+    (nothing but arrays on the GUI thread). ``moves``: compute the records' moves along the
+    axis (not needed when the worker computed the pair's, :func:`ready_moves`)."""
     if name in (PC1, PC2):
         assert projection is not None
         i = 0 if name == PC1 else 1
@@ -152,7 +165,7 @@ def axis_values(
             protected,
             projection.axis_label(i),
             projection.explanation(),
-            axis_moves(original, protected, False),
+            axis_moves(original, protected, False) if moves else None,
         )
     qi = result.qi
     if name in qi.continuous_names:
@@ -165,7 +178,7 @@ def axis_values(
             protected,
             f"{name} (original units)",
             "",
-            axis_moves(original, protected, False),
+            axis_moves(original, protected, False) if moves else None,
         )
     axis = projection.category_axes.get(name) if projection is not None else None
     if axis is None:
@@ -188,9 +201,21 @@ def axis_values(
         protected,
         f"{name} ({axis.kind}, {len(axis.labels)} categories)",
         tip,
-        axis_moves(axis.original, slots, True),
+        axis_moves(axis.original, slots, True) if moves else None,
         axis,
     )
+
+
+def ready_moves(
+    projection: QIProjection | None, x_axis: str, y_axis: str, n: int
+) -> PairMoves | None:
+    """The moves of the axes (``x_axis``, ``y_axis``) of a run of ``n`` records as its worker
+    computed them with the projection (:func:`microgui.core.views.moves.with_plot_defaults`:
+    the axes the plots open on), or None when it did not (other axes: computed on the spot)."""
+    moved = projection.moved if projection is not None else None
+    if moved is None or moved.axes != (x_axis, y_axis) or len(moved.distance) != n:
+        return None
+    return moved
 
 
 @dataclass
@@ -648,11 +673,8 @@ class ClusterScatterPlot(QWidget):
         self._projection = projection
         self._moves = {}
         self.hide_members()
-        qi_names = set(result.qi.names)
-        # Every quasi-identifier, in the table's column order.
-        qis = [c for c in result.roles.quasi_identifiers if c in qi_names]
-        qis += [c for c in result.qi.names if c not in qis]
-        choices = ([PC1, PC2] if projection is not None else []) + qis
+        # PC1/PC2, then every quasi-identifier in the table's column order
+        choices = plot_axis_choices(result, projection is not None)
         self._set_axis_choices(choices)
         if not choices:
             self.clear("No quasi-identifier to plot")
@@ -730,12 +752,15 @@ class ClusterScatterPlot(QWidget):
         self.color_bar.axis.setTicks([[(float(np.log10(1.0 + c)), f"{c:,}") for c in steps]])
         self.color_bar.setVisible(True)
 
-    def _axis_data(self, name: str) -> AxisValues:
+    def _axis_data(self, name: str, moves: bool = True) -> AxisValues:
         """The values of axis choice ``name`` for the shown run (:func:`axis_values`); the
-        records' moves along it are kept in ``self._moves[name]``."""
+        records' moves along it (``moves``) are kept in ``self._moves[name]``."""
         assert self._result is not None
-        values = axis_values(self._result, self._projection, name, self.options.sample_seed)
-        self._moves[name] = values.moves
+        values = axis_values(
+            self._result, self._projection, name, self.options.sample_seed, moves=moves
+        )
+        if values.moves is not None:
+            self._moves[name] = values.moves
         return values
 
     def _category_axis(self, name: str) -> CategoryAxis:
@@ -755,11 +780,16 @@ class ClusterScatterPlot(QWidget):
         if result is None:
             return
         opts = self.options
-        x, x_prot, x_label, x_tip, _, x_cats = self._axis_data(opts.x_axis)
-        y, y_prot, y_label, y_tip, _, y_cats = self._axis_data(opts.y_axis)
-        self.moved = distance_moved(self._moves[opts.x_axis], self._moves[opts.y_axis])
         labels = result.labels
         n = len(labels)
+        # the moves of the axes the plot opens on come with the run (its worker computed them)
+        ready = ready_moves(self._projection, opts.x_axis, opts.y_axis, n)
+        x, x_prot, x_label, x_tip, _, x_cats = self._axis_data(opts.x_axis, ready is None)
+        y, y_prot, y_label, y_tip, _, y_cats = self._axis_data(opts.y_axis, ready is None)
+        if ready is not None:
+            self.moved = ready.distance
+        else:
+            self.moved = distance_moved(self._moves[opts.x_axis], self._moves[opts.y_axis])
         density = opts.uses_density(n, x_cats is not None or y_cats is not None)
         idx = None if density else sample_indices(n, opts.max_points, opts.sample_seed)
         self.sampled = None if idx is None else len(idx)
@@ -776,13 +806,9 @@ class ClusterScatterPlot(QWidget):
         group_ids = labels[first][keep]
         px, py = px[keep], py[keep]
         unplaced = int(np.count_nonzero(~keep))
-        ranges = self._ranges(x_shown, y_shown, px, py)
-        if ranges is not None:
-            # A category axis shows every slot, whatever the quantiles of the jittered records.
-            ranges = (
-                slot_span(x_cats) if x_cats is not None else ranges[0],
-                slot_span(y_cats) if y_cats is not None else ranges[1],
-            )
+        # the worker's quantiles of every record (not of a sample)
+        spans = (opts.x_axis, opts.y_axis) if idx is None else None
+        ranges = self._ranges(x_shown, y_shown, px, py, spans, (x_cats, y_cats))
         if keep_view:
             (vx0, vx1), (vy0, vy1) = view.viewRange()
             view_ranges = ((vx0, vx1), (vy0, vy1))
@@ -800,7 +826,7 @@ class ClusterScatterPlot(QWidget):
         self.groups_in_view = _groups_in(x, y, labels, view_ranges)
         by_group = self.groups_in_view <= opts.max_group_colours
         self.colour_by_group = by_group
-        classes = move_classes(self.moved)
+        classes = ready.classes if ready is not None else move_classes(self.moved)
         if density and ranges is not None:
             if not keep_view:
                 counts, outside = density_image(x, y, ranges[0], ranges[1], opts.density_bins)
@@ -840,8 +866,11 @@ class ClusterScatterPlot(QWidget):
             # coloured by how far their group's records moved.
             if density and not by_group:
                 symbol, size = "o", 3
-                group_move = group_means(self.moved, labels)
-                brushes = self.move_brushes[move_classes(group_move[group_ids])]
+                if ready is not None:
+                    group_classes = ready.group_classes
+                else:
+                    group_classes = move_classes(group_means(self.moved, labels))
+                brushes = self.move_brushes[group_classes[group_ids]]
             elif density:
                 symbol, size = "x", 9
                 brushes = self.cluster_palette.brushes_for(group_ids)
@@ -949,7 +978,11 @@ class ClusterScatterPlot(QWidget):
             entries.append((self._legend_record, "original record (colour = its group)"))
         if not by_group:
             texts = move_class_labels(MOVE_EDGES)
-            present = np.bincount(classes, minlength=len(texts))
+            present = (
+                ready.class_counts
+                if ready is not None
+                else np.bincount(classes, minlength=len(texts))
+            )
             for c, text in enumerate(texts):
                 if present[c]:
                     entries.append((self._legend_moves[c], text))
@@ -1189,12 +1222,27 @@ class ClusterScatterPlot(QWidget):
         self.plot_item.getViewBox().prepareForPaint()
 
     def _ranges(
-        self, x: np.ndarray, y: np.ndarray, px: np.ndarray, py: np.ndarray
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        px: np.ndarray,
+        py: np.ndarray,
+        names: tuple[str, str] | None = None,
+        categories: tuple[CategoryAxis | None, CategoryAxis | None] = (None, None),
     ) -> tuple[tuple[float, float], tuple[float, float]] | None:
-        """The initial view: the records' quantile span on each axis (see ``view_quantile``)."""
+        """The initial view: the records' quantile span on each axis (see ``view_quantile``);
+        a category axis shows every slot (:func:`slot_span`), whatever the quantiles of its
+        jittered records. ``names``: the axes of ``x`` and ``y`` when they are every record,
+        whose quantiles the run's worker computed (``QIProjection.spans``)."""
         q = min(max(self.options.view_quantile, 0.0), 0.25)
-        x_range = _span(x, px, q)
-        y_range = _span(y, py, q)
+        proj = self._projection
+        ready: tuple[tuple[float, float] | None, ...] = (None, None)
+        if names is not None and proj is not None and q > 0 and q == proj.span_quantile:
+            ready = tuple(proj.spans.get(name) for name in names)
+        x_cats, y_cats = categories
+        # (slots are finite: a category axis spans them as soon as it has a record)
+        x_range = slot_span(x_cats) if x_cats is not None and len(x) else _span(x, px, q, ready[0])
+        y_range = slot_span(y_cats) if y_cats is not None and len(y) else _span(y, py, q, ready[1])
         if x_range is None or y_range is None:
             return None
         return x_range, y_range
@@ -1273,46 +1321,8 @@ def _groups_in(
     return int(np.count_nonzero(present))
 
 
-def group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Mean of the finite values of each group (NaN for a group without one)."""
-    ok = np.isfinite(values)
-    n_groups = int(labels.max()) + 1 if len(labels) else 0
-    total = np.bincount(labels[ok], weights=values[ok], minlength=n_groups)
-    count = np.bincount(labels[ok], minlength=n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
 def _esc(text: object) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def default_axes(
-    result: RunResult, projection: QIProjection | None, choices: Sequence[str]
-) -> tuple[str, str]:
-    """The axes a plot of ``result``'s records opens on, among ``choices``: the data's own
-    axes when some quasi-identifier is categorical (across, a continuous one; up, the
-    categorical one with the most categories that can all be labelled, ≤ 20) or when there are
-    exactly two continuous ones; PC1/PC2 otherwise (the groups plot and the compared runs'
-    plots alike, issue 29)."""
-    choices = list(choices)
-    cont = [c for c in result.qi.continuous_names if c in choices]
-    cats = [c for c in choices if c in result.qi.ordinal_names + result.qi.nominal_names]
-    if len(cont) == 2 and not result.qi.ordinal_names:
-        return cont[0], cont[1]  # the two variables themselves read better than their PCs
-    if cats and (cont or len(cats) > 1):
-        # The data's own axes: a PCA of a mixed embedding is no variable (issue 29).
-        x = cont[0] if cont else cats[0]
-        ready = projection.category_axes if projection is not None else {}
-        sizes = {
-            c: len((ready.get(c) or category_axis(result.qi, c)).labels) for c in cats if c != x
-        }
-        fits = [c for c in sizes if sizes[c] <= 20]
-        y = max(fits, key=lambda c: sizes[c]) if fits else next(iter(sizes))
-        return x, y
-    if projection is not None and PC1 in choices and PC2 in choices:
-        return PC1, PC2
-    return choices[0], choices[1] if len(choices) > 1 else choices[0]
 
 
 def slot_span(axis: CategoryAxis) -> tuple[float, float]:
@@ -1361,58 +1371,28 @@ def _measurable(axis: Any) -> bool:
     return True
 
 
-#: Above this many records an axis's quantile span is found in its tails only (see
-#: :func:`tail_quantiles`): the 0.5 % quantiles of 350,000 records by ``np.quantile`` (a
-#: partition of every record) held the GUI thread 15-38 ms of the result's drawing turn (issue 30).
-SPAN_SAMPLE = 65_536
-
-
-def tail_quantiles(finite: np.ndarray, q: float) -> tuple[float, float]:
-    """``np.quantile(finite, [q, 1 - q])`` (linear interpolation), exactly, without partitioning
-    every value when ``q`` is small: thresholds a little inside the tails are read off every m-th
-    value (a sample of :data:`SPAN_SAMPLE`), the values beyond them are kept (one comparison
-    per value) and only those are partitioned. The first ``c`` values of the sorted array are
-    the values ≤ a threshold when ``c`` of them are, ties included, so the order statistics are
-    those of the full array; when a tail holds too few values, ``np.quantile`` of all."""
-    n = len(finite)
-    step = -(-n // SPAN_SAMPLE)
-    if step <= 1 or not 0.0 < q < 0.25:
-        lo, hi = np.quantile(finite, [q, 1.0 - q])
-        return float(lo), float(hi)
-    sample = finite[::step]
-    # a margin of several standard errors of the sample quantile, in probability
-    margin = 6.0 * float(np.sqrt(q * (1.0 - q) / len(sample))) + 2.0 / len(sample)
-    lo_t, hi_t = np.quantile(sample, [min(q + margin, 0.5), max(1.0 - q - margin, 0.5)])
-    low = finite[finite <= lo_t]
-    high = finite[finite >= hi_t]
-    out = []
-    for pos, tail, offset in (
-        (q * (n - 1), low, 0),
-        ((1.0 - q) * (n - 1), high, n - len(high)),
-    ):
-        k0, k1 = int(np.floor(pos)), int(np.ceil(pos))
-        if not (0 <= k0 - offset and k1 - offset < len(tail)):
-            lo, hi = np.quantile(finite, [q, 1.0 - q])
-            return float(lo), float(hi)
-        part = np.partition(tail, [k0 - offset, k1 - offset])
-        a, b = float(part[k0 - offset]), float(part[k1 - offset])
-        out.append(a + (b - a) * (pos - k0))
-    return out[0], out[1]
-
-
-def _span(values: np.ndarray, protected: np.ndarray, q: float) -> tuple[float, float] | None:
+def _span(
+    values: np.ndarray,
+    protected: np.ndarray,
+    q: float,
+    ready: tuple[float, float] | None = None,
+) -> tuple[float, float] | None:
     """The axis range: the records' [q, 1-q] quantiles (all of them when q = 0) and the protected
-    values inside them, padded by 4 %."""
-    finite = values[np.isfinite(values)]
-    if not len(finite):
-        return None
-    if q > 0 and len(finite) > 100:
-        lo, hi = tail_quantiles(finite, q)
+    values inside them, padded by 4 %. ``ready``: those quantiles of ``values``, computed
+    beforehand (in the run's worker: only for more than 100 finite values and q > 0)."""
+    if ready is not None:
+        lo, hi = ready
     else:
-        lo, hi = float(finite.min()), float(finite.max())
-        prot = protected[np.isfinite(protected)]
-        if len(prot):
-            lo, hi = min(lo, float(prot.min())), max(hi, float(prot.max()))
+        finite = values[np.isfinite(values)]
+        if not len(finite):
+            return None
+        if q > 0 and len(finite) > 100:
+            lo, hi = tail_quantiles(finite, q)
+        else:
+            lo, hi = float(finite.min()), float(finite.max())
+            prot = protected[np.isfinite(protected)]
+            if len(prot):
+                lo, hi = min(lo, float(prot.min())), max(hi, float(prot.max()))
     if hi <= lo:
         lo, hi = lo - 1.0, hi + 1.0
     pad = 0.04 * (hi - lo)

@@ -52,6 +52,7 @@ from microgui.qt.plots.cluster_scatter import (
     density_image,
     first_of_groups,
     group_means,
+    ready_moves,
     sample_indices,
     slot_span,
 )
@@ -552,8 +553,11 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         for p in self.plots:
             p.drawn = False
         for run, p in zip(self.runs, self.plots, strict=True):
-            x_axis = axis_values(run.result, run.projection, opts.x_axis, opts.sample_seed)
-            y_axis = axis_values(run.result, run.projection, opts.y_axis, opts.sample_seed)
+            # the moves of the axes the plots open on come with the run (its worker's)
+            n = len(run.result.labels)
+            own = ready_moves(run.projection, opts.x_axis, opts.y_axis, n) is None
+            x_axis = axis_values(run.result, run.projection, opts.x_axis, opts.sample_seed, own)
+            y_axis = axis_values(run.result, run.projection, opts.y_axis, opts.sample_seed, own)
             x, y = x_axis.original, y_axis.original
             p.x, p.y = x, y  # where the records are drawn: what a brush selects from
             xs_all.append(x[np.isfinite(x)])
@@ -612,7 +616,10 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         # Colour by group only when there are few groups (issue 29), else by distance moved
         by_group = self.by_group[i]
         classes = None
-        if not by_group:
+        ready = ready_moves(run.projection, opts.x_axis, opts.y_axis, n)
+        if not by_group and ready is not None:
+            classes = ready.classes
+        elif not by_group:
             moved = distance_moved(x_axis.moves, y_axis.moves)
             classes = move_classes(moved)
         # One released point per group: every member of a group carries its aggregate.
@@ -629,7 +636,11 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
                 brushes = self.palette_.brushes_for(labels[first][keep])
             else:
                 assert classes is not None
-                group_class = move_classes(group_means(moved, labels))[labels[first][keep]]
+                if ready is not None:
+                    group_classes = ready.group_classes
+                else:
+                    group_classes = move_classes(group_means(moved, labels))
+                group_class = group_classes[labels[first][keep]]
                 brushes = self.move_brushes[group_class]
                 classes_present[np.unique(group_class)] = True
             _restyle(p.protected, "o", 4)
