@@ -1,6 +1,6 @@
 """What the groups plot and the compared runs' plots read when they show a run (the records'
 distance moved on the axes they open on, its classes, each group's class, the initial view's
-quantiles) comes with the run from its worker: showing a run in the GUI thread only draws
+quantiles, each group's first record) comes with the run from its worker: showing a run in the GUI thread only draws
 (issue 30). Every path that shows a run is taken: a run finishing, a run clicked in the history,
 two runs compared, a reopened project's runs."""
 
@@ -24,15 +24,22 @@ TIMEOUT_MS = 120_000
 
 #: The computations the plots read, wherever a module looks them up.
 SPIED = {
-    moves_module: ("axis_moves", "distance_moved", "move_classes", "tail_quantiles"),
+    moves_module: (
+        "axis_moves",
+        "distance_moved",
+        "move_classes",
+        "tail_quantiles",
+        "first_of_groups",
+    ),
     cluster_module: (
         "axis_moves",
         "distance_moved",
         "move_classes",
         "group_means",
         "tail_quantiles",
+        "first_of_groups",
     ),
-    compare_module: ("distance_moved", "move_classes", "group_means"),
+    compare_module: ("distance_moved", "move_classes", "group_means", "first_of_groups"),
 }
 
 

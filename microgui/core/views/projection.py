@@ -559,10 +559,12 @@ class QIProjection:
     # ~50 ms of a 350,000-record result's drawing turn): how far each record moved on the axes
     # the plot opens on (:func:`default_axes`; None: not computed), and the
     # ``span_quantile`` quantiles of the records on each continuous and PC axis
-    # (:func:`tail_quantiles`; the initial view). Filled by :func:`qi_projection`.
+    # (:func:`tail_quantiles`; the initial view), the row of each group's first record (where
+    # its aggregate is drawn). Filled by :func:`qi_projection`.
     moved: PairMoves | None = None
     spans: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     span_quantile: float = 0.0
+    group_firsts: np.ndarray | None = None
 
     def axis_label(self, i: int) -> str:
         """The axis title of component ``i`` (0: PC1, 1: PC2)."""

@@ -61,6 +61,7 @@ from microgui.core.views.moves import (
     PairMoves,
     axis_moves,
     distance_moved,
+    first_of_groups,
     group_members,
     move_class_labels,
     move_classes,
@@ -104,6 +105,7 @@ __all__ = [
     "DISPLAY_MODES",
     "default_axes",
     "ready_moves",
+    "group_firsts",
     "slot_span",
     "SPAN_SAMPLE",
     "tail_quantiles",
@@ -206,6 +208,16 @@ def axis_values(
     )
 
 
+def group_firsts(projection: QIProjection | None, labels: np.ndarray) -> np.ndarray:
+    """The row of each group's first record (:func:`first_of_groups` of ``labels``), as the
+    run's worker found it with the projection when it did."""
+    if projection is None or projection.group_firsts is None:
+        return first_of_groups(labels)
+    if len(projection.original) != len(labels):  # (not this run's)
+        return first_of_groups(labels)
+    return projection.group_firsts
+
+
 def ready_moves(
     projection: QIProjection | None, x_axis: str, y_axis: str, n: int
 ) -> PairMoves | None:
@@ -293,19 +305,6 @@ def _bin_numbers(values: np.ndarray, lo: float, hi: float, bins: int) -> np.ndar
     up = (values >= edges[index + 1]) & (index != bins - 1)
     index[up] += 1
     return index
-
-
-def first_of_groups(labels: np.ndarray) -> np.ndarray:
-    """Row of the first record of each group, by increasing label: ``np.unique(labels,
-    return_index=True)[1]``, in linear time for non-negative integer labels (a sort of 350,000
-    labels takes about 30 ms of the GUI thread)."""
-    labels = np.asarray(labels)
-    n = len(labels)
-    if not n or labels.dtype.kind not in "iu" or int(labels.min()) < 0:
-        return np.unique(labels, return_index=True)[1]
-    first = np.full(int(labels.max()) + 1, n, dtype=np.intp)
-    np.minimum.at(first, labels, np.arange(n, dtype=np.intp))
-    return first[first < n]
 
 
 def sample_indices(n: int, max_points: int, seed: int) -> np.ndarray | None:
@@ -799,8 +798,9 @@ class ClusterScatterPlot(QWidget):
             x_shown, y_shown, shown_labels = x, y, labels
         view = self.plot_item.getViewBox()
         view.disableAutoRange()
-        # One protected point per group: every member of a group carries the same aggregate.
-        first = first_of_groups(labels)
+        # One protected point per group: every member of a group carries the same aggregate
+        # (its first record's row, found in the run's worker).
+        first = group_firsts(self._projection, labels)
         px, py = x_prot[first], y_prot[first]
         keep = np.isfinite(px) & np.isfinite(py)
         group_ids = labels[first][keep]

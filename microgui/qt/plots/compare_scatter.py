@@ -50,7 +50,7 @@ from microgui.qt.plots.cluster_scatter import (
     axis_values,
     default_axes,
     density_image,
-    first_of_groups,
+    group_firsts,
     group_means,
     ready_moves,
     sample_indices,
@@ -623,7 +623,7 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             moved = distance_moved(x_axis.moves, y_axis.moves)
             classes = move_classes(moved)
         # One released point per group: every member of a group carries its aggregate.
-        first = first_of_groups(labels)
+        first = group_firsts(run.projection, labels)  # (the run's worker found them)
         px, py = x_prot[first], y_prot[first]
         keep = np.isfinite(px) & np.isfinite(py)
         if density:

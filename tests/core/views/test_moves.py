@@ -10,11 +10,19 @@ from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import AttributeKind, AttributeRole, ColumnSpec, RoleMap
 from microgui.core.views.moves import (
     MOVE_EDGES,
+    axis_move_values,
     axis_moves,
     distance_moved,
+    group_mean_moves,
     group_members,
     move_class_labels,
     move_classes,
+)
+from microgui.core.views.projection import (
+    VIEW_QUANTILE,
+    default_axes,
+    plot_axis_choices,
+    qi_projection,
 )
 
 
@@ -64,3 +72,51 @@ def test_group_members_lists_the_clicked_records_group_before_and_after() -> Non
     released = result.protected["age"].to_numpy()[members]
     np.testing.assert_allclose(table["age →"].astype(float), released, rtol=1e-5)
     assert len(group_members(result, 7, max_rows=2)) == 2
+
+
+def test_the_projection_carries_the_opening_axes_moves_spans_and_group_firsts() -> None:
+    """What the plots read when they show a run, computed with the projection (in the worker):
+    the same numbers as computed from the axes' values on the spot."""
+    rng = np.random.default_rng(2)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 70, n).astype(float),
+            "income": rng.lognormal(8, 1, n),
+            "region": rng.choice(["n", "s", "e", "w"], n),
+        }
+    )
+    roles = RoleMap.from_dict(
+        {
+            "age": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS),
+            "income": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.CONTINUOUS),
+            "region": ColumnSpec(AttributeRole.QUASI_IDENTIFIER, AttributeKind.NOMINAL),
+        }
+    )
+    result = run_protection(
+        Dataset.from_frame(frame, roles), RunSpec.make("mdav-generic", 5, seed=0)
+    )
+    projection = qi_projection(result)
+    assert projection is not None and projection.moved is not None
+    choices = plot_axis_choices(result, True)
+    axes = default_axes(result, projection, choices)
+    assert projection.moved.axes == axes == ("age", "income")  # two continuous: themselves
+    move = [axis_moves(*axis_move_values(result, projection, name)) for name in axes]
+    distance = distance_moved(*move)
+    np.testing.assert_array_equal(projection.moved.distance, distance)
+    np.testing.assert_array_equal(projection.moved.classes, move_classes(distance))
+    np.testing.assert_array_equal(
+        projection.moved.group_classes, move_classes(group_mean_moves(distance, result.labels))
+    )
+    np.testing.assert_array_equal(
+        projection.moved.class_counts, np.bincount(move_classes(distance), minlength=6)
+    )
+    assert set(projection.spans) == {"PC1", "PC2", "age", "income"}  # no category axis
+    age = frame["age"].to_numpy()
+    assert projection.spans["age"] == tuple(
+        float(v) for v in np.quantile(age, [VIEW_QUANTILE, 1 - VIEW_QUANTILE])
+    )
+    assert projection.group_firsts is not None
+    np.testing.assert_array_equal(
+        projection.group_firsts, np.unique(result.labels, return_index=True)[1]
+    )
