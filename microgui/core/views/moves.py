@@ -184,8 +184,8 @@ def with_plot_defaults(result: RunResult, projection: QIProjection) -> QIProject
     x_name, y_name = default_axes(result, projection, choices)
     moves = []
     for name in (x_name, y_name):
-        original, released, categorical = axis_move_values(result, projection, name)
-        moves.append(axis_moves(original, released, categorical))
+        original, released, on_slots = axis_move_values(result, projection, name)
+        moves.append(axis_moves(original, released, on_slots))
     moved = pair_moves((x_name, y_name), moves[0], moves[1], result.labels)
     categorical = set(categorical_qi_names(result.qi))
     spans: dict[str, tuple[float, float]] = {}
