@@ -61,7 +61,7 @@ from microgui.qt.panels.history_panel import HistoryPanel
 from microgui.qt.panels.results_panel import ResultsPanel
 from microgui.qt.panels.risk_panel import RiskPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
-from microgui.qt.panels.run_panel import RunPanel
+from microgui.qt.panels.run_panel import RunPanel, sweep_done_text
 from microgui.qt.panels.sweep_dialog import SweepDialog
 from microgui.qt.panels.transition_panel import TransitionPanel
 from microgui.qt.panels.utility_panel import UtilityPanel
@@ -347,11 +347,7 @@ class MainWindow(QMainWindow):
         self.run_panel.sweep_requested.connect(self.open_sweep_dialog)
         ctl.sweep_started.connect(self._on_sweep_started)
         ctl.sweep_finished.connect(
-            lambda _i, points: self.statusBar().showMessage(
-                f"Sweep done: {sum(p.report is not None for p in points)} of {len(points)} "
-                "run(s) in the history and on the risk–utility map.",
-                15000,
-            )
+            lambda _i, points: self.statusBar().showMessage(sweep_done_text(points), 15000)
         )
         ctl.sweep_cancelled.connect(
             lambda _i, points: self.statusBar().showMessage(
