@@ -347,7 +347,9 @@ class MainWindow(QMainWindow):
         self.run_panel.sweep_requested.connect(self.open_sweep_dialog)
         ctl.sweep_started.connect(self._on_sweep_started)
         ctl.sweep_finished.connect(
-            lambda _i, points: self.statusBar().showMessage(sweep_done_text(points), 15000)
+            lambda _i, points: self.statusBar().showMessage(
+                sweep_done_text(points, reason=False), 15000
+            )
         )
         ctl.sweep_cancelled.connect(
             lambda _i, points: self.statusBar().showMessage(

@@ -54,14 +54,16 @@ __all__ = [
 ]
 
 
-def sweep_done_text(points: list[Any]) -> str:
+def sweep_done_text(points: list[Any], reason: bool = True) -> str:
     """What a finished sweep left: how many of its runs are in the history, and how many failed
-    with the first one's reason (the Method panel said "Sweep done: 4 run(s)." when two of the
-    four had failed and were in neither the history nor the map: issue 30)."""
+    with (``reason``) the first one's reason (the Method panel said "Sweep done: 4 run(s)."
+    when two of the four had failed and were in neither the history nor the map: issue 30)."""
     kept = sum(point.report is not None for point in points)
     text = f"Sweep done: {kept} of {len(points)} run(s) in the history and on the risk–utility map"
     failed = [point for point in points if point.report is None]
-    if failed:
+    if failed and not reason:
+        text += f"; {len(failed)} failed"
+    elif failed:
         first = failed[0]
         text += (
             f"; {len(failed)} failed ({first.spec.method} k={first.spec.k}: "
