@@ -342,10 +342,13 @@ def test_mst_view_draws_kept_and_cut_edges(demo_window: MainWindow, qtbot) -> No
     window = demo_window
     plot = window.mst_plot
     assert PLACEHOLDER in plot.title_text()
+    # issue 30 (review): no 0-1 scale on the empty view, the axes come with the tree
+    assert not plot.plot_item.getAxis("bottom").isVisible()
     _continuous_only(window)
     window.tabs.setCurrentWidget(plot)
     result = _run(window, qtbot, RunSpec.make("mst", 5, seed=0))
     part = result.artifacts["mst"]
+    assert plot.plot_item.getAxis("bottom").isVisible()
     assert plot.layout_shown is window.controller.mst_layout
     view = plot.view_edges
     assert view is not None and view.total == 3999 and view.in_view > MAX_VIEW_EDGES

@@ -235,6 +235,19 @@ class MstPartitionPlot(QWidget):
         self.title_label.setText(f"<span style='color:#444'>{message}</span>")
         self.plot_item.setLabel("bottom", "")
         self.plot_item.setLabel("left", "")
+        self._show_axes(False)
+
+    def _show_axes(self, shown: bool) -> None:
+        """Axes and grid only with a tree drawn: the empty view showed a 0-1 scale on both
+        axes, numbers that measure nothing (issue 30)."""
+        for name in ("left", "bottom"):
+            self.plot_item.showAxis(name, shown)
+        self.plot_item.showGrid(x=shown, y=shown, alpha=0.15)
+
+    @property
+    def axes_shown(self) -> bool:
+        """Whether the plot's axes are shown (only with a tree drawn)."""
+        return bool(self.plot_item.getAxis("bottom").isVisible())
 
     def axis_choices(self) -> list[str]:
         return [self.x_combo.itemData(i) for i in range(self.x_combo.count())]
@@ -281,6 +294,7 @@ class MstPartitionPlot(QWidget):
             opts.x_axis, opts.y_axis = self._default_axes(result, projection, choices)
         self._select(self.x_combo, opts.x_axis)
         self._select(self.y_combo, opts.y_axis)
+        self._show_axes(True)
         self.redraw()
 
     @staticmethod
