@@ -568,6 +568,8 @@ def test_a_method_dock_height_set_by_hand_is_kept(window: MainWindow, qtbot) -> 
     window.fit_method_dock()
     qtbot.wait(50)
     assert abs(dock.height() - dragged) <= 2
+    window.save_layout()  # kept with the dock arrangement it belongs to
+    assert window.settings.method_dock_user_sized()
     # View -> Reset layout hands the height back to the fit
     window.reset_layout()
     qtbot.wait(50)
