@@ -19,6 +19,7 @@ from microgui.cli.options import (
     _split,
     _UsageError,
 )
+from microgui.core.metrics.file_risk import format_expected
 from microgui.text_table import text_table
 
 __all__ = ["add_parser", "run", "summary_lines"]
@@ -159,8 +160,8 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
     out += [
         "",
         f"individual risk ({ir['method']}):",
-        f"  mean {ir['mean']:.4f}, max {ir['max']:.4f}, expected re-identifications "
-        f"{ir['expected_reidentifications']:,.1f}",
+        f"  mean {ir['mean']:.4g}, max {ir['max']:.4f}, expected re-identifications "
+        f"{format_expected(ir['expected_reidentifications'])}",
         "  records above " + ", ".join(f"{t}: {c:,}" for t, c in ir["records_above"].items()),
     ]
     hr = risk.get("household_risk")
@@ -171,9 +172,9 @@ def summary_lines(risk: dict[str, Any]) -> list[str]:
             f"household risk (households of {_shown(hr['column'])}: {hr['households']:,}, "
             f"{size['min']}-{size['max']} records, mean {size['mean']:.2f}; 1 - prod(1 - r) "
             "over each household, as sdcMicro's hier_risk):",
-            f"  mean {hr['mean']:.4f}, max {hr['max']:.4f}, expected re-identifications "
-            f"{hr['expected_reidentifications']:,.1f} (records), "
-            f"{hr['expected_households']:,.1f} (households)",
+            f"  mean {hr['mean']:.4g}, max {hr['max']:.4f}, expected re-identifications "
+            f"{format_expected(hr['expected_reidentifications'])} (records), "
+            f"{format_expected(hr['expected_households'])} (households)",
             "  records above " + ", ".join(f"{t}: {c:,}" for t, c in hr["records_above"].items()),
         ]
         if hr.get("note"):

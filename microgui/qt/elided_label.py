@@ -30,9 +30,16 @@ __all__ = [
     "elide_combo",
     "combo_shown_text",
     "ElidedToolButton",
+    "elision_tip",
 ]
 
 ELLIPSIS = "…"
+
+
+def elision_tip(whole: str, cut: bool, tip: str = "") -> str:
+    """The tooltip of a text cut with "…": the whole text when it was cut, then the widget's
+    own explanation ``tip`` (if any), one per line; empty when neither applies."""
+    return "\n".join(t for t in ((whole if cut else ""), tip) if t)
 
 
 def elided_lines(text: str, metrics: QFontMetrics, width: int, max_lines: int) -> tuple[str, bool]:
@@ -98,8 +105,7 @@ class ElidedLabel(QLabel):
         room = self.contentsRect().width() - 2 * self.margin()
         shown, self.elided = elided_lines(self.full_text, self.fontMetrics(), room, self.max_lines)
         super().setText(shown)
-        whole = self.full_text if self.elided else ""
-        self.setToolTip("\n".join(t for t in (whole, self.tip) if t))
+        self.setToolTip(elision_tip(self.full_text, self.elided, self.tip))
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
         return QSize(self.minimumSizeHint().width(), self._height())
@@ -151,7 +157,7 @@ class _ComboEliding(QObject):
             combo.setProperty("elide_base_tip", "" if own == combo.currentText() else own)
         base = str(combo.property("elide_base_tip") or "")
         cut = combo_shown_text(combo) != combo.currentText()
-        tip = "\n".join(t for t in ((combo.currentText() if cut else ""), base) if t)
+        tip = elision_tip(combo.currentText(), cut, base)
         if tip != own:
             combo.setToolTip(tip)
         combo.setProperty("elide_tip", tip)
@@ -206,8 +212,7 @@ class ElidedToolButton(QToolButton):
             self.full_text, Qt.TextElideMode.ElideRight, max(room, 1)
         )
         self.setText(shown)
-        whole = self.full_text if shown != self.full_text else ""
-        self.setToolTip("\n".join(t for t in (whole, self.tip) if t))
+        self.setToolTip(elision_tip(self.full_text, shown != self.full_text, self.tip))
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
         hint = super().sizeHint()

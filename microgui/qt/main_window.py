@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -61,7 +61,7 @@ from microgui.qt.panels.history_panel import HistoryPanel
 from microgui.qt.panels.results_panel import ResultsPanel
 from microgui.qt.panels.risk_panel import RiskPanel
 from microgui.qt.panels.roles_panel import RolesPanel, roles_summary
-from microgui.qt.panels.run_panel import RunPanel
+from microgui.qt.panels.run_panel import RunPanel, sweep_done_text
 from microgui.qt.panels.sweep_dialog import SweepDialog
 from microgui.qt.panels.transition_panel import TransitionPanel
 from microgui.qt.panels.utility_panel import UtilityPanel
@@ -272,6 +272,10 @@ class MainWindow(QMainWindow):
         # down to six roles rows (issue 30: at 1920 x 1080 the open parameters showed ~3 rows
         # and scrolled while the roles dock grew); again when the window's height, the method
         # or the parameters' fold change (deferred: after the layout has settled)
+        # ... until the user moves the separator between the two docks by hand: their height
+        # is then left as they set it (``method_dock_user_sized``; View -> Reset layout clears it)
+        self.method_dock_user_sized = False
+        self._separator_press: int | None = None
         self._fit_method_timer = QTimer(self)
         self._fit_method_timer.setSingleShot(True)
         self._fit_method_timer.setInterval(0)
@@ -344,9 +348,7 @@ class MainWindow(QMainWindow):
         ctl.sweep_started.connect(self._on_sweep_started)
         ctl.sweep_finished.connect(
             lambda _i, points: self.statusBar().showMessage(
-                f"Sweep done: {sum(p.report is not None for p in points)} of {len(points)} "
-                "run(s) in the history and on the risk–utility map.",
-                15000,
+                sweep_done_text(points, reason=False), 15000
             )
         )
         ctl.sweep_cancelled.connect(
@@ -539,6 +541,12 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(
                 f"Roles changed ({roles_summary(roles)}); run again to apply them.", 10000
             )
+        elif self.controller.dataset is not None:
+            # the opening's message counts the roles as they are now: it said "9
+            # quasi-identifiers" beside a roles dock with 8 once one was tagged confidential
+            opened = f"Opened {self.controller.dataset.name}. "
+            if self.statusBar().currentMessage().startswith(opened):
+                self.statusBar().showMessage(f"{opened}{roles_summary(roles)}.", 10000)
 
     def _on_run_finished(self, _run_id: int, result: Any) -> None:
         assert isinstance(result, RunResult)
@@ -721,6 +729,7 @@ class MainWindow(QMainWindow):
         state = self.settings.window_state()
         if state is not None:
             self.restoreState(state)
+            self.method_dock_user_sized = self.settings.method_dock_user_sized()
             if not self.tabifiedDockWidgets(self.plan_dock):  # a layout saved before issue 31
                 self.tabifyDockWidget(self.history_dock, self.plan_dock)
                 self.history_dock.raise_()
@@ -730,6 +739,7 @@ class MainWindow(QMainWindow):
         they were made for (a layout made on a larger screen is not restored: issue 30)."""
         self.settings.set_geometry(QByteArray(self.saveGeometry()))
         self.settings.set_window_state(QByteArray(self.saveState()))
+        self.settings.set_method_dock_user_sized(self.method_dock_user_sized)
         screen = self.screen() or QGuiApplication.primaryScreen()
         if screen is not None:
             free = screen.availableGeometry()
@@ -741,6 +751,7 @@ class MainWindow(QMainWindow):
         if self.isMaximized() or self.isFullScreen():
             self.showNormal()
         self.restoreState(self.default_state)
+        self.method_dock_user_sized = False
         for dock in (self.run_dock, self.roles_dock, self.results_dock, self.history_dock):
             dock.show()
         self.history_dock.raise_()
@@ -755,11 +766,13 @@ class MainWindow(QMainWindow):
         """Give the Method dock the height its settings ask for (their whole height, nothing
         to scroll), taken from the roles dock below it as long as that keeps
         :data:`ROLES_DOCK_MIN_PX`; never more than it asks. Nothing when either dock is hidden,
-        floating or not in the left column with the other."""
+        floating or not in the left column with the other, nor once the user has moved the
+        separator between them (:attr:`method_dock_user_sized`)."""
         run, roles = self.run_dock, self.roles_dock
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         if (
-            not run.isVisible()
+            self.method_dock_user_sized
+            or not run.isVisible()
             or not roles.isVisible()
             or run.isFloating()
             or roles.isFloating()
@@ -775,6 +788,24 @@ class MainWindow(QMainWindow):
         if abs(height - run.height()) > 2:
             self.resizeDocks([run, roles], [height, total - height], Qt.Orientation.Vertical)
             self.layout().activate()  # now, not at a later turn: the next look sees it
+
+    def event(self, event: QEvent) -> bool:
+        """Notes a drag of a dock separator that changed the Method dock's height (QMainWindow
+        moves its separators in its own mouse events): :meth:`fit_method_dock` then leaves it."""
+        kind = event.type()
+        if kind == QEvent.Type.MouseButtonPress:
+            height = self.run_dock.height()
+            handled = super().event(event)
+            # accepted only when the press started a separator move (QWidget ignores the rest)
+            self._separator_press = height if event.isAccepted() else None
+            return handled
+        handled = super().event(event)
+        if kind == QEvent.Type.MouseButtonRelease and self._separator_press is not None:
+            if self.run_dock.height() != self._separator_press:
+                self.method_dock_user_sized = True
+                self._fit_method_timer.stop()
+            self._separator_press = None
+        return handled
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)

@@ -67,6 +67,13 @@ class UiSettings:
     def set_window_state(self, value: QByteArray) -> None:
         self._set("window/state", value)
 
+    def method_dock_user_sized(self) -> bool:
+        """Whether the user moved the separator under the Method dock (kept with the layout)."""
+        return str(self._get("window/method_dock_user_sized")).lower() == "true"
+
+    def set_method_dock_user_sized(self, value: bool) -> None:
+        self._set("window/method_dock_user_sized", "true" if value else "false")
+
     def screen_size(self) -> tuple[int, int] | None:
         """The free area of the screen the stored layout was made on (width, height)."""
         value = self._get("window/screen")

@@ -104,6 +104,25 @@ def test_bars_skip_measures_no_run_has(qtbot: Any) -> None:
     assert plot.chart_titles == ["A (%) ↓"] and plot.chart_values == [[1.0, 3.0]]
 
 
+def test_a_run_without_the_measure_is_written_n_a_not_drawn(qtbot: Any) -> None:
+    """Issue 30 (review): an mstk run compared with an MDAV-generic one has no SSE/SST; its
+    place showed a "—" on the axis, which read as a bar just above zero."""
+    import pyqtgraph as pg
+
+    from microgui.qt.plots.compare_bars import NO_VALUE
+
+    plot = CompareBarsPlot()
+    qtbot.addWidget(plot)
+    runs = [BarRun("#1", {"a": None, "b": 2.0}), BarRun("#2", {"a": 4.75, "b": 1.0})]
+    plot.set_runs(runs, ["a", "b"], {"a": ("A", "%", "lower is better")})
+    plot.finish()
+    assert plot.chart_values[0] == [None, 4.75]
+    chart = next(i for i in plot.ci.items if isinstance(i, pg.PlotItem))
+    texts = [i.toPlainText() for i in chart.items if isinstance(i, pg.TextItem)]
+    assert texts == [NO_VALUE, "4.75"]
+    assert "—" not in texts
+
+
 def test_bars_take_the_columns_that_fit_the_width(qtbot: Any) -> None:
     """At a laptop's compare view (~700 px) four charts a row were cut at the right edge: the
     grid takes the columns that fit and lays the charts out again when the view is resized."""

@@ -10,7 +10,13 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox
 
 from microgui.qt.compact import compact_combo
-from microgui.qt.elided_label import combo_shown_text, elided_lines
+from microgui.qt.elided_label import (
+    ElidedLabel,
+    ElidedToolButton,
+    combo_shown_text,
+    elided_lines,
+    elision_tip,
+)
 from microgui.qt.main_window import MainWindow
 
 LONG = (
@@ -31,6 +37,25 @@ def test_elided_lines_wrap_then_cut_the_last_line(qapp: Any) -> None:
     assert (whole, cut) == ("Run cancelled.", False)
     one, cut = elided_lines("x" * 200, metrics, width, 2)  # one word wider than a line
     assert cut and one.endswith("…") and metrics.horizontalAdvance(one) <= width
+
+
+def test_label_and_tool_button_tooltips_come_from_one_helper(qtbot: Any) -> None:
+    """ElidedLabel and ElidedToolButton give the same tooltip for the same cut: the whole text,
+    then their own explanation (one helper, :func:`elision_tip`)."""
+    assert elision_tip("whole", True, "tip") == "whole\ntip"
+    assert elision_tip("whole", False, "tip") == "tip"
+    assert elision_tip("whole", False) == ""
+    label, button = ElidedLabel(LONG, max_lines=1, tip="why"), ElidedToolButton(tip="why")
+    for widget in (label, button):
+        qtbot.addWidget(widget)
+        widget.resize(120, 40)
+    button.set_full_text(LONG)
+    assert label.toolTip() == button.toolTip() == elision_tip(LONG, True, "why")
+    label.resize(4000, 40)
+    button.resize(4000, 40)
+    label.setText(LONG)  # a hidden widget gets its resize event when shown
+    button.set_full_text(LONG)
+    assert label.toolTip() == button.toolTip() == "why"
 
 
 def test_the_status_line_keeps_two_lines_and_its_whole_text(

@@ -523,3 +523,57 @@ def test_groups_plot_keeps_its_height_at_1366(window: MainWindow, qtbot) -> None
     assert "points spread at random" in plot.plot_item.titleLabel.toolTip()
     plot.read_button.setChecked(True)  # unfolded on demand
     assert "points spread at random" in plot.plot_item.titleLabel.text
+
+
+def _drag_separator_under_method_dock(window: MainWindow, qtbot, dy: int) -> None:  # type: ignore[no-untyped-def]
+    """Drag the separator between the Method and Roles docks by ``dy`` pixels (QMainWindow moves
+    its dock separators in its own mouse events, at the gap between the docks)."""
+    from PySide6.QtCore import QEvent, QPointF, Qt
+    from PySide6.QtGui import QMouseEvent
+
+    run, roles = window.run_dock.geometry(), window.roles_dock.geometry()
+    start = QPointF(run.center().x(), (run.bottom() + roles.top()) / 2 + 0.5)
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    steps = [
+        (QEvent.Type.MouseButtonPress, start, left, left),
+        (QEvent.Type.MouseMove, start + QPointF(0, dy / 2), none, left),
+        (QEvent.Type.MouseMove, start + QPointF(0, dy), none, left),
+        (QEvent.Type.MouseButtonRelease, start + QPointF(0, dy), left, none),
+    ]
+    for kind, pos, button, buttons in steps:
+        event = QMouseEvent(
+            kind, pos, window.mapToGlobal(pos), button, buttons, Qt.KeyboardModifier.NoModifier
+        )
+        QApplication.sendEvent(window, event)
+        qtbot.wait(10)
+
+
+def test_a_method_dock_height_set_by_hand_is_kept(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 (review): the Method dock's automatic height (fit_method_dock) undid a separator
+    position the user had dragged, at the next change of method, fold or window height."""
+    panel, dock = window.run_panel, window.run_dock
+    panel.params_toggle.setChecked(True)
+    qtbot.wait(50)
+    fitted = dock.height()
+    # at 1366 x 768 the Method dock is at its minimum height: the user gives it more
+    _drag_separator_under_method_dock(window, qtbot, 90)
+    assert window.method_dock_user_sized
+    dragged = dock.height()
+    assert dragged > fitted + 60  # the drag moved the separator
+    panel.params_toggle.setChecked(False)
+    panel.params_toggle.setChecked(True)
+    window.resize(1366, 740)
+    qtbot.wait(50)
+    window.resize(1366, 768)
+    window.fit_method_dock()
+    qtbot.wait(50)
+    assert abs(dock.height() - dragged) <= 2
+    window.save_layout()  # kept with the dock arrangement it belongs to
+    assert window.settings.method_dock_user_sized()
+    # View -> Reset layout hands the height back to the fit
+    window.reset_layout()
+    qtbot.wait(50)
+    assert not window.method_dock_user_sized
+    window.fit_method_dock()
+    qtbot.wait(50)
+    assert dock.height() < dragged - 40

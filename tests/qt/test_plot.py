@@ -39,6 +39,20 @@ def demo_result(demo_window: MainWindow, qtbot) -> RunResult:  # type: ignore[no
     return result
 
 
+def test_the_empty_groups_plot_has_no_scale(demo_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 (review): before any run the groups plot showed a 0-1 scale on both axes,
+    numbers that measure nothing; the axes and grid come with a run, and go with it."""
+    plot = demo_window.plot
+    axes = [plot.plot_item.getAxis(name) for name in ("left", "bottom")]
+    assert not any(axis.isVisible() for axis in axes)
+    ctl = demo_window.controller
+    with qtbot.waitSignal(ctl.run_finished, timeout=RUN_TIMEOUT_MS):
+        ctl.start_run(RunSpec.make("mdav-generic", 5, seed=0))
+    assert all(axis.isVisible() for axis in axes)
+    plot.clear()
+    assert not any(axis.isVisible() for axis in axes)
+
+
 def test_plot_shows_groups_with_shared_brushes(
     demo_window: MainWindow, demo_result: RunResult
 ) -> None:

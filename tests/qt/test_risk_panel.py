@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from microgui.core.metrics.file_risk import assess_risk
+from microgui.core.metrics.file_risk import assess_risk, format_expected
 from microgui.core.runs import RunSpec
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import roles_from_lists
@@ -134,3 +135,36 @@ def test_a_run_ending_behind_another_view_is_drawn_when_the_view_shows(
     assert not panel._show_pending and panel.k_table.columnCount() == 3
     level = run.args[1].report["risk_after"]["k_anonymity"]["level"]
     assert _texts(panel.k_table)[0][2] == str(level)
+
+
+def test_expected_reidentifications_keep_the_digits_that_differ(
+    demo_window: MainWindow, qtbot: Any
+) -> None:
+    """Issue 30 (review): the demo's expected re-identifications, 0.116 before and 0.086 after
+    MDAV-generic k = 5, both read "0.1" (one decimal): the run seemed not to lower them. Shown
+    with three significant digits, before and after differ as the report's values do."""
+    ctl, panel = demo_window.controller, demo_window.risk_panel
+    demo_window.tabs.setCurrentWidget(panel)
+    with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS) as run:
+        ctl.start_run(ctl.default_spec())
+    report = run.args[1].report
+    values = [
+        report[side]["individual_risk"]["expected_reidentifications"]
+        for side in ("risk_before", "risk_after")
+    ]
+    assert abs(values[0] - values[1]) > 0.01  # the run changed them
+    qtbot.waitUntil(lambda: panel.k_table.columnCount() == 3, timeout=TIMEOUT_MS)
+    row = next(r for r in _texts(panel.k_table) if r[0] == "expected re-identifications")
+    assert row[1:] == [format_expected(v) for v in values]
+    assert row[1] != row[2]
+    assert [float(t.replace(",", "")) for t in row[1:]] == pytest.approx(values, rel=5e-3)
+
+
+def test_format_expected_keeps_three_significant_digits() -> None:
+    assert [format_expected(v) for v in (0.1163, 0.08604, 12.345, 0.0, 1234.56)] == [
+        "0.116",
+        "0.086",
+        "12.3",
+        "0",
+        "1,234.6",
+    ]

@@ -219,3 +219,18 @@ def test_the_app_offers_the_command_line_blocking(
     assert panel.spec().block_size == "auto"
     panel.set_spec(RunSpec.make("mdav-generic", 5, seed=1))
     assert panel.spec().block_size is None
+
+
+def test_the_opening_message_follows_the_roles(demo_window: MainWindow) -> None:
+    """Issue 30 (review): "Opened ... 7 quasi-identifiers" stayed in the status bar beside a roles
+    dock that had one quasi-identifier fewer once the user retagged it."""
+    from microgui.qt.panels.roles_panel import roles_summary
+
+    window = demo_window
+    assert window.statusBar().currentMessage().startswith("Opened ")
+    window.controller.set_role("sex", AttributeRole.NON_CONFIDENTIAL)
+    roles = window.controller.dataset.roles
+    assert len(roles.quasi_identifiers) == 6
+    name = window.controller.dataset.name
+    assert window.statusBar().currentMessage() == f"Opened {name}. {roles_summary(roles)}."
+    assert "6 quasi-identifiers" in window.statusBar().currentMessage()

@@ -152,6 +152,12 @@ def test_sweep_points_reach_history_and_ru_chart_as_they_arrive(
     assert demo_window.tabs.currentWidget() is demo_window.ru_chart
     assert len(demo_window.ru_chart.drawn_ids) == 5
     assert "Done: 5 of 6 run(s)" in dialog.status_label.text()
+    # the Method panel and the status bar count the same runs, and say one failed (issue 30:
+    # the panel said "Sweep done: 6 run(s).")
+    said = "Sweep done: 5 of 6 run(s) in the history and on the risk–utility map; 1 failed"
+    assert demo_window.run_panel.status_label.text().startswith(said)
+    assert "test-sweep k=4: test-sweep refuses k = 4" in demo_window.run_panel.status_label.text()
+    assert demo_window.statusBar().currentMessage() == f"{said}."  # short: the reason is above
     assert not ctl.is_running and dialog.start_button.isEnabled()
     # the history says which rows are sweep points without a table
     model = demo_window.history_panel.model

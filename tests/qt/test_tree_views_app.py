@@ -116,19 +116,79 @@ def test_the_tree_before_any_run_is_computed_in_a_worker(
     assert len(plot.cell_text.texts) == 49
     # The font is fitted to the cells whenever the plot's layout gives the view its size (posted
     # layout events: under a loaded CI they may come before or after the tree is drawn, and the
-    # view first drawn ~200 px wide settles at ~130 px in the default window, where no font fits
-    # 7 cells: the values are then read by hovering). Whatever the order, the texts end up shown
-    # exactly when a font fits the settled view, and a window large enough shows them.
+    # view's width settles once its axes have theirs). Whatever the order, the texts end up
+    # shown exactly when a font fits the settled view, and a window large enough shows them.
     view = plot.matrix_plot.getViewBox()
 
     def fitted_to_settled_view() -> bool:
-        fits = cell_font(view.width(), view.height(), 7, "0.00") is not None
+        fits = any(cell_font(view.width(), view.height(), 7, s) for s in ("0.00", "0.0"))
         return plot.cell_text.shown == fits
 
     qtbot.wait(200)
     qtbot.waitUntil(fitted_to_settled_view, timeout=5000)
     window.resize(2400, 1500)
     qtbot.waitUntil(lambda: plot.cell_text.shown, timeout=5000)
+
+
+def _widest_fits(plot: Any, texts: list[str]) -> bool:
+    """Each text, in the cells' font, fits a cell of the matrix's view."""
+    from PySide6.QtGui import QFontMetrics
+
+    view = plot.matrix_plot.getViewBox()
+    m = len(plot.tree.attributes)
+    metrics = QFontMetrics(plot.cell_text._font)
+    cell_w = view.width() / (m * 1.04)
+    return all(metrics.horizontalAdvance(t) + 4 <= cell_w for t in texts)
+
+
+def test_the_matrix_values_are_written_at_1366_by_768(demo_window: MainWindow, qtbot) -> None:
+    """Issue 30 (review): at 1366 × 768 the matrix of the demo's 7 quasi-identifiers had ~130 px
+    beside the tree and wrote no value in its cells (hover only). Its pane now takes the width
+    its values need: they are written, with two decimals, and each fits its cell."""
+    window = demo_window
+    window.resize(1366, 768)
+    qtbot.wait(50)
+    tree = _show_tree_tab(window, qtbot)
+    plot = window.tree_panel.plot
+    qtbot.waitUntil(lambda: plot.cell_text.shown, timeout=5000)
+    qtbot.wait(100)  # settled: still shown
+    assert plot.cell_text.shown and plot.cell_decimals == 2
+    m = len(tree.attributes)
+    expected = ["·" if r == c else f"{tree.matrix[r, c]:.2f}" for r in range(m) for c in range(m)]
+    assert plot.cell_text.texts == expected
+    assert _widest_fits(plot, plot.cell_text.texts)
+    sizes = plot.splitter.sizes()
+    assert sizes[0] >= 0.4 * sum(sizes)  # the tree keeps its share
+
+
+def test_the_matrix_drops_a_decimal_then_its_values_as_it_narrows(
+    demo_window: MainWindow, qtbot
+) -> None:
+    """Narrowed by the user (their split is kept), the matrix writes its values with two
+    decimals, then one when two do not fit, then none (hover a cell): never a value wider
+    than its cell."""
+    window = demo_window
+    window.resize(1600, 900)
+    qtbot.wait(50)
+    _show_tree_tab(window, qtbot)
+    plot = window.tree_panel.plot
+    qtbot.waitUntil(lambda: plot.cell_text.shown, timeout=5000)
+    total = sum(plot.splitter.sizes())
+    plot.splitter.moveSplitter(int(total * 0.45), 1)  # as the handle's drag does
+    assert plot.split_by_user
+    seen: set[int | None] = set()
+    for matrix_width in range(int(total * 0.55), 120, -12):
+        plot.splitter.setSizes([total - matrix_width, matrix_width])
+        qtbot.wait(30)
+        assert plot.splitter.sizes()[1] <= matrix_width + 2  # the user's split is kept
+        if plot.cell_text.shown:
+            assert _widest_fits(plot, plot.cell_text.texts)
+            assert all(len(t.split(".")[-1]) == plot.cell_decimals for t in plot.cell_text.texts
+                       if t != "·")  # fmt: skip
+            seen.add(plot.cell_decimals)
+        else:
+            seen.add(None)
+    assert seen == {2, 1, None}
 
 
 def test_the_shown_tree_does_not_wait_behind_the_runs_other_analyses(
@@ -282,10 +342,13 @@ def test_mst_view_draws_kept_and_cut_edges(demo_window: MainWindow, qtbot) -> No
     window = demo_window
     plot = window.mst_plot
     assert PLACEHOLDER in plot.title_text()
+    # issue 30 (review): no 0-1 scale on the empty view, the axes come with the tree
+    assert not plot.plot_item.getAxis("bottom").isVisible()
     _continuous_only(window)
     window.tabs.setCurrentWidget(plot)
     result = _run(window, qtbot, RunSpec.make("mst", 5, seed=0))
     part = result.artifacts["mst"]
+    assert plot.plot_item.getAxis("bottom").isVisible()
     assert plot.layout_shown is window.controller.mst_layout
     view = plot.view_edges
     assert view is not None and view.total == 3999 and view.in_view > MAX_VIEW_EDGES

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from microgui.core.metrics.file_risk import assess_risk
+from microgui.core.metrics.file_risk import assess_risk, format_expected
 from microgui.core.progress import ProgressFn
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
@@ -464,7 +464,7 @@ class RiskPanel(QWidget):
         )
         rows.append([
             "expected re-identifications",
-            *(f"{s['individual_risk']['expected_reidentifications']:,.1f}" for s in sides),
+            *(format_expected(s["individual_risk"]["expected_reidentifications"]) for s in sides),
         ])  # fmt: skip
         for t in ("0.1", "0.5"):
             rows.append([
@@ -478,7 +478,7 @@ class RiskPanel(QWidget):
             ])  # fmt: skip
             rows.append([
                 "expected re-identifications (households' risk)",
-                *(f"{s['household_risk']['expected_reidentifications']:,.1f}" for s in sides),
+                *(format_expected(s["household_risk"]["expected_reidentifications"]) for s in sides),
             ])  # fmt: skip
         header = self.k_table.horizontalHeader()
         for c in range(1, self.k_table.columnCount()):

@@ -45,7 +45,32 @@ from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController
 from microgui.qt.elided_label import ElidedLabel, ElidedToolButton
 
-__all__ = ["RunPanel", "make_param_widget", "param_widget_value", "param_label"]
+__all__ = [
+    "RunPanel",
+    "make_param_widget",
+    "param_widget_value",
+    "param_label",
+    "sweep_done_text",
+]
+
+
+def sweep_done_text(points: list[Any], reason: bool = True) -> str:
+    """What a finished sweep left: how many of its runs are in the history, and how many failed
+    with (``reason``) the first one's reason (the Method panel said "Sweep done: 4 run(s)."
+    when two of the four had failed and were in neither the history nor the map: issue 30)."""
+    kept = sum(point.report is not None for point in points)
+    text = f"Sweep done: {kept} of {len(points)} run(s) in the history and on the risk–utility map"
+    failed = [point for point in points if point.report is None]
+    if failed and not reason:
+        text += f"; {len(failed)} failed"
+    elif failed:
+        first = failed[0]
+        text += (
+            f"; {len(failed)} failed ({first.spec.method} k={first.spec.k}: "
+            f"{first.error or 'no result'})"
+        )
+    return text + "."
+
 
 _INT_LIMIT = 2_147_483_647
 #: Height of the method's explanation (it scrolls), and least it keeps while the note on the run
@@ -383,7 +408,7 @@ class RunPanel(QWidget):
         controller.sweep_started.connect(self._on_sweep_started)
         controller.sweep_progress.connect(self._on_run_progress)
         controller.sweep_finished.connect(
-            lambda _i, points: self._sweep_ended(f"Sweep done: {len(points)} run(s).")
+            lambda _i, points: self._sweep_ended(sweep_done_text(points))
         )
         controller.sweep_cancelled.connect(
             lambda _i, points: self._sweep_ended(

@@ -88,6 +88,7 @@ from microgui.qt.plots.palette import ClusterPalette
 from microgui.qt.plots.titles import set_plot_title
 
 __all__ = [
+    "show_axes",
     "AxisValues",
     "axis_values",
     "ClusterScatterPlot",
@@ -126,6 +127,15 @@ DEFAULT_DENSITY_THRESHOLD = 5_000
 MOVE_COLORS: tuple[str, ...] = ("#fee391", "#fdae61", "#f46d43", "#d73027", "#7f0000", "#9e9e9e")
 #: "auto": points up to the threshold, a density image above; or always one of the two.
 DISPLAY_MODES = ("auto", "points", "density")
+
+
+def show_axes(plot_item: pg.PlotItem, shown: bool) -> None:
+    """A plot's left and bottom axes and its grid, shown or hidden: hidden while the plot has
+    nothing drawn (issue 30: an empty groups or MST view showed a 0-1 scale on both axes,
+    numbers that measure nothing)."""
+    for name in ("left", "bottom"):
+        plot_item.showAxis(name, shown)
+    plot_item.showGrid(x=shown, y=shown, alpha=0.15)
 
 
 class AxisValues(NamedTuple):
@@ -638,6 +648,7 @@ class ClusterScatterPlot(QWidget):
             axis.setToolTip("")
         self.plot_item.setLabel("bottom", "")
         self.plot_item.setLabel("left", "")
+        show_axes(self.plot_item, False)
 
     def axis_choices(self) -> list[str]:
         return [self.x_combo.itemData(i) for i in range(self.x_combo.count())]
@@ -683,6 +694,7 @@ class ClusterScatterPlot(QWidget):
             opts.x_axis, opts.y_axis = self._default_axes(result, projection, choices)
         self._select(self.x_combo, opts.x_axis)
         self._select(self.y_combo, opts.y_axis)
+        show_axes(self.plot_item, True)
         self.redraw()
 
     @staticmethod

@@ -5,7 +5,7 @@ report's ``information_loss_by_attribute``) and draws them; it computes no measu
 is one :class:`pyqtgraph.BarGraphItem` with a bar per run (the run's colour, its value written
 on it), titled with the measure and the side that is better; the recommended measures
 (:func:`microgui.core.metrics.recommended.recommended_measures`) come first. A run without the
-measure has no bar and a "—" under its place. Below, one chart per quasi-identifier: its own
+measure has no bar and a grey "n/a" in its place (a "—" there read as a short bar). Below, one chart per quasi-identifier: its own
 SSE/SST (continuous) or its share of changed values (categorical), per run.
 
 A pyqtgraph PlotItem costs ~30 ms to build (its axes, view box and menu), so a comparison of
@@ -30,7 +30,12 @@ from PySide6.QtGui import QColor
 
 from microgui.qt.plots.palette import CLUSTER_COLORS
 
-__all__ = ["BarRun", "CompareBarsPlot", "attribute_changes", "bar_label"]
+__all__ = ["BarRun", "CompareBarsPlot", "attribute_changes", "bar_label", "NO_VALUE"]
+
+#: Written where a run has no value for a chart's measure (issue 30: a "—" on the axis was
+#: read as a bar just above zero).
+NO_VALUE = "n/a"
+NO_VALUE_COLOR = "#888888"
 
 #: Most charts per row of the grid.
 COLUMNS = 4
@@ -206,9 +211,12 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
         top = max([abs(v) for v in hs] + [1e-12])
         low = min([0.0] + hs)
         for i, v in enumerate(values):
-            text = "—" if v is None else _short(v)
-            label = pg.TextItem(text, color="#111111", anchor=(0.5, 1.0))
-            label.setPos(float(i), 0.0 if v is None else max(float(v), 0.0))
+            if v is None:  # a grey word, not a "—" sitting on the axis like a short bar
+                label = pg.TextItem(NO_VALUE, color=NO_VALUE_COLOR, anchor=(0.5, 1.0))
+                label.setPos(float(i), 0.0)
+            else:
+                label = pg.TextItem(_short(v), color="#111111", anchor=(0.5, 1.0))
+                label.setPos(float(i), max(float(v), 0.0))
             plot.addItem(label)
         plot.setXRange(-0.6, len(values) - 0.4, padding=0.0)
         plot.setYRange(low, top * 1.25, padding=0.0)

@@ -9,11 +9,12 @@ computed in the worker and keeps no copy of the data.
   drawn top-down or left-to-right, whichever gives labels more room in the view's shape, and the
   view's range is set so that legend and labels keep their room in pixels.
 - The dependency matrix of entropy distances H(Ai|Aj) + H(Aj|Ai) (the paper's MI(Ai, Aj)): an :class:`ImageItem` with a colour bar, attribute names on
-  both axes (vertical below), each cell's value written in it when the cells are large enough
-  (up to :data:`MAX_CELL_TEXT` attributes; hover a cell otherwise) and the tree's edges outlined.
+  both axes (vertical below), each cell's value written in it with two decimals, or one when
+  two do not fit, when the cells are large enough (up to :data:`MAX_CELL_TEXT` attributes;
+  hover a cell otherwise) and the tree's edges outlined.
 
-The matrix is beside the tree when the widget is wide, below it when it is narrow (the default
-window, with its docks). Text items are one per attribute, edge or cell: a tree has m - 1 edges
+The matrix is beside the tree when the widget is wide (its pane as wide as its values need, up
+to :data:`MATRIX_SHARE`, until the user moves the handle), below it when it is narrow. Text items are one per attribute, edge or cell: a tree has m - 1 edges
 for m quasi-identifiers (tens at most), never one per record.
 """
 
@@ -21,13 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from microgui.core.table.dependency import DependencyTree
 from microgui.core.views.layout import LabelPlacement, TreeLayout, place_tree_labels, tree_points
-from microgui.qt.plots.cell_text import CellTextItem, cell_font
+from microgui.qt.plots.cell_text import SIZES, CellTextItem, cell_font
 from microgui.qt.wrapped_label import WrappedLabel
 
 __all__ = [
@@ -45,6 +46,13 @@ CONSTANT_COLOR = "#b0b0b0"
 EDGE_COLOR = "#555555"
 #: Matrices of up to this many attributes get their values written in the cells.
 MAX_CELL_TEXT = 16
+#: Decimals of the cell values, most first: one when two do not fit the cells (issue 30).
+CELL_DECIMALS = (2, 1)
+#: The point size the matrix's pane is widened for, beside the tree, so that its values are
+#: written (at 1366 × 768 the matrix had ~130 px for 7 attributes and showed none: issue 30).
+CELL_POINT_SIZE = 8.0
+#: The shares of the tree-and-matrix width the matrix's pane keeps, least and most, beside it.
+MATRIX_SHARE = (0.45, 0.6)
 KEY_LEGEND = "key attribute (microaggregated on)"
 #: Pixels between a label's text and the edge of its box (Qt's default is 4).
 _TEXT_MARGIN = 1.5
@@ -272,6 +280,19 @@ class DependencyTreePlot(QWidget):
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
         self._split_set = False  # the first resize sets the panes' shares
+        #: Whether the user moved the handle between tree and matrix: their split is kept.
+        self.split_by_user = False
+        self.splitter.splitterMoved.connect(self._on_split_moved)
+        # again when the matrix's axes have taken their width (after the tree is drawn), at
+        # the next turn of the event loop: not inside the layout that resized the view
+        self._split_timer = QTimer(self)
+        self._split_timer.setSingleShot(True)
+        self._split_timer.setInterval(0)
+        self._split_timer.timeout.connect(self._fit_split)
+        self.matrix_plot.getViewBox().sigResized.connect(self._split_timer.start)
+        #: Decimals of the cell values (:data:`CELL_DECIMALS`; 0 before a tree is drawn).
+        self.cell_decimals = 0
+        self._cell_colors: list[str] = []
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)
@@ -297,6 +318,49 @@ class DependencyTreePlot(QWidget):
             share = 0.55 if wide else 0.52
             self.splitter.setSizes([int(total * share), int(total * (1 - share))])
         super().resizeEvent(event)
+        self._fit_split()
+
+    def _on_split_moved(self, *_args: object) -> None:
+        self.split_by_user = True
+
+    def _fit_split(self) -> None:
+        """Beside the tree, give the matrix's pane the width its cell values need at
+        :data:`CELL_POINT_SIZE` (its axis and colour bar as they are drawn now), within
+        :data:`MATRIX_SHARE` of the width; the least share when even one decimal in the smallest
+        font would not fit within the most (many attributes: the room is the tree's); nothing
+        once the user has moved the handle."""
+        tree = self._tree
+        if (
+            tree is None
+            or self.split_by_user
+            or self.splitter.orientation() != Qt.Orientation.Horizontal
+            or not tree.attributes
+        ):
+            return
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if total <= 0 or self.matrix_widget.width() <= 0:
+            return
+        m = len(tree.attributes)
+        view = self.matrix_plot.getViewBox()
+        overhead = max(self.matrix_widget.width() - view.width(), 0.0) + 2
+
+        def need(decimals: int, points: float) -> float:
+            font = QFont()
+            font.setPointSizeF(points)
+            metrics = QFontMetrics(font)
+            sample = _widest(_cell_texts(tree, decimals), metrics)
+            return overhead + m * 1.04 * (metrics.horizontalAdvance(sample) + 4)
+
+        low, high = MATRIX_SHARE
+        if m > MAX_CELL_TEXT or need(CELL_DECIMALS[-1], SIZES[-1]) > total * high:
+            matrix = int(total * low)  # no width within the share shows them: the tree's
+        else:
+            matrix = int(
+                min(max(need(CELL_DECIMALS[0], CELL_POINT_SIZE), total * low), total * high)
+            )
+        if abs(matrix - sizes[1]) > 2:
+            self.splitter.setSizes([total - matrix, matrix])
 
     # content ------------------------------------------------------------------------------
     @property
@@ -341,6 +405,7 @@ class DependencyTreePlot(QWidget):
         self._layout = layout
         self._draw_tree(tree, layout)
         self._draw_matrix(tree, layout)
+        self._fit_split()
 
     def _draw_tree(self, tree: DependencyTree, layout: TreeLayout) -> None:
         """Make the tree's items; :meth:`_fit_tree` places them for the view's size."""
@@ -638,16 +703,15 @@ class DependencyTreePlot(QWidget):
             )
         else:
             self.outline_item.setData(x=np.zeros(0), y=np.zeros(0))
-        cells: list[tuple[float, float, str, str]] = []
-        if m <= MAX_CELL_TEXT:
-            decimals = 2
-            for r in range(m):
-                for c in range(m):
-                    v = matrix[r, c]
-                    light = self.colormap.map(v / vmax, mode="qcolor").lightnessF() > 0.55
-                    text = "·" if r == c else f"{v:.{decimals}f}"
-                    cells.append((c + 0.5, r + 0.5, text, "#111111" if light else "#ffffff"))
-        self.cell_text.set_cells(cells)
+        # the text colour of each cell: dark on the light end of the colour map
+        self._cell_colors = [
+            "#111111"
+            if self.colormap.map(v / vmax, mode="qcolor").lightnessF() > 0.55
+            else "#ffffff"
+            for v in matrix.ravel()
+        ]
+        self.cell_decimals = 0
+        self.cell_text.clear()
         self.matrix_title.setText(
             "<b>Dependency matrix</b>: entropy distance H(A|B) + H(B|A) in bits (0 = each "
             "determines the other)<br><span style='color:#555'>white "
@@ -656,12 +720,31 @@ class DependencyTreePlot(QWidget):
         self._fit_cells()
 
     def _fit_cells(self) -> None:
-        """Cell values in the largest font (7-10 pt) that fits the cells; none when none fits."""
-        if not self.cell_text.texts or self._tree is None:
+        """Cell values with two decimals in the largest font (7-10 pt) that fits the cells, else
+        with one; none when neither fits (or beyond :data:`MAX_CELL_TEXT` attributes)."""
+        tree = self._tree
+        if tree is None or not 0 < len(tree.attributes) <= MAX_CELL_TEXT:
             return
-        m = len(self._tree.attributes)
+        m = len(tree.attributes)
         view = self.matrix_plot.getViewBox()
-        self.cell_text.set_font(cell_font(view.width(), view.height(), m, "0.00"))
+        for decimals in CELL_DECIMALS:
+            texts = _cell_texts(tree, decimals)
+            sample = _widest(texts, QFontMetrics(QFont()))
+            font = cell_font(view.width(), view.height(), m, sample)
+            if font is not None:
+                break
+        else:  # none fits: the texts are kept, not drawn (hover a cell for its value)
+            decimals, texts = CELL_DECIMALS[0], _cell_texts(tree, CELL_DECIMALS[0])
+        if decimals != self.cell_decimals or not self.cell_text.texts:
+            self.cell_decimals = decimals
+            colors = self._cell_colors
+            self.cell_text.set_cells(
+                [
+                    (i % m + 0.5, i // m + 0.5, text, colors[i] if i < len(colors) else "#111111")
+                    for i, text in enumerate(texts)
+                ]
+            )
+        self.cell_text.set_font(font)
 
     def _set_matrix_ticks(self, names: list[str]) -> None:
         ticks = [[(i + 0.5, n) for i, n in enumerate(names)]]
@@ -686,6 +769,19 @@ class DependencyTreePlot(QWidget):
 
     def title_text(self) -> str:
         return self.tree_title.text()
+
+
+def _cell_texts(tree: DependencyTree, decimals: int) -> list[str]:
+    """The matrix's cell values, row by row, with ``decimals`` decimals ("·" on the diagonal)."""
+    matrix = np.asarray(tree.matrix, dtype=np.float64)
+    m = matrix.shape[0]
+    return ["·" if r == c else f"{matrix[r, c]:.{decimals}f}" for r in range(m) for c in range(m)]
+
+
+def _widest(texts: list[str], metrics: QFontMetrics) -> str:
+    """The widest of ``texts`` in ``metrics`` ("0.00" when there are none): the one a cell
+    must hold ("12.34" is wider than "0.00")."""
+    return max(texts, key=metrics.horizontalAdvance, default="0.00")
 
 
 def _size(item: pg.TextItem) -> tuple[float, float]:

@@ -41,7 +41,7 @@ from microgui.core.views.layout import (
     edges_in_view,
 )
 from microgui.core.views.projection import QIProjection
-from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, sample_indices
+from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, sample_indices, show_axes
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.palette import ClusterPalette
 
@@ -235,6 +235,7 @@ class MstPartitionPlot(QWidget):
         self.title_label.setText(f"<span style='color:#444'>{message}</span>")
         self.plot_item.setLabel("bottom", "")
         self.plot_item.setLabel("left", "")
+        show_axes(self.plot_item, False)
 
     def axis_choices(self) -> list[str]:
         return [self.x_combo.itemData(i) for i in range(self.x_combo.count())]
@@ -281,6 +282,7 @@ class MstPartitionPlot(QWidget):
             opts.x_axis, opts.y_axis = self._default_axes(result, projection, choices)
         self._select(self.x_combo, opts.x_axis)
         self._select(self.y_combo, opts.y_axis)
+        show_axes(self.plot_item, True)
         self.redraw()
 
     @staticmethod
