@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from microgui.cli import collection
 from microgui.cli.inputs import (
     INPUT_COLUMN_FILE,
     INPUT_FILE,
@@ -368,6 +369,7 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "spark" or (args.engine == "dask" and _partitioned_wanted(args)):
         # issue 17: the table is read and written in partitions on the workers (issue 33: or
         # on Spark's executors, always)
+        collection.release()
         return _protect_partitioned(args)
     if args.master is not None:
         raise _UsageError("--master is the Spark master URL: add --engine spark, or drop it")
@@ -751,6 +753,9 @@ def _run_and_export(
     from microgui.core.methods.threads import using_threads
 
     stop = on_first_compile(notice)
+    # the imports are done and the table read: the start-up's objects are frozen, the run's
+    # garbage collected as it comes (issue 33)
+    collection.release()
     try:
         threads = getattr(args, "threads", None)
         asked = None if threads is None else _threads_value(threads)
