@@ -87,3 +87,50 @@ def test_a_large_runs_zscores_are_lent_out_and_the_release_is_the_same(
     fresh = prepare_qi(dataset).continuous
     for z in (outputs[0][3], outputs[1][3]):
         assert z.view(np.int64).tolist() == fresh.view(np.int64).tolist()
+
+
+def test_the_il_bound_begins_at_the_methods_first_progress_past_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # issue 33: the bound's start holds the GIL, which MDAV's set-up before its first kernel
+    # call would wait for; its thread waits for the method's first progress above 0
+    events: list[object] = []
+    monkeypatch.setattr(
+        protect, "prefetch", lambda qi, k, one_partition, after=None: events.append(after)
+    )
+    x = np.random.default_rng(5).normal(size=(300, 3))
+    columns = ["a", "b", "c"]
+    dataset = Dataset(pd.DataFrame(x, columns=columns), roles_from_lists(columns, qi=columns))
+    seen: list[tuple[float, bool]] = []
+
+    def progress(fraction: float, status: str = "") -> None:
+        if events:
+            seen.append((fraction, events[0].is_set()))  # type: ignore[attr-defined]
+
+    run_protection(dataset, RunSpec.make("mdav", 3, seed=1), progress)
+    assert len(events) == 1 and events[0].is_set()  # type: ignore[attr-defined]
+    assert any(f == 0.0 for f, _ in seen) and any(f > 0.0 for f, _ in seen)
+    assert all(is_set == (f > 0.0) for f, is_set in seen if f < 0.9)
+
+
+def test_a_prefetched_bound_waits_for_its_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    monkeypatch.setattr(bound, "PREFETCH_WAIT_S", 600.0)
+    x = np.random.default_rng(6).normal(size=(200, 2))
+    columns = ["a", "b"]
+    qi = prepare_qi(
+        Dataset(pd.DataFrame(x, columns=columns), roles_from_lists(columns, qi=columns))
+    )
+    bound.clear_cache()
+    after = threading.Event()
+    bound.prefetch(qi, 3, True, after=after)
+    time.sleep(0.3)
+    assert not bound._cache  # nothing computed before the event
+    after.set()
+    deadline = time.monotonic() + 30
+    while len(bound._cache) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(bound._cache) == 2
+    bound.clear_cache()
