@@ -414,6 +414,7 @@ def _read_and_protect(args: argparse.Namespace, src: Path, out: Path, csv_option
 
     # roles are suggested below only for the columns no option tags (issue 33: suggesting
     # reads every cell of every column)
+    collection.imports_done()  # the collection after the read looks at what it made only
     loaded = _read_input(src, args, suggest=False)
     _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
     roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
@@ -753,8 +754,8 @@ def _run_and_export(
     from microgui.core.methods.threads import using_threads
 
     stop = on_first_compile(notice)
-    # the imports are done and the table read: the start-up's objects are frozen, the run's
-    # garbage collected as it comes (issue 33)
+    # the imports are done and the table read: one collection of what the read made, the
+    # survivors frozen, the run's garbage collected as it comes (issue 33)
     collection.release()
     try:
         threads = getattr(args, "threads", None)

@@ -104,3 +104,22 @@ def test_hold_leaves_a_collector_someone_else_stopped(restored_collector: None) 
     assert not collection.held()
     collection.release()
     assert not gc.isenabled()  # still the other holder's to enable
+
+
+def test_cyclic_garbage_made_after_the_imports_is_freed_at_release(
+    restored_collector: None,
+) -> None:
+    import weakref
+
+    class Node:
+        pass
+
+    collection.hold()
+    collection.imports_done()
+    node = Node()
+    node.self = node  # type: ignore[attr-defined]  # a cycle, as a reader's workbook and sheets
+    gone = weakref.ref(node)
+    del node
+    assert gone() is not None  # held: not collected yet
+    collection.release()
+    assert gone() is None and gc.isenabled()
