@@ -108,10 +108,7 @@ check of the release, 0.04 s at 100,000 × 10). Nor do they depend on the partit
 starts them in a thread of their own before its method (:func:`prefetch`): they are computed
 on the second core while the method's kernels (which release the GIL) partition, and the
 report waits for them only if they are not done yet (issue 17: 0.3 s of the 1.5 s
-``microgui protect`` of 50,000 records). A run has them wait for its method's first progress
-past 0 (``after``): the start of the principal one imports scipy.spatial and holds the GIL
-0.2-0.4 s, which the method's own set-up (numpy, before its first kernel call) would wait for
-(issue 33).
+``microgui protect`` of 50,000 records).
 """
 
 from __future__ import annotations
@@ -294,19 +291,11 @@ def _cached(kind: str, values_z: np.ndarray, k: int, threads: int = 1) -> tuple[
     return value
 
 
-#: The longest :func:`prefetch` waits for its ``after`` event (seconds): a method that reports
-#: no progress for that long has its bounds computed beside it all the same.
-PREFETCH_WAIT_S = 2.0
-
-
-def prefetch(
-    qi: QIMatrix, k: int, one_partition: bool, after: threading.Event | None = None
-) -> None:
+def prefetch(qi: QIMatrix, k: int, one_partition: bool) -> None:
     """Start computing the bounds that :func:`lower_bound_report` will ask for, in a thread of
     their own (daemon: a cancelled run leaves it to finish, its value kept): the per-attribute
     bound, and the principal-axis one when the run makes ``one_partition`` (a method that
-    aggregates its groups). Nothing when the report would compute none. With ``after``, the
-    thread begins once that event is set (at most :data:`PREFETCH_WAIT_S` later)."""
+    aggregates its groups). Nothing when the report would compute none."""
     original = qi.continuous
     n, d = original.shape
     k = int(k)
@@ -318,8 +307,6 @@ def prefetch(
         kinds.append("principal")
 
     def compute() -> None:
-        if after is not None:
-            after.wait(PREFETCH_WAIT_S)
         for kind in kinds:
             try:
                 _cached(kind, original, k, threads)

@@ -14,7 +14,6 @@ import contextlib
 import copy
 import functools
 import secrets
-import threading
 import time
 import weakref
 from collections.abc import Mapping
@@ -158,30 +157,24 @@ def _run_method_step(
     _check_weight(dataset, params)
     seed = parse_seed(spec.seed)  # a spec may come from a project file, not RunSpec.make
     seed = seed if seed is not None else secrets.randbits(63)
-    # the report's IL bound, on the other core meanwhile, once the method has set up
-    running = threading.Event()
     if qi.continuous.nbytes <= PREFETCH_MAX_BYTES:
-        prefetch(qi, k, method.aggregates, after=running)
+        prefetch(qi, k, method.aggregates)  # the report's IL bound, on the other core meanwhile
     if spec.scaled_for(dataset.n_records):
-        running.set()
         return _run_scaled(dataset, spec, step, method, params, k, qi, seed, started, progress)
     rng = np.random.default_rng(seed)
-    try:
-        with _zscores_spare(qi):  # the kernel gives them back once its own layout is built
-            output = run_and_refine(
-                method,
-                MethodInput(
-                    dataset=dataset,
-                    qi=qi,
-                    k=k,
-                    params=params,
-                    rng=rng,
-                    progress=_setting_once_past_zero(sub_progress(progress, 0.0, 0.9), running),
-                    hierarchies=load_hierarchies(step, dataset),
-                ),
-            )
-    finally:
-        running.set()
+    with _zscores_spare(qi):  # the kernel gives them back once its own layout is built
+        output = run_and_refine(
+            method,
+            MethodInput(
+                dataset=dataset,
+                qi=qi,
+                k=k,
+                params=params,
+                rng=rng,
+                progress=sub_progress(progress, 0.0, 0.9),
+                hierarchies=load_hierarchies(step, dataset),
+            ),
+        )
     labels = np.asarray(output.labels, dtype=np.int64)
     if labels.shape != (dataset.n_records,):
         raise RuntimeError(
@@ -215,20 +208,6 @@ def _run_method_step(
         artifacts=dict(output.artifacts),
         groups=groups,
     )
-
-
-def _setting_once_past_zero(progress: ProgressFn, event: threading.Event) -> ProgressFn:
-    """``progress``, setting ``event`` at its first fraction above 0: the method has set up and
-    its kernels partition (they release the GIL), so the IL bound's thread may begin (issue 33:
-    its start holds the GIL 0.2-0.4 s, which MDAV's set-up, numpy before its first kernel call,
-    waited for at 100,000 x 10)."""
-
-    def inner(fraction: float, status: str = "", /) -> None:
-        if fraction > 0.0 and not event.is_set():
-            event.set()
-        progress(fraction, status)
-
-    return inner
 
 
 def _zscores_spare(qi: QIMatrix) -> contextlib.AbstractContextManager[None]:
