@@ -4,9 +4,11 @@
 pulls in scipy.linalg) and the run's modules before its kernel starts: hundreds of thousands of
 long-lived objects. Python's automatic collector ran meanwhile, about 370 young and 3 full
 collections, each full one scanning every object of the process while holding the GIL (in the
-main thread or in the kernel preload's): 0.19-0.44 s of the command (counted with
-:data:`gc.callbacks`, a loaded 2-core machine), and the garbage those passes found was a few
-thousand small objects (the parser's help formatters, import leftovers; no array).
+main thread or in the kernel preload's): 0.18-0.25 s of the command at a load average of 2.3 on
+2 cores, 0.19-0.44 s at 3-7 (timed with :data:`gc.callbacks`), and the garbage those passes
+found was a few thousand small objects (the parser's help formatters, import leftovers; no
+array). With the hold: 35 young collections and one full, 0.02-0.07 s; the command's start to
+its kernel 0.08-0.10 s shorter (3 pairs at a load of 2.5; its CPU time 0.3-0.5 s less).
 
 So a command that ends its process when it returns (the console script) holds automatic
 collection from its start (:func:`hold`). Once its own imports are done (the table about to be
