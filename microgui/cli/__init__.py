@@ -57,7 +57,16 @@ from types import FrameType
 from typing import Any
 
 from microgui._version import __version__
-from microgui.cli import assess, dependency_tree, evaluate, gui, protect, suggest_roles, sweep
+from microgui.cli import (
+    assess,
+    collection,
+    dependency_tree,
+    evaluate,
+    gui,
+    protect,
+    suggest_roles,
+    sweep,
+)
 from microgui.cli.inputs import (
     INPUT_COLUMN_FILE,
     INPUT_FILE,
@@ -156,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = _catch_sigterm() if args.command != "gui" else None
     # The console script (no argv given): the process ends when this returns.
     exits_next = argv_given is None and args.command != "gui"
+    if exits_next and args.command == "protect":
+        # no automatic collection until the imports are done and the table is read (issue 33)
+        collection.hold()
     try:
         if args.command == "protect":
             return protect.run(args)
@@ -198,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        collection.release()  # a command that did not release it (a usage error, say)
         if exits_next:
             # Spare the garbage collector's passes over every object at exit (pandas, numba,
             # scipy: 0.3-0.4 s of the command's time, issue 17); each file is closed already.

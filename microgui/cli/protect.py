@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from microgui.cli import collection
 from microgui.cli.inputs import (
     INPUT_COLUMN_FILE,
     INPUT_FILE,
@@ -368,6 +369,7 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "spark" or (args.engine == "dask" and _partitioned_wanted(args)):
         # issue 17: the table is read and written in partitions on the workers (issue 33: or
         # on Spark's executors, always)
+        collection.release()
         return _protect_partitioned(args)
     if args.master is not None:
         raise _UsageError("--master is the Spark master URL: add --engine spark, or drop it")
@@ -412,6 +414,7 @@ def _read_and_protect(args: argparse.Namespace, src: Path, out: Path, csv_option
 
     # roles are suggested below only for the columns no option tags (issue 33: suggesting
     # reads every cell of every column)
+    collection.imports_done()  # the collection after the read looks at what it made only
     loaded = _read_input(src, args, suggest=False)
     _check_release_size(args.output, len(loaded.frame), len(loaded.frame.columns))
     roles = roles_from_args(args, [str(c) for c in loaded.frame.columns])
@@ -751,6 +754,9 @@ def _run_and_export(
     from microgui.core.methods.threads import using_threads
 
     stop = on_first_compile(notice)
+    # the imports are done and the table read: one collection of what the read made, the
+    # survivors frozen, the run's garbage collected as it comes (issue 33)
+    collection.release()
     try:
         threads = getattr(args, "threads", None)
         asked = None if threads is None else _threads_value(threads)
