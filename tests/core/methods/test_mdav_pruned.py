@@ -271,6 +271,41 @@ def test_block_queries_match_the_passes(dims: int) -> None:
         )
 
 
+def test_nearest_query_skips_blocks_without_a_candidate_and_keeps_ties() -> None:
+    # block_nearest passes over the per-record heap step of a visited block none of whose
+    # distances is at most the current k-1-th (counter[1]); a record at exactly that distance
+    # must still be looked at (it enters by a smaller row). On an integer grid most distances
+    # are tied: the answers equal the brute-force primitive's, and blocks were skipped.
+    from microgui.core.methods.kernels import nearest_and_farthest, ordinal_tables
+    from microgui.core.methods.spatial import block_nearest, build_blocks, work_arrays
+
+    rng = np.random.default_rng(5)
+    n = 20_000
+    x = rng.integers(-4, 5, (n, 4)).astype(float)
+    x[::7] = rng.normal(size=(len(x[::7]), 4)) * 3.0
+    empty = np.empty((n, 0), dtype=np.int64)
+    sizes = np.empty(0, dtype=np.int64)
+    osq, _ = ordinal_tables(empty, sizes)
+    index = build_blocks(x, empty, sizes, empty)
+    work = work_arrays(index)
+    none = np.empty(0, dtype=np.int64)
+    rowat, where = index.records[3], index.records[4]
+    rows = np.arange(n)
+    for kk in (1, 4, 9):
+        hd, hx, hp = np.empty(kk), np.empty(kk, dtype=np.int64), np.empty(kk, dtype=np.int64)
+        for me in rng.choice(n, 60, replace=False):
+            qm = x[me].copy()
+            block_nearest(
+                index.records, index.blocks, index.supers, osq, qm, none, none, where[me], kk, hd,
+                hx, hp, work,
+            )  # fmt: skip
+            dist = ((x - qm) ** 2).sum(axis=1)
+            bh = np.empty(kk), np.empty(kk, dtype=np.int64), np.empty(kk, dtype=np.int64)
+            nearest_and_farthest(dist, rows, n, int(me), kk, *bh)
+            assert sorted(rowat[hp].tolist()) == sorted(bh[2].tolist())
+    assert work[3][1] > 0
+
+
 def _farthest_by_pass(index, osq, pc, po, pn) -> int:  # type: ignore[no-untyped-def]
     """The remaining record farthest from the point, by a pass with the kernels' arithmetic:
     the largest distance, the smallest original row among equal ones (its position)."""
