@@ -239,7 +239,8 @@ def build_blocks(
         # 1e-10 of the largest record length: far above the rounding of z = x @ rot (about
         # dc**1.5 * 1.1e-16 of it, :func:`_rotated_margin`).
         rmeta = np.array([1.0, 1e-10 * _longest_row(x)])
-    blocks = (starts, counts, *_level_arrays(dc, do, dn, nb), zcol, rot, rmeta)
+    centre = _block_centres(xcol, starts, counts)
+    blocks = (starts, counts, *_level_arrays(dc, do, dn, nb), zcol, rot, rmeta, centre)
     scnt = np.add.reduceat(counts, np.arange(0, nb, super_blocks)).astype(np.int64)
     supers = (
         scnt,
@@ -267,6 +268,23 @@ def _longest_row(x: np.ndarray, rows: int = 65_536) -> float:
         piece = x[start : start + rows]
         longest = max(longest, float(np.sqrt((piece * piece).sum(axis=1)).max(initial=0.0)))
     return longest
+
+
+@njit
+def _block_centres(xcol: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(dc, blocks): the mean of each block's records along each continuous attribute (where
+    :func:`block_nearest` looks for the attributes that rule a block out first)."""
+    dc = xcol.shape[0]
+    centre = np.zeros((dc, starts.shape[0]))
+    for b in range(starts.shape[0]):
+        a = starts[b]
+        c = counts[b]
+        for t in range(dc):
+            acc = 0.0
+            for p in range(a, a + c):
+                acc += xcol[t, p]
+            centre[t, b] = acc / max(c, 1)
+    return centre
 
 
 def super_blocks_for(blocks: int) -> int:
@@ -626,6 +644,68 @@ def _any_within(dist: np.ndarray, a: int, c: int, bound: float) -> bool:
     return hits > 0
 
 
+#: :func:`block_nearest` first sums this many continuous attributes of a block's records (those
+#: where the query is farthest from the block's centre), from this many continuous attributes on.
+#: Measured at 100,000 x 10 (standard normal, the records nearest the periphery as queries): 79 %
+#: of the visited blocks are ruled out after 4 attributes (58 % after 3, 89 % after 5; in column
+#: order instead, 15 % after 4).
+STAGED_DIMS = 4
+STAGED_MIN_D = 7
+
+
+@njit
+def _partial_within(
+    xcol: np.ndarray,
+    centre: np.ndarray,
+    b: int,
+    a: int,
+    c: int,
+    pc: np.ndarray,
+    bound: float,
+    pick: np.ndarray,
+    pick_gap: np.ndarray,
+    out: np.ndarray,
+) -> bool:
+    """Whether a record of block b (positions a..a+c-1) may be within ``bound`` of the point pc,
+    judged on :data:`STAGED_DIMS` continuous attributes: those where pc is farthest from the
+    block's centre. ``out[a:a+c]`` is overwritten.
+
+    Each term is the kernel's own ``fl((x - p)**2)``; a record's distance computed in column
+    order (:func:`~microgui.core.methods.kernels.mixed_distances_block`) is a rounded sum of
+    these and of further non-negative terms, so it is at least (1 - (d + 1) eps) times the exact
+    sum of the picked terms, which is at least their rounded sum over (1 + h eps): a partial sum
+    above ``bound`` / (1 - 1e-9) proves the distance above ``bound`` (any number of attributes
+    below 10^6). False only then, for every record of the block."""
+    h = pick.shape[0]
+    dc = xcol.shape[0]
+    gap = pick_gap[:dc]
+    for t in range(dc):
+        gap[t] = abs(pc[t] - centre[t, b])
+    # the h attributes with the largest gap, by selection (dc is small)
+    for i in range(h):
+        best = 0
+        for t in range(1, dc):
+            if gap[t] > gap[best]:
+                best = t
+        pick[i] = best
+        gap[best] = -1.0
+    seg = out[a : a + c]
+    for i in range(c):
+        seg[i] = 0.0
+    for i2 in range(h):
+        t = pick[i2]
+        col = xcol[t, a : a + c]
+        v = pc[t]
+        for i in range(c):
+            u = col[i] - v
+            seg[i] += u * u
+    limit = bound / (1.0 - 1e-9)
+    hits = 0
+    for i in range(c):
+        hits += seg[i] <= limit
+    return hits > 0
+
+
 @njit
 def block_nearest(
     records: tuple,  # type: ignore[type-arg]
@@ -668,6 +748,10 @@ def block_nearest(
     g = meta[1]
     nb = meta[2]
     sbound, bbound, dist, counter, cand, qz = work
+    centre = blocks[11]
+    staged = kk > 0 and xcol.shape[0] >= STAGED_MIN_D
+    pick = np.empty(STAGED_DIMS, dtype=np.int64)
+    gap = np.empty(xcol.shape[0])
     delta = _rotate_point(blocks, pc, qz)
     _lower_bounds(slevel, 0, m, osq, qz, po, pn, delta, sbound)
     size = 0
@@ -705,9 +789,17 @@ def block_nearest(
             if c == 0 or (size >= kk and bbound[j] > hd[0]):
                 continue
             a = bstart[b]
+            counter[4] += 1
+            if (
+                staged
+                and size >= kk
+                and jj >= 0
+                and not _partial_within(xcol, centre, b, a, c, pc, hd[0], pick, gap, dist)
+            ):
+                counter[3] += c
+                continue
             mixed_distances_block(xcol, ocol, ncol, osq, a, a + c, pc, po, pn, dist)
             counter[0] += c
-            counter[4] += 1
             if kk > 0 and size >= kk and jj >= 0 and not _any_within(dist, a, c, hd[0]):
                 # No record of the block reaches the heap (a record enters only at a distance
                 # at most the kk-th): the per-record pass is skipped, not its outcome.
