@@ -92,6 +92,8 @@ __all__ = [
     "REANCHOR_WALK",
     "Blocks",
     "build_blocks",
+    "rebuild_blocks",
+    "block_size_for",
     "record_distance",
     "block_nearest",
     "block_farthest",
@@ -251,6 +253,38 @@ def build_blocks(
     )
     _all_boxes(records, blocks, supers)
     return Blocks(records=records, blocks=blocks, supers=supers)
+
+
+def rebuild_blocks(
+    index: Blocks, ordinal_sizes: np.ndarray, block_size: int = BLOCK_SIZE
+) -> Blocks:
+    """A new blocked layout of the records still in ``index`` (its own copies: the caller's
+    arrays are not read), with their original rows (``where`` keeps one entry per original row,
+    -1 for the records gone). The searches do not depend on the layout (their answers are the
+    brute-force passes'), so MDAV can compact its index mid-run: as records leave, the blocks
+    empty and a query visits more, emptier blocks (at 100,000 x 10, 28 records per visited block
+    on average over a run), and a visit costs about as much for few records as for many."""
+    xcol, ocol, ncol, rowat, where, _posblock = index.records
+    starts, counts = index.blocks[0], index.blocks[1]
+    alive = np.concatenate(
+        [np.arange(a, a + c) for a, c in zip(starts.tolist(), counts.tolist(), strict=True)]
+        or [np.empty(0, dtype=np.int64)]
+    )
+    rows = rowat[alive]
+    new = build_blocks(
+        np.ascontiguousarray(xcol[:, alive].T),
+        np.ascontiguousarray(ocol[:, alive].T),
+        ordinal_sizes,
+        np.ascontiguousarray(ncol[:, alive].T),
+        block_size,
+    )
+    nx, no, nn, nrowat, _nwhere, nposblock = new.records
+    nrowat = rows[nrowat]
+    nwhere = np.full(where.shape[0], -1, dtype=np.int64)
+    nwhere[nrowat] = np.arange(nrowat.shape[0])
+    return Blocks(
+        records=(nx, no, nn, nrowat, nwhere, nposblock), blocks=new.blocks, supers=new.supers
+    )
 
 
 def _columns_in_order(a: np.ndarray, perm: np.ndarray) -> np.ndarray:
@@ -651,6 +685,15 @@ def _any_within(dist: np.ndarray, a: int, c: int, bound: float) -> bool:
 #: order instead, 15 % after 4).
 STAGED_DIMS = 4
 STAGED_MIN_D = 7
+#: Records per block where the staged sums apply (MDAV's index, :func:`block_size_for`): they
+#: make a record cheaper, so larger blocks (fewer visits) pay. Measured at 100,000 x 10, whole
+#: MDAV runs in one process: 128 about 10 % faster than 64 and than 256.
+STAGED_BLOCK_SIZE = 128
+
+
+def block_size_for(dc: int) -> int:
+    """Records per block of MDAV's index for ``dc`` continuous attributes."""
+    return STAGED_BLOCK_SIZE if dc >= STAGED_MIN_D else BLOCK_SIZE
 
 
 @njit

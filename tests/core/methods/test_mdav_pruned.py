@@ -306,6 +306,46 @@ def test_nearest_query_skips_blocks_without_a_candidate_and_keeps_ties() -> None
     assert work[3][1] > 0
 
 
+@pytest.mark.parametrize("case", ["grid 8", "normal 10", "mixed"])
+def test_index_rebuilt_mid_run_gives_the_same_partition(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pruned run re-makes its blocks around the records left each time they halve
+    # (rebuild_blocks, between batches; in a real run from 5,000 records left, here from 40 and
+    # with small batches): the partition stays
+    # the brute-force one, ties included, on wide tables (staged sums, 128-record blocks) and
+    # narrow or mixed ones.
+    from microgui.core.methods import spatial
+
+    calls: list[int] = []
+    original = spatial.rebuild_blocks
+
+    def spy(index, sizes, block_size=spatial.BLOCK_SIZE):  # type: ignore[no-untyped-def]
+        calls.append(int((index.records[4] >= 0).sum()))
+        return original(index, sizes, block_size)
+
+    monkeypatch.setattr(mdav_module, "_REBUILD_MIN", 40)
+    monkeypatch.setattr(mdav_module, "_PRUNED_BATCH_WORK", 20_000)  # checked between batches
+    monkeypatch.setattr(mdav_module, "rebuild_blocks", spy)
+    rng = np.random.default_rng(8)
+    n = 2_500
+    if case == "grid 8":
+        x = rng.integers(-2, 3, (n, 8)).astype(float)
+        x[::5] = x[1::5]
+        _same(x, 3)
+    elif case == "normal 10":
+        _same(rng.normal(size=(n, 10)), 5)
+    else:
+        _same_generic(
+            rng.integers(-3, 4, (n, 7)).astype(float),
+            rng.integers(0, 4, (n, 1)),
+            [4],
+            rng.integers(0, 3, (n, 1)),
+            4,
+        )
+    assert len(calls) >= 4 and calls == sorted(calls, reverse=True)
+
+
 def _farthest_by_pass(index, osq, pc, po, pn) -> int:  # type: ignore[no-untyped-def]
     """The remaining record farthest from the point, by a pass with the kernels' arithmetic:
     the largest distance, the smallest original row among equal ones (its position)."""
