@@ -80,8 +80,12 @@ batch runs on one thread or all, whichever measured faster (``AdaptiveThreads``)
 :func:`choose_search`). The same loop, each query answered without a pass over all remaining
 records: r (farthest from the average) and s (farthest from r) by walks down an *anchor list*
 (the records by decreasing distance from a recent average, with a projection filter), the k-1
-nearest of r and of s from *blocks* with boxes (a k-d tree's leaves, grouped in superblocks);
-see :mod:`microgui.core.methods.spatial`. Every bound is exact (monotone rounding) or keeps a
+nearest of r and of s from *blocks* with boxes (a k-d tree's leaves, grouped in superblocks;
+a visited block is first summed on the few attributes where the query is farthest from it,
+:func:`~microgui.core.methods.spatial.block_nearest`), re-made around the records left each
+time they halve (:func:`~microgui.core.methods.spatial.rebuild_blocks`: as groups leave, the
+blocks empty and a query visits more of them for fewer records); see
+:mod:`microgui.core.methods.spatial`. Every bound is exact (monotone rounding) or keeps a
 relative margin of 1e-9 on each operand, a candidate's distance is computed with this kernel's
 arithmetic, and only strictly worse bounds are skipped, so the partition is this kernel's, bit
 for bit, ties included (the tests compare them label for label, adversarial cases included, and
