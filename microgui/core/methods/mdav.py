@@ -171,7 +171,9 @@ _PROGRESS_STATUS = "forming groups"
 
 #: The pruned search's blocks are re-made around the records left once they are this many times
 #: fewer than when the blocks were made (:func:`~microgui.core.methods.spatial.rebuild_blocks`),
-#: while at least ``_REBUILD_MIN`` remain.
+#: while at least ``_REBUILD_MIN`` remain. Checked between batches, so where exactly it happens
+#: depends on the batches' sizes (which the thread chooser scales); the partition does not.
+#: Measured at 100,000 x 10 in one process: whole runs 4-5 % faster than without (3 rebuilds).
 _REBUILD_AT = 2
 _REBUILD_MIN = 5_000
 
