@@ -241,7 +241,10 @@ def build_blocks(
         # 1e-10 of the largest record length: far above the rounding of z = x @ rot (about
         # dc**1.5 * 1.1e-16 of it, :func:`_rotated_margin`).
         rmeta = np.array([1.0, 1e-10 * _longest_row(x)])
-    centre = _block_centres(xcol, starts, counts)
+    # the staged sums of block_nearest only in blocks large enough for them to pay (measured:
+    # with 64-record blocks they made MDAV slower, not faster)
+    staged = dc >= STAGED_MIN_D and block_size >= STAGED_BLOCK_SIZE
+    centre = _block_centres(xcol, starts, counts) if staged else np.zeros((0, nb))
     blocks = (starts, counts, *_level_arrays(dc, do, dn, nb), zcol, rot, rmeta, centre)
     scnt = np.add.reduceat(counts, np.arange(0, nb, super_blocks)).astype(np.int64)
     supers = (
@@ -679,7 +682,8 @@ def _any_within(dist: np.ndarray, a: int, c: int, bound: float) -> bool:
 
 
 #: :func:`block_nearest` first sums this many continuous attributes of a block's records (those
-#: where the query is farthest from the block's centre), from this many continuous attributes on.
+#: where the query is farthest from the block's centre), from this many continuous attributes on
+#: and in blocks of at least :data:`STAGED_BLOCK_SIZE` records (MDAV's index).
 #: Measured at 100,000 x 10 (standard normal, the records nearest the periphery as queries): 79 %
 #: of the visited blocks are ruled out after 4 attributes (58 % after 3, 89 % after 5; in column
 #: order instead, 15 % after 4).
@@ -792,7 +796,7 @@ def block_nearest(
     nb = meta[2]
     sbound, bbound, dist, counter, cand, qz = work
     centre = blocks[11]
-    staged = kk > 0 and xcol.shape[0] >= STAGED_MIN_D
+    staged = kk > 0 and centre.shape[0] > 0
     pick = np.empty(STAGED_DIMS, dtype=np.int64)
     gap = np.empty(xcol.shape[0])
     delta = _rotate_point(blocks, pc, qz)
