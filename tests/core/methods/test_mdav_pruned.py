@@ -271,6 +271,81 @@ def test_block_queries_match_the_passes(dims: int) -> None:
         )
 
 
+def test_nearest_query_skips_blocks_without_a_candidate_and_keeps_ties() -> None:
+    # block_nearest passes over the per-record heap step of a visited block none of whose
+    # distances is at most the current k-1-th (counter[1]); a record at exactly that distance
+    # must still be looked at (it enters by a smaller row). On an integer grid most distances
+    # are tied: the answers equal the brute-force primitive's, and blocks were skipped.
+    from microgui.core.methods.kernels import nearest_and_farthest, ordinal_tables
+    from microgui.core.methods.spatial import block_nearest, build_blocks, work_arrays
+
+    rng = np.random.default_rng(5)
+    n = 20_000
+    x = rng.integers(-4, 5, (n, 4)).astype(float)
+    x[::7] = rng.normal(size=(len(x[::7]), 4)) * 3.0
+    empty = np.empty((n, 0), dtype=np.int64)
+    sizes = np.empty(0, dtype=np.int64)
+    osq, _ = ordinal_tables(empty, sizes)
+    index = build_blocks(x, empty, sizes, empty)
+    work = work_arrays(index)
+    none = np.empty(0, dtype=np.int64)
+    rowat, where = index.records[3], index.records[4]
+    rows = np.arange(n)
+    for kk in (1, 4, 9):
+        hd, hx, hp = np.empty(kk), np.empty(kk, dtype=np.int64), np.empty(kk, dtype=np.int64)
+        for me in rng.choice(n, 60, replace=False):
+            qm = x[me].copy()
+            block_nearest(
+                index.records, index.blocks, index.supers, osq, qm, none, none, where[me], kk, hd,
+                hx, hp, work,
+            )  # fmt: skip
+            dist = ((x - qm) ** 2).sum(axis=1)
+            bh = np.empty(kk), np.empty(kk, dtype=np.int64), np.empty(kk, dtype=np.int64)
+            nearest_and_farthest(dist, rows, n, int(me), kk, *bh)
+            assert sorted(rowat[hp].tolist()) == sorted(bh[2].tolist())
+    assert work[3][1] > 0
+
+
+@pytest.mark.parametrize("case", ["grid 8", "normal 10", "mixed"])
+def test_index_rebuilt_mid_run_gives_the_same_partition(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pruned run re-makes its blocks around the records left each time they halve
+    # (rebuild_blocks, between batches; in a real run from 5,000 records left, here from 40 and
+    # with small batches): the partition stays
+    # the brute-force one, ties included, on wide tables (staged sums, 128-record blocks) and
+    # narrow or mixed ones.
+    from microgui.core.methods import spatial
+
+    calls: list[int] = []
+    original = spatial.rebuild_blocks
+
+    def spy(index, sizes, block_size=spatial.BLOCK_SIZE):  # type: ignore[no-untyped-def]
+        calls.append(int((index.records[4] >= 0).sum()))
+        return original(index, sizes, block_size)
+
+    monkeypatch.setattr(mdav_module, "_REBUILD_MIN", 40)
+    monkeypatch.setattr(mdav_module, "_PRUNED_BATCH_WORK", 20_000)  # checked between batches
+    monkeypatch.setattr(mdav_module, "rebuild_blocks", spy)
+    rng = np.random.default_rng(8)
+    n = 2_500
+    if case == "grid 8":
+        x = rng.integers(-2, 3, (n, 8)).astype(float)
+        x[::5] = x[1::5]
+        _same(x, 3)
+    elif case == "normal 10":
+        _same(rng.normal(size=(n, 10)), 5)
+    else:
+        _same_generic(
+            rng.integers(-3, 4, (n, 7)).astype(float),
+            rng.integers(0, 4, (n, 1)),
+            [4],
+            rng.integers(0, 3, (n, 1)),
+            4,
+        )
+    assert len(calls) >= 4 and calls == sorted(calls, reverse=True)
+
+
 def _farthest_by_pass(index, osq, pc, po, pn) -> int:  # type: ignore[no-untyped-def]
     """The remaining record farthest from the point, by a pass with the kernels' arithmetic:
     the largest distance, the smallest original row among equal ones (its position)."""
