@@ -19,7 +19,6 @@ from microgui.cli.options import (
     _split,
     _UsageError,
 )
-from microgui.core.metrics.file_risk import format_expected
 from microgui.text_table import text_table
 
 __all__ = ["add_parser", "run", "summary_lines"]
@@ -106,6 +105,8 @@ def _columns(cols: list[str]) -> str:
 
 def summary_lines(risk: dict[str, Any]) -> list[str]:
     """The printed summary of an :func:`~microgui.core.metrics.file_risk.assess_risk` result."""
+    from microgui.core.metrics.file_risk import format_expected  # numpy: not at start-up
+
     n = int(risk["n_records"])
     k = int(risk["k"])
     ka = risk["k_anonymity"]

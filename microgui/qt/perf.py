@@ -83,11 +83,11 @@ def scatter_redraw_times(
     """
     ensure_application()
     from microgui.core.runs import RunSpec, run_protection
-    from microgui.core.views.projection import qi_projection
+    from microgui.core.views.moves import plot_projection
     from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
 
     result = run_protection(random_dataset(n, d, seed), RunSpec.make("mdav", k, seed=seed))
-    projection = qi_projection(result)
+    projection = plot_projection(result)
     plot = ClusterScatterPlot()
     plot.resize(1000, 750)
     plot.show()
@@ -550,14 +550,14 @@ def survey_view_times(n: int = 30_000) -> dict[str, float]:
     from PySide6.QtCore import QCoreApplication
 
     from microgui.core.views.layout import MstLayout, edge_sample
-    from microgui.core.views.projection import qi_projection
+    from microgui.core.views.moves import plot_projection
     from microgui.qt.plots.cluster_scatter import ClusterScatterPlot
     from microgui.qt.plots.compare_bars import BarRun, CompareBarsPlot
     from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
     from microgui.qt.plots.mst_partition import MstPartitionPlot
 
     result = mixed_run(n)
-    projection = qi_projection(result)
+    projection = plot_projection(result)
     out: dict[str, float] = {"n": float(n)}
 
     def timed(name: str, draw: Any, widget: Any) -> None:
@@ -791,13 +791,13 @@ def adult_compare_records_times(repeat: int = 3) -> dict[str, Any] | None:
 
     from microgui.core.runs import RunSpec
     from microgui.core.runs.protect import run_protection
-    from microgui.core.views.projection import qi_projection
+    from microgui.core.views.moves import plot_projection
     from microgui.qt.plots.compare_scatter import CompareRun, CompareScatterPlot
 
     runs = []
     for k in (5, 10):
         result = run_protection(dataset, RunSpec.make("mdav-generic", k, seed=1))
-        runs.append(CompareRun(f"k = {k}", result, qi_projection(result)))
+        runs.append(CompareRun(f"k = {k}", result, plot_projection(result)))
     # the runs' background work (the information-loss bound's thread) ended first: it holds
     # the GIL, and the GUI thread's draws would be timed waiting for it
     import threading

@@ -82,7 +82,7 @@ def test_random_order_by_default_and_keep_order_option(
 def test_risk_panel_shows_household_risk_beside_individual_risk(
     window: MainWindow,
 ) -> None:
-    from microgui.core.metrics.file_risk import assess_risk
+    from microgui.core.metrics.file_risk import assess_risk, format_expected
 
     frame = pd.DataFrame({"hh": [1, 1, 2, 2, 3, 3], "sex": ["m", "f", "m", "f", "m", "m"]})
     roles = roles_from_lists(list(frame.columns), qi="sex", nominal="sex", household="hh")
@@ -93,6 +93,6 @@ def test_risk_panel_shows_household_risk_beside_individual_risk(
     rows = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
     hr = risk["household_risk"]
     assert rows["household risk: mean"] == f"{hr['mean']:.4g}"
-    assert rows["expected re-identifications (households' risk)"] == (
-        f"{hr['expected_reidentifications']:,.1f}"
+    assert rows["expected re-identifications (households' risk)"] == format_expected(
+        hr["expected_reidentifications"]
     )

@@ -43,6 +43,7 @@ from microgui.core.errors import ExportRefused, InvalidParameter, MicroguiError
 from microgui.core.io import FileWriter, write_files_atomic
 from microgui.core.methods import get_method
 from microgui.core.metrics.disclosure import GroupMeasures, percent_text, release_verdict
+from microgui.core.metrics.file_risk import format_expected
 from microgui.core.references import cited
 from microgui.core.release import report_html
 from microgui.core.release.check import (
@@ -483,7 +484,7 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
             notes.append(
                 f"Household risk of the {label} ({household.get('households', 0):,} households "
                 f"of {household.get('column')}): expected re-identifications "
-                f"{float(household.get('expected_reidentifications', 0.0)):,.2f}, "
+                f"{format_expected(float(household.get('expected_reidentifications', 0.0)))}, "
                 f"largest {float(household.get('max', 0.0)):.4f}."
             )
     rule = report.get("group_measures_rule")  # issue 31: a plan with a suppress step

@@ -182,13 +182,14 @@ def analyse_run(dataset: Dataset, spec: RunSpec, progress: ProgressFn = no_progr
     from microgui.core.methods.artifacts import DEPENDENCY_TREE
     from microgui.core.runs.plan import run_spec  # a plan run is a run (issue 31)
     from microgui.core.views.layout import dependency_tree_layout, mst_layout
-    from microgui.core.views.projection import all_category_transitions, qi_projection
+    from microgui.core.views.moves import plot_projection
+    from microgui.core.views.projection import all_category_transitions
 
     result = run_spec(dataset, spec, sub_progress(progress, 0.0, 0.8))
     progress(0.8, "measuring utility and risk")
     measures, note = measure_run(dataset, result, sub_progress(progress, 0.8, 0.97))
     progress(0.97, "projecting for the plot")
-    projection = qi_projection(result)
+    projection = plot_projection(result)
     tree = DEPENDENCY_TREE.of(result.artifacts)
     layout = dependency_tree_layout(tree) if tree is not None else None
     mst = mst_layout(result)

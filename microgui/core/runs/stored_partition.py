@@ -315,11 +315,12 @@ def restore_outcome(
     returns), rebuilt from its partition with its kept measures: :func:`restore_result`, then
     the views' layouts. :class:`InvalidInput` with the reason when the run cannot be rebuilt."""
     from microgui.core.views.layout import dependency_tree_layout, mst_layout
-    from microgui.core.views.projection import all_category_transitions, qi_projection
+    from microgui.core.views.moves import plot_projection
+    from microgui.core.views.projection import all_category_transitions
 
     result = restore_result(dataset, spec, report, block, sub_progress(progress, 0.0, 0.6))
     progress(0.6, "projecting for the plot")
-    projection = qi_projection(result)
+    projection = plot_projection(result)
     tree = DEPENDENCY_TREE.of(result.artifacts)
     layout = dependency_tree_layout(tree) if tree is not None else None
     mst = mst_layout(result)

@@ -16,7 +16,7 @@ value has no place on an axis (a generalized value such as ``[20-30]``) has no d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -26,11 +26,13 @@ from microgui.core.views.projection import (
     PC1,
     PC2,
     VIEW_QUANTILE,
+    PairMoves,
     QIProjection,
     categorical_qi_names,
     category_axis,
     default_axes,
     plot_axis_choices,
+    qi_projection,
     released_numbers,
     tail_quantiles,
 )
@@ -48,6 +50,7 @@ __all__ = [
     "pair_moves",
     "axis_move_values",
     "with_plot_defaults",
+    "plot_projection",
 ]
 
 #: Class edges of the distance moved (standard deviations; a changed category counts 1).
@@ -113,24 +116,6 @@ def group_mean_moves(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True)
-class PairMoves:
-    """How far protection moved each record on one pair of plot axes, and the classes that
-    colour it: computed in the run's worker with the projection, so that the plot showing the
-    run only indexes brushes with them (issue 30).
-
-    ``distance`` is :func:`distance_moved` of the two axes' moves, ``classes`` its
-    :func:`move_classes`, ``group_classes`` the class of each group's mean distance
-    (:func:`group_mean_moves`; indexed by label) and ``class_counts`` the records per class.
-    """
-
-    axes: tuple[str, str]
-    distance: np.ndarray
-    classes: np.ndarray
-    group_classes: np.ndarray
-    class_counts: np.ndarray
-
-
 def pair_moves(
     axes: tuple[str, str], move_x: np.ndarray, move_y: np.ndarray, labels: np.ndarray
 ) -> PairMoves:
@@ -169,6 +154,13 @@ def axis_move_values(
     if slots is None:
         slots = axis.slots_of(result.protected[name])
     return axis.original, slots, True
+
+
+def plot_projection(result: RunResult) -> QIProjection | None:
+    """The run's :func:`~microgui.core.views.projection.qi_projection` with what its plots read
+    when they show it (:func:`with_plot_defaults`): what a run's worker computes for the app."""
+    projection = qi_projection(result)
+    return None if projection is None else with_plot_defaults(result, projection)
 
 
 def with_plot_defaults(result: RunResult, projection: QIProjection) -> QIProjection:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -51,13 +50,11 @@ from microgui.core.runs.spec import RunResult
 from microgui.core.table.aggregate import protected_continuous_z
 from microgui.core.table.dataset import QIMatrix
 
-if TYPE_CHECKING:
-    from microgui.core.views.moves import PairMoves
-
 __all__ = [
     "PCA2",
     "pca_2d",
     "QIProjection",
+    "PairMoves",
     "qi_projection",
     "numeric_qi_matrix",
     "NOMINAL_WEIGHT",
@@ -100,6 +97,24 @@ MAX_DENSE_DIM = 1500
 MAX_ITERATIONS = 300
 #: The label of missing cells on a category axis and in a transition table.
 MISSING_LABEL = "(missing)"
+
+
+@dataclass(frozen=True)
+class PairMoves:
+    """How far protection moved each record on one pair of plot axes, and the classes that
+    colour it: computed in the run's worker with the projection, so that the plot showing the
+    run only indexes brushes with them (issue 30).
+
+    ``distance`` is :func:`~microgui.core.views.moves.distance_moved` of the two axes' moves, ``classes`` its
+    :func:`~microgui.core.views.moves.move_classes`, ``group_classes`` the class of each group's mean distance
+    (:func:`~microgui.core.views.moves.group_mean_moves`; indexed by label) and ``class_counts`` the records per class.
+    """
+
+    axes: tuple[str, str]
+    distance: np.ndarray
+    classes: np.ndarray
+    group_classes: np.ndarray
+    class_counts: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -621,9 +636,7 @@ def qi_projection(result: RunResult) -> QIProjection | None:
             name: released_numbers(result.protected, name) for name in qi.continuous_names
         },
     )
-    from microgui.core.views.moves import with_plot_defaults  # (moves imports this module)
-
-    return with_plot_defaults(result, projection)
+    return projection
 
 
 #: The axis choices of the principal components.

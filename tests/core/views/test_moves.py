@@ -17,12 +17,12 @@ from microgui.core.views.moves import (
     group_members,
     move_class_labels,
     move_classes,
+    plot_projection,
 )
 from microgui.core.views.projection import (
     VIEW_QUANTILE,
     default_axes,
     plot_axis_choices,
-    qi_projection,
 )
 
 
@@ -96,7 +96,7 @@ def test_the_projection_carries_the_opening_axes_moves_spans_and_group_firsts() 
     result = run_protection(
         Dataset.from_frame(frame, roles), RunSpec.make("mdav-generic", 5, seed=0)
     )
-    projection = qi_projection(result)
+    projection = plot_projection(result)
     assert projection is not None and projection.moved is not None
     choices = plot_axis_choices(result, True)
     axes = default_axes(result, projection, choices)
