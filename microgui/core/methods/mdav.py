@@ -174,8 +174,14 @@ _PROGRESS_STATUS = "forming groups"
 #: while at least ``_REBUILD_MIN`` remain. Checked between batches, so where exactly it happens
 #: depends on the batches' sizes (which the thread chooser scales); the partition does not.
 #: Measured at 100,000 x 10 in one process: whole runs 4-5 % faster than without (3 rebuilds).
+#: Only while at most ``_REBUILD_MAX`` records remain: a rebuild holds the old layout and the new
+#: one (and their temporaries) at once, which at 1,000,000 x 10 (rebuilds at 500,000 and 250,000
+#: left) raised the whole command's peak from 695 to 833-838 MB (4.45x the CSV; issue 33's
+#: target is 4x), for no measurable time (139 s against 141 s); from 125,000 left, 733 MB.
+#: 60,000 keeps the rebuilds of a 100,000-record run (at 50,000, 25,000, ...).
 _REBUILD_AT = 2
 _REBUILD_MIN = 5_000
+_REBUILD_MAX = 60_000
 
 #: With more than one thread, the brute-force passes over at least this many remaining records
 #: run in parallel pieces of ``_PIECE`` records (the tests make both small).
@@ -508,7 +514,7 @@ def _partition(
         # the layout holds its own copy: the caller's z-scores may be given back meanwhile
         with dropped(continuous):
             while state[0] > 0:
-                if _REBUILD_AT * state[0] <= built and state[0] >= _REBUILD_MIN:
+                if _REBUILD_AT * state[0] <= built and _REBUILD_MIN <= state[0] <= _REBUILD_MAX:
                     # Compacted around the records left (same answers, fewer emptier blocks).
                     index = rebuild_blocks(index, sizes, block_size)
                     work = work_arrays(index)
