@@ -232,6 +232,16 @@ def run_in_thread(job):  # type: ignore[no-untyped-def]
     return out
 
 
+def twice_to_the_end(module, qtbot):  # type: ignore[no-untyped-def]
+    """The fake kernel's ``twice(21.0)`` run as a run (:func:`run_in_thread`) until it ends."""
+    run = run_in_thread(lambda progress: module.twice(21.0))
+    try:
+        qtbot.waitUntil(lambda: not run["thread"].is_alive(), timeout=30_000)
+    finally:
+        run["stop_watching"]()
+    return run
+
+
 @pytest.mark.parametrize("how", ["priority raised", "restarted"])
 def test_a_run_waits_for_the_childs_kernel_and_loads_it(
     window: MainWindow,
@@ -260,11 +270,7 @@ def test_a_run_waits_for_the_childs_kernel_and_loads_it(
     prep.child_command = compiling_stub(tmp_path, then="compile")
     prep.start()
     qtbot.waitUntil(lambda: prep._child_current == "fake", timeout=10_000)
-    run = run_in_thread(lambda progress: module.twice(21.0))
-    try:
-        qtbot.waitUntil(lambda: not run["thread"].is_alive(), timeout=30_000)
-    finally:
-        run["stop_watching"]()
+    run = twice_to_the_end(module, qtbot)
     assert run.get("value") == 42.0, run
     assert run["compiled"] == []  # loaded from the cache the child filled
     assert prep.served == [how]
@@ -320,11 +326,7 @@ def test_a_run_compiles_its_kernel_itself_when_the_child_dies(
     prep.child_command = compiling_stub(tmp_path, then="exit")
     prep.start()
     qtbot.waitUntil(lambda: prep._child_current == "fake", timeout=10_000)
-    run = run_in_thread(lambda progress: module.twice(21.0))
-    try:
-        qtbot.waitUntil(lambda: not run["thread"].is_alive(), timeout=30_000)
-    finally:
-        run["stop_watching"]()
+    run = twice_to_the_end(module, qtbot)
     assert run.get("value") == 42.0, run
     assert run["compiled"] == [f"{KERNEL_MODULE}.twice"]  # the old way: in this process
     assert not prep.in_child  # and the preparation went on in this process

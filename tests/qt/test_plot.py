@@ -347,6 +347,16 @@ def test_axis_ticks_stay_bounded_for_any_length_or_range(qtbot) -> None:  # type
     assert [v for _s, v in axis.tickValues(-0.6, 4.6, 1e12)] == [[0.0, 1.0, 2.0, 3.0, 4.0]]
 
 
+def _groups_plot_at_laptop_size(window: MainWindow, qtbot):  # type: ignore[no-untyped-def]
+    """The groups plot shown as points in a 1366 x 768 window."""
+    plot = window.plot
+    window.resize(1366, 768)
+    window.tabs.setCurrentWidget(plot)
+    plot.set_display("points")
+    qtbot.wait(50)
+    return plot
+
+
 def test_the_groups_legend_is_one_item_in_the_columns_that_fit(
     demo_window: MainWindow, demo_result: RunResult, qtbot
 ) -> None:  # type: ignore[no-untyped-def]
@@ -355,11 +365,7 @@ def test_the_groups_legend_is_one_item_in_the_columns_that_fit(
     its entries are side by side when the view is wide and under each other when it is not."""
     from microgui.qt.plots.legend_strip import LegendStrip
 
-    plot = demo_window.plot
-    demo_window.resize(1366, 768)
-    demo_window.tabs.setCurrentWidget(plot)
-    plot.set_display("points")
-    qtbot.wait(50)
+    plot = _groups_plot_at_laptop_size(demo_window, qtbot)
     legend = plot.legend
     assert isinstance(legend, LegendStrip) and legend.isVisible()
     assert not [c for c in legend.childItems() if isinstance(c, pg.LabelItem)]
@@ -380,11 +386,7 @@ def test_the_groups_legend_is_refitted_when_the_view_is_resized(
     """Issue 30: ``_on_view_resized`` was defined twice, the legend's refit being the dead
     first one; a narrower view kept a legend laid out for the wider one until the next redraw.
     One handler refits the legend (and the category axes' notes) on every resize."""
-    plot = demo_window.plot
-    demo_window.resize(1366, 768)
-    demo_window.tabs.setCurrentWidget(plot)
-    plot.set_display("points")
-    qtbot.wait(50)
+    plot = _groups_plot_at_laptop_size(demo_window, qtbot)
     legend = plot.legend
     assert legend.isVisible() and legend.column_count > 1
     wide_room = plot.plot_item.getViewBox().width()
