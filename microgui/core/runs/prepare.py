@@ -28,18 +28,30 @@ compile cannot be interrupted), ``relax`` puts the child back at the lowest prio
 ``relaxed``, as when it lowers itself). Started with ``--first NAME…`` it prepares those
 methods first at normal priority (the run is waiting for them: at the lowest priority, on a
 busy machine, it would wait minutes), then lowers itself.
+
+The lower bound's kernels compile APART, in a process forked from this one (Linux; issue 30,
+session 45): every run needs them and MDAV's, and one process compiles one kernel at a time
+(numba's compiler holds the GIL), so the two compiles ran one after the other, on one of the
+machine's cores, while the first run of the app waited for both. The fork is taken as soon as
+the lower bound's module is imported, before the other methods' modules; it prints its
+``saved``/``compiled`` lines on the same stdout (one short line per write: whole on a pipe),
+takes this process's priority when the app raises or lowers it, and is killed with it
+(``PR_SET_PDEATHSIG``). This process prepares the lower bound's methods last (loading what the
+fork saved; compiling them itself if the fork failed), after waiting for the fork.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
-__all__ = ["first_needed", "preparation_list", "lower_priority", "main"]
+__all__ = ["Apart", "first_needed", "forked", "preparation_list", "lower_priority", "main"]
 
 #: A warm-up: compiles (or loads) a method's kernels, returns the seconds it took.
 WarmUp = Callable[[], float]
@@ -109,6 +121,8 @@ class _Requests:
         self.wanted: set[str] = set(first)  # every method asked for first
         self.relaxed = not first
         self.main_thread = threading.get_native_id()
+        #: processes compiling apart for this one (:func:`forked`): they take its priority
+        self.apart: list[Apart] = []
 
     def read(self) -> None:
         try:
@@ -125,6 +139,9 @@ class _Requests:
                     self.first = asked + self.first
                     self.wanted.update(asked)
                     self.relaxed = False
+                    apart = list(self.apart)
+                for process in apart:  # so does the process compiling apart
+                    process.set_priority(0)
             elif word == "relax":
                 self.relax()
 
@@ -133,7 +150,10 @@ class _Requests:
             if self.relaxed:
                 return
             self.relaxed = True
+            apart = list(self.apart)
         lower_priority(self.main_thread)  # every thread, from any thread
+        for process in apart:
+            process.set_priority(19)
         print("relaxed", flush=True)
 
     def take(self, pending: list[int], names: list[str]) -> None:
@@ -163,7 +183,139 @@ def _no_collections() -> Iterator[None]:
         gc.collect()
 
 
-def main(argv: list[str] | None = None) -> int:
+class Apart:
+    """A warm-up compiling in a process forked from this one (:func:`forked`)."""
+
+    def __init__(self, pid: int, warm_up: WarmUp) -> None:
+        self.pid = pid
+        self.warm_up = warm_up
+        self.ok: bool | None = None  # None while it runs
+
+    def running(self) -> bool:
+        if self.ok is None:
+            with suppress(ChildProcessError):
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid == 0:
+                    return True
+                self.ok = os.waitstatus_to_exitcode(status) == 0
+            if self.ok is None:  # reaped elsewhere: its kernels load or compile here
+                self.ok = False
+        return False
+
+    def wait(self) -> bool:
+        """Wait for it to end; whether its warm-up went through."""
+        if self.ok is None:
+            try:
+                _pid, status = os.waitpid(self.pid, 0)
+                self.ok = os.waitstatus_to_exitcode(status) == 0
+            except ChildProcessError:
+                self.ok = False
+        return self.ok
+
+    def set_priority(self, niceness: int) -> None:
+        if self.ok is None:
+            with suppress(OSError):  # not allowed to raise it, or it has ended
+                os.setpriority(os.PRIO_PROCESS, self.pid, niceness)
+
+
+def forked(warm_up: WarmUp) -> Apart | None:
+    """``warm_up`` run in a process forked from this one, its exit status saying whether it went
+    through; None where there is no fork to take (not Linux: macOS's system libraries do not
+    survive a fork, Windows has none). Measured (issue 30, session 45, 2 cores): the lower bound's
+    compile (~0.7 s idle) no longer delays MDAV's, which the app's first run waits for."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return None
+    parent = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        with warnings.catch_warnings():  # numpy's BLAS threads: nothing of theirs is used here
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        return Apart(pid, warm_up)
+    code = 1  # the forked process: the warm-up, then out without the parent's exit handlers
+    try:
+        _die_with(parent)
+        with _no_collections():
+            warm_up()
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent compiles it then
+        pass
+    finally:
+        with suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _die_with(parent: int) -> None:
+    """This process killed when ``parent`` ends (Linux ``prctl(PR_SET_PDEATHSIG)``): the app
+    kills the preparation's child when the window closes or a run restarts it."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the call above
+        os._exit(1)
+
+
+def _lower_bound() -> WarmUp:
+    """The lower bound's warm-up (the optimal univariate partition's kernels), imported alone."""
+    from microgui.core.methods.univariate import warm_up
+
+    return warm_up
+
+
+def _mdav() -> tuple[str, WarmUp]:
+    """MDAV's warm-up (the proposed run's kernels) and a name it prepares, imported alone."""
+    from microgui.core.methods.mdav import warm_up
+
+    return "mdav", warm_up
+
+
+def _method_count() -> int:
+    """How many methods :func:`preparation_list` will hold, without importing every method's
+    module: the built-in ones, the plug-ins' entry points, the refinement and local suppression
+    (a plug-in that then fails to load makes it one too many: ``total`` is said again)."""
+    from importlib import metadata
+
+    from microgui.core.methods import BUILT_IN
+    from microgui.core.methods.plugins import GROUP
+
+    names = set(BUILT_IN) | {ep.name for ep in metadata.entry_points(group=GROUP)}
+    return len(names) + 2
+
+
+def _warm(name: str, warm_up: WarmUp, done: dict[WarmUp, bool]) -> bool:
+    """``warm_up`` once (a warm-up shared by several names runs once), without collections."""
+    if warm_up not in done:
+        print(f"started {name}", flush=True)
+        try:
+            with _no_collections():
+                warm_up()
+            done[warm_up] = True
+        except Exception as exc:  # noqa: BLE001 - that method compiles at its first run
+            done[warm_up] = False
+            print(f"error {name}: {type(exc).__name__}", file=sys.stderr, flush=True)
+    return done[warm_up]
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    apart: Callable[[WarmUp], Apart | None] | None = None,
+    lean: bool = False,
+) -> int:
+    """The child's work (the module's docstring). ``apart``: how to start the lower bound's
+    warm-up in a process of its own (:func:`forked`, given when run as a program); None: here,
+    in order. ``lean`` (given when run as a program): at start-up (no ``--first``), MDAV's
+    warm-up before the other methods' modules are imported (~0.4 s idle, ~1 s under load,
+    before the compile the app's first run waits for; issue 30, session 45); ``total`` is then
+    counted from the registry's names (:func:`_method_count`)."""
     args = sys.argv[1:] if argv is None else argv
     # the methods named after --first: at normal priority (a run waits for them), tab-separated
     first = args[1].split("\t") if args[:1] == ["--first"] and len(args) > 1 else []
@@ -181,31 +333,38 @@ def main(argv: list[str] | None = None) -> int:
 
     on_first_compile(compiled)
     on_cache_saved(lambda path: print(f"saved {path}", flush=True))
+    # the lower bound's compile apart, before the other methods' modules are imported
+    bound = apart(_lower_bound()) if apart is not None else None
+    if bound is not None:
+        requests.apart.append(bound)
+    done: dict[WarmUp, bool] = {}
+    said_total = 0
+    if lean and not first:
+        said_total = _method_count()
+        print(f"total {said_total}", flush=True)
+        threading.Thread(target=requests.read, name="requests", daemon=True).start()
+        if bound is None:  # the lower bound first, as below
+            _warm("optimal-univariate", _lower_bound(), done)
+        _warm(*_mdav(), done)
     methods = preparation_list()
     names = [name for name, _w in methods]
-    print(f"total {len(methods)}", flush=True)
-    threading.Thread(target=requests.read, name="requests", daemon=True).start()
-    # the lower bound's kernels first, then MDAV's (the proposed run's); a warm-up shared by
-    # several names runs once; the methods a run waits for before all
+    if said_total != len(methods):
+        print(f"total {len(methods)}", flush=True)
+    if not said_total:
+        threading.Thread(target=requests.read, name="requests", daemon=True).start()
+    # the lower bound's kernels first, then MDAV's (the proposed run's); the methods a run
+    # waits for before all
     pending = sorted(range(len(methods)), key=lambda i: first_needed(methods[i][1]))
-    done: dict[WarmUp, bool] = {}
     count = 0
     while pending:
         requests.take(pending, names)
-        i = pending.pop(0)
+        i = pending.pop(_next(pending, methods, bound))
         name, warm_up = methods[i]
         ok = True
         if warm_up is not None:
-            if warm_up not in done:
-                print(f"started {name}", flush=True)
-                try:
-                    with _no_collections():
-                        warm_up()
-                    done[warm_up] = True
-                except Exception as exc:  # noqa: BLE001 - that method compiles at its first run
-                    done[warm_up] = False
-                    print(f"error {name}: {type(exc).__name__}", file=sys.stderr, flush=True)
-            ok = done[warm_up]
+            if bound is not None and warm_up is bound.warm_up:
+                bound.wait()  # then loaded from what it saved (compiled here if it failed)
+            ok = _warm(name, warm_up, done)
         count += 1
         print(f"{'ready' if ok else 'failed'} {count} {name}", flush=True)
         if not requests.relaxed and requests.wanted.isdisjoint(names[j] for j in pending):
@@ -213,5 +372,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _next(pending: list[int], methods: list[tuple[str, WarmUp | None]], bound: Apart | None) -> int:
+    """The position in ``pending`` of the method to prepare next: the first, unless its
+    warm-up is compiling apart and another one is left (that one goes first)."""
+    if bound is None or not bound.running():
+        return 0
+    for position, i in enumerate(pending):
+        if methods[i][1] is not bound.warm_up:
+            return position
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(apart=forked, lean=True))
