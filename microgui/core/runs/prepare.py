@@ -83,6 +83,15 @@ def preparation_list() -> list[tuple[str, WarmUp | None]]:
     return methods
 
 
+def _say(line: str) -> None:
+    """One line of the protocol on stdout in one write: whole on a pipe (up to 4 KiB) even
+    when the process compiling apart (:func:`forked`) says a line at the same moment
+    (``print`` writes the line and its end apart when Python's output is unbuffered,
+    ``PYTHONUNBUFFERED``: "compiledcompiled" was seen)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def lower_priority(thread_id: int | None = None) -> None:
     """This process at the lowest priority: a run of the app gets the processors first.
     ``thread_id`` (the main thread's native id): from any thread, every thread of the
@@ -154,7 +163,7 @@ class _Requests:
         lower_priority(self.main_thread)  # every thread, from any thread
         for process in apart:
             process.set_priority(19)
-        print("relaxed", flush=True)
+        _say("relaxed")
 
     def take(self, pending: list[int], names: list[str]) -> None:
         """Move the requested methods to the front of ``pending`` (indices into ``names``)."""
@@ -293,7 +302,7 @@ def _method_count() -> int:
 def _warm(name: str, warm_up: WarmUp, done: dict[WarmUp, bool]) -> bool:
     """``warm_up`` once (a warm-up shared by several names runs once), without collections."""
     if warm_up not in done:
-        print(f"started {name}", flush=True)
+        _say(f"started {name}")
         try:
             with _no_collections():
                 warm_up()
@@ -329,10 +338,10 @@ def main(
     def compiled(_kernel: str) -> None:
         if not said.is_set():
             said.set()
-            print("compiled", flush=True)
+            _say("compiled")
 
     on_first_compile(compiled)
-    on_cache_saved(lambda path: print(f"saved {path}", flush=True))
+    on_cache_saved(lambda path: _say(f"saved {path}"))
     # the lower bound's compile apart, before the other methods' modules are imported
     bound = apart(_lower_bound()) if apart is not None else None
     if bound is not None:
@@ -341,7 +350,7 @@ def main(
     said_total = 0
     if lean and not first:
         said_total = _method_count()
-        print(f"total {said_total}", flush=True)
+        _say(f"total {said_total}")
         threading.Thread(target=requests.read, name="requests", daemon=True).start()
         if bound is None:  # the lower bound first, as below
             _warm("optimal-univariate", _lower_bound(), done)
@@ -349,7 +358,7 @@ def main(
     methods = preparation_list()
     names = [name for name, _w in methods]
     if said_total != len(methods):
-        print(f"total {len(methods)}", flush=True)
+        _say(f"total {len(methods)}")
     if not said_total:
         threading.Thread(target=requests.read, name="requests", daemon=True).start()
     # the lower bound's kernels first, then MDAV's (the proposed run's); the methods a run
@@ -366,7 +375,7 @@ def main(
                 bound.wait()  # then loaded from what it saved (compiled here if it failed)
             ok = _warm(name, warm_up, done)
         count += 1
-        print(f"{'ready' if ok else 'failed'} {count} {name}", flush=True)
+        _say(f"{'ready' if ok else 'failed'} {count} {name}")
         if not requests.relaxed and requests.wanted.isdisjoint(names[j] for j in pending):
             requests.relax()  # what the run waited for is ready: back to the lowest priority
     return 0

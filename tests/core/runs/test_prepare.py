@@ -253,3 +253,23 @@ def test_a_forked_warm_up_prints_on_the_same_stdout_and_says_whether_it_went_thr
     assert ok.wait() is True and failing.wait() is False
     assert not ok.running() and not failing.running()
     assert capfd.readouterr().out.splitlines() == ["saved /x/good.nbi"]
+
+
+def test_each_line_of_the_protocol_is_one_write(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Two processes (the child and the one compiling apart) share the pipe: a line written in
+    two pieces (``print`` does, unbuffered) came out as "compiledcompiled" (session 45)."""
+    writes: list[str] = []
+
+    class Out:
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(prepare, "preparation_list", lambda: [("a", None), ("b", None)])
+    monkeypatch.setattr(prepare, "lower_priority", lambda *_a: None)
+    monkeypatch.setattr(prepare.sys, "stdout", Out())
+    assert prepare.main([]) == 0
+    assert writes == ["total 2\n", "ready 1 a\n", "ready 2 b\n"]
