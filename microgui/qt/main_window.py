@@ -296,7 +296,11 @@ class MainWindow(QMainWindow):
         self.file_pool = self.file_tasks.pool
         self.kernel_status = KernelStatusLabel(self.kernel_prep)
         self.statusBar().insertPermanentWidget(0, self.kernel_status)
-        if prepare_kernels:
+        if prepare_kernels and self.kernel_prep.child_command:
+            # the child process at once (issue 30, session 45): a first run pressed at start
+            # waits for its compiles, and this process compiles nothing meanwhile
+            self.kernel_prep.start()
+        elif prepare_kernels:  # in this process: once the window shows (compiles hold the GIL)
             QTimer.singleShot(0, self.kernel_prep, self.kernel_prep.start)
         # what the preparation and the first run leave (modules, kernels) lives as long as the
         # process: out of the collector's reach, so a full collection stays short (gui_gc)

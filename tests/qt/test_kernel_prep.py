@@ -42,22 +42,51 @@ def test_the_window_prepares_nothing_unless_asked(window: MainWindow, qtbot) -> 
 @pytest.mark.parametrize(
     "where", ["in the app", pytest.param("in a child", marks=pytest.mark.slow)]
 )
-def test_the_app_window_prepares_the_registry_from_start_up(qtbot, where: str) -> None:  # type: ignore[no-untyped-def]
-    """``prepare_kernels=True`` (what ``microgui gui`` passes): every registered method, after
-    the window shows, off the GUI thread; a filled cache says nothing in the status bar. In a
-    child process (the app's way) only with the slow tests: the child runs at the lowest
-    priority, and beside the test workers of a full run it may wait minutes for a core."""
+def test_the_app_window_prepares_the_registry_from_start_up(qtbot, monkeypatch, where: str) -> None:  # type: ignore[no-untyped-def]
+    """``prepare_kernels=True`` (what ``microgui gui`` passes): every registered method, off
+    the GUI thread; a filled cache says nothing in the status bar. In this process after the
+    window shows (compiles hold the GIL); in a child process (the app's way) from the window's
+    making (issue 30, session 45: a first run waits for it), only with the slow tests: the child
+    runs at the lowest priority, and beside the test workers of a full run it may wait minutes
+    for a core."""
+    if where == "in the app":
+        monkeypatch.setattr(kernel_prep, "child_command", lambda: None)  # as a frozen app
     win = MainWindow(UiSettings(), prepare_kernels=True)
     qtbot.addWidget(win)
-    if where == "in the app":
-        win.kernel_prep.child_command = None  # as a frozen app
-    assert not win.kernel_prep.running  # not before the event loop: the window shows first
+    # in this process not before the event loop (the window shows first); the child at once
+    assert win.kernel_prep.running == (where == "in a child")
     win.show()
     with qtbot.waitSignal(win.kernel_prep.finished, timeout=PREPARATION_TIMEOUT_MS) as blocker:
         pass
     ready, total = blocker.args
     assert total == len(available_methods()) + 2  # and the refinement's and suppression's
     assert ready == total and win.kernel_prep.failed == []
+
+
+def test_the_app_window_starts_its_child_before_it_shows(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30, session 45: the preparation's child started on the event loop's first turn,
+    after the demo was read and after the GUI thread had imported every method's module; a
+    run pressed at start waits for that child's compiles. It now starts with the window (and
+    the methods' modules are read on the event loop's first turn)."""
+    import sys
+
+    script = "import sys, time\nprint('total 1', flush=True)\ntime.sleep(30)\n"
+    monkeypatch.setattr(kernel_prep, "child_command", lambda: [sys.executable, "-c", script])
+    read: list[bool] = []
+    real = kernel_prep.KernelPrep._method_modules
+    monkeypatch.setattr(
+        kernel_prep.KernelPrep,
+        "_method_modules",
+        lambda self: read.append(True) or real(self),
+    )
+    win = MainWindow(UiSettings(), prepare_kernels=True)
+    qtbot.addWidget(win)
+    prep = win.kernel_prep
+    assert prep.running and prep.in_child and prep.child is not None
+    assert prep.child.processId() > 0 and read == []
+    qtbot.waitUntil(lambda: prep.total == 1 and read == [True], timeout=10_000)
+    prep.shutdown(5000)
+    assert prep.child is None
 
 
 def test_preparation_runs_off_the_gui_thread_and_reports_progress(
