@@ -6,6 +6,7 @@ with tracemalloc in proportion to the table (never timed)."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import random
 import tracemalloc
@@ -72,6 +73,62 @@ def test_other_texts_are_left_to_pandas(texts: list[str | None]) -> None:
     """A negative zero (pandas reads "-0" as the integer 0), inf, nan, digits with _ and
     missing cells are not read by Arrow here."""
     assert dataset_module._ascii_numbers(pa.array(texts)) is None
+
+
+def _expected_ascii_number(text: str) -> float | None:
+    """What ``_ascii_numbers`` gives for one text, by its definition: the number when
+    ``_NUMBER`` matches the text (and it is no negative zero), else None; the number as pandas
+    reads the stripped text (Python's ``float`` keeps a ``\x1c`` that ``str.strip`` drops)."""
+    if dataset_module._NUMBER.fullmatch(text) is None:
+        return None
+    value = float(text.strip())
+    return None if value == 0 and np.signbit(value) else value
+
+
+def _texts_up_to(alphabet: str, length: int) -> list[str]:
+    return ["".join(t) for n in range(1, length + 1) for t in itertools.product(alphabet, repeat=n)]
+
+
+@pytest.mark.parametrize(
+    ("alphabet", "length"),
+    [("01+-.eE \t", 5), ("9+-.eE\x1c\n\x00xinfaé_,", 3)],
+    ids=["number-grammar", "other-bytes"],
+)
+def test_ascii_numbers_take_exactly_the_texts_the_number_pattern_matches(
+    alphabet: str, length: int
+) -> None:
+    """Issue 33: numbers are told from other text by their bytes and Arrow's cast instead of a
+    regular expression per cell; every short text of these characters gets what ``_NUMBER``
+    decides, number for number (the grammar: signs, points, exponents, spaces inside or
+    around; then bytes no number holds, non-ASCII among them)."""
+    for text in _texts_up_to(alphabet, length):
+        expected = _expected_ascii_number(text)
+        got = dataset_module._ascii_numbers(pa.array([text, "1.5"]))
+        if expected is None:
+            assert got is None, text
+        else:
+            assert got is not None, text
+            assert got[0].tobytes() == np.float64(expected).tobytes(), text
+
+
+def test_ascii_numbers_match_no_regular_expression(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: 17-digit numbers are read without a regular expression over their cells (it
+    was two thirds of the read's conversion), on Arrow text in chunks and sliced."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a regular expression over every cell")
+
+    monkeypatch.setattr(pc, "match_substring_regex", refused)
+    x = np.random.default_rng(3).standard_normal(5000)
+    texts = [repr(v) for v in x.tolist()]
+    expected = np.concatenate([x[:1000], x[1001:]]).tobytes()
+    for kind in (pa.string(), pa.large_string()):
+        chunked = pa.chunked_array([pa.array(texts[:1000], kind), pa.array(texts[1000:], kind)[1:]])
+        got = dataset_module._ascii_numbers(chunked)
+        assert got is not None
+        assert got.tobytes() == expected
+    assert dataset_module._ascii_numbers(pa.array(texts[:10] + ["1.5x"])) is None
 
 
 # --- continuous quasi-identifiers held as numbers ---------------------------------------------
