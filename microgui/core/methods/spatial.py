@@ -149,6 +149,11 @@ def choose_search(
     0.97 s pruned against 0.74 s brute force, so a table with categorical attributes takes the
     pruned search only from 50,000 records and when at most half of its attributes are
     categorical.
+
+    Re-measured after the staged sums and the rebuilds (standard normal, k = 5, one thread,
+    CPU-time medians of 5 alternating runs, on a machine shared with other programs): d = 10:
+    1.95 at 10,000, 1.27 at 20,000, 0.90 at 30,000, 0.66 at 50,000; d = 4: 1.57 at 5,000, 0.79
+    at 10,000, 0.49 at 20,000; at 50,000, d = 12: 1.04 and d = 14: 1.50. The thresholds stand.
     """
     if d > PRUNED_MAX_D:
         return "brute"
@@ -687,6 +692,20 @@ def _any_within(dist: np.ndarray, a: int, c: int, bound: float) -> bool:
 #: Measured at 100,000 x 10 (standard normal, the records nearest the periphery as queries): 79 %
 #: of the visited blocks are ruled out after 4 attributes (58 % after 3, 89 % after 5; in column
 #: order instead, 15 % after 4).
+#:
+#: Counts of a whole run at 100,000 x 10 (standard normal, k = 5, one thread): 20,000 nearest
+#: queries visit 635,000 superblocks (about 32 of the ~98 each) and 2.2 million blocks; 104
+#: million records are summed on 4 attributes in blocks so ruled out, 49 million whole distances
+#: computed. Tried and not kept (the same partition each time; A/B in one process, old and new
+#: alternating, 7 runs each, medians): (1) whole distances only for the records whose partial
+#: sum is within the bound, record by record: 49 -> 3.5 million whole distances, yet the run
+#: took 1.99 s against 1.93 (wall close to CPU time; 2.16 against 2.12 s doing so only for at
+#: most 8 such records): reaching a block's columns costs more than their arithmetic, which
+#: vectorizes; (2) the other picked attributes summed only for the records still within after
+#: 2: slower (CPU 2.52 against 1.96 s, under heavy load);
+#: (3) a ball around each block's centre before the sums: it ruled out 271 of the 2.2 million
+#: visits (in 10 dimensions a block's radius is about its distance from most queries); (4) a
+#: superblock's blocks by increasing bound: 3 % fewer distances, 0.5 % more visits.
 STAGED_DIMS = 4
 STAGED_MIN_D = 7
 #: Records per block where the staged sums apply (MDAV's index, :func:`block_size_for`): they
