@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFormLayout, QFrame, QLabel, QScrollArea, QVBoxLay
 
 from microgui.core.methods.refine import refinement_losses
 from microgui.core.metrics.disclosure import Verdict, percent_text, release_verdict
+from microgui.core.metrics.measure_text import format_measure, format_percent
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 
@@ -413,7 +414,7 @@ def disclosure_text(report: Mapping[str, Any]) -> str:
 
 def _all_qi_text(report: Mapping[str, Any]) -> str:
     value = report.get("information_loss_all_qi")
-    return "—" if value is None else f"<b>{float(value):.3f} %</b>"
+    return "—" if value is None else f"<b>{format_percent(value)}</b>"
 
 
 #: The fewest characters of a column's name the IL-by-attribute table cuts it to.
@@ -480,7 +481,8 @@ def refinement_text(report: Mapping[str, Any]) -> str:
         else (float(entry["information_loss_before"]), float(entry["information_loss_after"]))
     )
     text = (
-        f"{entry.get('mode')}: IL {before:.3f} % → {after:.3f} % ({float(entry['seconds']):.1f} s)"
+        f"{entry.get('mode')}: IL {format_percent(before)} → {format_percent(after)} "
+        f"({float(entry['seconds']):.1f} s)"
     )
     if str(entry.get("kept", "refined")) != "refined":
         text += " - kept the method's groups (the refined ones lost more in the release)"
@@ -491,7 +493,7 @@ def _bound_text(report: Mapping[str, Any]) -> str:
     """The proven lower bound, or why there is none (issue 16)."""
     best = report.get("il_lower_bound_best")
     if best is not None:
-        return f"{float(best):.3f} %"
+        return format_percent(best)  # as the history, the reports and the CLI (issue 30)
     basis = str(report.get("il_lower_bound_basis") or "")
     return f"— {basis.removeprefix('none ')}" if basis.startswith("none (") else "—"
 
@@ -501,8 +503,8 @@ def _il_text(report: Mapping[str, Any]) -> str:
     if kinds and "continuous" not in kinds.values():
         return "— (no continuous quasi-identifier)"
     if report.get("information_loss") is not None:
-        return f"{float(report['information_loss']):.3f} %"
+        return format_percent(report["information_loss"])
     if report.get("generalization_il") is not None:
         gen = float(report["generalization_il"])
-        return f"— (generalized; generalization IL {gen:.3f}, Ramana & Valli Kumari 2013, eqs. 6–9)"
+        return f"— (generalized; generalization IL {format_measure(gen)}, Ramana & Valli Kumari 2013, eqs. 6–9)"
     return "—"

@@ -30,6 +30,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QTransform
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from microgui.core.metrics.measure_text import format_measure
 from microgui.core.release.report_charts import tick_text
 from microgui.core.views.ru_frame import LOWER, pareto_front, ru_frame
 from microgui.qt.compact import compact_combo
@@ -868,8 +869,8 @@ class RuChartPlot(QWidget):
 
 
 def _value_text(value: float) -> str:
-    """A measure written plainly: "31,245", "87.3", "0.0412"."""
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    """A measure written as in the compare table and the history: "31,245", "87.31", "0.0412"."""
+    return format_measure(value)
 
 
 def _finite(value: object) -> bool:
