@@ -20,6 +20,7 @@ from microgui.core.metrics.disclosure import Verdict, percent_text, release_verd
 from microgui.core.metrics.measure_text import format_measure, format_percent
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
+from microgui.qt.elided_label import ElidedLabel
 
 __all__ = [
     "ResultsPanel",
@@ -59,7 +60,7 @@ def verdict_html(verdict: Verdict) -> str:
 
 #: (key, label, tooltip) of the figures shown, in order.
 RESULT_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("run", "Run", "Method, k and seed of the run shown"),
+    ("run", "Run", "Number (as in the run history), method, k and seed of the run shown"),
     (
         "information_loss_all_qi",
         "Information loss, all QIs (IL)",
@@ -141,6 +142,15 @@ class ResultsPanel(QWidget):
         # the names' column alone then sets the panel's minimum width, nothing scrolls across
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         for key, label, tip in RESULT_FIELDS:
+            if key == "run":
+                # one line the panel's full width, cut with "…" (whole in its tooltip): beside
+                # its name it wrapped to 3-4 lines at 1366 × 768 (issue 30)
+                run_line = ElidedLabel("Run: —", max_lines=1, tip=tip)
+                run_line.setObjectName("result_run")
+                run_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                form.addRow(run_line)
+                self.value_labels[key] = run_line
+                continue
             value = QLabel("—")
             # long values (a generalized run's loss, a long method name) wrap instead of
             # widening the window past a laptop screen (issue 15)
@@ -209,8 +219,8 @@ class ResultsPanel(QWidget):
         controller.roles_changed.connect(lambda _r: self._update_note())
 
     def clear(self) -> None:
-        for label in self.value_labels.values():
-            label.setText("—")
+        for key, label in self.value_labels.items():
+            label.setText("Run: —" if key == "run" else "—")
         self.verdict.clear()
         self.verdict.setVisible(False)
         self.by_attribute_area.set_variants([])
@@ -221,12 +231,12 @@ class ResultsPanel(QWidget):
         self.histogram.setVisible(False)
         self.note.setText("Run a method to see its information loss and group sizes.")
 
-    def _on_run_finished(self, _run_id: int, result: Any) -> None:
+    def _on_run_finished(self, run_id: int, result: Any) -> None:
         assert isinstance(result, RunResult)
-        self.show_result(result)
+        self.show_result(result, run_id)
 
-    def show_result(self, result: RunResult) -> None:
-        """Fill in the figures of ``result``."""
+    def show_result(self, result: RunResult, run_id: int | None = None) -> None:
+        """Fill in the figures of ``result`` (run ``#run_id`` of the history, when given)."""
         report = result.report
         seed = report.get("seed")
         verdict = release_verdict(report)
@@ -236,11 +246,14 @@ class ResultsPanel(QWidget):
         disclosure = report.get("attribute_disclosure")
         self.value_labels["attribute_disclosure"].setVisible(disclosure != {})
         seed_shown, seed_full = seed_text(seed)
-        self.value_labels["run"].setToolTip(
-            RESULT_FIELDS[0][2] + (f". Seed {seed_full}" if seed_shown != seed_full else "")
+        run_line = self.value_labels["run"]
+        assert isinstance(run_line, ElidedLabel)
+        run_line.tip = RESULT_FIELDS[0][2] + (
+            f". Seed {seed_full}" if seed_shown != seed_full else ""
         )
         texts = {
-            "run": f"{report['method']}, k = {report['k']}"
+            "run": ("Run" if run_id is None else f"Run #{run_id}")
+            + f": {report['method']}, k = {report['k']}"
             + (f", seed {seed_shown}" if seed is not None else ""),
             "information_loss_all_qi": _all_qi_text(report),
             "information_loss": _il_text(report),
