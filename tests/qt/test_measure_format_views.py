@@ -43,8 +43,9 @@ def test_the_bound_reads_alike_in_results_history_and_status(
     report = {**result.report, "il_lower_bound_best": BOUND, "information_loss_all_qi": IL_ALL}
     window.results_panel.show_result(replace(result, report=report))
     results = window.results_panel.value_labels
-    assert results["il_lower_bound_best"].text() == "0.0001307 %"
-    assert "10.97 %" in results["information_loss_all_qi"].text()
+    # (a no-break space keeps the unit on the number's line)
+    assert results["il_lower_bound_best"].text().replace("\u00a0", " ") == "0.0001307 %"
+    assert "10.97 %" in results["information_loss_all_qi"].text().replace("\u00a0", " ")
     # the history's cell, from the run's measures
     ctl.history[-1].measures["il_lower_bound_best"] = BOUND  # type: ignore[index]
     model = window.history_panel.model

@@ -42,13 +42,38 @@ def test_every_roles_header_lies_inside_the_view(demo_window: MainWindow, qtbot,
     _hierarchy_whole_when_room(window)
 
 
-def _hierarchy_whole_when_room(window: MainWindow) -> None:
-    """With room for every header, "Hierarchy" is whole."""
+def _room_for_every_header(window: MainWindow) -> bool:
+    """Whether the view holds Column, Role and Kind whole and the last two headers."""
     view = window.roles_panel.view
     header = view.horizontalHeader()
-    if view.viewport().width() >= sum(header.sectionSizeHint(c) for c in RolesColumn):
+    first = sum(
+        max(header.sectionSizeHint(c), view.sizeHintForColumn(c))
+        for c in (RolesColumn.NAME, RolesColumn.ROLE, RolesColumn.KIND)
+    )
+    last = header.sectionSizeHint(RolesColumn.HIERARCHY) + header.sectionSizeHint(RolesColumn.ORDER)
+    return view.viewport().width() >= first + last
+
+
+def _hierarchy_whole_when_room(window: MainWindow) -> None:
+    """With room for every header, "Hierarchy" is whole; Column, Role and Kind are whole
+    whenever the Hierarchy and Order columns can give way."""
+    view = window.roles_panel.view
+    header = view.horizontalHeader()
+    if _room_for_every_header(window):
         hier = RolesColumn.HIERARCHY
         assert header.sectionSize(hier) >= header.sectionSizeHint(hier)
+    for c in (RolesColumn.ROLE, RolesColumn.KIND):
+        want = max(header.sectionSizeHint(c), view.sizeHintForColumn(c))
+        last_two = 2 * 24
+        if (
+            view.viewport().width()
+            >= sum(
+                max(header.sectionSizeHint(k), view.sizeHintForColumn(k))
+                for k in (RolesColumn.NAME, RolesColumn.ROLE, RolesColumn.KIND)
+            )
+            + last_two
+        ):
+            assert header.sectionSize(c) >= want, c
 
 
 def test_the_hierarchy_header_follows_the_dock(demo_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -60,10 +85,6 @@ def test_the_hierarchy_header_follows_the_dock(demo_window: MainWindow, qtbot) -
         qtbot.wait(50)
         assert _header_problems(window) == [], width
         _hierarchy_whole_when_room(window)
-    view = window.roles_panel.view
-    assert view.viewport().width() >= sum(
-        view.horizontalHeader().sectionSizeHint(c) for c in RolesColumn
-    ), "the widest dock had room for every header"
 
 
 def test_fit_widths_cuts_the_widest_first() -> None:

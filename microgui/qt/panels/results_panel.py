@@ -427,7 +427,7 @@ def disclosure_text(report: Mapping[str, Any]) -> str:
 
 def _all_qi_text(report: Mapping[str, Any]) -> str:
     value = report.get("information_loss_all_qi")
-    return "—" if value is None else f"<b>{format_percent(value)}</b>"
+    return "—" if value is None else f"<b>{_percent(value)}</b>"
 
 
 #: The fewest characters of a column's name the IL-by-attribute table cuts it to.
@@ -494,7 +494,7 @@ def refinement_text(report: Mapping[str, Any]) -> str:
         else (float(entry["information_loss_before"]), float(entry["information_loss_after"]))
     )
     text = (
-        f"{entry.get('mode')}: IL {format_percent(before)} → {format_percent(after)} "
+        f"{entry.get('mode')}: IL {_percent(before)} → {_percent(after)} "
         f"({float(entry['seconds']):.1f} s)"
     )
     if str(entry.get("kept", "refined")) != "refined":
@@ -502,11 +502,17 @@ def refinement_text(report: Mapping[str, Any]) -> str:
     return text
 
 
+def _percent(value: object) -> str:
+    """:func:`format_percent`, the unit kept on the number's line (a narrow value column
+    wrapped "0.0001307 %" before its "%")."""
+    return format_percent(value).replace(" %", "\u00a0%")
+
+
 def _bound_text(report: Mapping[str, Any]) -> str:
     """The proven lower bound, or why there is none (issue 16)."""
     best = report.get("il_lower_bound_best")
     if best is not None:
-        return format_percent(best)  # as the history, the reports and the CLI (issue 30)
+        return _percent(best)  # as the history, the reports and the CLI (issue 30)
     basis = str(report.get("il_lower_bound_basis") or "")
     return f"— {basis.removeprefix('none ')}" if basis.startswith("none (") else "—"
 
@@ -516,7 +522,7 @@ def _il_text(report: Mapping[str, Any]) -> str:
     if kinds and "continuous" not in kinds.values():
         return "— (no continuous quasi-identifier)"
     if report.get("information_loss") is not None:
-        return format_percent(report["information_loss"])
+        return _percent(report["information_loss"])
     if report.get("generalization_il") is not None:
         gen = float(report["generalization_il"])
         return f"— (generalized; generalization IL {format_measure(gen)}, Ramana & Valli Kumari 2013, eqs. 6–9)"

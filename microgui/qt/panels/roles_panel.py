@@ -448,8 +448,9 @@ class RolesPanel(QWidget):
 
         Each column wants its header and its cells (file names up to :data:`HIERARCHY_PX`);
         Order takes what is left. With less room, Hierarchy and Order give way first, down to
-        their headers; then the widest columns are cut to a common width (their texts end
-        in "…", the header's and the cells' tooltips say them whole). Only below
+        their headers, then below them in proportion (cut with "…": the header's and the
+        cells' tooltips say them whole), so that Column, Role and Kind stay whole; only when
+        those three do not fit are the widest columns cut to a common width. Only below
         :data:`MIN_SECTION_PX` a column does the table scroll."""
         if self._fitting_columns:
             return
@@ -463,12 +464,20 @@ class RolesPanel(QWidget):
             cells[RolesColumn.ORDER] = min(cells[RolesColumn.ORDER], HIERARCHY_PX)
             wants = [max(h, c) for h, c in zip(heads, cells, strict=True)]
             room = self.view.viewport().width()
-            yielding = (RolesColumn.HIERARCHY, RolesColumn.ORDER)
-            if sum(wants) > room:  # the last two down to their headers first
-                for c in yielding:
-                    wants[c] = heads[c]
-            widths = fit_widths(wants, room, MIN_SECTION_PX, heads)
-            widths[RolesColumn.ORDER] += max(0, room - sum(widths))
+            hier, order = RolesColumn.HIERARCHY, RolesColumn.ORDER
+            first = sum(wants[:hier])  # Column, Role, Kind: what a statistician reads first
+            if sum(wants) <= room:
+                widths = wants
+            elif first + heads[hier] + heads[order] <= room:  # both headers whole
+                widths = [*wants[:hier], heads[hier], heads[order]]
+                widths[hier] += min(room - sum(widths), wants[hier] - heads[hier])
+            elif room - first >= 2 * MIN_SECTION_PX:  # both cut, in proportion to their headers
+                left = room - first
+                cut = max(MIN_SECTION_PX, round(left * heads[hier] / (heads[hier] + heads[order])))
+                widths = [*wants[:hier], cut, max(MIN_SECTION_PX, left - cut)]
+            else:  # even the first three do not fit: the widest cut to a common width
+                widths = fit_widths(wants, room, MIN_SECTION_PX, heads)
+            widths[order] += max(0, room - sum(widths))
             for c, width in zip(columns, widths, strict=True):
                 if header.sectionSize(c) != width:
                     header.resizeSection(c, width)
