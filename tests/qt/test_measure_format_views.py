@@ -21,6 +21,9 @@ def test_a_small_measure_never_reads_as_zero() -> None:
     assert format_percent(BOUND) == "0.0001307 %"
     assert format_percent(IL_ALL) == "10.97 %"
     assert format_measure(3e-15) == "0"  # float noise is zero, never "-0" nor "3e-15"
+    # a sweep point's bound on Adult (k = 3): no e-notation cut in a narrow column
+    assert format_measure(1.441e-05) == "0.00001441"
+    assert format_measure(-2.5e-06) == "-0.0000025"
     report = {
         "information_loss_all_qi": IL_ALL,
         "information_loss": 3.16249,

@@ -28,7 +28,8 @@ def _number(value: object) -> float | None:
 
 def format_measure(value: object, unit: str = "") -> str:
     """A measure as text: integers as they are, reals with 4 significant digits (so a small
-    non-zero value never reads as zero: 0.0001307, not 0.000), None as '—'."""
+    non-zero value never reads as zero: 0.0001307, not 0.000; never in e-notation), None
+    as '—'."""
     if value is None:
         return "—"
     if isinstance(value, str):
@@ -43,7 +44,12 @@ def format_measure(value: object, unit: str = "") -> str:
             return "—"
         if abs(number) < TINY:  # float noise around an exact zero: 9.743e-16 is 0
             number = 0.0
-        text = f"{number:,.0f}" if abs(number) >= 1e4 else f"{number:.4g}"
+        if abs(number) >= 1e4:
+            text = f"{number:,.0f}"
+        elif 0 < abs(number) < 1e-4:  # 0.00001441, not 1.441e-05 (cut in a narrow column)
+            text = f"{number:.{3 - math.floor(math.log10(abs(number)))}f}".rstrip("0")
+        else:
+            text = f"{number:.4g}"
     return f"{text} {unit}" if unit else text
 
 
