@@ -362,6 +362,12 @@ class RolesPanel(QWidget):
         # Hierarchy column ran past the view, its header cut to "Hier" behind a scroll bar
         # (issue 30)
         header.setStretchLastSection(False)
+        # a cut header ends in "…" (its tooltip says it whole), never clipped mid-word
+        header.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # a scroll range that appears after the fit (a vertical scroll bar took its width)
+        self.view.horizontalScrollBar().rangeChanged.connect(
+            lambda _lo, hi: hi > 0 and QTimer.singleShot(0, self.fit_last_columns)
+        )
         self._fitting_columns = False
         self.view.viewport().installEventFilter(self)
         self.role_delegate = EnumComboDelegate(
@@ -440,6 +446,8 @@ class RolesPanel(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
         if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
             self.fit_last_columns()
+            # again once the scroll bars have settled (one appearing narrows the viewport)
+            QTimer.singleShot(0, self.fit_last_columns)
         return super().eventFilter(watched, event)
 
     def fit_last_columns(self) -> None:
@@ -463,7 +471,7 @@ class RolesPanel(QWidget):
             cells[RolesColumn.HIERARCHY] = min(cells[RolesColumn.HIERARCHY], HIERARCHY_PX)
             cells[RolesColumn.ORDER] = min(cells[RolesColumn.ORDER], HIERARCHY_PX)
             wants = [max(h, c) for h, c in zip(heads, cells, strict=True)]
-            room = self.view.viewport().width()
+            room = self.view.viewport().width() - 1  # a pixel spare: no 1-pixel scroll range
             hier, order = RolesColumn.HIERARCHY, RolesColumn.ORDER
             first = sum(wants[:hier])  # Column, Role, Kind: what a statistician reads first
             if sum(wants) <= room:
