@@ -390,7 +390,7 @@ def test_status_text_says_what_the_refinement_did() -> None:
     result = run_protection(_table(), RunSpec.make("mdav", 3, params={"refine": "local"}, seed=1))
     before = result.report["refinement"]["information_loss_before"]
     text = information_loss_text(result.report)
-    assert text.endswith(f"refined (local) from {before:.2f} %")
+    assert text.endswith(f"refined (local) from {format_percent(before)}")
     plain = run_protection(_table(), RunSpec.make("mdav", 3, seed=1))
     assert "refined" not in information_loss_text(plain.report)
 
