@@ -93,8 +93,10 @@ class ProtectionResult:
         colour = {"safe": "#1a7f37", "not_k_anonymous": "#b42318"}.get(verdict.level, "#9a6700")
 
         def fmt(value: Any) -> str:
-            if isinstance(value, float):
-                return f"{value:.4g}"
+            if isinstance(value, float):  # the app's format (issue 30)
+                from microgui.core.metrics.measure_text import format_measure
+
+                return format_measure(value)
             return "n/a" if value is None else str(value)
 
         qi = rep.get("quasi_identifiers")

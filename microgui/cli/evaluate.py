@@ -127,7 +127,11 @@ def _number_text(value: float | int | None) -> str:
         return "-"
     if isinstance(value, bool) or isinstance(value, int):
         return str(int(value))
-    return f"{0.0 if abs(value) < 1e-12 else value:.4f}"  # never -0.0000 for float noise
+    from microgui.core.metrics.measure_text import format_measure
+
+    # the app's format (issue 30): four significant digits, so that a lower bound of
+    # 0.0001307 % is not "0.0001" here and "0.000 %" there; float noise is 0, never -0.0000
+    return format_measure(float(value))
 
 
 def _print_by_attribute(by_attribute: dict[str, Any]) -> dict[str, dict[str, Any]]:

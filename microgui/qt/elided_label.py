@@ -69,8 +69,13 @@ def elided_lines(text: str, metrics: QFontMetrics, width: int, max_lines: int) -
         rest = " ".join(words[used:])
     if rest:
         last = f"{lines[-1]} {rest}" if lines else rest
-        # the last line and the rest do not fit one line: cut, "…" at the end
-        lines[-1:] = [metrics.elidedText(last, Qt.TextElideMode.ElideRight, width)]
+        # the last line and the rest do not fit one line: cut, "…" at the end, after a whole
+        # word when the line has one ("lower bound 0.000…" read as a bound of zero, issue 30)
+        cut = metrics.elidedText(last, Qt.TextElideMode.ElideRight, width)
+        kept = cut.removesuffix(ELLIPSIS)
+        if kept and len(kept) < len(last) and last[len(kept)] != " " and " " in kept.strip():
+            cut = kept[: kept.rstrip().rfind(" ")].rstrip() + ELLIPSIS
+        lines[-1:] = [cut]
         return "\n".join(lines), True
     return "\n".join(lines), False
 

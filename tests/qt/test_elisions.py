@@ -35,6 +35,13 @@ def test_elided_lines_wrap_then_cut_the_last_line(qapp: Any) -> None:
     assert lines[0] == LONG[: len(lines[0])]  # cut at a space, nothing dropped before
     whole, cut = elided_lines("Run cancelled.", metrics, width, 2)
     assert (whole, cut) == ("Run cancelled.", False)
+    # the last line ends after a whole word: "lower bound 0.000…" read as a bound of zero
+    bound = "SSE/SST (continuous QIs) = 3.162 % (lower bound 0.0001307 %), 2.69 s"
+    for chars in range(20, len(bound)):
+        shown, cut = elided_lines(bound, metrics, metrics.horizontalAdvance(bound[:chars]), 1)
+        if cut and " " in shown:
+            assert bound.startswith(shown.removesuffix("…")), shown
+            assert bound[len(shown) - 1] == " ", shown  # the word before "…" is whole
     one, cut = elided_lines("x" * 200, metrics, width, 2)  # one word wider than a line
     assert cut and one.endswith("…") and metrics.horizontalAdvance(one) <= width
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
+from microgui.core.metrics.measure_text import format_percent
 from microgui.core.runs import RunResult, RunSpec
 from microgui.core.table.dataset import Dataset
 from microgui.core.table.roles import roles_from_lists
@@ -73,10 +74,12 @@ def test_results_panel_headline_is_the_loss_over_every_qi(
     assert headline > continuous > 0  # the categorical attributes lose too
     panel = window.results_panel
     assert _label_of(panel, "information_loss_all_qi") == "Information loss, all QIs (IL)"
-    assert panel.value_labels["information_loss_all_qi"].text() == f"<b>{headline:.3f} %</b>"
+    assert (
+        panel.value_labels["information_loss_all_qi"].text() == f"<b>{percent_shown(headline)}</b>"
+    )
     # the continuous-only SSE/SST, under its own name
     assert _label_of(panel, "information_loss") == "SSE/SST, continuous QIs"
-    assert panel.value_labels["information_loss"].text() == f"{continuous:.3f} %"
+    assert panel.value_labels["information_loss"].text() == percent_shown(continuous)
     tip = panel.value_labels["information_loss_all_qi"].toolTip()
     assert (
         "every quasi-identifier" in tip and "Domingo-Ferrer & Torra 2005" in tip
@@ -127,3 +130,8 @@ def test_ru_map_places_mstk_by_the_headline_loss(mixed_window: MainWindow, qtbot
         "pil",
     )
     assert chart.y_combo.currentData() == "pil"
+
+
+def percent_shown(value: float) -> str:
+    """A percentage as the Results panel writes it (the unit kept on the number's line)."""
+    return format_percent(value).replace(" %", "\u00a0%")

@@ -246,3 +246,51 @@ def test_groups_plot_draws_from_the_workers_axes(  # type: ignore[no-untyped-def
     for computed, ready in zip(pictures[:2], pictures[2:], strict=True):
         for a, b in zip(computed, ready, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+#: Adult's 16 educations (ARX's file): every other one was labelled at 1366 × 768.
+EDUCATIONS = (
+    "Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc",
+    "9th", "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate", "5th-6th", "Preschool",
+)  # fmt: skip
+
+
+def test_sixteen_categories_all_labelled_at_laptop_size(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Adult's education on the groups plot's vertical axis at 1366 × 768: every category
+    labelled (in a smaller font, not below MIN_TICK_PT), none overprinting the next."""
+    import pandas as pd
+
+    from microgui.core.runs import RunSpec
+    from microgui.core.table.dataset import Dataset
+    from microgui.core.table.roles import roles_from_lists
+    from microgui.qt.plots.cluster_scatter import MIN_TICK_PT
+
+    rng = np.random.default_rng(5)
+    n = 640
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(17, 90, n),
+            "education": rng.choice(EDUCATIONS, n),
+            "sex": rng.choice(["Male", "Female"], n),
+        }
+    )
+    roles = roles_from_lists(
+        list(frame.columns), qi=list(frame.columns), nominal=["education", "sex"]
+    )
+    window.controller.set_dataset(Dataset(frame, roles))
+    window.resize(1366, 768)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=120_000):
+        window.controller.start_run(RunSpec.make("mdav-generic", 5, seed=1))
+    plot = window.plot
+    window.tabs.setCurrentWidget(plot)
+    plot.set_axes("age", "education")
+    qtbot.wait(200)
+    axis = plot.left_axis
+    assert axis.categories is not None and len(axis.categories) == 16
+    lo, hi = plot.plot_item.getViewBox().viewRange()[1]
+    length = axis.geometry().height()
+    step, values = axis.tickValues(lo, hi, length)[0]
+    assert step == 1 and len(values) == 16, (step, values, length)
+    assert "every" not in axis.labelText  # no "every 2nd category labelled"
+    assert axis.tick_font().pointSizeF() >= MIN_TICK_PT
+    assert axis._metrics().height() <= length / (hi - lo)  # one line per slot: no overprint

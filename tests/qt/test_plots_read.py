@@ -211,9 +211,14 @@ def test_ru_map_says_when_its_risk_axis_switches_by_itself(qtbot: Any) -> None:
     assert chart.options.x_measure == risk  # by design: every run placed
     assert set(chart.drawn_ids) == {1, 2, 3, 4}
     note = f"risk axis switched to {catalog[risk][0]}: 4 of 4 runs have it"
-    assert note in chart.title_text()
+    assert "risk axis switched by itself: 4 of 4 runs have it" in chart.title_text()
     assert note in chart.x_combo.toolTip() and f"{catalog[RL][0]}: 1" in chart.x_combo.toolTip()
     assert "loss axis switched" not in chart.title_text()
+    # more runs arrive: the note counts them (it said "2 of 2" over a map of 4 runs)
+    sweep = sweep + [RuPoint(6, "mstk", 20, {risk: 1.5, IL: 40.0})]
+    chart.set_runs(sweep, catalog)
+    assert "risk axis switched by itself: 5 of 5 runs have it" in chart.title_text()
+    assert "5 of 5 runs have it" in chart.x_combo.toolTip()
     # the user's choice: kept, and nothing to note
     chart.x_combo.setCurrentIndex(chart.x_combo.findData(RL))
     assert chart.options.x_measure == RL

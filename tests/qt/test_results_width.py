@@ -102,3 +102,28 @@ def test_il_by_attribute_fits_the_dock_without_scrolling_across(
     from layout_walk import clipped_widgets
 
     assert not [p for p in clipped_widgets(window) if "result" in p.lower()]
+
+
+def test_the_run_line_is_one_line_at_laptop_size(demo_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Beside its name, in the value column, the run line ("mdav-generic, k = 5, seed 0")
+    wrapped to 3-4 lines at 1366 × 768. It is one line the panel's width, with the run's number
+    of the history; what does not fit is cut with "…" and whole in its tooltip."""
+    window = demo_window
+    window.resize(1366, 768)
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.run_finished, timeout=120_000):
+        run_id = ctl.start_run(RunSpec.make("mdav-generic", 5, seed=LONG_SEED))
+    qtbot.wait(100)
+    line = window.results_panel.value_labels["run"]
+    one_line = line.fontMetrics().lineSpacing() + line.contentsMargins().top() * 2 + 4
+    assert line.isVisible() and line.height() <= one_line, (line.height(), one_line)
+    whole = f"Run #{run_id}: mdav-generic, k = 5, seed 18446744…"
+    assert line.text() == whole
+    shown = line.text_shown()  # type: ignore[attr-defined]
+    assert "\n" not in shown
+    if shown != whole:  # cut: the tooltip has it all
+        assert shown.endswith("…") and whole in line.toolTip()
+    assert str(LONG_SEED) in line.toolTip()
+    # inside the dock's visible width
+    right = line.mapTo(window.results_panel, line.rect().topRight()).x()
+    assert right <= window.results_scroll.viewport().width()

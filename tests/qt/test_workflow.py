@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QStyleOptionViewItem
 from qt_helpers import SignalRecorder
 
 from microgui.core.demo import demo_path
+from microgui.core.metrics.measure_text import format_percent
 from microgui.core.table.roles import AttributeKind, AttributeRole
 from microgui.qt.main_window import MainWindow
 from microgui.qt.models.roles_model import RolesColumn
@@ -71,7 +72,7 @@ def test_open_tag_run_and_export(demo_window: MainWindow, qtbot, tmp_path: Path)
 
     assert result.spec.k == 4 and "household_size" in result.roles.quasi_identifiers
     panel = window.results_panel
-    assert panel.value_labels["information_loss"].text() == f"{result.information_loss:.3f} %"
+    assert panel.value_labels["information_loss"].text() == percent_shown(result.information_loss)
     assert "4 ✓" in panel.value_labels["k_anonymity"].text()
     assert panel.value_labels["n_groups"].text().startswith(f"{result.n_groups:,}")
     assert (
@@ -200,3 +201,8 @@ def test_a_superseded_load_is_ignored(window: MainWindow, qtbot, tmp_path: Path)
     qtbot.wait_until(lambda: not ctl.is_loading)
     assert failures == [] and window.error_box is None
     assert window.windowTitle().startswith("persons.csv")
+
+
+def percent_shown(value: float) -> str:
+    """A percentage as the Results panel writes it (the unit kept on the number's line)."""
+    return format_percent(value).replace(" %", "\u00a0%")

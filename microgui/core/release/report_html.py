@@ -21,6 +21,7 @@ from typing import Any
 from microgui._version import __version__
 from microgui.core.methods.refine import refinement_losses
 from microgui.core.metrics.disclosure import percent_text
+from microgui.core.metrics.measure_text import format_measure
 from microgui.core.release.report_charts import ReportChart, chart_svg
 from microgui.core.runs.spec import RunResult
 
@@ -37,9 +38,6 @@ __all__ = [
     "HIGHER_IS_BETTER",
 ]
 
-#: Measures smaller than this in magnitude are shown as 0 (they are float noise: every measure
-#: microgui shows is a percentage, a count or a rate of at most a few thousand).
-TINY = 1e-12
 LOWER_IS_BETTER = "lower is better"
 HIGHER_IS_BETTER = "higher is better"
 
@@ -214,26 +212,6 @@ def best_indices(values: Sequence[object], direction: str) -> set[int]:
     tol = 1e-12 + 1e-9 * abs(target)
     tied = {i for i, v in numbers if abs(v - target) <= tol}
     return set() if len(tied) == len(numbers) else tied
-
-
-def format_measure(value: object, unit: str = "") -> str:
-    """A measure as text: integers as they are, reals with 4 significant digits, None as '—'."""
-    if value is None:
-        return "—"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        text = f"{value:,}"
-    else:
-        number = _number(value)
-        if number is None:
-            return "—"
-        if abs(number) < TINY:  # float noise around an exact zero: 9.743e-16 is 0
-            number = 0.0
-        text = f"{number:,.0f}" if abs(number) >= 1e4 else f"{number:.4g}"
-    return f"{text} {unit}" if unit else text
 
 
 _STYLE = """

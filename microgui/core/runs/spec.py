@@ -29,6 +29,7 @@ import pandas as pd
 from microgui.core.errors import InvalidParameter
 from microgui.core.methods.refine import refinement_losses
 from microgui.core.metrics.disclosure import GroupMeasures
+from microgui.core.metrics.measure_text import format_measure, format_percent
 from microgui.core.runs.scale import (
     resolve_block_size,
 )
@@ -239,16 +240,17 @@ def information_loss_text(report: Mapping[str, Any]) -> str:
     parts = []
     headline = report.get("information_loss_all_qi")
     if headline is not None:
-        parts.append(f"IL (all QIs) = {float(headline):.2f} %")
+        parts.append(f"IL (all QIs) = {format_percent(headline)}")
     value = report.get("information_loss")
     gen = report.get("generalization_il")
     kinds = report.get("quasi_identifiers") or {"": "continuous"}  # older reports: no kinds
     if value is not None and "continuous" in kinds.values():
         floor = report.get("il_lower_bound_best", report.get("il_lower_bound"))
-        shown = "" if floor is None else f" (lower bound {float(floor):.2f} %)"  # issue 16
-        parts.append(f"SSE/SST (continuous QIs) = {float(value):.2f} %{shown}")
+        # issue 16; one format with every view (issue 30: "0.00 %" for a bound of 0.0001307 %)
+        shown = "" if floor is None else f" (lower bound {format_percent(floor)})"
+        parts.append(f"SSE/SST (continuous QIs) = {format_percent(value)}{shown}")
     elif value is None and gen is not None:
-        parts.append(f"generalization IL = {float(gen):.3f}")
+        parts.append(f"generalization IL = {format_measure(gen)}")
     refined = report.get("refinement")  # issue 16: what the refinement after the method did
     if parts and isinstance(refined, Mapping):
         mode = refined.get("mode")
@@ -259,7 +261,7 @@ def information_loss_text(report: Mapping[str, Any]) -> str:
             parts.append(f"refined ({mode})")
         else:
             what = "IL (all QIs) " if losses[2] else ""
-            parts.append(f"refined ({mode}) from {what}{losses[0]:.2f} %")
+            parts.append(f"refined ({mode}) from {what}{format_percent(losses[0])}")
     return ", ".join(parts) if parts else "IL not applicable"
 
 

@@ -24,7 +24,7 @@ Plain numpy and networkx, no Qt (STYLE.md §1, §7).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
@@ -37,6 +37,7 @@ from microgui.core.views.projection import PC1, PC2, QIProjection
 
 __all__ = [
     "DEFAULT_MAX_EDGES",
+    "NEAR_PX",
     "PC1",
     "PC2",
     "TreeLayout",
@@ -230,6 +231,20 @@ class LabelPlacement:
     edge_boxes: np.ndarray
     conflicts: int
     crossings: int
+    #: (m,) True for a vertex label that could not sit next to its vertex (within
+    #: :data:`NEAR_PX`, nearer to it than to any other vertex): drawn with a leader line.
+    leaders: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+
+def _gaps(boxes: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Pixels between each box (n, 4) and each disc (m centres, radii): an (n, m) array, 0
+    where they touch or overlap."""
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    cx, cy = centres[None, :, 0], centres[None, :, 1]
+    dx = np.clip(np.maximum(b[:, 0, None] - cx, cx - b[:, 2, None]), 0.0, None)
+    dy = np.clip(np.maximum(b[:, 1, None] - cy, cy - b[:, 3, None]), 0.0, None)
+    gaps: np.ndarray = np.clip(np.hypot(dx, dy) - radii[None, :], 0.0, None)
+    return gaps
 
 
 def boxes_overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -245,6 +260,13 @@ def boxes_overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 #: An edge line through a label costs as much as this many pixels between label and vertex.
 _CROSSING_PX = 35.0
+#: A vertex label at most this many pixels from its vertex's disc sits "next to" it (and needs
+#: no leader line) when no other vertex is as near.
+NEAR_PX = 8.0
+#: A label as near another vertex as its own (which vertex it names is a guess) costs as much
+#: as this many pixels between label and vertex (issue 30: labels ~100 px from their vertex,
+#: nearer a neighbour, on Adult at 1366 × 768).
+_AMBIGUOUS_PX = 60.0
 #: Points sampled along each edge to count the labels it passes through.
 _EDGE_SAMPLES = 16
 
@@ -302,6 +324,15 @@ def place_tree_labels(
     m, n_edges = len(pts), len(e)
     vertex_boxes = np.column_stack([pts - r[:, None], pts + r[:, None]]) if m else np.zeros((0, 4))
     fixed = [vertex_boxes]
+
+    def _ambiguous(boxes: np.ndarray, own: int) -> np.ndarray:
+        """Whether another vertex is as near each of ``boxes`` (within 2 px) as ``own``."""
+        if m < 2:
+            return np.zeros(len(boxes), dtype=bool)
+        gaps = _gaps(boxes, pts, r)
+        others = np.delete(gaps, own, axis=1).min(axis=1)
+        return np.asarray(others <= gaps[:, own] + 2.0, dtype=bool)
+
     if obstacles is not None and len(obstacles):
         fixed.append(np.asarray(obstacles, dtype=np.float64).reshape(-1, 4))
     blocked = np.concatenate(fixed)
@@ -353,6 +384,8 @@ def place_tree_labels(
         dy = np.clip(np.maximum(candidates[:, 1] - home[1], home[1] - candidates[:, 3]), 0, None)
         order = np.arange(len(candidates), dtype=np.float64)
         soft = np.hypot(dx, dy) + _CROSSING_PX * cross + 0.5 * order
+        if 0 <= own_vertex < m:  # a vertex label as near another vertex names it ambiguously
+            soft += _AMBIGUOUS_PX * _ambiguous(candidates, own_vertex)
         score = np.where(hard > 0.0, 1e9 + hard * 1e3, 0.0) + soft
         best = int(np.argmin(score))
         if hard[best] > 0.0:
@@ -418,7 +451,15 @@ def place_tree_labels(
         cen = np.array(centres)
         cand = np.column_stack([cen - [w / 2, h / 2], cen + [w / 2, h / 2]])
         edge_boxes[j] = choose(cand, a + 0.5 * direction, own_edge=j)
-    return LabelPlacement(node_boxes, edge_boxes, conflicts, n_crossing)
+    leaders = np.array(
+        [
+            bool(_gaps(node_boxes[i : i + 1], pts, r)[0, i] > NEAR_PX)
+            or bool(_ambiguous(node_boxes[i : i + 1], i)[0])
+            for i in range(m)
+        ],
+        dtype=bool,
+    )
+    return LabelPlacement(node_boxes, edge_boxes, conflicts, n_crossing, leaders)
 
 
 # --------------------------------------------------------------------------------------------

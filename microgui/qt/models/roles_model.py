@@ -214,8 +214,8 @@ class RolesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             reason = self._controller.role_reasons.get(self._names[index.row()])
             why = f"Suggested because: {reason}" if reason else ""
-            if column is RolesColumn.NAME:
-                return why or None
+            if column is RolesColumn.NAME:  # the name whole: a narrow column cuts it
+                return "\n".join(t for t in (self._names[index.row()], why) if t)
             if column is RolesColumn.ROLE:
                 return "\n".join(t for t in (ROLE_HELP[spec.role], why) if t)
             if column is RolesColumn.KIND:

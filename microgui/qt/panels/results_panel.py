@@ -17,8 +17,10 @@ from PySide6.QtWidgets import QFormLayout, QFrame, QLabel, QScrollArea, QVBoxLay
 
 from microgui.core.methods.refine import refinement_losses
 from microgui.core.metrics.disclosure import Verdict, percent_text, release_verdict
+from microgui.core.metrics.measure_text import format_measure, format_percent
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
+from microgui.qt.elided_label import ElidedLabel
 
 __all__ = [
     "ResultsPanel",
@@ -58,7 +60,7 @@ def verdict_html(verdict: Verdict) -> str:
 
 #: (key, label, tooltip) of the figures shown, in order.
 RESULT_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("run", "Run", "Method, k and seed of the run shown"),
+    ("run", "Run", "Number (as in the run history), method, k and seed of the run shown"),
     (
         "information_loss_all_qi",
         "Information loss, all QIs (IL)",
@@ -140,6 +142,15 @@ class ResultsPanel(QWidget):
         # the names' column alone then sets the panel's minimum width, nothing scrolls across
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         for key, label, tip in RESULT_FIELDS:
+            if key == "run":
+                # one line the panel's full width, cut with "…" (whole in its tooltip): beside
+                # its name it wrapped to 3-4 lines at 1366 × 768 (issue 30)
+                run_line = ElidedLabel("Run: —", max_lines=1, tip=tip)
+                run_line.setObjectName("result_run")
+                run_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                form.addRow(run_line)
+                self.value_labels[key] = run_line
+                continue
             value = QLabel("—")
             # long values (a generalized run's loss, a long method name) wrap instead of
             # widening the window past a laptop screen (issue 15)
@@ -208,8 +219,8 @@ class ResultsPanel(QWidget):
         controller.roles_changed.connect(lambda _r: self._update_note())
 
     def clear(self) -> None:
-        for label in self.value_labels.values():
-            label.setText("—")
+        for key, label in self.value_labels.items():
+            label.setText("Run: —" if key == "run" else "—")
         self.verdict.clear()
         self.verdict.setVisible(False)
         self.by_attribute_area.set_variants([])
@@ -220,12 +231,12 @@ class ResultsPanel(QWidget):
         self.histogram.setVisible(False)
         self.note.setText("Run a method to see its information loss and group sizes.")
 
-    def _on_run_finished(self, _run_id: int, result: Any) -> None:
+    def _on_run_finished(self, run_id: int, result: Any) -> None:
         assert isinstance(result, RunResult)
-        self.show_result(result)
+        self.show_result(result, run_id)
 
-    def show_result(self, result: RunResult) -> None:
-        """Fill in the figures of ``result``."""
+    def show_result(self, result: RunResult, run_id: int | None = None) -> None:
+        """Fill in the figures of ``result`` (run ``#run_id`` of the history, when given)."""
         report = result.report
         seed = report.get("seed")
         verdict = release_verdict(report)
@@ -235,11 +246,14 @@ class ResultsPanel(QWidget):
         disclosure = report.get("attribute_disclosure")
         self.value_labels["attribute_disclosure"].setVisible(disclosure != {})
         seed_shown, seed_full = seed_text(seed)
-        self.value_labels["run"].setToolTip(
-            RESULT_FIELDS[0][2] + (f". Seed {seed_full}" if seed_shown != seed_full else "")
+        run_line = self.value_labels["run"]
+        assert isinstance(run_line, ElidedLabel)
+        run_line.tip = RESULT_FIELDS[0][2] + (
+            f". Seed {seed_full}" if seed_shown != seed_full else ""
         )
         texts = {
-            "run": f"{report['method']}, k = {report['k']}"
+            "run": ("Run" if run_id is None else f"Run #{run_id}")
+            + f": {report['method']}, k = {report['k']}"
             + (f", seed {seed_shown}" if seed is not None else ""),
             "information_loss_all_qi": _all_qi_text(report),
             "information_loss": _il_text(report),
@@ -413,7 +427,7 @@ def disclosure_text(report: Mapping[str, Any]) -> str:
 
 def _all_qi_text(report: Mapping[str, Any]) -> str:
     value = report.get("information_loss_all_qi")
-    return "—" if value is None else f"<b>{float(value):.3f} %</b>"
+    return "—" if value is None else f"<b>{_percent(value)}</b>"
 
 
 #: The fewest characters of a column's name the IL-by-attribute table cuts it to.
@@ -480,18 +494,25 @@ def refinement_text(report: Mapping[str, Any]) -> str:
         else (float(entry["information_loss_before"]), float(entry["information_loss_after"]))
     )
     text = (
-        f"{entry.get('mode')}: IL {before:.3f} % → {after:.3f} % ({float(entry['seconds']):.1f} s)"
+        f"{entry.get('mode')}: IL {_percent(before)} → {_percent(after)} "
+        f"({float(entry['seconds']):.1f} s)"
     )
     if str(entry.get("kept", "refined")) != "refined":
         text += " - kept the method's groups (the refined ones lost more in the release)"
     return text
 
 
+def _percent(value: object) -> str:
+    """:func:`format_percent`, the unit kept on the number's line (a narrow value column
+    wrapped "0.0001307 %" before its "%")."""
+    return format_percent(value).replace(" %", "\u00a0%")
+
+
 def _bound_text(report: Mapping[str, Any]) -> str:
     """The proven lower bound, or why there is none (issue 16)."""
     best = report.get("il_lower_bound_best")
     if best is not None:
-        return f"{float(best):.3f} %"
+        return _percent(best)  # as the history, the reports and the CLI (issue 30)
     basis = str(report.get("il_lower_bound_basis") or "")
     return f"— {basis.removeprefix('none ')}" if basis.startswith("none (") else "—"
 
@@ -501,8 +522,8 @@ def _il_text(report: Mapping[str, Any]) -> str:
     if kinds and "continuous" not in kinds.values():
         return "— (no continuous quasi-identifier)"
     if report.get("information_loss") is not None:
-        return f"{float(report['information_loss']):.3f} %"
+        return _percent(report["information_loss"])
     if report.get("generalization_il") is not None:
         gen = float(report["generalization_il"])
-        return f"— (generalized; generalization IL {gen:.3f}, Ramana & Valli Kumari 2013, eqs. 6–9)"
+        return f"— (generalized; generalization IL {format_measure(gen)}, Ramana & Valli Kumari 2013, eqs. 6–9)"
     return "—"

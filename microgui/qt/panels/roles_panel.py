@@ -13,10 +13,12 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractItemModel,
+    QEvent,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtWidgets import (
@@ -60,12 +62,16 @@ from microgui.qt.models.roles_model import (
 )
 from microgui.qt.panels.hierarchy_panel import HierarchyControls
 
-__all__ = ["RolesPanel", "EnumComboDelegate", "OrderDialog", "roles_summary"]
+__all__ = ["RolesPanel", "EnumComboDelegate", "OrderDialog", "fit_widths", "roles_summary"]
 
 _Index = QModelIndex | QPersistentModelIndex
 
 #: The order editor lists at most this many categories (a column with more is hardly ordinal).
 MAX_ORDER_CATEGORIES = 500
+#: The widest the Hierarchy column grows for its file names ("✓ adult_hierarchy_age.csv").
+HIERARCHY_PX = 160
+#: The narrowest a cut Hierarchy or Order column gets ("H…").
+MIN_SECTION_PX = 24
 
 
 class EnumComboDelegate(QStyledItemDelegate):
@@ -273,6 +279,40 @@ class OrderDialog(QDialog):
             self.paste_edit.setFocus()
 
 
+def fit_widths(
+    wants: Sequence[int], room: int, least: int, floors: Sequence[int] | None = None
+) -> list[int]:
+    """Widths for columns that want ``wants`` pixels in ``room``: all they want when it fits,
+    else the widest cut to one common width (water-filling), none below ``least``. With
+    ``floors`` (the headers' widths) that fit the room together, no column goes below its
+    floor: what is left above the floors is water-filled."""
+    wants = [max(int(w), least) for w in wants]
+    if sum(wants) <= room:
+        return wants
+    if floors is not None:
+        lows = [min(max(int(f), least), w) for f, w in zip(floors, wants, strict=True)]
+        if sum(lows) <= room:
+            extra = _water_fill([w - f for w, f in zip(wants, lows, strict=True)], room - sum(lows))
+            return [f + e for f, e in zip(lows, extra, strict=True)]
+    if room <= least * len(wants):
+        return [least] * len(wants)
+    return [max(w, least) for w in _water_fill(wants, room)]
+
+
+def _water_fill(wants: Sequence[int], room: int) -> list[int]:
+    """``wants`` when they fit ``room``, else each cut to one common cap that fills it."""
+    if sum(wants) <= room:
+        return list(wants)
+    cap, left, rest = 0, room, sorted(wants)
+    for i, want in enumerate(rest):
+        share = left // (len(rest) - i)
+        if want > share:
+            cap = share
+            break
+        left -= want
+    return [min(w, cap) for w in wants]
+
+
 def roles_summary(roles: RoleMap) -> str:
     """One line: how many columns play each role."""
     qis = roles.quasi_identifiers
@@ -317,10 +357,19 @@ class RolesPanel(QWidget):
         self.view.verticalHeader().setDefaultSectionSize(24)
         self.view.setAlternatingRowColors(True)
         header = self.view.horizontalHeader()
-        header.setSectionResizeMode(RolesColumn.NAME, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(RolesColumn.ROLE, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(RolesColumn.KIND, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        # the columns fit the view's width (fit_last_columns): at 1366 × 768 a 160-pixel
+        # Hierarchy column ran past the view, its header cut to "Hier" behind a scroll bar
+        # (issue 30)
+        header.setStretchLastSection(False)
+        # a cut header ends in "…" (its tooltip says it whole), never clipped mid-word
+        header.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # a scroll range that appears after the fit (a vertical scroll bar took its width)
+        self.view.horizontalScrollBar().rangeChanged.connect(
+            lambda _lo, hi: hi > 0 and QTimer.singleShot(0, self.fit_last_columns)
+        )
+        self._fitting_columns = False
+        self.view.viewport().installEventFilter(self)
         self.role_delegate = EnumComboDelegate(
             ROLE_CHOICES, {r: role_label(r) for r in ROLE_CHOICES}, dict(ROLE_HELP), self
         )
@@ -385,10 +434,63 @@ class RolesPanel(QWidget):
         layout.addLayout(buttons)
         self.order_dialog: OrderDialog | None = None
         controller.roles_changed.connect(self._on_roles_changed)
+        # new names, roles or files: the first columns' widths (measured when laid out) and
+        # the file names' change; fitted once the view has measured them
+        for signal in (self.model.modelReset, self.model.dataChanged, self.model.layoutChanged):
+            signal.connect(lambda *_: QTimer.singleShot(0, self.fit_last_columns))
         controller.busy_changed.connect(lambda _b: self._update_buttons())
         controller.roles_review_changed.connect(self._on_review_changed)
         self._on_review_changed(controller.roles_reviewed)
         self._update_buttons()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self.fit_last_columns()
+            # again once the scroll bars have settled (one appearing narrows the viewport)
+            QTimer.singleShot(0, self.fit_last_columns)
+        return super().eventFilter(watched, event)
+
+    def fit_last_columns(self) -> None:
+        """Fit the five columns to the view's width, so that no header runs past it (issue 30:
+        "Hierarchy" was cut to "Hier" behind a scroll bar at 1366 × 768).
+
+        Each column wants its header and its cells (file names up to :data:`HIERARCHY_PX`);
+        Order takes what is left. With less room, Hierarchy and Order give way first, down to
+        their headers, then below them in proportion (cut with "…": the header's and the
+        cells' tooltips say them whole), so that Column, Role and Kind stay whole; only when
+        those three do not fit are the widest columns cut to a common width. Only below
+        :data:`MIN_SECTION_PX` a column does the table scroll."""
+        if self._fitting_columns:
+            return
+        self._fitting_columns = True
+        try:
+            header = self.view.horizontalHeader()
+            columns = list(RolesColumn)
+            heads = [header.sectionSizeHint(c) for c in columns]
+            cells = [self.view.sizeHintForColumn(c) for c in columns]
+            cells[RolesColumn.HIERARCHY] = min(cells[RolesColumn.HIERARCHY], HIERARCHY_PX)
+            cells[RolesColumn.ORDER] = min(cells[RolesColumn.ORDER], HIERARCHY_PX)
+            wants = [max(h, c) for h, c in zip(heads, cells, strict=True)]
+            room = self.view.viewport().width() - 1  # a pixel spare: no 1-pixel scroll range
+            hier, order = RolesColumn.HIERARCHY, RolesColumn.ORDER
+            first = sum(wants[:hier])  # Column, Role, Kind: what a statistician reads first
+            if sum(wants) <= room:
+                widths = wants
+            elif first + heads[hier] + heads[order] <= room:  # both headers whole
+                widths = [*wants[:hier], heads[hier], heads[order]]
+                widths[hier] += min(room - sum(widths), wants[hier] - heads[hier])
+            elif room - first >= 2 * MIN_SECTION_PX:  # both cut, in proportion to their headers
+                left = room - first
+                cut = max(MIN_SECTION_PX, round(left * heads[hier] / (heads[hier] + heads[order])))
+                widths = [*wants[:hier], cut, max(MIN_SECTION_PX, left - cut)]
+            else:  # even the first three do not fit: the widest cut to a common width
+                widths = fit_widths(wants, room, MIN_SECTION_PX, heads)
+            widths[order] += max(0, room - sum(widths))
+            for c, width in zip(columns, widths, strict=True):
+                if header.sectionSize(c) != width:
+                    header.resizeSection(c, width)
+        finally:
+            self._fitting_columns = False
 
     def _on_review_changed(self, reviewed: bool) -> None:
         pending = not reviewed and self._controller.dataset is not None

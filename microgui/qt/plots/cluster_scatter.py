@@ -17,8 +17,8 @@ is drawn in its original units; an ordinal or nominal one as category slots
 (:func:`microgui.core.views.projection.category_axis`: ordinal in its order, nominal by decreasing
 frequency) labelled with the categories, each record jittered uniformly within ±0.35 of its
 slot (seeded by the options' ``sample_seed`` and the column), each group aggregate likewise,
-within the slot of its released category. Tick labels that do not fit are thinned out
-(every m-th) and elided, never overprinted; the axis title says so.
+within the slot of its released category. Tick labels that do not fit are written smaller (down
+to 7 pt), then thinned out (every m-th) and elided, never overprinted; the axis title says so.
 
 **At survey size** (issue 29): above ``density_threshold`` records (default 5,000), or above
 ``categorical_density_min`` records with a category axis, "auto" draws the originals as the
@@ -330,6 +330,20 @@ def sample_indices(n: int, max_points: int, seed: int) -> np.ndarray | None:
 MAX_AXIS_PX = 10_000.0
 
 
+#: The smallest font category labels are written in before every other one is left out.
+MIN_TICK_PT = 7.0
+
+
+def _smaller_sizes(points: float) -> list[float]:
+    """Point sizes below ``points`` down to :data:`MIN_TICK_PT`, half a point apart."""
+    sizes = []
+    size = points - 0.5
+    while size >= MIN_TICK_PT:
+        sizes.append(size)
+        size -= 0.5
+    return sizes
+
+
 class CategoryAxisItem(pg.AxisItem):
     """An axis that shows category labels at the integer slots 0..K-1 when given categories,
     and pyqtgraph's numeric ticks otherwise.
@@ -350,6 +364,10 @@ class CategoryAxisItem(pg.AxisItem):
         self._elide_px = max_label_px
         #: Every how many slots a label was drawn at the last layout (1: all of them).
         self.label_step = 1
+        #: The tick font without categories (None: the application's); with them, a smaller
+        #: one when that labels every slot (:meth:`tickValues`).
+        self._base_font: QFont | None = self.style.get("tickFont")
+        self._font_fixed = False
 
     def set_categories(self, labels: tuple[str, ...] | None) -> None:
         self.categories = labels
@@ -357,9 +375,13 @@ class CategoryAxisItem(pg.AxisItem):
         self.picture = None
         self.update()
 
-    def _metrics(self) -> QFontMetrics:
+    def tick_font(self) -> QFont:
+        """The font the category labels are written in now."""
         font = self.style.get("tickFont")
-        return QFontMetrics(font if isinstance(font, QFont) else QFont())
+        return QFont(font) if isinstance(font, QFont) else QFont()
+
+    def _metrics(self) -> QFontMetrics:
+        return QFontMetrics(self.tick_font())
 
     def _shown_labels(self, width: int | None = None) -> list[str]:
         metrics = self._metrics()
@@ -396,6 +418,27 @@ class CategoryAxisItem(pg.AxisItem):
         if hi < lo or maxVal <= minVal:
             return []
         per_slot = size / (maxVal - minVal)
+        if not self._font_fixed:
+            # every category labelled in a smaller font rather than every other one in the
+            # usual (issue 30: Adult's 16 educations at 1366 × 768); thinned only below
+            # MIN_TICK_PT
+            self.style["tickFont"] = self._base_font
+            if self._step(per_slot) > 1:
+                base = self.tick_font()
+                for points in _smaller_sizes(base.pointSizeF()):
+                    font = QFont(base)
+                    font.setPointSizeF(points)
+                    self.style["tickFont"] = font
+                    if self._step(per_slot) == 1:
+                        break
+                else:
+                    self.style["tickFont"] = self._base_font
+        step = self._step(per_slot)
+        self.label_step = step
+        return [(float(step), [float(v) for v in range(lo, hi + 1, step)])]
+
+    def _step(self, per_slot: float) -> int:
+        """Every how many slots a label fits, in the current tick font (eliding first)."""
         metrics = self._metrics()
         gap = 10
         if self.orientation in ("left", "right"):
@@ -406,9 +449,23 @@ class CategoryAxisItem(pg.AxisItem):
             self._elide_px = min(self.max_label_px, max(self.min_label_px, fit))
             widths = [metrics.horizontalAdvance(t) for t in self._shown_labels()]
             need = max(widths, default=0) + gap
-        step = max(1, int(np.ceil(need / max(per_slot, 1e-9))))
-        self.label_step = step
-        return [(float(step), [float(v) for v in range(lo, hi + 1, step)])]
+        return max(1, int(np.ceil(need / max(per_slot, 1e-9))))
+
+    def generateDrawSpecs(self, p: QPainter) -> Any:  # noqa: N802 (pyqtgraph's name)
+        """pyqtgraph's specs, in the font :meth:`tickValues` chose for this length: chosen
+        before pyqtgraph sets the painter's font, kept while it measures and draws."""
+        if self.categories is None:
+            self.style["tickFont"] = self._base_font
+            return super().generateDrawSpecs(p)
+        vertical = self.orientation in ("left", "right")
+        length = self.geometry().height() if vertical else self.geometry().width()
+        lo, hi = self.range
+        self.tickValues(float(lo), float(hi), float(length))
+        self._font_fixed = True
+        try:
+            return super().generateDrawSpecs(p)
+        finally:
+            self._font_fixed = False
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
         if self.categories is None:

@@ -28,6 +28,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 
+from microgui.core.metrics.measure_text import format_measure
 from microgui.qt.plots.palette import CLUSTER_COLORS
 
 __all__ = ["BarRun", "CompareBarsPlot", "attribute_changes", "bar_label", "NO_VALUE"]
@@ -241,9 +242,9 @@ def _number(value: object) -> float | None:
 
 
 def _short(value: float) -> str:
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
+    """A bar's value as the compare table and the history write it (issue 30: "11" on a bar
+    whose cell said 10.97)."""
+    return format_measure(value)
 
 
 def _wrap(text: str, width: int = 34) -> str:

@@ -167,6 +167,14 @@ class DependencyTreePlot(QWidget):
             pxMode=True, useCache=True, hoverable=False, symbol="o"
         )
         self.edges_item.setZValue(0)
+        # a thin grey line from a vertex to its label when the label could not sit next to it
+        self.leaders_item = pg.PlotCurveItem(
+            connect="pairs", pen=pg.mkPen("#888888", width=1), antialias=True
+        )
+        self.leaders_item.setZValue(3)
+        self.tree_plot.addItem(self.leaders_item)
+        #: (vertex, label box) of each leader line drawn: the vertex positions, in pixels.
+        self.leader_lines: list[tuple[int, tuple[float, float, float, float]]] = []
         self.nodes_item.setZValue(2)
         self.tree_plot.addItem(self.edges_item)
         self.tree_plot.addItem(self.nodes_item)
@@ -371,6 +379,8 @@ class DependencyTreePlot(QWidget):
         self._tree = None
         self._layout = None
         self.edges_item.setData(x=np.zeros(0), y=np.zeros(0))
+        self.leaders_item.setData(x=np.zeros(0), y=np.zeros(0))
+        self.leader_lines = []
         self.nodes_item.clear()
         self._remove(self.tree_plot, self.node_labels)
         self._remove(self.tree_plot, self.edge_labels)
@@ -650,11 +660,39 @@ class DependencyTreePlot(QWidget):
         else:
             ex = ey = np.zeros(0)
         self.edges_item.setData(x=ex, y=ey, connect="pairs")
+        self._draw_leaders(points, placement)
         self.nodes_item.setData(
             x=px, y=py, brush=self._brushes, size=self._sizes, pen=self.node_pen
         )
         view.setRange(xRange=(0.0, width), yRange=(0.0, height), padding=0.0, update=True)
         self._set_note(not legend_on, not weights_on)  # may resize the view: then fitted again
+
+    def _draw_leaders(self, points: np.ndarray, placement: LabelPlacement) -> None:
+        """A line from each vertex whose label sits away from it, or as near another vertex
+        (``placement.leaders``), to the middle of the label box's side that faces it, from
+        the edge of the vertex's disc: which label names which vertex is never a guess."""
+        self.leader_lines = []
+        xs: list[float] = []
+        ys: list[float] = []
+        for i in np.flatnonzero(placement.leaders):
+            box = placement.node_boxes[i]
+            cx, cy = float(points[i, 0]), float(points[i, 1])
+            left, top, right, bottom = (float(v) for v in box)
+            sides = {  # the middle of each side, and how far the vertex is outside it
+                (left, (top + bottom) / 2): left - cx,
+                (right, (top + bottom) / 2): cx - right,
+                ((left + right) / 2, top): top - cy,
+                ((left + right) / 2, bottom): cy - bottom,
+            }
+            nx, ny = max(sides, key=lambda point: sides[point])
+            length = float(np.hypot(nx - cx, ny - cy))
+            if length <= 0.0:
+                continue
+            start = float(self._sizes[i]) / 2.0 / length
+            xs += [cx + (nx - cx) * start, nx]
+            ys += [cy + (ny - cy) * start, ny]
+            self.leader_lines.append((int(i), tuple(float(v) for v in box)))  # type: ignore[arg-type]
+        self.leaders_item.setData(x=np.asarray(xs), y=np.asarray(ys), connect="pairs")
 
     def _set_note(self, key: bool, weights: bool) -> None:
         """The line below the tree: the colour key when the legend has no room, and where the

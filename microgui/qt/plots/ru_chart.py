@@ -30,6 +30,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QTransform
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from microgui.core.metrics.measure_text import format_measure
 from microgui.core.release.report_charts import tick_text
 from microgui.core.views.ru_frame import LOWER, pareto_front, ru_frame
 from microgui.qt.compact import compact_combo
@@ -397,7 +398,7 @@ class RuChartPlot(QWidget):
                 current = self._default(keys, preferred)
                 setattr(self.options, attr, current)
                 if previous and current and current != previous and self._points:
-                    self._switched[attr] = self._switch_note(attr, previous, current)
+                    self._switched[attr] = (previous, current)
             if not self._points:
                 self._switched.pop(attr, None)
             combo.blockSignals(True)
@@ -421,9 +422,13 @@ class RuChartPlot(QWidget):
         name = self._catalog.get(current, (current,))[0]
         before = self._catalog.get(previous, (previous,))[0]
         axis = "risk" if attr == "x_measure" else "loss"
-        short = f"{axis} axis switched to {name}: {have} of {len(self._points)} runs have it"
+        whole = f"{axis} axis switched to {name}: {have} of {len(self._points)} runs have it"
+        # the title's line short (the axis's own title names the measure): a line as long as
+        # the measure's name widened the plot and pushed the legend's names out of the view
+        # (Adult at 1366 × 768)
+        short = f"{axis} axis switched by itself: {have} of {len(self._points)} runs have it"
         return short, (
-            f"The {short} ({before}: {had}). Choose a measure here to keep it: an axis you "
+            f"The {whole} ({before}: {had}). Choose a measure here to keep it: an axis you "
             "chose is never switched."
         )
 
@@ -433,7 +438,8 @@ class RuChartPlot(QWidget):
             (self.x_combo, "x_measure", self._x_tip),
             (self.y_combo, "y_measure", self._y_tip),
         ):
-            note = self._switched.get(attr)
+            switch = self._switched.get(attr)
+            note = self._switch_note(attr, *switch) if switch else None
             combo.setToolTip(f"{tip}\n\n{note[1]}" if note else tip)
 
     def set_measures(self, x_measure: str, y_measure: str) -> None:
@@ -621,8 +627,9 @@ class RuChartPlot(QWidget):
             "<br>dashed = Pareto front</span>"
         )
         for attr in ("x_measure", "y_measure"):
-            if attr in self._switched:
-                title += f"<br><span style='font-size:9pt;color:#8a4b00'>{self._switched[attr][0]}</span>"
+            if attr in self._switched:  # counted now (a sweep's runs arrive after the switch)
+                short = self._switch_note(attr, *self._switched[attr])[0]
+                title += f"<br><span style='font-size:9pt;color:#8a4b00'>{short}</span>"
         measured_ids = {p.run_id for p in measured}
         shown_ids = set(self.drawn_ids)
         if self.off_scale_ids:
@@ -868,8 +875,8 @@ class RuChartPlot(QWidget):
 
 
 def _value_text(value: float) -> str:
-    """A measure written plainly: "31,245", "87.3", "0.0412"."""
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    """A measure written as in the compare table and the history: "31,245", "87.31", "0.0412"."""
+    return format_measure(value)
 
 
 def _finite(value: object) -> bool:

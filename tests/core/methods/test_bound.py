@@ -297,7 +297,7 @@ def test_information_loss_text_shows_the_bound() -> None:
         "il_lower_bound_best": 3.44,
     }
     text = information_loss_text(report)
-    assert text == ("IL (all QIs) = 7.50 %, SSE/SST (continuous QIs) = 7.50 % (lower bound 3.44 %)")
+    assert text == ("IL (all QIs) = 7.5 %, SSE/SST (continuous QIs) = 7.5 % (lower bound 3.44 %)")
     report["il_lower_bound"] = report["il_lower_bound_best"] = None
     assert "bound" not in information_loss_text(report)
 

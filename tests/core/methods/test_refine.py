@@ -16,6 +16,7 @@ from microgui.core.methods import refine_kernels as rk
 from microgui.core.methods.mdav import mdav
 from microgui.core.methods.refine import refine_partition, refine_space
 from microgui.core.metrics import information_loss
+from microgui.core.metrics.measure_text import format_percent
 from microgui.core.progress import RunCancelled
 from microgui.core.runs import RunSpec, run_protection
 from microgui.core.table.dataset import Dataset
@@ -389,7 +390,7 @@ def test_status_text_says_what_the_refinement_did() -> None:
     result = run_protection(_table(), RunSpec.make("mdav", 3, params={"refine": "local"}, seed=1))
     before = result.report["refinement"]["information_loss_before"]
     text = information_loss_text(result.report)
-    assert text.endswith(f"refined (local) from {before:.2f} %")
+    assert text.endswith(f"refined (local) from {format_percent(before)}")
     plain = run_protection(_table(), RunSpec.make("mdav", 3, seed=1))
     assert "refined" not in information_loss_text(plain.report)
 
@@ -451,7 +452,7 @@ def test_rescaled_release_never_loses_more_after_refinement() -> None:
         assert refined.information_loss <= plain.information_loss + 1e-9
         text = information_loss_text(refined.report)
         if refined.report["refinement"]["kept"] == "refined" and "from" in text:
-            assert f"from IL (all QIs) {plain.information_loss_all_qi:.2f} %" in text
+            assert f"from IL (all QIs) {format_percent(plain.information_loss_all_qi)}" in text
     # the review's case: 11 records, k = 4; refining lowered the SSE of the means but raised the
     # rescaled release's loss from 84.4 to 105.2 %: the method's groups are kept
     frame = pd.DataFrame(

@@ -1,0 +1,98 @@
+"""The roles table's columns at laptop size (issue 30): at 1366 × 768 the Hierarchy column ran
+past the view, its header cut to "Hier" behind a horizontal scroll bar. Every header now lies
+inside the view, whole or cut with "…" (the header's tooltip says what the column is), and a
+wider dock gives the Hierarchy column its whole header and file names."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from microgui.qt.main_window import MainWindow
+from microgui.qt.models.roles_model import RolesColumn
+
+
+def _header_problems(window: MainWindow) -> list[str]:
+    view = window.roles_panel.view
+    header = view.horizontalHeader()
+    model = view.model()
+    right_edge = view.viewport().width()
+    problems = []
+    for section in RolesColumn:
+        name = model.headerData(section, Qt.Orientation.Horizontal)
+        left = header.sectionViewportPosition(section)
+        right = left + header.sectionSize(section)
+        if left < 0 or right > right_edge:
+            problems.append(f"{name}: {left}..{right} outside 0..{right_edge}")
+        cut = header.sectionSize(section) < header.sectionSizeHint(section)
+        tip = model.headerData(section, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        if cut and not tip:
+            problems.append(f"{name} cut without a tooltip")
+    if view.horizontalScrollBar().maximum() > 0:
+        problems.append("the table scrolls across")
+    return problems
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_every_roles_header_lies_inside_the_view(demo_window: MainWindow, qtbot, size) -> None:  # type: ignore[no-untyped-def]
+    window = demo_window
+    window.resize(*size)
+    qtbot.wait(100)
+    assert _header_problems(window) == []
+    _hierarchy_whole_when_room(window)
+
+
+def _room_for_every_header(window: MainWindow) -> bool:
+    """Whether the view holds Column, Role and Kind whole and the last two headers."""
+    view = window.roles_panel.view
+    header = view.horizontalHeader()
+    first = sum(
+        max(header.sectionSizeHint(c), view.sizeHintForColumn(c))
+        for c in (RolesColumn.NAME, RolesColumn.ROLE, RolesColumn.KIND)
+    )
+    last = header.sectionSizeHint(RolesColumn.HIERARCHY) + header.sectionSizeHint(RolesColumn.ORDER)
+    return view.viewport().width() >= first + last
+
+
+def _hierarchy_whole_when_room(window: MainWindow) -> None:
+    """With room for every header, "Hierarchy" is whole; Column, Role and Kind are whole
+    whenever the Hierarchy and Order columns can give way."""
+    view = window.roles_panel.view
+    header = view.horizontalHeader()
+    if _room_for_every_header(window):
+        hier = RolesColumn.HIERARCHY
+        assert header.sectionSize(hier) >= header.sectionSizeHint(hier)
+    for c in (RolesColumn.ROLE, RolesColumn.KIND):
+        want = max(header.sectionSizeHint(c), view.sizeHintForColumn(c))
+        last_two = 2 * 24
+        if (
+            view.viewport().width()
+            >= sum(
+                max(header.sectionSizeHint(k), view.sizeHintForColumn(k))
+                for k in (RolesColumn.NAME, RolesColumn.ROLE, RolesColumn.KIND)
+            )
+            + last_two
+        ):
+            assert header.sectionSize(c) >= want, c
+
+
+def test_the_hierarchy_header_follows_the_dock(demo_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window = demo_window
+    window.resize(1366, 768)
+    dock = window.roles_dock
+    for width in (300, 420, 600):
+        window.resizeDocks([dock], [width], Qt.Orientation.Horizontal)
+        qtbot.wait(50)
+        assert _header_problems(window) == [], width
+        _hierarchy_whole_when_room(window)
+
+
+def test_fit_widths_cuts_the_widest_first() -> None:
+    from microgui.qt.panels.roles_panel import fit_widths
+
+    assert fit_widths([50, 100, 80], 400, 20) == [50, 100, 80]
+    assert fit_widths([50, 100, 80], 190, 20) == [50, 70, 70]
+    assert sum(fit_widths([60, 110, 75, 70, 55], 279, 24)) <= 279
+    assert fit_widths([50, 100], 30, 20) == [20, 20]
+    # the headers' widths kept while they fit: only the cells above them are cut
+    assert fit_widths([100, 100, 70], 250, 20, floors=[60, 45, 70]) == [97, 82, 70]
