@@ -241,10 +241,21 @@ def _gaps(boxes: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> np.ndarr
     where they touch or overlap."""
     b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     cx, cy = centres[None, :, 0], centres[None, :, 1]
-    dx = np.clip(np.maximum(b[:, 0, None] - cx, cx - b[:, 2, None]), 0.0, None)
-    dy = np.clip(np.maximum(b[:, 1, None] - cy, cy - b[:, 3, None]), 0.0, None)
-    gaps: np.ndarray = np.clip(np.hypot(dx, dy) - radii[None, :], 0.0, None)
+    dx = np.maximum(np.maximum(b[:, 0, None] - cx, cx - b[:, 2, None]), 0.0)
+    dy = np.maximum(np.maximum(b[:, 1, None] - cy, cy - b[:, 3, None]), 0.0)
+    gaps: np.ndarray = np.maximum(np.hypot(dx, dy) - radii[None, :], 0.0)
     return gaps
+
+
+def _as_near_another(gaps: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Whether, for each row of ``gaps`` (boxes × vertices, :func:`_gaps`), a vertex other than
+    the row's ``own`` is as near (within 2 px) as that one."""
+    rows = np.arange(len(gaps))
+    mine = gaps[rows, own]
+    others = gaps.copy()
+    others[rows, own] = np.inf
+    near: np.ndarray = others.min(axis=1) <= mine + 2.0
+    return near
 
 
 def boxes_overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -329,9 +340,7 @@ def place_tree_labels(
         """Whether another vertex is as near each of ``boxes`` (within 2 px) as ``own``."""
         if m < 2:
             return np.zeros(len(boxes), dtype=bool)
-        gaps = _gaps(boxes, pts, r)
-        others = np.delete(gaps, own, axis=1).min(axis=1)
-        return np.asarray(others <= gaps[:, own] + 2.0, dtype=bool)
+        return _as_near_another(_gaps(boxes, pts, r), np.full(len(boxes), own))
 
     if obstacles is not None and len(obstacles):
         fixed.append(np.asarray(obstacles, dtype=np.float64).reshape(-1, 4))
@@ -451,14 +460,11 @@ def place_tree_labels(
         cen = np.array(centres)
         cand = np.column_stack([cen - [w / 2, h / 2], cen + [w / 2, h / 2]])
         edge_boxes[j] = choose(cand, a + 0.5 * direction, own_edge=j)
-    leaders = np.array(
-        [
-            bool(_gaps(node_boxes[i : i + 1], pts, r)[0, i] > NEAR_PX)
-            or bool(_ambiguous(node_boxes[i : i + 1], i)[0])
-            for i in range(m)
-        ],
-        dtype=bool,
-    )
+    own = np.arange(m)
+    gaps = _gaps(node_boxes, pts, r)
+    leaders = gaps[own, own] > NEAR_PX
+    if m >= 2:
+        leaders |= _as_near_another(gaps, own)
     return LabelPlacement(node_boxes, edge_boxes, conflicts, n_crossing, leaders)
 
 
