@@ -206,6 +206,7 @@ class AppController(QObject):
         # Utility and Correlations views shown meanwhile do not queue behind them (issue 29/30).
         self.reference_pool: QThreadPool = make_run_pool(self, background=True)
         # started REFERENCE_DELAY_MS after a run is shown (_show), stopped by shutdown
+        self._shut_down = False  # shutdown() was called: the window is closing
         self._reference_timer = QTimer(self)
         self._reference_timer.setSingleShot(True)
         self._reference_timer.timeout.connect(self._measure_reference)
@@ -631,8 +632,9 @@ class AppController(QObject):
         # painted (issue 30): its worker, started at once, took the GIL from the paint
         # (one timer, stopped by shutdown: a measuring started after the window closed would run
         # on in a pool nobody waits for)
-        self._reference_dataset = entry.dataset
-        self._reference_timer.start(REFERENCE_DELAY_MS)
+        if not self._shut_down:  # a run shown by a signal queued before the window closed
+            self._reference_dataset = entry.dataset
+            self._reference_timer.start(REFERENCE_DELAY_MS)
 
     def _measure_reference(self) -> None:
         dataset, self._reference_dataset = self._reference_dataset, None
@@ -835,6 +837,7 @@ class AppController(QObject):
         result is dropped.
         """
         was_running = self.is_running
+        self._shut_down = True
         self._reference_timer.stop()
         self._reference_dataset = None
         self.hierarchies.cancel_all()

@@ -797,6 +797,8 @@ class MainWindow(QMainWindow):
         """Notes a drag of a dock separator that changed the Method dock's height (QMainWindow
         moves its separators in its own mouse events): :meth:`fit_method_dock` then leaves it."""
         kind = event.type()
+        if kind == QEvent.Type.DeferredDelete:
+            self._drain_pools()
         if kind == QEvent.Type.MouseButtonPress:
             height = self.run_dock.height()
             handled = super().event(event)
@@ -992,6 +994,17 @@ class MainWindow(QMainWindow):
             self._ask_on_close = False
 
     _ask_on_close = False
+
+    def _drain_pools(self) -> None:
+        """Before the window is deleted: wait for every task its pools still run, here, where
+        waiting lets them have the GIL. A task started after the close (a signal queued before
+        it: a run shown, its R-U reference measured) was left running, and deleting the window
+        deleted its pools, whose destructor waits for their tasks while this thread holds the
+        GIL the tasks need: the process hung for good (CI, session 45: the R-U reference of a
+        closed window and the next window's table load both waiting for the GIL)."""
+        self.controller.shutdown()
+        self.file_pool.waitForDone(120_000)
+        self.kernel_prep.pool.waitForDone(60_000)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Ask about unsaved runs when the user closes the window (its close button, File →
