@@ -67,7 +67,25 @@ def make_run_pool(parent: QObject | None = None, *, background: bool = False) ->
     pool.setMaxThreadCount(1)
     pool.background = background  # read by TaskSlot for each worker
     _POOLS.add(pool)
+    if parent is not None:
+        # deleting the parent deletes the pool, and a pool's destructor waits for its tasks;
+        # deleted from Python code (an overridden ``event``, a wrapper freed), the deleting
+        # thread holds the GIL the tasks need: a hang for good (CI, session 45). ``destroyed``
+        # comes before the children are deleted: wait there, where waiting frees the GIL.
+        parent.destroyed.connect(lambda *_a, pool=pool: drain_pool(pool))
     return pool
+
+
+#: How long a parent's deletion waits for its pool's tasks (:func:`make_run_pool`).
+DRAIN_MS = 60_000
+
+
+def drain_pool(pool: QThreadPool, timeout_ms: int = DRAIN_MS) -> bool:
+    """Wait (the GIL free) for what ``pool`` runs, its queue dropped; True when it is done."""
+    if not shiboken6.isValid(pool):
+        return True
+    pool.clear()
+    return bool(pool.waitForDone(timeout_ms))
 
 
 def live_run_pools() -> list[QThreadPool]:

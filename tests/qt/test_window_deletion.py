@@ -45,3 +45,42 @@ def test_a_window_deleted_with_a_task_still_running_waits_for_it_and_goes() -> N
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "deleted"
+
+
+OWNER_SCRIPT = r"""
+import time
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRunnable
+app = QCoreApplication([])
+from microgui.qt.workers import make_run_pool
+
+class Owner(QObject):
+    def event(self, e):  # deleted from Python code: the GIL held in the destructor
+        return super().event(e)
+
+owner = Owner()
+pool = make_run_pool(owner)
+done = []
+
+def task():
+    began = time.perf_counter()
+    while time.perf_counter() - began < 0.5:
+        sum(range(1000))
+    done.append(True)
+
+pool.start(QRunnable.create(task))
+time.sleep(0.05)
+owner.deleteLater()
+QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+print("deleted" if done else "not done", flush=True)
+"""
+
+
+def test_any_owner_of_a_run_pool_deleted_with_a_task_running_waits_for_it() -> None:
+    """The same for every pool :func:`~microgui.qt.workers.make_run_pool` makes (the help
+    window's, the file tasks', the kernel preparation's): the class, not the one window."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run(
+        [sys.executable, "-c", OWNER_SCRIPT], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "deleted"
