@@ -996,15 +996,13 @@ class MainWindow(QMainWindow):
     _ask_on_close = False
 
     def _drain_pools(self) -> None:
-        """Before the window is deleted: wait for every task its pools still run, here, where
-        waiting lets them have the GIL. A task started after the close (a signal queued before
-        it: a run shown, its R-U reference measured) was left running, and deleting the window
-        deleted its pools, whose destructor waits for their tasks while this thread holds the
-        GIL the tasks need: the process hung for good (CI, session 45: the R-U reference of a
-        closed window and the next window's table load both waiting for the GIL)."""
+        """Before the window is deleted: cancel what its controller's pools still run and wait
+        for it. A task started after the close (a signal queued before it: a run shown, its R-U
+        reference measured) was left running, and deleting the window deleted its pools, whose
+        destructor waited for it while this thread held the GIL it needed: a hang for good (CI,
+        session 45). Every pool also waits for its tasks when its owner goes
+        (:func:`~microgui.qt.workers.make_run_pool`); cancelling first makes that wait short."""
         self.controller.shutdown()
-        self.file_pool.waitForDone(120_000)
-        self.kernel_prep.pool.waitForDone(60_000)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Ask about unsaved runs when the user closes the window (its close button, File →

@@ -133,12 +133,13 @@ def test_tree_labels_fit_the_smallest_window(name: str, window: MainWindow, qtbo
     assert label_problems(plot) == []
 
 
-def test_tree_labels_do_not_overlap_on_a_wide_star(qtbot: Any) -> None:
-    """Without the shared data: one hub and 11 leaves with long names in a small plot."""
+def star_plot(qtbot: Any, leaves: int, prefix: str) -> DependencyTreePlot:
+    """A shown 900 × 600 plot of a star: one hub and ``leaves`` leaves named ``prefix`` + j,
+    its drawing settled."""
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"hub": rng.integers(0, 6, 400)})
-    for j in range(11):
-        frame[f"attribute_number_{j}"] = frame["hub"] * 10 + rng.integers(0, 2, 400)
+    for j in range(leaves):
+        frame[f"{prefix}{j}"] = frame["hub"] * 10 + rng.integers(0, 2, 400)
     outcome = dependency_tree_outcome(Dataset.from_frame(frame, suggest_roles(frame)), 5)
     plot = DependencyTreePlot()
     qtbot.addWidget(plot)
@@ -147,6 +148,12 @@ def test_tree_labels_do_not_overlap_on_a_wide_star(qtbot: Any) -> None:
     qtbot.waitExposed(plot)
     plot.set_tree(outcome.tree, outcome.layout)
     settle(qtbot, plot)
+    return plot
+
+
+def test_tree_labels_do_not_overlap_on_a_wide_star(qtbot: Any) -> None:
+    """Without the shared data: one hub and 11 leaves with long names in a small plot."""
+    plot = star_plot(qtbot, 11, "attribute_number_")
     assert label_problems(plot) == []
 
 
@@ -239,18 +246,7 @@ def test_a_resized_tree_view_is_fitted_at_the_next_turn_not_inside_the_resize(qt
     """Issue 30, session 45: every resize of the tree's view placed its labels at once, inside
     the layout pass, so the resizes of one show (the matrix's pane, the note) held the GUI
     thread 100-123 ms on UCI Adult at 1366 × 768. A resize now schedules one fit."""
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"hub": rng.integers(0, 6, 400)})
-    for j in range(5):
-        frame[f"a{j}"] = frame["hub"] * 10 + rng.integers(0, 2, 400)
-    outcome = dependency_tree_outcome(Dataset.from_frame(frame, suggest_roles(frame)), 5)
-    plot = DependencyTreePlot()
-    qtbot.addWidget(plot)
-    plot.resize(900, 600)
-    plot.show()
-    qtbot.waitExposed(plot)
-    plot.set_tree(outcome.tree, outcome.layout)
-    settle(qtbot, plot)
+    plot = star_plot(qtbot, 5, "a")
     fits: list[int] = []
     fit = plot._fit_tree_once
     plot._fit_tree_once = lambda: fits.append(1) or fit()  # type: ignore[method-assign]

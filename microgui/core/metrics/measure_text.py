@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["TINY", "format_measure", "format_percent"]
+__all__ = ["TINY", "finite_number", "format_measure", "format_percent"]
 
 #: Measures smaller than this in magnitude are shown as 0 (they are float noise: every measure
 #: microgui shows is a percentage, a count or a rate of at most a few thousand).
 TINY = 1e-12
 
 
-def _number(value: object) -> float | None:
+def finite_number(value: object) -> float | None:
+    """``value`` as a finite float, or None (None, a bool, text that is no number, NaN, ±inf)."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -39,7 +40,7 @@ def format_measure(value: object, unit: str = "") -> str:
     if isinstance(value, int):
         text = f"{value:,}"
     else:
-        number = _number(value)
+        number = finite_number(value)
         if number is None:
             return "—"
         if abs(number) < TINY:  # float noise around an exact zero: 9.743e-16 is 0

@@ -12,7 +12,6 @@ file whose every number can be searched; a raster image is refused.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,7 +20,7 @@ from typing import Any
 from microgui._version import __version__
 from microgui.core.methods.refine import refinement_losses
 from microgui.core.metrics.disclosure import percent_text
-from microgui.core.metrics.measure_text import format_measure
+from microgui.core.metrics.measure_text import finite_number, format_measure
 from microgui.core.release.report_charts import ReportChart, chart_svg
 from microgui.core.runs.spec import RunResult
 
@@ -183,16 +182,6 @@ def report_run(
     )
 
 
-def _number(value: object) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 def best_indices(values: Sequence[object], direction: str) -> set[int]:
     """Positions of the best value of a row of measures (ties all count; None and NaN never
     do). Nothing is best when fewer than two values are known or all of them are equal.
@@ -200,7 +189,7 @@ def best_indices(values: Sequence[object], direction: str) -> set[int]:
     Values within rounding noise of the best (1e-12 absolute, 1e-9 relative) tie with it, so
     that 1e-16 does not "beat" 7e-16 where both mean zero (IL2 of MDAV, for instance).
     """
-    numbers = [(i, v) for i, v in enumerate(_number(x) for x in values) if v is not None]
+    numbers = [(i, v) for i, v in enumerate(finite_number(x) for x in values) if v is not None]
     if len(numbers) < 2:
         return set()
     if direction == HIGHER_IS_BETTER:
@@ -440,7 +429,7 @@ def utility_section(utility: Mapping[str, Any], name: str = "") -> list[str]:
     changes. Column names and measures only: the summaries hold no category."""
 
     def num(value: object, fmt: str = ".4f") -> str:
-        v = _number(value)
+        v = finite_number(value)
         return "–" if v is None else format(v, fmt)
 
     parts: list[str] = []
@@ -469,7 +458,7 @@ def utility_section(utility: Mapping[str, Any], name: str = "") -> list[str]:
     assoc = utility.get("associations") or {}
     pairs = list(assoc.get("pairs") or [])
     if pairs:
-        ranked = sorted(pairs, key=lambda p: -abs(_number(p.get("difference")) or 0.0))[:10]
+        ranked = sorted(pairs, key=lambda p: -abs(finite_number(p.get("difference")) or 0.0))[:10]
         parts.append(f"<h2>Associations, original vs released{of}</h2>")
         parts.append(
             f"<p>{len(pairs)} pairs of {len(assoc.get('columns') or [])} columns on "

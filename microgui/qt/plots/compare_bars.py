@@ -23,12 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 
-from microgui.core.metrics.measure_text import format_measure
+from microgui.core.metrics.measure_text import finite_number, format_measure
 from microgui.qt.plots.palette import CLUSTER_COLORS
 
 __all__ = ["BarRun", "CompareBarsPlot", "attribute_changes", "bar_label", "NO_VALUE"]
@@ -70,9 +69,9 @@ def attribute_changes(
         if not isinstance(m, Mapping):
             continue
         if m.get("changed_percent") is not None:
-            out[str(name)] = ("changed %", _number(m.get("changed_percent")))
+            out[str(name)] = ("changed %", finite_number(m.get("changed_percent")))
         else:
-            out[str(name)] = ("SSE/SST %", _number(m.get("information_loss")))
+            out[str(name)] = ("SSE/SST %", finite_number(m.get("information_loss")))
     return out
 
 
@@ -130,7 +129,7 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
             return
         charts: list[tuple[str, list[float | None]]] = []
         for key in keys:
-            values = [_number(r.measures.get(key)) for r in runs]
+            values = [finite_number(r.measures.get(key)) for r in runs]
             if all(v is None for v in values):
                 continue
             info = list(catalog.get(key, (key, "", "")))
@@ -229,16 +228,6 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
 def bar_label(name: str) -> str:
     """A run's label under its bar: the first word of its name ("#3 mdav k=5" -> "#3")."""
     return name.split(" ", 1)[0] if name.strip() else "?"
-
-
-def _number(value: object) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return number if np.isfinite(number) else None
 
 
 def _short(value: float) -> str:

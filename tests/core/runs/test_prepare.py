@@ -14,14 +14,7 @@ def test_main_prints_the_total_then_each_method_mdav_first(monkeypatch, capsys) 
     calls: list[str] = []
 
     def make(name: str, module: str, fail: bool = False):  # type: ignore[no-untyped-def]
-        def warm_up() -> float:
-            calls.append(name)
-            if fail:
-                raise ValueError("no")
-            return 0.0
-
-        warm_up.__module__ = module
-        return warm_up
+        return _recording(calls, name, module, fail)
 
     shared = make("shared", "x.other")
     methods = [
@@ -58,12 +51,7 @@ def test_methods_asked_first_come_first_then_the_child_lowers_itself(monkeypatch
     lowered: list[object] = []
 
     def make(name: str, module: str):  # type: ignore[no-untyped-def]
-        def warm_up() -> float:
-            calls.append(name)
-            return 0.0
-
-        warm_up.__module__ = module
-        return warm_up
+        return _recording(calls, name, module)
 
     methods = [
         ("a", make("a", "x.a")),
