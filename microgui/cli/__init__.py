@@ -147,6 +147,7 @@ def _unknown_command(word: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``microgui`` console script; returns the exit code."""
     from microgui.core.errors import MicroguiError
+    from microgui.core.unused_modules import defer_unused_modules
 
     logging.basicConfig(level=logging.WARNING, format="microgui: %(message)s")
     argv_given = argv
@@ -162,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif argv[0] not in ("protect", "gui", "--version", "-h", "--help") and argv[0].startswith("-"):
         argv = ["gui", *argv]  # `microgui --demo` opens the app on the demo
     args = parser.parse_args(argv)
+    # after the options are checked: a usage error imports nothing (numpy included)
+    defer_unused_modules()
     previous = _catch_sigterm() if args.command != "gui" else None
     # The console script (no argv given): the process ends when this returns.
     exits_next = argv_given is None and args.command != "gui"
