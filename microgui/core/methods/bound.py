@@ -301,7 +301,11 @@ def prefetch(qi: QIMatrix, k: int, one_partition: bool) -> None:
     k = int(k)
     if not qi.continuous_names or not 2 <= k <= n or n * k * d > _SOLVE_WORK:
         return
-    threads = current_threads()  # the run's (its thread's using_threads)
+    # The run's threads (its thread's using_threads) less the one its kernel holds meanwhile:
+    # on 2 cores the bound's second worker (a column's solve, cKDTree's query) took the
+    # kernel's core, 0.10-0.18 s of the 100,000 x 10 command's kernel (issue 33); the value is
+    # the same on any count.
+    threads = max(1, current_threads() - 1)
     kinds = ["attribute"]
     if one_partition and 2 * n * k * d <= _SOLVE_WORK:
         kinds.append("principal")

@@ -384,3 +384,24 @@ def test_the_csv_writer_joins_cells_of_any_width_in_any_record_order() -> None:
     plain = io.StringIO()
     _write_csv(frame, plain)
     assert plain.getvalue() == frame.to_csv(index=False, lineterminator="\n")
+
+
+@pytest.mark.parametrize(("run_threads", "bound_threads"), [(1, 1), (2, 1), (8, 7)])
+def test_the_prefetched_bound_leaves_the_run_its_core(
+    monkeypatch: pytest.MonkeyPatch, run_threads: int, bound_threads: int
+) -> None:
+    """Beside the run's kernel the bound takes one thread fewer than the run (issue 33: its
+    second worker took the kernel's core on 2 cores); the report's own call is unchanged."""
+    seen: list[tuple[str, int]] = []
+    done = threading.Event()
+
+    def cached(kind: str, values: np.ndarray, k: int, threads: int = 1) -> tuple[float, int]:
+        seen.append((kind, threads))
+        done.set()
+        return 0.0, 1
+
+    monkeypatch.setattr(bound, "_cached", cached)
+    monkeypatch.setattr(bound, "current_threads", lambda: run_threads)
+    bound.prefetch(_qi(500), 5, False)
+    assert done.wait(30)
+    assert seen == [("attribute", bound_threads)]
