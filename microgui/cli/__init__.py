@@ -146,8 +146,8 @@ def _unknown_command(word: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``microgui`` console script; returns the exit code."""
+    from microgui.core import process_start
     from microgui.core.errors import MicroguiError
-    from microgui.core.unused_modules import defer_unused_modules
 
     logging.basicConfig(level=logging.WARNING, format="microgui: %(message)s")
     argv_given = argv
@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = ["gui", *argv]  # `microgui --demo` opens the app on the demo
     args = parser.parse_args(argv)
     # after the options are checked: a usage error imports nothing (numpy included)
-    defer_unused_modules()
+    process_start.start()
     previous = _catch_sigterm() if args.command != "gui" else None
     # The console script (no argv given): the process ends when this returns.
     exits_next = argv_given is None and args.command != "gui"

@@ -325,9 +325,9 @@ def main(
     warm-up before the other methods' modules are imported (~0.4 s idle, ~1 s under load,
     before the compile the app's first run waits for; issue 30, session 45); ``total`` is then
     counted from the registry's names (:func:`_method_count`)."""
-    from microgui.core.unused_modules import defer_unused_modules
+    from microgui.core import process_start
 
-    defer_unused_modules()  # scipy's import would run numpy.f2py's (issue 33)
+    process_start.start()  # one BLAS thread; numpy.f2py never run (issue 33)
     args = sys.argv[1:] if argv is None else argv
     # the methods named after --first: at normal priority (a run waits for them), tab-separated
     first = args[1].split("\t") if args[:1] == ["--first"] and len(args) > 1 else []

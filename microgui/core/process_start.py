@@ -1,5 +1,18 @@
-"""Modules that a process of ours never uses but a dependency's import walks into (issue 33).
+"""What our own processes set up before they import numpy (issue 33): :func:`start`, called by
+the entry points (the ``microgui`` command, the app through it, the kernel preparation's
+process), never on import of the library: a notebook's interpreter is the user's.
 
+**One BLAS thread.** numpy's and scipy's OpenBLAS start a thread per core for a product of
+more than a few thousand numbers and keep them spinning for a while after it (their wait before
+sleeping is about 0.1 s), on the cores our own threads run on: a run's kernel (numba, its own
+threads), the IL bound beside it, the GUI thread. Our products are n x d by d x d with d the
+number of quasi-identifiers (tens at most), where more threads win nothing; measured on 2 cores,
+the 100,000 x 10 run's block layout took 0.15 s with OpenBLAS's second thread spinning and
+0.055 s without, and its kernel 0.1-0.3 s longer. So :func:`one_blas_thread` sets
+``OPENBLAS_NUM_THREADS=1`` (and MKL's, OpenMP's BLAS's: ``MKL_NUM_THREADS``) unless the user
+set them: a variable the user set wins.
+
+**Modules that a process of ours never uses but a dependency's import walks into.**
 scipy (1.15 and later) builds its array-API namespace for numpy by copying every public name of
 ``numpy`` (``scipy._lib.array_api_compat``'s ``clone_module``: ``dir(numpy)`` and ``hasattr`` on
 each), and numpy (2.x) imports a submodule the first time its name is asked for. So every
@@ -10,20 +23,42 @@ each), and numpy (2.x) imports a submodule the first time its name is asked for.
 :func:`defer_unused_modules` registers such modules with :class:`importlib.util.LazyLoader`:
 the module object exists at once and its code runs at the first attribute read, which scipy's
 copy never makes. Nothing changes for code that does use one (``numpy.f2py.run_main`` works as
-before, only its import happens then). Called by the entry points (the ``microgui`` command,
-the app through it, the kernel preparation's process), never on import of the library: a
-notebook's interpreter is the user's.
+before, only its import happens then).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 
-__all__ = ["UNUSED", "defer_unused_modules"]
+__all__ = ["BLAS_THREADS", "UNUSED", "start", "one_blas_thread", "defer_unused_modules"]
+
+#: The variables :func:`one_blas_thread` sets to 1 when the user has not set them.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 #: (parent, submodule) pairs registered lazily by :func:`defer_unused_modules`.
 UNUSED = (("numpy", "f2py"),)
+
+
+def start() -> None:
+    """Everything this module sets up, in the order needed (BLAS's threads before numpy loads
+    its library)."""
+    one_blas_thread()
+    defer_unused_modules()
+
+
+def one_blas_thread() -> list[str]:
+    """Set each of :data:`BLAS_THREADS` the environment does not set to 1; returns those set.
+    Read by the BLAS library when numpy or scipy first loads it: when numpy is already
+    imported its BLAS keeps the threads it has (nothing is set then, so that what the process
+    says of itself stays true)."""
+    if "numpy" in sys.modules:
+        return []
+    done = [name for name in BLAS_THREADS if not os.environ.get(name, "").strip()]
+    for name in done:
+        os.environ[name] = "1"
+    return done
 
 
 def defer_unused_modules() -> list[str]:
