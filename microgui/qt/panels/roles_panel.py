@@ -466,13 +466,20 @@ class RolesPanel(QWidget):
         try:
             header = self.view.horizontalHeader()
             columns = list(RolesColumn)
+            hier, order = RolesColumn.HIERARCHY, RolesColumn.ORDER
+            # The Order column only while a quasi-identifier is ordinal: empty, it took the
+            # room "Hierarchy" needs at 1366 × 768 (both headers read "Hier…", "O…").
+            ordered = self.model.has_ordinal_quasi_identifier()
+            if self.view.isColumnHidden(order) == ordered:
+                self.view.setColumnHidden(order, not ordered)
             heads = [header.sectionSizeHint(c) for c in columns]
             cells = [self.view.sizeHintForColumn(c) for c in columns]
-            cells[RolesColumn.HIERARCHY] = min(cells[RolesColumn.HIERARCHY], HIERARCHY_PX)
-            cells[RolesColumn.ORDER] = min(cells[RolesColumn.ORDER], HIERARCHY_PX)
+            cells[hier] = min(cells[hier], HIERARCHY_PX)
+            cells[order] = min(cells[order], HIERARCHY_PX)
+            if not ordered:
+                heads[order] = cells[order] = 0
             wants = [max(h, c) for h, c in zip(heads, cells, strict=True)]
             room = self.view.viewport().width() - 1  # a pixel spare: no 1-pixel scroll range
-            hier, order = RolesColumn.HIERARCHY, RolesColumn.ORDER
             first = sum(wants[:hier])  # Column, Role, Kind: what a statistician reads first
             if sum(wants) <= room:
                 widths = wants
@@ -485,8 +492,13 @@ class RolesPanel(QWidget):
                 widths = [*wants[:hier], cut, max(MIN_SECTION_PX, left - cut)]
             else:  # even the first three do not fit: the widest cut to a common width
                 widths = fit_widths(wants, room, MIN_SECTION_PX, heads)
+            if not ordered:  # hidden: its share goes to Hierarchy
+                widths[hier] += widths[order] + max(0, room - sum(widths))
+                widths[order] = 0
             widths[order] += max(0, room - sum(widths))
             for c, width in zip(columns, widths, strict=True):
+                if c is order and not ordered:
+                    continue
                 if header.sectionSize(c) != width:
                     header.resizeSection(c, width)
         finally:
