@@ -21,6 +21,7 @@ from microgui.core.metrics.measure_text import format_measure, format_percent
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 from microgui.qt.elided_label import ElidedLabel
+from microgui.qt.plots.titles import fitted_axes
 
 __all__ = [
     "ResultsPanel",
@@ -193,7 +194,7 @@ class ResultsPanel(QWidget):
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #666;")
 
-        self.histogram = pg.PlotWidget()
+        self.histogram = pg.PlotWidget(axisItems=fitted_axes())
         self.histogram.setBackground("w")
         self.histogram.setMinimumHeight(150)
         self.histogram.setMenuEnabled(False)

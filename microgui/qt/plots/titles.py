@@ -1,17 +1,25 @@
-"""Plot titles of several lines.
+"""Plot titles of several lines, and axis titles no longer than their axis.
 
 pyqtgraph fixes a plot's title row at 30 pixels (``PlotItem.setTitle``), so a second line is cut
 off at the top whenever there is no room above the plot. :func:`set_plot_title` gives the row the
 height of the lines it holds.
+
+pyqtgraph centres an axis title on its axis whatever its length, so a title longer than the axis
+runs past both ends and is clipped by the widget: at 1366 × 768 the principal-component plots'
+"PC2 of the mixed-distance embedding (10% of variance)" read "…embedding (10% of varia".
+:class:`FittedTitleAxisItem` cuts the title it draws to the axis's length with "…" and gives it
+whole in the axis's tooltip; every plot of the app makes its axes with it (:func:`fitted_axes`).
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import pyqtgraph as pg
+from PySide6.QtGui import QTextDocument
 
-__all__ = ["set_plot_title", "LINE_HEIGHT"]
+__all__ = ["set_plot_title", "LINE_HEIGHT", "FittedTitleAxisItem", "fitted_axes"]
 
 #: Pixels per extra title line (a 9-10 pt line with its leading).
 LINE_HEIGHT = 17
@@ -24,3 +32,77 @@ def set_plot_title(plot_item: pg.PlotItem, title: str, **args: Any) -> None:
     height = 30 + LINE_HEIGHT * title.count("<br>")
     plot_item.titleLabel.setMaximumHeight(height)
     plot_item.layout.setRowFixedHeight(0, height)
+
+
+class FittedTitleAxisItem(pg.AxisItem):
+    """An axis whose drawn title is never longer than the axis: cut at the end with "…" when
+    it is (the axis's tooltip then gives it whole, before any tooltip of its own). The title
+    itself (``labelText``) stays whole; it is fitted again whenever it or the axis's length
+    changes."""
+
+    # class defaults: pyqtgraph's __init__ draws the title before a subclass's could set them
+    _drawn_title = ""
+    _own_tip: str | None = None  # the axis's tooltip before a cut title's was added
+    #: The title as drawn, in plain text ("" when no title), and whether it is cut.
+    title_shown = ""
+    title_cut = False
+
+    def _length(self) -> float:
+        size = self.size()
+        return size.height() if self.orientation in ("left", "right") else size.width()
+
+    def labelString(self) -> str:  # noqa: N802 (pyqtgraph's name)
+        whole = super().labelString()
+        drawn = self._fitted(whole)
+        self._drawn_title = drawn
+        return drawn
+
+    def _fitted(self, whole: str) -> str:
+        length = self._length()
+        doc = QTextDocument()
+        doc.setDefaultFont(self.label.font())
+        doc.setHtml(whole)
+        plain = " ".join(doc.toPlainText().split())
+        if length <= 0 or doc.size().width() <= length or not plain:
+            self._show(plain, cut=False)
+            return whole
+        style = ";".join(f"{k}: {v}" for k, v in self.labelStyle.items())
+
+        def form(n: int) -> str:
+            return f"<span style='{style}'>{html.escape(plain[:n].rstrip())}…</span>"
+
+        lo, hi = 0, len(plain) - 1  # the most characters kept whose form fits
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            doc.setHtml(form(mid))
+            if doc.size().width() <= length:
+                lo = mid
+            else:
+                hi = mid - 1
+        self._show(plain, cut=True, shown=plain[:lo].rstrip() + "…")
+        return form(lo)
+
+    def _show(self, plain: str, cut: bool, shown: str | None = None) -> None:
+        self.title_shown = plain if shown is None else shown
+        self.title_cut = cut
+        if cut:
+            if self._own_tip is None:
+                self._own_tip = self.toolTip()
+            self.setToolTip("\n".join(t for t in (plain, self._own_tip) if t))
+        elif self._own_tip is not None:
+            self.setToolTip(self._own_tip)
+            self._own_tip = None
+
+    def resizeEvent(self, ev: Any = None) -> None:  # noqa: N802 (Qt's name)
+        # a new length: the title fitted to it before pyqtgraph centres it
+        if self.label is not None and self.labelText:
+            drawn = self._drawn_title
+            if self.labelString() != drawn:
+                self.label.setHtml(self._drawn_title)
+        super().resizeEvent(ev)
+
+
+def fitted_axes(*names: str) -> dict[str, FittedTitleAxisItem]:
+    """``axisItems`` for a PlotItem or PlotWidget: these axes (default left and bottom) fit
+    their titles to their lengths."""
+    return {name: FittedTitleAxisItem(name) for name in names or ("left", "bottom")}

@@ -1,0 +1,123 @@
+"""Every view at 1366 × 768 (a statistician's review of UCI Adult in a real window): nothing
+clipped, nothing covering the data. Geometry, not pixels: where a legend, an axis title or a
+table's text lies against the data it explains."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QRectF
+
+from microgui.core.runs import RunSpec
+from microgui.qt.main_window import MainWindow
+from microgui.qt.settings import UiSettings
+
+TIMEOUT_MS = 300_000
+
+
+@pytest.fixture
+def laptop_window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
+    """The demo table in a main window sized 1366 × 768 before its first show, as the app
+    opens it on a laptop (docks laid out for that width)."""
+    window = MainWindow(UiSettings())
+    qtbot.addWidget(window)
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.open_demo(), window.last_error
+    return window
+
+
+def _run(window: MainWindow, qtbot, spec: RunSpec) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.controller.run_shown, timeout=TIMEOUT_MS):
+        window.controller.start_run(spec)
+
+
+def _records_rect(item) -> QRectF:  # type: ignore[no-untyped-def]
+    """The scene rectangle of a scatter item's points inside its view (what a reader sees)."""
+    x, y = item.getData()
+    view = item.getViewBox()
+    (x0, x1), (y0, y1) = view.viewRange()
+    inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+    xs, ys = x[inside], y[inside]
+    data = QRectF(float(xs.min()), float(ys.min()), float(np.ptp(xs)), float(np.ptp(ys)))
+    return view.mapViewToScene(data).boundingRect()
+
+
+def test_mst_legend_covers_no_record_at_laptop_size(laptop_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The MST partition's legend was drawn over the view's top right corner and hid records
+    (mstk k = 5 on Adult at 1366 × 768). It lies below the plot, inside the widget, over no
+    part of the view box, with every entry (the edges' lines, the selection's ring) in it."""
+
+    window = laptop_window
+    window.tabs.setCurrentWidget(window.mst_plot)
+    _run(window, qtbot, RunSpec.make("mstk", 5, seed=0))
+    mst = window.mst_plot
+    qtbot.waitUntil(lambda: mst.legend.isVisible(), timeout=10_000)
+    labels = window.controller.result.labels  # type: ignore[union-attr]
+    window.controller.set_selection(np.flatnonzero(labels == labels[0]))
+    qtbot.wait(200)
+    legend = mst.legend.sceneBoundingRect()
+    view_box = mst.plot_item.getViewBox().sceneBoundingRect()
+    records = _records_rect(mst.records_item)
+    widget = mst.plot_widget.mapToScene(mst.plot_widget.viewport().rect()).boundingRect()
+    assert not legend.intersects(records), (legend, records)
+    assert not legend.intersects(view_box), (legend, view_box)
+    assert widget.adjusted(-1, -1, 1, 1).contains(legend), (legend, widget)
+    texts = [text for _entry, text in mst.legend.items]
+    assert texts[0].startswith("record") and "cut edge" in texts
+    assert "selected record" in texts
+
+
+def _axis_titles_past_their_axes(window: MainWindow) -> list[str]:
+    """Every visible axis title of the window's plots that runs past either end of its axis
+    (pyqtgraph centres a title on its axis whatever its length: the widget clips the rest)."""
+    import pyqtgraph as pg
+
+    slack = 8.0  # pyqtgraph's 5-pixel nudge and the text document's blank margins
+    out = []
+    for view in window.findChildren(pg.GraphicsView):
+        if not view.isVisible() or view.scene() is None:
+            continue
+        for axis in view.scene().items():
+            if not (
+                isinstance(axis, pg.AxisItem)
+                and axis.isVisible()
+                and axis.label is not None
+                and axis.label.isVisible()
+                and axis.labelText
+            ):
+                continue
+            title, along = axis.label.sceneBoundingRect(), axis.sceneBoundingRect()
+            vertical = axis.orientation in ("left", "right")
+            lo, hi = (title.top(), title.bottom()) if vertical else (title.left(), title.right())
+            a, b = (along.top(), along.bottom()) if vertical else (along.left(), along.right())
+            if lo < a - slack or hi > b + slack:
+                out.append(f"{axis.labelText!r}: {lo:.0f}..{hi:.0f} past the axis {a:.0f}..{b:.0f}")
+    return out
+
+
+def test_no_axis_title_runs_past_its_axis_in_any_view(laptop_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """ "PC2 of the mixed-distance embedding (10% of variance)" was cut by the widget at
+    1366 × 768 (the records' plots are ~270 pixels tall there). Every view after a run: each
+    axis title lies along its axis; a cut one ends in "…" and its axis's tooltip has it whole."""
+    from microgui.core.views.layout import PC1, PC2
+
+    window = laptop_window
+    _run(window, qtbot, RunSpec.make("mstk", 5, seed=0))
+    window.mst_plot.set_axes(PC1, PC2)
+    window.plot.set_axes(PC1, PC2)
+    problems = []
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        qtbot.wait(300)
+        problems += [
+            f"{window.tabs.tabText(index)}: {p}" for p in _axis_titles_past_their_axes(window)
+        ]
+    assert problems == []
+    from microgui.qt.plots.titles import FittedTitleAxisItem
+
+    left = window.mst_plot.plot_item.getAxis("left")
+    assert isinstance(left, FittedTitleAxisItem) and left.labelText.startswith("PC2")
+    if left.title_cut:
+        assert left.title_shown.endswith("…") and left.labelText in left.toolTip()
