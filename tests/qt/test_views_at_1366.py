@@ -121,3 +121,33 @@ def test_no_axis_title_runs_past_its_axis_in_any_view(laptop_window: MainWindow,
     assert isinstance(left, FittedTitleAxisItem) and left.labelText.startswith("PC2")
     if left.title_cut:
         assert left.title_shown.endswith("…") and left.labelText in left.toolTip()
+
+
+def test_results_numbers_read_whole_on_one_line_at_laptop_size(
+    laptop_window: MainWindow, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """The Results dock's value column was ~100 pixels at 1366 × 768 (the names' column as wide
+    as "Invented combinations"): "488 (of 3,016 records)" read over three lines, "(≥ k =" over
+    "5; see the verdict)". The names wrap instead; each number and its unit is on one line,
+    whole, and nothing in the dock is cut."""
+    import html
+    import re
+
+    from layout_walk import clipped_widgets
+
+    window = laptop_window
+    _run(window, qtbot, RunSpec.make("mdav-generic", 5, seed=0))
+    qtbot.wait(200)
+    panel = window.results_panel
+    for key in ("n_groups", "group_sizes", "k_anonymity", "invented_combinations", "seconds"):
+        label = panel.value_labels[key]
+        plain = html.unescape(re.sub("<[^>]+>", "", label.text()))
+        one_line = label.fontMetrics().horizontalAdvance(plain)
+        assert label.isVisible() and label.width() >= one_line, (
+            key,
+            plain,
+            label.width(),
+            one_line,
+        )
+    assert "records)" in panel.value_labels["n_groups"].text()
+    assert not [p for p in clipped_widgets(window) if "result" in p.lower()]
