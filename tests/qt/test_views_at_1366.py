@@ -115,12 +115,42 @@ def test_no_axis_title_runs_past_its_axis_in_any_view(laptop_window: MainWindow,
             f"{window.tabs.tabText(index)}: {p}" for p in _axis_titles_past_their_axes(window)
         ]
     assert problems == []
-    from microgui.qt.plots.titles import FittedTitleAxisItem
+    from microgui.qt.plots.titles import FittedTitleAxisItem, pc_short_title
 
     left = window.mst_plot.plot_item.getAxis("left")
     assert isinstance(left, FittedTitleAxisItem) and left.labelText.startswith("PC2")
-    if left.title_cut:
-        assert left.title_shown.endswith("…") and left.labelText in left.toolTip()
+    if left.title_cut:  # the share of variance kept: "PC2 (25% of variance)"
+        assert left.title_shown == pc_short_title(left.labelText), left.title_shown
+        assert left.labelText in left.toolTip()
+
+
+def test_a_fitted_axis_title_is_shortened_then_cut_with_its_whole_in_the_tooltip(qtbot) -> None:  # type: ignore[no-untyped-def]
+    import pyqtgraph as pg
+
+    from microgui.qt.plots.titles import fitted_axes, pc_short_title
+
+    title = "PC2 of the mixed-distance embedding (10% of variance) · 8 QIs"
+    assert pc_short_title(title) == "PC2 (10% of variance)"
+    assert pc_short_title("age (years)") is None
+    widget = pg.PlotWidget(axisItems=fitted_axes())
+    qtbot.addWidget(widget)
+    widget.getPlotItem().setLabel("left", title)
+    left = widget.getPlotItem().getAxis("left")
+    left.setToolTip("what the axis is")
+    widget.resize(400, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    assert not left.title_cut and left.title_shown == title and left.labelText == title
+    widget.resize(400, 200)
+    qtbot.waitUntil(lambda: left.title_cut)
+    assert left.title_shown.endswith("…") and len(left.title_shown) < len(title)
+    assert left.label.boundingRect().width() <= left.geometry().height()
+    assert left.toolTip() == f"{title}\nwhat the axis is"
+    left.set_short_titles(title, pc_short_title(title))
+    assert left.title_shown == "PC2 (10% of variance)"
+    widget.resize(400, 700)
+    qtbot.waitUntil(lambda: not left.title_cut)
+    assert left.toolTip() == "what the axis is" and left.labelText == title
 
 
 def test_results_numbers_read_whole_on_one_line_at_laptop_size(

@@ -85,7 +85,7 @@ from microgui.qt.compact import compact_combo
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.legend_strip import LegendEntry, LegendStrip
 from microgui.qt.plots.palette import ClusterPalette
-from microgui.qt.plots.titles import FittedTitleAxisItem, set_plot_title
+from microgui.qt.plots.titles import FittedTitleAxisItem, pc_short_title, set_plot_title
 
 __all__ = [
     "show_axes",
@@ -1242,7 +1242,8 @@ class ClusterScatterPlot(QWidget):
             # tooltip says it all
             short = base.split(" (", 1)[0]
             metrics = QFontMetrics(axis.label.font())
-            forms = [base + note, short + note, base, short]
+            pc = pc_short_title(base)  # "PC2 (10% of variance)": the share kept
+            forms = [base + note, short + note, base, *([pc] if pc else []), short]
             want = next((f for f in forms if metrics.horizontalAdvance(f) + 12 <= length), short)
             if want != text:
                 self.plot_item.setLabel(name, want, color="#222222")

@@ -51,7 +51,7 @@ from microgui.qt.plots.cluster_scatter import (
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.legend_strip import LegendEntry, LegendStrip
 from microgui.qt.plots.palette import ClusterPalette
-from microgui.qt.plots.titles import fitted_axes
+from microgui.qt.plots.titles import FittedTitleAxisItem, fitted_axes, pc_short_title
 
 __all__ = ["MstPartitionPlot", "MstOptions", "PLACEHOLDER", "CUT_COLOR", "BETWEEN_COLOR"]
 
@@ -361,10 +361,20 @@ class MstPartitionPlot(QWidget):
         view.disableAutoRange()
         self.plot_item.setLabel("bottom", x_label, color="#222222")
         self.plot_item.setLabel("left", y_label, color="#222222")
+        self._short_titles("bottom", x_label)
+        self._short_titles("left", y_label)
         self._view_timer.stop()
         self._set_range(x, y)  # emits sigRangeChanged: the timer is stopped again below
         self._view_timer.stop()
         self._draw_view()
+
+    def _short_titles(self, side: str, title: str) -> None:
+        """A principal component's title without its long middle when the axis is short:
+        "PC2 (10% of variance)" (the whole title is in the axis's tooltip)."""
+        axis = self.plot_item.getAxis(side)
+        short = pc_short_title(title)
+        if short is not None and isinstance(axis, FittedTitleAxisItem):
+            axis.set_short_titles(title, short)
 
     def _on_view_moved(self, *_args: object) -> None:
         if self._layout is not None:

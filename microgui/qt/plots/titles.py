@@ -14,12 +14,13 @@ whole in the axis's tooltip; every plot of the app makes its axes with it (:func
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtGui import QTextDocument
 
-__all__ = ["set_plot_title", "LINE_HEIGHT", "FittedTitleAxisItem", "fitted_axes"]
+__all__ = ["set_plot_title", "LINE_HEIGHT", "FittedTitleAxisItem", "fitted_axes", "pc_short_title"]
 
 #: Pixels per extra title line (a 9-10 pt line with its leading).
 LINE_HEIGHT = 17
@@ -35,14 +36,16 @@ def set_plot_title(plot_item: pg.PlotItem, title: str, **args: Any) -> None:
 
 
 class FittedTitleAxisItem(pg.AxisItem):
-    """An axis whose drawn title is never longer than the axis: cut at the end with "…" when
-    it is (the axis's tooltip then gives it whole, before any tooltip of its own). The title
-    itself (``labelText``) stays whole; it is fitted again whenever it or the axis's length
-    changes."""
+    """An axis whose drawn title is never longer than the axis: a shorter form given by
+    :meth:`set_short_titles`, else cut at the end with "…" (the axis's tooltip then gives it
+    whole, before any tooltip of its own). The title itself (``labelText``) stays whole; it is
+    fitted again whenever it or the axis's length changes."""
 
     # class defaults: pyqtgraph's __init__ draws the title before a subclass's could set them
     _drawn_title = ""
     _own_tip: str | None = None  # the axis's tooltip before a cut title's was added
+    _cut_tip = ""
+    _short_titles: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (replaced, never mutated)
     #: The title as drawn, in plain text ("" when no title), and whether it is cut.
     title_shown = ""
     title_cut = False
@@ -57,6 +60,15 @@ class FittedTitleAxisItem(pg.AxisItem):
         self._drawn_title = drawn
         return drawn
 
+    def set_short_titles(self, title: str, *shorter: str) -> None:
+        """Shorter forms of ``title``, longest first, drawn (whole in the tooltip) when the
+        axis is too short for it, before any is cut ("PC2 (10% of variance)" says more than
+        "PC2 of the mixed-distance embe…")."""
+        self._short_titles = {title: tuple(shorter)}
+        if self.labelText == title and self.label is not None:
+            self.label.setHtml(self.labelString())
+            self.resizeEvent()
+
     def _fitted(self, whole: str) -> str:
         length = self._length()
         doc = QTextDocument()
@@ -67,11 +79,18 @@ class FittedTitleAxisItem(pg.AxisItem):
             self._show(plain, cut=False)
             return whole
         style = ";".join(f"{k}: {v}" for k, v in self.labelStyle.items())
+        shorter = self._short_titles.get(self.labelText, ())
+        for text in shorter:
+            doc.setHtml(f"<span style='{style}'>{html.escape(text)}</span>")
+            if doc.size().width() <= length:
+                self._show(plain, cut=True, shown=text)
+                return f"<span style='{style}'>{html.escape(text)}</span>"
+        base = shorter[-1] if shorter else plain
 
         def form(n: int) -> str:
-            return f"<span style='{style}'>{html.escape(plain[:n].rstrip())}…</span>"
+            return f"<span style='{style}'>{html.escape(base[:n].rstrip())}…</span>"
 
-        lo, hi = 0, len(plain) - 1  # the most characters kept whose form fits
+        lo, hi = 0, len(base) - 1  # the most characters kept whose form fits
         while lo < hi:
             mid = (lo + hi + 1) // 2
             doc.setHtml(form(mid))
@@ -79,18 +98,20 @@ class FittedTitleAxisItem(pg.AxisItem):
                 lo = mid
             else:
                 hi = mid - 1
-        self._show(plain, cut=True, shown=plain[:lo].rstrip() + "…")
+        self._show(plain, cut=True, shown=base[:lo].rstrip() + "…")
         return form(lo)
 
     def _show(self, plain: str, cut: bool, shown: str | None = None) -> None:
         self.title_shown = plain if shown is None else shown
         self.title_cut = cut
         if cut:
-            if self._own_tip is None:
-                self._own_tip = self.toolTip()
-            self.setToolTip("\n".join(t for t in (plain, self._own_tip) if t))
+            if self._own_tip is None or self.toolTip() != self._cut_tip:
+                self._own_tip = self.toolTip()  # the plot set its own since
+            self._cut_tip = "\n".join(t for t in (plain, self._own_tip) if t)
+            self.setToolTip(self._cut_tip)
         elif self._own_tip is not None:
-            self.setToolTip(self._own_tip)
+            if self.toolTip() == self._cut_tip:
+                self.setToolTip(self._own_tip)
             self._own_tip = None
 
     def resizeEvent(self, ev: Any = None) -> None:  # noqa: N802 (Qt's name)
@@ -106,3 +127,11 @@ def fitted_axes(*names: str) -> dict[str, FittedTitleAxisItem]:
     """``axisItems`` for a PlotItem or PlotWidget: these axes (default left and bottom) fit
     their titles to their lengths."""
     return {name: FittedTitleAxisItem(name) for name in names or ("left", "bottom")}
+
+
+def pc_short_title(title: str) -> str | None:
+    """A principal component's title without its middle: "PC2 of the mixed-distance embedding
+    (10% of variance) · 8 QIs" → "PC2 (10% of variance)" (None for any other title): the form
+    a short axis draws before cutting one, since the share of variance is what it must keep."""
+    match = re.match(r"^(PC\d+)\b.*?\((\d+% of variance)\)", title)
+    return f"{match.group(1)} ({match.group(2)})" if match else None
