@@ -122,6 +122,12 @@ def test_no_axis_title_runs_past_its_axis_in_any_view(laptop_window: MainWindow,
     if left.title_cut:  # the share of variance kept: "PC2 (25% of variance)"
         assert left.title_shown == pc_short_title(left.labelText), left.title_shown
         assert left.labelText in left.toolTip()
+    # the groups plot's too (it read "PC2 of the mixed-distance embedding" on Adult)
+    window.tabs.setCurrentWidget(window.plot)
+    qtbot.wait(200)
+    groups_left = window.plot.plot_item.getAxis("left")
+    assert isinstance(groups_left, FittedTitleAxisItem)
+    assert groups_left.title_shown.startswith("PC2") and "% of variance" in groups_left.title_shown
 
 
 def test_a_fitted_axis_title_is_shortened_then_cut_with_its_whole_in_the_tooltip(qtbot) -> None:  # type: ignore[no-untyped-def]

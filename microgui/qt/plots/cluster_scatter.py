@@ -1242,8 +1242,10 @@ class ClusterScatterPlot(QWidget):
             # tooltip says it all
             short = base.split(" (", 1)[0]
             metrics = QFontMetrics(axis.label.font())
-            pc = pc_short_title(base)  # "PC2 (10% of variance)": the share kept
-            forms = [base + note, short + note, base, *([pc] if pc else []), short]
+            # a principal component's short form keeps its share of variance: "PC2 (10% of
+            # variance)", not "PC2 of the mixed-distance embedding"
+            short = pc_short_title(base) or short
+            forms = [base + note, short + note, base, short]
             want = next((f for f in forms if metrics.horizontalAdvance(f) + 12 <= length), short)
             if want != text:
                 self.plot_item.setLabel(name, want, color="#222222")
