@@ -187,3 +187,42 @@ def test_results_numbers_read_whole_on_one_line_at_laptop_size(
         )
     assert "records)" in panel.value_labels["n_groups"].text()
     assert not [p for p in clipped_widgets(window) if "result" in p.lower()]
+
+
+def test_a_data_cell_cut_by_its_column_gives_its_value_whole_in_its_tooltip(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The Data view cut Adult's "Married-civ-spouse" to "Married-civ-sp…" at 1366 × 768, and
+    nothing gave it whole: each cell's tooltip is its value."""
+    from PySide6.QtCore import Qt
+
+    window = MainWindow(UiSettings())
+    qtbot.addWidget(window)
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    import pandas as pd
+
+    from microgui.core.table.dataset import Dataset
+
+    frame = pd.DataFrame(
+        {
+            "age": [39, 50, 38, 53, 28],
+            "marital-status": ["Married-civ-spouse", "Never-married", "Married-spouse-absent"]
+            + ["Divorced", "Married-AF-spouse"],
+        }
+    )
+    window.controller.set_dataset(Dataset.from_frame(frame))
+    window.tabs.setCurrentWidget(window.data_panel)
+    qtbot.wait(100)
+    view = next(
+        v for v in window.data_panel.findChildren(type(window.roles_panel.view)) if v.isVisible()
+    )
+    model = view.model()
+    column = next(
+        c
+        for c in range(model.columnCount())
+        if "marital" in str(model.headerData(c, Qt.Orientation.Horizontal))
+    )
+    for row in range(model.rowCount()):
+        index = model.index(row, column)
+        assert index.data(Qt.ItemDataRole.ToolTipRole) == index.data()
+    assert model.index(0, column).data(Qt.ItemDataRole.ToolTipRole) == "Married-civ-spouse"
