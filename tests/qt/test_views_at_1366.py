@@ -157,6 +157,14 @@ def test_a_fitted_axis_title_is_shortened_then_cut_with_its_whole_in_the_tooltip
     widget.resize(400, 700)
     qtbot.waitUntil(lambda: not left.title_cut)
     assert left.toolTip() == "what the axis is" and left.labelText == title
+    # a title's trailing " · " notes go before anything is cut (the R-U map's "· lower is b…")
+    bottom = widget.getPlotItem().getAxis("bottom")
+    widget.getPlotItem().setLabel(
+        "bottom", "records in groups with one value (%) · lower is better"
+    )
+    widget.resize(300, 700)
+    qtbot.waitUntil(lambda: bottom.title_cut)
+    assert bottom.title_shown == "records in groups with one value (%)"
 
 
 def test_results_numbers_read_whole_on_one_line_at_laptop_size(

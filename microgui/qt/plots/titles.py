@@ -37,8 +37,8 @@ def set_plot_title(plot_item: pg.PlotItem, title: str, **args: Any) -> None:
 
 class FittedTitleAxisItem(pg.AxisItem):
     """An axis whose drawn title is never longer than the axis: a shorter form given by
-    :meth:`set_short_titles`, else cut at the end with "…" (the axis's tooltip then gives it
-    whole, before any tooltip of its own). The title itself (``labelText``) stays whole; it is
+    :meth:`set_short_titles`, else the title without its trailing " · " notes, else cut at the
+    end with "…" (the axis's tooltip then gives it whole, before any tooltip of its own). The title itself (``labelText``) stays whole; it is
     fitted again whenever it or the axis's length changes."""
 
     # class defaults: pyqtgraph's __init__ draws the title before a subclass's could set them
@@ -79,13 +79,18 @@ class FittedTitleAxisItem(pg.AxisItem):
             self._show(plain, cut=False)
             return whole
         style = ";".join(f"{k}: {v}" for k, v in self.labelStyle.items())
-        shorter = self._short_titles.get(self.labelText, ())
-        for text in shorter:
+        given = self._short_titles.get(self.labelText, ())
+        # and the title without its trailing " · " notes ("… (%) · lower is better")
+        parts = plain.split(" · ")
+        notes_off = [" · ".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)]
+        # the longest form that fits: it says the most
+        for text in sorted({*given, *notes_off}, key=len, reverse=True):
             doc.setHtml(f"<span style='{style}'>{html.escape(text)}</span>")
             if doc.size().width() <= length:
                 self._show(plain, cut=True, shown=text)
                 return f"<span style='{style}'>{html.escape(text)}</span>"
-        base = shorter[-1] if shorter else plain
+        # none: the shortest given form (else the title's first part) cut
+        base = given[-1] if given else (notes_off[-1] if notes_off else plain)
 
         def form(n: int) -> str:
             return f"<span style='{style}'>{html.escape(base[:n].rstrip())}…</span>"
