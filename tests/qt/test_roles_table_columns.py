@@ -52,7 +52,11 @@ def _room_for_every_header(window: MainWindow) -> bool:
         max(header.sectionSizeHint(c), view.sizeHintForColumn(c))
         for c in (RolesColumn.NAME, RolesColumn.ROLE, RolesColumn.KIND)
     )
-    last = header.sectionSizeHint(RolesColumn.HIERARCHY) + header.sectionSizeHint(RolesColumn.ORDER)
+    last = sum(
+        header.sectionSizeHint(c)
+        for c in (RolesColumn.HIERARCHY, RolesColumn.ORDER)
+        if not view.isColumnHidden(c)
+    )
     return view.viewport().width() >= first + last
 
 
@@ -61,12 +65,14 @@ def _hierarchy_whole_when_room(window: MainWindow) -> None:
     whenever the Hierarchy and Order columns can give way."""
     view = window.roles_panel.view
     header = view.horizontalHeader()
-    if _room_for_every_header(window):
-        hier = RolesColumn.HIERARCHY
+    hier = RolesColumn.HIERARCHY
+    if _room_for_every_header(window) and not view.isColumnHidden(hier):
         assert header.sectionSize(hier) >= header.sectionSizeHint(hier)
     for c in (RolesColumn.ROLE, RolesColumn.KIND):
         want = max(header.sectionSizeHint(c), view.sizeHintForColumn(c))
-        last_two = 2 * 24
+        last_two = 24 * sum(
+            not view.isColumnHidden(k) for k in (RolesColumn.HIERARCHY, RolesColumn.ORDER)
+        )
         if (
             view.viewport().width()
             >= sum(
@@ -147,6 +153,7 @@ def test_hierarchy_header_and_cells_read_whole_on_adult_at_laptop_size(qtbot) ->
         assert _elided(view, column) == [], column
     assert _header_problems(window) == []
     assert view.isColumnHidden(RolesColumn.ORDER)
+    assert not view.isColumnHidden(RolesColumn.HIERARCHY)
     model = window.roles_panel.model
     row = [model.column_name(r) for r in range(model.rowCount())].index("education")
     index = model.index(row, RolesColumn.HIERARCHY)
@@ -158,4 +165,28 @@ def test_hierarchy_header_and_cells_read_whole_on_adult_at_laptop_size(qtbot) ->
     ctl.set_kind("education", AttributeKind.ORDINAL)
     qtbot.waitUntil(lambda: not view.isColumnHidden(RolesColumn.ORDER), timeout=5_000)
     qtbot.wait(50)
+    assert _header_problems(window) == []
+
+
+def test_the_order_header_reads_whole_on_a_table_with_an_ordinal_at_laptop_size(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The demo table (an ordinal quasi-identifier, no hierarchy attached) at 1366 × 768: the
+    headers read "Hie…" and "O…". The empty Hierarchy column is not shown (attaching one is a
+    right-click on its row, or the Hierarchy button), so Order reads whole; it comes back with
+    a hierarchy."""
+    from microgui.qt.settings import UiSettings
+
+    window = MainWindow(UiSettings())
+    qtbot.addWidget(window)
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.open_demo(), window.last_error
+    qtbot.wait(100)
+    view = window.roles_panel.view
+    header = view.horizontalHeader()
+    for column in RolesColumn:
+        if not view.isColumnHidden(column):
+            assert header.sectionSize(column) >= header.sectionSizeHint(column), column
+    assert not view.isColumnHidden(RolesColumn.ORDER)
+    assert view.isColumnHidden(RolesColumn.HIERARCHY)
     assert _header_problems(window) == []

@@ -236,6 +236,11 @@ class RolesModel(QAbstractTableModel):
             return QBrush(QColor("#888888"))
         return None
 
+    def has_hierarchy(self) -> bool:
+        """Whether a hierarchy is attached to a column of the table (the Hierarchy column has
+        something to show)."""
+        return any(self._controller.hierarchies.get(name) is not None for name in self._names)
+
     def has_ordinal_quasi_identifier(self) -> bool:
         """Whether any quasi-identifier is ordinal (the Order column has something to show)."""
         return any(
