@@ -42,7 +42,6 @@ from microgui.core.views.layout import (
 from microgui.core.views.projection import QIProjection
 from microgui.qt.plots.cluster_scatter import (
     DEFAULT_MAX_POINTS,
-    LEGEND_COLUMNS,
     LEGEND_GAP,
     LEGEND_ROW,
     sample_indices,
@@ -57,6 +56,8 @@ __all__ = ["MstPartitionPlot", "MstOptions", "PLACEHOLDER", "CUT_COLOR", "BETWEE
 
 PLACEHOLDER = "Run mst or mstk to see the partition of the minimum spanning tree"
 CUT_COLOR = "#d62728"
+#: Legend entries side by side tried, most first (all five on one line when the view holds them).
+LEGEND_COLUMNS = (5, 4, 3, 2, 1)
 BETWEEN_COLOR = "#8a8a8a"
 
 
@@ -180,6 +181,8 @@ class MstPartitionPlot(QWidget):
         self.legend_holder = pg.GraphicsWidget()
         self.legend_holder.setFixedHeight(0)
         self.plot_item.layout.addItem(self.legend_holder, LEGEND_ROW, 1)
+        # every entry on one line when the view's width holds them (a second line took ~25
+        # of the ~150 pixels the plot has in a 1366 × 700 window)
         self.legend = LegendStrip(LEGEND_COLUMNS)
         self.legend.setParentItem(self.legend_holder)
         self.legend.setPos(1, 1)
