@@ -234,3 +234,65 @@ def test_a_data_cell_cut_by_its_column_gives_its_value_whole_in_its_tooltip(qtbo
         index = model.index(row, column)
         assert index.data(Qt.ItemDataRole.ToolTipRole) == index.data()
     assert model.index(0, column).data(Qt.ItemDataRole.ToolTipRole) == "Married-civ-spouse"
+
+
+def _tick_labels_outside(window: MainWindow) -> list[str]:
+    """Every tick label of the window's visible plots that the widget's edge cuts."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QPainter, QPicture
+
+    out = []
+    for view in window.findChildren(pg.GraphicsView):
+        if not view.isVisible() or view.scene() is None:
+            continue
+        shown = view.mapToScene(view.viewport().rect()).boundingRect().adjusted(-2, -2, 2, 2)
+        for axis in view.scene().items():
+            if not (isinstance(axis, pg.AxisItem) and axis.isVisible()):
+                continue
+            picture = QPicture()
+            painter = QPainter(picture)
+            try:
+                specs = axis.generateDrawSpecs(painter)  # what it paints: text metrics only
+            finally:
+                painter.end()
+            for rect, _flags, text in specs[2] if specs else []:
+                where = axis.mapRectToScene(rect)
+                if not shown.contains(where):
+                    out.append(f"{axis.orientation} tick {text!r} at {where.getRect()}")
+    return out
+
+
+def test_every_tick_label_and_axis_title_is_inside_its_plot_in_every_view(
+    laptop_window: MainWindow, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """The class of the cut "PC2" title: every view, every Utility tab and both comparison
+    pages after two runs at 1366 × 768. No tick label is cut by its widget's edge (the empty
+    model plot's "1.0" was) and no axis title runs past its axis."""
+    window = laptop_window
+    ctl = window.controller
+    for spec in (RunSpec.make("mdav-generic", 5, seed=0), RunSpec.make("mstk", 5, seed=0)):
+        _run(window, qtbot, spec)
+    ctl.set_comparison([e.run_id for e in ctl.history])
+    problems = []
+
+    def look(where: str) -> None:
+        qtbot.wait(300)
+        found = _tick_labels_outside(window) + _axis_titles_past_their_axes(window)
+        problems.extend(f"{where}: {p}" for p in found)
+
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        page = window.tabs.currentWidget()
+        name = window.tabs.tabText(index)
+        if page is window.utility_panel:
+            for tab in range(page.tabs.count()):
+                page.tabs.setCurrentIndex(tab)
+                look(f"{name} › {page.tabs.tabText(tab)}")
+        elif page is window.compare_panel:
+            for view in range(page.views.count()):
+                page.views.setCurrentIndex(view)
+                qtbot.waitUntil(lambda: window.compare_panel.bars.pending == 0, timeout=60_000)
+                look(f"{name} › page {view}")
+        else:
+            look(name)
+    assert problems == []

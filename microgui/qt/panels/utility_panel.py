@@ -154,6 +154,9 @@ def _plot(widget: pg.PlotWidget) -> pg.PlotItem:
     plot = widget.getPlotItem()
     plot.setMenuEnabled(False)
     plot.hideButtons()
+    # room above the view for the half of the top tick label that stands above it (an empty
+    # model plot's "1.0" was cut by the widget's top edge)
+    plot.layout.setContentsMargins(1, 8, 1, 1)
     for name in ("left", "bottom"):
         plot.getAxis(name).setTextPen(pg.mkPen("#222222"))
         plot.getAxis(name).setPen(pg.mkPen("#888888"))
