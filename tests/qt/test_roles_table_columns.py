@@ -19,6 +19,8 @@ def _header_problems(window: MainWindow) -> list[str]:
     right_edge = view.viewport().width()
     problems = []
     for section in RolesColumn:
+        if view.isColumnHidden(section):
+            continue
         name = model.headerData(section, Qt.Orientation.Horizontal)
         left = header.sectionViewportPosition(section)
         right = left + header.sectionSize(section)
@@ -50,7 +52,11 @@ def _room_for_every_header(window: MainWindow) -> bool:
         max(header.sectionSizeHint(c), view.sizeHintForColumn(c))
         for c in (RolesColumn.NAME, RolesColumn.ROLE, RolesColumn.KIND)
     )
-    last = header.sectionSizeHint(RolesColumn.HIERARCHY) + header.sectionSizeHint(RolesColumn.ORDER)
+    last = sum(
+        header.sectionSizeHint(c)
+        for c in (RolesColumn.HIERARCHY, RolesColumn.ORDER)
+        if not view.isColumnHidden(c)
+    )
     return view.viewport().width() >= first + last
 
 
@@ -59,12 +65,14 @@ def _hierarchy_whole_when_room(window: MainWindow) -> None:
     whenever the Hierarchy and Order columns can give way."""
     view = window.roles_panel.view
     header = view.horizontalHeader()
-    if _room_for_every_header(window):
-        hier = RolesColumn.HIERARCHY
+    hier = RolesColumn.HIERARCHY
+    if _room_for_every_header(window) and not view.isColumnHidden(hier):
         assert header.sectionSize(hier) >= header.sectionSizeHint(hier)
     for c in (RolesColumn.ROLE, RolesColumn.KIND):
         want = max(header.sectionSizeHint(c), view.sizeHintForColumn(c))
-        last_two = 2 * 24
+        last_two = 24 * sum(
+            not view.isColumnHidden(k) for k in (RolesColumn.HIERARCHY, RolesColumn.ORDER)
+        )
         if (
             view.viewport().width()
             >= sum(
@@ -96,3 +104,89 @@ def test_fit_widths_cuts_the_widest_first() -> None:
     assert fit_widths([50, 100], 30, 20) == [20, 20]
     # the headers' widths kept while they fit: only the cells above them are cut
     assert fit_widths([100, 100, 70], 250, 20, floors=[60, 45, 70]) == [97, 82, 70]
+
+
+def _elided(view, column: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """The header and cells of ``column`` that the view cuts ("Hier…", "✓ adult_h…")."""
+    header = view.horizontalHeader()
+    model = view.model()
+    width = header.sectionSize(column)
+    cut = []
+    if header.sectionSizeHint(column) > width:
+        cut.append(str(model.headerData(column, Qt.Orientation.Horizontal)))
+    for row in range(model.rowCount()):
+        index = model.index(row, column)
+        if view.sizeHintForIndex(index).width() > width:
+            cut.append(str(index.data()))
+    return cut
+
+
+@pytest.mark.shared
+def test_hierarchy_header_and_cells_read_whole_on_adult_at_laptop_size(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The review at 1366 × 768 on UCI Adult with ARX's hierarchies attached: the headers read
+    "Hier…" and "O…" and the cells "✓ adult_h…". The Order column shows only while a
+    quasi-identifier is ordinal (Adult has none); the Hierarchy cells say how many levels the
+    file has (its name is in the tooltip), and Column, Role, Kind and Hierarchy read whole."""
+    from reference_sets import ADULT_DIR, adult_dataset
+
+    if not (ADULT_DIR / "adult.csv").is_file():
+        pytest.skip("shared reference data absent")
+    from microgui.qt.settings import UiSettings
+
+    # sized before its first show, as the app opens it (docks laid out for 1366 pixels)
+    window = MainWindow(UiSettings())
+    qtbot.addWidget(window)
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    ctl = window.controller
+    ctl.set_dataset(adult_dataset())
+    nominal = [c for c in ctl.dataset.roles.quasi_identifiers if c != "age"]  # type: ignore[union-attr]
+    files = {c: ADULT_DIR / f"adult_hierarchy_{c}.csv" for c in nominal}
+    done: list[str] = []
+    ctl.hierarchies.attached.connect(lambda c: done.append(c))
+    ctl.hierarchies.attach_all(ctl.dataset, files)  # type: ignore[arg-type]
+    qtbot.waitUntil(lambda: len(done) == len(files), timeout=120_000)
+    qtbot.wait(100)
+    view = window.roles_panel.view
+    for column in (RolesColumn.NAME, RolesColumn.ROLE, RolesColumn.KIND, RolesColumn.HIERARCHY):
+        assert _elided(view, column) == [], column
+    assert _header_problems(window) == []
+    assert view.isColumnHidden(RolesColumn.ORDER)
+    assert not view.isColumnHidden(RolesColumn.HIERARCHY)
+    model = window.roles_panel.model
+    row = [model.column_name(r) for r in range(model.rowCount())].index("education")
+    index = model.index(row, RolesColumn.HIERARCHY)
+    assert index.data() == "✓ 3 levels"
+    assert "adult_hierarchy_education.csv" in index.data(Qt.ItemDataRole.ToolTipRole)
+    # an ordinal quasi-identifier brings the Order column back, inside the view
+    from microgui.core.table.roles import AttributeKind
+
+    ctl.set_kind("education", AttributeKind.ORDINAL)
+    qtbot.waitUntil(lambda: not view.isColumnHidden(RolesColumn.ORDER), timeout=5_000)
+    qtbot.wait(50)
+    assert _header_problems(window) == []
+
+
+def test_the_order_header_reads_whole_on_a_table_with_an_ordinal_at_laptop_size(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The demo table (an ordinal quasi-identifier, no hierarchy attached) at 1366 × 768: the
+    headers read "Hie…" and "O…". The empty Hierarchy column is not shown (attaching one is a
+    right-click on its row, or the Hierarchy button), so Order reads whole; it comes back with
+    a hierarchy."""
+    from microgui.qt.settings import UiSettings
+
+    window = MainWindow(UiSettings())
+    qtbot.addWidget(window)
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.open_demo(), window.last_error
+    qtbot.wait(100)
+    view = window.roles_panel.view
+    header = view.horizontalHeader()
+    for column in RolesColumn:
+        if not view.isColumnHidden(column):
+            assert header.sectionSize(column) >= header.sectionSizeHint(column), column
+    assert not view.isColumnHidden(RolesColumn.ORDER)
+    assert view.isColumnHidden(RolesColumn.HIERARCHY)
+    assert _header_problems(window) == []

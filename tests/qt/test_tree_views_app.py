@@ -22,6 +22,7 @@ from microgui.core.views.layout import MAX_VIEW_EDGES
 from microgui.qt.main_window import MainWindow, view_rows
 from microgui.qt.plots.cell_text import cell_font
 from microgui.qt.plots.dependency_tree import KEY_LEGEND
+from microgui.qt.plots.legend_strip import LegendStrip
 from microgui.qt.plots.mst_partition import PLACEHOLDER
 from microgui.qt.workers import TaskSlot
 
@@ -29,7 +30,9 @@ RUN_TIMEOUT_MS = 60_000
 DEMO_QIS = ("sex", "age", "region", "education", "hours_per_week", "income", "wealth")
 
 
-def _legend_texts(legend: pg.LegendItem) -> list[str]:
+def _legend_texts(legend: pg.LegendItem | LegendStrip) -> list[str]:
+    if isinstance(legend, LegendStrip):  # the MST view's, below its plot
+        return legend.texts
     return [label.text for _sample, label in legend.items]
 
 

@@ -128,6 +128,10 @@ class DataFrameModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return format_cell(self.cell(index.column(), self.source_row(index.row())))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            # the value whole: a column at its default width cuts long categories
+            # ("Married-civ-sp…" on Adult at 1366 × 768)
+            return format_cell(self.cell(index.column(), self.source_row(index.row())))
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if self._numeric[index.column()]:
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -236,13 +236,31 @@ class RolesModel(QAbstractTableModel):
             return QBrush(QColor("#888888"))
         return None
 
+    def has_hierarchy(self) -> bool:
+        """Whether a hierarchy is attached to a column of the table (the Hierarchy column has
+        something to show)."""
+        return any(self._controller.hierarchies.get(name) is not None for name in self._names)
+
+    def has_ordinal_quasi_identifier(self) -> bool:
+        """Whether any quasi-identifier is ordinal (the Order column has something to show)."""
+        return any(
+            self.spec(row).role is AttributeRole.QUASI_IDENTIFIER
+            and self.spec(row).kind is AttributeKind.ORDINAL
+            for row in range(self.rowCount())
+        )
+
     def _hierarchy_text(self, row: int) -> str:
         attached = self._controller.hierarchies.get(self._names[row])
         if attached is None:
             return ""
+        # the file's name is in the tooltip: "✓ adult_hierarchy_marital-status.csv" was cut
+        # to "✓ adult_h…" at 1366 × 768, where the column has ~75 pixels
         if self.spec(row).role is not AttributeRole.QUASI_IDENTIFIER:
-            return f"not used · {attached.path.name}"
-        return attached.short_text()
+            return "not used"
+        if not attached.complete:
+            return attached.short_text()  # "⚠ 3 values missing"
+        levels = attached.hierarchy.height
+        return f"✓ {levels} level{'s' if levels != 1 else ''}"
 
     def _hierarchy_tip(self, row: int, is_qi: bool) -> str | None:
         attached = self._controller.hierarchies.get(self._names[row])

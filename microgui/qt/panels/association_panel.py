@@ -57,6 +57,7 @@ from microgui.core.runs import RunResult
 from microgui.core.runs.analysis import CorrelationOutcome, RegressionOutcome
 from microgui.qt.controller import AppController
 from microgui.qt.plots.cell_text import CellTextItem, cell_font
+from microgui.qt.plots.titles import fitted_axes
 
 __all__ = [
     "AssociationPanel",
@@ -296,7 +297,7 @@ class CorrelationHeatmaps(pg.GraphicsLayoutWidget):
         #: Each matrix's cell values, one item per matrix (not a TextItem per cell: ~1 ms each).
         self.cell_texts: list[CellTextItem] = []
         for col, title in enumerate(("Original", "Protected")):
-            plot = self.addPlot(row=0, col=col)
+            plot = self.addPlot(row=0, col=col, axisItems=fitted_axes())
             plot.setTitle(f"<span style='color:#222'>{title}</span>", size="10pt")
             plot.setMenuEnabled(False)
             plot.hideButtons()

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFormLayout, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
@@ -21,6 +21,7 @@ from microgui.core.metrics.measure_text import format_measure, format_percent
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
 from microgui.qt.elided_label import ElidedLabel
+from microgui.qt.plots.titles import fitted_axes
 
 __all__ = [
     "ResultsPanel",
@@ -56,6 +57,34 @@ def verdict_html(verdict: Verdict) -> str:
         f"<span style='color:{verdict_colour(verdict)}; font-weight:bold'>"
         f"{escape(verdict.text)}{mark}</span>"
     )
+
+
+#: The widest a figure's name is, in average characters: longer names wrap (at 1366 × 768 the
+#: names' column, as wide as "Invented combinations", left the values ~100 pixels, and
+#: "488 (of 3,016 records)" read over three lines).
+NAME_CHARS = 14
+#: The figures that are a number and its unit: never broken across lines (one that does not
+#: fit beside its name goes under it, whole).
+WHOLE_VALUES = ("n_groups", "group_sizes", "sse", "sst", "invented_combinations", "seconds")
+
+
+class _NameLabel(QLabel):
+    """A figure's name: at most :data:`NAME_CHARS` wide, wrapped at its spaces beyond that, so
+    that the values beside it have the dock's width (nothing is cut: it wraps)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        metrics = self.fontMetrics()
+        width = min(metrics.horizontalAdvance(self.text()), metrics.averageCharWidth() * NAME_CHARS)
+        widest_word = max((metrics.horizontalAdvance(w) for w in self.text().split()), default=0)
+        width = max(width, widest_word) + 2 * self.margin() + 1
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        return self.sizeHint()
 
 
 #: (key, label, tooltip) of the figures shown, in order.
@@ -153,12 +182,12 @@ class ResultsPanel(QWidget):
                 continue
             value = QLabel("—")
             # long values (a generalized run's loss, a long method name) wrap instead of
-            # widening the window past a laptop screen (issue 15)
-            value.setWordWrap(True)
+            # widening the window past a laptop screen (issue 15); a number and its unit never
+            value.setWordWrap(key not in WHOLE_VALUES)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             value.setToolTip(tip)
             value.setObjectName(f"result_{key}")
-            name = QLabel(label)
+            name = _NameLabel(label)
             name.setToolTip(tip)
             if key == "attribute_disclosure":
                 pass  # under the verdict, first (below): no row of its own to fit 1366 × 768
@@ -193,7 +222,7 @@ class ResultsPanel(QWidget):
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #666;")
 
-        self.histogram = pg.PlotWidget()
+        self.histogram = pg.PlotWidget(axisItems=fitted_axes())
         self.histogram.setBackground("w")
         self.histogram.setMinimumHeight(150)
         self.histogram.setMenuEnabled(False)
@@ -277,11 +306,15 @@ class ResultsPanel(QWidget):
     @staticmethod
     def _k_text(level: int, k: int, verdict: Verdict) -> str:
         if level < k:
-            return f"<span style='color:{BAD_COLOUR}'>{level} ✗ (below k = {k})</span>"
+            return f"<span style='color:{BAD_COLOUR}'>{level} ✗ (below k\u00a0=\u00a0{k})</span>"
         if verdict.ok:
-            return f"<span style='color:{SAFE_COLOUR}'>{level} ✓ (≥ k = {k})</span>"
+            return f"<span style='color:{SAFE_COLOUR}'>{level} ✓ (≥\u00a0k\u00a0=\u00a0{k})</span>"
         # k-anonymous, but not a release to tick: the verdict above says why
-        return f"<span style='color:{WARNING_COLOUR}'>{level} (≥ k = {k}; see the verdict)</span>"
+        # "k = 5" never broken across lines (it read "(≥ k =" over "5; see the" at 1366 px)
+        return (
+            f"<span style='color:{WARNING_COLOUR}'>{level} (≥\u00a0k\u00a0=\u00a0{k}; "
+            "see the verdict)</span>"
+        )
 
     def _update_note(self) -> None:
         result = self._controller.result

@@ -41,6 +41,7 @@ from microgui.core.metrics.file_risk import assess_risk, format_expected
 from microgui.core.progress import ProgressFn
 from microgui.core.runs import RunResult
 from microgui.qt.controller import AppController
+from microgui.qt.plots.titles import fitted_axes
 from microgui.qt.workers import TaskSlot
 
 __all__ = ["RiskPanel", "PLACEHOLDER", "SOURCES", "assess_job"]
@@ -108,7 +109,7 @@ def _fill(table: QTableWidget, rows: list[list[str]], tips: list[str] | None = N
 
 
 def _plot(title: str) -> pg.PlotWidget:
-    w = pg.PlotWidget(background="w")
+    w = pg.PlotWidget(background="w", axisItems=fitted_axes())
     w.setTitle(title, color="#222222", size="10pt")
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)

@@ -452,7 +452,8 @@ class RolesPanel(QWidget):
 
     def fit_last_columns(self) -> None:
         """Fit the five columns to the view's width, so that no header runs past it (issue 30:
-        "Hierarchy" was cut to "Hier" behind a scroll bar at 1366 × 768).
+        "Hierarchy" was cut to "Hier" behind a scroll bar at 1366 × 768). Hierarchy shows only
+        while a hierarchy is attached, Order only while a quasi-identifier is ordinal.
 
         Each column wants its header and its cells (file names up to :data:`HIERARCHY_PX`);
         Order takes what is left. With less room, Hierarchy and Order give way first, down to
@@ -466,27 +467,53 @@ class RolesPanel(QWidget):
         try:
             header = self.view.horizontalHeader()
             columns = list(RolesColumn)
+            hier, order = RolesColumn.HIERARCHY, RolesColumn.ORDER
+            # Hierarchy only while a hierarchy is attached, Order only while a quasi-identifier
+            # is ordinal: empty, they took the room the other's header needs (at 1366 × 768
+            # both read "Hier…", "O…" on UCI Adult). Attaching stays a right-click on any row
+            # (or the Hierarchy button below the table).
+            shown = {
+                hier: self.model.has_hierarchy(),
+                order: self.model.has_ordinal_quasi_identifier(),
+            }
+            for c, on in shown.items():
+                if self.view.isColumnHidden(c) == on:
+                    self.view.setColumnHidden(c, not on)
+            last = [c for c in (hier, order) if shown[c]]
             heads = [header.sectionSizeHint(c) for c in columns]
             cells = [self.view.sizeHintForColumn(c) for c in columns]
-            cells[RolesColumn.HIERARCHY] = min(cells[RolesColumn.HIERARCHY], HIERARCHY_PX)
-            cells[RolesColumn.ORDER] = min(cells[RolesColumn.ORDER], HIERARCHY_PX)
+            cells[hier] = min(cells[hier], HIERARCHY_PX)
+            cells[order] = min(cells[order], HIERARCHY_PX)
+            for c, on in shown.items():
+                if not on:
+                    heads[c] = cells[c] = 0
             wants = [max(h, c) for h, c in zip(heads, cells, strict=True)]
             room = self.view.viewport().width() - 1  # a pixel spare: no 1-pixel scroll range
-            hier, order = RolesColumn.HIERARCHY, RolesColumn.ORDER
             first = sum(wants[:hier])  # Column, Role, Kind: what a statistician reads first
             if sum(wants) <= room:
                 widths = wants
-            elif first + heads[hier] + heads[order] <= room:  # both headers whole
+            elif first + heads[hier] + heads[order] <= room:  # the headers whole
                 widths = [*wants[:hier], heads[hier], heads[order]]
                 widths[hier] += min(room - sum(widths), wants[hier] - heads[hier])
-            elif room - first >= 2 * MIN_SECTION_PX:  # both cut, in proportion to their headers
+            elif last and room - first >= len(last) * MIN_SECTION_PX:  # cut, by their headers
                 left = room - first
-                cut = max(MIN_SECTION_PX, round(left * heads[hier] / (heads[hier] + heads[order])))
-                widths = [*wants[:hier], cut, max(MIN_SECTION_PX, left - cut)]
+                widths = [*wants[:hier], 0, 0]
+                if len(last) == 2:
+                    share = heads[hier] / (heads[hier] + heads[order])
+                    widths[hier] = max(MIN_SECTION_PX, round(left * share))
+                    widths[order] = max(MIN_SECTION_PX, left - widths[hier])
+                else:
+                    widths[last[0]] = left
             else:  # even the first three do not fit: the widest cut to a common width
                 widths = fit_widths(wants, room, MIN_SECTION_PX, heads)
-            widths[order] += max(0, room - sum(widths))
+            for c, on in shown.items():
+                if not on:
+                    widths[c] = 0
+            # what is left to the last column shown
+            widths[last[-1] if last else RolesColumn.KIND] += max(0, room - sum(widths))
             for c, width in zip(columns, widths, strict=True):
+                if c in shown and not shown[c]:
+                    continue
                 if header.sectionSize(c) != width:
                     header.resizeSection(c, width)
         finally:

@@ -55,6 +55,7 @@ from microgui.core.metrics.categorical_utility import (
 from microgui.core.metrics.models import ModelComparison, fit_model
 from microgui.core.table.dataset import Dataset
 from microgui.qt.plots.cell_text import CellTextItem, cell_font
+from microgui.qt.plots.titles import fitted_axes
 from microgui.qt.workers import TaskSlot
 
 __all__ = [
@@ -153,6 +154,9 @@ def _plot(widget: pg.PlotWidget) -> pg.PlotItem:
     plot = widget.getPlotItem()
     plot.setMenuEnabled(False)
     plot.hideButtons()
+    # room above the view for the half of the top tick label that stands above it (an empty
+    # model plot's "1.0" was cut by the widget's top edge)
+    plot.layout.setContentsMargins(1, 8, 1, 1)
     for name in ("left", "bottom"):
         plot.getAxis(name).setTextPen(pg.mkPen("#222222"))
         plot.getAxis(name).setPen(pg.mkPen("#888888"))
@@ -175,7 +179,7 @@ class AssociationHeatmaps(pg.GraphicsLayoutWidget):
         self.cell_texts: list[CellTextItem] = []
         self._size = 0  # columns of the matrix drawn
         for col, title in enumerate(("Original", "Released", "Released − original")):
-            plot = self.addPlot(row=0, col=col)
+            plot = self.addPlot(row=0, col=col, axisItems=fitted_axes())
             plot.setTitle(f"<span style='color:#222'>{title}</span>", size="10pt")
             plot.setMenuEnabled(False)
             plot.hideButtons()
@@ -303,7 +307,7 @@ class UtilityPanel(QWidget):
         self.distribution_table.setMinimumWidth(230)
         self.distribution_table.setMaximumWidth(300)
         self.distribution_table.itemSelectionChanged.connect(self._draw_selected_distribution)
-        self.distribution_plot = pg.PlotWidget()
+        self.distribution_plot = pg.PlotWidget(axisItems=fitted_axes())
         self._dist_plot = _plot(self.distribution_plot)
         #: The distribution drawn, and the category rows its plot had room for: drawn again
         #: when a resize gives room for more or fewer rows.
@@ -368,7 +372,7 @@ class UtilityPanel(QWidget):
             "Write Y ~ X1 + X2: OLS for a numeric Y, a logistic regression for a binary one."
         )
         model_layout.addWidget(self.model_note)
-        self.coefficient_plot = pg.PlotWidget()
+        self.coefficient_plot = pg.PlotWidget(axisItems=fitted_axes())
         self._coef_plot = _plot(self.coefficient_plot)
         self._coef_plot.addLegend(offset=(-10, 10), labelTextColor="#222222")
         self.coefficient_table = _table()

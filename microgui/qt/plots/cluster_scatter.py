@@ -85,7 +85,7 @@ from microgui.qt.compact import compact_combo
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
 from microgui.qt.plots.legend_strip import LegendEntry, LegendStrip
 from microgui.qt.plots.palette import ClusterPalette
-from microgui.qt.plots.titles import set_plot_title
+from microgui.qt.plots.titles import FittedTitleAxisItem, pc_short_title, set_plot_title
 
 __all__ = [
     "show_axes",
@@ -344,7 +344,7 @@ def _smaller_sizes(points: float) -> list[float]:
     return sizes
 
 
-class CategoryAxisItem(pg.AxisItem):
+class CategoryAxisItem(FittedTitleAxisItem):
     """An axis that shows category labels at the integer slots 0..K-1 when given categories,
     and pyqtgraph's numeric ticks otherwise.
 
@@ -1242,6 +1242,9 @@ class ClusterScatterPlot(QWidget):
             # tooltip says it all
             short = base.split(" (", 1)[0]
             metrics = QFontMetrics(axis.label.font())
+            # a principal component's short form keeps its share of variance: "PC2 (10% of
+            # variance)", not "PC2 of the mixed-distance embedding"
+            short = pc_short_title(base) or short
             forms = [base + note, short + note, base, short]
             want = next((f for f in forms if metrics.horizontalAdvance(f) + 12 <= length), short)
             if want != text:

@@ -29,6 +29,7 @@ from PySide6.QtGui import QColor
 
 from microgui.core.metrics.measure_text import finite_number, format_measure
 from microgui.qt.plots.palette import CLUSTER_COLORS
+from microgui.qt.plots.titles import fitted_axes
 
 __all__ = ["BarRun", "CompareBarsPlot", "attribute_changes", "bar_label", "NO_VALUE"]
 
@@ -171,7 +172,7 @@ class CompareBarsPlot(pg.GraphicsLayoutWidget):
     def _build_one(self) -> None:
         i = self._built
         title, values = self._queue[i]
-        plot = self.addPlot(row=i // self.columns, col=i % self.columns)
+        plot = self.addPlot(row=i // self.columns, col=i % self.columns, axisItems=fitted_axes())
         self._draw_chart(plot, title, values, self._colors, self._ticks)
         self._built += 1
 

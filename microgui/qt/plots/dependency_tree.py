@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidg
 from microgui.core.table.dependency import DependencyTree
 from microgui.core.views.layout import LabelPlacement, TreeLayout, place_tree_labels, tree_points
 from microgui.qt.plots.cell_text import SIZES, CellTextItem, cell_font
+from microgui.qt.plots.titles import FittedTitleAxisItem, fitted_axes
 from microgui.qt.wrapped_label import WrappedLabel
 
 __all__ = [
@@ -63,7 +64,7 @@ _TEXT_MARGIN = 1.5
 TREE_MIN_HEIGHT = 260
 
 
-class _VerticalTextAxis(pg.AxisItem):
+class _VerticalTextAxis(FittedTitleAxisItem):
     """A bottom axis whose tick labels are written vertically (names longer than a cell fit)."""
 
     def drawPicture(
@@ -144,7 +145,7 @@ class DependencyTreePlot(QWidget):
         self.node_pen = pg.mkPen("#ffffff", width=1.5)
 
         # the tree
-        self.tree_widget = pg.PlotWidget()
+        self.tree_widget = pg.PlotWidget(axisItems=fitted_axes())
         self.tree_widget.setBackground("w")
         # room for a 13-attribute tree's labels (Census) even in the smallest window
         self.tree_widget.setMinimumHeight(TREE_MIN_HEIGHT)

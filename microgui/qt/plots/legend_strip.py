@@ -17,7 +17,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 
 __all__ = ["LegendEntry", "LegendStrip"]
@@ -40,12 +40,15 @@ POINT_SIZE = 9.0
 @dataclass(frozen=True)
 class LegendEntry:
     """One entry: a scatter symbol (pyqtgraph's names: "o", "x", …) of ``size`` pixels filled
-    with ``brush``, and its text (plain)."""
+    with ``brush``, and its text (plain). With a ``pen``, the symbol is outlined in it (a
+    ring: ``brush`` empty); with a ``pen`` and no symbol (``""``), a line is drawn in it across
+    the sample instead (a curve's entry: the tree's edges)."""
 
     symbol: str
     size: float
     brush: QBrush
     text: str
+    pen: QPen | None = None
 
 
 class LegendStrip(pg.GraphicsWidget):
@@ -150,7 +153,13 @@ class LegendStrip(pg.GraphicsWidget):
         for x, y, entry in self._cells:
             painter.save()
             painter.translate(x + SAMPLE / 2, y + row_h / 2)
-            drawSymbol(painter, entry.symbol, entry.size, no_pen, entry.brush)
+            if entry.pen is not None and entry.symbol:  # an outlined symbol (a ring)
+                drawSymbol(painter, entry.symbol, entry.size, entry.pen, entry.brush)
+            elif entry.pen is not None:
+                painter.setPen(entry.pen)
+                painter.drawLine(QPointF(-SAMPLE / 2 + 1, 0.0), QPointF(SAMPLE / 2 - 1, 0.0))
+            else:
+                drawSymbol(painter, entry.symbol, entry.size, no_pen, entry.brush)
             painter.restore()
             painter.setPen(self._text_pen)
             text_rect = QRectF(x + SAMPLE + TEXT_GAP, y, 10_000.0, row_h)

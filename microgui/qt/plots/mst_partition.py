@@ -21,7 +21,6 @@ are in view; otherwise they are light grey and the edges carry the groups' colou
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -41,14 +40,24 @@ from microgui.core.views.layout import (
     edges_in_view,
 )
 from microgui.core.views.projection import QIProjection
-from microgui.qt.plots.cluster_scatter import DEFAULT_MAX_POINTS, sample_indices, show_axes
+from microgui.qt.plots.cluster_scatter import (
+    DEFAULT_MAX_POINTS,
+    LEGEND_GAP,
+    LEGEND_ROW,
+    sample_indices,
+    show_axes,
+)
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
+from microgui.qt.plots.legend_strip import LegendEntry, LegendStrip
 from microgui.qt.plots.palette import ClusterPalette
+from microgui.qt.plots.titles import FittedTitleAxisItem, fitted_axes, pc_short_title
 
 __all__ = ["MstPartitionPlot", "MstOptions", "PLACEHOLDER", "CUT_COLOR", "BETWEEN_COLOR"]
 
 PLACEHOLDER = "Run mst or mstk to see the partition of the minimum spanning tree"
 CUT_COLOR = "#d62728"
+#: Legend entries side by side tried, most first (all five on one line when the view holds them).
+LEGEND_COLUMNS = (5, 4, 3, 2, 1)
 BETWEEN_COLOR = "#8a8a8a"
 
 
@@ -113,7 +122,7 @@ class MstPartitionPlot(QWidget):
         self.cut_check.setToolTip("Tree edges removed by the partitioning (dashed red)")
         self.cut_check.toggled.connect(self._on_cut_toggled)
 
-        self.plot_widget = pg.PlotWidget()
+        self.plot_widget = pg.PlotWidget(axisItems=fitted_axes())
         self.plot_widget.setBackground("w")
         self.plot_item: pg.PlotItem = self.plot_widget.getPlotItem()
         self.plot_item.showGrid(x=True, y=True, alpha=0.15)
@@ -165,25 +174,28 @@ class MstPartitionPlot(QWidget):
         self.plot_item.getViewBox().sigRangeChangedManually.connect(self._on_view_moved)
         self.plot_item.getViewBox().sigRangeChanged.connect(self._on_view_moved)
 
-        self.legend = pg.LegendItem(
-            offset=(-10, 6),
-            labelTextColor="#222222",
-            brush=pg.mkBrush(255, 255, 255, 225),
-            pen=pg.mkPen("#bbbbbb"),
-        )
-        self.legend.setParentItem(self.plot_item.getViewBox())
-        #: the texts of the legend's entries as drawn (rebuilt only when they change)
-        self._legend_texts: tuple[str, ...] = ()
+        # The legend sits below the plot, outside its data, as in the groups plot: drawn over
+        # the view's top right corner it hid records of Adult at 1366 × 768. One item draws it
+        # (LegendStrip), as many entries side by side as the view's width holds, in a holder
+        # cell under the bottom axis.
+        self.legend_holder = pg.GraphicsWidget()
+        self.legend_holder.setFixedHeight(0)
+        self.plot_item.layout.addItem(self.legend_holder, LEGEND_ROW, 1)
+        # every entry on one line when the view's width holds them (a second line took ~25
+        # of the ~150 pixels the plot has in a 1366 × 700 window)
+        self.legend = LegendStrip(LEGEND_COLUMNS)
+        self.legend.setParentItem(self.legend_holder)
+        self.legend.setPos(1, 1)
+        self.legend.setVisible(False)
+        #: the legend's entries and the room they were laid out in (rebuilt only on a change)
+        self._legend_entries: list[LegendEntry] = []
+        self._legend_base: list[LegendEntry] = []  # without the selection's ring
+        self._legend_key: object = None
+        self.plot_item.getViewBox().sigResized.connect(self._on_view_resized)
         # Legend samples are stand-ins: the layers have one brush per point or one curve per colour.
-        self._legend_record = pg.ScatterPlotItem(
-            symbol="o", size=8, pen=None, brush=self.cluster_palette.brushes[0]
-        )
-        self._legend_kept = pg.PlotDataItem(pen=self.group_curves[0].opts["pen"])
-        self._legend_between = pg.PlotDataItem(pen=between_pen)
-        self._legend_cut = pg.PlotDataItem(pen=self.cut_pen)
-        self._legend_selected = pg.ScatterPlotItem(
-            symbol="o", size=10, brush=None, pen=pg.mkPen("#111111", width=1.8)
-        )
+        self._record_brush = self.cluster_palette.brushes[0]
+        self._kept_pen = QPen(self.group_curves[0].opts["pen"])
+        self._between_pen = QPen(between_pen)
 
         top = QHBoxLayout()
         top.addWidget(QLabel("X"))
@@ -230,7 +242,10 @@ class MstPartitionPlot(QWidget):
             curve.setData(x=np.zeros(0), y=np.zeros(0))
         self.legend.clear()
         self.legend.setVisible(False)
-        self._legend_texts = ()
+        self._legend_entries = []
+        self._legend_base = []
+        self._legend_key = None
+        self.legend_holder.setFixedHeight(0)
         self._set_axis_choices([])
         self.title_label.setText(f"<span style='color:#444'>{message}</span>")
         self.plot_item.setLabel("bottom", "")
@@ -313,6 +328,8 @@ class MstPartitionPlot(QWidget):
         """Ring the selected records (a bool mask over the rows, or None)."""
         self._selection = mask
         self._draw_selection()
+        if self._legend_base:
+            self._fill_legend(self._with_selection(self._legend_base))
 
     def _on_axes_changed(self, _index: int) -> None:
         x, y = self.x_combo.currentData(), self.y_combo.currentData()
@@ -347,10 +364,20 @@ class MstPartitionPlot(QWidget):
         view.disableAutoRange()
         self.plot_item.setLabel("bottom", x_label, color="#222222")
         self.plot_item.setLabel("left", y_label, color="#222222")
+        self._short_titles("bottom", x_label)
+        self._short_titles("left", y_label)
         self._view_timer.stop()
         self._set_range(x, y)  # emits sigRangeChanged: the timer is stopped again below
         self._view_timer.stop()
         self._draw_view()
+
+    def _short_titles(self, side: str, title: str) -> None:
+        """A principal component's title without its long middle when the axis is short:
+        "PC2 (10% of variance)" (the whole title is in the axis's tooltip)."""
+        axis = self.plot_item.getAxis(side)
+        short = pc_short_title(title)
+        if short is not None and isinstance(axis, FittedTitleAxisItem):
+            axis.set_short_titles(title, short)
 
     def _on_view_moved(self, *_args: object) -> None:
         if self._layout is not None:
@@ -405,36 +432,63 @@ class MstPartitionPlot(QWidget):
         self._draw_selection()
 
         self.title_label.setText(self._title(result, layout, groups_in_view))
-        entries: list[tuple[Any, str]] = [
-            (
-                self._legend_record,
+        record = self._record_brush if self.records_by_group else self._grey[0]
+        entries = [
+            LegendEntry(
+                "o",
+                8.0,
+                record,
                 "record (colour = its final group)"
                 if self.records_by_group
                 else f"record (grey: {groups_in_view:,} groups in view)",
             )
         ]
         if opts.show_kept:
-            entries.append((self._legend_kept, "kept edge (colour = group)"))
+            entries.append(
+                LegendEntry("", 0.0, record, "kept edge (colour = group)", self._kept_pen)
+            )
             if len(between):
                 entries.append(
-                    (self._legend_between, "kept edge between groups (tree split by MDAV)")
+                    LegendEntry(
+                        "",
+                        0.0,
+                        record,
+                        "kept edge between groups (tree split by MDAV)",
+                        self._between_pen,
+                    )
                 )
         if opts.show_cut:
-            entries.append((self._legend_cut, "cut edge"))
-        if self._selection is not None:
-            entries.append((self._legend_selected, "selected record"))
-        # the same entries: the legend stays (rebuilding its labels took tens of ms at every
-        # draw and pan; issue 30's stalls)
-        texts = tuple(text for _item, text in entries)
-        if texts != self._legend_texts or not self.legend.isVisible():
-            self._legend_texts = texts
-            self.legend.clear()
-            self.legend.setVisible(True)
-            for item, text in entries:
-                self.legend.addItem(item, text)
-        self._legend_record.setBrush(
-            self.cluster_palette.brushes[0] if self.records_by_group else self._grey[0]
-        )
+            entries.append(LegendEntry("", 0.0, record, "cut edge", self.cut_pen))
+        self._legend_base = entries
+        self._fill_legend(self._with_selection(entries))
+
+    def _with_selection(self, entries: list[LegendEntry]) -> list[LegendEntry]:
+        """The entries, and the selection's ring when records are selected."""
+        if self._selection is None:
+            return entries
+        ring = LegendEntry("o", 10.0, QBrush(), "selected record", self.selection_item.opts["pen"])
+        return [*entries, ring]
+
+    def _fill_legend(self, entries: list[LegendEntry]) -> None:
+        """Show the entries under the plot, as many side by side as the view's width holds,
+        and give the holder their height; the same entries in the same room are left as drawn
+        (rebuilding a legend at every pan cost tens of ms: issue 30's stalls)."""
+        self._legend_entries = entries
+        room = self.plot_item.getViewBox().width()
+        key = (tuple((e.text, e.brush.color().rgba()) for e in entries), room)
+        if key == self._legend_key:
+            return
+        self._legend_key = key
+        self.legend.set_entries(entries, room)
+        self.legend.setVisible(bool(entries))
+        height = self.legend.boundingRect().height() + LEGEND_GAP if entries else 0
+        if self.legend_holder.height() != height:
+            self.legend_holder.setFixedHeight(height)
+
+    def _on_view_resized(self, *_args: object) -> None:
+        """The view's new width: the legend's entries side by side as it now holds."""
+        if self._legend_entries and self.legend.isVisible():
+            self._fill_legend(self._legend_entries)
 
     @staticmethod
     def _set_segments(

@@ -36,7 +36,7 @@ from microgui.core.views.ru_frame import LOWER, pareto_front, ru_frame
 from microgui.qt.compact import compact_combo
 from microgui.qt.plots.chart_export import export_button
 from microgui.qt.plots.palette import CLUSTER_COLORS
-from microgui.qt.plots.titles import set_plot_title
+from microgui.qt.plots.titles import FittedTitleAxisItem, set_plot_title
 
 __all__ = [
     "RuChartPlot",
@@ -139,7 +139,7 @@ ARROWS = {
 }
 
 
-class PlainAxisItem(pg.AxisItem):
+class PlainAxisItem(FittedTitleAxisItem):
     """An axis whose tick labels are plain numbers ("0.5", "20", "10,000"): no SI prefix, no
     "(x0.001)" and, on a log scale, the values themselves rather than "5·10¹"."""
 
