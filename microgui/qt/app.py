@@ -102,8 +102,8 @@ def run_app(file: str | None = None, demo: bool = False, screenshot: str | None 
         window.show()
         if file:
             window.open_path(file)
-        elif demo:
-            window.open_demo()
+        elif demo:  # read by the loader: the window paints and answers meanwhile
+            window.open_demo(background=True)
         else:
             _offer_restore(window)
         return int(app.exec())
