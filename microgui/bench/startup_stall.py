@@ -44,12 +44,14 @@ def startup_session(started: float, timeout_s: float = 120.0) -> dict[str, Any]:
     """One start of the app on the demo, in this (fresh) process; ``started`` is the
     :func:`time.perf_counter` of the process's first line. Returns ``shown_s`` (process start
     to the window's first show), ``table_s`` (to the demo table in the window),
-    ``table_at_first_turn`` and ``loading_at_first_turn`` (at the event loop's first turn: the
-    table was already read, or is being read by the loader), ``methods_at_show`` and
+    ``table_at_first_turn`` (the table was read before the event loop's first turn, in the GUI
+    thread), ``methods_at_show`` and
     ``methods_at_table`` (the method modules imported at the show and when the table came),
-    ``longest_stall_ms`` (the longest gap between heartbeats from the show to
-    :data:`SETTLE_MS` after the table), ``stall_where`` (the innermost project frames sampled
-    in it, when it exceeded 50 ms) and ``outcome``."""
+    ``loader_started`` (the controller's ``load_started`` came: the table loader read it),
+    ``first_paint_ms`` (from the window's show to the end of the event loop's first turn, which
+    lays it out and paints it), ``longest_stall_ms`` (the longest gap between heartbeats after
+    that, until :data:`SETTLE_MS` after the table), ``stall_where`` (the project frames
+    sampled in the longest stall above 50 ms, the first turn included) and ``outcome``."""
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -96,13 +98,14 @@ def startup_session(started: float, timeout_s: float = 120.0) -> dict[str, Any]:
                 watch.append(StallWatch(50.0, log_stalls=False).start())
                 ctl = obj.controller  # type: ignore[attr-defined]
                 state["methods_at_show"] = method_modules()
+                state["loader_started"] = False
+                ctl.load_started.connect(lambda _p: state.update(loader_started=True))
                 ctl.dataset_loaded.connect(table_shown)
                 ctl.load_failed.connect(lambda _p, m, _d: finish(f"failed: {m}"))
 
                 def first_turn() -> None:
-                    # the table read in the GUI thread before the event loop ran, or loading
+                    # the table read in the GUI thread before the event loop ran
                     state["table_at_first_turn"] = ctl.dataset is not None
-                    state["loading_at_first_turn"] = ctl.is_loading
                     if ctl.dataset is not None:
                         table_shown()
 
@@ -117,6 +120,9 @@ def startup_session(started: float, timeout_s: float = 120.0) -> dict[str, Any]:
     for w in watch:
         w.stop()
     gaps = [(b - a) * 1000 for a, b in zip(ticks, ticks[1:], strict=False)]
+    # the first: show() itself, the window's layout and first paint, and what else that turn of
+    # the event loop ran; the window is on the screen from its end
+    first, later = (gaps[0], gaps[1:]) if gaps else (0.0, [])
     longest = watch[0].longest() if watch else None
     where = ""
     if longest is not None and longest.stacks:
@@ -125,7 +131,8 @@ def startup_session(started: float, timeout_s: float = 120.0) -> dict[str, Any]:
     return {
         **state,
         "exit_code": code,
-        "longest_stall_ms": round(max(gaps, default=0.0), 1),
+        "first_paint_ms": round(first, 1),
+        "longest_stall_ms": round(max(later, default=0.0), 1),
         "stall_where": where,
     }
 
@@ -182,6 +189,7 @@ def startup_stall_row(sessions: int = SESSIONS, timeout_s: float = 180.0) -> dic
         "outcomes": [str(r.get("outcome")) for r in runs],
         "shown_s": figure("shown_s"),
         "table_s": figure("table_s"),
+        "first_paint_ms": figure("first_paint_ms"),
         "longest_stall_ms": figure("longest_stall_ms"),
         "stall_where": worst.get("stall_where", "") if worst else "",
     }
@@ -191,13 +199,16 @@ def startup_stall_text(sessions: int = SESSIONS) -> str:
     """The row as the benchmark prints it."""
     r = startup_stall_row(sessions)
     stall, shown, table = r["longest_stall_ms"], r["shown_s"], r["table_s"]
-    if stall is None or shown is None or table is None:
+    paint = r["first_paint_ms"]
+    if stall is None or shown is None or table is None or paint is None:
         return f"  microgui --demo, start to table shown: n/a ({'; '.join(r['outcomes'])})"
     verdict = "met" if stall[1] <= STALL_TARGET_MS else "MISSED"
-    where = f"; the longest held {r['stall_where']}" if r["stall_where"] else ""
+    where = f"\n    (stacks of the longest: {r['stall_where']})" if r["stall_where"] else ""
     return (
         f"  microgui --demo to the table shown (median/max of {r['sessions']} processes): "
-        f"window shown {shown[0]:.2f}/{shown[1]:.2f} s, table shown {table[0]:.2f}/"
-        f"{table[1]:.2f} s; longest GUI-thread stall after the show {stall[0]:.0f}/"
-        f"{stall[1]:.0f} ms, target <= {STALL_TARGET_MS:.0f} ms {verdict}{where}"
+        f"window shown {shown[0]:.2f}/{shown[1]:.2f} s after process start, its first paint "
+        f"{paint[0]:.0f}/{paint[1]:.0f} ms after show(), table shown {table[0]:.2f}/"
+        f"{table[1]:.2f} s;\n    longest GUI-thread stall from the first paint to the table "
+        f"shown {stall[0]:.0f}/{stall[1]:.0f} ms, target <= {STALL_TARGET_MS:.0f} ms "
+        f"{verdict}{where}"
     )

@@ -102,8 +102,11 @@ def run_app(file: str | None = None, demo: bool = False, screenshot: str | None 
         window.show()
         if file:
             window.open_path(file)
-        elif demo:  # read by the loader: the window paints and answers meanwhile
-            window.open_demo(background=True)
+        elif demo:
+            # read by the loader, started once the window's first paint is done (queued behind
+            # it): the reading thread would otherwise share the GIL with that paint; the window
+            # paints and answers while the table is read (issue 30, session 46)
+            QTimer.singleShot(0, window, lambda: window.open_demo(background=True))
         else:
             _offer_restore(window)
         return int(app.exec())
