@@ -98,3 +98,16 @@ def test_kernel_preparation_child_imports_no_method_module_in_the_gui_thread(
     lines = [line for line in out.stdout.splitlines() if line.startswith("NEW ")]
     assert out.returncode == 0 and lines, out.stderr[-3000:]
     assert lines[-1] == "NEW []"
+
+
+def test_open_demo_menu_reads_the_table_with_the_loader(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """File → Open demo: the table loader reads it; meanwhile the status bar's table label says
+    it is being read (the GUI thread read it and explained its roles, 150-250 ms)."""
+    ctl = window.controller
+    with qtbot.waitSignal(ctl.dataset_loaded, timeout=60_000) as blocker:
+        window.demo_action.trigger()
+        assert ctl.dataset is None and ctl.is_loading
+        assert window.dataset_label.text() == "Reading demo_persons.csv…"
+    assert blocker.args[0].n_records == 4000 and window.controller.dataset is blocker.args[0]
+    assert window.dataset_label.text().startswith("demo_persons")
+    assert window.controller.dataset.roles.quasi_identifiers  # with the demo's roles
