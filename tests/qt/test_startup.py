@@ -111,32 +111,3 @@ def test_open_demo_menu_reads_the_table_with_the_loader(window, qtbot) -> None: 
     assert blocker.args[0].n_records == 4000 and window.controller.dataset is blocker.args[0]
     assert window.dataset_label.text().startswith("demo_persons")
     assert window.controller.dataset.roles.quasi_identifiers  # with the demo's roles
-
-
-def test_the_app_imports_no_scipy_stats_before_its_window_shows(tmp_path: Path) -> None:
-    """scipy.stats (0.4-1 s to import) is wanted by Cramér's V only, computed in a worker after
-    a run: the app's modules and its window's construction import it no more (session 46)."""
-    code = (
-        "import sys\n"
-        "from microgui.qt.app import make_application\n"
-        "app = make_application()\n"
-        "from microgui.qt.main_window import MainWindow\n"
-        "from microgui.qt.settings import UiSettings\n"
-        "window = MainWindow(UiSettings(persist=False))\n"
-        "print('STATS', 'scipy.stats' in sys.modules, flush=True)\n"
-        "window.close()\n"
-    )
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "offscreen",
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert "STATS False" in out.stdout, out.stdout + out.stderr[-3000:]

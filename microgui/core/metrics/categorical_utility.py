@@ -59,6 +59,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats.contingency import association as _scipy_association
 
 from microgui.core.errors import InvalidParameter
 from microgui.core.io import json_number
@@ -135,9 +136,6 @@ def _table_v(table: np.ndarray) -> float:
     t = t[t.sum(axis=1) > 0][:, t.sum(axis=0) > 0]
     if t.ndim != 2 or min(t.shape) < 2:
         return math.nan
-    # here: scipy.stats takes 0.4-1 s to import, and the app's window imports this module
-    from scipy.stats.contingency import association as _scipy_association
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         v = float(_scipy_association(t, method="cramer", correction=False))
