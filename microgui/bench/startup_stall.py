@@ -6,8 +6,10 @@ the demo table shown, and the GUI thread's longest stall meanwhile once the wind
 caught by an event filter, from which a 10 ms :class:`QTimer` heartbeat and a
 :class:`~microgui.qt.stall_watch.StallWatch` (its stacks name what the longest stall held) watch
 the GUI thread until the demo table is in the window and :data:`SETTLE_MS` more (its first
-paint). Before the show there is no window to freeze: the construction of the window is
-reported apart (``shown_s``). :func:`startup_stall_row` runs :data:`SESSIONS` sessions, each in
+paint). Two figures are held to :data:`STALL_TARGET_MS`: the event loop's first turn (from
+``show()`` to the end of the window's first paint: the old start-up read the demo table there)
+and the longest stall after it. Before the show there is no window to freeze: the window's
+construction is in ``shown_s``. :func:`startup_stall_row` runs :data:`SESSIONS` sessions, each in
 a new process with its settings and autosave in a temporary folder; the kernel cache is the
 user's (a start after the first).
 """
@@ -203,12 +205,15 @@ def startup_stall_text(sessions: int = SESSIONS) -> str:
     if stall is None or shown is None or table is None or paint is None:
         return f"  microgui --demo, start to table shown: n/a ({'; '.join(r['outcomes'])})"
     verdict = "met" if stall[1] <= STALL_TARGET_MS else "MISSED"
+    # the first turn holds the window's own layout and paint (the old code read the demo there)
+    painted = "met" if paint[1] <= STALL_TARGET_MS else "MISSED"
     where = f"\n    (stacks of the longest: {r['stall_where']})" if r["stall_where"] else ""
     return (
         f"  microgui --demo to the table shown (median/max of {r['sessions']} processes): "
-        f"window shown {shown[0]:.2f}/{shown[1]:.2f} s after process start, its first paint "
-        f"{paint[0]:.0f}/{paint[1]:.0f} ms after show(), table shown {table[0]:.2f}/"
-        f"{table[1]:.2f} s;\n    longest GUI-thread stall from the first paint to the table "
+        f"window shown {shown[0]:.2f}/{shown[1]:.2f} s after process start, table shown "
+        f"{table[0]:.2f}/{table[1]:.2f} s;\n    the event loop's first turn (show() to the "
+        f"window's first paint) {paint[0]:.0f}/{paint[1]:.0f} ms, target <= "
+        f"{STALL_TARGET_MS:.0f} ms {painted}; longest GUI-thread stall from the first paint to the table "
         f"shown {stall[0]:.0f}/{stall[1]:.0f} ms, target <= {STALL_TARGET_MS:.0f} ms "
         f"{verdict}{where}"
     )

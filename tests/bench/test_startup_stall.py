@@ -27,6 +27,15 @@ def test_startup_stall_text_holds_the_worst_session_to_the_target(
     text = startup_stall.startup_stall_text()
     assert f"target <= 100 ms {verdict}" in text
     assert f"40/{stall_max:.0f} ms" in text and "table shown 2.30/2.50 s" in text
+    assert "first paint) 55/70 ms, target <= 100 ms met" in text
+
+
+def test_startup_stall_text_holds_the_first_turn_to_the_target_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    row = {**_row(50.0), "first_paint_ms": (180.0, 200.0)}
+    monkeypatch.setattr(startup_stall, "startup_stall_row", lambda _n: row)
+    assert "first paint) 180/200 ms, target <= 100 ms MISSED" in startup_stall.startup_stall_text()
 
 
 def test_startup_stall_text_says_why_there_is_no_figure(monkeypatch: pytest.MonkeyPatch) -> None:
