@@ -24,8 +24,9 @@ collector ran one every tenth collection of the middle generation, whatever the 
   (:func:`gc.freeze`) at points where the heap is made of long-lived objects: the second look
   after the window shows (the first is in the turn of its first paint), the end of the kernel
   preparation and of the window's first run (modules imported, kernels loaded). A full
-  collection then scans only what came later (28-41 ms after three demo runs, from 160-280 ms). The cost: a cycle that was already garbage
-  in the oldest generation at that moment is never freed (start-up objects: a bounded amount).
+  collection then scans only what came later (28-41 ms after three demo runs, from 160-280 ms).
+  The cost: a cycle that was already garbage in the oldest generation at that moment is never
+  freed (start-up objects: a bounded amount).
 """
 
 from __future__ import annotations
