@@ -10,6 +10,9 @@ Each row runs a fresh Python process (what a user starts), best of a few:
 - the first run on the demo table (its default method and k) with an **empty kernel cache** (a
   fresh machine: its kernels compile), then the same run in a new process with the cache now
   filled (issue 15).
+- ``microgui --demo`` (the app, offscreen) from process start to the demo table shown, and the
+  GUI thread's longest stall once the window has painted (issue 30, target 100 ms;
+  :mod:`~microgui.bench.startup_stall`).
 """
 
 from __future__ import annotations
@@ -91,4 +94,7 @@ def startup_text(quick: bool = False) -> str:
             ok = "met" if row.seconds <= row.target else "MISSED"
             target = f"target < {row.target:g} s {ok}"
         lines.append(f"  {row.what:<38} {row.seconds:7.2f} s  {target:<22} {row.note}".rstrip())
+    from microgui.bench.startup_stall import startup_stall_text
+
+    lines.append(startup_stall_text())
     return "\n".join(lines)

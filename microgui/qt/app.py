@@ -103,7 +103,10 @@ def run_app(file: str | None = None, demo: bool = False, screenshot: str | None 
         if file:
             window.open_path(file)
         elif demo:
-            window.open_demo()
+            # read by the loader, started once the window's first paint is done (queued behind
+            # it): the reading thread would otherwise share the GIL with that paint; the window
+            # paints and answers while the table is read (issue 30, session 46)
+            QTimer.singleShot(0, window, lambda: window.open_demo(background=True))
         else:
             _offer_restore(window)
         return int(app.exec())

@@ -261,6 +261,16 @@ class AppController(QObject):
         self.load_started.emit(path)
         return load_id
 
+    def open_demo(self) -> int:
+        """Read the bundled demo table (with its roles) in the background, as :meth:`open_file`
+        reads a table; returns the load's id (:meth:`load_demo` reads it at once)."""
+        from microgui.core.demo import demo_path
+
+        self.project_file = None
+        load_id = self.loads.start_demo()
+        self.load_started.emit(demo_path())
+        return load_id
+
     @property
     def is_loading(self) -> bool:
         return self.loads.slot.busy

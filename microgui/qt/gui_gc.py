@@ -21,11 +21,12 @@ collector ran one every tenth collection of the middle generation, whatever the 
   (``gcmodule.c``: the objects promoted to the oldest generation since the last full
   collection exceed a quarter of those it kept), never as a fixed rhythm.
 - :func:`settle` collects the young generations and freezes what survives
-  (:func:`gc.freeze`) at points where the heap is made of long-lived objects: the first look
-  after the window shows, the end of the kernel preparation and of the window's first run
-  (modules imported, kernels loaded). A full collection then scans only what came later
-  (28-41 ms after three demo runs, from 160-280 ms). The cost: a cycle that was already garbage
-  in the oldest generation at that moment is never freed (start-up objects: a bounded amount).
+  (:func:`gc.freeze`) at points where the heap is made of long-lived objects: the second look
+  after the window shows (the first is in the turn of its first paint), the end of the kernel
+  preparation and of the window's first run (modules imported, kernels loaded). A full
+  collection then scans only what came later (28-41 ms after three demo runs, from 160-280 ms).
+  The cost: a cycle that was already garbage in the oldest generation at that moment is never
+  freed (start-up objects: a bounded amount).
 """
 
 from __future__ import annotations
@@ -50,13 +51,18 @@ class _Collector:
         self.long_lived_total = 0
         self.long_lived_pending = 0
         self.settled = False
+        self._looked = False
         self.timer = QTimer()
         self.timer.timeout.connect(self.check)
         self.timer.start(int(interval_s * 1000))
 
     def check(self) -> None:
-        if not self.settled:  # the first look: the window is built and shown
-            self.settle()
+        if not self.settled:  # the second look: the window is built, shown and painted
+            # (the first look came in the turn of the window's first paint: settling there
+            # made that turn longer, session 46)
+            if self._looked:
+                self.settle()
+            self._looked = True
             return
         l0, l1, l2 = gc.get_count()
         if l0 <= self.threshold[0]:

@@ -190,6 +190,7 @@ class KernelPrep(QObject):
         self._serving = False  # the child runs at normal priority for a waiting run
         self._need.connect(self._on_need)
         self._child_methods: list[tuple[str, str]] | None = None  # (name, warm-up's module)
+        self._plugin_methods: list[tuple[str, str]] | None = None  # the same, plug-ins'
         self._child_in_main = False  # the child has said "total" (its priority is set)
         self._need_pending: list[str] = []  # asked before that: served then
         #: how each waiting run's kernels were had from the child: "priority raised" (the
@@ -266,11 +267,9 @@ class KernelPrep(QObject):
         self.seconds = None
         self._started_at = time.perf_counter()
         _active = self
-        # the child first: reading the methods' modules takes ~0.4 s (idle; ~0.9 s under load),
-        # which the child's start waited for (a first run waits for the child); read once, in
-        # the GUI thread, when the event loop runs (the window may not be shown yet)
+        # which module each warm-up prepares is a table (PREPARED_MODULES): the GUI thread
+        # imports no method's module to learn it (it did, ~0.4 s, on the event loop's first turn)
         self._launch_child(command)
-        QTimer.singleShot(0, self, self._method_modules)
         self.started.emit()
         self.progress.emit(self.ready, self.total)
 
@@ -435,19 +434,31 @@ class KernelPrep(QObject):
         no warm-up does (the run then compiles that kernel itself)."""
         pairs = self._method_modules()
         own = [n for n, m in pairs if module == m or module.startswith(m + "_")]
+        if not own and not module.startswith("microgui."):  # a plug-in's kernel
+            if self._plugin_methods is None:
+                self._plugin_methods = self._plugin_modules()
+            own = [n for n, m in self._plugin_methods if module == m or module.startswith(m + "_")]
         if not own:
             return []
         bound = [n for n, m in pairs if m.endswith(".univariate") and n not in own]
         return bound + own
 
     def _method_modules(self) -> list[tuple[str, str]]:
-        """(name, warm-up's module) of every method the child prepares, read once (when the
-        child starts, in the GUI thread; on a run's first need otherwise)."""
+        """(name, warm-up's module) of every method the child prepares that has kernels: the
+        built-in ones from :data:`~microgui.core.runs.prepare.PREPARED_MODULES` (no import),
+        the plug-ins' read from the registry, once, when a run first needs a kernel no built-in
+        warm-up makes (in the run's thread: the GUI thread imports no method module for it)."""
         if self._child_methods is None:
-            from microgui.core.runs.prepare import preparation_list
+            from microgui.core.runs.prepare import PREPARED_MODULES
 
-            self._child_methods = [(n, w.__module__) for n, w in preparation_list() if w]
+            self._child_methods = [(n, m) for n, m in PREPARED_MODULES.items() if m]
         return self._child_methods
+
+    def _plugin_modules(self) -> list[tuple[str, str]]:
+        """(name, warm-up's module) of the plug-ins' methods with kernels (imports them all)."""
+        from microgui.core.runs.prepare import PREPARED_MODULES, preparation_list
+
+        return [(n, w.__module__) for n, w in preparation_list() if w and n not in PREPARED_MODULES]
 
     def kernels_from_child(self) -> bool:
         """Whether a run's missing kernels are had from the child (it is alive) rather than

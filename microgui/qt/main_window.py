@@ -325,7 +325,7 @@ class MainWindow(QMainWindow):
         ctl.dataset_loaded.connect(self._on_dataset_loaded)
         ctl.roles_changed.connect(self._on_roles_changed)
         ctl.load_failed.connect(self._on_load_failed)
-        ctl.load_started.connect(lambda _p: self._update_actions())
+        ctl.load_started.connect(self._on_load_started)
         ctl.load_progress.connect(
             lambda path, fraction, status: self.statusBar().showMessage(
                 f"Opening {Path(path).name}: {fraction:.0%} ({status})…"
@@ -482,20 +482,38 @@ class MainWindow(QMainWindow):
             return self.open_project(path)
         return self.open_file(path) >= 0
 
+    def _on_load_started(self, path: Any) -> None:
+        self._update_actions()
+        if self.controller.dataset is None:  # the table's place says it is coming
+            self.dataset_label.setText(f"Reading {Path(path).name}…")
+
+    def _no_table_label(self) -> None:
+        if self.controller.dataset is None:
+            self.dataset_label.setText("No table open")
+
     def _on_load_failed(self, path: Any, message: str, details: str) -> None:
+        self._no_table_label()
         self._pending_open = None
         self._update_actions()
         self.show_error(message, details, title=f"Cannot open {Path(path).name}")
 
     def _on_load_cancelled(self, path: Any) -> None:
+        self._no_table_label()
         self._pending_open = None
         self._update_actions()
         self.statusBar().showMessage(f"Opening {Path(path).name} cancelled.", 10000)
 
-    def open_demo(self) -> bool:
-        """Open the bundled demo table (about 4,000 synthetic persons)."""
+    def open_demo(self, *, background: bool = False) -> bool:
+        """Open the bundled demo table (about 4,000 synthetic persons): at once, or with
+        ``background`` read by the table loader (``controller.dataset_loaded`` follows; the app
+        at start-up, so that the window paints and answers while the table is read)."""
         if not self.may_drop_runs("the demo table"):
             return False
+        if background:
+            self._pending_open = None  # the demo never joins the recent files
+            self.statusBar().showMessage("Reading the demo table…")
+            self.controller.open_demo()
+            return True
         try:
             self.controller.load_demo()
         except MicroguiError as exc:

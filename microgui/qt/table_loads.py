@@ -48,6 +48,15 @@ class TableLoads(QObject):
         job = lambda progress: read_table(path, progress=progress)  # noqa: E731
         return self.slot.start(job, (path, project))
 
+    def start_demo(self) -> int:
+        """Start reading the bundled demo table with its roles
+        (:func:`~microgui.core.demo.load_demo`); returns the load's id. The app opens it so at
+        start-up: reading it and explaining its roles held the GUI thread 150-250 ms before
+        the window could paint (issue 30, session 46)."""
+        from microgui.core.demo import demo_path, load_demo
+
+        return self.slot.start(lambda _progress: load_demo(), (demo_path(), None))
+
     @Slot(int, object, object)
     def _on_loaded(self, _load_id: int, dataset: Any, context: Any) -> None:
         assert isinstance(dataset, Dataset)

@@ -51,7 +51,15 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
-__all__ = ["Apart", "first_needed", "forked", "preparation_list", "lower_priority", "main"]
+__all__ = [
+    "Apart",
+    "PREPARED_MODULES",
+    "first_needed",
+    "forked",
+    "preparation_list",
+    "lower_priority",
+    "main",
+]
 
 #: A warm-up: compiles (or loads) a method's kernels, returns the seconds it took.
 WarmUp = Callable[[], float]
@@ -68,6 +76,36 @@ def first_needed(warm_up: WarmUp | None) -> int:
         return -1
     module = warm_up.__module__
     return 0 if module.endswith(".univariate") else 1 if module.endswith(".mdav") else 2
+
+
+#: The module of each built-in warm-up in :func:`preparation_list` (name → module; None: the
+#: method has no kernels), so that the app learns which kernels the preparation covers without
+#: importing every method's module in its GUI thread (~0.1-0.4 s; issue 30). A test checks it
+#: against :func:`preparation_list`; methods of plug-ins are not in it.
+PREPARED_MODULES: dict[str, str | None] = {
+    "ama": "microgui.core.methods.mdav",
+    "cbfs": "microgui.core.methods.cbfs",
+    "dba": "microgui.core.methods.dba",
+    "dp-individual-ranking": None,
+    "gsms": "microgui.core.methods.gsms",
+    "hybrid": "microgui.core.methods.mdav",
+    "individual-ranking": None,
+    "md": "microgui.core.methods.md",
+    "mdav": "microgui.core.methods.mdav",
+    "mdav-generic": "microgui.core.methods.mdav",
+    "median": "microgui.core.methods.median",
+    "mhm": "microgui.core.methods.mhm",
+    "mst": "microgui.core.methods.mst",
+    "mstk": None,
+    "optimal": "microgui.core.methods.optimal",
+    "optimal-univariate": "microgui.core.methods.univariate",
+    "p-sensitive": "microgui.core.methods.psensitive",
+    "t-closeness": "microgui.core.methods.tcloseness",
+    "tfrp": "microgui.core.methods.tfrp",
+    "vmdav": "microgui.core.methods.vmdav",
+    "refinement": "microgui.core.methods.refine",
+    "local suppression": "microgui.core.methods.local_suppression",
+}
 
 
 def preparation_list() -> list[tuple[str, WarmUp | None]]:

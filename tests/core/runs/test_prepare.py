@@ -44,6 +44,20 @@ def test_the_list_is_the_registry_with_refinement_and_suppression() -> None:
     assert names == [m.name for m in available_methods()] + ["refinement", "local suppression"]
 
 
+def test_prepared_modules_table_is_the_preparation_lists_warm_up_modules() -> None:
+    """The app reads which module each warm-up prepares from this table, not by importing
+    every method's module in its GUI thread (issue 30): it must say what the list does."""
+    from microgui.core.methods import BUILT_IN
+
+    built_in = {*BUILT_IN, "refinement", "local suppression"}  # the rest: plug-ins' methods
+    listed = {
+        name: (w.__module__ if w is not None else None)
+        for name, w in prepare.preparation_list()
+        if name in built_in
+    }
+    assert listed == prepare.PREPARED_MODULES
+
+
 def test_methods_asked_first_come_first_then_the_child_lowers_itself(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     """Issue 30 (session 43): a run waiting for its kernels has the child started with
     ``--first`` (tab-separated names): those first, at normal priority, then "relaxed"."""
