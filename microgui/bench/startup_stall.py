@@ -128,7 +128,10 @@ def startup_session(started: float, timeout_s: float = 120.0) -> dict[str, Any]:
     longest = watch[0].longest() if watch else None
     where = ""
     if longest is not None and longest.stacks:
-        frames = [f for stack in longest.stacks for f in stack if "microgui" in f]
+        # each frame from the package's folder on: no path of the machine in the output
+        frames = [
+            f[f.rfind("microgui/") :] for stack in longest.stacks for f in stack if "microgui/" in f
+        ]
         where = " < ".join(dict.fromkeys(reversed(frames[-40:])))[:400]
     return {
         **state,
