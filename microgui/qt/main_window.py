@@ -626,6 +626,9 @@ class MainWindow(QMainWindow):
         """Show the sweep dialog (made once, kept: it shows the running sweep's progress)."""
         if self.sweep_dialog is None:
             self.sweep_dialog = SweepDialog(self.controller, self)
+            screen = self.screen() or QGuiApplication.primaryScreen()
+            if screen is not None:  # a laptop's 768 px: the buttons on the screen
+                self.sweep_dialog.fit_to(screen.availableGeometry())
         dialog = self.sweep_dialog
         if not self.controller.is_sweeping:
             try:

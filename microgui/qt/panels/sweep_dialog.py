@@ -13,14 +13,16 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListView,
     QListWidget,
     QListWidgetItem,
     QProgressBar,
@@ -46,6 +48,11 @@ __all__ = ["SweepDialog", "parse_k_list", "parse_param_grid", "method_refusal", 
 DEFAULT_KS = "3, 5, 10"
 
 _INT_LIMIT = 2_147_483_647
+#: The dialog's size where the screen has room for it.
+WIDTH, HEIGHT = 560, 720
+#: Room a window manager's title bar and frame take around the dialog, in pixels (a 1366 × 768
+#: laptop leaves ~738 px: the 720 px dialog's buttons were below the screen's edge).
+WINDOW_FRAME = 32
 
 
 def method_refusal(
@@ -97,6 +104,12 @@ class SweepDialog(QDialog):
             "Methods to run; greyed ones cannot run on the current roles (hover for why)"
         )
         self.methods_list.itemChanged.connect(lambda _item: self._update_summary())
+        # a greyed method's reason on lines of its own, wrapped to the list's width: on one line
+        # it ran ~540 px past a 560 px dialog, behind a horizontal scroll bar (1366 × 768 review)
+        self.methods_list.setWordWrap(True)
+        self.methods_list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.methods_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.methods_list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.all_button = QPushButton("All")
         self.all_button.setToolTip(
             "Check every method that can run on the current roles (greyed ones cannot: hover "
@@ -191,7 +204,7 @@ class SweepDialog(QDialog):
         layout.addWidget(self.failed_label)
         layout.addWidget(self.failed_list)
         layout.addWidget(close)
-        self.resize(560, 720)
+        self.resize(WIDTH, HEIGHT)
 
         controller.roles_changed.connect(lambda _roles: self.refresh_methods())
         controller.sweep_started.connect(self._on_started)
@@ -203,6 +216,15 @@ class SweepDialog(QDialog):
         controller.busy_changed.connect(lambda _b: self._update_buttons())
         self.refresh_methods()
         self._show_failed([])
+
+    def fit_to(self, free: QRect) -> None:
+        """Size the dialog to a screen's free area ``free`` (its available geometry): at most
+        :data:`WIDTH` × :data:`HEIGHT`, less the window manager's frame, so that Start, Cancel
+        and Close stay on the screen (the methods list gives up the height; Qt places a dialog
+        over its parent and within the screen when first shown)."""
+        height = min(HEIGHT, free.height() - WINDOW_FRAME)
+        height = max(height, min(self.minimumSizeHint().height(), free.height()))
+        self.resize(min(WIDTH, free.width()), height)
 
     # the grid -----------------------------------------------------------------------------
     def _grid(self) -> dict[str, list[str]] | None:
@@ -229,7 +251,7 @@ class SweepDialog(QDialog):
                 item.setFlags(Qt.ItemFlag.ItemIsUserCheckable)  # shown, not enabled
                 item.setCheckState(Qt.CheckState.Unchecked)
                 item.setToolTip(f"{method.name} cannot run here: {why}")
-                item.setText(f"{method.name} — {method.title}  ({why})")
+                item.setText(f"{method.name} — {method.title}\n    cannot run: {why}")
             else:
                 item.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled)
                 state = Qt.CheckState.Checked if method.name in keep else Qt.CheckState.Unchecked
@@ -411,6 +433,8 @@ class SweepDialog(QDialog):
         self.failed_label.setText(
             f"Failed runs ({len(self._failed)})" if self._failed else "Failed runs: none"
         )
+        # no empty box: its 120 px go to the methods list (the dialog fits a 768 px screen)
+        self.failed_list.setVisible(bool(self._failed))
 
     def failed_texts(self) -> list[str]:
         return [self.failed_list.item(i).text() for i in range(self.failed_list.count())]
