@@ -62,6 +62,7 @@ from microgui.qt.plots.palette import ClusterPalette
 __all__ = [
     "grid_columns",
     "short_title",
+    "wrap_title",
     "BrushViewBox",
     "CompareScatterPlot",
     "CompareOptions",
@@ -395,28 +396,39 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
         self._fit_axis_titles()
 
     def _fit_titles(self) -> None:
-        """Each plot's title on two lines (the run; its groups and colouring), elided to the
-        plot's width, the whole in the tooltip: a title is its plot's minimum width in
-        pyqtgraph, and a long one pushed the right column out of the view."""
+        """Each plot's title wrapped to the plot's width (:func:`wrap_title`): the run (its
+        number, method and k, on two lines where one is too narrow), then its groups, colouring
+        and markers on up to two lines, the whole in the tooltip. A title is its plot's minimum
+        width in pyqtgraph (a long one pushed the right column out of the view), and elided to
+        one line each, four runs at 1366 × 768 read "#1 mdav-generic…" (k cut) over
+        "400 groups · colou…"."""
         if not self.plots:
             return
+        # the view's share, not the view box's width: a title is its column's minimum width,
+        # measuring the view box would feed a title's width back into the next one's room
         width = max(int(self.width() / self.columns) - TITLE_MARGIN, 60)
         for p in self.plots:
             name, detail = p.title
-            lines = []
-            for text, points in ((name, 9), (detail, 8)):
+            fonts = []
+            for points in (9, 8):
                 font = QFont(p.plot.titleLabel.item.font())  # the font the title is drawn in
                 font.setPointSize(points)
-                lines.append(
-                    html.escape(
-                        QFontMetrics(font).elidedText(text, Qt.TextElideMode.ElideRight, width)
-                    )
-                )
+                fonts.append(QFontMetrics(font))
+            head = wrap_title([name], fonts[0], width, " ")
+            tail = wrap_title(detail.split(" · "), fonts[1], width, " · ")
+            head_html = "<br>".join(html.escape(line) for line in head)
+            tail_html = "<br>".join(html.escape(line) for line in tail)
             p.plot.setTitle(
-                f"{lines[0]}<br><span style='font-size:8pt;color:#555'>{lines[1]}</span>",
+                f"{head_html}<br><span style='font-size:8pt;color:#555'>{tail_html}</span>",
                 color="#222222", size="9pt",
             )  # fmt: skip
             p.plot.titleLabel.setToolTip(f"{name}\n{detail}")
+        # pyqtgraph gives a title a fixed 30 px row (two lines): each gets its text's height,
+        # the same in every plot so that the linked view boxes stay level
+        height = int(max(p.plot.titleLabel.itemRect().height() for p in self.plots)) + 2
+        for p in self.plots:
+            p.plot.titleLabel.setMaximumHeight(height)
+            p.plot.layout.setRowFixedHeight(0, height)
 
     def _fit_axis_titles(self) -> None:
         """Each axis title in full, short (:func:`short_title`) or not at all, whichever is
@@ -660,18 +672,18 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
             _restyle(p.protected, "x", 6)
             p.protected.setBrush(self.palette_.protected_brush)
             p.protected.setData(x=px[keep], y=py[keep])
+        # short phrases, most telling first: wrap_title drops the last ones a narrow plot has
+        # no room for (the tooltip keeps them)
         sampled = "" if idx is None else f" · sample of {len(idx):,}"
         if density:
-            colour = " (colour = group)" if by_group else ""
+            colour = " by group" if by_group else ""
             detail = (
-                f"{run.result.n_groups:,} groups · blue: originals per bin (log scale) · "
-                f"dots: released group aggregates{colour}"
+                f"{run.result.n_groups:,} groups · dots: released aggregates{colour} · "
+                "blue: originals per bin (log)"
             )
         else:
-            colour = "colour = group" if by_group else "colour = distance moved"
-            detail = (
-                f"{run.result.n_groups:,} groups{sampled} · {colour} · ×: released group aggregates"
-            )
+            colour = "colour: group" if by_group else "colour: distance moved"
+            detail = f"{run.result.n_groups:,} groups · {colour} · ×: released aggregates{sampled}"
         p.title = (run.name, detail)
 
         p.drawn = True
@@ -724,6 +736,32 @@ _LEGEND_SEP = "\u2002"
 def _plain(rich: str) -> str:
     """The visible text of a legend entry (its markup and entities dropped)."""
     return html.unescape(re.sub(r"<[^>]+>", "", rich))
+
+
+def wrap_title(
+    parts: Sequence[str], metrics: QFontMetrics, width: int, sep: str, max_lines: int = 2
+) -> list[str]:
+    """``parts`` (a run's name, or the phrases of its detail) on at most ``max_lines`` lines of
+    at most ``width`` pixels, joined by ``sep`` while they fit and broken at their spaces. The
+    first part is always there (a word longer than a line elided as a last resort); a later part
+    that does not fit whole is left out with the ones after it (the tooltip has them)."""
+    lines: list[str] = []
+    for i, part in enumerate(parts):
+        kept = list(lines)
+        for j, word in enumerate(part.split(" ")):
+            before = (sep if i else "") if j == 0 else " "
+            if lines and metrics.horizontalAdvance(lines[-1] + before + word) <= width:
+                lines[-1] += before + word
+            elif len(lines) < max_lines:
+                lines.append(metrics.elidedText(word, Qt.TextElideMode.ElideRight, width))
+            elif i == 0:  # the first part cut short: say so
+                lines[-1] = metrics.elidedText(
+                    lines[-1] + " " + word + "…", Qt.TextElideMode.ElideRight, width
+                )
+                return lines
+            else:
+                return kept
+    return lines
 
 
 def _move_legend(present: np.ndarray) -> str:
