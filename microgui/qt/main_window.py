@@ -281,6 +281,7 @@ class MainWindow(QMainWindow):
         self._fit_method_timer.setInterval(0)
         self._fit_method_timer.timeout.connect(self.fit_method_dock)
         self.run_panel.params_toggle.toggled.connect(lambda *_a: self._fit_method_timer.start())
+        self.run_panel.about_toggled.connect(lambda *_a: self._fit_method_timer.start())
         self.run_panel.method_combo.currentIndexChanged.connect(
             lambda *_a: self._fit_method_timer.start()
         )
@@ -808,7 +809,10 @@ class MainWindow(QMainWindow):
             return
         total = run.height() + roles.height()
         fixed = run.height() - self.run_scroll.viewport().height()  # buttons, status, title
-        wanted = self.run_panel.settings.sizeHint().height() + fixed
+        settings = self.run_panel.settings
+        # the whole height: wrapped labels kept at their text's height can ask more as their
+        # minimum than as their hint (the method's explanation unfolded)
+        wanted = max(settings.sizeHint().height(), settings.minimumSizeHint().height()) + fixed
         height = max(min(wanted, total - ROLES_DOCK_MIN_PX), run.minimumSizeHint().height())
         if abs(height - run.height()) > 2:
             self.resizeDocks([run, roles], [height, total - height], Qt.Orientation.Vertical)

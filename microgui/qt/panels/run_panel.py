@@ -13,8 +13,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -44,6 +44,7 @@ from microgui.core.table.roles import AttributeRole
 from microgui.qt.compact import compact_combo
 from microgui.qt.controller import AppController
 from microgui.qt.elided_label import ElidedLabel, ElidedToolButton
+from microgui.qt.wrapped_label import WrappedLabel
 
 __all__ = [
     "RunPanel",
@@ -73,10 +74,19 @@ def sweep_done_text(points: list[Any], reason: bool = True) -> str:
 
 
 _INT_LIMIT = 2_147_483_647
-#: Height of the method's explanation (it scrolls), and least it keeps while the note on the run
-#: shown takes its place.
-SUMMARY_HEIGHT = 64
-SUMMARY_MIN_HEIGHT = 30
+#: Lines the Method dock keeps for the method's headline and its "more ▸" link (the longest
+#: headline, t-closeness's, takes four at 1366 × 768).
+HEADLINE_LINES = 4
+
+
+class WholeLabel(WrappedLabel):
+    """A word-wrapped label never laid out shorter than its text at its width (its minimum is
+    its text's height): in the settings, which scroll, a label squeezed to one line hid the
+    rest of the method's explanation (1366 × 768 review)."""
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        hint = super().minimumSizeHint()
+        return QSize(hint.width(), max(hint.height(), self.sizeHint().height()))
 
 
 #: The block sizes the method panel offers (text, RunSpec.block_size).
@@ -191,6 +201,8 @@ class RunPanel(QWidget):
 
     error_occurred = Signal(str)
     sweep_requested = Signal()
+    #: The method's explanation was unfolded (True) or folded.
+    about_toggled = Signal(bool)
 
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -206,12 +218,30 @@ class RunPanel(QWidget):
         #: it follows the roles (issue 15: a reopened project's roles came after the proposal)
         self._method_proposed = False
         self.method_combo.activated.connect(self._on_method_chosen)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
+        # The method's headline, always whole, its "more ▸" link unfolding the explanation
+        # (what it does, the kinds of quasi-identifiers, the source) whole below it; folded on
+        # a short screen. At 1366 × 768 both scrolled inside a box ~64 px tall, cut after three
+        # lines (a review on Adult); the link ends the headline: no row of its own.
+        self.headline = WholeLabel()
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        self.headline.setToolTip(
+            "more ▸ / less ▴: show or fold what the method does, the quasi-identifiers it takes "
+            "and its source"
+        )
+        self.headline.linkActivated.connect(lambda _link: self.show_about(not self.about_shown))
+        #: Whether the method's explanation is unfolded under its headline.
+        self.about_shown = not _short_screen()
+        self._headline = ""
+        self.summary = WholeLabel()
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # which hierarchy files attached in the roles panel a run of this method uses (issue 13)
-        self.hierarchy_note = QLabel()
+        self.hierarchy_note = WholeLabel()
         self.hierarchy_note.setWordWrap(True)
         self.hierarchy_note.setTextFormat(Qt.TextFormat.RichText)
         self.hierarchy_note.setStyleSheet(
@@ -328,26 +358,23 @@ class RunPanel(QWidget):
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow("Method", self.method_combo)
-        # The explanation can be long: it scrolls inside a bounded area instead of being clipped.
-        self.summary_area = QScrollArea()
-        # the hierarchy note first, then the method's explanation, scrolling together (a
-        # wrapped label of its own in the form overlapped the explanation when the dock was
-        # made short)
-        explained = QWidget()
-        column = QVBoxLayout(explained)
+        # the hierarchy note, the headline, then the explanation when unfolded: every label at
+        # its text's whole height (WholeLabel); what does not fit the dock scrolls with the
+        # settings, and the Method dock asks the window for the height (fit_method_dock)
+        self.explained = QWidget()
+        column = QVBoxLayout(self.explained)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
         column.addWidget(self.hierarchy_note)
-        column.addWidget(self.summary, 1)
-        self.summary_area.setWidget(explained)
-        self.summary_area.setWidgetResizable(True)
-        self.summary_area.setFrameShape(QFrame.Shape.NoFrame)
-        self.summary_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # a few lines (it scrolls): on a 768 px screen the roles below need the height
-        self.summary_area.setMinimumHeight(SUMMARY_HEIGHT)
-        self.summary_area.setMaximumHeight(SUMMARY_HEIGHT + 8)
-        self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        form.addRow(self.summary_area)
+        column.addWidget(self.headline)
+        column.addWidget(self.summary)
+        self.summary.setVisible(self.about_shown)
+        # the dock's minimum keeps the longest headline's lines (the labels are laid out at
+        # their width only later: the settings' first minimum gave the headline two)
+        font = self.headline.font()
+        font.setBold(True)
+        self.explained.setMinimumHeight(HEADLINE_LINES * QFontMetrics(font).lineSpacing())
+        form.addRow(self.explained)
         form.addRow(self.shown_box)
         form.addRow("k", self.k_spin)
         form.addRow("Seed", self.seed_spin)
@@ -461,6 +488,21 @@ class RunPanel(QWidget):
             )
         self._update_buttons()
 
+    def show_about(self, shown: bool) -> None:
+        """Unfold or fold the method's explanation under its headline (its link)."""
+        if shown == self.about_shown:
+            return
+        self.about_shown = shown
+        self.summary.setVisible(shown)
+        self._show_headline()
+        self.about_toggled.emit(shown)
+
+    def _show_headline(self) -> None:
+        link = "less ▴" if self.about_shown else "more ▸"
+        self.headline.setText(
+            f"<b>{self._headline}</b> <a href='about'>{link}</a>" if self._headline else ""
+        )
+
     def _show_params(self, shown: bool) -> None:
         self.params_body.setVisible(shown)
         self.params_toggle.setArrowType(
@@ -496,14 +538,17 @@ class RunPanel(QWidget):
             self.params_form.removeRow(0)
         self.param_widgets = {}
         if method is None:
+            self._headline = ""
+            self.headline.setText("")
             self.summary.setText("")
             return
         kinds = ", ".join(sorted(k.value for k in method.kinds))
-        # The one-paragraph explanation is shown in full: a statistician choosing a method
-        # should not have to hover to learn what it does and where it comes from.
+        # The one-paragraph explanation is shown in full (unfolded): a statistician choosing a
+        # method should not have to hover to learn what it does and where it comes from.
+        self._headline = html.escape(method.headline)
+        self._show_headline()
         self.summary.setText(
-            f"<b>{html.escape(method.headline)}</b>"
-            f"<p style='margin-top:4px'>{html.escape(method.text)}</p>"
+            f"{html.escape(method.text)}<br>"
             f"<span style='color:#666'>Quasi-identifiers: {kinds}. "
             f"Source: {html.escape(method.reference)}</span>"
         )
@@ -590,14 +635,8 @@ class RunPanel(QWidget):
         self._show_note(True)
 
     def _show_note(self, show: bool) -> None:
-        """Show or hide the note; while shown, the method's explanation above it gives up
-        the note's height (it scrolls), so that nothing below moves out of sight."""
+        """Show or hide the note on the run shown (under the method's headline)."""
         self.shown_box.setVisible(show)
-        height = SUMMARY_HEIGHT
-        if show:
-            height = max(SUMMARY_MIN_HEIGHT, height - self.shown_box.sizeHint().height())
-        self.summary_area.setMinimumHeight(height)
-        self.summary_area.setMaximumHeight(height + 8)
 
     def _describes(self, spec: RunSpec) -> bool:
         """Whether the widgets describe ``spec`` (method, k, parameters as resolved, seed,
