@@ -101,7 +101,7 @@ class SweepDialog(QDialog):
 
         self.methods_list = QListWidget()
         self.methods_list.setToolTip(
-            "Methods to run; greyed ones cannot run on the current roles (hover for why)"
+            "Methods to run; greyed ones cannot run on the current roles (the reason under each)"
         )
         self.methods_list.itemChanged.connect(lambda _item: self._update_summary())
         # a greyed method's reason on lines of its own, wrapped to the list's width: on one line
@@ -112,8 +112,8 @@ class SweepDialog(QDialog):
         self.methods_list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.all_button = QPushButton("All")
         self.all_button.setToolTip(
-            "Check every method that can run on the current roles (greyed ones cannot: hover "
-            "over them for why)"
+            "Check every method that can run on the current roles (greyed ones cannot: the "
+            "reason is under each)"
         )
         self.all_button.clicked.connect(lambda: self.check_methods(None))
         self.none_button = QPushButton("None")
