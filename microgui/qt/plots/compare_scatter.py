@@ -397,8 +397,8 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
 
     def _fit_titles(self) -> None:
         """Each plot's title wrapped to the plot's width (:func:`wrap_title`): the run (its
-        number, method and k, on two lines where one is too narrow), then its groups, colouring
-        and markers on up to two lines, the whole in the tooltip. A title is its plot's minimum
+        number, method and k, on two lines where one is too narrow), then as many of its
+        groups, colouring and markers as one line holds, the whole in the tooltip. A title is its plot's minimum
         width in pyqtgraph (a long one pushed the right column out of the view), and elided to
         one line each, four runs at 1366 × 768 read "#1 mdav-generic…" (k cut) over
         "400 groups · colou…"."""
@@ -415,7 +415,9 @@ class CompareScatterPlot(pg.GraphicsLayoutWidget):
                 font.setPointSize(points)
                 fonts.append(QFontMetrics(font))
             head = wrap_title([name], fonts[0], width, " ")
-            tail = wrap_title(detail.split(" · "), fonts[1], width, " · ")
+            # the detail on one line: each line of title is taken from the plot's height (two
+            # lines of detail left the laptop's two plots 190 px tall, at the floor)
+            tail = wrap_title(detail.split(" · "), fonts[1], width, " · ", max_lines=1)
             head_html = "<br>".join(html.escape(line) for line in head)
             tail_html = "<br>".join(html.escape(line) for line in tail)
             p.plot.setTitle(
