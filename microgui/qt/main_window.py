@@ -207,6 +207,9 @@ class MainWindow(QMainWindow):
         # the run shown (nothing to scroll on a laptop: the note hid the Parameters header)
         note = self.run_panel.shown_box
         room = note.sizeHint().height() if note.isHidden() else 0
+        # (its text takes two lines in the dock, and the longest headline, t-closeness's, all
+        # four lines the method's description keeps: a 1366 x 768 review)
+        room += self.run_panel.shown_note.fontMetrics().lineSpacing() if room else 0
         self.run_scroll.setMinimumHeight(self.run_panel.settings.minimumSizeHint().height() + room)
         # and its width (it does not scroll across): a dock squeezed by a resize cut Cancel and
         # the note's button at 1366 x 768 (issue 30)

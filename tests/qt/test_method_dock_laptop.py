@@ -98,3 +98,23 @@ def test_unfolding_the_description_asks_the_dock_for_room(laptop_window: MainWin
     wanted = max(settings.sizeHint().height(), settings.minimumSizeHint().height())
     summary = panel.summary
     assert wanted >= summary.mapTo(settings, summary.rect().bottomLeft()).y()
+
+
+def test_folded_description_and_the_note_on_the_run_shown_need_no_scrolling(
+    laptop_window: MainWindow, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """With the note "the run shown has other settings" under the longest headline
+    (t-closeness's, four lines), the Parameters header stays in sight: nothing to scroll."""
+    from microgui.core.runs import RunSpec
+
+    ctl, panel = laptop_window.controller, laptop_window.run_panel
+    with qtbot.waitSignal(ctl.run_finished, timeout=120_000):
+        ctl.start_run(RunSpec.make("ama", 4, seed=0))
+    for name in ("t-closeness", "mdav-generic"):
+        panel.select_method(name)
+        panel.show_about(False)
+        qtbot.wait(50)
+        assert panel.shown_box.isVisible(), name
+        assert _whole(panel.headline), name
+        assert panel.settings_area.verticalScrollBar().maximum() == 0, name
+        assert _in_sight(panel.params_box, panel.settings_area), name

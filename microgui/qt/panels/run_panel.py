@@ -84,6 +84,12 @@ class WholeLabel(WrappedLabel):
     its text's height): in the settings, which scroll, a label squeezed to one line hid the
     rest of the method's explanation (1366 × 768 review)."""
 
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        # once laid out, its text's height at its width (QLabel's own hint wraps at a width
+        # of its choosing: 98 px for a headline 56 px tall in the dock)
+        hint = super().sizeHint()
+        return QSize(hint.width(), self._wanted) if self._wanted else hint
+
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
         hint = super().minimumSizeHint()
         return QSize(hint.width(), max(hint.height(), self.sizeHint().height()))
@@ -373,7 +379,8 @@ class RunPanel(QWidget):
         # their width only later: the settings' first minimum gave the headline two)
         font = self.headline.font()
         font.setBold(True)
-        self.explained.setMinimumHeight(HEADLINE_LINES * QFontMetrics(font).lineSpacing())
+        self._headline_room = HEADLINE_LINES * QFontMetrics(font).lineSpacing()
+        self.explained.setMinimumHeight(self._headline_room)
         form.addRow(self.explained)
         form.addRow(self.shown_box)
         form.addRow("k", self.k_spin)
@@ -635,8 +642,11 @@ class RunPanel(QWidget):
         self._show_note(True)
 
     def _show_note(self, show: bool) -> None:
-        """Show or hide the note on the run shown (under the method's headline)."""
+        """Show or hide the note on the run shown (under the method's headline); while shown,
+        the headline gives up the lines it keeps and does not use, so that the Parameters
+        header below stays in sight on a laptop (the dock's minimum has room for the note)."""
         self.shown_box.setVisible(show)
+        self.explained.setMinimumHeight(0 if show else self._headline_room)
 
     def _describes(self, spec: RunSpec) -> bool:
         """Whether the widgets describe ``spec`` (method, k, parameters as resolved, seed,
