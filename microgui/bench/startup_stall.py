@@ -16,10 +16,8 @@ user's (a start after the first).
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -151,6 +149,8 @@ def startup_stall_row(sessions: int = SESSIONS, timeout_s: float = 180.0) -> dic
         "from microgui.bench.startup_stall import startup_session\n"
         "print('RESULT', json.dumps(startup_session(started)), flush=True)\n"
     )
+    from microgui.qt.perf import fresh_process_result
+
     runs: list[dict[str, Any]] = []
     for _ in range(sessions):
         with tempfile.TemporaryDirectory(prefix="microgui-startup-") as folder:
@@ -162,24 +162,10 @@ def startup_stall_row(sessions: int = SESSIONS, timeout_s: float = 180.0) -> dic
             env.setdefault("QT_QPA_PLATFORM", "offscreen")
             env.pop("MICROGUI_STALL_WATCH", None)
             began = time.perf_counter()
-            try:
-                proc = subprocess.run(
-                    [sys.executable, "-c", code],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=timeout_s,
-                    cwd=folder,
-                )
-            except subprocess.TimeoutExpired:
-                runs.append({"outcome": f"timeout after {timeout_s:.0f} s"})
+            run = fresh_process_result(code, env, timeout_s, cwd=folder, exit_zero=False)
+            if isinstance(run, str):
+                runs.append({"outcome": run})
                 continue
-            lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-            if not lines:
-                tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-                runs.append({"outcome": f"failed (exit {proc.returncode}): {tail}"})
-                continue
-            run: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
             run["process_s"] = time.perf_counter() - began
             runs.append(run)
     good = [r for r in runs if r.get("outcome") == "shown"]

@@ -338,20 +338,36 @@ def fresh_cache_session(
             "import json\nfrom microgui.qt.perf import first_run_session\n"
             f"print('RESULT', json.dumps(first_run_session({mode!r}, {wait_s!r}, {prepare!r})))"
         )
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-c", code],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-            )
-        except subprocess.TimeoutExpired:
-            return {"mode": mode, "outcome": f"timeout after {timeout_s:.0f} s"}
+        result = fresh_process_result(code, env, timeout_s)
+    return {"mode": mode, "outcome": result} if isinstance(result, str) else result
+
+
+def fresh_process_result(
+    code: str,
+    env: dict[str, str],
+    timeout_s: float,
+    cwd: str | None = None,
+    *,
+    exit_zero: bool = True,
+) -> dict[str, Any] | str:
+    """Run ``code`` in a new Python process (``env``, ``cwd``) and return the JSON dict its last
+    line starting ``RESULT `` holds; or a line saying why there is none (a timeout; no such
+    line; with ``exit_zero``, an exit status other than 0), ending with its last error line."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            cwd=cwd,
+        )
+    except subprocess.TimeoutExpired:
+        return f"timeout after {timeout_s:.0f} s"
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
-    if proc.returncode != 0 or not lines:
+    if not lines or (exit_zero and proc.returncode != 0):
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"mode": mode, "outcome": f"failed (exit {proc.returncode}): {tail}"}
+        return f"failed (exit {proc.returncode}): {tail}"
     result: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
     return result
 

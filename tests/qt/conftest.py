@@ -80,3 +80,17 @@ def demo_window(window: MainWindow) -> MainWindow:
     """The main window with the demo table open."""
     assert window.open_demo(), window.last_error
     return window
+
+
+@pytest.fixture
+def laptop_demo_window(qtbot) -> Iterator[MainWindow]:  # type: ignore[no-untyped-def]
+    """The demo table in a main window sized 1366 × 768 before its first show, as the app opens
+    on a laptop (docks laid out for that width); its runs shut down at teardown."""
+    win = MainWindow(UiSettings())
+    qtbot.addWidget(win)
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    assert win.open_demo(), win.last_error
+    yield win
+    win.controller.shutdown()

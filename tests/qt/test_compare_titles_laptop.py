@@ -12,22 +12,9 @@ from PySide6.QtGui import QFont, QFontMetrics
 from microgui.core.runs import RunSpec
 from microgui.qt.main_window import MainWindow
 from microgui.qt.plots.compare_scatter import wrap_title
-from microgui.qt.settings import UiSettings
 
 TIMEOUT_MS = 300_000
 SPECS = (("mdav-generic", 5), ("mdav-generic", 3), ("mdav-generic", 10), ("ama", 4))
-
-
-@pytest.fixture
-def laptop_window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
-    window = MainWindow(UiSettings(persist=False))
-    qtbot.addWidget(window)
-    window.resize(1366, 768)
-    window.show()
-    qtbot.waitExposed(window)
-    assert window.open_demo(), window.last_error
-    yield window
-    window.controller.shutdown()
 
 
 def _plain(title: str) -> list[str]:
@@ -37,9 +24,9 @@ def _plain(title: str) -> list[str]:
 
 @pytest.mark.parametrize("n_runs", [2, 3, 4])
 def test_compared_plots_titles_read_whole_at_laptop_size(
-    laptop_window: MainWindow, qtbot, n_runs: int
+    laptop_demo_window: MainWindow, qtbot, n_runs: int
 ) -> None:  # type: ignore[no-untyped-def]
-    window, ctl = laptop_window, laptop_window.controller
+    window, ctl = laptop_demo_window, laptop_demo_window.controller
     ids = []
     for method, k in SPECS[:n_runs]:
         with qtbot.waitSignal(ctl.run_finished, timeout=TIMEOUT_MS):

@@ -168,19 +168,14 @@ def test_hierarchy_header_and_cells_read_whole_on_adult_at_laptop_size(qtbot) ->
     assert _header_problems(window) == []
 
 
-def test_the_order_header_reads_whole_on_a_table_with_an_ordinal_at_laptop_size(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_order_header_reads_whole_on_a_table_with_an_ordinal_at_laptop_size(
+    qtbot, laptop_demo_window
+) -> None:  # type: ignore[no-untyped-def]
     """The demo table (an ordinal quasi-identifier, no hierarchy attached) at 1366 × 768: the
     headers read "Hie…" and "O…". The empty Hierarchy column is not shown (attaching one is a
     right-click on its row, or the Hierarchy button), so Order reads whole; it comes back with
     a hierarchy."""
-    from microgui.qt.settings import UiSettings
-
-    window = MainWindow(UiSettings())
-    qtbot.addWidget(window)
-    window.resize(1366, 768)
-    window.show()
-    qtbot.waitExposed(window)
-    assert window.open_demo(), window.last_error
+    window = laptop_demo_window
     qtbot.wait(100)
     view = window.roles_panel.view
     header = view.horizontalHeader()

@@ -14,29 +14,39 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _lines_of(
+    code: str, tmp_path: Path, prefix: str, timeout: float, env: dict[str, str] | None = None
+) -> list[str]:
+    """The lines starting ``prefix`` that ``code`` prints in a new offscreen Python process
+    (this checkout first on its path; ``env`` added); it must exit 0 and print one."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "QT_QPA_PLATFORM": "offscreen",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            **(env or {}),
+        },
+        cwd=tmp_path,
+        timeout=timeout,
+    )
+    lines = [line for line in out.stdout.splitlines() if line.startswith(prefix)]
+    assert out.returncode == 0 and lines, out.stderr[-3000:]
+    return lines
+
+
 def _start_app_on_the_demo(tmp_path: Path) -> dict[str, object]:
     code = (
         "import time\nstarted = time.perf_counter()\nimport json\n"
         "from microgui.bench.startup_stall import startup_session\n"
         "print('RESULT', json.dumps(startup_session(started)), flush=True)\n"
     )
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "offscreen",
+    lines = _lines_of(code, tmp_path, "RESULT ", 240, {
         "XDG_CONFIG_HOME": str(tmp_path / "config"),  # settings never touch the user's
         "MICROGUI_STATE_DIR": str(tmp_path / "state"),  # nor the autosave
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=240,
-    )
-    lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
-    assert out.returncode == 0 and lines, out.stderr[-3000:]
+    })  # fmt: skip
     result: dict[str, object] = json.loads(lines[-1][len("RESULT ") :])
     return result
 
@@ -82,21 +92,7 @@ def test_kernel_preparation_child_imports_no_method_module_in_the_gui_thread(
         "QTimer.singleShot(60_000, app.quit)\n"
         "app.exec()\n"
     )
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "offscreen",
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    lines = [line for line in out.stdout.splitlines() if line.startswith("NEW ")]
-    assert out.returncode == 0 and lines, out.stderr[-3000:]
+    lines = _lines_of(code, tmp_path, "NEW ", 120)
     assert lines[-1] == "NEW []"
 
 

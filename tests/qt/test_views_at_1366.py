@@ -5,7 +5,6 @@ table's text lies against the data it explains."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from PySide6.QtCore import QRectF
 
 from microgui.core.runs import RunSpec
@@ -13,19 +12,6 @@ from microgui.qt.main_window import MainWindow
 from microgui.qt.settings import UiSettings
 
 TIMEOUT_MS = 300_000
-
-
-@pytest.fixture
-def laptop_window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
-    """The demo table in a main window sized 1366 × 768 before its first show, as the app
-    opens it on a laptop (docks laid out for that width)."""
-    window = MainWindow(UiSettings())
-    qtbot.addWidget(window)
-    window.resize(1366, 768)
-    window.show()
-    qtbot.waitExposed(window)
-    assert window.open_demo(), window.last_error
-    return window
 
 
 def _run(window: MainWindow, qtbot, spec: RunSpec) -> None:  # type: ignore[no-untyped-def]
@@ -44,12 +30,12 @@ def _records_rect(item) -> QRectF:  # type: ignore[no-untyped-def]
     return view.mapViewToScene(data).boundingRect()
 
 
-def test_mst_legend_covers_no_record_at_laptop_size(laptop_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_mst_legend_covers_no_record_at_laptop_size(laptop_demo_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     """The MST partition's legend was drawn over the view's top right corner and hid records
     (mstk k = 5 on Adult at 1366 × 768). It lies below the plot, inside the widget, over no
     part of the view box, with every entry (the edges' lines, the selection's ring) in it."""
 
-    window = laptop_window
+    window = laptop_demo_window
     window.tabs.setCurrentWidget(window.mst_plot)
     _run(window, qtbot, RunSpec.make("mstk", 5, seed=0))
     mst = window.mst_plot
@@ -97,13 +83,15 @@ def _axis_titles_past_their_axes(window: MainWindow) -> list[str]:
     return out
 
 
-def test_no_axis_title_runs_past_its_axis_in_any_view(laptop_window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_no_axis_title_runs_past_its_axis_in_any_view(
+    laptop_demo_window: MainWindow, qtbot
+) -> None:  # type: ignore[no-untyped-def]
     """ "PC2 of the mixed-distance embedding (10% of variance)" was cut by the widget at
     1366 × 768 (the records' plots are ~270 pixels tall there). Every view after a run: each
     axis title lies along its axis; a cut one ends in "…" and its axis's tooltip has it whole."""
     from microgui.core.views.layout import PC1, PC2
 
-    window = laptop_window
+    window = laptop_demo_window
     _run(window, qtbot, RunSpec.make("mstk", 5, seed=0))
     window.mst_plot.set_axes(PC1, PC2)
     window.plot.set_axes(PC1, PC2)
@@ -168,7 +156,7 @@ def test_a_fitted_axis_title_is_shortened_then_cut_with_its_whole_in_the_tooltip
 
 
 def test_results_numbers_read_whole_on_one_line_at_laptop_size(
-    laptop_window: MainWindow, qtbot
+    laptop_demo_window: MainWindow, qtbot
 ) -> None:  # type: ignore[no-untyped-def]
     """The Results dock's value column was ~100 pixels at 1366 × 768 (the names' column as wide
     as "Invented combinations"): "488 (of 3,016 records)" read over three lines, "(≥ k =" over
@@ -179,7 +167,7 @@ def test_results_numbers_read_whole_on_one_line_at_laptop_size(
 
     from layout_walk import clipped_widgets
 
-    window = laptop_window
+    window = laptop_demo_window
     _run(window, qtbot, RunSpec.make("mdav-generic", 5, seed=0))
     qtbot.wait(200)
     panel = window.results_panel
@@ -263,12 +251,12 @@ def _tick_labels_outside(window: MainWindow) -> list[str]:
 
 
 def test_every_tick_label_and_axis_title_is_inside_its_plot_in_every_view(
-    laptop_window: MainWindow, qtbot
+    laptop_demo_window: MainWindow, qtbot
 ) -> None:  # type: ignore[no-untyped-def]
     """The class of the cut "PC2" title: every view, every Utility tab and both comparison
     pages after two runs at 1366 × 768. No tick label is cut by its widget's edge (the empty
     model plot's "1.0" was) and no axis title runs past its axis."""
-    window = laptop_window
+    window = laptop_demo_window
     ctl = window.controller
     for spec in (RunSpec.make("mdav-generic", 5, seed=0), RunSpec.make("mstk", 5, seed=0)):
         _run(window, qtbot, spec)

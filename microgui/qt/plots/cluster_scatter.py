@@ -83,7 +83,7 @@ from microgui.core.views.projection import (
 )
 from microgui.qt.compact import compact_combo
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
-from microgui.qt.plots.legend_strip import LegendEntry, LegendStrip
+from microgui.qt.plots.legend_strip import LegendEntry, legend_below
 from microgui.qt.plots.palette import ClusterPalette
 from microgui.qt.plots.titles import FittedTitleAxisItem, pc_short_title, set_plot_title
 
@@ -609,15 +609,9 @@ class ClusterScatterPlot(QWidget):
         # LegendItem places itself at (0, 0) when it resizes, so it cannot be a layout cell
         # itself. One legend per column count (pyqtgraph's setColumnCount misplaces the entries
         # of a filled legend): as many entries side by side as the view's width holds.
-        self.legend_holder = pg.GraphicsWidget()
-        self.legend_holder.setFixedHeight(0)
-        self.plot_item.layout.addItem(self.legend_holder, LEGEND_ROW, 1)
         # One item draws the legend (issue 29: a LegendItem per column count, a LabelItem per
         # entry, cost ~35 ms per run): as many entries side by side as the view's width holds.
-        self.legend = LegendStrip(LEGEND_COLUMNS)
-        self.legend.setParentItem(self.legend_holder)
-        self.legend.setPos(1, 1)
-        self.legend.setVisible(False)
+        self.legend_holder, self.legend = legend_below(self.plot_item, LEGEND_ROW, LEGEND_COLUMNS)
         self._legend_entries: list[tuple[pg.ScatterPlotItem, str]] = []
         # the view's width decides between one and two legend columns: decided again when the
         # window is resized (a legend laid out for a wider view was cut off at 1366 px)

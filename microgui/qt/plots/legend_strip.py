@@ -20,7 +20,7 @@ from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 
-__all__ = ["LegendEntry", "LegendStrip"]
+__all__ = ["LegendEntry", "LegendStrip", "legend_below"]
 
 #: A sample's square (pyqtgraph's ItemSample: 20 × 20 pixels, the symbol at its centre).
 SAMPLE = 20.0
@@ -168,3 +168,21 @@ class LegendStrip(pg.GraphicsWidget):
                 int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
                 entry.text,
             )
+
+
+def legend_below(
+    plot_item: pg.PlotItem, row: int, columns: Sequence[int]
+) -> tuple[pg.GraphicsWidget, LegendStrip]:
+    """A hidden :class:`LegendStrip` (``columns``: the column counts it may lay out) in a holder
+    cell of ``plot_item``'s layout at (``row``, 1), under the view: outside the data, where a
+    legend cannot hide records (issue 30). The holder is 0 px tall until the owner sets its
+    height to the legend's; a LegendStrip cannot be the cell itself (pyqtgraph places a legend
+    at (0, 0) when it resizes). Returns (holder, legend)."""
+    holder = pg.GraphicsWidget()
+    holder.setFixedHeight(0)
+    plot_item.layout.addItem(holder, row, 1)
+    legend = LegendStrip(columns)
+    legend.setParentItem(holder)
+    legend.setPos(1, 1)
+    legend.setVisible(False)
+    return holder, legend

@@ -48,7 +48,7 @@ from microgui.qt.plots.cluster_scatter import (
     show_axes,
 )
 from microgui.qt.plots.fast_scatter import FastScatterPlotItem
-from microgui.qt.plots.legend_strip import LegendEntry, LegendStrip
+from microgui.qt.plots.legend_strip import LegendEntry, legend_below
 from microgui.qt.plots.palette import ClusterPalette
 from microgui.qt.plots.titles import FittedTitleAxisItem, fitted_axes, pc_short_title
 
@@ -178,15 +178,9 @@ class MstPartitionPlot(QWidget):
         # the view's top right corner it hid records of Adult at 1366 × 768. One item draws it
         # (LegendStrip), as many entries side by side as the view's width holds, in a holder
         # cell under the bottom axis.
-        self.legend_holder = pg.GraphicsWidget()
-        self.legend_holder.setFixedHeight(0)
-        self.plot_item.layout.addItem(self.legend_holder, LEGEND_ROW, 1)
         # every entry on one line when the view's width holds them (a second line took ~25
         # of the ~150 pixels the plot has in a 1366 × 700 window)
-        self.legend = LegendStrip(LEGEND_COLUMNS)
-        self.legend.setParentItem(self.legend_holder)
-        self.legend.setPos(1, 1)
-        self.legend.setVisible(False)
+        self.legend_holder, self.legend = legend_below(self.plot_item, LEGEND_ROW, LEGEND_COLUMNS)
         #: the legend's entries and the room they were laid out in (rebuilt only on a change)
         self._legend_entries: list[LegendEntry] = []
         self._legend_base: list[LegendEntry] = []  # without the selection's ring
